@@ -1,0 +1,35 @@
+/* tf.train.Example and tf.train.SequenceExample in protobuf wire format.
+ *
+ * The fast path decodes straight into the record model (names and bytes
+ * values point into the payload; numbers are copied into the arena) and
+ * encodes straight into an output buffer.  protobuf-c's generated code for
+ * example.proto stays the reference decoder in tests. */
+#ifndef ST_EXAMPLE_H
+#define ST_EXAMPLE_H
+
+#include "../../src/buf.h"
+#include "../../src/error.h"
+#include "../../src/record.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Decodes an Example, or a SequenceExample when field 2 (feature_lists) is
+ * present.  Packed and unpacked numeric lists are accepted.  Every pointer
+ * in *out points into `data` or into `arena`.  A payload that is not a
+ * well-formed message is ST_EDATA with a message saying where it broke. */
+int st_example_decode(const uint8_t *data, size_t len, st_arena *arena,
+                      st_record *out, st_error *err);
+
+/* Checks that a payload is a well-formed Example / SequenceExample without
+ * building anything (verify --decode): same verdicts as st_example_decode. */
+int st_example_check(const uint8_t *data, size_t len, st_error *err);
+
+/* Appends the serialized record (Example, or SequenceExample when
+ * rec->is_sequence) to out.  Numeric lists are written packed, features in
+ * the record's order. */
+int st_example_encode(const st_record *rec, st_buf *out);
+/* Exact size st_example_encode would append. */
+size_t st_example_encoded_size(const st_record *rec);
+
+#endif

@@ -1,0 +1,159 @@
+/* One descriptor per file format, in the manner of dav1d's demuxers and
+ * libarchive's format bidders: a const table of function pointers, chosen by
+ * name (--from / --to) or by the highest probe score on the first bytes.
+ *
+ * Reading is split in two so the pipeline can parallelise any format:
+ *   next_unit()   sequential: cut the next self-contained piece of work from
+ *                 the stream (a chunk of CSV text ending on a record boundary,
+ *                 a Parquet row group, an Avro block, a run of TFRecords);
+ *   decode_unit() pure and thread-safe: turn one unit into a batch of records.
+ *                 It may read the reader's state but never modify it.
+ * Writing is split the same way:
+ *   encode()      pure and thread-safe: serialize one record (a framed
+ *                 TFRecord, an Avro datum, a CSV line) into a buffer;
+ *   write()       sequential: append encoded records to the open output,
+ *                 adding whatever container framing the format needs.
+ *
+ * A format built without its library still registers and answers every call
+ * with ST_EUNSUPPORTED "built without X support". */
+#ifndef ST_FORMAT_H
+#define ST_FORMAT_H
+
+#include "../src/buf.h"
+#include "../src/error.h"
+#include "../src/json.h"
+#include "../src/record.h"
+#include "../src/stream.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- reading -------------------------------------------------------------- */
+
+typedef struct st_read_options {
+    st_compression compression;     /* of the whole stream (TFRecord, text) */
+    const char *const *columns;     /* projection: only these (NULL = all) */
+    size_t ncolumns;
+    const char *const *exclude;     /* ... and not these */
+    size_t nexclude;
+    bool decimal_text;              /* decimals as exact text instead of float */
+    bool strict_float;              /* a value that changes when narrowed to float32 is an error */
+    uint64_t max_record_size;       /* cap on one record / page / block */
+    size_t unit_records;            /* aim for this many records per unit */
+    const void *format_options;     /* e.g. struct st_csv_options for csv/tsv */
+} st_read_options;
+
+void st_read_options_init(st_read_options *o);
+
+/* A piece of work cut by next_unit(), opaque to everyone but its format. */
+typedef struct st_unit {
+    void *data;              /* format-owned */
+    uint64_t first_record;   /* index of its first record in the input */
+    uint64_t offset;         /* byte offset of the unit in the input, for messages */
+} st_unit;
+
+typedef struct st_reader_ops {
+    size_t priv_size;
+    int (*open)(void *priv, st_stream *in, const st_read_options *opt, st_error *err);
+    /* 1 = *unit filled, 0 = end of input, < 0 = error. */
+    int (*next_unit)(void *priv, st_unit *unit, st_error *err);
+    /* Appends the unit's records to out (whose arena owns their memory). */
+    int (*decode_unit)(const void *priv, const st_unit *unit, st_batch *out, st_error *err);
+    void (*free_unit)(const void *priv, st_unit *unit);
+    /* The input's columns when it has a schema (NULL op: it does not). */
+    int (*schema)(void *priv, st_schema *out, st_error *err);
+    void (*close)(void *priv);
+} st_reader_ops;
+
+/* ---- writing -------------------------------------------------------------- */
+
+typedef struct st_write_options {
+    st_compression compression;     /* TFRecord: whole-file gzip/zlib */
+    int compression_level;
+    const char *codec;              /* Avro block codec */
+    const st_schema *schema;        /* the features, when known in advance */
+    const void *format_options;
+} st_write_options;
+
+typedef struct st_writer_ops {
+    size_t priv_size;
+    /* Per-output file extension without compression suffix, e.g. ".tfrecord". */
+    const char *extension;
+    /* Pure: serialize one record (thread-safe; opt is read-only). */
+    int (*encode)(const st_write_options *opt, const st_record *rec, st_buf *out, st_error *err);
+    /* One output file (a shard). */
+    int (*open)(void *priv, st_ostream *out, const st_write_options *opt, st_error *err);
+    /* Appends one encoded record (its bytes from encode()). */
+    int (*write)(void *priv, const uint8_t *encoded, size_t len, st_error *err);
+    /* Writes trailers; does not commit the ostream (the shard sink does). */
+    int (*finish)(void *priv, st_error *err);
+    void (*close)(void *priv);
+} st_writer_ops;
+
+/* ---- verify and inspect ---------------------------------------------------- */
+
+typedef struct st_verify_options {
+    bool decode;                    /* also parse every payload (as an Example for TFRecord) */
+    st_compression compression;
+    uint64_t max_record_size;
+} st_verify_options;
+
+typedef struct st_verify_report {
+    uint64_t records;               /* intact records before the first failure */
+    uint64_t bytes;                 /* bytes of the (uncompressed) record stream checked */
+    uint64_t file_bytes;            /* bytes of the file as stored */
+    st_compression compression;
+    bool ok;
+    /* The first failure, when !ok.  kind is a fixed phrase: "length crc",
+     * "data crc", "truncated", "bad compressed stream", "not an Example",
+     * "bad header", "bad sync marker", "bad page", ... */
+    const char *failure_kind;
+    uint64_t failure_record;        /* index of the failing record */
+    uint64_t failure_offset;        /* byte offset (in the uncompressed stream) */
+    char failure_detail[512];       /* a sentence with format-specific places */
+} st_verify_report;
+
+typedef struct st_format {
+    const char *name;               /* "tfrecord", "csv", "parquet", ... */
+    const char *description;
+    const char *const *extensions;  /* NULL-terminated, e.g. {".tfrecord", ".tfr", NULL} */
+    /* Score 0..100 that the first bytes are this format (0 = surely not). */
+    int (*probe)(const uint8_t *buf, size_t len);
+    const st_reader_ops *reader;    /* NULL: cannot read */
+    const st_writer_ops *writer;    /* NULL: cannot write */
+    /* Checks a whole file; returns 0 when it could be checked (report says
+     * whether it is intact) or < 0 when it could not be read at all. */
+    int (*verify)(st_stream *in, const st_verify_options *opt, st_verify_report *rep, st_error *err);
+    /* Adds format-specific members (codec, row groups, blocks...) to the
+     * JSON object being written by stat. */
+    int (*inspect)(st_stream *in, const st_read_options *opt, st_jsonw *w, st_error *err);
+    /* Non-NULL when built without the library this format needs. */
+    const char *unavailable;
+} st_format;
+
+/* NULL-terminated table of every format (formats/registry.c). */
+extern const st_format *const st_formats[];
+
+const st_format *st_format_by_name(const char *name);
+/* Picks by content first (highest probe score), then by extension; the
+ * stream is not consumed (probe bytes come from the caller). */
+const st_format *st_format_detect(const char *path, const uint8_t *head, size_t len);
+const st_format *st_format_by_extension(const char *path);
+
+/* ---- an open reader (generic helpers over the ops) --------------------------- */
+
+typedef struct st_reader {
+    const st_format *format;
+    void *priv;
+    st_stream *in;                  /* owned */
+} st_reader;
+
+/* Opens path (local, "-" or URL), detects the format unless `format` is
+ * given, applies decompression where the format expects a compressed stream. */
+int st_reader_open(const char *path, const st_format *format, const st_read_options *opt,
+                   st_reader **out, st_error *err);
+/* Sequential convenience: next unit decoded in the calling thread. */
+int st_reader_next_batch(st_reader *r, st_batch *out, st_error *err);
+void st_reader_close(st_reader *r);
+
+#endif

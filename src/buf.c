@@ -1,0 +1,145 @@
+#include "buf.h"
+#include "error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int st_buf_reserve(st_buf *b, size_t extra)
+{
+    if (b->cap - b->len >= extra)
+        return ST_OK;
+    size_t need = b->len + extra;
+    if (need < b->len)
+        return ST_ENOMEM;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < need)
+        cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+    uint8_t *p = realloc(b->data, cap);
+    if (!p)
+        return ST_ENOMEM;
+    b->data = p;
+    b->cap = cap;
+    return ST_OK;
+}
+
+int st_buf_append(st_buf *b, const void *data, size_t n)
+{
+    if (st_buf_reserve(b, n))
+        return ST_ENOMEM;
+    if (n)
+        memcpy(b->data + b->len, data, n);
+    b->len += n;
+    return ST_OK;
+}
+
+int st_buf_append_str(st_buf *b, const char *s)
+{
+    return st_buf_append(b, s, strlen(s));
+}
+
+int st_buf_printf(st_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || st_buf_reserve(b, (size_t)n + 1))
+        return ST_ENOMEM;
+    va_start(ap, fmt);
+    vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+    return ST_OK;
+}
+
+void st_buf_free(st_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+struct st_arena_chunk {
+    st_arena_chunk *next;
+    size_t size;
+    size_t used;
+    _Alignas(16) uint8_t mem[];
+};
+
+void st_arena_init(st_arena *a, size_t chunk_size)
+{
+    a->head = a->spare = NULL;
+    a->chunk_size = chunk_size ? chunk_size : 64 * 1024;
+    a->used = 0;
+}
+
+static st_arena_chunk *arena_new_chunk(st_arena *a, size_t n)
+{
+    /* Reuse a spare chunk when it is big enough; oversized requests get their own. */
+    if (a->spare && a->spare->size >= n) {
+        st_arena_chunk *c = a->spare;
+        a->spare = c->next;
+        c->used = 0;
+        return c;
+    }
+    size_t size = n > a->chunk_size ? n : a->chunk_size;
+    st_arena_chunk *c = malloc(sizeof *c + size);
+    if (!c)
+        return NULL;
+    c->size = size;
+    c->used = 0;
+    return c;
+}
+
+void *st_arena_alloc(st_arena *a, size_t n)
+{
+    size_t rounded = (n + 15) & ~(size_t)15;
+    if (rounded < n)
+        return NULL;
+    st_arena_chunk *c = a->head;
+    if (!c || c->size - c->used < rounded) {
+        c = arena_new_chunk(a, rounded);
+        if (!c)
+            return NULL;
+        c->next = a->head;
+        a->head = c;
+    }
+    void *p = c->mem + c->used;
+    c->used += rounded;
+    a->used += rounded;
+    return p;
+}
+
+void *st_arena_memdup(st_arena *a, const void *src, size_t n)
+{
+    void *p = st_arena_alloc(a, n ? n : 1);
+    if (p && n)
+        memcpy(p, src, n);
+    return p;
+}
+
+void st_arena_reset(st_arena *a)
+{
+    st_arena_chunk *c = a->head;
+    while (c) {
+        st_arena_chunk *next = c->next;
+        c->next = a->spare;
+        a->spare = c;
+        c = next;
+    }
+    a->head = NULL;
+    a->used = 0;
+}
+
+void st_arena_free(st_arena *a)
+{
+    st_arena_reset(a);
+    st_arena_chunk *c = a->spare;
+    while (c) {
+        st_arena_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    a->spare = NULL;
+}

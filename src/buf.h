@@ -1,0 +1,49 @@
+/* Growable byte buffers and a bump-pointer arena.
+ *
+ * st_buf is the one growable byte array of the project: encoders append to
+ * it, readers refill it.  st_arena hands out many small allocations that are
+ * all released at once when a batch is done, so decoding a value never calls
+ * malloc. */
+#ifndef ST_BUF_H
+#define ST_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct st_buf {
+    uint8_t *data;
+    size_t len;
+    size_t cap;
+} st_buf;
+
+/* Makes room for `extra` more bytes; returns 0 or ST_ENOMEM. */
+int st_buf_reserve(st_buf *b, size_t extra);
+int st_buf_append(st_buf *b, const void *data, size_t n);
+int st_buf_append_str(st_buf *b, const char *s);
+int st_buf_printf(st_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void st_buf_free(st_buf *b);
+
+static inline void st_buf_clear(st_buf *b) { b->len = 0; }
+
+/* Appends one byte; the caller has reserved room (hot loops). */
+static inline void st_buf_put_unchecked(st_buf *b, uint8_t c) { b->data[b->len++] = c; }
+
+typedef struct st_arena_chunk st_arena_chunk;
+
+typedef struct st_arena {
+    st_arena_chunk *head;   /* chunk being carved */
+    st_arena_chunk *spare;  /* chunks kept after reset, reused before malloc */
+    size_t chunk_size;      /* default size of a new chunk */
+    size_t used;            /* bytes handed out since the last reset */
+} st_arena;
+
+void st_arena_init(st_arena *a, size_t chunk_size);
+/* 16-byte aligned; NULL only when memory is exhausted. */
+void *st_arena_alloc(st_arena *a, size_t n);
+void *st_arena_memdup(st_arena *a, const void *src, size_t n);
+/* Forgets every allocation but keeps the memory for reuse. */
+void st_arena_reset(st_arena *a);
+void st_arena_free(st_arena *a);
+
+#endif

@@ -1,0 +1,58 @@
+/* A small JSON writer into an st_buf, shared by cat, stat, verify --json,
+ * manifests and feature specs.  Commas are placed automatically.  The
+ * writer never prints: the CLI decides where the buffer goes. */
+#ifndef ST_JSON_H
+#define ST_JSON_H
+
+#include "buf.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ST_JSON_MAX_DEPTH 64
+
+typedef struct st_jsonw {
+    st_buf *out;
+    int depth;
+    bool pretty;                       /* newlines and two-space indents */
+    bool first[ST_JSON_MAX_DEPTH];     /* no value yet at this depth */
+    bool after_key;
+    int failed;                        /* ST_ENOMEM once an append failed */
+} st_jsonw;
+
+void st_jsonw_init(st_jsonw *w, st_buf *out, bool pretty);
+
+void st_json_begin_object(st_jsonw *w);
+void st_json_end_object(st_jsonw *w);
+void st_json_begin_array(st_jsonw *w);
+void st_json_end_array(st_jsonw *w);
+void st_json_key(st_jsonw *w, const char *key);
+void st_json_keyn(st_jsonw *w, const char *key, size_t len);
+
+/* Text that is valid UTF-8 (invalid sequences become U+FFFD). */
+void st_json_string(st_jsonw *w, const char *s);
+void st_json_stringn(st_jsonw *w, const char *s, size_t len);
+/* Bytes: a string when valid UTF-8, else {"base64": "..."}. */
+void st_json_bytes(st_jsonw *w, const uint8_t *data, size_t len);
+void st_json_int(st_jsonw *w, int64_t v);
+void st_json_uint(st_jsonw *w, uint64_t v);
+/* Shortest decimal that round-trips the float32; NaN / +-Inf as the strings
+ * "NaN", "Infinity", "-Infinity". */
+void st_json_float32(st_jsonw *w, float v);
+/* Same for doubles (statistics, rates). */
+void st_json_double(st_jsonw *w, double v);
+void st_json_bool(st_jsonw *w, bool v);
+void st_json_null(st_jsonw *w);
+/* Inserts already-formatted JSON as one value. */
+void st_json_raw(st_jsonw *w, const char *json, size_t len);
+
+/* Helpers used beside the writer. */
+bool st_utf8_valid(const uint8_t *s, size_t len);
+/* Shortest "%.Ng" text (N <= 9) that parses back to exactly v; returns length. */
+int st_format_float32(char *out, size_t cap, float v);
+int st_format_double(char *out, size_t cap, double v);
+/* RFC 4648 base64 with padding. */
+int st_base64_append(st_buf *out, const uint8_t *data, size_t len);
+
+#endif

@@ -1,0 +1,126 @@
+/* The one in-memory record model every reader produces and every writer
+ * consumes: a tf.train.Example.
+ *
+ * A record is a list of named features; a feature is a list of values of one
+ * kind: int64, float (float32) or bytes.  N input formats need N readers and
+ * N writers, never N^2 converters.
+ *
+ * How other types map onto it (each reader documents its details in its
+ * man page section; this is the common rule):
+ *   - integers of any width, signed or unsigned, booleans (0/1), dates (days
+ *     since 1970-01-01), times and timestamps (in the column's unit)  -> int64.
+ *     An unsigned value above INT64_MAX is an error naming the column.
+ *   - float32, float64, float16, and decimals by default                -> float
+ *     (float64 values that change when narrowed are counted, and an error
+ *     with --strict-float).
+ *   - strings, enums (the symbol), binary, fixed, UUIDs (36-char text),
+ *     decimals with --decimal text                                      -> bytes.
+ *   - null / missing                       -> the feature is absent from the record.
+ *   - a list of a primitive                -> a multi-value feature; an empty list
+ *                                             is present with zero values.
+ *   - nested records / groups              -> dotted names ("address.city").
+ *   - a Feature message with no list set (as TFX writes missing values)
+ *                                          -> kind ST_KIND_NONE, zero values.
+ *
+ * SequenceExample: `features` holds the context and `lists` the
+ * feature_lists, each a named list of features (one per time step).
+ *
+ * All pointers in a record point into the batch's arena or into the payload
+ * buffer the record was decoded from; they live as long as the batch. */
+#ifndef ST_RECORD_H
+#define ST_RECORD_H
+
+#include "buf.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef enum st_kind {
+    ST_KIND_NONE = 0,  /* a Feature with no list set */
+    ST_KIND_BYTES = 1, /* the numbers are the Feature oneof field numbers */
+    ST_KIND_FLOAT = 2,
+    ST_KIND_INT64 = 3,
+} st_kind;
+
+const char *st_kind_name(st_kind k); /* "none", "bytes", "float", "int64" */
+/* Parses "int64" | "float" | "bytes"; returns -1 when unknown. */
+int st_kind_parse(const char *s);
+
+typedef struct st_bytes {
+    const uint8_t *data;
+    size_t len;
+} st_bytes;
+
+typedef struct st_feature {
+    st_bytes name;
+    st_kind kind;
+    uint32_t count;
+    union {
+        const int64_t *i64;
+        const float *f32;
+        const st_bytes *bytes;
+    } v;
+} st_feature;
+
+typedef struct st_feature_list {
+    st_bytes name;
+    uint32_t count;            /* time steps */
+    const st_feature *steps;   /* names of steps are empty */
+} st_feature_list;
+
+typedef struct st_record {
+    st_feature *features;      /* Example features, or SequenceExample context */
+    uint32_t nfeatures;
+    st_feature_list *lists;    /* SequenceExample feature_lists; NULL for Example */
+    uint32_t nlists;
+    bool is_sequence;          /* came from (or is to be written as) a SequenceExample */
+    st_bytes payload;          /* the serialized record, when the reader had one */
+} st_record;
+
+/* Records decoded together.  The arena holds their features and values and
+ * is reset when the batch is reused. */
+typedef struct st_batch {
+    st_record *records;
+    size_t count;
+    size_t cap;
+    st_arena arena;
+    uint64_t first_index;      /* index of records[0] in its input */
+    /* Counters a reader's decode_unit adds to, summed by the pipeline. */
+    uint64_t skipped_rows;     /* bad rows skipped (--skip-bad-rows) */
+    uint64_t lossy_floats;     /* values changed by narrowing to float32 */
+} st_batch;
+
+void st_batch_init(st_batch *b);
+void st_batch_reset(st_batch *b);
+void st_batch_free(st_batch *b);
+/* Appends a zeroed record and returns it (NULL on ENOMEM). */
+st_record *st_batch_add(st_batch *b);
+
+/* Finds a feature by name (linear; records are small). */
+const st_feature *st_record_find(const st_record *r, const char *name, size_t len);
+
+/* ---- schema ------------------------------------------------------------ */
+
+/* The feature schema of a table-like input (CSV columns, Parquet leaves,
+ * Avro fields), or as observed over records (stat, manifests). */
+typedef struct st_column {
+    char *name;
+    st_kind kind;
+    bool nullable;       /* some records lack it */
+    bool repeated;       /* can hold more than one value */
+    int64_t fixed_len;   /* values per record when constant, else -1 */
+} st_column;
+
+typedef struct st_schema {
+    st_column *columns;
+    size_t count;
+    size_t cap;
+} st_schema;
+
+int st_schema_add(st_schema *s, const char *name, st_kind kind);
+ssize_t st_schema_find(const st_schema *s, const char *name);
+void st_schema_free(st_schema *s);
+
+#endif
