@@ -24,6 +24,7 @@
 #include "../src/json.h"
 #include "../src/record.h"
 #include "../src/stream.h"
+#include "../src/writer.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -40,6 +41,10 @@ typedef struct st_read_options {
     bool strict_float;              /* a value that changes when narrowed to float32 is an error */
     uint64_t max_record_size;       /* cap on one record / page / block */
     size_t unit_records;            /* aim for this many records per unit */
+    bool payload_only;              /* TFRecord: records carry their payload, undecoded
+                                       (cat --format tfrecord|raw, split) */
+    bool skip_corrupt;              /* TFRecord: skip damaged records (counted in
+                                       st_batch.skipped_rows) instead of failing */
     const void *format_options;     /* e.g. struct st_csv_options for csv/tsv */
 } st_read_options;
 
@@ -54,41 +59,18 @@ typedef struct st_unit {
 
 typedef struct st_reader_ops {
     size_t priv_size;
+    /* priv starts zeroed; close() is called even when open() failed. */
     int (*open)(void *priv, st_stream *in, const st_read_options *opt, st_error *err);
     /* 1 = *unit filled, 0 = end of input, < 0 = error. */
     int (*next_unit)(void *priv, st_unit *unit, st_error *err);
-    /* Appends the unit's records to out (whose arena owns their memory). */
+    /* Appends the unit's records to out.  Their memory is in out's arena or
+     * in the unit itself: callers free the unit only after the batch. */
     int (*decode_unit)(const void *priv, const st_unit *unit, st_batch *out, st_error *err);
     void (*free_unit)(const void *priv, st_unit *unit);
     /* The input's columns when it has a schema (NULL op: it does not). */
     int (*schema)(void *priv, st_schema *out, st_error *err);
     void (*close)(void *priv);
 } st_reader_ops;
-
-/* ---- writing -------------------------------------------------------------- */
-
-typedef struct st_write_options {
-    st_compression compression;     /* TFRecord: whole-file gzip/zlib */
-    int compression_level;
-    const char *codec;              /* Avro block codec */
-    const st_schema *schema;        /* the features, when known in advance */
-    const void *format_options;
-} st_write_options;
-
-typedef struct st_writer_ops {
-    size_t priv_size;
-    /* Per-output file extension without compression suffix, e.g. ".tfrecord". */
-    const char *extension;
-    /* Pure: serialize one record (thread-safe; opt is read-only). */
-    int (*encode)(const st_write_options *opt, const st_record *rec, st_buf *out, st_error *err);
-    /* One output file (a shard). */
-    int (*open)(void *priv, st_ostream *out, const st_write_options *opt, st_error *err);
-    /* Appends one encoded record (its bytes from encode()). */
-    int (*write)(void *priv, const uint8_t *encoded, size_t len, st_error *err);
-    /* Writes trailers; does not commit the ostream (the shard sink does). */
-    int (*finish)(void *priv, st_error *err);
-    void (*close)(void *priv);
-} st_writer_ops;
 
 /* ---- verify and inspect ---------------------------------------------------- */
 
@@ -121,8 +103,9 @@ typedef struct st_format {
     int (*probe)(const uint8_t *buf, size_t len);
     const st_reader_ops *reader;    /* NULL: cannot read */
     const st_writer_ops *writer;    /* NULL: cannot write */
-    /* Checks a whole file; returns 0 when it could be checked (report says
-     * whether it is intact) or < 0 when it could not be read at all. */
+    /* Checks a whole file (taking ownership of `in`); returns 0 when it could
+     * be checked (the report says whether it is intact) or < 0 when it could
+     * not be read at all. */
     int (*verify)(st_stream *in, const st_verify_options *opt, st_verify_report *rep, st_error *err);
     /* Adds format-specific members (codec, row groups, blocks...) to the
      * JSON object being written by stat. */
@@ -146,13 +129,21 @@ typedef struct st_reader {
     const st_format *format;
     void *priv;
     st_stream *in;                  /* owned */
+    st_compression compression;     /* what the stream was found to be */
+    st_unit unit;                   /* last unit of st_reader_next_batch */
+    bool has_unit;
 } st_reader;
 
 /* Opens path (local, "-" or URL), detects the format unless `format` is
- * given, applies decompression where the format expects a compressed stream. */
+ * given, and inflates GZIP / ZLIB streams for the formats that are streams
+ * (TFRecord, CSV, TSV, JSON lines).  GZIP is recognized by its magic bytes;
+ * ZLIB only by a ".zz" / ".zlib" name or opt->compression, because its
+ * two-byte header can also start plain text. */
 int st_reader_open(const char *path, const st_format *format, const st_read_options *opt,
                    st_reader **out, st_error *err);
-/* Sequential convenience: next unit decoded in the calling thread. */
+/* Sequential convenience: resets `out` and decodes the next unit into it in
+ * the calling thread; 1 = records, 0 = end, < 0 = error.  The batch stays
+ * valid until the next call. */
 int st_reader_next_batch(st_reader *r, st_batch *out, st_error *err);
 void st_reader_close(st_reader *r);
 

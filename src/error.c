@@ -21,13 +21,18 @@ int st_error_prefix(st_error *err, const char *fmt, ...)
 {
     if (!err)
         return ST_OK;
-    char prefix[sizeof err->msg];
-    char joined[sizeof err->msg];
+    char joined[2 * sizeof err->msg];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    int n = vsnprintf(joined, sizeof err->msg, fmt, ap);
     va_end(ap);
-    snprintf(joined, sizeof joined, "%s%s", prefix, err->msg);
+    if (n < 0)
+        return err->code;
+    size_t used = (size_t)n < sizeof err->msg ? (size_t)n : sizeof err->msg - 1;
+    size_t rest = strlen(err->msg);
+    memcpy(joined + used, err->msg, rest + 1);
+    /* Keep the end of an over-long message cut, never the context. */
+    joined[sizeof err->msg - 1] = '\0';
     memcpy(err->msg, joined, sizeof err->msg);
     return err->code;
 }

@@ -7,7 +7,7 @@
  * GET on a remote object without Parquet knowing.
  *
  * An output stream writes sequentially and only becomes visible under its
- * final name when committed: local files are written as "NAME.tmp-PID-N" and
+ * final name when committed: local files are written as ".NAME.tmp-PID-N" and
  * renamed by st_ostream_commit(); remote objects are uploaded whole (or as a
  * multipart upload completed at commit).  st_ostream_abort() removes every
  * trace.  Nothing that looks finished is left by a failed run. */
@@ -30,6 +30,8 @@ typedef struct st_stream_ops {
     ssize_t (*pread)(st_stream *s, void *buf, size_t n, uint64_t offset, st_error *err);
     /* Total size in bytes; NULL when unknown. */
     int (*size)(st_stream *s, uint64_t *size, st_error *err);
+    /* Releases the private state (may be NULL); st_stream_close() then
+     * frees the stream itself. */
     void (*close)(st_stream *s);
 } st_stream_ops;
 
@@ -43,6 +45,7 @@ struct st_stream {
  * remote opener when one is registered (see st_stream_set_remote_opener). */
 int st_stream_open(const char *path, st_stream **out, st_error *err);
 int st_stream_open_file(const char *path, st_stream **out, st_error *err);
+/* Borrows fd: closing the stream leaves it open. */
 int st_stream_open_fd(int fd, const char *name, st_stream **out, st_error *err);
 /* A stream over memory the caller keeps alive (tests, fuzzers). */
 int st_stream_open_memory(const void *data, size_t len, const char *name,
@@ -92,7 +95,8 @@ st_compression st_compression_sniff(const uint8_t *buf, size_t len);
 /* Wraps `inner` (taking ownership) in an inflating stream.  The wrapper's
  * read() returns decompressed bytes; its errors name the compressed offset.
  * With ST_COMPRESSION_AUTO, sniffs the first bytes and passes through plain
- * data unchanged.  *detected (may be NULL) receives what was found. */
+ * data unchanged.  *detected (may be NULL) receives what was found.
+ * On failure `inner` has been closed. */
 int st_stream_decompress(st_stream *inner, st_compression c, st_stream **out,
                          st_compression *detected, st_error *err);
 
@@ -105,7 +109,8 @@ typedef struct st_ostream_ops {
     int (*write)(st_ostream *o, const void *buf, size_t n, st_error *err);
     /* Flushes and makes the output visible under its final name. */
     int (*commit)(st_ostream *o, st_error *err);
-    /* Discards everything written; never fails visibly. */
+    /* Discards everything written; never fails visibly.  commit and abort
+     * both release the private state; a failed commit is followed by abort. */
     void (*abort)(st_ostream *o);
 } st_ostream_ops;
 
@@ -126,6 +131,7 @@ enum st_ostream_flags {
  * ST_OSTREAM_FORCE is ST_EEXIST. */
 int st_ostream_create(const char *path, int flags, st_ostream **out, st_error *err);
 int st_ostream_create_file(const char *path, int flags, st_ostream **out, st_error *err);
+/* Borrows fd (left open).  A reader that went away (EPIPE) is ST_ECANCELED. */
 int st_ostream_create_fd(int fd, const char *name, st_ostream **out, st_error *err);
 
 static inline int st_ostream_write(st_ostream *o, const void *buf, size_t n, st_error *err)
@@ -143,7 +149,8 @@ void st_ostream_close(st_ostream *o);
 st_ostream *st_ostream_alloc(const st_ostream_ops *ops, const char *name, size_t extra);
 
 /* Wraps `inner` (taking ownership) in a compressing writer; commit finishes
- * the compressed stream and then commits inner.  level -1 = zlib default. */
+ * the compressed stream and then commits inner.  level -1 = zlib default.
+ * On failure `inner` has been closed. */
 int st_ostream_compress(st_ostream *inner, st_compression c, int level,
                         st_ostream **out, st_error *err);
 

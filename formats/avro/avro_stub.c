@@ -1,7 +1,8 @@
+/* Registered when the build was configured with -Davro=disabled. */
 #include "../format.h"
 
 const st_format st_format_avro = {
     .name = "avro",
-    .description = "avro (not available in this build)",
-    .unavailable = "avro support is not available in this build",
+    .description = "Avro object container file (not in this build)",
+    .unavailable = "built without Avro support",
 };

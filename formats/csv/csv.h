@@ -1,7 +1,86 @@
 /* CSV, TSV and JSON lines: text tables in, text tables out.
  *
  * Options specific to text inputs, passed as st_read_options.format_options
- * (and as st_write_options.format_options for --to csv). */
+ * (and as st_write_options.format_options for --to csv / tsv).
+ *
+ * ---- Reading CSV / TSV -------------------------------------------------
+ *
+ * The grammar is RFC 4180 with the usual relaxations:
+ *   - records end with LF or CRLF; the last one may lack it.  A CR that is
+ *     not followed by LF is data.  A UTF-8 byte order mark at the start of
+ *     the input is skipped.
+ *   - a field is quoted only when its FIRST character is the quote; inside,
+ *     a doubled quote is one quote and delimiters, CR and LF are data.
+ *     Text between a closing quote and the next delimiter is kept as is
+ *     ("ab"cd -> abcd); a quote inside an unquoted field is an ordinary
+ *     character.  An unterminated quote is an error naming its line.
+ *   - backslash is an ordinary character: files that escape quotes as \"
+ *     (not RFC 4180, e.g. some database dumps) are read by the RFC rules,
+ *     so such a line usually has a wrong field count and is reported (or
+ *     skipped with skip_bad_rows).  Re-export them with RFC quoting.
+ *   - a blank line (nothing, or only CR, before LF) is skipped when the
+ *     table has more than one column; with one column it is an empty cell.
+ *   - every record must have as many fields as the header; otherwise the
+ *     row is an error naming its line and both counts, or it is skipped
+ *     and counted in st_batch.skipped_rows with skip_bad_rows.
+ *   - duplicate header names get a suffix ("x", "x_1", "x_2"); an empty
+ *     header cell is named c<index>, as every column is with no_header.
+ *
+ * Column types (unless forced through `types`):
+ *   - int64 when every non-empty value is an integer within int64
+ *     (optional sign, ASCII digits, nothing else: no spaces, no "1.0");
+ *   - float when every non-empty value is a number: decimal with optional
+ *     fraction and exponent ("1", "-.5", "1e-3", "2.E+5"), or inf,
+ *     infinity, nan with optional sign, case-insensitive.  Values are
+ *     parsed as the nearest double and narrowed to float32;
+ *   - bytes (the cell text) otherwise, or when the column is always empty.
+ * A quoted value is typed by its content ("345" is an integer).
+ * On a seekable input the whole input is classified by a first pass (a
+ * gzip file named by its path is decompressed twice for this); otherwise
+ * the first infer_rows rows decide, and a later value that does not fit is
+ * an error naming its line and column.
+ *
+ * Empty cells: an unquoted empty cell follows `empty`; a quoted empty cell
+ * ("") is an empty string in a bytes column and an empty cell otherwise.
+ *
+ * Float narrowing: a value counts as lossy (st_batch.lossy_floats, an error
+ * with st_read_options.strict_float) when its float32 is neither exactly the
+ * parsed double nor does the float32's shortest decimal text read back as
+ * that double.  So "0.1", "0.25", "123456", "1e30" are not lossy (float32
+ * prints them back), while "16777217" (becomes 16777216),
+ * "3.141592653589793" (becomes 3.1415927) and "1e39" (overflows) are.
+ *
+ * Records keep the columns' order in the file; feature names point at the
+ * reader's column names, which outlive every batch.
+ *
+ * ---- Reading JSON lines -------------------------------------------------
+ *
+ * One object per line (blank lines skipped).  Numbers written without
+ * fraction or exponent that fit int64 are int64, other numbers float;
+ * strings are bytes; true/false are int64 1/0; null is a missing feature.
+ * An array is a multi-value feature: its elements must be all numbers
+ * (ints and floats mixed give float) or all strings, anything else is an
+ * error naming the line and key; an empty array is a present feature with
+ * no values.  Nested objects become dotted names ({"a": {"b": 1}} gives
+ * "a.b").  So that what `cat` and --to jsonl print reads back unchanged:
+ * the strings "NaN", "Infinity", "-Infinity" beside numbers are floats, and
+ * {"base64": "..."} is a bytes value.  A key's kind is what the inference
+ * pass saw over all its values (any string makes it bytes, numbers kept as
+ * their text; any float makes it float); keys first seen after the
+ * inference rows keep the kind of their values.
+ *
+ * ---- Writing ------------------------------------------------------------
+ *
+ * CSV / TSV: a header with the columns of st_write_options.schema (required),
+ * then one line per record.  A cell is empty for a missing feature (or a
+ * feature with no list set); a single value is written bare; a list of
+ * another length is a JSON array ([1,2], ["a","b"], []).  Floats use the
+ * shortest text that reads back as the same float32 ("NaN", "Infinity").
+ * Bytes are written as text when valid UTF-8 and as standard base64 (RFC
+ * 4648, no marker) otherwise; an empty string is written as "".  Cells are
+ * quoted by RFC 4180 when they contain the delimiter, the quote, CR or LF.
+ * A record with a feature that is not a column is an error.
+ * JSON lines: one object per record, as src/record_json.h describes. */
 #ifndef ST_CSV_H
 #define ST_CSV_H
 
@@ -18,12 +97,15 @@ typedef struct st_csv_options {
     char quote;                /* 0 = '"'; set no_quote to disable quoting */
     bool no_quote;
     bool no_header;            /* columns are named c0, c1, ... */
-    const char *header;        /* "a,b,c": names to use instead of the first line */
+    const char *header;        /* "a,b,c": names to use instead of the first line's
+                                * (the first line is still skipped unless no_header) */
     bool skip_bad_rows;        /* ragged rows are skipped and counted instead of failing */
     enum st_empty_policy empty;
     uint64_t infer_rows;       /* rows used for type inference when the input cannot be read twice (0 = 10000) */
     /* Column types forced by --schema / --type; ST_KIND_NONE means "skip this column". */
     const st_schema *types;
+    size_t chunk_size;         /* bytes of text per unit (0 = 1 MiB); tests use tiny ones */
+    bool no_full_scan;         /* infer from infer_rows even when the input could be read twice */
 } st_csv_options;
 
 void st_csv_options_init(st_csv_options *o);

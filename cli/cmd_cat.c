@@ -1,0 +1,197 @@
+/* shardtool cat: stream records out as JSON lines, framed TFRecords or
+ * length-delimited payloads. */
+#include "cli.h"
+#include "input.h"
+
+#include "../formats/example/example.h"
+#include "../formats/tfrecord/tfrecord.h"
+#include "../src/record_json.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const cat_formats[] = {"json", "tfrecord", "raw", NULL};
+
+static const cli_option cat_options[] = {
+    {"lines", 'n', ARG_TEXT, "N", NULL, "stop after N records (over all inputs)"},
+    {"skip", 0, ARG_TEXT, "N", NULL, "skip the first N records (over all inputs)"},
+    {"format", 'f', ARG_TEXT, "FORMAT", cat_formats,
+     "json (default): one object per record; tfrecord: framed records; raw: varint-length-prefixed payloads"},
+    CLI_OPTIONS_END,
+};
+
+static const cli_option *const cat_groups[] = {
+    cat_options, cli_input_options, cli_input_compression_option, cli_text_options, cli_remote_options, cli_common_options, NULL,
+};
+
+enum cat_mode { CAT_JSON, CAT_TFRECORD, CAT_RAW };
+
+typedef struct cat_state {
+    enum cat_mode mode;
+    uint64_t skip;
+    uint64_t limit;           /* UINT64_MAX: no limit */
+    uint64_t emitted;
+    st_buf line;
+    st_buf encoded;
+    bool pipe_closed;
+} cat_state;
+
+static int emit(cat_state *cs, const void *data, size_t len)
+{
+    if (len && fwrite(data, 1, len, stdout) != len) {
+        if (errno == EPIPE)
+            cs->pipe_closed = true;
+        return -1;
+    }
+    return 0;
+}
+
+static void put_varint(st_buf *b, uint64_t v)
+{
+    while (v >= 0x80) {
+        st_buf_put_unchecked(b, (uint8_t)(v | 0x80));
+        v >>= 7;
+    }
+    st_buf_put_unchecked(b, (uint8_t)v);
+}
+
+/* Writes one record in the chosen form. */
+static int cat_record(cat_state *cs, const st_record *rec)
+{
+    st_buf_clear(&cs->line);
+    if (cs->mode == CAT_JSON) {
+        st_jsonw w;
+        st_jsonw_init(&w, &cs->line, false);
+        st_record_to_json(rec, &w);
+        if (w.failed || st_buf_append(&cs->line, "\n", 1))
+            return ST_ENOMEM;
+        return emit(cs, cs->line.data, cs->line.len);
+    }
+    const uint8_t *payload = rec->payload.data;
+    size_t len = rec->payload.len;
+    if (!payload) {
+        /* A record from another format becomes an Example here. */
+        st_buf_clear(&cs->encoded);
+        if (st_example_encode(rec, &cs->encoded))
+            return ST_ENOMEM;
+        payload = cs->encoded.data;
+        len = cs->encoded.len;
+    }
+    if (cs->mode == CAT_TFRECORD) {
+        if (st_tfrecord_append(&cs->line, payload, len))
+            return ST_ENOMEM;
+    } else {
+        if (st_buf_reserve(&cs->line, 10) )
+            return ST_ENOMEM;
+        put_varint(&cs->line, len);
+        if (st_buf_append(&cs->line, payload, len))
+            return ST_ENOMEM;
+    }
+    return emit(cs, cs->line.data, cs->line.len);
+}
+
+/* Returns EXIT_OK, or the status for this file's failure (already printed). */
+static int cat_file(const cli_command *cmd, cat_state *cs, const cli_input *in, const char *path)
+{
+    st_read_options ro = in->ro;
+    ro.payload_only = cs->mode != CAT_JSON;
+    st_reader *r = NULL;
+    st_error err = {0};
+    if (st_reader_open(path, in->format, &ro, &r, &err) < 0) {
+        cli_error_at(cmd, path, &err);
+        return EXIT_USAGE;
+    }
+    st_batch batch;
+    st_batch_init(&batch);
+    int status = EXIT_OK;
+    while (cs->emitted < cs->limit && !cli_interrupted) {
+        int rc = st_reader_next_batch(r, &batch, &err);
+        if (rc < 0) {
+            cli_error_at(cmd, path, &err);
+            status = EXIT_DAMAGED;
+            break;
+        }
+        if (rc == 0)
+            break;
+        for (size_t i = 0; i < batch.count && cs->emitted < cs->limit; i++) {
+            if (cs->skip) {
+                cs->skip--;
+                continue;
+            }
+            if (cat_record(cs, &batch.records[i]) < 0) {
+                if (!cs->pipe_closed)
+                    cli_error(cmd, "writing to standard output: %s", strerror(errno));
+                status = cs->pipe_closed ? EXIT_OK : EXIT_DAMAGED;
+                goto done;
+            }
+            cs->emitted++;
+        }
+    }
+done:
+    st_batch_free(&batch);
+    st_reader_close(r);
+    return status;
+}
+
+static int run_cat(const cli_command *cmd, cli_values *v)
+{
+    cat_state cs = {.limit = UINT64_MAX};
+    const char *mode = cli_text(v, "format", "json");
+    cs.mode = strcmp(mode, "tfrecord") == 0 ? CAT_TFRECORD : strcmp(mode, "raw") == 0 ? CAT_RAW : CAT_JSON;
+    if (cli_uint(v, cmd, "lines", UINT64_MAX, &cs.limit) || cli_uint(v, cmd, "skip", 0, &cs.skip))
+        return EXIT_USAGE;
+    if (v->npositional == 0)
+        return cli_usage_error(cmd, "no input files (use - for standard input)");
+
+    cli_input in;
+    if (cli_input_init(cmd, v, &in)) {
+        cli_input_free(&in);
+        return EXIT_USAGE;
+    }
+    char **paths;
+    size_t npaths;
+    int status = cli_expand_inputs(cmd, v->positional, v->npositional, &paths, &npaths);
+    if (status) {
+        cli_input_free(&in);
+        return status;
+    }
+    static char outbuf[1 << 20];
+    setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+
+    for (size_t i = 0; i < npaths && !cs.pipe_closed && cs.emitted < cs.limit; i++) {
+        int rc = cat_file(cmd, &cs, &in, paths[i]);
+        if (rc > status)
+            status = rc;
+    }
+    if (!cs.pipe_closed && fflush(stdout) != 0) {
+        if (errno == EPIPE)
+            cs.pipe_closed = true;
+        else {
+            cli_error(cmd, "writing to standard output: %s", strerror(errno));
+            status = EXIT_DAMAGED;
+        }
+    }
+    if (cli_interrupted && status == EXIT_OK)
+        status = EXIT_DAMAGED;
+    st_buf_free(&cs.line);
+    st_buf_free(&cs.encoded);
+    cli_free_list(paths, npaths);
+    cli_input_free(&in);
+    return status;
+}
+
+const cli_command cmd_cat = {
+    .name = "cat",
+    .summary = "stream records out as JSON lines, TFRecords or raw payloads",
+    .usage = "[OPTIONS] FILE...",
+    .description =
+        "Reads TFRecord (plain, GZIP or ZLIB), CSV, TSV, JSON lines, Parquet or Avro inputs\n"
+        "(local paths, globs, directories, - for standard input, or URLs) and writes their\n"
+        "records to standard output.  JSON lines show each record as an object of feature\n"
+        "name -> array of values.  --format tfrecord re-frames records, so\n"
+        "'shardtool cat a.tfrecord.gz b.tfrecord -f tfrecord > all.tfrecord' merges files.",
+    .groups = cat_groups,
+    .run = run_cat,
+};

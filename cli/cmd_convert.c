@@ -1,0 +1,229 @@
+/* shardtool convert: any supported input into sharded output. */
+#include "cli.h"
+#include "convert_pipeline.h"
+#include "input.h"
+#include "output.h"
+#include "progress.h"
+
+#include "../src/json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const to_formats[] = {"tfrecord", "avro", "csv", "tsv", "jsonl", NULL};
+static const char *const input_compressions[] = {"auto", "none", "gzip", "zlib", NULL};
+static const char *const avro_codecs[] = {"null", "deflate", "snappy", "zstandard", NULL};
+
+static const cli_option convert_options[] = {
+    {"output", 'o', ARG_TEXT, "PREFIX", NULL, "output path prefix: PREFIX-00000-of-00008.tfrecord (required)"},
+    {"to", 't', ARG_TEXT, "FORMAT", to_formats, "output format (default tfrecord)"},
+    {"input-compression", 0, ARG_TEXT, "TYPE", input_compressions, "input stream compression (default: auto)"},
+    {"jobs", 'j', ARG_TEXT, "N", NULL, "parse and encode with N threads (default: all cores)"},
+    {"shuffle", 0, ARG_NONE, NULL, NULL, "shuffle records globally (deterministic with --seed; bounded memory)"},
+    {"seed", 0, ARG_TEXT, "S", NULL, "seed of --shuffle (default 0)"},
+    {"task", 0, ARG_TEXT, "I/N", NULL, "convert only task I's share of the inputs (0-based, of N)"},
+    {"tasks", 0, ARG_TEXT, "N", NULL, "N tasks; this task's index from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID"},
+    {"avro-codec", 0, ARG_TEXT, "CODEC", avro_codecs, "block codec of --to avro (default deflate)"},
+    CLI_OPTIONS_END,
+};
+
+static const cli_option *const convert_groups[] = {
+    convert_options, cli_output_options, cli_input_options, cli_text_options, cli_remote_options,
+    cli_common_options, NULL,
+};
+
+/* Which of N tasks this run is, from --task I/N or --tasks N with the
+ * index a Kubernetes Indexed Job or a Slurm array sets. */
+static int parse_task(const cli_command *cmd, const cli_values *v, uint64_t *index, uint64_t *count)
+{
+    *index = 0;
+    *count = 1;
+    const char *task = cli_text(v, "task", NULL);
+    if (task) {
+        unsigned long long i, n;
+        char extra;
+        if (sscanf(task, "%llu/%llu%c", &i, &n, &extra) != 2 || n == 0 || i >= n)
+            return cli_usage_error(cmd, "--task: expected I/N with 0 <= I < N, not '%s'", task);
+        *index = i;
+        *count = n;
+        return EXIT_OK;
+    }
+    if (!cli_has(v, "tasks"))
+        return EXIT_OK;
+    if (cli_uint(v, cmd, "tasks", 1, count) || *count == 0)
+        return cli_usage_error(cmd, "--tasks must be a positive integer");
+    const char *env = getenv("JOB_COMPLETION_INDEX");
+    if (!env)
+        env = getenv("SLURM_ARRAY_TASK_ID");
+    if (!env)
+        return cli_usage_error(cmd, "--tasks needs JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID "
+                                    "in the environment (or use --task I/N)");
+    char *end;
+    unsigned long long i = strtoull(env, &end, 10);
+    if (*end || i >= *count)
+        return cli_usage_error(cmd, "task index '%s' is not below --tasks %llu", env,
+                               (unsigned long long)*count);
+    *index = i;
+    return EXIT_OK;
+}
+
+/* Task I of N takes inputs I, I+N, I+2N, ... of the sorted input list: a
+ * deterministic share that needs no coordination. */
+static void select_task_inputs(char **paths, size_t *npaths, uint64_t index, uint64_t count)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < *npaths; i++) {
+        if (i % count == index)
+            paths[kept++] = paths[i];
+        else
+            free(paths[i]);
+    }
+    *npaths = kept;
+}
+
+/* The run's options as JSON, for the manifest: what shaped the output, and
+ * nothing that does not (no --jobs, no times). */
+static char *options_json(const cli_values *v, char **paths, size_t npaths, const char *to)
+{
+    st_buf b = {0};
+    st_jsonw w;
+    st_jsonw_init(&w, &b, false);
+    st_json_begin_object(&w);
+    st_json_key(&w, "inputs");
+    st_json_begin_array(&w);
+    for (size_t i = 0; i < npaths; i++)
+        st_json_string(&w, paths[i]);
+    st_json_end_array(&w);
+    st_json_key(&w, "to");
+    st_json_string(&w, to);
+    static const char *const shaping[] = {
+        "from", "shards", "shard-size", "records-per-shard", "compression", "columns", "exclude",
+        "decimal", "delimiter", "quote", "no-header", "header", "skip-bad-rows", "empty",
+        "schema", "type", "shuffle", "seed", "task", "tasks", "avro-codec", NULL,
+    };
+    for (const char *const *name = shaping; *name; name++) {
+        if (!cli_has(v, *name))
+            continue;
+        st_json_key(&w, *name);
+        size_t n;
+        const char *const *list = cli_list(v, *name, &n);
+        if (list) {
+            st_json_begin_array(&w);
+            for (size_t i = 0; i < n; i++)
+                st_json_string(&w, list[i]);
+            st_json_end_array(&w);
+        } else if (cli_text(v, *name, NULL)) {
+            st_json_string(&w, cli_text(v, *name, NULL));
+        } else {
+            st_json_bool(&w, true);
+        }
+    }
+    st_json_end_object(&w);
+    st_buf_append(&b, "", 1);
+    return (char *)b.data;
+}
+
+static uint64_t total_size(char **paths, size_t n)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        st_stream *s;
+        st_error err;
+        uint64_t size;
+        if (strcmp(paths[i], "-") == 0 || st_stream_open(paths[i], &s, &err) < 0)
+            return 0;
+        int rc = st_stream_size(s, &size, &err);
+        st_stream_close(s);
+        if (rc < 0)
+            return 0;
+        total += size;
+    }
+    return total;
+}
+
+static int run_convert(const cli_command *cmd, cli_values *v)
+{
+    if (v->npositional == 0)
+        return cli_usage_error(cmd, "no input files (use - for standard input)");
+    const char *to = cli_text(v, "to", "tfrecord");
+    const st_format *out_format = st_format_by_name(to);
+    if (!out_format || out_format->unavailable || !out_format->writer) {
+        cli_error(cmd, "--to %s: %s", to,
+                  out_format && out_format->unavailable ? out_format->unavailable
+                                                        : "this format cannot be written");
+        return EXIT_USAGE;
+    }
+    uint64_t task, tasks, jobs, seed;
+    if (parse_task(cmd, v, &task, &tasks) || cli_uint(v, cmd, "jobs", 0, &jobs) ||
+        cli_uint(v, cmd, "seed", 0, &seed))
+        return EXIT_USAGE;
+
+    cli_output out;
+    int status = cli_output_init(cmd, v, out_format, &out);
+    if (status)
+        return status;
+    out.wopt.codec = cli_text(v, "avro-codec", "deflate");
+
+    cli_input in;
+    if (cli_input_init(cmd, v, &in)) {
+        cli_input_free(&in);
+        cli_output_free(&out);
+        return EXIT_USAGE;
+    }
+    char **paths;
+    size_t npaths;
+    status = cli_expand_inputs(cmd, v->positional, v->npositional, &paths, &npaths);
+    if (status) {
+        cli_input_free(&in);
+        cli_output_free(&out);
+        return status;
+    }
+    if (tasks > 1) {
+        select_task_inputs(paths, &npaths, task, tasks);
+        snprintf(out.infix, sizeof out.infix, "-task%05llu-of-%05llu", (unsigned long long)task,
+                 (unsigned long long)tasks);
+    }
+
+    cli_progress progress;
+    convert_job job = {
+        .paths = paths,
+        .npaths = npaths,
+        .from = in.format,
+        .ro = &in.ro,
+        .writer = out_format->writer,
+        .wopt = &out.wopt,
+        .jobs = (int)jobs,
+        .cancel = &cli_interrupted,
+        .progress = &progress,
+    };
+    job.total_input_bytes = total_size(paths, npaths);
+    cli_progress_start(&progress, cli_progress_wanted(v), job.total_input_bytes);
+
+    char *opts = options_json(v, paths, npaths, to);
+    status = cli_output_run(cmd, &out, &job, cli_has(v, "shuffle"), seed, opts);
+    free(opts);
+
+    cli_progress_end(&progress);
+    if (status == EXIT_OK && !cli_has(v, "quiet"))
+        cli_output_summary(cmd, &out, &job, npaths, cli_now() - progress.start);
+    st_feature_stats_free(&job.stats);
+    cli_free_list(paths, npaths);
+    cli_input_free(&in);
+    cli_output_free(&out);
+    return status;
+}
+
+const cli_command cmd_convert = {
+    .name = "convert",
+    .summary = "convert CSV, TSV, JSON lines, Parquet, Avro or TFRecord into shards",
+    .usage = "[OPTIONS] INPUT... -o PREFIX",
+    .description =
+        "Reads every input (files, globs, directories, - for standard input, or URLs),\n"
+        "maps columns to tf.train.Example features and writes shards named as TensorFlow\n"
+        "names them, PREFIX-00000-of-00008.tfrecord, with a manifest beside them.\n"
+        "Nothing is overwritten without --force, and a failed or interrupted run leaves\n"
+        "no file under a shard's final name.",
+    .groups = convert_groups,
+    .run = run_convert,
+};

@@ -1,0 +1,295 @@
+/* shardtool stat: counts, sizes and the feature schema of inputs. */
+#include "cli.h"
+#include "input.h"
+
+#include "../src/feature_stats.h"
+#include "../src/json.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const cli_option stat_options[] = {
+    {"json", 0, ARG_NONE, NULL, NULL, "print one JSON document with \"files\" and \"total\""},
+    CLI_OPTIONS_END,
+};
+
+static const cli_option *const stat_groups[] = {
+    stat_options, cli_input_options, cli_input_compression_option, cli_text_options, cli_remote_options, cli_common_options, NULL,
+};
+
+typedef struct file_stats {
+    const char *path;
+    const st_format *format;
+    st_compression compression;
+    uint64_t records;
+    uint64_t bytes;            /* file size as stored (0 when unknown) */
+    uint64_t payload_min, payload_max, payload_sum, payloads;
+    st_feature_stats features;
+    st_buf details;            /* the format's own JSON members, or empty */
+} file_stats;
+
+static void size_line(char *out, size_t cap, uint64_t bytes)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024 && u < 4) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(out, cap, "%" PRIu64 " B", bytes);
+    else
+        snprintf(out, cap, "%.1f %s", v, units[u]);
+}
+
+/* Format-specific members (Parquet row groups, Avro codec and blocks). */
+static void inspect_file(const cli_input *in, file_stats *fs)
+{
+    if (!fs->format->inspect)
+        return;
+    st_stream *s;
+    st_error err = {0};
+    if (st_stream_open(fs->path, &s, &err) < 0)
+        return;
+    st_jsonw w;
+    st_jsonw_init(&w, &fs->details, false);
+    st_json_begin_object(&w);
+    int rc = fs->format->inspect(s, &in->ro, &w, &err);
+    st_json_end_object(&w);
+    st_stream_close(s);
+    if (rc < 0 || w.failed)
+        st_buf_clear(&fs->details);
+}
+
+static int stat_file(const cli_command *cmd, const cli_input *in, file_stats *fs)
+{
+    st_reader *r = NULL;
+    st_error err = {0};
+    if (st_reader_open(fs->path, in->format, &in->ro, &r, &err) < 0) {
+        cli_error_at(cmd, fs->path, &err);
+        return EXIT_USAGE;
+    }
+    fs->format = r->format;
+    fs->compression = r->compression;
+    fs->payload_min = UINT64_MAX;
+    st_stream *raw;
+    st_error ignored;
+    if (st_stream_open(fs->path, &raw, &ignored) == ST_OK) {
+        if (st_stream_size(raw, &fs->bytes, &ignored) != ST_OK)
+            fs->bytes = 0;
+        st_stream_close(raw);
+    }
+    st_batch batch;
+    st_batch_init(&batch);
+    int status = EXIT_OK;
+    for (;;) {
+        int rc = st_reader_next_batch(r, &batch, &err);
+        if (rc < 0) {
+            cli_error_at(cmd, fs->path, &err);
+            status = EXIT_DAMAGED;
+            break;
+        }
+        if (rc == 0 || cli_interrupted)
+            break;
+        for (size_t i = 0; i < batch.count; i++) {
+            const st_record *rec = &batch.records[i];
+            if (st_feature_stats_add(&fs->features, rec)) {
+                cli_error(cmd, "out of memory");
+                status = EXIT_DAMAGED;
+                break;
+            }
+            if (rec->payload.data) {
+                uint64_t len = rec->payload.len;
+                fs->payloads++;
+                fs->payload_sum += len;
+                if (len < fs->payload_min)
+                    fs->payload_min = len;
+                if (len > fs->payload_max)
+                    fs->payload_max = len;
+            }
+        }
+        fs->records += batch.count;
+    }
+    st_batch_free(&batch);
+    st_reader_close(r);
+    if (status == EXIT_OK)
+        inspect_file(in, fs);
+    return status;
+}
+
+static void json_file(st_jsonw *w, const file_stats *fs)
+{
+    st_json_begin_object(w);
+    st_json_key(w, "path");
+    st_json_string(w, fs->path);
+    st_json_key(w, "format");
+    st_json_string(w, fs->format ? fs->format->name : "unknown");
+    st_json_key(w, "compression");
+    st_json_string(w, st_compression_name(fs->compression));
+    st_json_key(w, "records");
+    st_json_uint(w, fs->records);
+    st_json_key(w, "bytes");
+    st_json_uint(w, fs->bytes);
+    if (fs->payloads) {
+        st_json_key(w, "record_bytes");
+        st_json_begin_object(w);
+        st_json_key(w, "min");
+        st_json_uint(w, fs->payload_min);
+        st_json_key(w, "mean");
+        st_json_double(w, (double)fs->payload_sum / (double)fs->payloads);
+        st_json_key(w, "max");
+        st_json_uint(w, fs->payload_max);
+        st_json_end_object(w);
+    }
+    if (fs->features.sequence_records) {
+        st_json_key(w, "sequence_examples");
+        st_json_uint(w, fs->features.sequence_records);
+    }
+    st_json_key(w, "features");
+    st_feature_stats_json(&fs->features, w);
+    if (fs->details.len) {
+        st_json_key(w, "details");
+        st_json_raw(w, (const char *)fs->details.data, fs->details.len);
+    }
+    st_json_end_object(w);
+}
+
+static void print_features(const st_feature_stats *fstats)
+{
+    const st_feature_stat **sorted = st_feature_stats_sorted(fstats);
+    if (!sorted || fstats->count == 0) {
+        free(sorted);
+        return;
+    }
+    printf("  %-32s %-11s %10s %13s  %s\n", "feature", "kind", "records", "length", "range");
+    for (size_t i = 0; i < fstats->count; i++) {
+        const st_feature_stat *f = sorted[i];
+        char length[32], range[96] = "";
+        if (f->min_len == f->max_len)
+            snprintf(length, sizeof length, "%u", f->max_len);
+        else
+            snprintf(length, sizeof length, "%u..%u", f->present ? f->min_len : 0, f->max_len);
+        if (f->has_int)
+            snprintf(range, sizeof range, "%" PRId64 " .. %" PRId64, f->min_int, f->max_int);
+        else if (f->has_float)
+            snprintf(range, sizeof range, "%.9g .. %.9g", f->min_float, f->max_float);
+        st_kind kind = st_feature_stat_kind(f);
+        bool mixed = (f->kinds & (f->kinds - 1)) != 0;
+        printf("  %-32s %-11s %10" PRIu64 " %13s  %s\n", f->name,
+               mixed ? "mixed" : st_kind_name(kind), f->present, length, range);
+    }
+    free(sorted);
+}
+
+static void print_file(const file_stats *fs)
+{
+    char size[32];
+    size_line(size, sizeof size, fs->bytes);
+    printf("%s: %s%s%s%s, %" PRIu64 " records, %s\n", fs->path, fs->format ? fs->format->name : "?",
+           fs->compression > ST_COMPRESSION_NONE ? " (" : "",
+           fs->compression > ST_COMPRESSION_NONE ? st_compression_name(fs->compression) : "",
+           fs->compression > ST_COMPRESSION_NONE ? ")" : "", fs->records, size);
+    if (fs->payloads)
+        printf("  record size: min %" PRIu64 ", mean %.1f, max %" PRIu64 " bytes\n", fs->payload_min,
+               (double)fs->payload_sum / (double)fs->payloads, fs->payload_max);
+    if (fs->features.sequence_records)
+        printf("  %" PRIu64 " SequenceExamples (feature lists shown as name[])\n",
+               fs->features.sequence_records);
+    if (fs->details.len)
+        printf("  details: %.*s\n", (int)fs->details.len, (const char *)fs->details.data);
+    print_features(&fs->features);
+}
+
+static int run_stat(const cli_command *cmd, cli_values *v)
+{
+    if (v->npositional == 0)
+        return cli_usage_error(cmd, "no input files (use - for standard input)");
+    cli_input in;
+    if (cli_input_init(cmd, v, &in)) {
+        cli_input_free(&in);
+        return EXIT_USAGE;
+    }
+    char **paths;
+    size_t npaths;
+    int status = cli_expand_inputs(cmd, v->positional, v->npositional, &paths, &npaths);
+    if (status) {
+        cli_input_free(&in);
+        return status;
+    }
+    bool json = cli_has(v, "json");
+    st_feature_stats total;
+    st_feature_stats_init(&total);
+    uint64_t total_records = 0, total_bytes = 0;
+    st_buf out = {0};
+    st_jsonw w;
+    st_jsonw_init(&w, &out, true);
+    if (json) {
+        st_json_begin_object(&w);
+        st_json_key(&w, "files");
+        st_json_begin_array(&w);
+    }
+    for (size_t i = 0; i < npaths && !cli_interrupted; i++) {
+        file_stats fs;
+        memset(&fs, 0, sizeof fs);
+        fs.path = paths[i];
+        st_feature_stats_init(&fs.features);
+        int rc = stat_file(cmd, &in, &fs);
+        if (rc > status)
+            status = rc;
+        if (fs.format) {
+            total_records += fs.records;
+            total_bytes += fs.bytes;
+            st_feature_stats_merge(&total, &fs.features);
+            if (json)
+                json_file(&w, &fs);
+            else
+                print_file(&fs);
+        }
+        st_feature_stats_free(&fs.features);
+        st_buf_free(&fs.details);
+    }
+    if (json) {
+        st_json_end_array(&w);
+        st_json_key(&w, "total");
+        st_json_begin_object(&w);
+        st_json_key(&w, "files");
+        st_json_uint(&w, npaths);
+        st_json_key(&w, "records");
+        st_json_uint(&w, total_records);
+        st_json_key(&w, "bytes");
+        st_json_uint(&w, total_bytes);
+        st_json_key(&w, "features");
+        st_feature_stats_json(&total, &w);
+        st_json_end_object(&w);
+        st_json_end_object(&w);
+        fwrite(out.data, 1, out.len, stdout);
+        fputc('\n', stdout);
+    } else if (npaths > 1) {
+        char size[32];
+        size_line(size, sizeof size, total_bytes);
+        printf("total: %zu files, %" PRIu64 " records, %s\n", npaths, total_records, size);
+        print_features(&total);
+    }
+    st_buf_free(&out);
+    st_feature_stats_free(&total);
+    cli_free_list(paths, npaths);
+    cli_input_free(&in);
+    if (cli_interrupted && status == EXIT_OK)
+        status = EXIT_DAMAGED;
+    return status;
+}
+
+const cli_command cmd_stat = {
+    .name = "stat",
+    .summary = "count records and bytes, and show the feature schema",
+    .usage = "[OPTIONS] FILE...",
+    .description =
+        "For each input and in total: records, bytes, compression, record sizes, and per\n"
+        "feature its kind, how many records have it, its list lengths and numeric range.\n"
+        "Parquet and Avro inputs add their own details (row groups, codecs, blocks).",
+    .groups = stat_groups,
+    .run = run_stat,
+};

@@ -1,0 +1,498 @@
+/* shardtool verify: prove the integrity of shards, for people and for CI. */
+#include "cli.h"
+#include "input.h"
+#include "json_read.h"
+
+#include "../src/crc32c.h"
+#include "../src/json.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#if ST_HAVE_GPU_MODULE
+#include "../src/gpu/gpu_verify.h"
+#endif
+
+static const char *const verify_devices[] = {"auto", "cpu", "cuda", NULL};
+static const char *const verify_formats[] = {"tfrecord", "parquet", "avro", NULL};
+static const char *const compression_names[] = {"auto", "none", "gzip", "zlib", NULL};
+
+static const cli_option verify_options[] = {
+    {"json", 0, ARG_NONE, NULL, NULL, "print one JSON document instead of a line per file"},
+    {"decode", 0, ARG_NONE, NULL, NULL, "also parse every payload as a tf.train.Example"},
+    {"manifest", 0, ARG_TEXT, "FILE", NULL, "check the shards a manifest lists: presence, counts, checksums"},
+    {"from", 0, ARG_TEXT, "FORMAT", verify_formats, "input format (default: detected)"},
+    {"compression", 0, ARG_TEXT, "TYPE", compression_names, "TFRecord stream compression (default: auto)"},
+    {"max-record-size", 0, ARG_TEXT, "SIZE", NULL, "largest record accepted (default 1GiB)"},
+    {"device", 0, ARG_TEXT, "DEVICE", verify_devices, "where to verify: auto (default), cpu or cuda"},
+    CLI_OPTIONS_END,
+};
+
+static const cli_option *const verify_groups[] = {
+    verify_options, cli_remote_options, cli_common_options, NULL,
+};
+
+/* ---- an input wrapper that checksums what passes through ------------------- */
+
+/* The tap's state lives with the caller: verify() closes the tap stream
+ * (freeing only the wrapper), and the caller reads the checksum after. */
+typedef struct crc_tap {
+    st_stream *inner;
+    uint32_t crc;
+    uint64_t bytes;
+} crc_tap;
+
+static crc_tap *tap_of(st_stream *s)
+{
+    return *(crc_tap **)(s + 1);
+}
+
+static ssize_t tap_read(st_stream *s, void *buf, size_t n, st_error *err)
+{
+    crc_tap *t = tap_of(s);
+    ssize_t got = st_stream_read(t->inner, buf, n, err);
+    if (got > 0) {
+        t->crc = st_crc32c(t->crc, buf, (size_t)got);
+        t->bytes += (uint64_t)got;
+    }
+    return got;
+}
+
+static ssize_t tap_pread(st_stream *s, void *buf, size_t n, uint64_t off, st_error *err)
+{
+    crc_tap *t = tap_of(s);
+    return t->inner->ops->pread(t->inner, buf, n, off, err);
+}
+
+static int tap_size(st_stream *s, uint64_t *size, st_error *err)
+{
+    return st_stream_size(tap_of(s)->inner, size, err);
+}
+
+static void tap_close(st_stream *s)
+{
+    (void)s; /* the state is the caller's; st_stream_close frees the wrapper */
+}
+
+static const st_stream_ops tap_ops_seekable = {"file", tap_read, tap_pread, tap_size, tap_close};
+static const st_stream_ops tap_ops_stream = {"stream", tap_read, NULL, tap_size, tap_close};
+
+/* ---- verifying one file ---------------------------------------------------- */
+
+typedef struct verify_ctx {
+    const cli_command *cmd;
+    st_verify_options opt;
+    const st_format *forced;
+    bool json;
+    bool quiet;
+    const char *device;
+    st_jsonw w;
+    st_buf out;
+    uint64_t files, damaged, unreadable, records, bytes;
+} verify_ctx;
+
+typedef struct file_result {
+    st_verify_report rep;
+    const st_format *format;
+    bool readable;
+    st_error err;
+    bool have_crc;
+    uint32_t crc;
+    uint64_t size;
+} file_result;
+
+static const st_format *detect_for_verify(const uint8_t *head, size_t n)
+{
+    if (n >= 4 && (memcmp(head, "PAR1", 4) == 0 || memcmp(head, "PARE", 4) == 0))
+        return st_format_by_name("parquet");
+    if (n >= 4 && memcmp(head, "Obj", 3) == 0 && (head[3] == 1 || head[3] == 0))
+        return st_format_by_name("avro");
+    return st_format_by_name("tfrecord");
+}
+
+/* The CRC32C of a whole file, for manifests, when the verifier did not read
+ * it front to back (Parquet reads by ranges; a damaged file stops early). */
+static int checksum_file(const char *path, uint32_t *crc, uint64_t *size, st_error *err)
+{
+    st_stream *s;
+    int rc = st_stream_open(path, &s, err);
+    if (rc < 0)
+        return rc;
+    uint8_t *buf = malloc(1 << 20);
+    if (!buf) {
+        st_stream_close(s);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    uint32_t c = 0;
+    uint64_t total = 0;
+    ssize_t got;
+    while ((got = st_stream_read(s, buf, 1 << 20, err)) > 0) {
+        c = st_crc32c(c, buf, (size_t)got);
+        total += (uint64_t)got;
+    }
+    free(buf);
+    st_stream_close(s);
+    if (got < 0)
+        return (int)got;
+    *crc = c;
+    *size = total;
+    return ST_OK;
+}
+
+static void verify_file(verify_ctx *vc, const char *path, bool want_crc, file_result *res)
+{
+    memset(res, 0, sizeof *res);
+    st_stream *in = NULL;
+    if (st_stream_open(path, &in, &res->err) < 0)
+        return;
+    uint8_t head[16];
+    ssize_t n = st_stream_peek(&in, head, sizeof head, &res->err);
+    if (n < 0) {
+        st_stream_close(in);
+        return;
+    }
+    res->format = vc->forced ? vc->forced : detect_for_verify(head, (size_t)n);
+    if (res->format->unavailable || !res->format->verify) {
+        st_error_set(&res->err, ST_EUNSUPPORTED, "%s",
+                     res->format->unavailable ? res->format->unavailable
+                                              : "this format cannot be verified");
+        st_stream_close(in);
+        return;
+    }
+    crc_tap state = {.inner = in};
+    st_stream *tap = st_stream_alloc(st_stream_can_seek(in) ? &tap_ops_seekable : &tap_ops_stream,
+                                     path, sizeof(crc_tap *));
+    if (!tap) {
+        st_error_set(&res->err, ST_ENOMEM, "out of memory");
+        st_stream_close(in);
+        return;
+    }
+    *(crc_tap **)(tap + 1) = &state;
+    int rc = res->format->verify(tap, &vc->opt, &res->rep, &res->err);
+    uint64_t size = 0;
+    st_error ignored;
+    bool sized = st_stream_size(in, &size, &ignored) == ST_OK;
+    st_stream_close(in);
+    if (rc < 0)
+        return;
+    res->readable = true;
+    if (!want_crc)
+        return;
+    if (sized && state.bytes == size) {
+        res->have_crc = true;
+        res->crc = state.crc;
+        res->size = size;
+    } else if (checksum_file(path, &res->crc, &res->size, &ignored) == ST_OK) {
+        res->have_crc = true;
+    }
+}
+
+/* ---- reporting ----------------------------------------------------------------- */
+
+static void report_json_file(verify_ctx *vc, const char *path, const file_result *res,
+                             const char *manifest_problem)
+{
+    st_jsonw *w = &vc->w;
+    st_json_begin_object(w);
+    st_json_key(w, "path");
+    st_json_string(w, path);
+    bool ok = res->readable && res->rep.ok && !manifest_problem;
+    st_json_key(w, "ok");
+    st_json_bool(w, ok);
+    if (!res->readable) {
+        st_json_key(w, "error");
+        st_json_string(w, res->err.msg);
+        st_json_end_object(w);
+        return;
+    }
+    st_json_key(w, "format");
+    st_json_string(w, res->format->name);
+    st_json_key(w, "records");
+    st_json_uint(w, res->rep.records);
+    st_json_key(w, "bytes");
+    st_json_uint(w, res->rep.bytes);
+    st_json_key(w, "file_bytes");
+    st_json_uint(w, res->rep.file_bytes);
+    st_json_key(w, "compression");
+    st_json_string(w, st_compression_name(res->rep.compression));
+    if (!res->rep.ok) {
+        st_json_key(w, "failure");
+        st_json_begin_object(w);
+        st_json_key(w, "kind");
+        st_json_string(w, res->rep.failure_kind ? res->rep.failure_kind : "damaged");
+        st_json_key(w, "record");
+        st_json_uint(w, res->rep.failure_record);
+        st_json_key(w, "offset");
+        st_json_uint(w, res->rep.failure_offset);
+        st_json_key(w, "message");
+        st_json_string(w, res->rep.failure_detail);
+        st_json_end_object(w);
+    } else if (manifest_problem) {
+        st_json_key(w, "failure");
+        st_json_begin_object(w);
+        st_json_key(w, "kind");
+        st_json_string(w, "manifest mismatch");
+        st_json_key(w, "message");
+        st_json_string(w, manifest_problem);
+        st_json_end_object(w);
+    }
+    st_json_end_object(w);
+}
+
+static void report_text_file(verify_ctx *vc, const char *path, const file_result *res,
+                             const char *manifest_problem)
+{
+    if (!res->readable) {
+        cli_error_at(vc->cmd, path, &res->err);
+        return;
+    }
+    if (!res->rep.ok) {
+        printf("%s: DAMAGED: %s at record %" PRIu64 ", offset %" PRIu64 " (%s)\n", path,
+               res->rep.failure_kind ? res->rep.failure_kind : "damaged", res->rep.failure_record,
+               res->rep.failure_offset, res->rep.failure_detail);
+        return;
+    }
+    if (manifest_problem) {
+        printf("%s: DAMAGED: manifest mismatch: %s\n", path, manifest_problem);
+        return;
+    }
+    if (!vc->quiet)
+        printf("%s: OK (%s, %" PRIu64 " records, %" PRIu64 " bytes%s%s)\n", path,
+               res->format->name, res->rep.records, res->rep.file_bytes,
+               res->rep.compression > ST_COMPRESSION_NONE ? ", " : "",
+               res->rep.compression > ST_COMPRESSION_NONE ? st_compression_name(res->rep.compression) : "");
+}
+
+static void account(verify_ctx *vc, const char *path, const file_result *res,
+                    const char *manifest_problem)
+{
+    vc->files++;
+    if (!res->readable)
+        vc->unreadable++;
+    else if (!res->rep.ok || manifest_problem)
+        vc->damaged++;
+    if (res->readable) {
+        vc->records += res->rep.records;
+        vc->bytes += res->rep.file_bytes;
+    }
+    if (vc->json)
+        report_json_file(vc, path, res, manifest_problem);
+    else
+        report_text_file(vc, path, res, manifest_problem);
+}
+
+/* ---- manifests ------------------------------------------------------------------ */
+
+static char *manifest_dir(const char *manifest)
+{
+    const char *slash = strrchr(manifest, '/');
+    return slash ? strndup(manifest, (size_t)(slash - manifest + 1)) : strdup("");
+}
+
+static int verify_manifest(verify_ctx *vc, const char *manifest)
+{
+    size_t len;
+    char *text = json_read_file(manifest, &len);
+    if (!text) {
+        cli_error(vc->cmd, "%s: %s", manifest, strerror(errno));
+        return EXIT_USAGE;
+    }
+    json_value root;
+    char msg[256];
+    if (json_parse(text, len, &root, msg, sizeof msg)) {
+        cli_error(vc->cmd, "%s: not a manifest: %s", manifest, msg);
+        free(text);
+        return EXIT_USAGE;
+    }
+    free(text);
+    const json_value *shards = json_get(&root, "shards");
+    if (!shards || shards->type != JSON_ARRAY) {
+        cli_error(vc->cmd, "%s: not a manifest: no \"shards\" array", manifest);
+        json_free(&root);
+        return EXIT_USAGE;
+    }
+    char *dir = manifest_dir(manifest);
+    for (size_t i = 0; i < shards->count && !cli_interrupted; i++) {
+        const json_value *sh = &shards->items[i];
+        const json_value *p = json_get(sh, "path");
+        if (!p || p->type != JSON_STRING) {
+            cli_error(vc->cmd, "%s: shard %zu has no path", manifest, i);
+            continue;
+        }
+        char path[4096];
+        if (p->text[0] == '/' || st_path_is_remote(p->text) || !dir[0])
+            snprintf(path, sizeof path, "%s", p->text);
+        else
+            snprintf(path, sizeof path, "%s%s", dir, p->text);
+
+        file_result res;
+        verify_file(vc, path, true, &res);
+        char problem[512] = "";
+        uint64_t want;
+        if (!res.readable) {
+            if (res.err.code == ST_ENOTFOUND) {
+                /* A missing shard is damage to the dataset, not a usage error. */
+                res.readable = true;
+                res.format = st_format_by_name("tfrecord");
+                res.rep.ok = true;
+                snprintf(problem, sizeof problem, "missing shard (%.400s)", res.err.msg);
+            }
+        } else if (json_uint(json_get(sh, "records"), &want) && res.rep.ok && want != res.rep.records) {
+            snprintf(problem, sizeof problem, "%" PRIu64 " records, the manifest says %" PRIu64,
+                     res.rep.records, want);
+        } else if (json_uint(json_get(sh, "bytes"), &want) && res.have_crc && want != res.size) {
+            snprintf(problem, sizeof problem, "%" PRIu64 " bytes, the manifest says %" PRIu64,
+                     res.size, want);
+        } else {
+            const json_value *crc = json_get(sh, "crc32c");
+            if (crc && crc->type == JSON_STRING && res.have_crc) {
+                char have[16];
+                snprintf(have, sizeof have, "%08x", res.crc);
+                if (strcmp(have, crc->text) != 0)
+                    snprintf(problem, sizeof problem, "crc32c %s, the manifest says %s", have, crc->text);
+            }
+        }
+        account(vc, path, &res, problem[0] ? problem : NULL);
+    }
+    free(dir);
+    json_free(&root);
+    return EXIT_OK;
+}
+
+/* ---- the command ---------------------------------------------------------------- */
+
+static int choose_device(const cli_command *cmd, const char *device, bool *use_gpu)
+{
+    *use_gpu = false;
+    if (strcmp(device, "cpu") == 0)
+        return EXIT_OK;
+#if ST_HAVE_GPU_MODULE
+    char why[256];
+    int usable = st_gpu_probe(why, sizeof why);
+    if (usable > 0) {
+        *use_gpu = true;
+        return EXIT_OK;
+    }
+    if (strcmp(device, "cuda") == 0) {
+        cli_error(cmd, "--device cuda: no usable GPU was found (%s)", why);
+        return EXIT_USAGE;
+    }
+#else
+    if (strcmp(device, "cuda") == 0) {
+        cli_error(cmd, "--device cuda: no usable GPU was found (built without CUDA support)");
+        return EXIT_USAGE;
+    }
+#endif
+    return EXIT_OK;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int run_verify(const cli_command *cmd, cli_values *v)
+{
+    verify_ctx vc = {.cmd = cmd};
+    vc.json = cli_has(v, "json");
+    vc.quiet = cli_has(v, "quiet");
+    vc.opt.decode = cli_has(v, "decode");
+    vc.opt.compression = (st_compression)st_compression_parse(cli_text(v, "compression", "auto"));
+    if (cli_size(v, cmd, "max-record-size", 0, &vc.opt.max_record_size))
+        return EXIT_USAGE;
+    const char *from = cli_text(v, "from", NULL);
+    vc.forced = from ? st_format_by_name(from) : NULL;
+    const char *manifest = cli_text(v, "manifest", NULL);
+    if (v->npositional == 0 && !manifest)
+        return cli_usage_error(cmd, "no input files (use - for standard input, or --manifest FILE)");
+    vc.device = cli_text(v, "device", "auto");
+    bool use_gpu;
+    if (choose_device(cmd, vc.device, &use_gpu))
+        return EXIT_USAGE;
+
+    char **paths = NULL;
+    size_t npaths = 0;
+    if (v->npositional) {
+        int rc = cli_expand_inputs(cmd, v->positional, v->npositional, &paths, &npaths);
+        if (rc)
+            return rc;
+    }
+    st_jsonw_init(&vc.w, &vc.out, true);
+    if (vc.json) {
+        st_json_begin_object(&vc.w);
+        st_json_key(&vc.w, "files");
+        st_json_begin_array(&vc.w);
+    }
+    double start = now_seconds();
+    int status = EXIT_OK;
+    if (manifest)
+        status = verify_manifest(&vc, manifest);
+    for (size_t i = 0; i < npaths && !cli_interrupted; i++) {
+        file_result res;
+        verify_file(&vc, paths[i], false, &res);
+        account(&vc, paths[i], &res, NULL);
+        if (!vc.json)
+            fflush(stdout);
+    }
+    double seconds = now_seconds() - start;
+    if (vc.json) {
+        st_json_end_array(&vc.w);
+        st_json_key(&vc.w, "total");
+        st_json_begin_object(&vc.w);
+        st_json_key(&vc.w, "files");
+        st_json_uint(&vc.w, vc.files);
+        st_json_key(&vc.w, "damaged");
+        st_json_uint(&vc.w, vc.damaged);
+        st_json_key(&vc.w, "unreadable");
+        st_json_uint(&vc.w, vc.unreadable);
+        st_json_key(&vc.w, "records");
+        st_json_uint(&vc.w, vc.records);
+        st_json_key(&vc.w, "bytes");
+        st_json_uint(&vc.w, vc.bytes);
+        st_json_end_object(&vc.w);
+        st_json_key(&vc.w, "ok");
+        st_json_bool(&vc.w, vc.damaged == 0 && vc.unreadable == 0);
+        st_json_key(&vc.w, "device");
+        st_json_string(&vc.w, use_gpu ? "cuda" : "cpu");
+        st_json_key(&vc.w, "seconds");
+        st_json_double(&vc.w, seconds);
+        st_json_key(&vc.w, "bytes_per_second");
+        st_json_double(&vc.w, seconds > 0 ? (double)vc.bytes / seconds : 0);
+        st_json_end_object(&vc.w);
+        fwrite(vc.out.data, 1, vc.out.len, stdout);
+        fputc('\n', stdout);
+    } else if (!vc.quiet && vc.files > 1) {
+        printf("%" PRIu64 " files: %" PRIu64 " intact, %" PRIu64 " damaged, %" PRIu64
+               " unreadable; %" PRIu64 " records\n",
+               vc.files, vc.files - vc.damaged - vc.unreadable, vc.damaged, vc.unreadable, vc.records);
+    }
+    st_buf_free(&vc.out);
+    cli_free_list(paths, npaths);
+    if (cli_interrupted)
+        return EXIT_DAMAGED;
+    if (status)
+        return status;
+    if (vc.unreadable)
+        return EXIT_USAGE;
+    return vc.damaged ? EXIT_DAMAGED : EXIT_OK;
+}
+
+const cli_command cmd_verify = {
+    .name = "verify",
+    .summary = "check framing, CRCs, compression and (with --decode) every Example",
+    .usage = "[OPTIONS] FILE...",
+    .description =
+        "Checks every record of every file: TFRecord framing, both masked CRC32Cs, the\n"
+        "GZIP / ZLIB stream, truncation, and with --decode that each payload is a\n"
+        "tf.train.Example.  Parquet and Avro files get their own structural checks.\n"
+        "Every file is checked even after a failure.  Exit status: 0 all intact,\n"
+        "1 some file damaged, 2 usage error or unreadable file.",
+    .groups = verify_groups,
+    .run = run_verify,
+};

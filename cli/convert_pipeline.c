@@ -1,0 +1,248 @@
+#include "convert_pipeline.h"
+
+#include "../src/pipeline.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* An open input, shared by the units cut from it: decode_unit reads the
+ * reader's state, so the reader closes only when its last unit is done. */
+typedef struct source {
+    st_reader *reader;
+    const char *path;
+    atomic_int refs;
+    uint64_t size;          /* bytes, when known, for progress */
+} source;
+
+typedef struct item {
+    source *src;
+    st_unit unit;
+    st_batch batch;
+    st_buf encoded;
+    size_t *ends;           /* end of record i in encoded */
+    size_t ends_cap;
+    st_feature_stats stats;
+    uint64_t input_offset;  /* progress: where in its input the unit starts */
+} item;
+
+typedef struct run_state {
+    convert_job *job;
+    size_t next_path;
+    source *current;        /* the producer's open input */
+    uint64_t finished_bytes;
+} run_state;
+
+static void source_release(source *s)
+{
+    if (s && atomic_fetch_sub(&s->refs, 1) == 1) {
+        st_reader_close(s->reader);
+        free(s);
+    }
+}
+
+static int open_next_source(run_state *rs, st_error *err)
+{
+    convert_job *job = rs->job;
+    const char *path = job->paths[rs->next_path++];
+    source *s = calloc(1, sizeof *s);
+    if (!s)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    int rc = st_reader_open(path, job->from, job->ro, &s->reader, err);
+    if (rc < 0) {
+        free(s);
+        return st_error_prefix(err, "%s: ", path);
+    }
+    s->path = path;
+    atomic_init(&s->refs, 1);
+    st_error ignored;
+    if (st_stream_size(s->reader->in, &s->size, &ignored) != ST_OK)
+        s->size = 0;
+    rs->current = s;
+    return ST_OK;
+}
+
+static int produce(void *ctx, void **out, st_error *err)
+{
+    run_state *rs = ctx;
+    convert_job *job = rs->job;
+    for (;;) {
+        if (!rs->current) {
+            if (rs->next_path == job->npaths)
+                return 0;
+            int rc = open_next_source(rs, err);
+            if (rc < 0)
+                return rc;
+        }
+        source *s = rs->current;
+        item *it = calloc(1, sizeof *it);
+        if (!it)
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        int rc = s->reader->format->reader->next_unit(s->reader->priv, &it->unit, err);
+        if (rc > 0) {
+            atomic_fetch_add(&s->refs, 1);
+            it->src = s;
+            it->input_offset = rs->finished_bytes + it->unit.offset;
+            st_batch_init(&it->batch);
+            st_feature_stats_init(&it->stats);
+            *out = it;
+            return 1;
+        }
+        free(it);
+        if (rc < 0)
+            return st_error_prefix(err, "%s: ", s->path);
+        rs->finished_bytes += s->size;
+        rs->current = NULL;
+        source_release(s);
+    }
+}
+
+static bool name_in(const st_bytes *name, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strlen(list[i]) == name->len && memcmp(list[i], name->data, name->len) == 0)
+            return true;
+    return false;
+}
+
+/* --columns / --exclude for readers that do not project themselves
+ * (TFRecord, JSON lines).  A record that loses features also loses its
+ * payload, so it is encoded again rather than passed through. */
+static void project(const st_read_options *ro, st_record *rec)
+{
+    if (!ro->ncolumns && !ro->nexclude)
+        return;
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < rec->nfeatures; i++) {
+        const st_bytes *name = &rec->features[i].name;
+        bool keep = (!ro->ncolumns || name_in(name, ro->columns, ro->ncolumns)) &&
+                    !name_in(name, ro->exclude, ro->nexclude);
+        if (keep)
+            rec->features[kept++] = rec->features[i];
+    }
+    if (kept != rec->nfeatures) {
+        rec->nfeatures = kept;
+        rec->payload.data = NULL;
+        rec->payload.len = 0;
+    }
+}
+
+static int process(void *ctx, void *p, st_error *err)
+{
+    run_state *rs = ctx;
+    convert_job *job = rs->job;
+    item *it = p;
+    const st_reader *r = it->src->reader;
+    it->batch.first_index = it->unit.first_record;
+    int rc = r->format->reader->decode_unit(r->priv, &it->unit, &it->batch, err);
+    if (rc < 0)
+        return st_error_prefix(err, "%s: ", it->src->path);
+    if (it->batch.count > it->ends_cap) {
+        free(it->ends);
+        it->ends_cap = it->batch.count;
+        it->ends = malloc(it->ends_cap * sizeof *it->ends);
+        if (!it->ends)
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < it->batch.count; i++) {
+        st_record *rec = &it->batch.records[i];
+        project(job->ro, rec);
+        rc = job->writer->encode(job->wopt, rec, &it->encoded, err);
+        if (rc < 0)
+            return st_error_prefix(err, "%s: record %llu: ", it->src->path,
+                                   (unsigned long long)(it->unit.first_record + i));
+        it->ends[i] = it->encoded.len;
+        if (st_feature_stats_add(&it->stats, rec))
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    return ST_OK;
+}
+
+static int consume(void *ctx, void *p, st_error *err)
+{
+    run_state *rs = ctx;
+    convert_job *job = rs->job;
+    item *it = p;
+    size_t begin = 0;
+    for (size_t i = 0; i < it->batch.count; i++) {
+        int rc = job->emit(job->emit_ctx, it->encoded.data + begin, it->ends[i] - begin, err);
+        if (rc < 0)
+            return rc;
+        begin = it->ends[i];
+    }
+    job->records += it->batch.count;
+    job->skipped_rows += it->batch.skipped_rows;
+    job->lossy_floats += it->batch.lossy_floats;
+    job->bytes_in = it->input_offset;
+    if (st_feature_stats_merge(&job->stats, &it->stats))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    if (job->progress)
+        cli_progress_update(job->progress, job->records, job->bytes_in);
+    return ST_OK;
+}
+
+static void discard(void *ctx, void *p)
+{
+    (void)ctx;
+    item *it = p;
+    if (!it)
+        return;
+    if (it->src) {
+        const st_reader *r = it->src->reader;
+        if (r->format->reader->free_unit)
+            r->format->reader->free_unit(r->priv, &it->unit);
+        source_release(it->src);
+    }
+    st_batch_free(&it->batch);
+    st_buf_free(&it->encoded);
+    st_feature_stats_free(&it->stats);
+    free(it->ends);
+    free(it);
+}
+
+int convert_run(convert_job *job, st_error *err)
+{
+    static const st_pipeline_ops ops = {produce, process, consume, discard};
+    run_state rs = {.job = job};
+    st_feature_stats_init(&job->stats);
+    int rc = st_pipeline_run(&ops, &rs, job->jobs, 0, job->cancel, err);
+    if (rs.current)
+        source_release(rs.current);
+    return rc;
+}
+
+int convert_scan_schema(const convert_job *job, st_feature_stats *stats, st_error *err)
+{
+    st_batch batch;
+    st_batch_init(&batch);
+    int rc = ST_OK;
+    for (size_t i = 0; i < job->npaths && rc == ST_OK; i++) {
+        if (strcmp(job->paths[i], "-") == 0) {
+            rc = st_error_set(err, ST_EUSAGE,
+                              "this output format needs the features before the first record; "
+                              "standard input cannot be read twice (convert to a file first)");
+            break;
+        }
+        st_reader *r;
+        rc = st_reader_open(job->paths[i], job->from, job->ro, &r, err);
+        if (rc < 0) {
+            st_error_prefix(err, "%s: ", job->paths[i]);
+            break;
+        }
+        int got;
+        while ((got = st_reader_next_batch(r, &batch, err)) > 0 && !(job->cancel && *job->cancel)) {
+            for (size_t k = 0; k < batch.count && rc == ST_OK; k++) {
+                project(job->ro, &batch.records[k]);
+                if (st_feature_stats_add(stats, &batch.records[k]))
+                    rc = st_error_set(err, ST_ENOMEM, "out of memory");
+            }
+        }
+        if (got < 0) {
+            rc = got;
+            st_error_prefix(err, "%s: ", job->paths[i]);
+        }
+        st_reader_close(r);
+    }
+    st_batch_free(&batch);
+    return rc;
+}

@@ -1,0 +1,52 @@
+/* The conversion pipeline: inputs -> reader units -> records -> encoded
+ * records -> an emitter (the shard sink, or the shuffler in front of it).
+ *
+ *   produce (one thread):  opens inputs in turn and cuts units;
+ *   process (N workers):   decodes a unit into records, applies the
+ *                          projection, encodes every record, gathers
+ *                          feature statistics;
+ *   consume (the caller):  emits encoded records in input order.
+ * Because units are consumed in order and encoding is deterministic, the
+ * output is byte-identical whatever the number of workers. */
+#ifndef ST_CLI_CONVERT_PIPELINE_H
+#define ST_CLI_CONVERT_PIPELINE_H
+
+#include "progress.h"
+
+#include "../formats/format.h"
+#include "../src/feature_stats.h"
+
+#include <signal.h>
+
+typedef int (*convert_emit_fn)(void *ctx, const uint8_t *encoded, size_t len, st_error *err);
+
+typedef struct convert_job {
+    char **paths;
+    size_t npaths;
+    const st_format *from;              /* NULL: detect per input */
+    const st_read_options *ro;
+    const st_writer_ops *writer;
+    const st_write_options *wopt;
+    convert_emit_fn emit;
+    void *emit_ctx;
+    int jobs;
+    volatile sig_atomic_t *cancel;
+    cli_progress *progress;
+    uint64_t total_input_bytes;         /* for progress; 0 when unknown */
+
+    /* Results. */
+    st_feature_stats stats;
+    uint64_t records;
+    uint64_t skipped_rows;
+    uint64_t lossy_floats;
+    uint64_t bytes_in;
+} convert_job;
+
+/* Runs the whole conversion; errors name the input path. */
+int convert_run(convert_job *job, st_error *err);
+
+/* Reads every input once, only to learn the features (for writers that
+ * need a schema before the first record, such as Avro and CSV). */
+int convert_scan_schema(const convert_job *job, st_feature_stats *stats, st_error *err);
+
+#endif

@@ -1,0 +1,170 @@
+#include "input.h"
+
+#include "json_read.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const format_names[] = {"tfrecord", "csv", "tsv", "jsonl", "parquet", "avro", NULL};
+static const char *const compression_names[] = {"auto", "none", "gzip", "zlib", NULL};
+static const char *const decimal_names[] = {"float", "text", NULL};
+static const char *const empty_names[] = {"omit", "empty", "error", NULL};
+
+const cli_option cli_input_options[] = {
+    {"from", 0, ARG_TEXT, "FORMAT", format_names, "input format (default: detected from content, then name)"},
+    {"columns", 0, ARG_LIST, "A,B,...", NULL, "read only these columns / features"},
+    {"exclude", 0, ARG_LIST, "A,B,...", NULL, "leave these columns / features out"},
+    {"decimal", 0, ARG_TEXT, "MODE", decimal_names, "decimals as float (default) or exact text"},
+    {"strict-float", 0, ARG_NONE, NULL, NULL, "fail on values that change when narrowed to float32"},
+    {"max-record-size", 0, ARG_TEXT, "SIZE", NULL, "largest record, page or block accepted (default 1GiB)"},
+    CLI_OPTIONS_END,
+};
+
+const cli_option cli_input_compression_option[] = {
+    {"compression", 0, ARG_TEXT, "TYPE", compression_names, "input stream compression (default: auto)"},
+    CLI_OPTIONS_END,
+};
+
+const cli_option cli_text_options[] = {
+    {"delimiter", 0, ARG_TEXT, "CHAR", NULL, "CSV field delimiter (default ',', TSV tab; '\\t' accepted)"},
+    {"quote", 0, ARG_TEXT, "CHAR", NULL, "CSV quote character (default '\"'; 'none' disables quoting)"},
+    {"no-header", 0, ARG_NONE, NULL, NULL, "the first line is data; columns are named c0, c1, ..."},
+    {"header", 0, ARG_TEXT, "A,B,...", NULL, "column names to use instead of the first line"},
+    {"skip-bad-rows", 0, ARG_NONE, NULL, NULL, "skip and count rows with the wrong number of fields"},
+    {"empty", 0, ARG_TEXT, "POLICY", empty_names, "an empty cell: omit the feature (default), empty, error"},
+    {"infer-rows", 0, ARG_TEXT, "N", NULL, "rows to infer column types from when the input can't be read twice"},
+    {"schema", 0, ARG_TEXT, "FILE", NULL, "column types from JSON {\"col\": \"int64\"|\"float\"|\"bytes\"|\"skip\"}"},
+    {"type", 0, ARG_LIST, "COL=KIND", NULL, "force a column's type (int64, float, bytes, skip)"},
+    CLI_OPTIONS_END,
+};
+
+static int add_type(const cli_command *cmd, cli_input *in, const char *name, const char *kind_text)
+{
+    int kind = strcmp(kind_text, "skip") == 0 ? ST_KIND_NONE : st_kind_parse(kind_text);
+    if (kind < 0)
+        return cli_usage_error(cmd, "column '%s': '%s' is not int64, float, bytes or skip", name,
+                               kind_text);
+    ssize_t at = st_schema_find(&in->types, name);
+    if (at >= 0) {
+        in->types.columns[at].kind = (st_kind)kind;
+        return EXIT_OK;
+    }
+    if (st_schema_add(&in->types, name, (st_kind)kind)) {
+        cli_error(cmd, "out of memory");
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+static int load_schema_file(const cli_command *cmd, cli_input *in, const char *path)
+{
+    size_t len;
+    char *text = json_read_file(path, &len);
+    if (!text) {
+        cli_error(cmd, "%s: %s", path, strerror(errno));
+        return EXIT_USAGE;
+    }
+    json_value root;
+    char msg[256];
+    int rc = EXIT_OK;
+    if (json_parse(text, len, &root, msg, sizeof msg)) {
+        cli_error(cmd, "%s: %s", path, msg);
+        free(text);
+        return EXIT_USAGE;
+    }
+    if (root.type != JSON_OBJECT) {
+        cli_error(cmd, "%s: expected an object {\"column\": \"int64\", ...}", path);
+        rc = EXIT_USAGE;
+    }
+    for (size_t i = 0; rc == EXIT_OK && i < root.count; i++) {
+        if (root.items[i].type != JSON_STRING) {
+            cli_error(cmd, "%s: the type of '%s' must be a string", path, root.keys[i]);
+            rc = EXIT_USAGE;
+        } else {
+            rc = add_type(cmd, in, root.keys[i], root.items[i].text);
+        }
+    }
+    json_free(&root);
+    free(text);
+    return rc;
+}
+
+static int parse_char_option(const cli_command *cmd, const char *name, const char *text, char *out)
+{
+    if (strcmp(text, "\\t") == 0 || strcmp(text, "tab") == 0) {
+        *out = '\t';
+        return EXIT_OK;
+    }
+    if (strlen(text) != 1)
+        return cli_usage_error(cmd, "--%s takes one character, not '%s'", name, text);
+    *out = text[0];
+    return EXIT_OK;
+}
+
+int cli_input_init(const cli_command *cmd, const cli_values *v, cli_input *in)
+{
+    memset(in, 0, sizeof *in);
+    st_read_options_init(&in->ro);
+    st_csv_options_init(&in->csv);
+
+    const char *from = cli_text(v, "from", NULL);
+    if (from) {
+        in->format = st_format_by_name(from);
+        if (!in->format)
+            return cli_usage_error(cmd, "--from: unknown format '%s'", from);
+    }
+    /* convert and split use --compression for their output. */
+    const char *comp = cli_text(v, "input-compression", NULL);
+    if (!comp && !cli_has(v, "output"))
+        comp = cli_text(v, "compression", NULL);
+    if (comp)
+        in->ro.compression = (st_compression)st_compression_parse(comp);
+    in->ro.columns = cli_list(v, "columns", &in->ro.ncolumns);
+    in->ro.exclude = cli_list(v, "exclude", &in->ro.nexclude);
+    in->ro.decimal_text = strcmp(cli_text(v, "decimal", "float"), "text") == 0;
+    in->ro.strict_float = cli_has(v, "strict-float");
+    if (cli_size(v, cmd, "max-record-size", 0, &in->ro.max_record_size))
+        return EXIT_USAGE;
+
+    const char *delim = cli_text(v, "delimiter", NULL);
+    if (delim && parse_char_option(cmd, "delimiter", delim, &in->csv.delimiter))
+        return EXIT_USAGE;
+    const char *quote = cli_text(v, "quote", NULL);
+    if (quote && strcmp(quote, "none") == 0)
+        in->csv.no_quote = true;
+    else if (quote && parse_char_option(cmd, "quote", quote, &in->csv.quote))
+        return EXIT_USAGE;
+    in->csv.no_header = cli_has(v, "no-header");
+    in->csv.header = cli_text(v, "header", NULL);
+    in->csv.skip_bad_rows = cli_has(v, "skip-bad-rows");
+    const char *empty = cli_text(v, "empty", "omit");
+    in->csv.empty = strcmp(empty, "empty") == 0   ? ST_EMPTY_EMPTY
+                    : strcmp(empty, "error") == 0 ? ST_EMPTY_ERROR
+                                                  : ST_EMPTY_OMIT;
+    if (cli_uint(v, cmd, "infer-rows", 0, &in->csv.infer_rows))
+        return EXIT_USAGE;
+    const char *schema = cli_text(v, "schema", NULL);
+    if (schema && load_schema_file(cmd, in, schema))
+        return EXIT_USAGE;
+    size_t ntypes;
+    const char *const *types = cli_list(v, "type", &ntypes);
+    for (size_t i = 0; i < ntypes; i++) {
+        const char *eq = strrchr(types[i], '=');
+        if (!eq || eq == types[i])
+            return cli_usage_error(cmd, "--type: expected COLUMN=KIND, not '%s'", types[i]);
+        char name[1024];
+        snprintf(name, sizeof name, "%.*s", (int)(eq - types[i]), types[i]);
+        if (add_type(cmd, in, name, eq + 1))
+            return EXIT_USAGE;
+    }
+    in->csv.types = in->types.count ? &in->types : NULL;
+    in->ro.format_options = &in->csv;
+    return EXIT_OK;
+}
+
+void cli_input_free(cli_input *in)
+{
+    st_schema_free(&in->types);
+}

@@ -1,0 +1,26 @@
+/* Options that say how to read inputs, shared by cat, stat, convert and
+ * split, and their translation into st_read_options. */
+#ifndef ST_CLI_INPUT_H
+#define ST_CLI_INPUT_H
+
+#include "cli.h"
+
+#include "../formats/csv/csv.h"
+#include "../formats/format.h"
+
+extern const cli_option cli_input_options[];  /* --from, --compression, --columns, ... */
+extern const cli_option cli_input_compression_option[]; /* --compression, for cat and stat */
+extern const cli_option cli_text_options[];   /* CSV / TSV / JSON lines: --delimiter, ... */
+
+typedef struct cli_input {
+    st_read_options ro;
+    st_csv_options csv;
+    st_schema types;            /* --schema / --type */
+    const st_format *format;    /* --from, or NULL to detect */
+} cli_input;
+
+/* Reads the input options; prints a usage error and returns EXIT_USAGE on bad values. */
+int cli_input_init(const cli_command *cmd, const cli_values *v, cli_input *in);
+void cli_input_free(cli_input *in);
+
+#endif

@@ -1,0 +1,333 @@
+#include "json_read.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct parser {
+    const char *p, *end, *start;
+    char *msg;
+    size_t msgcap;
+    int depth;
+} parser;
+
+static int fail(parser *ps, const char *why)
+{
+    int line = 1, col = 1;
+    for (const char *q = ps->start; q < ps->p && q < ps->end; q++) {
+        if (*q == '\n') {
+            line++;
+            col = 1;
+        } else {
+            col++;
+        }
+    }
+    snprintf(ps->msg, ps->msgcap, "line %d, column %d: %s", line, col, why);
+    return -1;
+}
+
+static void skip_ws(parser *ps)
+{
+    while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
+        ps->p++;
+}
+
+static int put_utf8(char *out, unsigned cp)
+{
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xC0 | (cp >> 6));
+        out[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xE0 | (cp >> 12));
+        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        out[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | (cp >> 18));
+    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    out[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+static int hex4(const char *p, unsigned *out)
+{
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = p[i];
+        v <<= 4;
+        if (c >= '0' && c <= '9')
+            v |= (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            v |= (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            v |= (unsigned)(c - 'A' + 10);
+        else
+            return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_string(parser *ps, char **out)
+{
+    ps->p++; /* opening quote */
+    size_t cap = 16, n = 0;
+    char *s = malloc(cap);
+    if (!s)
+        return fail(ps, "out of memory");
+    while (ps->p < ps->end && *ps->p != '"') {
+        if (n + 8 > cap) {
+            char *bigger = realloc(s, cap *= 2);
+            if (!bigger) {
+                free(s);
+                return fail(ps, "out of memory");
+            }
+            s = bigger;
+        }
+        char c = *ps->p++;
+        if ((unsigned char)c < 0x20) {
+            free(s);
+            return fail(ps, "control character in a string");
+        }
+        if (c != '\\') {
+            s[n++] = c;
+            continue;
+        }
+        if (ps->p >= ps->end)
+            break;
+        c = *ps->p++;
+        switch (c) {
+        case '"': s[n++] = '"'; break;
+        case '\\': s[n++] = '\\'; break;
+        case '/': s[n++] = '/'; break;
+        case 'b': s[n++] = '\b'; break;
+        case 'f': s[n++] = '\f'; break;
+        case 'n': s[n++] = '\n'; break;
+        case 'r': s[n++] = '\r'; break;
+        case 't': s[n++] = '\t'; break;
+        case 'u': {
+            unsigned cp;
+            if (ps->end - ps->p < 4 || hex4(ps->p, &cp)) {
+                free(s);
+                return fail(ps, "bad \\u escape");
+            }
+            ps->p += 4;
+            if (cp >= 0xD800 && cp < 0xDC00 && ps->end - ps->p >= 6 && ps->p[0] == '\\' &&
+                ps->p[1] == 'u') {
+                unsigned lo;
+                if (hex4(ps->p + 2, &lo) == 0 && lo >= 0xDC00 && lo < 0xE000) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    ps->p += 6;
+                }
+            }
+            n += (size_t)put_utf8(s + n, cp);
+            break;
+        }
+        default:
+            free(s);
+            return fail(ps, "bad escape in a string");
+        }
+    }
+    if (ps->p >= ps->end) {
+        free(s);
+        return fail(ps, "unterminated string");
+    }
+    ps->p++;
+    s[n] = '\0';
+    *out = s;
+    return 0;
+}
+
+static int parse_value(parser *ps, json_value *v);
+
+static int push_item(json_value *v, char *key)
+{
+    json_value *items = realloc(v->items, (v->count + 1) * sizeof *items);
+    if (!items)
+        return -1;
+    v->items = items;
+    memset(&items[v->count], 0, sizeof *items);
+    if (v->type == JSON_OBJECT) {
+        char **keys = realloc(v->keys, (v->count + 1) * sizeof *keys);
+        if (!keys)
+            return -1;
+        v->keys = keys;
+        keys[v->count] = key;
+    }
+    v->count++;
+    return 0;
+}
+
+static int parse_container(parser *ps, json_value *v, char close)
+{
+    if (++ps->depth > 64)
+        return fail(ps, "nested too deeply");
+    ps->p++;
+    skip_ws(ps);
+    if (ps->p < ps->end && *ps->p == close) {
+        ps->p++;
+        ps->depth--;
+        return 0;
+    }
+    for (;;) {
+        char *key = NULL;
+        skip_ws(ps);
+        if (close == '}') {
+            if (ps->p >= ps->end || *ps->p != '"')
+                return fail(ps, "expected a key");
+            if (parse_string(ps, &key))
+                return -1;
+            skip_ws(ps);
+            if (ps->p >= ps->end || *ps->p != ':') {
+                free(key);
+                return fail(ps, "expected ':'");
+            }
+            ps->p++;
+        }
+        if (push_item(v, key)) {
+            free(key);
+            return fail(ps, "out of memory");
+        }
+        if (parse_value(ps, &v->items[v->count - 1]))
+            return -1;
+        skip_ws(ps);
+        if (ps->p < ps->end && *ps->p == ',') {
+            ps->p++;
+            continue;
+        }
+        if (ps->p < ps->end && *ps->p == close) {
+            ps->p++;
+            ps->depth--;
+            return 0;
+        }
+        return fail(ps, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+    }
+}
+
+static int parse_value(parser *ps, json_value *v)
+{
+    skip_ws(ps);
+    if (ps->p >= ps->end)
+        return fail(ps, "unexpected end of input");
+    char c = *ps->p;
+    if (c == '{') {
+        v->type = JSON_OBJECT;
+        return parse_container(ps, v, '}');
+    }
+    if (c == '[') {
+        v->type = JSON_ARRAY;
+        return parse_container(ps, v, ']');
+    }
+    if (c == '"') {
+        v->type = JSON_STRING;
+        return parse_string(ps, &v->text);
+    }
+    static const struct { const char *word; json_type type; bool value; } words[] = {
+        {"true", JSON_BOOL, true}, {"false", JSON_BOOL, false}, {"null", JSON_NULL, false}};
+    for (size_t i = 0; i < 3; i++) {
+        size_t n = strlen(words[i].word);
+        if ((size_t)(ps->end - ps->p) >= n && memcmp(ps->p, words[i].word, n) == 0) {
+            v->type = words[i].type;
+            v->boolean = words[i].value;
+            ps->p += n;
+            return 0;
+        }
+    }
+    const char *start = ps->p;
+    while (ps->p < ps->end && strchr("+-0123456789.eE", *ps->p))
+        ps->p++;
+    if (ps->p == start)
+        return fail(ps, "unexpected character");
+    v->type = JSON_NUMBER;
+    v->text = strndup(start, (size_t)(ps->p - start));
+    return v->text ? 0 : fail(ps, "out of memory");
+}
+
+int json_parse(const char *text, size_t len, json_value *out, char *msg, size_t msgcap)
+{
+    parser ps = {.p = text, .end = text + len, .start = text, .msg = msg, .msgcap = msgcap};
+    memset(out, 0, sizeof *out);
+    if (parse_value(&ps, out)) {
+        json_free(out);
+        return -1;
+    }
+    skip_ws(&ps);
+    if (ps.p != ps.end) {
+        fail(&ps, "unexpected text after the JSON value");
+        json_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+void json_free(json_value *v)
+{
+    for (size_t i = 0; i < v->count; i++) {
+        json_free(&v->items[i]);
+        if (v->keys)
+            free(v->keys[i]);
+    }
+    free(v->items);
+    free(v->keys);
+    free(v->text);
+    memset(v, 0, sizeof *v);
+}
+
+const json_value *json_get(const json_value *obj, const char *key)
+{
+    if (!obj || obj->type != JSON_OBJECT)
+        return NULL;
+    for (size_t i = 0; i < obj->count; i++)
+        if (strcmp(obj->keys[i], key) == 0)
+            return &obj->items[i];
+    return NULL;
+}
+
+bool json_uint(const json_value *v, uint64_t *out)
+{
+    if (!v || v->type != JSON_NUMBER || v->text[0] == '-')
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v->text, &end, 10);
+    if (errno || *end)
+        return false;
+    *out = n;
+    return true;
+}
+
+char *json_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (n + 1 == cap) {
+            char *bigger = cap < (64u << 20) ? realloc(buf, cap *= 2) : NULL;
+            if (!bigger) {
+                free(buf);
+                buf = NULL;
+                errno = EFBIG;
+            }
+            buf = bigger;
+        }
+    }
+    fclose(f);
+    if (buf) {
+        buf[n] = '\0';
+        *len = n;
+    }
+    return buf;
+}

@@ -1,0 +1,31 @@
+/* A small JSON reader for the files shardtool reads back: manifests and
+ * --schema files.  Builds a tree; numbers keep their text so int64 values
+ * stay exact. */
+#ifndef ST_CLI_JSON_READ_H
+#define ST_CLI_JSON_READ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum json_type { JSON_NULL, JSON_BOOL, JSON_NUMBER, JSON_STRING, JSON_ARRAY, JSON_OBJECT } json_type;
+
+typedef struct json_value {
+    json_type type;
+    bool boolean;
+    char *text;                   /* STRING: the decoded string; NUMBER: the literal */
+    struct json_value *items;     /* ARRAY items, OBJECT values */
+    char **keys;                  /* OBJECT keys */
+    size_t count;
+} json_value;
+
+/* Parses text; on failure returns -1 and writes "line L, column C: why" into msg. */
+int json_parse(const char *text, size_t len, json_value *out, char *msg, size_t msgcap);
+void json_free(json_value *v);
+const json_value *json_get(const json_value *obj, const char *key);
+/* The number as uint64; false when it is not a non-negative integer. */
+bool json_uint(const json_value *v, uint64_t *out);
+/* Reads a whole (small) file; NULL with errno set on failure. */
+char *json_read_file(const char *path, size_t *len);
+
+#endif

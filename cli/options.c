@@ -1,0 +1,323 @@
+/* Parsing command lines against a command's option tables, and --help. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/shard.h"
+
+static size_t count_options(const cli_command *cmd)
+{
+    size_t n = 0;
+    for (const cli_option *const *g = cmd->groups; *g; g++)
+        for (const cli_option *o = *g; o->name; o++)
+            n++;
+    return n;
+}
+
+static cli_value *find_long(cli_values *v, const char *name, size_t len)
+{
+    for (size_t i = 0; i < v->count; i++)
+        if (strlen(v->values[i].option->name) == len &&
+            strncmp(v->values[i].option->name, name, len) == 0)
+            return &v->values[i];
+    return NULL;
+}
+
+static cli_value *find_short(cli_values *v, char c)
+{
+    for (size_t i = 0; i < v->count; i++)
+        if (v->values[i].option->short_name == c)
+            return &v->values[i];
+    return NULL;
+}
+
+/* The closest long option, for "did you mean" hints. */
+static const char *closest(const cli_values *v, const char *name)
+{
+    const char *best = NULL;
+    size_t best_score = 0;
+    for (size_t i = 0; i < v->count; i++) {
+        const char *cand = v->values[i].option->name;
+        size_t score = 0;
+        while (cand[score] && name[score] && cand[score] == name[score])
+            score++;
+        if (score > best_score) {
+            best = cand;
+            best_score = score;
+        }
+    }
+    return best_score >= 2 ? best : NULL;
+}
+
+static int add_list_values(cli_value *val, const char *text)
+{
+    /* Commas separate values so "--columns a,b" equals "--columns a --columns b". */
+    const char *p = text;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char **list = realloc(val->list, (val->nlist + 2) * sizeof *list);
+        if (!list)
+            return -1;
+        val->list = list;
+        list[val->nlist] = strndup(p, len);
+        if (!list[val->nlist])
+            return -1;
+        list[++val->nlist] = NULL;
+        if (!comma)
+            return 0;
+        p = comma + 1;
+    }
+}
+
+static int check_choice(const cli_command *cmd, const cli_value *val, const char *text)
+{
+    const char *const *c = val->option->choices;
+    if (!c)
+        return EXIT_OK;
+    for (; *c; c++)
+        if (strcmp(*c, text) == 0)
+            return EXIT_OK;
+    char allowed[512] = "";
+    for (c = val->option->choices; *c; c++) {
+        strncat(allowed, *c, sizeof allowed - strlen(allowed) - 1);
+        if (c[1])
+            strncat(allowed, ", ", sizeof allowed - strlen(allowed) - 1);
+    }
+    return cli_usage_error(cmd, "--%s: '%s' is not one of: %s", val->option->name, text, allowed);
+}
+
+static int set_value(const cli_command *cmd, cli_value *val, const char *text)
+{
+    val->set = true;
+    if (val->option->arg == ARG_NONE)
+        return EXIT_OK;
+    int rc = check_choice(cmd, val, text);
+    if (rc)
+        return rc;
+    if (val->option->arg == ARG_TEXT) {
+        val->text = text;
+        return EXIT_OK;
+    }
+    if (add_list_values(val, text)) {
+        cli_error(cmd, "out of memory");
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+int cli_parse(const cli_command *cmd, int argc, char **argv, cli_values *v, bool *help)
+{
+    memset(v, 0, sizeof *v);
+    *help = false;
+    v->count = count_options(cmd);
+    v->values = calloc(v->count ? v->count : 1, sizeof *v->values);
+    v->positional = calloc((size_t)argc + 1, sizeof *v->positional);
+    if (!v->values || !v->positional) {
+        cli_error(cmd, "out of memory");
+        return EXIT_USAGE;
+    }
+    size_t k = 0;
+    for (const cli_option *const *g = cmd->groups; *g; g++)
+        for (const cli_option *o = *g; o->name; o++)
+            v->values[k++].option = o;
+
+    bool options_done = false;
+    for (int i = 0; i < argc; i++) {
+        char *arg = argv[i];
+        if (options_done || arg[0] != '-' || strcmp(arg, "-") == 0) {
+            v->positional[v->npositional++] = arg;
+            continue;
+        }
+        if (strcmp(arg, "--") == 0) {
+            options_done = true;
+            continue;
+        }
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            *help = true;
+            return EXIT_OK;
+        }
+        cli_value *val;
+        const char *inline_value = NULL;
+        if (arg[1] == '-') {
+            const char *name = arg + 2;
+            const char *eq = strchr(name, '=');
+            size_t len = eq ? (size_t)(eq - name) : strlen(name);
+            val = find_long(v, name, len);
+            if (!val) {
+                const char *hint = closest(v, name);
+                if (hint)
+                    return cli_usage_error(cmd, "unknown option '%.*s' (did you mean --%s?)",
+                                           (int)(len + 2), arg, hint);
+                return cli_usage_error(cmd, "unknown option '%.*s'", (int)(len + 2), arg);
+            }
+            if (eq)
+                inline_value = eq + 1;
+        } else {
+            val = find_short(v, arg[1]);
+            if (!val)
+                return cli_usage_error(cmd, "unknown option '-%c'", arg[1]);
+            if (arg[2])
+                inline_value = arg + 2;
+        }
+        if (val->option->arg == ARG_NONE) {
+            if (inline_value)
+                return cli_usage_error(cmd, "--%s takes no value", val->option->name);
+            set_value(cmd, val, NULL);
+            continue;
+        }
+        if (!inline_value) {
+            if (i + 1 >= argc)
+                return cli_usage_error(cmd, "--%s needs a value (%s)", val->option->name,
+                                       val->option->metavar ? val->option->metavar : "VALUE");
+            inline_value = argv[++i];
+        }
+        int rc = set_value(cmd, val, inline_value);
+        if (rc)
+            return rc;
+    }
+    return EXIT_OK;
+}
+
+void cli_values_free(cli_values *v)
+{
+    for (size_t i = 0; i < v->count; i++) {
+        for (size_t j = 0; j < v->values[i].nlist; j++)
+            free(v->values[i].list[j]);
+        free(v->values[i].list);
+    }
+    free(v->values);
+    free(v->positional);
+    memset(v, 0, sizeof *v);
+}
+
+static const cli_value *lookup(const cli_values *v, const char *name)
+{
+    for (size_t i = 0; i < v->count; i++)
+        if (strcmp(v->values[i].option->name, name) == 0)
+            return &v->values[i];
+    return NULL;
+}
+
+bool cli_has(const cli_values *v, const char *name)
+{
+    const cli_value *val = lookup(v, name);
+    return val && val->set;
+}
+
+const char *cli_text(const cli_values *v, const char *name, const char *fallback)
+{
+    const cli_value *val = lookup(v, name);
+    return val && val->set && val->text ? val->text : fallback;
+}
+
+const char *const *cli_list(const cli_values *v, const char *name, size_t *n)
+{
+    const cli_value *val = lookup(v, name);
+    *n = val ? val->nlist : 0;
+    return val && val->nlist ? (const char *const *)val->list : NULL;
+}
+
+int cli_uint(const cli_values *v, const cli_command *cmd, const char *name,
+             uint64_t fallback, uint64_t *out)
+{
+    const char *text = cli_text(v, name, NULL);
+    if (!text) {
+        *out = fallback;
+        return EXIT_OK;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(text, &end, 10);
+    if (errno || end == text || *end || text[0] == '-')
+        return cli_usage_error(cmd, "--%s: '%s' is not a non-negative integer", name, text);
+    *out = n;
+    return EXIT_OK;
+}
+
+int cli_size(const cli_values *v, const cli_command *cmd, const char *name,
+             uint64_t fallback, uint64_t *out)
+{
+    const char *text = cli_text(v, name, NULL);
+    if (!text) {
+        *out = fallback;
+        return EXIT_OK;
+    }
+    if (st_parse_size(text, out) != ST_OK)
+        return cli_usage_error(cmd, "--%s: '%s' is not a size (e.g. 256MiB, 1G, 500000)", name, text);
+    return EXIT_OK;
+}
+
+void cli_print_help(const cli_command *cmd)
+{
+    printf("Usage: shardtool %s %s\n\n%s\n", cmd->name, cmd->usage, cmd->summary);
+    if (cmd->description)
+        printf("\n%s\n", cmd->description);
+    printf("\nOptions:\n");
+    for (const cli_option *const *g = cmd->groups; *g; g++) {
+        for (const cli_option *o = *g; o->name; o++) {
+            char left[64];
+            if (o->short_name)
+                snprintf(left, sizeof left, "-%c, --%s%s%s", o->short_name, o->name,
+                         o->metavar ? " " : "", o->metavar ? o->metavar : "");
+            else
+                snprintf(left, sizeof left, "    --%s%s%s", o->name, o->metavar ? " " : "",
+                         o->metavar ? o->metavar : "");
+            if (strlen(left) > 26)
+                printf("  %s\n  %-26s  %s\n", left, "", o->help);
+            else
+                printf("  %-26s  %s\n", left, o->help);
+        }
+    }
+    printf("  %-26s  %s\n", "-h, --help", "show this help");
+    printf("\nSee shardtool-%s(1) for details.\n", cmd->name);
+}
+
+void cli_error(const cli_command *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "shardtool%s%s: ", cmd ? " " : "", cmd ? cmd->name : "");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+void cli_error_at(const cli_command *cmd, const char *path, const st_error *err)
+{
+    if (path)
+        cli_error(cmd, "%s: %s", path, err->msg[0] ? err->msg : st_status_name(err->code));
+    else
+        cli_error(cmd, "%s", err->msg[0] ? err->msg : st_status_name(err->code));
+}
+
+int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "shardtool%s%s: ", cmd ? " " : "", cmd ? cmd->name : "");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    fprintf(stderr, "Try 'shardtool %s%s--help' for more information.\n", cmd ? cmd->name : "",
+            cmd ? " " : "");
+    return EXIT_USAGE;
+}
+
+int cli_exit_for(int code)
+{
+    switch (code) {
+    case ST_OK:
+        return EXIT_OK;
+    case ST_EUSAGE:
+    case ST_ENOTFOUND:
+    case ST_EEXIST:
+        return EXIT_USAGE;
+    default:
+        return EXIT_DAMAGED;
+    }
+}

@@ -1,0 +1,235 @@
+#include "output.h"
+
+#include "shuffle.h"
+
+#include "../src/manifest.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char *const out_compressions[] = {"none", "gzip", "zlib", NULL};
+
+const cli_option cli_output_options[] = {
+    {"shards", 's', ARG_TEXT, "N", NULL, "write N shards, records dealt round robin (default 1)"},
+    {"shard-size", 0, ARG_TEXT, "SIZE", NULL, "start a new shard before one passes SIZE (e.g. 256MiB)"},
+    {"records-per-shard", 0, ARG_TEXT, "N", NULL, "start a new shard every N records"},
+    {"compression", 'z', ARG_TEXT, "TYPE", out_compressions, "compress each shard as one GZIP or ZLIB stream"},
+    {"compression-level", 0, ARG_TEXT, "N", NULL, "zlib level 0-9 (default 6)"},
+    {"index", 0, ARG_NONE, NULL, NULL, "write SHARD.idx beside each shard (DALI: offset size per line)"},
+    {"manifest", 0, ARG_TEXT, "PATH", NULL, "where to write the manifest (default PREFIX.manifest.json)"},
+    {"no-manifest", 0, ARG_NONE, NULL, NULL, "write no manifest"},
+    {"feature-spec", 0, ARG_TEXT, "FILE", NULL, "write the features as a tf.io.parse_example spec (JSON)"},
+    {"force", 'f', ARG_NONE, NULL, NULL, "replace existing outputs"},
+    {"progress", 0, ARG_NONE, NULL, NULL, "show progress even when stderr is not a terminal"},
+    CLI_OPTIONS_END,
+};
+
+/* Creates the directories above a local prefix ("out/train" -> "out/"). */
+static int make_parent_dirs(const cli_command *cmd, const char *prefix)
+{
+    if (st_path_is_remote(prefix))
+        return EXIT_OK;
+    char path[4096];
+    snprintf(path, sizeof path, "%s", prefix);
+    char *slash = strrchr(path, '/');
+    if (!slash || slash == path)
+        return EXIT_OK;
+    *slash = '\0';
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+            cli_error(cmd, "%s: %s", path, strerror(errno));
+            return EXIT_USAGE;
+        }
+        *p = '/';
+    }
+    if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+        cli_error(cmd, "%s: %s", path, strerror(errno));
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format *format,
+                    cli_output *out)
+{
+    memset(out, 0, sizeof *out);
+    out->format = format;
+    const char *prefix = cli_text(v, "output", NULL);
+    if (!prefix)
+        return cli_usage_error(cmd, "no output prefix: give -o PREFIX");
+    int modes = cli_has(v, "shards") + cli_has(v, "shard-size") + cli_has(v, "records-per-shard");
+    if (modes > 1)
+        return cli_usage_error(cmd, "give only one of --shards, --shard-size, --records-per-shard");
+
+    out->sopt.prefix = prefix;
+    out->sopt.writer = format->writer;
+    out->sopt.wopt = &out->wopt;
+    out->sopt.force = out->force = cli_has(v, "force");
+    out->sopt.index = cli_has(v, "index");
+    if (cli_has(v, "shard-size")) {
+        out->sopt.mode = ST_SHARD_BY_SIZE;
+        if (cli_size(v, cmd, "shard-size", 0, &out->sopt.max_bytes) || out->sopt.max_bytes == 0)
+            return cli_usage_error(cmd, "--shard-size must be a positive size");
+    } else if (cli_has(v, "records-per-shard")) {
+        out->sopt.mode = ST_SHARD_BY_RECORDS;
+        if (cli_uint(v, cmd, "records-per-shard", 0, &out->sopt.max_records) ||
+            out->sopt.max_records == 0)
+            return cli_usage_error(cmd, "--records-per-shard must be a positive integer");
+    } else {
+        out->sopt.mode = ST_SHARD_BY_COUNT;
+        if (cli_uint(v, cmd, "shards", 1, &out->sopt.count))
+            return EXIT_USAGE;
+        if (out->sopt.count == 0 || out->sopt.count > 100000)
+            return cli_usage_error(cmd, "--shards must be between 1 and 100000");
+    }
+    const char *comp = cli_text(v, "compression", "none");
+    out->wopt.compression = (st_compression)st_compression_parse(comp);
+    uint64_t level;
+    if (cli_uint(v, cmd, "compression-level", 6, &level) || level > 9)
+        return cli_usage_error(cmd, "--compression-level must be 0 to 9");
+    out->wopt.compression_level = (int)level;
+    if (out->sopt.index && out->wopt.compression != ST_COMPRESSION_NONE)
+        return cli_usage_error(cmd, "--index needs uncompressed shards: DALI's index holds byte "
+                                    "offsets into the file");
+    if (out->sopt.index && strcmp(format->name, "tfrecord") != 0)
+        return cli_usage_error(cmd, "--index is for TFRecord output");
+
+    const char *manifest = cli_text(v, "manifest", NULL);
+    out->want_manifest = !cli_has(v, "no-manifest");
+    snprintf(out->manifest_path, sizeof out->manifest_path, "%s", manifest ? manifest : "");
+    out->feature_spec = cli_text(v, "feature-spec", NULL);
+    return make_parent_dirs(cmd, prefix);
+}
+
+static int emit_to_sink(void *ctx, const uint8_t *encoded, size_t len, st_error *err)
+{
+    return st_shard_sink_write(ctx, encoded, len, err);
+}
+
+static int emit_to_shuffler(void *ctx, const uint8_t *encoded, size_t len, st_error *err)
+{
+    return shuffler_add(ctx, encoded, len, err);
+}
+
+static int drain_to_sink(void *ctx, const uint8_t *encoded, size_t len, st_error *err)
+{
+    return st_shard_sink_write(ctx, encoded, len, err);
+}
+
+static int derive_schema(cli_output *out, convert_job *job, st_error *err)
+{
+    st_feature_stats stats;
+    st_feature_stats_init(&stats);
+    int rc = convert_scan_schema(job, &stats, err);
+    if (rc == ST_OK)
+        rc = st_feature_stats_schema(&stats, &out->schema);
+    st_feature_stats_free(&stats);
+    out->wopt.schema = &out->schema;
+    return rc;
+}
+
+static int finish_outputs(cli_output *out, convert_job *job, const char *options_json,
+                          st_error *err)
+{
+    int rc = st_shard_sink_finish(out->sink, err);
+    if (rc < 0)
+        return rc;
+    if (out->want_manifest) {
+        char path[4096];
+        if (out->manifest_path[0])
+            snprintf(path, sizeof path, "%s", out->manifest_path);
+        else
+            snprintf(path, sizeof path, "%s%s.manifest.json", out->sopt.prefix, out->infix);
+        rc = st_manifest_write(path, out->sink, out->format->name, out->wopt.compression,
+                               &job->stats, options_json, out->force, err);
+        if (rc < 0)
+            return st_error_prefix(err, "%s: ", path);
+        snprintf(out->manifest_path, sizeof out->manifest_path, "%s", path);
+    }
+    if (out->feature_spec) {
+        rc = st_feature_spec_write(out->feature_spec, &job->stats, out->force, err);
+        if (rc < 0)
+            return st_error_prefix(err, "%s: ", out->feature_spec);
+    }
+    return ST_OK;
+}
+
+int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bool shuffle,
+                   uint64_t seed, const char *options_json)
+{
+    st_error err = {0};
+    out->sopt.infix = out->infix[0] ? out->infix : NULL;
+    int rc = ST_OK;
+    if (out->format->writer->needs_schema)
+        rc = derive_schema(out, job, &err);
+    if (rc == ST_OK)
+        rc = st_shard_sink_open(&out->sopt, &out->sink, &err);
+    if (rc < 0) {
+        cli_error_at(cmd, NULL, &err);
+        return cli_exit_for(rc);
+    }
+
+    shuffler *sh = NULL;
+    if (shuffle) {
+        rc = shuffler_open(&sh, seed, job->total_input_bytes, out->sopt.prefix, &err);
+        job->emit = emit_to_shuffler;
+        job->emit_ctx = sh;
+    } else {
+        job->emit = emit_to_sink;
+        job->emit_ctx = out->sink;
+    }
+    if (rc == ST_OK)
+        rc = convert_run(job, &err);
+    if (rc == ST_OK && sh)
+        rc = shuffler_drain(sh, drain_to_sink, out->sink, &cli_interrupted, &err);
+    shuffler_close(sh);
+    if (rc == ST_OK && cli_interrupted)
+        rc = st_error_set(&err, ST_ECANCELED, "interrupted");
+    if (rc == ST_OK)
+        rc = finish_outputs(out, job, options_json, &err);
+    if (rc < 0) {
+        st_shard_sink_abort(out->sink);
+        if (rc == ST_ECANCELED && cli_interrupted)
+            cli_error(cmd, "interrupted; removed the shards written so far");
+        else
+            cli_error_at(cmd, NULL, &err);
+        return rc == ST_EEXIST || rc == ST_EUSAGE ? EXIT_USAGE : EXIT_DAMAGED;
+    }
+    return EXIT_OK;
+}
+
+void cli_output_summary(const cli_command *cmd, const cli_output *out, const convert_job *job,
+                        size_t ninputs, double seconds)
+{
+    size_t shards = st_shard_sink_count(out->sink);
+    double mib = (double)st_shard_sink_bytes(out->sink) / (1024.0 * 1024.0);
+    fprintf(stderr,
+            "shardtool %s: %" PRIu64 " records from %zu input%s into %zu shard%s (%.1f MiB) in "
+            "%.2f s (%.0f records/s)\n",
+            cmd->name, job->records, ninputs, ninputs == 1 ? "" : "s", shards,
+            shards == 1 ? "" : "s", mib, seconds, seconds > 0 ? (double)job->records / seconds : 0);
+    if (out->want_manifest)
+        fprintf(stderr, "shardtool %s: manifest: %s\n", cmd->name, out->manifest_path);
+    if (job->skipped_rows)
+        fprintf(stderr, "shardtool %s: skipped %" PRIu64 " bad row%s\n", cmd->name,
+                job->skipped_rows, job->skipped_rows == 1 ? "" : "s");
+    if (job->lossy_floats)
+        fprintf(stderr,
+                "shardtool %s: note: %" PRIu64 " value%s changed when narrowed to float32 "
+                "(--strict-float makes this an error)\n",
+                cmd->name, job->lossy_floats, job->lossy_floats == 1 ? "" : "s");
+}
+
+void cli_output_free(cli_output *out)
+{
+    st_shard_sink_free(out->sink);
+    out->sink = NULL;
+    st_schema_free(&out->schema);
+}

@@ -1,0 +1,38 @@
+/* Output options shared by convert and split (sharding, compression,
+ * indexes, manifests) and the end of a run: sink, manifest, summary. */
+#ifndef ST_CLI_OUTPUT_H
+#define ST_CLI_OUTPUT_H
+
+#include "cli.h"
+#include "convert_pipeline.h"
+
+#include "../formats/format.h"
+#include "../src/shard.h"
+
+extern const cli_option cli_output_options[];
+
+typedef struct cli_output {
+    const st_format *format;
+    st_write_options wopt;
+    st_shard_options sopt;
+    char infix[64];
+    bool want_manifest;           /* not --no-manifest */
+    char manifest_path[4096];     /* --manifest, or the default once written */
+    const char *feature_spec;
+    bool force;
+    st_schema schema;
+    st_shard_sink *sink;
+} cli_output;
+
+int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format *format,
+                    cli_output *out);
+/* Runs the job into shards: derives a schema first when the writer needs
+ * one, shuffles when asked, then finishes the shards and writes the
+ * manifest and feature spec.  On failure everything written is removed. */
+int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bool shuffle,
+                   uint64_t seed, const char *options_json);
+void cli_output_summary(const cli_command *cmd, const cli_output *out, const convert_job *job,
+                        size_t ninputs, double seconds);
+void cli_output_free(cli_output *out);
+
+#endif

@@ -1,0 +1,190 @@
+/* verify and inspect for Avro container files.
+ *
+ * verify walks the whole file with the same framing and decoding code as
+ * the reader: magic and header, each block's count and size, its sync
+ * marker, its decompression (and snappy CRC), and every datum against the
+ * writer schema.  The first failure is reported with a fixed kind:
+ *   "bad header"            magic, metadata or schema unusable
+ *   "bad block header"      a block's count or size is impossible
+ *   "bad sync marker"       the 16 bytes after a block differ from the header's
+ *   "bad compressed block"  the codec rejects the block's data
+ *   "block crc"             snappy's CRC-32 of the uncompressed data differs
+ *   "bad datum"             a datum does not decode, or bytes are left over
+ *   "truncated"             the input ends inside the header or a block
+ * with failure_detail "block B: ...", failure_offset the block's offset and
+ * failure_record the index of the block's first record. */
+#include "avro_internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static void report(st_verify_report *rep, const char *kind, uint64_t offset, uint64_t record,
+                   const char *where, const st_error *err)
+{
+    rep->ok = false;
+    rep->failure_kind = kind;
+    rep->failure_offset = offset;
+    rep->failure_record = record;
+    snprintf(rep->failure_detail, sizeof rep->failure_detail, "%.60s: %.440s", where, err->msg);
+}
+
+static int verify_blocks(av_input *in, const av_header *h, const av_plan *plan, uint64_t max_block,
+                         st_verify_report *rep, st_error *err)
+{
+    av_decoder *d;
+    int rc = av_decoder_new(plan, NULL, &d, err);
+    if (rc)
+        return rc;
+    st_buf raw = {0}, plain = {0};
+    uint64_t record = 0;
+    for (uint64_t index = 0;; index++) {
+        av_block_info b;
+        const char *kind = "truncated";
+        char where[64];
+        snprintf(where, sizeof where, "block %" PRIu64, index);
+        st_error e = {0};
+        rc = av_block_begin(in, max_block, index, &b, &kind, &e);
+        if (rc == 0) {
+            rep->ok = true;
+            break;
+        }
+        st_buf_clear(&raw);
+        if (rc > 0)
+            rc = av_block_read(in, h, &b, index, &raw, &kind, &e);
+        if (rc < 0) {
+            if (rc != ST_EDATA)
+                goto hard;
+            report(rep, kind, b.offset, record, where, &e);
+            rc = 0;
+            break;
+        }
+        const uint8_t *data = raw.data;
+        size_t len = raw.len;
+        if (h->codec != AVC_NULL) {
+            rc = av_decompress(h->codec, raw.data, raw.len, &plain, max_block, &kind, &e);
+            if (rc < 0) {
+                if (rc != ST_EDATA)
+                    goto hard;
+                report(rep, kind, b.offset, record, where, &e);
+                rc = 0;
+                break;
+            }
+            data = plain.data;
+            len = plain.len;
+        }
+        av_decode_ctx ctx = {.block = index, .block_offset = b.offset, .first_record = record};
+        rc = av_decode_block(d, &ctx, data ? data : (const uint8_t *)"", len, (uint64_t)b.count, NULL, &e);
+        if (rc < 0) {
+            if (rc != ST_EDATA && rc != ST_EUNSUPPORTED)
+                goto hard;
+            report(rep, "bad datum", b.offset, record, where, &e);
+            rc = 0;
+            break;
+        }
+        record += (uint64_t)b.count;
+        rep->records = record;
+        rep->bytes += len;
+        continue;
+    hard:
+        *err = e;
+        break;
+    }
+    rep->file_bytes = in->offset;
+    st_buf_free(&raw);
+    st_buf_free(&plain);
+    av_decoder_free(d);
+    return rc;
+}
+
+int av_verify(st_stream *s, const st_verify_options *opt, st_verify_report *rep, st_error *err)
+{
+    memset(rep, 0, sizeof *rep);
+    rep->compression = ST_COMPRESSION_NONE;
+    uint64_t max_block = opt && opt->max_record_size ? opt->max_record_size : AV_DEFAULT_MAX_BLOCK;
+    av_input in;
+    av_input_init(&in, s);
+    av_header h;
+    const char *kind = "bad header";
+    st_error e = {0};
+    int rc = av_header_read(&in, &h, &kind, &e);
+    av_schema *schema = NULL;
+    av_plan plan;
+    bool have_plan = false;
+    if (!rc)
+        rc = av_schema_parse(h.schema_json, h.schema_len, &h.arena, &schema, NULL, &e);
+    if (!rc) {
+        rc = av_plan_build(&plan, schema, NULL, &e);
+        have_plan = true;
+    }
+    if (rc == ST_EDATA) {
+        report(rep, kind ? kind : "bad header", 0, 0, "header", &e);
+        rep->file_bytes = in.offset;
+        rc = 0;
+    } else if (rc) {
+        *err = e;
+    } else {
+        rc = verify_blocks(&in, &h, &plan, max_block, rep, err);
+    }
+    if (have_plan)
+        av_plan_free(&plan);
+    av_header_free(&h);
+    av_input_free(&in);
+    st_stream_close(s);
+    return rc;
+}
+
+static void hex(char *out, const uint8_t *p, size_t n)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[p[i] >> 4];
+        out[2 * i + 1] = digits[p[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+int av_inspect(st_stream *s, const st_read_options *opt, st_jsonw *w, st_error *err)
+{
+    uint64_t max_block = opt && opt->max_record_size ? opt->max_record_size : AV_DEFAULT_MAX_BLOCK;
+    av_input in;
+    av_input_init(&in, s);
+    av_header h;
+    const char *kind;
+    int rc = av_header_read(&in, &h, &kind, err);
+    if (rc == 0) {
+        st_json_key(w, "codec");
+        st_json_string(w, h.codec_name);
+        st_json_key(w, "schema");
+        av_schema *schema;
+        av_json *dom;
+        st_error ignored;
+        if (av_schema_parse(h.schema_json, h.schema_len, &h.arena, &schema, &dom, &ignored) == 0)
+            av_json_write(w, dom);
+        else
+            st_json_stringn(w, h.schema_json, h.schema_len);
+        char sync[2 * AV_SYNC_SIZE + 1];
+        hex(sync, h.sync, AV_SYNC_SIZE);
+        st_json_key(w, "sync_marker");
+        st_json_string(w, sync);
+        uint64_t blocks = 0, records = 0;
+        for (;;) {
+            av_block_info b;
+            rc = av_block_begin(&in, max_block, blocks, &b, &kind, err);
+            if (rc > 0)
+                rc = av_block_skip(&in, &h, &b, blocks, &kind, err);
+            if (rc <= 0)
+                break;
+            blocks++;
+            records += (uint64_t)b.count;
+        }
+        st_json_key(w, "blocks");
+        st_json_uint(w, blocks);
+        st_json_key(w, "records");
+        st_json_uint(w, records);
+    }
+    av_header_free(&h);
+    av_input_free(&in);
+    return rc < 0 ? rc : 0;
+}
+

@@ -1,0 +1,403 @@
+/* The Avro writer ops: one binary datum per record, gathered into blocks
+ * that are compressed with the chosen codec and closed by the sync marker.
+ * The schema and the rules for names are described in avro_mapping.c. */
+#include "avro_internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AV_DEFAULT_BLOCK ((size_t)256 << 10)
+
+typedef struct av_writer {
+    st_ostream *out;
+    av_codec codec;
+    int level;
+    uint8_t sync[AV_SYNC_SIZE];
+    st_buf block;            /* datums of the open block */
+    uint64_t count;
+    st_buf packed;           /* the block compressed */
+    size_t block_size;
+} av_writer;
+
+size_t st_avro_field_name(const char *feature, size_t len, char *out, size_t cap)
+{
+    if (cap == 0)
+        return 0;
+    size_t o = 0;
+    if (len == 0 || (feature[0] >= '0' && feature[0] <= '9'))
+        out[o++] = '_';
+    for (size_t i = 0; i < len && o + 1 < cap; i++) {
+        char c = feature[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        out[o++] = ok ? c : '_';
+    }
+    if (o >= cap)
+        o = cap - 1;
+    out[o] = '\0';
+    return o;
+}
+
+static bool is_array(const st_column *c)
+{
+    return c->repeated || c->fixed_len != 1;
+}
+
+static const char *avro_type(st_kind k)
+{
+    switch (k) {
+    case ST_KIND_INT64: return "long";
+    case ST_KIND_FLOAT: return "float";
+    case ST_KIND_BYTES: return "bytes";
+    default: return "null";
+    }
+}
+
+/* The Avro names of the columns, made valid and unique (see avro_mapping.c). */
+static int field_names(const st_schema *schema, char ***out, st_error *err)
+{
+    char **names = calloc(schema->count ? schema->count : 1, sizeof *names);
+    if (!names)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    for (size_t i = 0; i < schema->count; i++) {
+        const char *orig = schema->columns[i].name;
+        size_t len = strlen(orig);
+        size_t cap = len + 24;
+        char *n = malloc(cap);
+        if (!n)
+            goto nomem;
+        size_t nl = st_avro_field_name(orig, len, n, cap);
+        for (unsigned suffix = 2;; suffix++) {
+            bool clash = false;
+            for (size_t k = 0; k < i && !clash; k++)
+                clash = strcmp(names[k], n) == 0;
+            if (!clash)
+                break;
+            snprintf(n + nl, cap - nl, "_%u", suffix);
+        }
+        names[i] = n;
+    }
+    *out = names;
+    return 0;
+nomem:
+    for (size_t i = 0; i < schema->count; i++)
+        free(names[i]);
+    free(names);
+    return st_error_set(err, ST_ENOMEM, "out of memory");
+}
+
+static int schema_json(const st_schema *schema, st_buf *out, st_error *err)
+{
+    char **names = NULL;
+    int rc = field_names(schema, &names, err);
+    if (rc)
+        return rc;
+    st_jsonw w;
+    st_jsonw_init(&w, out, false);
+    st_json_begin_object(&w);
+    st_json_key(&w, "type");
+    st_json_string(&w, "record");
+    st_json_key(&w, "name");
+    st_json_string(&w, "Example");
+    st_json_key(&w, "fields");
+    st_json_begin_array(&w);
+    for (size_t i = 0; i < schema->count; i++) {
+        const st_column *c = &schema->columns[i];
+        st_json_begin_object(&w);
+        st_json_key(&w, "name");
+        st_json_string(&w, names[i]);
+        if (strcmp(names[i], c->name) != 0) {
+            st_json_key(&w, "tf_feature");
+            st_json_string(&w, c->name);
+        }
+        st_json_key(&w, "type");
+        bool nullable = c->nullable && c->kind != ST_KIND_NONE;
+        if (nullable) {
+            st_json_begin_array(&w);
+            st_json_string(&w, "null");
+        }
+        if (is_array(c) && c->kind != ST_KIND_NONE) {
+            st_json_begin_object(&w);
+            st_json_key(&w, "type");
+            st_json_string(&w, "array");
+            st_json_key(&w, "items");
+            st_json_string(&w, avro_type(c->kind));
+            st_json_end_object(&w);
+        } else {
+            st_json_string(&w, avro_type(c->kind));
+        }
+        if (nullable) {
+            st_json_end_array(&w);
+            st_json_key(&w, "default");
+            st_json_null(&w);
+        }
+        st_json_end_object(&w);
+    }
+    st_json_end_array(&w);
+    st_json_end_object(&w);
+    for (size_t i = 0; i < schema->count; i++)
+        free(names[i]);
+    free(names);
+    if (w.failed)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* ---- encode (pure) ---------------------------------------------------------- */
+
+static void put_long(st_buf *b, int64_t v)
+{
+    b->len += av_put_varint(b->data + b->len, v);
+}
+
+static const st_feature *find(const st_record *rec, size_t i, const char *name)
+{
+    size_t len = strlen(name);
+    /* Records usually list features in schema order. */
+    if (i < rec->nfeatures) {
+        const st_feature *f = &rec->features[i];
+        if (f->name.len == len && memcmp(f->name.data, name, len) == 0)
+            return f;
+    }
+    return st_record_find(rec, name, len);
+}
+
+static int encode_values(const st_feature *f, st_buf *out, st_error *err)
+{
+    size_t need = 0;
+    switch (f->kind) {
+    case ST_KIND_INT64: need = (size_t)f->count * 10; break;
+    case ST_KIND_FLOAT: need = (size_t)f->count * 4; break;
+    case ST_KIND_BYTES:
+        for (uint32_t k = 0; k < f->count; k++)
+            need += 10 + f->v.bytes[k].len;
+        break;
+    default: break;
+    }
+    if (st_buf_reserve(out, need))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    for (uint32_t k = 0; k < f->count; k++) {
+        switch (f->kind) {
+        case ST_KIND_INT64:
+            put_long(out, f->v.i64[k]);
+            break;
+        case ST_KIND_FLOAT: {
+            uint32_t u;
+            memcpy(&u, &f->v.f32[k], 4);
+            for (int s = 0; s < 32; s += 8)
+                out->data[out->len++] = (uint8_t)(u >> s);
+            break;
+        }
+        case ST_KIND_BYTES:
+            put_long(out, (int64_t)f->v.bytes[k].len);
+            if (f->v.bytes[k].len)
+                memcpy(out->data + out->len, f->v.bytes[k].data, f->v.bytes[k].len);
+            out->len += f->v.bytes[k].len;
+            break;
+        default:
+            break;
+        }
+    }
+    return 0;
+}
+
+static int encode(const st_write_options *opt, const st_record *rec, st_buf *out, st_error *err)
+{
+    const st_schema *schema = opt ? opt->schema : NULL;
+    if (!schema)
+        return st_error_set(err, ST_EUSAGE, "the Avro writer needs the features' schema");
+    size_t matched = 0;
+    for (size_t i = 0; i < schema->count; i++) {
+        const st_column *c = &schema->columns[i];
+        const st_feature *f = find(rec, i, c->name);
+        matched += f != NULL;
+        bool array = is_array(c);
+        if (f && f->kind != ST_KIND_NONE && f->kind != c->kind)
+            return st_error_set(err, ST_EDATA, "feature \"%s\" is %s but the Avro schema says %s",
+                                c->name, st_kind_name(f->kind), st_kind_name(c->kind));
+        if (c->kind == ST_KIND_NONE) {
+            if (f && f->count)
+                return st_error_set(err, ST_EDATA, "feature \"%s\" has values but the Avro schema has none",
+                                    c->name);
+            continue;
+        }
+        /* Absent, or present without values where one value is expected: null. */
+        bool null = !f || (!array && (f->kind == ST_KIND_NONE || f->count == 0));
+        if (st_buf_reserve(out, 24))
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        if (null) {
+            if (!c->nullable)
+                return st_error_set(err, ST_EDATA, "record lacks feature \"%s\", which the Avro schema "
+                                    "says every record has", c->name);
+            put_long(out, 0);
+            continue;
+        }
+        if (c->nullable)
+            put_long(out, 1);
+        if (!array) {
+            if (f->count != 1)
+                return st_error_set(err, ST_EDATA, "feature \"%s\" has %" PRIu32 " values but the Avro "
+                                    "schema holds one", c->name, f->count);
+        } else if (f->count && f->kind != ST_KIND_NONE) {
+            put_long(out, (int64_t)f->count);
+        }
+        if (f->kind != ST_KIND_NONE) {
+            int rc = encode_values(f, out, err);
+            if (rc)
+                return rc;
+        }
+        if (array) {
+            if (st_buf_reserve(out, 1))
+                return st_error_set(err, ST_ENOMEM, "out of memory");
+            put_long(out, 0);
+        }
+    }
+    if (matched != rec->nfeatures) {
+        for (uint32_t k = 0; k < rec->nfeatures; k++) {
+            const st_feature *f = &rec->features[k];
+            bool known = false;
+            for (size_t i = 0; i < schema->count && !known; i++)
+                known = strlen(schema->columns[i].name) == f->name.len &&
+                        memcmp(schema->columns[i].name, f->name.data, f->name.len) == 0;
+            if (!known)
+                return st_error_set(err, ST_EDATA, "feature \"%.*s\" is not in the Avro schema",
+                                    (int)(f->name.len > 200 ? 200 : f->name.len), (const char *)f->name.data);
+        }
+        return st_error_set(err, ST_EDATA, "record has a feature twice");
+    }
+    return 0;
+}
+
+/* ---- the file ------------------------------------------------------------------ */
+
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void derive_sync(const char *name, uint64_t seed, uint8_t sync[AV_SYNC_SIZE])
+{
+    uint64_t h = 1469598103934665603ull ^ seed;
+    for (const char *p = name ? name : ""; *p; p++)
+        h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    for (int i = 0; i < 2; i++) {
+        uint64_t v = splitmix64(&h);
+        for (int k = 0; k < 8; k++)
+            sync[8 * i + k] = (uint8_t)(v >> (8 * k));
+    }
+}
+
+static int put_bytes_field(st_buf *b, const void *data, size_t len)
+{
+    if (st_buf_reserve(b, len + 10))
+        return ST_ENOMEM;
+    put_long(b, (int64_t)len);
+    return st_buf_append(b, data, len);
+}
+
+static int writer_open(void *priv, st_ostream *out, const st_write_options *opt, st_error *err)
+{
+    av_writer *w = priv;
+    memset(w, 0, sizeof *w);
+    w->out = out;
+    const st_avro_write_options *ao = opt ? opt->format_options : NULL;
+    const char *codec = opt && opt->codec ? opt->codec : "deflate";
+    int rc = av_codec_parse(codec, strlen(codec), &w->codec, err);
+    if (rc)
+        return rc;
+    w->level = opt && opt->compression_level > 0 ? opt->compression_level : -1;
+    size_t bs = ao && ao->block_size ? ao->block_size : AV_DEFAULT_BLOCK;
+    w->block_size = bs < 4096 ? 4096 : bs > ((size_t)64 << 20) ? ((size_t)64 << 20) : bs;
+    derive_sync(out->name, ao ? ao->sync_seed : 0, w->sync);
+    if (!opt || !opt->schema)
+        return st_error_set(err, ST_EUSAGE, "the Avro writer needs the features' schema");
+
+    st_buf schema = {0}, head = {0};
+    rc = schema_json(opt->schema, &schema, err);
+    if (!rc) {
+        const char *cname = av_codec_name(w->codec);
+        if (strcmp(cname, "zstd") == 0)
+            cname = "zstandard";
+        if (st_buf_append(&head, "Obj\x01", 4) || st_buf_reserve(&head, 10))
+            rc = ST_ENOMEM;
+        else
+            put_long(&head, 2);
+        if (!rc && (put_bytes_field(&head, "avro.schema", 11) || put_bytes_field(&head, schema.data, schema.len) ||
+                    put_bytes_field(&head, "avro.codec", 10) || put_bytes_field(&head, cname, strlen(cname)) ||
+                    st_buf_reserve(&head, 1)))
+            rc = ST_ENOMEM;
+        if (!rc) {
+            put_long(&head, 0);
+            if (st_buf_append(&head, w->sync, AV_SYNC_SIZE))
+                rc = ST_ENOMEM;
+        }
+        if (rc)
+            rc = st_error_set(err, ST_ENOMEM, "out of memory");
+        else
+            rc = st_ostream_write(out, head.data, head.len, err);
+    }
+    st_buf_free(&schema);
+    st_buf_free(&head);
+    return rc;
+}
+
+static int flush_block(av_writer *w, st_error *err)
+{
+    if (w->count == 0)
+        return 0;
+    int rc = av_compress(w->codec, w->level, w->block.data, w->block.len, &w->packed, err);
+    if (rc)
+        return rc;
+    uint8_t head[20];
+    size_t n = av_put_varint(head, (int64_t)w->count);
+    n += av_put_varint(head + n, (int64_t)w->packed.len);
+    if ((rc = st_ostream_write(w->out, head, n, err)) ||
+        (rc = st_ostream_write(w->out, w->packed.data, w->packed.len, err)) ||
+        (rc = st_ostream_write(w->out, w->sync, AV_SYNC_SIZE, err)))
+        return rc;
+    st_buf_clear(&w->block);
+    w->count = 0;
+    return 0;
+}
+
+static int writer_write(void *priv, const uint8_t *encoded, size_t len, st_error *err)
+{
+    av_writer *w = priv;
+    if (w->block.len && w->block.len + len > w->block_size) {
+        int rc = flush_block(w, err);
+        if (rc)
+            return rc;
+    }
+    if (st_buf_append(&w->block, encoded, len))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    w->count++;
+    if (w->block.len >= w->block_size)
+        return flush_block(w, err);
+    return 0;
+}
+
+static int writer_finish(void *priv, st_error *err)
+{
+    return flush_block(priv, err);
+}
+
+static void writer_close(void *priv)
+{
+    av_writer *w = priv;
+    st_buf_free(&w->block);
+    st_buf_free(&w->packed);
+}
+
+const st_writer_ops st_avro_writer_ops = {
+    .priv_size = sizeof(av_writer),
+    .extension = ".avro",
+    .encode = encode,
+    .open = writer_open,
+    .write = writer_write,
+    .finish = writer_finish,
+    .close = writer_close,
+};

@@ -1,0 +1,229 @@
+/* Shared pieces of the text formats: the chunker that cuts input on record
+ * boundaries, the field tokenizer, number parsing, and the reader state. */
+#ifndef ST_CSV_INTERNAL_H
+#define ST_CSV_INTERNAL_H
+
+#include "csv.h"
+
+#include <locale.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* Every chunk buffer has this many readable bytes after its end, so that
+ * field scans may load 16 bytes at a time past the last record.  The byte
+ * right after the end is always '\n' (a sentinel that stops unquoted scans). */
+#define CSV_PAD 64
+#define CSV_DEFAULT_CHUNK ((size_t)1 << 20)
+#define CSV_MAX_CHUNK ((size_t)4 << 20)
+#define CSV_DEFAULT_MAX_RECORD ((uint64_t)64 << 20)
+#define CSV_DEFAULT_INFER_ROWS 10000
+
+/* How text is cut into records and fields. */
+typedef struct csv_dialect {
+    uint8_t delim;
+    uint8_t quote;
+    bool quoting;      /* false: quotes are data; a record is one line */
+} csv_dialect;
+
+/* A run of whole records, cut by the chunker; the unit payload. */
+typedef struct csv_chunk {
+    uint8_t *data;     /* malloc'd; data[len] == '\n', then zeros up to CSV_PAD */
+    size_t len;
+    size_t start;      /* where records begin (past a BOM or the header) */
+    uint64_t offset;   /* byte offset of data[0] in the (uncompressed) input */
+    uint64_t line;     /* 1-based line number of data[start] */
+    uint64_t row;      /* index of its first record (the header is not a record) */
+} csv_chunk;
+
+/* Reads a stream and hands out chunks that end on record boundaries. */
+typedef struct csv_chunker {
+    st_stream *in;          /* borrowed */
+    const char *name;       /* for messages */
+    bool use_pread;         /* read with pread at read_pos (first pass of a file) */
+    uint64_t read_pos;
+    csv_dialect d;
+    size_t chunk_size;
+    uint64_t max_record;
+    uint8_t *carry;         /* bytes after the last boundary, for the next chunk */
+    size_t carry_len, carry_cap;
+    bool eof;
+    bool started;           /* a chunk has been handed out (BOM check done) */
+    uint64_t offset, line, row;
+    size_t *spans;          /* scratch: quoted spans as (begin, end) pairs */
+    size_t nspans, spans_cap;
+} csv_chunker;
+
+void csv_chunker_init(csv_chunker *c, st_stream *in, const csv_dialect *d, size_t chunk_size,
+                      uint64_t max_record, bool use_pread);
+/* 1 = *out filled (caller frees out->data), 0 = end of input, < 0 = error. */
+int csv_chunker_next(csv_chunker *c, csv_chunk *out, st_error *err);
+void csv_chunker_free(csv_chunker *c);
+void csv_chunk_free(csv_chunk *ch);
+/* Number of '\n' bytes in p[0, n). */
+size_t csv_count_newlines(const uint8_t *p, size_t n);
+
+/* ---- fields -------------------------------------------------------------- */
+
+enum {
+    CSV_SPAN_QUOTED = 1,   /* began with a quote */
+    CSV_SPAN_ESCAPED = 2,  /* raw text needs csv_unescape (doubled quotes, text after the quote) */
+    CSV_SPAN_BAD = 4,      /* quote not closed before the end of the chunk */
+};
+
+typedef struct csv_span {
+    const uint8_t *ptr;    /* the value (inside the quotes) or, when ESCAPED, the raw field */
+    size_t len;
+    unsigned flags;
+    size_t newlines;       /* '\n' bytes inside a quoted field */
+} csv_span;
+
+/* Finds the first delim or '\n' at or after p; the '\n' sentinel after the
+ * chunk stops it. */
+static inline const uint8_t *csv_find_sep(const uint8_t *p, uint8_t delim)
+{
+#if defined(__SSE2__)
+    const __m128i vd = _mm_set1_epi8((char)delim);
+    const __m128i vn = _mm_set1_epi8('\n');
+    for (;;) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        int m = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, vd), _mm_cmpeq_epi8(x, vn)));
+        if (m)
+            return p + __builtin_ctz((unsigned)m);
+        p += 16;
+    }
+#else
+    while (*p != delim && *p != '\n')
+        p++;
+    return p;
+#endif
+}
+
+/* Reads the field at p (a field start) up to its terminator, which it
+ * returns (a delimiter, the '\n' ending the record, or `end`). */
+const uint8_t *csv_field_slow(const csv_dialect *d, const uint8_t *p, const uint8_t *end,
+                              csv_span *out);
+
+static inline const uint8_t *csv_field(const csv_dialect *d, const uint8_t *p, const uint8_t *end,
+                                       csv_span *out)
+{
+    if (d->quoting && *p == d->quote && p < end)
+        return csv_field_slow(d, p, end, out);
+    const uint8_t *t = csv_find_sep(p, d->delim);
+    if (t > end)
+        t = end;
+    size_t n = (size_t)(t - p);
+    if (*t == '\n' && n && t[-1] == '\r')
+        n--;
+    out->ptr = p;
+    out->len = n;
+    out->flags = 0;
+    out->newlines = 0;
+    return t;
+}
+
+/* Writes the value of an ESCAPED span to dst (at most span->len bytes);
+ * returns its length. */
+size_t csv_unescape(const csv_dialect *d, const csv_span *s, uint8_t *dst);
+
+/* ---- numbers ------------------------------------------------------------- */
+
+enum {
+    CSV_NUM_INT = 1,     /* an integer within int64 */
+    CSV_NUM_FLOAT = 2,   /* a number (every integer is one too) */
+};
+
+/* What p[0, n) can be read as: a mask of CSV_NUM_*. */
+unsigned csv_classify(const uint8_t *p, size_t n);
+/* Whether p[0, n) is a number (the float syntax of csv.h). */
+bool csv_is_number(const uint8_t *p, size_t n);
+/* Parses an integer within int64 (sign and digits only). */
+bool csv_parse_int64(const uint8_t *p, size_t n, int64_t *out);
+/* Parses a number as the nearest double; *sig receives the count of
+ * significant decimal digits (0 for inf/nan/zero).  loc is a "C" locale
+ * for the rare strtod fallback. */
+bool csv_parse_double(const uint8_t *p, size_t n, double *out, int *sig, locale_t loc);
+/* Whether narrowing d (read from text with `sig` significant digits, whose
+ * digits are p[0, n)) to float32 loses it; see csv.h for the rule. */
+bool csv_float_lossy(double d, int sig, const uint8_t *p, size_t n, locale_t loc);
+
+/* Powers of ten that are exact doubles, for the fast path. */
+extern const double csv_pow10[23];
+
+/* ---- columns and the CSV reader ------------------------------------------ */
+
+enum csv_action {
+    CSV_SKIP = 0,   /* projected away or typed NONE */
+    CSV_INT64,
+    CSV_FLOAT,
+    CSV_BYTES,
+};
+
+typedef struct csv_column {
+    char *name;             /* NUL-terminated, owned */
+    uint32_t name_len;
+    st_kind kind;
+    uint8_t action;         /* enum csv_action */
+    bool forced;            /* kind given by opt->types */
+    bool nullable;          /* an empty cell was seen */
+    bool saw_value;         /* a non-empty cell was seen */
+    bool can_int, can_float;/* inference state */
+    uint32_t slot;          /* offset of its value slot in a record block */
+} csv_column;
+
+typedef struct csv_reader {
+    st_stream *in;          /* borrowed from the caller */
+    const char *name;       /* in->name, for messages */
+    csv_dialect d;
+    enum st_empty_policy empty;
+    bool skip_bad;
+    bool strict_float;
+    bool full_pass;         /* types come from the whole input */
+    uint64_t infer_rows;
+    csv_column *cols;
+    size_t ncols;
+    size_t nkept;
+    size_t block_size;      /* bytes per record: features then value slots */
+    locale_t cloc;
+    csv_chunker ch;
+    csv_chunk *pending;     /* chunks read during open(), replayed first */
+    size_t npending, pending_head;
+    size_t header_end;      /* offset of the first data record in the input */
+    uint64_t header_line;   /* line of the first data record */
+    uint64_t row_bias;      /* 1 when the chunker counted a header row */
+    /* scratch for the inference pass (sequential, open() only) */
+    csv_span *row_spans;
+    size_t row_spans_cap;
+} csv_reader;
+
+/* Message helper: a printable excerpt of a value (at most 40 bytes). */
+void csv_excerpt(const uint8_t *p, size_t n, char *out, size_t cap);
+
+/* The inference pass over one chunk (csv_infer.c).  Rows seen are added to
+ * *rows; stops after `limit` rows when limit != 0. */
+int csv_infer_chunk(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t limit,
+                    st_error *err);
+/* Whether any column still needs looking at. */
+bool csv_infer_open_columns(const csv_reader *r);
+
+/* Shared between the readers (csv_reader.c). */
+locale_t csv_c_locale(st_error *err);
+st_stream *csv_reopen_for_pass(st_stream *in, st_error *err);
+
+extern const st_reader_ops st_csv_reader_ops;
+extern const st_reader_ops st_tsv_reader_ops;
+extern const st_reader_ops st_jsonl_reader_ops;
+extern const st_writer_ops st_csv_writer_ops;
+extern const st_writer_ops st_tsv_writer_ops;
+extern const st_writer_ops st_jsonl_writer_ops;
+
+int csv_probe(const uint8_t *buf, size_t len);
+int tsv_probe(const uint8_t *buf, size_t len);
+int jsonl_probe(const uint8_t *buf, size_t len);
+
+#endif

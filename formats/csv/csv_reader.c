@@ -1,0 +1,893 @@
+/* The CSV / TSV reader: header and column table in open(), chunks in
+ * next_unit(), records in decode_unit().
+ *
+ * decode_unit() is the hot path.  It reads the immutable column table and
+ * writes only into the batch: per record one arena block holds the
+ * features and their value slots, bytes values point into the unit's text
+ * (which lives until the batch is done), and numbers are converted while
+ * their field is scanned.  Quoted fields and anything unusual take the
+ * general path (csv_field + the parsers of csv_number.c). */
+#include "csv_internal.h"
+
+#include <errno.h>
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+void st_csv_options_init(st_csv_options *o)
+{
+    memset(o, 0, sizeof *o);
+}
+
+locale_t csv_c_locale(st_error *err)
+{
+    locale_t loc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    if (!loc)
+        st_error_errno(err, errno, "cannot create the C locale");
+    return loc;
+}
+
+/* A second, independent pass over an input that cannot seek because it is
+ * decompressed: re-open the file by name and inflate it again.  NULL when
+ * that is not possible (stdin, remote, or not compressed). */
+st_stream *csv_reopen_for_pass(st_stream *in, st_error *err)
+{
+    st_compression c;
+    if (strcmp(in->ops->kind, "gzip") == 0)
+        c = ST_COMPRESSION_GZIP;
+    else if (strcmp(in->ops->kind, "zlib") == 0)
+        c = ST_COMPRESSION_ZLIB;
+    else
+        return NULL;
+    struct stat st;
+    if (!in->name || strcmp(in->name, "-") == 0 || st_path_is_remote(in->name) ||
+        stat(in->name, &st) != 0 || !S_ISREG(st.st_mode))
+        return NULL;
+    st_error ignored;
+    st_stream *raw = NULL, *inflated = NULL;
+    (void)err;
+    if (st_stream_open_file(in->name, &raw, &ignored) < 0)
+        return NULL;
+    if (st_stream_decompress(raw, c, &inflated, NULL, &ignored) < 0)
+        return NULL;
+    return inflated;
+}
+
+/* ---- the column table ------------------------------------------------------ */
+
+static int set_name(csv_column *c, const uint8_t *p, size_t n)
+{
+    c->name = malloc(n + 1);
+    if (!c->name)
+        return ST_ENOMEM;
+    memcpy(c->name, p, n);
+    c->name[n] = '\0';
+    c->name_len = (uint32_t)n;
+    return ST_OK;
+}
+
+static bool name_taken(const csv_reader *r, size_t upto, const char *name, size_t len)
+{
+    for (size_t i = 0; i < upto; i++)
+        if (r->cols[i].name_len == len && memcmp(r->cols[i].name, name, len) == 0)
+            return true;
+    return false;
+}
+
+/* Empty names become c<i>; repeated ones get _1, _2, ... */
+static int fix_names(csv_reader *r)
+{
+    char tmp[64];
+    for (size_t i = 0; i < r->ncols; i++) {
+        csv_column *c = &r->cols[i];
+        if (c->name_len == 0) {
+            int n = snprintf(tmp, sizeof tmp, "c%zu", i);
+            free(c->name);
+            if (set_name(c, (const uint8_t *)tmp, (size_t)n))
+                return ST_ENOMEM;
+        }
+        if (!name_taken(r, i, c->name, c->name_len))
+            continue;
+        for (unsigned k = 1;; k++) {
+            size_t need = c->name_len + 24;
+            char *alt = malloc(need);
+            if (!alt)
+                return ST_ENOMEM;
+            int n = snprintf(alt, need, "%s_%u", c->name, k);
+            if (!name_taken(r, r->ncols, alt, (size_t)n)) {
+                free(c->name);
+                c->name = alt;
+                c->name_len = (uint32_t)n;
+                break;
+            }
+            free(alt);
+        }
+    }
+    return ST_OK;
+}
+
+static ssize_t find_column(const csv_reader *r, const char *name)
+{
+    size_t len = strlen(name);
+    for (size_t i = 0; i < r->ncols; i++)
+        if (r->cols[i].name_len == len && memcmp(r->cols[i].name, name, len) == 0)
+            return (ssize_t)i;
+    return -1;
+}
+
+/* Projection and forced types. */
+static int apply_selection(csv_reader *r, const st_read_options *opt, const st_csv_options *co,
+                           st_error *err)
+{
+    for (size_t i = 0; i < r->ncols; i++) {
+        r->cols[i].action = CSV_BYTES; /* kept; the kind is decided later */
+        r->cols[i].can_int = r->cols[i].can_float = true;
+    }
+    if (opt->columns && opt->ncolumns) {
+        bool *want = calloc(r->ncols ? r->ncols : 1, 1);
+        if (!want)
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        for (size_t k = 0; k < opt->ncolumns; k++) {
+            ssize_t i = find_column(r, opt->columns[k]);
+            if (i < 0) {
+                free(want);
+                return st_error_set(err, ST_EUSAGE, "%s: no column named '%s'", r->name,
+                                    opt->columns[k]);
+            }
+            want[i] = true;
+        }
+        for (size_t i = 0; i < r->ncols; i++)
+            if (!want[i])
+                r->cols[i].action = CSV_SKIP;
+        free(want);
+    }
+    for (size_t k = 0; opt->exclude && k < opt->nexclude; k++) {
+        ssize_t i = find_column(r, opt->exclude[k]);
+        if (i < 0)
+            return st_error_set(err, ST_EUSAGE, "%s: no column named '%s'", r->name,
+                                opt->exclude[k]);
+        r->cols[i].action = CSV_SKIP;
+    }
+    if (co->types) {
+        for (size_t k = 0; k < co->types->count; k++) {
+            const st_column *t = &co->types->columns[k];
+            ssize_t i = find_column(r, t->name);
+            if (i < 0)
+                return st_error_set(err, ST_EUSAGE, "%s: no column named '%s'", r->name, t->name);
+            csv_column *c = &r->cols[i];
+            if (t->kind == ST_KIND_NONE) {
+                c->action = CSV_SKIP;
+                continue;
+            }
+            c->forced = true;
+            c->kind = t->kind;
+        }
+    }
+    return ST_OK;
+}
+
+/* Kinds from the inference state, then the layout of a record block. */
+static void finish_columns(csv_reader *r)
+{
+    size_t slots = 0;
+    r->nkept = 0;
+    for (size_t i = 0; i < r->ncols; i++) {
+        csv_column *c = &r->cols[i];
+        if (c->action == CSV_SKIP)
+            continue;
+        if (!c->forced) {
+            /* A column with no value at all is text: nothing says otherwise. */
+            if (!c->saw_value)
+                c->kind = ST_KIND_BYTES;
+            else if (c->can_int)
+                c->kind = ST_KIND_INT64;
+            else if (c->can_float)
+                c->kind = ST_KIND_FLOAT;
+            else
+                c->kind = ST_KIND_BYTES;
+        }
+        c->action = c->kind == ST_KIND_INT64 ? CSV_INT64
+                  : c->kind == ST_KIND_FLOAT ? CSV_FLOAT : CSV_BYTES;
+        c->slot = (uint32_t)slots;
+        slots += c->kind == ST_KIND_BYTES ? sizeof(st_bytes) : 8;
+        r->nkept++;
+    }
+    size_t feats = r->nkept * sizeof(st_feature);
+    for (size_t i = 0; i < r->ncols; i++)
+        if (r->cols[i].action != CSV_SKIP)
+            r->cols[i].slot += (uint32_t)feats;
+    r->block_size = feats + slots;
+}
+
+/* Fields of the header record at ch->data + ch->start; on return ch->start
+ * and ch->line point past it.  With names == false only counts them. */
+static int read_header(csv_reader *r, csv_chunk *ch, bool names, size_t *count, st_error *err)
+{
+    const uint8_t *p = ch->data + ch->start, *end = ch->data + ch->len;
+    size_t n = 0, cap = 0, lines = 0;
+    for (;;) {
+        csv_span s;
+        p = csv_field(&r->d, p, end, &s);
+        lines += s.newlines;
+        if (names) {
+            if (n == cap) {
+                size_t nc = cap ? cap * 2 : 16;
+                csv_column *cols = realloc(r->cols, nc * sizeof *cols);
+                if (!cols)
+                    return st_error_set(err, ST_ENOMEM, "out of memory");
+                memset(cols + cap, 0, (nc - cap) * sizeof *cols);
+                r->cols = cols;
+                cap = nc;
+            }
+            r->ncols = n + 1;
+            int rc;
+            if (s.flags & CSV_SPAN_ESCAPED) {
+                uint8_t *tmp = malloc(s.len ? s.len : 1);
+                if (!tmp)
+                    return st_error_set(err, ST_ENOMEM, "out of memory");
+                size_t len = csv_unescape(&r->d, &s, tmp);
+                rc = set_name(&r->cols[n], tmp, len);
+                free(tmp);
+            } else {
+                rc = set_name(&r->cols[n], s.ptr, s.len);
+            }
+            if (rc)
+                return st_error_set(err, ST_ENOMEM, "out of memory");
+        }
+        n++;
+        if (p < end && *p == r->d.delim) {
+            p++;
+            continue;
+        }
+        break;
+    }
+    if (p < end)
+        p++; /* the newline */
+    *count = n;
+    if (names) {
+        ch->start = (size_t)(p - ch->data);
+        ch->line += 1 + lines;
+    }
+    return ST_OK;
+}
+
+/* --header "a,b,c": plain comma-separated names. */
+static int names_from_option(csv_reader *r, const char *spec, size_t expect, st_error *err)
+{
+    size_t n = 1;
+    for (const char *s = spec; *s; s++)
+        n += *s == ',';
+    if (n != expect)
+        return st_error_set(err, ST_EUSAGE,
+                            "%s: the header option names %zu columns but the input has %zu",
+                            r->name, n, expect);
+    for (size_t i = 0; i < r->ncols; i++)
+        free(r->cols[i].name);
+    free(r->cols);
+    r->cols = calloc(n, sizeof *r->cols);
+    if (!r->cols)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    r->ncols = n;
+    const char *s = spec;
+    for (size_t i = 0; i < n; i++) {
+        const char *e = strchr(s, ',');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        if (set_name(&r->cols[i], (const uint8_t *)s, len))
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        s = e ? e + 1 : s + len;
+    }
+    return ST_OK;
+}
+
+static int numbered_names(csv_reader *r, size_t n, st_error *err)
+{
+    r->cols = calloc(n ? n : 1, sizeof *r->cols);
+    if (!r->cols)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    r->ncols = n;
+    char tmp[32];
+    for (size_t i = 0; i < n; i++) {
+        int k = snprintf(tmp, sizeof tmp, "c%zu", i);
+        if (set_name(&r->cols[i], (const uint8_t *)tmp, (size_t)k))
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    return ST_OK;
+}
+
+static int push_pending(csv_reader *r, const csv_chunk *ch, st_error *err)
+{
+    csv_chunk *p = realloc(r->pending, (r->npending + 1) * sizeof *p);
+    if (!p)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    r->pending = p;
+    r->pending[r->npending++] = *ch;
+    return ST_OK;
+}
+
+/* Type inference over the whole input with a separate chunker. */
+static int infer_full(csv_reader *r, st_stream *src, bool use_pread, st_error *err)
+{
+    csv_chunker ic;
+    csv_chunker_init(&ic, src, &r->d, CSV_MAX_CHUNK, r->ch.max_record, use_pread);
+    ic.name = r->name;
+    uint64_t rows = 0;
+    int rc;
+    csv_chunk ch;
+    while ((rc = csv_chunker_next(&ic, &ch, err)) > 0) {
+        if (ch.offset == 0) {
+            ch.start = r->header_end; /* same bytes as the main pass saw */
+            ch.line = r->header_line;
+        }
+        rc = csv_infer_chunk(r, &ch, &rows, 0, err);
+        csv_chunk_free(&ch);
+        if (rc < 0 || !csv_infer_open_columns(r))
+            break;
+    }
+    csv_chunker_free(&ic);
+    return rc < 0 ? rc : ST_OK;
+}
+
+/* Type inference over the first infer_rows rows, which are kept to be
+ * decoded again. */
+static int infer_prefix(csv_reader *r, st_error *err)
+{
+    uint64_t rows = 0;
+    for (size_t i = 0; i < r->npending && rows < r->infer_rows; i++) {
+        int rc = csv_infer_chunk(r, &r->pending[i], &rows, r->infer_rows, err);
+        if (rc < 0)
+            return rc;
+    }
+    while (rows < r->infer_rows) {
+        csv_chunk ch;
+        int rc = csv_chunker_next(&r->ch, &ch, err);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
+            break;
+        if (push_pending(r, &ch, err)) {
+            csv_chunk_free(&ch);
+            return err->code;
+        }
+        rc = csv_infer_chunk(r, &ch, &rows, r->infer_rows, err);
+        if (rc < 0)
+            return rc;
+    }
+    return ST_OK;
+}
+
+static int reader_open(void *priv, st_stream *in, const st_read_options *opt, st_error *err,
+                       uint8_t default_delim)
+{
+    csv_reader *r = priv;
+    st_csv_options defaults;
+    st_csv_options_init(&defaults);
+    const st_csv_options *co = opt->format_options ? opt->format_options : &defaults;
+
+    memset(r, 0, sizeof *r);
+    r->in = in;
+    r->name = in->name ? in->name : "<input>";
+    r->d.delim = co->delimiter ? (uint8_t)co->delimiter : default_delim;
+    r->d.quote = co->quote ? (uint8_t)co->quote : '"';
+    r->d.quoting = !co->no_quote;
+    if (r->d.delim == '\n' || r->d.delim == '\r')
+        return st_error_set(err, ST_EUSAGE, "the delimiter cannot be a line break");
+    if (r->d.quoting && (r->d.quote == r->d.delim || r->d.quote == '\n' || r->d.quote == '\r'))
+        return st_error_set(err, ST_EUSAGE, "the quote character must differ from the delimiter "
+                                            "and from line breaks");
+    r->empty = co->empty;
+    r->skip_bad = co->skip_bad_rows;
+    r->strict_float = opt->strict_float;
+    r->infer_rows = co->infer_rows ? co->infer_rows : CSV_DEFAULT_INFER_ROWS;
+    r->cloc = csv_c_locale(err);
+    if (!r->cloc)
+        return err->code;
+    csv_chunker_init(&r->ch, in, &r->d, co->chunk_size, opt->max_record_size, false);
+    r->ch.name = r->name;
+
+    csv_chunk first;
+    int rc = csv_chunker_next(&r->ch, &first, err);
+    if (rc < 0)
+        return rc;
+    bool has_header = !co->no_header;
+    size_t nfields = 0;
+    if (rc == 0) {
+        /* Empty input: no records; the header option alone names columns. */
+        if (co->header) {
+            size_t n = 1;
+            for (const char *s = co->header; *s; s++)
+                n += *s == ',';
+            if ((rc = names_from_option(r, co->header, n, err)) < 0)
+                return rc;
+        }
+    } else {
+        if (has_header) {
+            rc = read_header(r, &first, true, &nfields, err);
+            first.row = 1; /* the header was row 0 of the chunker's count */
+        } else {
+            csv_chunk probe = first;
+            rc = read_header(r, &probe, false, &nfields, err);
+            if (rc == 0)
+                rc = numbered_names(r, nfields, err);
+        }
+        if (rc == 0 && co->header)
+            rc = names_from_option(r, co->header, nfields, err);
+        if (rc < 0) {
+            csv_chunk_free(&first);
+            return rc;
+        }
+        r->header_end = first.start;
+        r->header_line = first.line;
+        if (push_pending(r, &first, err)) {
+            csv_chunk_free(&first);
+            return err->code;
+        }
+        /* Aim units at unit_records when asked, from the first chunk's rows. */
+        if (opt->unit_records && !co->chunk_size) {
+            uint64_t rows = r->ch.row - (has_header ? 1 : 0);
+            size_t bytes = first.len - first.start;
+            if (rows > 0) {
+                double per = (double)bytes / (double)rows;
+                double want = per * (double)opt->unit_records;
+                size_t size = want < 65536 ? 65536 : want > (double)CSV_MAX_CHUNK ? CSV_MAX_CHUNK
+                                                                                   : (size_t)want;
+                r->ch.chunk_size = size;
+            }
+        }
+    }
+    r->row_bias = has_header ? 1 : 0;
+    if ((rc = fix_names(r)) < 0)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    if ((rc = apply_selection(r, opt, co, err)) < 0)
+        return rc;
+
+    /* Columns to infer are those kept and not forced. */
+    if (csv_infer_open_columns(r)) {
+        if (st_stream_can_seek(in) && !co->no_full_scan) {
+            rc = infer_full(r, in, true, err);
+            r->full_pass = true;
+        } else {
+            st_stream *again = co->no_full_scan ? NULL : csv_reopen_for_pass(in, err);
+            if (again) {
+                rc = infer_full(r, again, false, err);
+                st_stream_close(again);
+                r->full_pass = true;
+            } else {
+                rc = infer_prefix(r, err);
+            }
+        }
+        if (rc < 0)
+            return rc;
+    } else {
+        r->full_pass = true;
+    }
+    finish_columns(r);
+    return ST_OK;
+}
+
+static int csv_open(void *priv, st_stream *in, const st_read_options *opt, st_error *err)
+{
+    return reader_open(priv, in, opt, err, ',');
+}
+
+static int tsv_open(void *priv, st_stream *in, const st_read_options *opt, st_error *err)
+{
+    return reader_open(priv, in, opt, err, '\t');
+}
+
+static int csv_next_unit(void *priv, st_unit *unit, st_error *err)
+{
+    csv_reader *r = priv;
+    csv_chunk ch;
+    if (r->pending_head < r->npending) {
+        ch = r->pending[r->pending_head++];
+        if (r->pending_head == r->npending) {
+            free(r->pending);
+            r->pending = NULL;
+            r->npending = r->pending_head = 0;
+        }
+    } else {
+        if (r->ncols == 0)
+            return 0;
+        int rc = csv_chunker_next(&r->ch, &ch, err);
+        if (rc <= 0)
+            return rc;
+    }
+    csv_chunk *box = malloc(sizeof *box);
+    if (!box) {
+        csv_chunk_free(&ch);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    *box = ch;
+    unit->data = box;
+    unit->first_record = ch.row - r->row_bias;
+    unit->offset = ch.offset + ch.start;
+    return 1;
+}
+
+static void csv_free_unit(const void *priv, st_unit *unit)
+{
+    (void)priv;
+    csv_chunk *ch = unit->data;
+    if (ch) {
+        csv_chunk_free(ch);
+        free(ch);
+    }
+    unit->data = NULL;
+}
+
+/* ---- decoding -------------------------------------------------------------- */
+
+static inline bool is_digit(uint8_t c) { return (unsigned)(c - '0') < 10; }
+
+/* Whether t ends a field: the delimiter, or the record's end (LF or CRLF). */
+static inline bool at_field_end(const uint8_t *t, uint8_t delim)
+{
+    return *t == delim || *t == '\n' || (*t == '\r' && t[1] == '\n');
+}
+
+typedef struct decode_ctx {
+    const csv_reader *r;
+    st_batch *out;
+    uint64_t line;
+    uint64_t lossy;
+    st_error *err;
+} decode_ctx;
+
+static int value_error(decode_ctx *x, const csv_column *c, const uint8_t *p, size_t n,
+                       const char *what)
+{
+    char ex[200];
+    csv_excerpt(p, n, ex, sizeof ex);
+    const csv_reader *r = x->r;
+    return st_error_set(x->err, ST_EDATA, "%s: line %" PRIu64 ", column '%s': '%s' is not %s%s",
+                        r->name, x->line, c->name, ex, what,
+                        r->full_pass ? "" : " (the type was inferred from the first rows; "
+                                            "force it with a type option)");
+}
+
+static int lossy_value(decode_ctx *x, const csv_column *c, const uint8_t *p, size_t n)
+{
+    if (!x->r->strict_float) {
+        x->lossy++;
+        return ST_OK;
+    }
+    char ex[200];
+    csv_excerpt(p, n, ex, sizeof ex);
+    return st_error_set(x->err, ST_EDATA,
+                        "%s: line %" PRIu64 ", column '%s': %s changes when narrowed to float32 "
+                        "(strict float)",
+                        x->r->name, x->line, c->name, ex);
+}
+
+static inline void put_feature(st_feature *f, const csv_column *c, uint8_t *block, uint32_t count)
+{
+    f->name.data = (const uint8_t *)c->name;
+    f->name.len = c->name_len;
+    f->kind = c->kind;
+    f->count = count;
+    f->v.i64 = (const int64_t *)(const void *)(block + c->slot);
+}
+
+/* An empty cell under the empty policy; 1 when a feature was added. */
+static int empty_cell(decode_ctx *x, const csv_column *c, st_feature *f, uint8_t *block)
+{
+    switch (x->r->empty) {
+    case ST_EMPTY_OMIT:
+        return 0;
+    case ST_EMPTY_EMPTY:
+        put_feature(f, c, block, 0);
+        return 1;
+    case ST_EMPTY_ERROR:
+        break;
+    }
+    return st_error_set(x->err, ST_EDATA, "%s: line %" PRIu64 ", column '%s': empty cell",
+                        x->r->name, x->line, c->name);
+}
+
+/* The general path for one field of a kept column: quoted text, escapes,
+ * long or unusual numbers.  Returns the terminator, or NULL on error. */
+static const uint8_t *general_field(decode_ctx *x, const csv_column *c, const uint8_t *p,
+                                    const uint8_t *end, uint8_t *block, st_feature *feats,
+                                    uint32_t *nf)
+{
+    const csv_reader *r = x->r;
+    csv_span s;
+    const uint8_t *t = csv_field(&r->d, p, end, &s);
+    const uint64_t line = x->line;
+    x->line += s.newlines;
+    if (s.flags & CSV_SPAN_BAD) {
+        x->line = line;
+        st_error_set(x->err, ST_EDATA, "%s: line %" PRIu64 ": quoted field is never closed",
+                     r->name, line);
+        return NULL;
+    }
+    const uint8_t *v = s.ptr;
+    size_t n = s.len;
+    if (s.flags & CSV_SPAN_ESCAPED) {
+        uint8_t *dst = st_arena_alloc(&x->out->arena, s.len ? s.len : 1);
+        if (!dst) {
+            st_error_set(x->err, ST_ENOMEM, "out of memory");
+            return NULL;
+        }
+        n = csv_unescape(&r->d, &s, dst);
+        v = dst;
+    }
+    st_feature *f = &feats[*nf];
+    if (n == 0) {
+        if (c->kind == ST_KIND_BYTES && (s.flags & CSV_SPAN_QUOTED)) {
+            st_bytes *b = (st_bytes *)(void *)(block + c->slot);
+            b->data = v;
+            b->len = 0;
+            put_feature(f, c, block, 1);
+            (*nf)++;
+            return t;
+        }
+        x->line = line;
+        int rc = empty_cell(x, c, f, block);
+        x->line += s.newlines;
+        if (rc < 0)
+            return NULL;
+        *nf += (uint32_t)rc;
+        return t;
+    }
+    switch (c->kind) {
+    case ST_KIND_INT64: {
+        int64_t iv;
+        if (!csv_parse_int64(v, n, &iv)) {
+            x->line = line;
+            value_error(x, c, v, n, "an int64");
+            return NULL;
+        }
+        *(int64_t *)(void *)(block + c->slot) = iv;
+        break;
+    }
+    case ST_KIND_FLOAT: {
+        double d;
+        int sig;
+        if (!csv_parse_double(v, n, &d, &sig, r->cloc)) {
+            x->line = line;
+            value_error(x, c, v, n, "a number");
+            return NULL;
+        }
+        if ((double)(float)d != d && csv_float_lossy(d, sig, v, n, r->cloc)) {
+            x->line = line;
+            if (lossy_value(x, c, v, n) < 0)
+                return NULL;
+            x->line += s.newlines;
+        }
+        *(float *)(void *)(block + c->slot) = (float)d;
+        break;
+    }
+    default: {
+        st_bytes *b = (st_bytes *)(void *)(block + c->slot);
+        b->data = v;
+        b->len = n;
+        break;
+    }
+    }
+    put_feature(f, c, block, 1);
+    (*nf)++;
+    return t;
+}
+
+/* Significant digits of a plain decimal (no exponent). */
+static int count_sig(const uint8_t *p, size_t n)
+{
+    int sig = 0, seen = 0;
+    bool started = false;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_digit(p[i]))
+            continue;
+        if (!started && p[i] == '0')
+            continue;
+        started = true;
+        seen++;
+        if (p[i] != '0')
+            sig = seen;
+    }
+    return sig;
+}
+
+static int csv_decode_unit(const void *priv, const st_unit *unit, st_batch *out, st_error *err)
+{
+    const csv_reader *r = priv;
+    const csv_chunk *ch = unit->data;
+    const uint8_t *p = ch->data + ch->start;
+    const uint8_t *const end = ch->data + ch->len;
+    const uint8_t delim = r->d.delim;
+    const uint8_t quote = r->d.quoting ? r->d.quote : '\n'; /* '\n' never starts a field */
+    const size_t ncols = r->ncols;
+    const csv_column *const cols = r->cols;
+    decode_ctx x = { r, out, ch->line, 0, err };
+    int rc = ST_OK;
+
+    while (p < end) {
+        if (ncols != 1 && (*p == '\n' || (*p == '\r' && p[1] == '\n'))) {
+            p += *p == '\r' ? 2 : 1; /* blank line */
+            x.line++;
+            continue;
+        }
+        st_record *rec = st_batch_add(out);
+        uint8_t *block = rec ? st_arena_alloc(&out->arena, r->block_size ? r->block_size : 1) : NULL;
+        if (!block)
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        st_feature *feats = (st_feature *)(void *)block;
+        uint32_t nf = 0;
+        const uint64_t rec_line = x.line;
+        size_t col = 0;
+        for (;; col++) {
+            const csv_column *c = col < ncols ? &cols[col] : NULL;
+            const uint8_t action = c ? c->action : CSV_SKIP;
+            if (*p == quote) {
+                if (action == CSV_SKIP) {
+                    csv_span s;
+                    p = csv_field(&r->d, p, end, &s);
+                    x.line += s.newlines;
+                } else {
+                    p = general_field(&x, c, p, end, block, feats, &nf);
+                    if (!p)
+                        return err->code;
+                }
+            } else if (action == CSV_INT64) {
+                const uint8_t *s = p;
+                bool neg = *s == '-';
+                s += (*s == '-' || *s == '+');
+                const uint8_t *ds = s;
+                uint64_t v = 0;
+                while (is_digit(*s))
+                    v = v * 10 + (uint64_t)(*s++ - '0');
+                size_t nd = (size_t)(s - ds);
+                if (nd - 1 < 18 && at_field_end(s, delim)) {
+                    *(int64_t *)(void *)(block + c->slot) = neg ? -(int64_t)v : (int64_t)v;
+                    put_feature(&feats[nf++], c, block, 1);
+                    p = s + (*s == '\r');
+                } else if (s == p && at_field_end(s, delim)) {
+                    if ((rc = empty_cell(&x, c, &feats[nf], block)) < 0)
+                        return rc;
+                    nf += (uint32_t)rc;
+                    p = s + (*s == '\r');
+                } else {
+                    p = general_field(&x, c, p, end, block, feats, &nf);
+                    if (!p)
+                        return err->code;
+                }
+            } else if (action == CSV_FLOAT) {
+                const uint8_t *s = p;
+                bool neg = *s == '-';
+                s += (*s == '-' || *s == '+');
+                const uint8_t *ds = s;
+                uint64_t m = 0;
+                while (is_digit(*s))
+                    m = m * 10 + (uint64_t)(*s++ - '0');
+                size_t nd = (size_t)(s - ds), frac = 0;
+                if (*s == '.') {
+                    const uint8_t *fs = ++s;
+                    while (is_digit(*s))
+                        m = m * 10 + (uint64_t)(*s++ - '0');
+                    frac = (size_t)(s - fs);
+                    nd += frac;
+                }
+                if (nd - 1 < 19 && m <= ((uint64_t)1 << 53) && frac <= 22 && at_field_end(s, delim)) {
+                    double d = frac ? (double)m / csv_pow10[frac] : (double)m;
+                    if (neg)
+                        d = -d;
+                    float f = (float)d;
+                    if ((double)f != d && (nd > 6 || fabs(d) < (double)FLT_MIN) &&
+                        csv_float_lossy(d, count_sig(p, (size_t)(s - p)), p, (size_t)(s - p), r->cloc) &&
+                        lossy_value(&x, c, p, (size_t)(s - p)) < 0)
+                        return err->code;
+                    *(float *)(void *)(block + c->slot) = f;
+                    put_feature(&feats[nf++], c, block, 1);
+                    p = s + (*s == '\r');
+                } else if (s == p && at_field_end(s, delim)) {
+                    if ((rc = empty_cell(&x, c, &feats[nf], block)) < 0)
+                        return rc;
+                    nf += (uint32_t)rc;
+                    p = s + (*s == '\r');
+                } else {
+                    p = general_field(&x, c, p, end, block, feats, &nf);
+                    if (!p)
+                        return err->code;
+                }
+            } else {
+                const uint8_t *t = csv_find_sep(p, delim);
+                if (t > end)
+                    t = end;
+                if (action == CSV_BYTES) {
+                    size_t n = (size_t)(t - p);
+                    if (*t == '\n' && n && t[-1] == '\r')
+                        n--;
+                    if (n) {
+                        st_bytes *b = (st_bytes *)(void *)(block + c->slot);
+                        b->data = p;
+                        b->len = n;
+                        put_feature(&feats[nf++], c, block, 1);
+                    } else {
+                        if ((rc = empty_cell(&x, c, &feats[nf], block)) < 0)
+                            return rc;
+                        nf += (uint32_t)rc;
+                    }
+                }
+                p = t;
+            }
+            if (*p == delim && p < end) {
+                p++;
+                continue;
+            }
+            break;
+        }
+        /* p is at the record's '\n' (or the end). */
+        size_t nfields = col + 1;
+        p++;
+        x.line++;
+        if (nfields != ncols) {
+            if (r->skip_bad) {
+                out->count--;
+                out->skipped_rows++;
+                continue;
+            }
+            return st_error_set(err, ST_EDATA, "%s: line %" PRIu64 ": expected %zu fields, found %zu",
+                                r->name, rec_line, ncols, nfields);
+        }
+        rec->features = feats;
+        rec->nfeatures = nf;
+    }
+    out->lossy_floats += x.lossy;
+    return ST_OK;
+}
+
+/* ---- schema and close ------------------------------------------------------ */
+
+static int csv_schema(void *priv, st_schema *out, st_error *err)
+{
+    const csv_reader *r = priv;
+    for (size_t i = 0; i < r->ncols; i++) {
+        const csv_column *c = &r->cols[i];
+        if (c->action == CSV_SKIP)
+            continue;
+        if (st_schema_add(out, c->name, c->kind))
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        out->columns[out->count - 1].nullable = c->nullable;
+    }
+    return ST_OK;
+}
+
+static void csv_close(void *priv)
+{
+    csv_reader *r = priv;
+    for (size_t i = 0; i < r->ncols; i++)
+        free(r->cols[i].name);
+    free(r->cols);
+    for (size_t i = r->pending_head; i < r->npending; i++)
+        csv_chunk_free(&r->pending[i]);
+    free(r->pending);
+    free(r->row_spans);
+    csv_chunker_free(&r->ch);
+    if (r->cloc)
+        freelocale(r->cloc);
+    memset(r, 0, sizeof *r);
+}
+
+const st_reader_ops st_csv_reader_ops = {
+    .priv_size = sizeof(csv_reader),
+    .open = csv_open,
+    .next_unit = csv_next_unit,
+    .decode_unit = csv_decode_unit,
+    .free_unit = csv_free_unit,
+    .schema = csv_schema,
+    .close = csv_close,
+};
+
+const st_reader_ops st_tsv_reader_ops = {
+    .priv_size = sizeof(csv_reader),
+    .open = tsv_open,
+    .next_unit = csv_next_unit,
+    .decode_unit = csv_decode_unit,
+    .free_unit = csv_free_unit,
+    .schema = csv_schema,
+    .close = csv_close,
+};

@@ -1,0 +1,48 @@
+/* Physical Parquet values -> Example values (int64 / float / bytes), per
+ * the leaf's conversion (schema.h).  Bytes results (strings, UUID text,
+ * decimal text) are copied into the arena of the batch being built. */
+#ifndef ST_PQ_CONVERT_H
+#define ST_PQ_CONVERT_H
+
+#include "schema.h"
+
+#include "../../src/buf.h"
+#include "../../src/record.h"
+
+typedef struct st_pq_convert {
+    const st_pq_leaf *leaf;
+    bool decimal_text;
+    bool strict_float;
+    st_arena *arena;         /* receives bytes values */
+    uint64_t *lossy;         /* floats changed by narrowing (counted here) */
+    /* When set, the per-value "changed by narrowing" flags are written here
+     * instead of counted (dictionaries: counted when an entry is used). */
+    uint8_t *lossy_flags;
+    st_error *err;
+} st_pq_convert;
+
+/* Size in bytes of one value of the leaf's physical type (0 for BOOLEAN and
+ * BYTE_ARRAY, which are not fixed-width). */
+size_t st_pq_fixed_width(const st_pq_leaf *leaf);
+/* Size of one converted value in `out` arrays: 8 (int64), 4 (float) or
+ * sizeof(st_bytes). */
+size_t st_pq_value_size(st_kind kind);
+
+/* n fixed-width little-endian values (INT32, INT64, INT96, FLOAT, DOUBLE,
+ * FIXED_LEN_BYTE_ARRAY) -> out. */
+int st_pq_convert_fixed(const st_pq_convert *c, const uint8_t *raw, size_t n, void *out);
+/* n booleans as bytes 0/1 -> int64. */
+int st_pq_convert_bool(const st_pq_convert *c, const uint8_t *v, size_t n, void *out);
+/* n variable-length values (BYTE_ARRAY, or FLBA from DELTA_BYTE_ARRAY) -> out. */
+int st_pq_convert_bytes(const st_pq_convert *c, const st_bytes *v, size_t n, void *out);
+
+/* Exact decimal text of a big-endian two's-complement integer scaled by
+ * 10^-scale ("-12.50"); returns the length written or a negative ST_E*.
+ * cap must be at least st_pq_decimal_text_cap(len). */
+int st_pq_decimal_text(const uint8_t *be, size_t len, int32_t scale, char *out, size_t cap, st_error *err);
+size_t st_pq_decimal_text_cap(size_t len, int32_t scale);
+
+/* Half precision -> float. */
+float st_pq_half_to_float(uint16_t h);
+
+#endif

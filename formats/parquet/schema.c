@@ -1,0 +1,406 @@
+/* Schema tree -> leaf columns (see schema.h). */
+#include "schema.h"
+
+#include "../../src/buf.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SCHEMA_DEPTH 64
+
+typedef struct walk {
+    const st_pq_file_meta *m;
+    uint32_t next;                 /* next schema element to visit */
+    st_pq_schema *out;
+    st_buf name, path;             /* of the node being visited */
+    st_error *err;
+} walk;
+
+/* What a parent tells a child. */
+typedef struct ctx {
+    int def, rep;
+    int list_def;                  /* def before the first repeated level, -1 if none */
+    bool in_map;
+    const char *top;               /* set below the root */
+    size_t top_len;
+} ctx;
+
+static bool is_list_annotated(const st_pq_schema_element *e)
+{
+    return e->logical.id == PQ_LT_LIST || e->converted == PQ_CT_LIST;
+}
+
+static bool is_map_annotated(const st_pq_schema_element *e)
+{
+    return e->logical.id == PQ_LT_MAP || e->converted == PQ_CT_MAP || e->converted == PQ_CT_MAP_KEY_VALUE;
+}
+
+static bool is_group(const st_pq_schema_element *e)
+{
+    return e->num_children > 0 || e->type < 0;
+}
+
+static int append_component(st_buf *b, const st_bytes *name)
+{
+    if (b->len && st_buf_append(b, ".", 1))
+        return ST_ENOMEM;
+    return st_buf_append(b, name->data, name->len);
+}
+
+static char *buf_strdup(const st_buf *b)
+{
+    char *s = malloc(b->len + 1);
+    if (s) {
+        if (b->len)
+            memcpy(s, b->data, b->len);
+        s[b->len] = '\0';
+    }
+    return s;
+}
+
+static void set_problem(st_pq_leaf *leaf, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void set_problem(st_pq_leaf *leaf, int code, const char *fmt, ...)
+{
+    if (leaf->problem)
+        return;  /* the first problem found is the one to report */
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    leaf->problem = strdup(msg);
+    leaf->problem_code = code;
+}
+
+/* Most decimal digits an n-byte two's-complement integer always holds. */
+static int flba_max_digits(int32_t n)
+{
+    if (n <= 0)
+        return 0;
+    if (n > 64)
+        n = 64;  /* wider decimals are refused when converted (convert.c) */
+    return (int)floor((8.0 * n - 1) * 0.30102999566398119521);
+}
+
+static void resolve_decimal(st_pq_leaf *leaf, int32_t scale, int32_t precision)
+{
+    const char *phys = st_pq_physical_name(leaf->physical);
+    leaf->conv = PQ_CONV_DECIMAL;
+    leaf->scale = scale;
+    leaf->precision = precision;
+    int max;
+    switch (leaf->physical) {
+    case PQ_INT32: max = 9; break;
+    case PQ_INT64: max = 18; break;
+    case PQ_FIXED_LEN_BYTE_ARRAY: max = flba_max_digits(leaf->type_length); break;
+    case PQ_BYTE_ARRAY: max = flba_max_digits(64); break;
+    default:
+        set_problem(leaf, ST_EDATA, "DECIMAL annotation on %s", phys);
+        return;
+    }
+    if (precision < 1 || precision > max)
+        set_problem(leaf, ST_EDATA, "DECIMAL(%d,%d) does not fit in %s%s", (int)precision, (int)scale, phys,
+                    leaf->physical == PQ_FIXED_LEN_BYTE_ARRAY ? " of this length" : "");
+    else if (scale < 0 || scale > precision)
+        set_problem(leaf, ST_EDATA, "DECIMAL(%d,%d) has an impossible scale", (int)precision, (int)scale);
+}
+
+static int conv_of_physical(int physical)
+{
+    switch (physical) {
+    case PQ_BOOLEAN: return PQ_CONV_BOOL;
+    case PQ_INT32: return PQ_CONV_I32;
+    case PQ_INT64: return PQ_CONV_I64;
+    case PQ_INT96: return PQ_CONV_INT96;
+    case PQ_FLOAT: return PQ_CONV_FLOAT;
+    case PQ_DOUBLE: return PQ_CONV_DOUBLE;
+    default: return PQ_CONV_BYTES;
+    }
+}
+
+static void need_physical(st_pq_leaf *leaf, int physical, const char *annotation)
+{
+    if (leaf->physical != physical)
+        set_problem(leaf, ST_EDATA, "%s annotation on %s (the format allows it on %s only)", annotation,
+                    st_pq_physical_name(leaf->physical), st_pq_physical_name(physical));
+}
+
+static bool resolve_logical(st_pq_leaf *leaf, const st_pq_logical *lt)
+{
+    switch (lt->id) {
+    case PQ_LT_STRING:
+    case PQ_LT_ENUM:
+    case PQ_LT_JSON:
+    case PQ_LT_BSON:
+        if (leaf->physical != PQ_BYTE_ARRAY && leaf->physical != PQ_FIXED_LEN_BYTE_ARRAY)
+            set_problem(leaf, ST_EDATA, "string annotation on %s", st_pq_physical_name(leaf->physical));
+        leaf->conv = PQ_CONV_BYTES;
+        return true;
+    case PQ_LT_DECIMAL:
+        resolve_decimal(leaf, lt->scale, lt->precision);
+        return true;
+    case PQ_LT_DATE:
+        need_physical(leaf, PQ_INT32, "DATE");
+        leaf->conv = PQ_CONV_I32;
+        return true;
+    case PQ_LT_TIME:
+        need_physical(leaf, lt->unit == PQ_UNIT_MILLIS ? PQ_INT32 : PQ_INT64, "TIME");
+        leaf->conv = leaf->physical == PQ_INT32 ? PQ_CONV_I32 : PQ_CONV_I64;
+        return true;
+    case PQ_LT_TIMESTAMP:
+        need_physical(leaf, PQ_INT64, "TIMESTAMP");
+        leaf->conv = PQ_CONV_I64;
+        return true;
+    case PQ_LT_INTEGER:
+        if (leaf->physical == PQ_INT32 && lt->bit_width <= 32)
+            leaf->conv = lt->is_signed ? PQ_CONV_I32 : PQ_CONV_U32;
+        else if (leaf->physical == PQ_INT64)
+            leaf->conv = lt->is_signed ? PQ_CONV_I64 : PQ_CONV_U64;
+        else
+            set_problem(leaf, ST_EDATA, "INTEGER(%d) annotation on %s", lt->bit_width,
+                        st_pq_physical_name(leaf->physical));
+        return true;
+    case PQ_LT_UUID:
+        if (leaf->physical != PQ_FIXED_LEN_BYTE_ARRAY || leaf->type_length != 16)
+            set_problem(leaf, ST_EDATA, "UUID annotation on %s of length %d", st_pq_physical_name(leaf->physical),
+                        (int)leaf->type_length);
+        leaf->conv = PQ_CONV_UUID;
+        return true;
+    case PQ_LT_FLOAT16:
+        if (leaf->physical != PQ_FIXED_LEN_BYTE_ARRAY || leaf->type_length != 2)
+            set_problem(leaf, ST_EDATA, "FLOAT16 annotation on %s of length %d", st_pq_physical_name(leaf->physical),
+                        (int)leaf->type_length);
+        leaf->conv = PQ_CONV_FLOAT16;
+        return true;
+    default:
+        /* UNKNOWN (always null), LIST/MAP on a primitive, VARIANT, GEOMETRY,
+         * GEOGRAPHY and ids from the future: the physical type decides. */
+        return false;
+    }
+}
+
+static void resolve_converted(st_pq_leaf *leaf, const st_pq_schema_element *e)
+{
+    switch (e->converted) {
+    case PQ_CT_UTF8:
+    case PQ_CT_ENUM:
+    case PQ_CT_JSON:
+    case PQ_CT_BSON:
+        if (leaf->physical != PQ_BYTE_ARRAY && leaf->physical != PQ_FIXED_LEN_BYTE_ARRAY)
+            set_problem(leaf, ST_EDATA, "%s annotation on %s", st_pq_converted_name(e->converted),
+                        st_pq_physical_name(leaf->physical));
+        leaf->conv = PQ_CONV_BYTES;
+        return;
+    case PQ_CT_DECIMAL:
+        resolve_decimal(leaf, e->scale, e->precision);
+        return;
+    case PQ_CT_DATE:
+    case PQ_CT_TIME_MILLIS:
+        need_physical(leaf, PQ_INT32, st_pq_converted_name(e->converted));
+        leaf->conv = PQ_CONV_I32;
+        return;
+    case PQ_CT_TIME_MICROS:
+    case PQ_CT_TIMESTAMP_MILLIS:
+    case PQ_CT_TIMESTAMP_MICROS:
+        need_physical(leaf, PQ_INT64, st_pq_converted_name(e->converted));
+        leaf->conv = PQ_CONV_I64;
+        return;
+    case PQ_CT_UINT_8:
+    case PQ_CT_UINT_16:
+    case PQ_CT_UINT_32:
+        need_physical(leaf, PQ_INT32, st_pq_converted_name(e->converted));
+        leaf->conv = PQ_CONV_U32;
+        return;
+    case PQ_CT_UINT_64:
+        need_physical(leaf, PQ_INT64, "UINT_64");
+        leaf->conv = PQ_CONV_U64;
+        return;
+    case PQ_CT_INT_8:
+    case PQ_CT_INT_16:
+    case PQ_CT_INT_32:
+        need_physical(leaf, PQ_INT32, st_pq_converted_name(e->converted));
+        leaf->conv = PQ_CONV_I32;
+        return;
+    case PQ_CT_INT_64:
+        need_physical(leaf, PQ_INT64, "INT_64");
+        leaf->conv = PQ_CONV_I64;
+        return;
+    default:
+        leaf->conv = conv_of_physical(leaf->physical);
+    }
+}
+
+static void resolve_type(st_pq_leaf *leaf)
+{
+    const st_pq_schema_element *e = leaf->el;
+    leaf->physical = e->type;
+    leaf->type_length = e->type_length;
+    if (e->type == PQ_FIXED_LEN_BYTE_ARRAY && (e->type_length <= 0 || e->type_length > (1 << 24))) {
+        set_problem(leaf, ST_EDATA, "FIXED_LEN_BYTE_ARRAY with impossible length %d", (int)e->type_length);
+        leaf->conv = PQ_CONV_BYTES;
+        return;
+    }
+    if (resolve_logical(leaf, &e->logical))
+        return;
+    resolve_converted(leaf, e);
+}
+
+static int add_leaf(walk *w, const st_pq_schema_element *e, const ctx *c)
+{
+    st_pq_schema *s = w->out;
+    st_pq_leaf *leaf = &s->leaves[s->nleaves];
+    memset(leaf, 0, sizeof *leaf);
+    leaf->column = s->nleaves;
+    leaf->el = e;
+    leaf->max_def = c->def;
+    leaf->max_rep = c->rep;
+    leaf->list_def = c->list_def;
+    leaf->shape = c->rep ? PQ_SHAPE_LIST : PQ_SHAPE_SCALAR;
+    leaf->name = buf_strdup(&w->name);
+    leaf->path = buf_strdup(&w->path);
+    leaf->top = malloc(c->top_len + 1);
+    s->nleaves++;
+    if (!leaf->name || !leaf->path || !leaf->top)
+        return st_error_set(w->err, ST_ENOMEM, "out of memory building the Parquet schema");
+    memcpy(leaf->top, c->top, c->top_len);
+    leaf->top[c->top_len] = '\0';
+    resolve_type(leaf);
+    if (c->in_map)
+        set_problem(leaf, ST_EUNSUPPORTED, "is part of a MAP, which a tf.train.Example feature cannot hold");
+    else if (c->rep > 1)
+        set_problem(leaf, ST_EUNSUPPORTED,
+                    "is a list of lists (%d repeated levels), which a tf.train.Example feature cannot hold", c->rep);
+    return 0;
+}
+
+/* Visits schema element w->next and its subtree.  omit_name: this node is a
+ * synthetic list level whose name does not appear in feature names;
+ * omit_only_child: its single child is the 3-level list's element. */
+static int visit(walk *w, ctx c, int depth, bool omit_name, bool omit_only_child, bool is_root)
+{
+    if (depth > MAX_SCHEMA_DEPTH)
+        return st_error_set(w->err, ST_EDATA, "the schema is nested more than %d levels deep", MAX_SCHEMA_DEPTH);
+    if (w->next >= w->m->nschema)
+        return st_error_set(w->err, ST_EDATA, "the schema has fewer elements than its groups claim");
+    const st_pq_schema_element *e = &w->m->schema[w->next++];
+    size_t name_len = w->name.len, path_len = w->path.len;
+    int rc;
+
+    if (!is_root) {
+        if (e->repetition == PQ_OPTIONAL) {
+            c.def++;
+        } else if (e->repetition == PQ_REPEATED) {
+            if (c.list_def < 0)
+                c.list_def = c.def;
+            c.def++;
+            c.rep++;
+        }
+        if ((rc = append_component(&w->path, &e->name)) ||
+            (!omit_name && (rc = append_component(&w->name, &e->name))))
+            return st_error_set(w->err, ST_ENOMEM, "out of memory building the Parquet schema");
+        if (!c.top) {
+            c.top = (const char *)e->name.data;
+            c.top_len = e->name.len;
+        }
+    }
+
+    if (!is_group(e)) {
+        if (is_root)
+            return st_error_set(w->err, ST_EDATA, "the schema root is not a group");
+        rc = add_leaf(w, e, &c);
+    } else {
+        if (e->num_children < 0 && !is_root)
+            return st_error_set(w->err, ST_EDATA, "schema element '%.*s' has neither a type nor children",
+                                (int)e->name.len, (const char *)e->name.data);
+        int32_t n = e->num_children < 0 ? 0 : e->num_children;
+        if ((uint32_t)n > w->m->nschema - w->next)
+            return st_error_set(w->err, ST_EDATA, "schema element '%.*s' claims %d children, more than the schema holds",
+                                (int)e->name.len, (const char *)e->name.data, (int)n);
+        bool list = !is_root && is_list_annotated(e) && n == 1 &&
+                    w->m->schema[w->next].repetition == PQ_REPEATED;
+        if (!is_root && is_map_annotated(e))
+            c.in_map = true;
+        rc = 0;
+        if (list) {
+            const st_pq_schema_element *r = &w->m->schema[w->next];
+            bool r_is_element = !is_group(r) || r->num_children != 1 ||
+                                (r->name.len == 5 && memcmp(r->name.data, "array", 5) == 0) ||
+                                (r->name.len == e->name.len + 6 && memcmp(r->name.data, e->name.data, e->name.len) == 0 &&
+                                 memcmp(r->name.data + e->name.len, "_tuple", 6) == 0);
+            rc = visit(w, c, depth + 1, true, !r_is_element, false);
+        } else {
+            for (int32_t i = 0; i < n && !rc; i++)
+                rc = visit(w, c, depth + 1, omit_only_child, false, false);
+        }
+    }
+    w->name.len = name_len;
+    w->path.len = path_len;
+    return rc;
+}
+
+int st_pq_schema_build(const st_pq_file_meta *meta, st_pq_schema *out, st_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->leaves = calloc(meta->nschema, sizeof *out->leaves);
+    if (!out->leaves)
+        return st_error_set(err, ST_ENOMEM, "out of memory building the Parquet schema");
+    walk w = {.m = meta, .out = out, .err = err};
+    ctx c = {.list_def = -1};
+    int rc = visit(&w, c, 0, true, false, true);
+    if (!rc && w.next != meta->nschema)
+        rc = st_error_set(err, ST_EDATA, "the schema has %u elements but its root's subtree holds %u",
+                          meta->nschema, w.next);
+    if (!rc && out->nleaves == 0)
+        rc = st_error_set(err, ST_EDATA, "the schema has no columns");
+    st_buf_free(&w.name);
+    st_buf_free(&w.path);
+    if (rc)
+        st_pq_schema_free(out);
+    return rc;
+}
+
+void st_pq_schema_free(st_pq_schema *s)
+{
+    for (uint32_t i = 0; s->leaves && i < s->nleaves; i++) {
+        free(s->leaves[i].name);
+        free(s->leaves[i].path);
+        free(s->leaves[i].top);
+        free(s->leaves[i].problem);
+    }
+    free(s->leaves);
+    s->leaves = NULL;
+    s->nleaves = 0;
+}
+
+st_kind st_pq_leaf_kind(const st_pq_leaf *leaf, bool decimal_text)
+{
+    switch (leaf->conv) {
+    case PQ_CONV_FLOAT:
+    case PQ_CONV_DOUBLE:
+    case PQ_CONV_FLOAT16:
+        return ST_KIND_FLOAT;
+    case PQ_CONV_BYTES:
+    case PQ_CONV_UUID:
+        return ST_KIND_BYTES;
+    case PQ_CONV_DECIMAL:
+        return decimal_text ? ST_KIND_BYTES : ST_KIND_FLOAT;
+    default:
+        return ST_KIND_INT64;
+    }
+}
+
+static bool name_matches(const char *name, const char *pattern)
+{
+    size_t n = strlen(pattern);
+    return strncmp(name, pattern, n) == 0 && (name[n] == '\0' || name[n] == '.');
+}
+
+bool st_pq_leaf_matches(const st_pq_leaf *leaf, const char *pattern)
+{
+    return name_matches(leaf->name, pattern) || name_matches(leaf->path, pattern);
+}

@@ -1,0 +1,137 @@
+/* Opening an input: stream, compression and format detection, and a
+ * sequential way to read batches for commands that need no parallelism. */
+#include "format.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+void st_read_options_init(st_read_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->compression = ST_COMPRESSION_AUTO;
+}
+
+/* Formats whose files are whole-stream compressed when compressed at all. */
+static bool is_stream_format(const st_format *f)
+{
+    return f->reader && strcmp(f->name, "parquet") != 0 && strcmp(f->name, "avro") != 0;
+}
+
+static bool has_zlib_name(const char *path)
+{
+    size_t n = strlen(path);
+    return (n > 3 && strcasecmp(path + n - 3, ".zz") == 0) ||
+           (n > 5 && strcasecmp(path + n - 5, ".zlib") == 0);
+}
+
+static st_compression choose_compression(const char *path, const st_read_options *opt,
+                                         const uint8_t *head, size_t len)
+{
+    if (opt->compression != ST_COMPRESSION_AUTO)
+        return opt->compression;
+    st_compression sniffed = st_compression_sniff(head, len);
+    if (sniffed == ST_COMPRESSION_ZLIB && !has_zlib_name(path))
+        return ST_COMPRESSION_NONE;
+    return sniffed;
+}
+
+int st_reader_open(const char *path, const st_format *format, const st_read_options *opt,
+                   st_reader **out, st_error *err)
+{
+    *out = NULL;
+    st_stream *in = NULL;
+    int rc = st_stream_open(path, &in, err);
+    if (rc < 0)
+        return rc;
+
+    uint8_t head[4096];
+    ssize_t n = st_stream_peek(&in, head, sizeof head, err);
+    if (n < 0) {
+        st_stream_close(in);
+        return (int)n;
+    }
+
+    st_compression comp = choose_compression(path, opt, head, (size_t)n);
+    if (comp != ST_COMPRESSION_NONE && (!format || is_stream_format(format))) {
+        st_stream *inflated = NULL;
+        rc = st_stream_decompress(in, comp, &inflated, NULL, err);
+        if (rc < 0)
+            return rc;
+        in = inflated;
+        n = st_stream_peek(&in, head, sizeof head, err);
+        if (n < 0) {
+            st_stream_close(in);
+            return (int)n;
+        }
+    } else {
+        comp = ST_COMPRESSION_NONE;
+    }
+
+    if (!format)
+        format = st_format_detect(path, head, (size_t)n);
+    if (!format) {
+        st_stream_close(in);
+        return st_error_set(err, ST_EUNSUPPORTED,
+                            "cannot tell the format of this input; name it with --from");
+    }
+    if (format->unavailable || !format->reader) {
+        st_stream_close(in);
+        return st_error_set(err, ST_EUNSUPPORTED, "%s",
+                            format->unavailable ? format->unavailable : "this format cannot be read");
+    }
+
+    st_reader *r = calloc(1, sizeof *r);
+    void *priv = r ? calloc(1, format->reader->priv_size ? format->reader->priv_size : 1) : NULL;
+    if (!priv) {
+        free(r);
+        st_stream_close(in);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    r->format = format;
+    r->priv = priv;
+    r->in = in;
+    r->compression = comp;
+    rc = format->reader->open(priv, in, opt, err);
+    if (rc < 0) {
+        format->reader->close(priv);
+        free(priv);
+        free(r);
+        st_stream_close(in);
+        return rc;
+    }
+    *out = r;
+    return ST_OK;
+}
+
+static void drop_unit(st_reader *r)
+{
+    if (r->has_unit && r->format->reader->free_unit)
+        r->format->reader->free_unit(r->priv, &r->unit);
+    r->has_unit = false;
+}
+
+int st_reader_next_batch(st_reader *r, st_batch *out, st_error *err)
+{
+    drop_unit(r);
+    st_batch_reset(out);
+    memset(&r->unit, 0, sizeof r->unit);
+    int rc = r->format->reader->next_unit(r->priv, &r->unit, err);
+    if (rc <= 0)
+        return rc;
+    r->has_unit = true;
+    out->first_index = r->unit.first_record;
+    rc = r->format->reader->decode_unit(r->priv, &r->unit, out, err);
+    return rc < 0 ? rc : 1;
+}
+
+void st_reader_close(st_reader *r)
+{
+    if (!r)
+        return;
+    drop_unit(r);
+    r->format->reader->close(r->priv);
+    free(r->priv);
+    st_stream_close(r->in);
+    free(r);
+}

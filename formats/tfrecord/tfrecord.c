@@ -1,0 +1,489 @@
+/* TFRecord: framing, the shared record reader, and the format descriptor's
+ * reader and writer ops.  Verification lives in tfrecord_verify.c. */
+#include "tfrecord.h"
+
+#include "../../src/crc32c.h"
+#include "example.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static uint32_t get_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+void st_tfrecord_header(uint8_t out[ST_TFRECORD_HEADER_SIZE], uint64_t len)
+{
+    put_le64(out, len);
+    put_le32(out + 8, st_crc32c_mask(st_crc32c(0, out, 8)));
+}
+
+void st_tfrecord_footer(uint8_t out[ST_TFRECORD_FOOTER_SIZE], const void *data, size_t len)
+{
+    put_le32(out, st_crc32c_mask(st_crc32c(0, data, len)));
+}
+
+int st_tfrecord_append(st_buf *out, const void *data, size_t len)
+{
+    if (st_buf_reserve(out, len + ST_TFRECORD_OVERHEAD))
+        return ST_ENOMEM;
+    uint8_t *p = out->data + out->len;
+    st_tfrecord_header(p, len);
+    if (len)
+        memcpy(p + ST_TFRECORD_HEADER_SIZE, data, len);
+    st_tfrecord_footer(p + ST_TFRECORD_HEADER_SIZE + len, data, len);
+    out->len += len + ST_TFRECORD_OVERHEAD;
+    return ST_OK;
+}
+
+bool st_tfrecord_header_valid(const uint8_t *p, uint64_t *len)
+{
+    if (st_crc32c_mask(st_crc32c(0, p, 8)) != get_le32(p + 8))
+        return false;
+    if (len)
+        *len = get_le64(p);
+    return true;
+}
+
+const char *st_tfrecord_fault_name(st_tfrecord_fault f)
+{
+    switch (f) {
+    case ST_TFR_OK: return "ok";
+    case ST_TFR_TRUNCATED: return "truncated";
+    case ST_TFR_LENGTH_CRC: return "length crc";
+    case ST_TFR_DATA_CRC: return "data crc";
+    case ST_TFR_TOO_LARGE: return "record too large";
+    case ST_TFR_STREAM: return "bad compressed stream";
+    }
+    return "damaged";
+}
+
+/* ---- the record reader ------------------------------------------------------ */
+
+enum { READ_CHUNK = 4 << 20 };
+
+int st_tfrecord_reader_init(st_tfrecord_reader *r, st_stream *in, uint64_t max_record,
+                            st_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->in = in;
+    r->max_record = max_record ? max_record : ST_TFRECORD_DEFAULT_MAX_RECORD;
+    r->check_data_crc = true;
+    st_error ignored;
+    r->size_known = st_stream_size(in, &r->size, &ignored) == ST_OK;
+    r->cap = READ_CHUNK;
+    r->buf = malloc(r->cap);
+    if (!r->buf)
+        return st_error_set(err, ST_ENOMEM, "out of memory for a read buffer");
+    return ST_OK;
+}
+
+void st_tfrecord_reader_free(st_tfrecord_reader *r)
+{
+    free(r->buf);
+    r->buf = NULL;
+}
+
+/* Makes at least `need` unread bytes available unless the stream ends first;
+ * returns the bytes available, or < 0 on a stream error. */
+static ssize_t reader_fill(st_tfrecord_reader *r, size_t need, st_error *err)
+{
+    size_t avail = r->end - r->start;
+    if (avail >= need || r->eof)
+        return (ssize_t)avail;
+    if (r->start > 0) {
+        memmove(r->buf, r->buf + r->start, avail);
+        r->start = 0;
+        r->end = avail;
+    }
+    if (need > r->cap) {
+        uint8_t *bigger = realloc(r->buf, need);
+        if (!bigger)
+            return st_error_set(err, ST_ENOMEM, "out of memory for a %zu-byte record", need);
+        r->buf = bigger;
+        r->cap = need;
+    }
+    while (r->end < need) {
+        ssize_t got = st_stream_read(r->in, r->buf + r->end, r->cap - r->end, err);
+        if (got < 0)
+            return got;
+        if (got == 0) {
+            r->eof = true;
+            break;
+        }
+        r->end += (size_t)got;
+    }
+    return (ssize_t)(r->end - r->start);
+}
+
+static int reader_fault(st_tfrecord_reader *r, st_tfrecord_fault f, st_error *err,
+                        const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static int reader_fault(st_tfrecord_reader *r, st_tfrecord_fault f, st_error *err,
+                        const char *fmt, ...)
+{
+    r->fault = f;
+    r->fault_offset = r->offset;
+    r->fault_index = r->index;
+    char detail[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    return st_error_set(err, ST_EDATA, "record %llu at offset %llu: %s: %s",
+                        (unsigned long long)r->index, (unsigned long long)r->offset,
+                        st_tfrecord_fault_name(f), detail);
+}
+
+int st_tfrecord_next(st_tfrecord_reader *r, const uint8_t **data, size_t *len,
+                     const uint8_t **framed, st_error *err)
+{
+    ssize_t avail = reader_fill(r, ST_TFRECORD_HEADER_SIZE, err);
+    if (avail < 0)
+        goto stream_failed;
+    if (avail == 0)
+        return 0;
+    if (avail < ST_TFRECORD_HEADER_SIZE)
+        return reader_fault(r, ST_TFR_TRUNCATED, err,
+                            "the stream ends %zd bytes into a 12-byte header", avail);
+
+    const uint8_t *h = r->buf + r->start;
+    uint64_t length = get_le64(h);
+    uint32_t stored = get_le32(h + 8);
+    uint32_t computed = st_crc32c_mask(st_crc32c(0, h, 8));
+    if (stored != computed)
+        return reader_fault(r, ST_TFR_LENGTH_CRC, err,
+                            "stored 0x%08x, computed 0x%08x", stored, computed);
+    if (r->size_known) {
+        uint64_t remaining = r->size > r->offset ? r->size - r->offset : 0;
+        if (length > remaining || remaining - length < ST_TFRECORD_OVERHEAD)
+            return reader_fault(r, ST_TFR_TRUNCATED, err,
+                                "length %llu but only %llu bytes remain",
+                                (unsigned long long)length, (unsigned long long)remaining);
+    }
+    if (length > r->max_record)
+        return reader_fault(r, ST_TFR_TOO_LARGE, err,
+                            "length %llu exceeds the limit of %llu bytes (--max-record-size)",
+                            (unsigned long long)length, (unsigned long long)r->max_record);
+
+    size_t frame = (size_t)length + ST_TFRECORD_OVERHEAD;
+    avail = reader_fill(r, frame, err);
+    if (avail < 0)
+        goto stream_failed;
+    if ((size_t)avail < frame)
+        return reader_fault(r, ST_TFR_TRUNCATED, err,
+                            "length %llu but the stream ends after %zd bytes of the record",
+                            (unsigned long long)length, avail);
+
+    h = r->buf + r->start;
+    const uint8_t *payload = h + ST_TFRECORD_HEADER_SIZE;
+    if (r->check_data_crc) {
+        stored = get_le32(payload + length);
+        computed = st_crc32c_mask(st_crc32c(0, payload, (size_t)length));
+        if (stored != computed)
+            return reader_fault(r, ST_TFR_DATA_CRC, err,
+                                "stored 0x%08x, computed 0x%08x", stored, computed);
+    }
+    *data = payload;
+    *len = (size_t)length;
+    if (framed)
+        *framed = h;
+    r->start += frame;
+    r->offset += frame;
+    r->index++;
+    return 1;
+
+stream_failed:
+    r->fault = ST_TFR_STREAM;
+    r->fault_offset = r->offset;
+    r->fault_index = r->index;
+    return (int)avail;
+}
+
+int st_tfrecord_resync(st_tfrecord_reader *r, st_error *err)
+{
+    st_tfrecord_fault fault = r->fault;
+    r->fault = ST_TFR_OK;
+    if (fault == ST_TFR_DATA_CRC) {
+        uint64_t length = get_le64(r->buf + r->start);
+        size_t frame = (size_t)length + ST_TFRECORD_OVERHEAD;
+        r->start += frame;
+        r->offset += frame;
+        r->index++;
+        return 1;
+    }
+    if (fault != ST_TFR_LENGTH_CRC && fault != ST_TFR_TOO_LARGE)
+        return 0; /* truncated or a broken stream: nothing follows */
+    /* Slide one byte at a time until a header's length CRC matches. */
+    for (;;) {
+        r->start++;
+        r->offset++;
+        ssize_t avail = reader_fill(r, ST_TFRECORD_HEADER_SIZE, err);
+        if (avail < 0)
+            return (int)avail;
+        if (avail < ST_TFRECORD_HEADER_SIZE)
+            return 0;
+        if (st_tfrecord_header_valid(r->buf + r->start, NULL))
+            return 1;
+    }
+}
+
+/* ---- reader ops: units are runs of records, decoded in parallel ------------- */
+
+typedef struct tfr_reader {
+    st_tfrecord_reader rr;
+    bool payload_only;
+    bool skip_corrupt;
+    size_t unit_bytes;
+    size_t unit_records;
+} tfr_reader;
+
+typedef struct tfr_unit {
+    st_buf payloads;            /* the records' payloads, back to back */
+    size_t count;
+    size_t cap;
+    size_t *ends;               /* end of record i in payloads */
+    uint64_t *offsets;          /* stream offset of record i, for messages */
+    uint64_t skipped;           /* damaged records skipped (--skip-corrupt) */
+} tfr_unit;
+
+static int tfr_open(void *priv, st_stream *in, const st_read_options *opt, st_error *err)
+{
+    tfr_reader *t = priv;
+    t->unit_records = opt->unit_records ? opt->unit_records : 4096;
+    t->unit_bytes = 4 << 20;
+    t->payload_only = opt->payload_only;
+    t->skip_corrupt = opt->skip_corrupt;
+    return st_tfrecord_reader_init(&t->rr, in, opt->max_record_size, err);
+}
+
+static void tfr_unit_free(tfr_unit *u)
+{
+    if (!u)
+        return;
+    st_buf_free(&u->payloads);
+    free(u->ends);
+    free(u->offsets);
+    free(u);
+}
+
+static int tfr_unit_push(tfr_unit *u, const uint8_t *data, size_t len, uint64_t offset)
+{
+    if (u->count == u->cap) {
+        size_t cap = u->cap ? u->cap * 2 : 256;
+        size_t *ends = realloc(u->ends, cap * sizeof *ends);
+        if (!ends)
+            return ST_ENOMEM;
+        u->ends = ends;
+        uint64_t *offsets = realloc(u->offsets, cap * sizeof *offsets);
+        if (!offsets)
+            return ST_ENOMEM;
+        u->offsets = offsets;
+        u->cap = cap;
+    }
+    if (st_buf_append(&u->payloads, data, len))
+        return ST_ENOMEM;
+    u->ends[u->count] = u->payloads.len;
+    u->offsets[u->count] = offset;
+    u->count++;
+    return ST_OK;
+}
+
+static int tfr_next_unit(void *priv, st_unit *unit, st_error *err)
+{
+    tfr_reader *t = priv;
+    tfr_unit *u = calloc(1, sizeof *u);
+    if (!u)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    unit->first_record = t->rr.index;
+    unit->offset = t->rr.offset;
+    while (u->count < t->unit_records && u->payloads.len < t->unit_bytes) {
+        const uint8_t *data;
+        size_t len;
+        uint64_t offset = t->rr.offset;
+        int r = st_tfrecord_next(&t->rr, &data, &len, NULL, err);
+        if (r < 0 && t->skip_corrupt && r == ST_EDATA && t->rr.fault != ST_TFR_STREAM) {
+            u->skipped++;
+            r = st_tfrecord_resync(&t->rr, err);
+            if (r > 0)
+                continue;
+        }
+        if (r < 0) {
+            tfr_unit_free(u);
+            return r;
+        }
+        if (r == 0)
+            break;
+        if (tfr_unit_push(u, data, len, offset)) {
+            tfr_unit_free(u);
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        }
+    }
+    if (u->count == 0 && u->skipped == 0) {
+        tfr_unit_free(u);
+        return 0;
+    }
+    unit->data = u;
+    return 1;
+}
+
+static int tfr_decode_unit(const void *priv, const st_unit *unit, st_batch *out, st_error *err)
+{
+    const tfr_reader *t = priv;
+    const tfr_unit *u = unit->data;
+    out->skipped_rows += u->skipped;
+    size_t begin = 0;
+    for (size_t i = 0; i < u->count; i++) {
+        st_record *rec = st_batch_add(out);
+        if (!rec)
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        const uint8_t *payload = u->payloads.data + begin;
+        size_t len = u->ends[i] - begin;
+        int r = t->payload_only ? ST_OK : st_example_decode(payload, len, &out->arena, rec, err);
+        if (r < 0)
+            return st_error_prefix(err, "record %llu at offset %llu: not an Example: ",
+                                   (unsigned long long)(unit->first_record + i),
+                                   (unsigned long long)u->offsets[i]);
+        rec->payload.data = payload;
+        rec->payload.len = len;
+        begin = u->ends[i];
+    }
+    return ST_OK;
+}
+
+static void tfr_free_unit(const void *priv, st_unit *unit)
+{
+    (void)priv;
+    tfr_unit_free(unit->data);
+    unit->data = NULL;
+}
+
+static void tfr_close(void *priv)
+{
+    tfr_reader *t = priv;
+    st_tfrecord_reader_free(&t->rr);
+}
+
+static const st_reader_ops tfrecord_reader_ops = {
+    .priv_size = sizeof(tfr_reader),
+    .open = tfr_open,
+    .next_unit = tfr_next_unit,
+    .decode_unit = tfr_decode_unit,
+    .free_unit = tfr_free_unit,
+    .close = tfr_close,
+};
+
+/* ---- writer ops --------------------------------------------------------------- */
+
+typedef struct tfr_writer {
+    st_ostream *out;
+} tfr_writer;
+
+static int tfr_encode(const st_write_options *opt, const st_record *rec, st_buf *out,
+                      st_error *err)
+{
+    (void)opt;
+    /* A record read from a TFRecord keeps its payload: pass it through
+     * untouched, so re-sharding never changes a byte of it. */
+    if (rec->payload.data)
+        return st_tfrecord_append(out, rec->payload.data, rec->payload.len) == ST_OK
+                   ? ST_OK
+                   : st_error_set(err, ST_ENOMEM, "out of memory");
+    size_t size = st_example_encoded_size(rec);
+    if (st_buf_reserve(out, size + ST_TFRECORD_OVERHEAD))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    size_t header_at = out->len;
+    out->len += ST_TFRECORD_HEADER_SIZE;
+    if (st_example_encode(rec, out))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    const uint8_t *payload = out->data + header_at + ST_TFRECORD_HEADER_SIZE;
+    st_tfrecord_header(out->data + header_at, size);
+    st_tfrecord_footer(out->data + out->len, payload, size);
+    out->len += ST_TFRECORD_FOOTER_SIZE;
+    return ST_OK;
+}
+
+static int tfr_wopen(void *priv, st_ostream *out, const st_write_options *opt, st_error *err)
+{
+    (void)opt;
+    (void)err;
+    ((tfr_writer *)priv)->out = out;
+    return ST_OK;
+}
+
+static int tfr_write(void *priv, const uint8_t *encoded, size_t len, st_error *err)
+{
+    return st_ostream_write(((tfr_writer *)priv)->out, encoded, len, err);
+}
+
+static int tfr_finish(void *priv, st_error *err)
+{
+    (void)priv;
+    (void)err;
+    return ST_OK;
+}
+
+static void tfr_wclose(void *priv)
+{
+    (void)priv;
+}
+
+static const st_writer_ops tfrecord_writer_ops = {
+    .priv_size = sizeof(tfr_writer),
+    .extension = ".tfrecord",
+    .encode = tfr_encode,
+    .open = tfr_wopen,
+    .write = tfr_write,
+    .finish = tfr_finish,
+    .close = tfr_wclose,
+};
+
+/* ---- descriptor -------------------------------------------------------------- */
+
+/* A TFRecord file starts with a header whose length CRC matches: the chance
+ * that other data does so is 2^-32.  Compressed TFRecords are recognized
+ * after the stream layer inflates them. */
+static int tfr_probe(const uint8_t *buf, size_t len)
+{
+    if (len >= ST_TFRECORD_HEADER_SIZE && st_tfrecord_header_valid(buf, NULL))
+        return 100;
+    return 0;
+}
+
+int st_tfrecord_verify(st_stream *in, const st_verify_options *opt, st_verify_report *rep,
+                       st_error *err);
+
+static const char *const tfrecord_extensions[] = {".tfrecord", ".tfrecords", ".tfr", ".record", NULL};
+
+const st_format st_format_tfrecord = {
+    .name = "tfrecord",
+    .description = "TFRecord files of tf.train.Example records (optionally GZIP/ZLIB)",
+    .extensions = tfrecord_extensions,
+    .probe = tfr_probe,
+    .reader = &tfrecord_reader_ops,
+    .writer = &tfrecord_writer_ops,
+    .verify = st_tfrecord_verify,
+};

@@ -1,0 +1,285 @@
+#include "feature_stats.h"
+#include "error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void st_feature_stats_init(st_feature_stats *s)
+{
+    memset(s, 0, sizeof *s);
+}
+
+void st_feature_stats_free(st_feature_stats *s)
+{
+    for (size_t i = 0; i < s->cap; i++)
+        free(s->items[i].name);
+    free(s->items);
+    memset(s, 0, sizeof *s);
+}
+
+static uint64_t hash_name(const uint8_t *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+static int grow(st_feature_stats *s)
+{
+    size_t cap = s->cap ? s->cap * 2 : 64;
+    st_feature_stat *items = calloc(cap, sizeof *items);
+    if (!items)
+        return ST_ENOMEM;
+    for (size_t i = 0; i < s->cap; i++) {
+        st_feature_stat *old = &s->items[i];
+        if (!old->name)
+            continue;
+        size_t j = hash_name((const uint8_t *)old->name, strlen(old->name)) & (cap - 1);
+        while (items[j].name)
+            j = (j + 1) & (cap - 1);
+        items[j] = *old;
+    }
+    free(s->items);
+    s->items = items;
+    s->cap = cap;
+    return ST_OK;
+}
+
+static st_feature_stat *lookup(st_feature_stats *s, const uint8_t *name, size_t len)
+{
+    if ((s->count + 1) * 2 > s->cap && grow(s))
+        return NULL;
+    size_t j = hash_name(name, len) & (s->cap - 1);
+    while (s->items[j].name) {
+        if (strlen(s->items[j].name) == len && memcmp(s->items[j].name, name, len) == 0)
+            return &s->items[j];
+        j = (j + 1) & (s->cap - 1);
+    }
+    st_feature_stat *f = &s->items[j];
+    f->name = strndup((const char *)name, len);
+    if (!f->name)
+        return NULL;
+    f->min_len = UINT32_MAX;
+    f->first_seen = s->count++;
+    return f;
+}
+
+static void add_values(st_feature_stat *f, const st_feature *feat)
+{
+    f->kinds |= 1u << feat->kind;
+    f->present++;
+    f->values += feat->count;
+    if (feat->count < f->min_len)
+        f->min_len = feat->count;
+    if (feat->count > f->max_len)
+        f->max_len = feat->count;
+    if (feat->kind == ST_KIND_INT64) {
+        for (uint32_t i = 0; i < feat->count; i++) {
+            int64_t v = feat->v.i64[i];
+            if (!f->has_int || v < f->min_int)
+                f->min_int = v;
+            if (!f->has_int || v > f->max_int)
+                f->max_int = v;
+            f->has_int = true;
+        }
+    } else if (feat->kind == ST_KIND_FLOAT) {
+        for (uint32_t i = 0; i < feat->count; i++) {
+            double v = feat->v.f32[i];
+            if (isnan(v)) {
+                f->nan_count++;
+                continue;
+            }
+            if (!f->has_float || v < f->min_float)
+                f->min_float = v;
+            if (!f->has_float || v > f->max_float)
+                f->max_float = v;
+            f->has_float = true;
+        }
+    }
+}
+
+int st_feature_stats_add(st_feature_stats *s, const st_record *rec)
+{
+    s->records++;
+    if (rec->is_sequence)
+        s->sequence_records++;
+    for (uint32_t i = 0; i < rec->nfeatures; i++) {
+        const st_feature *feat = &rec->features[i];
+        st_feature_stat *f = lookup(s, feat->name.data, feat->name.len);
+        if (!f)
+            return ST_ENOMEM;
+        add_values(f, feat);
+    }
+    /* Feature lists count under "name[]" with the per-step lengths. */
+    for (uint32_t i = 0; i < rec->nlists; i++) {
+        const st_feature_list *fl = &rec->lists[i];
+        char name[512];
+        size_t len = fl->name.len < sizeof name - 3 ? fl->name.len : sizeof name - 3;
+        memcpy(name, fl->name.data, len);
+        memcpy(name + len, "[]", 2);
+        st_feature_stat *f = lookup(s, (const uint8_t *)name, len + 2);
+        if (!f)
+            return ST_ENOMEM;
+        for (uint32_t k = 0; k < fl->count; k++)
+            add_values(f, &fl->steps[k]);
+        if (fl->count == 0)
+            f->present++;
+    }
+    return ST_OK;
+}
+
+int st_feature_stats_merge(st_feature_stats *into, const st_feature_stats *from)
+{
+    into->records += from->records;
+    into->sequence_records += from->sequence_records;
+    const st_feature_stat **sorted = st_feature_stats_sorted(from);
+    if (!sorted && from->count)
+        return ST_ENOMEM;
+    for (size_t i = 0; i < from->count; i++) {
+        const st_feature_stat *src = sorted[i];
+        st_feature_stat *dst = lookup(into, (const uint8_t *)src->name, strlen(src->name));
+        if (!dst) {
+            free(sorted);
+            return ST_ENOMEM;
+        }
+        dst->kinds |= src->kinds;
+        dst->present += src->present;
+        dst->values += src->values;
+        if (src->min_len < dst->min_len)
+            dst->min_len = src->min_len;
+        if (src->max_len > dst->max_len)
+            dst->max_len = src->max_len;
+        if (src->has_int) {
+            if (!dst->has_int || src->min_int < dst->min_int)
+                dst->min_int = src->min_int;
+            if (!dst->has_int || src->max_int > dst->max_int)
+                dst->max_int = src->max_int;
+            dst->has_int = true;
+        }
+        if (src->has_float) {
+            if (!dst->has_float || src->min_float < dst->min_float)
+                dst->min_float = src->min_float;
+            if (!dst->has_float || src->max_float > dst->max_float)
+                dst->max_float = src->max_float;
+            dst->has_float = true;
+        }
+        dst->nan_count += src->nan_count;
+    }
+    free(sorted);
+    return ST_OK;
+}
+
+static int by_first_seen(const void *a, const void *b)
+{
+    const st_feature_stat *x = *(const st_feature_stat *const *)a;
+    const st_feature_stat *y = *(const st_feature_stat *const *)b;
+    return x->first_seen < y->first_seen ? -1 : x->first_seen > y->first_seen;
+}
+
+const st_feature_stat **st_feature_stats_sorted(const st_feature_stats *s)
+{
+    const st_feature_stat **out = malloc((s->count ? s->count : 1) * sizeof *out);
+    if (!out)
+        return NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < s->cap; i++)
+        if (s->items[i].name)
+            out[n++] = &s->items[i];
+    qsort(out, n, sizeof *out, by_first_seen);
+    return out;
+}
+
+st_kind st_feature_stat_kind(const st_feature_stat *f)
+{
+    if (f->kinds & (1u << ST_KIND_BYTES))
+        return ST_KIND_BYTES;
+    if (f->kinds & (1u << ST_KIND_FLOAT))
+        return ST_KIND_FLOAT;
+    if (f->kinds & (1u << ST_KIND_INT64))
+        return ST_KIND_INT64;
+    return ST_KIND_NONE;
+}
+
+int st_feature_stats_schema(const st_feature_stats *s, st_schema *out)
+{
+    const st_feature_stat **sorted = st_feature_stats_sorted(s);
+    if (!sorted)
+        return ST_ENOMEM;
+    for (size_t i = 0; i < s->count; i++) {
+        const st_feature_stat *f = sorted[i];
+        if (st_schema_add(out, f->name, st_feature_stat_kind(f))) {
+            free(sorted);
+            return ST_ENOMEM;
+        }
+        st_column *c = &out->columns[out->count - 1];
+        c->nullable = f->present < s->records;
+        c->repeated = !(f->min_len == 1 && f->max_len == 1);
+        c->fixed_len = f->min_len == f->max_len ? (int64_t)f->min_len : -1;
+    }
+    free(sorted);
+    return ST_OK;
+}
+
+static const char *kinds_text(unsigned kinds)
+{
+    switch (kinds) {
+    case 1u << ST_KIND_INT64: return "int64";
+    case 1u << ST_KIND_FLOAT: return "float";
+    case 1u << ST_KIND_BYTES: return "bytes";
+    case 1u << ST_KIND_NONE: return "none";
+    default: break;
+    }
+    static const char *const mixed[] = {
+        [ (1u << ST_KIND_NONE) | (1u << ST_KIND_INT64) ] = "int64|none",
+        [ (1u << ST_KIND_NONE) | (1u << ST_KIND_FLOAT) ] = "float|none",
+        [ (1u << ST_KIND_NONE) | (1u << ST_KIND_BYTES) ] = "bytes|none",
+        [ (1u << ST_KIND_INT64) | (1u << ST_KIND_FLOAT) ] = "float|int64",
+        [ (1u << ST_KIND_INT64) | (1u << ST_KIND_BYTES) ] = "bytes|int64",
+        [ (1u << ST_KIND_FLOAT) | (1u << ST_KIND_BYTES) ] = "bytes|float",
+    };
+    if (kinds < sizeof mixed / sizeof *mixed && mixed[kinds])
+        return mixed[kinds];
+    return "mixed";
+}
+
+void st_feature_stats_json(const st_feature_stats *s, st_jsonw *w)
+{
+    const st_feature_stat **sorted = st_feature_stats_sorted(s);
+    st_json_begin_array(w);
+    for (size_t i = 0; sorted && i < s->count; i++) {
+        const st_feature_stat *f = sorted[i];
+        st_json_begin_object(w);
+        st_json_key(w, "name");
+        st_json_string(w, f->name);
+        st_json_key(w, "kind");
+        st_json_string(w, kinds_text(f->kinds));
+        st_json_key(w, "records");
+        st_json_uint(w, f->present);
+        st_json_key(w, "values");
+        st_json_uint(w, f->values);
+        st_json_key(w, "min_length");
+        st_json_uint(w, f->present ? f->min_len : 0);
+        st_json_key(w, "max_length");
+        st_json_uint(w, f->max_len);
+        if (f->has_int) {
+            st_json_key(w, "min");
+            st_json_int(w, f->min_int);
+            st_json_key(w, "max");
+            st_json_int(w, f->max_int);
+        } else if (f->has_float) {
+            st_json_key(w, "min");
+            st_json_double(w, f->min_float);
+            st_json_key(w, "max");
+            st_json_double(w, f->max_float);
+        }
+        if (f->nan_count) {
+            st_json_key(w, "nan");
+            st_json_uint(w, f->nan_count);
+        }
+        st_json_end_object(w);
+    }
+    st_json_end_array(w);
+    free(sorted);
+}

@@ -1,0 +1,50 @@
+/* Per-feature statistics over records: which features exist, their kinds,
+ * how many records have them, list lengths and numeric ranges.  `stat`
+ * prints them; `convert` derives manifests, feature specs and output
+ * schemas (Avro, CSV columns) from them. */
+#ifndef ST_FEATURE_STATS_H
+#define ST_FEATURE_STATS_H
+
+#include "json.h"
+#include "record.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct st_feature_stat {
+    char *name;
+    unsigned kinds;          /* bit (1 << st_kind) for every kind seen */
+    uint64_t present;        /* records that have the feature */
+    uint64_t values;         /* values over all records */
+    uint32_t min_len, max_len;
+    bool has_int, has_float;
+    int64_t min_int, max_int;
+    double min_float, max_float;
+    uint64_t nan_count;
+    uint64_t first_seen;     /* order of first appearance, for stable output */
+} st_feature_stat;
+
+typedef struct st_feature_stats {
+    st_feature_stat *items;  /* open-addressing table */
+    size_t cap, count;
+    uint64_t records;
+    uint64_t sequence_records;
+} st_feature_stats;
+
+void st_feature_stats_init(st_feature_stats *s);
+void st_feature_stats_free(st_feature_stats *s);
+int st_feature_stats_add(st_feature_stats *s, const st_record *rec);
+int st_feature_stats_merge(st_feature_stats *into, const st_feature_stats *from);
+/* The features in order of first appearance (caller frees the array). */
+const st_feature_stat **st_feature_stats_sorted(const st_feature_stats *s);
+
+/* The dominant kind (int64 < float < bytes when mixed; NONE when only empty
+ * Features were seen). */
+st_kind st_feature_stat_kind(const st_feature_stat *f);
+/* A schema: nullable when some records lack it, repeated unless every
+ * present value list has length 1, fixed_len when constant. */
+int st_feature_stats_schema(const st_feature_stats *s, st_schema *out);
+/* {"name": ..., "kind": ..., "records": ..., "min_length": ..., ...} per feature. */
+void st_feature_stats_json(const st_feature_stats *s, st_jsonw *w);
+
+#endif

@@ -1,0 +1,137 @@
+#include "manifest.h"
+
+#include "json.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The part of `path` after the manifest's directory, when it is inside it. */
+static const char *relative_to(const char *path, const char *manifest)
+{
+    const char *slash = strrchr(manifest, '/');
+    if (!slash)
+        return path;
+    size_t dir = (size_t)(slash - manifest + 1);
+    if (strncmp(path, manifest, dir) == 0)
+        return path + dir;
+    return path;
+}
+
+static int write_whole(const char *path, const st_buf *b, bool force, st_error *err)
+{
+    st_ostream *o;
+    int rc = st_ostream_create(path, force ? ST_OSTREAM_FORCE : 0, &o, err);
+    if (rc < 0)
+        return rc;
+    rc = st_ostream_write(o, b->data, b->len, err);
+    if (rc == 0)
+        rc = st_ostream_write(o, "\n", 1, err);
+    if (rc == 0)
+        rc = st_ostream_commit(o, err);
+    else
+        st_ostream_abort(o);
+    st_ostream_close(o);
+    return rc;
+}
+
+static const char *tf_dtype(st_kind k)
+{
+    switch (k) {
+    case ST_KIND_INT64: return "int64";
+    case ST_KIND_FLOAT: return "float32";
+    default: return "string";
+    }
+}
+
+int st_manifest_write(const char *path, const st_shard_sink *sink, const char *format,
+                      st_compression compression, const st_feature_stats *features,
+                      const char *options_json, bool force, st_error *err)
+{
+    st_buf b = {0};
+    st_jsonw w;
+    st_jsonw_init(&w, &b, true);
+    st_json_begin_object(&w);
+    st_json_key(&w, "format");
+    st_json_string(&w, format);
+    st_json_key(&w, "compression");
+    st_json_string(&w, st_compression_name(compression));
+    st_json_key(&w, "shards");
+    st_json_begin_array(&w);
+    for (size_t i = 0; i < st_shard_sink_count(sink); i++) {
+        const st_shard_info *s = st_shard_sink_shard(sink, i);
+        char crc[16];
+        snprintf(crc, sizeof crc, "%08x", s->crc32c);
+        st_json_begin_object(&w);
+        st_json_key(&w, "path");
+        st_json_string(&w, relative_to(s->path, path));
+        st_json_key(&w, "records");
+        st_json_uint(&w, s->records);
+        st_json_key(&w, "bytes");
+        st_json_uint(&w, s->bytes);
+        st_json_key(&w, "crc32c");
+        st_json_string(&w, crc);
+        st_json_end_object(&w);
+    }
+    st_json_end_array(&w);
+    st_json_key(&w, "total");
+    st_json_begin_object(&w);
+    st_json_key(&w, "shards");
+    st_json_uint(&w, st_shard_sink_count(sink));
+    st_json_key(&w, "records");
+    st_json_uint(&w, st_shard_sink_records(sink));
+    st_json_key(&w, "bytes");
+    st_json_uint(&w, st_shard_sink_bytes(sink));
+    st_json_end_object(&w);
+    st_json_key(&w, "features");
+    st_feature_stats_json(features, &w);
+    if (options_json) {
+        st_json_key(&w, "options");
+        st_json_raw(&w, options_json, strlen(options_json));
+    }
+    st_json_end_object(&w);
+    int rc = w.failed ? st_error_set(err, ST_ENOMEM, "out of memory") : write_whole(path, &b, force, err);
+    st_buf_free(&b);
+    return rc;
+}
+
+int st_feature_spec_write(const char *path, const st_feature_stats *features, bool force,
+                          st_error *err)
+{
+    const st_feature_stat **sorted = st_feature_stats_sorted(features);
+    if (!sorted)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    st_buf b = {0};
+    st_jsonw w;
+    st_jsonw_init(&w, &b, true);
+    st_json_begin_object(&w);
+    st_json_key(&w, "features");
+    st_json_begin_object(&w);
+    for (size_t i = 0; i < features->count; i++) {
+        const st_feature_stat *f = sorted[i];
+        if (strchr(f->name, '[')) /* SequenceExample feature lists are not parse_example features */
+            continue;
+        bool fixed = f->present == features->records && f->min_len == f->max_len;
+        st_json_key(&w, f->name);
+        st_json_begin_object(&w);
+        st_json_key(&w, "type");
+        st_json_string(&w, fixed ? "FixedLenFeature" : "VarLenFeature");
+        if (fixed) {
+            st_json_key(&w, "shape");
+            st_json_begin_array(&w);
+            if (f->max_len != 1)
+                st_json_uint(&w, f->max_len);
+            st_json_end_array(&w);
+        }
+        st_json_key(&w, "dtype");
+        st_json_string(&w, tf_dtype(st_feature_stat_kind(f)));
+        st_json_end_object(&w);
+    }
+    st_json_end_object(&w);
+    st_json_end_object(&w);
+    free(sorted);
+    int rc = w.failed ? st_error_set(err, ST_ENOMEM, "out of memory") : write_whole(path, &b, force, err);
+    st_buf_free(&b);
+    return rc;
+}

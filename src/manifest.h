@@ -1,0 +1,28 @@
+/* Manifests and feature specs written beside a set of shards.
+ *
+ * A manifest (PREFIX.manifest.json) lists every shard with its path
+ * relative to the manifest, record count, size and CRC32C, the totals, the
+ * feature schema and the options of the run, so that `verify --manifest`
+ * can prove later that nothing is missing or changed.  It holds nothing
+ * that varies between runs of the same conversion (no times, no --jobs),
+ * so identical conversions give identical manifests. */
+#ifndef ST_MANIFEST_H
+#define ST_MANIFEST_H
+
+#include "feature_stats.h"
+#include "shard.h"
+
+/* Writes the manifest at `path` (tmp + rename).  options_json is one JSON
+ * object describing the run, inserted as "options". */
+int st_manifest_write(const char *path, const st_shard_sink *sink, const char *format,
+                      st_compression compression, const st_feature_stats *features,
+                      const char *options_json, bool force, st_error *err);
+
+/* Writes a feature spec a user turns into a tf.io.parse_example spec:
+ * {"features": {"name": {"type": "FixedLenFeature", "shape": [n], "dtype":
+ * "int64"}, "other": {"type": "VarLenFeature", "dtype": "string"}}}.
+ * FixedLen when every record has the feature with the same length. */
+int st_feature_spec_write(const char *path, const st_feature_stats *features, bool force,
+                          st_error *err);
+
+#endif

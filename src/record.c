@@ -1,0 +1,126 @@
+/* The record model's out-of-line helpers: kind names, batches, lookup and
+ * schemas.  The decoders fill records directly; nothing here is on a
+ * per-value path. */
+#include "record.h"
+#include "error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *st_kind_name(st_kind k)
+{
+    switch (k) {
+    case ST_KIND_NONE: return "none";
+    case ST_KIND_BYTES: return "bytes";
+    case ST_KIND_FLOAT: return "float";
+    case ST_KIND_INT64: return "int64";
+    }
+    return "unknown";
+}
+
+int st_kind_parse(const char *s)
+{
+    if (!s)
+        return -1;
+    if (strcmp(s, "int64") == 0)
+        return ST_KIND_INT64;
+    if (strcmp(s, "float") == 0)
+        return ST_KIND_FLOAT;
+    if (strcmp(s, "bytes") == 0)
+        return ST_KIND_BYTES;
+    return -1;
+}
+
+/* ---- batches ------------------------------------------------------------- */
+
+void st_batch_init(st_batch *b)
+{
+    memset(b, 0, sizeof *b);
+    st_arena_init(&b->arena, 0);
+}
+
+void st_batch_reset(st_batch *b)
+{
+    b->count = 0;
+    st_arena_reset(&b->arena);
+    b->first_index = 0;
+    b->skipped_rows = 0;
+    b->lossy_floats = 0;
+}
+
+void st_batch_free(st_batch *b)
+{
+    free(b->records);
+    st_arena_free(&b->arena);
+    memset(b, 0, sizeof *b);
+}
+
+st_record *st_batch_add(st_batch *b)
+{
+    if (b->count == b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 64;
+        if (cap < b->cap || cap > SIZE_MAX / sizeof *b->records)
+            return NULL;
+        st_record *r = realloc(b->records, cap * sizeof *r);
+        if (!r)
+            return NULL;
+        b->records = r;
+        b->cap = cap;
+    }
+    st_record *rec = &b->records[b->count++];
+    memset(rec, 0, sizeof *rec);
+    return rec;
+}
+
+const st_feature *st_record_find(const st_record *r, const char *name, size_t len)
+{
+    for (uint32_t i = 0; i < r->nfeatures; i++) {
+        const st_feature *f = &r->features[i];
+        if (f->name.len == len && (len == 0 || memcmp(f->name.data, name, len) == 0))
+            return f;
+    }
+    return NULL;
+}
+
+/* ---- schemas ------------------------------------------------------------- */
+
+int st_schema_add(st_schema *s, const char *name, st_kind kind)
+{
+    if (s->count == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 16;
+        if (cap < s->cap || cap > SIZE_MAX / sizeof *s->columns)
+            return ST_ENOMEM;
+        st_column *c = realloc(s->columns, cap * sizeof *c);
+        if (!c)
+            return ST_ENOMEM;
+        s->columns = c;
+        s->cap = cap;
+    }
+    char *copy = strdup(name);
+    if (!copy)
+        return ST_ENOMEM;
+    st_column *c = &s->columns[s->count++];
+    c->name = copy;
+    c->kind = kind;
+    c->nullable = false;
+    c->repeated = false;
+    c->fixed_len = 1;
+    return ST_OK;
+}
+
+ssize_t st_schema_find(const st_schema *s, const char *name)
+{
+    for (size_t i = 0; i < s->count; i++)
+        if (strcmp(s->columns[i].name, name) == 0)
+            return (ssize_t)i;
+    return -1;
+}
+
+void st_schema_free(st_schema *s)
+{
+    for (size_t i = 0; i < s->count; i++)
+        free(s->columns[i].name);
+    free(s->columns);
+    s->columns = NULL;
+    s->count = s->cap = 0;
+}

@@ -1,0 +1,1224 @@
+#include "fetch.h"
+
+#include "sigv4.h"
+
+#include <curl/curl.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#define EMPTY_SHA256 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+#define ERROR_BODY_CAP 16384
+#define EASY_POOL 64
+
+struct st_fetcher {
+    st_remote_config cfg;
+    char *endpoint;            /* owned copies of cfg strings */
+    char *cacert;
+    st_aws_creds aws;
+    st_s3_site s3;
+    char *gcs_base;
+    char *gcs_token;
+
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t thread;
+    bool thread_started;
+    bool stop;
+
+    CURLM *multi;
+    CURLSH *share;
+    st_xfer *q_head[2], *q_tail[2]; /* queued, by priority */
+    st_xfer *waiting;               /* RETRY_WAIT */
+    st_xfer **active;
+    size_t nactive;
+    CURL *pool[EASY_POOL];
+    int npool;
+    unsigned rng;
+    st_remote_stats stats;
+};
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void logf_locked(st_fetcher *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void logf_locked(st_fetcher *f, const char *fmt, ...)
+{
+    if (!f->cfg.verbose || !f->cfg.log)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    f->cfg.log(f->cfg.log_ctx, line);
+}
+
+/* ------------------------------------------------------------------ */
+/* requests                                                            */
+
+st_xfer *st_xfer_new(const char *method, const char *display)
+{
+    st_xfer *x = calloc(1, sizeof *x);
+    if (!x)
+        return NULL;
+    x->method = method;
+    char shown[1024];
+    st_rurl_display(display ? display : "", shown, sizeof shown);
+    x->display = strdup(shown);
+    x->h_content_length = -1;
+    if (!x->display) {
+        free(x);
+        return NULL;
+    }
+    return x;
+}
+
+void st_xfer_free(st_xfer *x)
+{
+    if (!x)
+        return;
+    st_target_free(&x->target);
+    free((char *)x->display);
+    if (x->body_owned)
+        free((void *)x->body);
+    free(x->content_type);
+    free(x->content_range);
+    if (x->dest_owned)
+        free(x->dest);
+    st_buf_free(&x->resp);
+    free(x->location);
+    free(x->bucket_region);
+    free(x);
+}
+
+void st_fetch_lock(st_fetcher *f) { pthread_mutex_lock(&f->mu); }
+void st_fetch_unlock(st_fetcher *f) { pthread_mutex_unlock(&f->mu); }
+void st_fetch_wait(st_fetcher *f) { pthread_cond_wait(&f->cv, &f->mu); }
+void st_fetch_broadcast(st_fetcher *f) { pthread_cond_broadcast(&f->cv); }
+const st_remote_config *st_fetch_config(st_fetcher *f) { return &f->cfg; }
+const st_aws_creds *st_fetch_aws(st_fetcher *f) { return &f->aws; }
+const st_s3_site *st_fetch_s3_site(st_fetcher *f) { return &f->s3; }
+const char *st_fetch_gcs_base(st_fetcher *f) { return f->gcs_base; }
+
+void st_fetch_stats(st_fetcher *f, st_remote_stats *out)
+{
+    st_fetch_lock(f);
+    *out = f->stats;
+    st_fetch_unlock(f);
+}
+
+static void queue_push(st_fetcher *f, st_xfer *x, bool front)
+{
+    int p = x->priority ? 1 : 0;
+    x->next = NULL;
+    if (front) {
+        x->next = f->q_head[p];
+        f->q_head[p] = x;
+        if (!f->q_tail[p])
+            f->q_tail[p] = x;
+    } else {
+        if (f->q_tail[p])
+            f->q_tail[p]->next = x;
+        else
+            f->q_head[p] = x;
+        f->q_tail[p] = x;
+    }
+    x->in_queue = true;
+}
+
+static void queue_remove(st_fetcher *f, st_xfer *x)
+{
+    int p = x->priority ? 1 : 0;
+    st_xfer *prev = NULL;
+    for (st_xfer *it = f->q_head[p]; it; prev = it, it = it->next) {
+        if (it != x)
+            continue;
+        if (prev)
+            prev->next = x->next;
+        else
+            f->q_head[p] = x->next;
+        if (f->q_tail[p] == x)
+            f->q_tail[p] = prev;
+        break;
+    }
+    x->next = NULL;
+    x->in_queue = false;
+}
+
+static st_xfer *queue_pop(st_fetcher *f)
+{
+    for (int p = 0; p < 2; p++) {
+        st_xfer *x = f->q_head[p];
+        if (x) {
+            queue_remove(f, x);
+            return x;
+        }
+    }
+    return NULL;
+}
+
+static void waiting_remove(st_fetcher *f, st_xfer *x)
+{
+    st_xfer **pp = &f->waiting;
+    while (*pp && *pp != x)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = x->next;
+    x->next = NULL;
+}
+
+void st_fetch_submit_locked(st_fetcher *f, st_xfer *x)
+{
+    x->state = ST_XS_QUEUED;
+    x->attempts = 0;
+    x->headers_ok = false;
+    queue_push(f, x, false);
+    curl_multi_wakeup(f->multi);
+}
+
+void st_fetch_set_priority_locked(st_fetcher *f, st_xfer *x, int priority)
+{
+    if (x->state == ST_XS_QUEUED && x->in_queue && x->priority != priority) {
+        queue_remove(f, x);
+        x->priority = priority;
+        queue_push(f, x, false);
+    } else {
+        x->priority = priority;
+    }
+}
+
+void st_fetch_release_locked(st_fetcher *f, st_xfer *x)
+{
+    if (!x)
+        return;
+    x->on_event = NULL;
+    x->owner = NULL;
+    x->ident = NULL;
+    switch (x->state) {
+    case ST_XS_QUEUED:
+        queue_remove(f, x);
+        st_xfer_free(x);
+        break;
+    case ST_XS_RETRY_WAIT:
+        waiting_remove(f, x);
+        st_xfer_free(x);
+        break;
+    case ST_XS_ACTIVE:
+        /* The transfer thread drops it at its next turn and frees it. */
+        x->orphan = true;
+        x->cancel = true;
+        curl_multi_wakeup(f->multi);
+        break;
+    default:
+        st_xfer_free(x);
+        break;
+    }
+}
+
+int st_fetch_run(st_fetcher *f, st_xfer *x, st_error *err)
+{
+    st_fetch_lock(f);
+    st_fetch_submit_locked(f, x);
+    while (!st_xfer_finished(x))
+        st_fetch_wait(f);
+    int rc = x->state == ST_XS_DONE ? ST_OK : x->err.code;
+    st_fetch_unlock(f);
+    if (rc && err)
+        *err = x->err;
+    return rc;
+}
+
+int st_xfer_set_object(st_fetcher *f, st_xfer *x, const st_rurl *u, st_error *err)
+{
+    int rc;
+    switch (u->kind) {
+    case ST_RURL_S3:
+        rc = st_s3_target(&f->s3, u->bucket, u->key, NULL, &x->target);
+        x->auth = ST_AUTH_S3;
+        break;
+    case ST_RURL_GCS:
+        rc = st_gcs_media_target(f->gcs_base, u->bucket, u->key, &x->target);
+        x->auth = ST_AUTH_GCS;
+        break;
+    default:
+        rc = st_plain_target(u->url, &x->target);
+        x->auth = ST_AUTH_NONE;
+        x->follow_redirects = true;
+        break;
+    }
+    if (rc)
+        return st_error_set(err, rc == ST_ENOMEM ? ST_ENOMEM : ST_EUSAGE, "%s: cannot form a request URL",
+                            x->display);
+    return ST_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* curl callbacks (transfer thread)                                    */
+
+
+static void fail_in_callback(st_xfer *x, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void fail_in_callback(st_xfer *x, int code, const char *fmt, ...)
+{
+    if (x->fail_code)
+        return;
+    x->fail_code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(x->fail_msg, sizeof x->fail_msg, fmt, ap);
+    va_end(ap);
+}
+
+static void copy_header_value(char *dst, size_t cap, const char *v, size_t n)
+{
+    while (n && (*v == ' ' || *v == '\t')) {
+        v++;
+        n--;
+    }
+    while (n && (v[n - 1] == '\r' || v[n - 1] == '\n' || v[n - 1] == ' '))
+        n--;
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(dst, v, n);
+    dst[n] = '\0';
+}
+
+static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
+{
+    st_xfer *x = ud;
+    size_t n = size * nmemb;
+    if (n >= 5 && memcmp(p, "HTTP/", 5) == 0) {
+        /* A new response (after a redirect or 100 Continue): forget the last. */
+        x->h_content_range[0] = x->h_etag[0] = x->h_last_modified[0] = x->h_retry_after[0] = '\0';
+        x->h_content_length = -1;
+        return n;
+    }
+    const char *colon = memchr(p, ':', n);
+    if (!colon)
+        return n;
+    size_t nlen = (size_t)(colon - p);
+    const char *v = colon + 1;
+    size_t vlen = n - nlen - 1;
+    char tmp[64];
+#define IS(name) (nlen == sizeof(name) - 1 && strncasecmp(p, name, nlen) == 0)
+    if (IS("content-range")) {
+        copy_header_value(x->h_content_range, sizeof x->h_content_range, v, vlen);
+    } else if (IS("content-length")) {
+        copy_header_value(tmp, sizeof tmp, v, vlen);
+        char *end;
+        errno = 0;
+        long long cl = strtoll(tmp, &end, 10);
+        x->h_content_length = (errno || end == tmp || cl < 0) ? -1 : cl;
+    } else if (IS("etag")) {
+        copy_header_value(x->h_etag, sizeof x->h_etag, v, vlen);
+    } else if (IS("last-modified")) {
+        copy_header_value(x->h_last_modified, sizeof x->h_last_modified, v, vlen);
+    } else if (IS("retry-after")) {
+        copy_header_value(x->h_retry_after, sizeof x->h_retry_after, v, vlen);
+    } else if (IS("location")) {
+        char *loc = malloc(vlen + 1);
+        if (loc) {
+            copy_header_value(loc, vlen + 1, v, vlen);
+            free(x->location);
+            x->location = loc;
+        }
+    } else if (IS("x-amz-bucket-region")) {
+        char *r = malloc(vlen + 1);
+        if (r) {
+            copy_header_value(r, vlen + 1, v, vlen);
+            free(x->bucket_region);
+            x->bucket_region = r;
+        }
+    }
+#undef IS
+    return n;
+}
+
+/* Parses "bytes A-B/T" (T may be '*'); returns 0 on success. */
+static int parse_content_range(const char *s, uint64_t *a, uint64_t *b, uint64_t *total,
+                               bool *total_known)
+{
+    if (strncasecmp(s, "bytes", 5) != 0)
+        return -1;
+    s += 5;
+    while (*s == ' ')
+        s++;
+    char *end;
+    *total_known = false;
+    if (*s == '*') {
+        /* "bytes * /T" in 416 answers */
+        *a = *b = 0;
+        s++;
+    } else {
+        errno = 0;
+        *a = strtoull(s, &end, 10);
+        if (errno || end == s || *end != '-')
+            return -1;
+        s = end + 1;
+        *b = strtoull(s, &end, 10);
+        if (errno || end == s || *b < *a)
+            return -1;
+        s = end;
+    }
+    if (*s != '/')
+        return -1;
+    s++;
+    if (*s == '*')
+        return 0;
+    errno = 0;
+    *total = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return -1;
+    *total_known = true;
+    return 0;
+}
+
+/* Checks a response's status and ranges before its body is accepted
+ * (lock held).  Returns 0 to go on, -1 when the transfer must stop. */
+static int accept_headers(st_fetcher *f, st_xfer *x)
+{
+    long st = 0;
+    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &st);
+    x->status = st;
+    bool ok = (st >= 200 && st < 300) || (st == 308 && x->accept_308) ||
+              (st == 404 && x->accept_404);
+    if (!ok) {
+        x->resp_is_error = true;
+        /* 416 at offset 0: an empty object (or a range past its end). */
+        uint64_t a, b, total;
+        bool tk;
+        if (st == 416 && x->ranged && x->h_content_range[0] &&
+            parse_content_range(x->h_content_range, &a, &b, &total, &tk) == 0 && tk &&
+            x->attempt_start >= total) {
+            x->range_len = x->got;
+            if (x->ident && !x->ident->known) {
+                x->ident->known = true;
+                x->ident->size = total;
+            }
+        }
+        return 0;
+    }
+    x->resp_is_error = false;
+    snprintf(x->etag, sizeof x->etag, "%s", x->h_etag);
+    if (!x->ranged || st == 404) {
+        x->headers_ok = true;
+        if (x->on_event)
+            x->on_event(x);
+        return 0;
+    }
+
+    uint64_t total = 0;
+    bool total_known = false;
+    if (st == 206) {
+        uint64_t a, b;
+        if (!x->h_content_range[0] ||
+            parse_content_range(x->h_content_range, &a, &b, &total, &total_known) != 0) {
+            fail_in_callback(x, ST_EREMOTE, "%s: partial answer without a valid Content-Range",
+                             x->display);
+            return -1;
+        }
+        if (a != x->attempt_start) {
+            fail_in_callback(x, ST_EREMOTE,
+                             "%s: asked for bytes from %" PRIu64 ", server sent from %" PRIu64,
+                             x->display, x->attempt_start, a);
+            return -1;
+        }
+    } else {
+        if (x->attempt_start != 0) {
+            fail_in_callback(x, ST_EUNSUPPORTED,
+                             "%s: the server ignores Range requests (HTTP %ld for bytes from %" PRIu64
+                             "); objects larger than one chunk cannot be read from it",
+                             x->display, st, x->attempt_start);
+            return -1;
+        }
+        x->range_ignored = true;
+        if (x->h_content_length >= 0) {
+            total = (uint64_t)x->h_content_length;
+            total_known = true;
+        }
+    }
+    const char *id = x->h_etag[0] ? x->h_etag : x->h_last_modified;
+    snprintf(x->etag, sizeof x->etag, "%s", id);
+    if (x->ident) {
+        if (!x->ident->known) {
+            if (!total_known) {
+                fail_in_callback(x, ST_EUNSUPPORTED, "%s: the server does not tell the object's size",
+                                 x->display);
+                return -1;
+            }
+            x->ident->known = true;
+            x->ident->size = total;
+            snprintf(x->ident->etag, sizeof x->ident->etag, "%s", id);
+        } else if ((total_known && total != x->ident->size) || strcmp(x->ident->etag, id) != 0) {
+            fail_in_callback(x, ST_EREMOTE,
+                             "%s: object changed while being read (ETag or size differs between "
+                             "ranges); read it again",
+                             x->display);
+            return -1;
+        }
+        total = x->ident->size;
+        total_known = true;
+    }
+    if (total_known) {
+        uint64_t end = x->range_start + x->range_len;
+        if (end > total)
+            x->range_len = total > x->range_start ? total - x->range_start : 0;
+    }
+    x->headers_ok = true;
+    if (x->on_event)
+        x->on_event(x);
+    (void)f;
+    return 0;
+}
+
+static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
+{
+    st_xfer *x = ud;
+    st_fetcher *f = x->engine;
+    size_t n = size * nmemb;
+    pthread_mutex_lock(&f->mu);
+    if (x->cancel || x->fail_code) {
+        pthread_mutex_unlock(&f->mu);
+        return 0;
+    }
+    if (!x->validated) {
+        x->validated = true;
+        if (accept_headers(f, x)) {
+            pthread_mutex_unlock(&f->mu);
+            return 0;
+        }
+    }
+    f->stats.bytes_down += n;
+    size_t ret = n;
+    if (x->resp_is_error || !x->ranged) {
+        size_t cap = x->resp_is_error ? ERROR_BODY_CAP : x->resp_cap;
+        size_t room = x->resp.len < cap ? cap - x->resp.len : 0;
+        if (n > room && !x->resp_is_error) {
+            x->resp_too_big = true;
+            fail_in_callback(x, ST_EREMOTE, "%s: answer larger than %zu bytes", x->display, cap);
+            ret = 0;
+        } else if (st_buf_append(&x->resp, p, n < room ? n : room)) {
+            fail_in_callback(x, ST_ENOMEM, "out of memory");
+            ret = 0;
+        }
+    } else {
+        /* Copied under the lock: an owner that gives up (pread of a caller's
+         * buffer) sets cancel under the same lock, so nothing is written
+         * into memory it has taken back. */
+        uint64_t want = x->range_len > x->got ? x->range_len - x->got : 0;
+        size_t take = n < want ? n : (size_t)want;
+        if (take)
+            memcpy(x->dest + x->got, p, take);
+        x->got += take;
+        pthread_cond_broadcast(&f->cv);
+        if (take < n) {
+            if (x->range_ignored)
+                x->stop_ok = true; /* we have all we asked for */
+            else
+                fail_in_callback(x, ST_EREMOTE, "%s: server sent more bytes than asked for",
+                                 x->display);
+            ret = 0;
+        }
+    }
+    pthread_mutex_unlock(&f->mu);
+    return ret;
+}
+
+static size_t on_read(char *buf, size_t size, size_t nmemb, void *ud)
+{
+    st_xfer *x = ud;
+    size_t n = size * nmemb;
+    size_t left = x->body_len - (size_t)x->sent;
+    if (n > left)
+        n = left;
+    if (n)
+        memcpy(buf, x->body + x->sent, n);
+    x->sent += n;
+    return n;
+}
+
+static int on_seek(void *ud, curl_off_t offset, int origin)
+{
+    st_xfer *x = ud;
+    if (origin != SEEK_SET || offset < 0 || (uint64_t)offset > x->body_len)
+        return CURL_SEEKFUNC_CANTSEEK;
+    x->sent = (uint64_t)offset;
+    return CURL_SEEKFUNC_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* starting an attempt (lock held, transfer thread)                    */
+
+static int add_header(st_xfer *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int add_header(st_xfer *x, const char *fmt, ...)
+{
+    char line[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof line)
+        return ST_EUSAGE;
+    struct curl_slist *s = curl_slist_append(x->slist, line);
+    /* The line may have held a signature or token: clear the stack copy. */
+    memset(line, 0, sizeof line);
+    if (!s)
+        return ST_ENOMEM;
+    x->slist = s;
+    return ST_OK;
+}
+
+static int sign_s3(st_fetcher *f, st_xfer *x)
+{
+    if (!f->aws.access_key)
+        return ST_OK; /* anonymous */
+    char date[17];
+    st_amz_date((long long)time(NULL), date);
+    const char *hash = x->payload_hash[0] ? x->payload_hash : EMPTY_SHA256;
+    st_sigv4_header h[4] = {
+        {"host", (const char *)x->target.host.data},
+        {"x-amz-content-sha256", hash},
+        {"x-amz-date", date},
+        {"x-amz-security-token", f->aws.token},
+    };
+    st_sigv4_request r = {
+        .method = x->method,
+        .path = (const char *)x->target.path.data,
+        .query = (const char *)x->target.query.data,
+        .headers = h,
+        .nheaders = f->aws.token ? 4 : 3,
+        .payload_hash = hash,
+        .amz_date = date,
+        .region = f->aws.region,
+        .service = "s3",
+    };
+    st_buf auth = {0};
+    int rc = st_sigv4_authorization(&r, f->aws.access_key, f->aws.secret, &auth);
+    rc = rc ? rc : add_header(x, "Host: %s", (const char *)x->target.host.data);
+    rc = rc ? rc : add_header(x, "x-amz-content-sha256: %s", hash);
+    rc = rc ? rc : add_header(x, "x-amz-date: %s", date);
+    if (!rc && f->aws.token)
+        rc = add_header(x, "x-amz-security-token: %s", f->aws.token);
+    rc = rc ? rc : add_header(x, "Authorization: %s", (const char *)auth.data);
+    if (auth.data)
+        memset(auth.data, 0, auth.len);
+    st_buf_free(&auth);
+    return rc;
+}
+
+static void configure_tls(st_fetcher *f, CURL *e)
+{
+    if (f->cacert)
+        curl_easy_setopt(e, CURLOPT_CAINFO, f->cacert);
+    if (f->cfg.insecure) {
+        curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+}
+
+static int start_xfer(st_fetcher *f, st_xfer *x)
+{
+    CURL *e = f->npool ? f->pool[--f->npool] : curl_easy_init();
+    if (!e)
+        return ST_ENOMEM;
+    x->easy = e;
+    x->engine = f;
+    x->attempts++;
+    x->attempt_start = x->range_start + x->got;
+    x->sent = 0;
+    x->validated = false;
+    x->resp_is_error = false;
+    x->resp_too_big = false;
+    x->stop_ok = false;
+    x->fail_code = 0;
+    x->fail_msg[0] = '\0';
+    x->errbuf[0] = '\0';
+    x->h_content_range[0] = x->h_etag[0] = x->h_last_modified[0] = x->h_retry_after[0] = '\0';
+    x->h_content_length = -1;
+    x->status = 0;
+    st_buf_clear(&x->resp);
+    x->started_at = mono_now();
+    f->stats.requests++;
+    if (x->attempts > 1)
+        f->stats.retries++;
+
+    curl_easy_setopt(e, CURLOPT_URL, (const char *)x->target.url.data);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)x);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 15L);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)f->cfg.stall_timeout);
+    curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 256L * 1024);
+    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(e, CURLOPT_SHARE, f->share);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    if (x->follow_redirects) {
+        curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+        curl_easy_setopt(e, CURLOPT_MAXREDIRS, 8L);
+    }
+    configure_tls(f, e);
+
+    int rc = ST_OK;
+    if (x->ranged)
+        rc = add_header(x, "Range: bytes=%" PRIu64 "-%" PRIu64, x->attempt_start,
+                        x->range_start + x->range_len - 1);
+    if (!rc && x->content_type)
+        rc = add_header(x, "Content-Type: %s", x->content_type);
+    if (!rc && x->content_range)
+        rc = add_header(x, "Content-Range: %s", x->content_range);
+    if (strcmp(x->method, "HEAD") == 0) {
+        curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+    } else if (x->has_body) {
+        curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
+        curl_easy_setopt(e, CURLOPT_READFUNCTION, on_read);
+        curl_easy_setopt(e, CURLOPT_READDATA, x);
+        curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, on_seek);
+        curl_easy_setopt(e, CURLOPT_SEEKDATA, x);
+        curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)x->body_len);
+        if (strcmp(x->method, "PUT") != 0)
+            curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, x->method);
+        /* No 100-continue round trip: the body is small enough to resend. */
+        rc = rc ? rc : add_header(x, "Expect:");
+        if (!x->content_type)
+            rc = rc ? rc : add_header(x, "Content-Type: application/octet-stream");
+        if (!x->payload_hash[0] && x->auth == ST_AUTH_S3)
+            st_sha256_hex(x->body, x->body_len, x->payload_hash);
+    } else if (strcmp(x->method, "POST") == 0) {
+        curl_easy_setopt(e, CURLOPT_POST, 1L);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, 0L);
+    } else if (strcmp(x->method, "GET") != 0) {
+        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, x->method);
+    }
+    if (!rc && x->auth == ST_AUTH_S3)
+        rc = sign_s3(f, x);
+    if (!rc && x->auth == ST_AUTH_GCS && f->gcs_token)
+        rc = add_header(x, "Authorization: Bearer %s", f->gcs_token);
+    if (rc)
+        return rc;
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->slist);
+    if (curl_multi_add_handle(f->multi, e) != CURLM_OK)
+        return ST_ENOMEM;
+    x->state = ST_XS_ACTIVE;
+    f->active[f->nactive++] = x;
+    return ST_OK;
+}
+
+/* Gives the easy handle back; the connection stays in the multi's cache. */
+static void detach_easy(st_fetcher *f, st_xfer *x)
+{
+    if (!x->easy)
+        return;
+    curl_multi_remove_handle(f->multi, x->easy);
+    curl_easy_reset(x->easy);
+    if (f->npool < EASY_POOL)
+        f->pool[f->npool++] = x->easy;
+    else
+        curl_easy_cleanup(x->easy);
+    x->easy = NULL;
+    if (x->slist) {
+        /* Header lines held the signature or bearer token. */
+        for (struct curl_slist *s = x->slist; s; s = s->next)
+            memset(s->data, 0, strlen(s->data));
+        curl_slist_free_all(x->slist);
+        x->slist = NULL;
+    }
+    for (size_t i = 0; i < f->nactive; i++) {
+        if (f->active[i] == x) {
+            f->active[i] = f->active[--f->nactive];
+            break;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* finishing an attempt (lock held)                                    */
+
+/* Copies the text of <tag>...</tag> (first occurrence) into out. */
+static void xml_tag(const char *body, size_t len, const char *tag, char *out, size_t cap)
+{
+    out[0] = '\0';
+    char open[64], close[64];
+    snprintf(open, sizeof open, "<%s>", tag);
+    snprintf(close, sizeof close, "</%s>", tag);
+    const char *a = memmem(body, len, open, strlen(open));
+    if (!a)
+        return;
+    a += strlen(open);
+    const char *b = memmem(a, len - (size_t)(a - body), close, strlen(close));
+    if (!b)
+        return;
+    size_t n = (size_t)(b - a);
+    if (n >= cap)
+        n = cap - 1;
+    /* Printable ASCII only: this ends up on a terminal. */
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++)
+        out[j++] = (a[i] >= 32 && a[i] < 127) ? a[i] : ' ';
+    out[j] = '\0';
+}
+
+static void json_message(const char *body, size_t len, char *out, size_t cap)
+{
+    out[0] = '\0';
+    const char *k = memmem(body, len, "\"message\"", 9);
+    if (!k)
+        return;
+    const char *q = memchr(k + 9, '"', len - (size_t)(k + 9 - body));
+    if (!q)
+        return;
+    q++;
+    size_t j = 0;
+    for (const char *p = q; p < body + len && *p != '"' && j + 1 < cap; p++)
+        out[j++] = (*p >= 32 && *p < 127 && *p != '\\') ? *p : ' ';
+    out[j] = '\0';
+}
+
+static void http_error(st_fetcher *f, st_xfer *x)
+{
+    long st = x->status;
+    char code[128] = "", msg[256] = "";
+    const char *body = (const char *)x->resp.data;
+    size_t blen = x->resp.len;
+    if (body && blen) {
+        xml_tag(body, blen, "Code", code, sizeof code);
+        xml_tag(body, blen, "Message", msg, sizeof msg);
+        if (!msg[0])
+            json_message(body, blen, msg, sizeof msg);
+    }
+    char detail[512];
+    snprintf(detail, sizeof detail, "HTTP %ld%s%s%s%s", st, code[0] ? " " : "", code,
+             msg[0] ? ": " : "", msg);
+    char hint[512] = "";
+    int errcode = ST_EREMOTE;
+    if (st == 404) {
+        errcode = ST_ENOTFOUND;
+        snprintf(hint, sizeof hint, "%s",
+                 x->auth == ST_AUTH_NONE ? "check the URL"
+                                         : "check the bucket name and the object key");
+    } else if (x->bucket_region && x->auth == ST_AUTH_S3 &&
+               strcmp(x->bucket_region, f->aws.region) != 0) {
+        snprintf(hint, sizeof hint, "the bucket is in region %.64s, not %.64s: set AWS_REGION=%.64s",
+                 x->bucket_region, f->aws.region, x->bucket_region);
+    } else if (st == 401 || st == 403) {
+        if (x->auth == ST_AUTH_S3)
+            snprintf(hint, sizeof hint,
+                     "check the credentials (%.200s), the region (%.64s) and the bucket name%s",
+                     f->aws.source, f->aws.region,
+                     f->aws.access_key ? "" : "; public buckets need --no-sign-request or credentials");
+        else if (x->auth == ST_AUTH_GCS)
+            snprintf(hint, sizeof hint, "%s",
+                     f->gcs_token ? "check the access token (GOOGLE_OAUTH_ACCESS_TOKEN or "
+                                    "--gcs-token-file) and the bucket's permissions"
+                                  : "no GCS token given (GOOGLE_OAUTH_ACCESS_TOKEN or --gcs-token-file)");
+        else
+            snprintf(hint, sizeof hint, "the server refused access");
+    } else if (st == 400 && x->auth == ST_AUTH_S3) {
+        snprintf(hint, sizeof hint, "check the region (%.64s) and the endpoint", f->aws.region);
+    } else if (st == 301 || st == 307) {
+        snprintf(hint, sizeof hint, "the bucket is elsewhere: check the region or the endpoint");
+    }
+    st_error_set(&x->err, errcode, "%s: %s%s%s", x->display, detail, hint[0] ? "; " : "", hint);
+}
+
+static bool curl_retryable(CURLcode rc)
+{
+    switch (rc) {
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_GOT_NOTHING:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_WEIRD_SERVER_REPLY:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static double parse_retry_after(const char *v)
+{
+    if (!v[0])
+        return 0;
+    char *end;
+    double s = strtod(v, &end);
+    if (end != v && s >= 0)
+        return s;
+    time_t t = curl_getdate(v, NULL);
+    if (t > 0) {
+        double d = difftime(t, time(NULL));
+        return d > 0 ? d : 0;
+    }
+    return 0;
+}
+
+static void finish(st_fetcher *f, st_xfer *x, int state)
+{
+    x->state = state;
+    if (x->on_event)
+        x->on_event(x);
+    if (x->orphan)
+        st_xfer_free(x);
+    pthread_cond_broadcast(&f->cv);
+}
+
+static void complete(st_fetcher *f, st_xfer *x, CURLcode rc)
+{
+    double elapsed = mono_now() - x->started_at;
+    long st = 0;
+    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &st);
+    x->status = st;
+    curl_off_t up = 0;
+    curl_easy_getinfo(x->easy, CURLINFO_SIZE_UPLOAD_T, &up);
+    f->stats.bytes_up += (uint64_t)up;
+    char host[256];
+    snprintf(host, sizeof host, "%s", x->target.host.data ? (char *)x->target.host.data : "?");
+    detach_easy(f, x);
+
+    if (x->cancel) {
+        st_error_set(&x->err, ST_ECANCELED, "%s: canceled", x->display);
+        finish(f, x, ST_XS_FAILED);
+        return;
+    }
+    if (rc == CURLE_WRITE_ERROR && x->stop_ok)
+        rc = CURLE_OK;
+    if (x->fail_code) {
+        st_error_set(&x->err, x->fail_code, "%s", x->fail_msg);
+        finish(f, x, ST_XS_FAILED);
+        return;
+    }
+    if (rc == CURLE_OK && !x->validated) {
+        x->validated = true;
+        if (accept_headers(f, x)) {
+            st_error_set(&x->err, x->fail_code, "%s", x->fail_msg);
+            finish(f, x, ST_XS_FAILED);
+            return;
+        }
+    }
+
+    char why[512] = "";
+    if (rc != CURLE_OK) {
+        const char *text = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
+        if (curl_retryable(rc)) {
+            snprintf(why, sizeof why, "%s", text);
+        } else if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
+                   rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_SSL_ISSUER_ERROR) {
+            st_error_set(&x->err, ST_EREMOTE,
+                         "%s: TLS certificate of %s not accepted (%s); give its CA with --cacert "
+                         "FILE (or CURL_CA_BUNDLE / SSL_CERT_FILE), or --insecure to skip the check",
+                         x->display, host, text);
+            finish(f, x, ST_XS_FAILED);
+            return;
+        } else if (rc == CURLE_COULDNT_RESOLVE_HOST) {
+            st_error_set(&x->err, ST_EREMOTE, "%s: cannot resolve host %s; check the address%s",
+                         x->display, host, x->auth == ST_AUTH_S3 ? ", the region and the endpoint" : "");
+            finish(f, x, ST_XS_FAILED);
+            return;
+        } else {
+            st_error_set(&x->err, ST_EREMOTE, "%s: %s", x->display, text);
+            finish(f, x, ST_XS_FAILED);
+            return;
+        }
+    } else {
+        bool ok = (st >= 200 && st < 300) || (st == 308 && x->accept_308) ||
+                  (st == 404 && x->accept_404);
+        bool empty_range = x->ranged && st == 416 && x->range_len == x->got;
+        if (ok || empty_range) {
+            if (x->ranged && x->got < x->range_len && st != 404) {
+                    snprintf(why, sizeof why, "short answer (%" PRIu64 " of %" PRIu64 " bytes)",
+                         x->got - (x->attempt_start - x->range_start),
+                         x->range_len - (x->attempt_start - x->range_start));
+            } else {
+                logf_locked(f, "%s %s%s -> %ld (%.3f s)", x->method, x->display,
+                            x->ranged ? " (range)" : "", st, elapsed);
+                if (empty_range) {
+                    x->headers_ok = true;
+                    if (x->on_event)
+                        x->on_event(x);
+                }
+                finish(f, x, ST_XS_DONE);
+                return;
+            }
+        } else if (st >= 500 || st == 429 || st == 408) {
+            snprintf(why, sizeof why, "HTTP %ld", st);
+        } else {
+            http_error(f, x);
+            logf_locked(f, "%s %s -> %ld", x->method, x->display, st);
+            finish(f, x, ST_XS_FAILED);
+            return;
+        }
+    }
+
+    /* retry */
+    if (x->attempts > f->cfg.retries) {
+        st_error_set(&x->err, ST_EREMOTE, "%s: %s (gave up after %d attempts; see --retries)",
+                     x->display, why, x->attempts);
+        finish(f, x, ST_XS_FAILED);
+        return;
+    }
+    double delay = 0.2 * pow(2.0, x->attempts - 1);
+    if (delay > 15)
+        delay = 15;
+    delay *= 0.5 + 0.5 * ((double)rand_r(&f->rng) / RAND_MAX);
+    double ra = parse_retry_after(x->h_retry_after);
+    if (ra > 60)
+        ra = 60;
+    if (ra > delay)
+        delay = ra;
+    logf_locked(f, "%s %s: %s; retry %d/%d in %.2f s%s", x->method, x->display, why, x->attempts,
+                f->cfg.retries, delay,
+                x->ranged && x->got ? " (resuming)" : "");
+    x->state = ST_XS_RETRY_WAIT;
+    x->not_before = mono_now() + delay;
+    x->next = f->waiting;
+    f->waiting = x;
+    if (x->orphan) {
+        waiting_remove(f, x);
+        st_xfer_free(x);
+    }
+    pthread_cond_broadcast(&f->cv);
+}
+
+static void *engine_main(void *arg)
+{
+    st_fetcher *f = arg;
+    pthread_mutex_lock(&f->mu);
+    while (!f->stop) {
+        double now = mono_now();
+        double next_due = now + 1.0;
+        /* due retries go first among their priority */
+        for (st_xfer **pp = &f->waiting; *pp;) {
+            st_xfer *x = *pp;
+            if (x->not_before <= now) {
+                *pp = x->next;
+                x->state = ST_XS_QUEUED;
+                queue_push(f, x, true);
+            } else {
+                if (x->not_before < next_due)
+                    next_due = x->not_before;
+                pp = &x->next;
+            }
+        }
+        for (size_t i = 0; i < f->nactive;) {
+            st_xfer *x = f->active[i];
+            if (x->cancel) {
+                detach_easy(f, x);
+                st_error_set(&x->err, ST_ECANCELED, "%s: canceled", x->display);
+                finish(f, x, ST_XS_FAILED);
+            } else {
+                i++;
+            }
+        }
+        while (f->nactive < (size_t)f->cfg.parallel) {
+            st_xfer *x = queue_pop(f);
+            if (!x)
+                break;
+            int rc = start_xfer(f, x);
+            if (rc) {
+                if (x->easy) {
+                    curl_easy_cleanup(x->easy);
+                    x->easy = NULL;
+                }
+                st_error_set(&x->err, rc, "%s: cannot start the request", x->display);
+                finish(f, x, ST_XS_FAILED);
+            }
+        }
+        pthread_mutex_unlock(&f->mu);
+
+        int running = 0;
+        curl_multi_perform(f->multi, &running);
+        CURLMsg *m;
+        int left;
+        while ((m = curl_multi_info_read(f->multi, &left))) {
+            if (m->msg != CURLMSG_DONE)
+                continue;
+            st_xfer *x = NULL;
+            CURLcode result = m->data.result;
+            curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+            pthread_mutex_lock(&f->mu);
+            complete(f, x, result);
+            pthread_mutex_unlock(&f->mu);
+        }
+
+        pthread_mutex_lock(&f->mu);
+        bool more = (f->q_head[0] || f->q_head[1]) && f->nactive < (size_t)f->cfg.parallel;
+        for (size_t i = 0; i < f->nactive && !more; i++)
+            more = f->active[i]->cancel;
+        pthread_mutex_unlock(&f->mu);
+        if (!more) {
+            double wait = next_due - mono_now();
+            int ms = wait <= 0 ? 0 : (int)(wait * 1000) + 1;
+            if (ms > 1000)
+                ms = 1000;
+            curl_multi_poll(f->multi, NULL, 0, ms, NULL);
+        }
+        pthread_mutex_lock(&f->mu);
+    }
+    pthread_mutex_unlock(&f->mu);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* start / stop                                                        */
+
+static char *dup_or_null(const char *s)
+{
+    return s && *s ? strdup(s) : NULL;
+}
+
+int st_fetcher_start(const st_remote_config *cfg, st_fetcher **out, st_error *err)
+{
+    *out = NULL;
+    st_fetcher *f = calloc(1, sizeof *f);
+    if (!f)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    f->cfg = *cfg;
+    if (f->cfg.parallel < 1)
+        f->cfg.parallel = 1;
+    if (f->cfg.parallel > 256)
+        f->cfg.parallel = 256;
+    if (f->cfg.retries < 0)
+        f->cfg.retries = 0;
+    if (f->cfg.stall_timeout < 1)
+        f->cfg.stall_timeout = 30;
+    f->rng = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)f;
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->cv, NULL);
+    int rc = ST_OK;
+
+    const char *cacert = cfg->cacert;
+    if (!cacert || !*cacert)
+        cacert = getenv("CURL_CA_BUNDLE");
+    if (!cacert || !*cacert)
+        cacert = getenv("SSL_CERT_FILE");
+    f->cacert = dup_or_null(cacert);
+
+    const char *endpoint = cfg->endpoint;
+    if (!endpoint || !*endpoint)
+        endpoint = getenv("AWS_ENDPOINT_URL_S3");
+    if (!endpoint || !*endpoint)
+        endpoint = getenv("AWS_ENDPOINT_URL");
+    f->endpoint = dup_or_null(endpoint);
+    if (f->endpoint) {
+        size_t n = strlen(f->endpoint);
+        while (n && f->endpoint[n - 1] == '/')
+            f->endpoint[--n] = '\0';
+        if (!strstr(f->endpoint, "://"))
+            rc = st_error_set(err, ST_EUSAGE, "S3 endpoint '%s' is not a URL (http://HOST:PORT)",
+                              f->endpoint);
+    }
+    if (!rc)
+        rc = st_aws_creds_load(&f->aws, cfg->no_sign_request, err);
+    if (!rc) {
+        f->s3.endpoint = f->endpoint;
+        f->s3.region = f->aws.region;
+        f->s3.path_style = f->endpoint != NULL;
+        const char *emu = getenv("STORAGE_EMULATOR_HOST");
+        if (emu && *emu) {
+            size_t n = strlen(emu) + 8;
+            f->gcs_base = malloc(n);
+            if (f->gcs_base)
+                snprintf(f->gcs_base, n, "%s%s", strstr(emu, "://") ? "" : "http://", emu);
+            size_t l = f->gcs_base ? strlen(f->gcs_base) : 0;
+            while (l && f->gcs_base[l - 1] == '/')
+                f->gcs_base[--l] = '\0';
+        } else {
+            f->gcs_base = strdup("https://storage.googleapis.com");
+        }
+        if (!f->gcs_base)
+            rc = st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    if (!rc)
+        rc = st_gcs_token_load(cfg->gcs_token_file, &f->gcs_token, err);
+    if (!rc) {
+        f->active = calloc((size_t)f->cfg.parallel, sizeof *f->active);
+        f->multi = curl_multi_init();
+        f->share = curl_share_init();
+        if (!f->active || !f->multi || !f->share)
+            rc = st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    if (!rc) {
+        /* All handles live on the transfer thread, so the share needs no locks. */
+        curl_share_setopt(f->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+        curl_share_setopt(f->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+        curl_multi_setopt(f->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)f->cfg.parallel);
+        curl_multi_setopt(f->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)f->cfg.parallel);
+        curl_multi_setopt(f->multi, CURLMOPT_MAXCONNECTS, (long)f->cfg.parallel * 2);
+        f->cfg.endpoint = f->endpoint;
+        f->cfg.cacert = f->cacert;
+        f->cfg.gcs_token_file = NULL;
+        if (pthread_create(&f->thread, NULL, engine_main, f) != 0)
+            rc = st_error_set(err, ST_EIO, "cannot start the transfer thread");
+        else
+            f->thread_started = true;
+    }
+    if (rc) {
+        st_fetcher_stop(f);
+        return rc;
+    }
+    *out = f;
+    return ST_OK;
+}
+
+void st_fetcher_stop(st_fetcher *f)
+{
+    if (!f)
+        return;
+    if (f->thread_started) {
+        pthread_mutex_lock(&f->mu);
+        f->stop = true;
+        pthread_mutex_unlock(&f->mu);
+        curl_multi_wakeup(f->multi);
+        pthread_join(f->thread, NULL);
+    }
+    /* Whatever is still here belonged to owners that are gone. */
+    while (f->nactive) {
+        st_xfer *x = f->active[0];
+        detach_easy(f, x);
+        st_xfer_free(x);
+    }
+    for (st_xfer *x; (x = queue_pop(f));)
+        st_xfer_free(x);
+    while (f->waiting) {
+        st_xfer *x = f->waiting;
+        f->waiting = x->next;
+        st_xfer_free(x);
+    }
+    for (int i = 0; i < f->npool; i++)
+        curl_easy_cleanup(f->pool[i]);
+    if (f->multi)
+        curl_multi_cleanup(f->multi);
+    if (f->share)
+        curl_share_cleanup(f->share);
+    free(f->active);
+    free(f->endpoint);
+    free(f->cacert);
+    free(f->gcs_base);
+    st_secret_free(f->gcs_token);
+    st_aws_creds_free(&f->aws);
+    pthread_mutex_destroy(&f->mu);
+    pthread_cond_destroy(&f->cv);
+    free(f);
+}

@@ -1,0 +1,139 @@
+#include "remote_internal.h"
+
+#include <curl/curl.h>
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The one process-wide context.  It is a global because the core's hooks
+ * (st_stream_set_remote) are plain function pointers without a context
+ * argument, and because one transfer thread with one connection pool must
+ * serve every stream of the process (shared connections, one cap on
+ * parallel transfers).  Set by st_remote_init() on the main thread before
+ * any stream is opened, cleared by st_remote_shutdown(). */
+static _Atomic(st_remote_ctx *) current;
+
+st_remote_ctx *st_remote_ctx_current(void)
+{
+    return atomic_load(&current);
+}
+
+void st_remote_config_init(st_remote_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->parallel = 16;
+    cfg->chunk_size = (size_t)8 << 20;
+    cfg->retries = 5;
+    cfg->stall_timeout = 30;
+}
+
+static int hook_open(const char *url, st_stream **out, st_error *err)
+{
+    st_remote_ctx *c = st_remote_ctx_current();
+    if (!c)
+        return st_error_set(err, ST_EUNSUPPORTED, "%s: remote access is not initialised", url);
+    return st_rstream_open(c, url, out, err);
+}
+
+static int hook_create(const char *url, int flags, st_ostream **out, st_error *err)
+{
+    st_remote_ctx *c = st_remote_ctx_current();
+    if (!c)
+        return st_error_set(err, ST_EUNSUPPORTED, "%s: remote access is not initialised", url);
+    return st_wstream_create(c, url, flags, out, err);
+}
+
+int st_remote_init(const st_remote_config *cfg_in, st_error *err)
+{
+    if (st_remote_ctx_current())
+        return st_error_set(err, ST_EUSAGE, "remote access is already initialised");
+    st_remote_config cfg;
+    if (cfg_in)
+        cfg = *cfg_in;
+    else
+        st_remote_config_init(&cfg);
+    if (cfg.chunk_size < ((size_t)64 << 10) || cfg.chunk_size > ((size_t)1 << 30))
+        return st_error_set(err, ST_EUSAGE, "chunk size %zu is out of range (64 KiB .. 1 GiB)",
+                            cfg.chunk_size);
+    if (cfg.parallel < 1 || cfg.parallel > 256)
+        return st_error_set(err, ST_EUSAGE, "parallel transfers %d out of range (1..256)", cfg.parallel);
+    if (cfg.retries < 0 || cfg.retries > 100)
+        return st_error_set(err, ST_EUSAGE, "retries %d out of range (0..100)", cfg.retries);
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+        return st_error_set(err, ST_EIO, "cannot initialise libcurl");
+    st_remote_ctx *c = calloc(1, sizeof *c);
+    if (!c) {
+        curl_global_cleanup();
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    c->window = cfg.parallel < 4 ? (cfg.parallel < 2 ? 2 : cfg.parallel) : 4;
+    int rc = st_fetcher_start(&cfg, &c->f, err);
+    if (rc) {
+        free(c);
+        curl_global_cleanup();
+        return rc;
+    }
+    atomic_store(&current, c);
+    st_stream_set_remote(hook_open, hook_create);
+    return ST_OK;
+}
+
+void st_remote_shutdown(void)
+{
+    st_remote_ctx *c = atomic_exchange(&current, NULL);
+    if (!c)
+        return;
+    st_stream_set_remote(NULL, NULL);
+    st_rstream_forget_prefetch(c);
+    st_fetcher_stop(c->f);
+    free(c);
+    curl_global_cleanup();
+}
+
+void st_remote_free_urls(char **urls, size_t n)
+{
+    if (!urls)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(urls[i]);
+    free(urls);
+}
+
+int st_remote_expand(const char *url, char ***urls, size_t *n, st_error *err)
+{
+    *urls = NULL;
+    *n = 0;
+    if (st_remote_is_pattern(url)) {
+        st_remote_ctx *c = st_remote_ctx_current();
+        if (!c)
+            return st_error_set(err, ST_EUNSUPPORTED, "%s: remote access is not initialised", url);
+        return st_remote_list(c, url, urls, n, err);
+    }
+    char **one = malloc(sizeof *one);
+    char *copy = strdup(url);
+    if (!one || !copy) {
+        free(one);
+        free(copy);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    one[0] = copy;
+    *urls = one;
+    *n = 1;
+    return ST_OK;
+}
+
+void st_remote_prefetch(const char *const *urls, size_t n)
+{
+    st_remote_ctx *c = st_remote_ctx_current();
+    if (c)
+        st_rstream_prefetch(c, urls, n);
+}
+
+void st_remote_get_stats(st_remote_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    st_remote_ctx *c = st_remote_ctx_current();
+    if (c)
+        st_fetch_stats(c->f, out);
+}

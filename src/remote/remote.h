@@ -1,0 +1,77 @@
+/* Remote objects behind the core's stream interface.
+ *
+ * After st_remote_init(), st_stream_open() and st_ostream_create() accept
+ *   https://host/path, http://host/path
+ *   s3://BUCKET/KEY   (AWS, or any S3-compatible endpoint, path-style)
+ *   gs://BUCKET/KEY   (Google Cloud Storage JSON API)
+ * Reads are ranged GETs fetched ahead in a bounded window by one background
+ * transfer thread; writes are single PUTs or multipart uploads that appear
+ * only when committed.
+ *
+ * Built without libcurl/libcrypto, st_remote_init() succeeds and registers
+ * nothing, so opening a URL fails with "built without remote support". */
+#ifndef ST_REMOTE_H
+#define ST_REMOTE_H
+
+#include "error.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct st_remote_config {
+    int parallel;             /* transfers at once, all objects together (default 16) */
+    size_t chunk_size;        /* bytes per ranged GET and per upload part (default 8 MiB; parts >= 5 MiB) */
+    int retries;              /* retries per request after the first attempt (default 5) */
+    const char *endpoint;     /* S3 endpoint URL (path-style); NULL: AWS_ENDPOINT_URL_S3,
+                                 AWS_ENDPOINT_URL, else AWS virtual-host addressing */
+    bool no_sign_request;     /* anonymous S3 requests */
+    const char *cacert;       /* CA bundle; NULL: CURL_CA_BUNDLE, SSL_CERT_FILE, system default */
+    bool insecure;            /* skip TLS verification (only when asked) */
+    const char *gcs_token_file; /* file holding a GCS OAuth access token (first line) */
+    int verbose;              /* 1: one line per request; 2: also retries' details */
+    int stall_timeout;        /* seconds without a byte before a transfer is retried (default 30) */
+    /* Where verbose lines go.  Called from the transfer thread: must be
+     * thread-safe (a locked fprintf to stderr is).  Lines never hold secrets. */
+    void (*log)(void *log_ctx, const char *line);
+    void *log_ctx;
+} st_remote_config;
+
+void st_remote_config_init(st_remote_config *cfg);
+
+/* Starts the transfer thread, loads credentials and registers the remote
+ * opener/creator with the core (st_stream_set_remote).  Call once, from the
+ * main thread, before any URL is opened. */
+int st_remote_init(const st_remote_config *cfg, st_error *err);
+/* Stops the transfer thread and frees everything; open remote streams must
+ * be closed first.  Safe to call when init failed or was never called. */
+void st_remote_shutdown(void);
+
+/* Expands an input address: a trailing '/' lists every object under that
+ * prefix; a glob (* ? [..]) in the key lists the prefix before the first glob
+ * character and keeps the keys that match ('*' does not cross '/').  Results
+ * are in name order.  Any other URL is returned as itself, unchecked.
+ * *urls is a malloc'ed array of malloc'ed strings; free with
+ * st_remote_free_urls().  No match is ST_ENOTFOUND. */
+int st_remote_expand(const char *url, char ***urls, size_t *n, st_error *err);
+void st_remote_free_urls(char **urls, size_t n);
+/* True when url names several objects (trailing '/' or glob characters). */
+bool st_remote_is_pattern(const char *url);
+
+/* Hint: these objects will be opened in this order.  Their first chunks are
+ * fetched in the background (at most `parallel` transfers and
+ * parallel x chunk_size bytes held for objects not yet opened), so that
+ * st_stream_open() finds data in flight.  Unknown or invalid URLs are
+ * ignored here and reported when opened. */
+void st_remote_prefetch(const char *const *urls, size_t n);
+
+typedef struct st_remote_stats {
+    uint64_t requests;        /* HTTP requests started (attempts) */
+    uint64_t retries;         /* attempts that were retries */
+    uint64_t bytes_down;      /* body bytes received */
+    uint64_t bytes_up;        /* body bytes sent */
+} st_remote_stats;
+
+void st_remote_get_stats(st_remote_stats *out);
+
+#endif

@@ -1,0 +1,42 @@
+/* Shared between the files of the remote module; not a public interface. */
+#ifndef ST_REMOTE_INTERNAL_H
+#define ST_REMOTE_INTERNAL_H
+
+#include "fetch.h"
+#include "remote.h"
+#include "stream.h"
+
+typedef struct st_robj st_robj;
+
+/* The module's one context: the transfer engine plus the objects announced
+ * by st_remote_prefetch() and not opened yet (all under the engine lock). */
+typedef struct st_remote_ctx {
+    st_fetcher *f;
+    st_robj *pf_head, *pf_tail;  /* announced, not yet opened, in order */
+    size_t pf_chunks;            /* chunks held or in flight for those */
+    int window;                  /* chunks read ahead per open stream */
+} st_remote_ctx;
+
+/* The registered hooks reach the context through this (see remote.c). */
+st_remote_ctx *st_remote_ctx_current(void);
+
+int st_rstream_open(st_remote_ctx *c, const char *url, st_stream **out, st_error *err);
+void st_rstream_prefetch(st_remote_ctx *c, const char *const *urls, size_t n);
+void st_rstream_forget_prefetch(st_remote_ctx *c);
+
+int st_wstream_create(st_remote_ctx *c, const char *url, int flags, st_ostream **out,
+                      st_error *err);
+
+int st_remote_list(st_remote_ctx *c, const char *url, char ***urls, size_t *n, st_error *err);
+
+/* Finds the next <tag>text</tag> in body from *pos, decodes XML entities
+ * into out (NUL-terminated) and moves *pos past it.  1 found, 0 not, <0 error. */
+int st_xml_next(const char *body, size_t len, const char *tag, size_t *pos, st_buf *out);
+/* Appends s with & < > " ' escaped. */
+int st_xml_escape(st_buf *out, const char *s);
+
+/* Glob match of a key against a pattern: '*' and '?' do not match '/';
+ * [...] classes with ranges and '!'/'^' negation. */
+bool st_glob_match(const char *pattern, const char *s);
+
+#endif

@@ -1,0 +1,541 @@
+/* Reading remote objects.
+ *
+ * Sequential read(): the object is cut into chunk_size ranges; up to
+ * `window` of them are requested ahead of the reader and handed over in
+ * order, byte by byte as they arrive (the first bytes are readable before
+ * the first chunk is complete).  pread(): served from the read-ahead window
+ * when it covers the bytes, else from a small cache of blocks of at least
+ * PREAD_BLOCK bytes (so the many small reads of a Parquet footer and its
+ * column chunks coalesce into few requests); reads of a chunk or more go
+ * straight into the caller's buffer as parallel ranges.
+ *
+ * Every range must carry the same ETag (or Last-Modified) and size as the
+ * first, else the read fails with "object changed while being read".
+ *
+ * Memory: window x chunk_size per open stream, CACHE_BLOCKS blocks for
+ * pread, and parallel x chunk_size for announced objects not yet opened. */
+#include "remote_internal.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_WINDOW 8
+#define CACHE_BLOCKS 4
+#define PREAD_BLOCK ((size_t)1 << 20)
+
+typedef struct cblock {
+    uint64_t off;
+    size_t len;
+    uint8_t *data;
+    uint64_t used;   /* LRU clock */
+} cblock;
+
+struct st_robj {
+    st_remote_ctx *c;
+    st_rurl addr;
+    st_obj_ident ident;
+    st_xfer *ring[MAX_WINDOW];   /* sequential chunks, oldest first */
+    size_t head, count;
+    size_t consumed;             /* bytes of ring[head] already returned */
+    uint64_t next_off;           /* start of the next chunk to request */
+    bool seq_started;            /* read() was called: keep the window full */
+    bool claimed;                /* opened by a stream */
+    st_robj *pnext;              /* announced list */
+    cblock cache[CACHE_BLOCKS];
+    uint64_t clock;
+};
+
+typedef struct rstream {
+    st_robj *o;
+} rstream;
+
+static rstream *rs_of(st_stream *s) { return (rstream *)(s + 1); }
+
+static size_t chunk_size(st_remote_ctx *c) { return st_fetch_config(c->f)->chunk_size; }
+
+static void chunk_event(st_xfer *x);
+
+/* Whether another sequential chunk exists to request. */
+static bool more_to_issue(const st_robj *o)
+{
+    if (o->ident.known)
+        return o->next_off < o->ident.size;
+    return o->next_off == 0; /* size unknown until the first answer */
+}
+
+static int issue_chunk(st_robj *o, int priority)
+{
+    st_remote_ctx *c = o->c;
+    uint64_t len = chunk_size(c);
+    if (o->ident.known && o->next_off + len > o->ident.size)
+        len = o->ident.size - o->next_off;
+    st_xfer *x = st_xfer_new("GET", o->addr.url);
+    st_error err;
+    if (!x)
+        return ST_ENOMEM;
+    if (st_xfer_set_object(c->f, x, &o->addr, &err)) {
+        st_xfer_free(x);
+        return ST_ENOMEM;
+    }
+    x->ranged = true;
+    x->range_start = o->next_off;
+    x->range_len = len;
+    x->dest = malloc(len ? (size_t)len : 1);
+    x->dest_owned = true;
+    x->ident = &o->ident;
+    x->on_event = chunk_event;
+    x->owner = o;
+    x->priority = priority;
+    if (!x->dest) {
+        st_xfer_free(x);
+        return ST_ENOMEM;
+    }
+    o->ring[(o->head + o->count) % MAX_WINDOW] = x;
+    o->count++;
+    o->next_off += len;
+    st_fetch_submit_locked(c->f, x);
+    return ST_OK;
+}
+
+/* Keeps an open stream's window full (lock held). */
+static void sched_stream(st_robj *o)
+{
+    size_t want = o->seq_started ? (size_t)o->c->window : 1;
+    while (o->count < want && more_to_issue(o))
+        if (issue_chunk(o, 0))
+            break;
+}
+
+/* Starts chunks of announced objects, in order, within the budget (lock held). */
+static void sched_prefetch(st_remote_ctx *c)
+{
+    size_t budget = (size_t)st_fetch_config(c->f)->parallel;
+    for (st_robj *o = c->pf_head; o && c->pf_chunks < budget; o = o->pnext) {
+        while (c->pf_chunks < budget && o->count < (size_t)c->window && more_to_issue(o)) {
+            if (issue_chunk(o, 1))
+                return;
+            c->pf_chunks++;
+        }
+    }
+}
+
+static void chunk_event(st_xfer *x)
+{
+    st_robj *o = x->owner;
+    if (!o || !x->headers_ok)
+        return;
+    if (o->claimed)
+        sched_stream(o);
+    else
+        sched_prefetch(o->c);
+}
+
+static st_robj *robj_new(st_remote_ctx *c, const char *url, st_error *err)
+{
+    st_robj *o = calloc(1, sizeof *o);
+    if (!o) {
+        st_error_set(err, ST_ENOMEM, "out of memory");
+        return NULL;
+    }
+    o->c = c;
+    if (st_rurl_parse(url, &o->addr, err)) {
+        free(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* Lock held. */
+static void robj_free_locked(st_robj *o)
+{
+    for (size_t i = 0; i < o->count; i++)
+        st_fetch_release_locked(o->c->f, o->ring[(o->head + i) % MAX_WINDOW]);
+    o->count = 0;
+    for (int i = 0; i < CACHE_BLOCKS; i++)
+        free(o->cache[i].data);
+    st_rurl_free(&o->addr);
+    free(o);
+}
+
+static void pop_head(st_robj *o)
+{
+    st_fetch_release_locked(o->c->f, o->ring[o->head]);
+    o->ring[o->head] = NULL;
+    o->head = (o->head + 1) % MAX_WINDOW;
+    o->count--;
+    o->consumed = 0;
+}
+
+/* ---- stream ops ------------------------------------------------------ */
+
+static ssize_t rs_read(st_stream *s, void *buf, size_t n, st_error *err)
+{
+    st_robj *o = rs_of(s)->o;
+    st_fetcher *f = o->c->f;
+    st_fetch_lock(f);
+    if (!o->seq_started) {
+        o->seq_started = true;
+        sched_stream(o);
+    }
+    ssize_t ret = 0;
+    for (;;) {
+        if (o->count == 0) {
+            sched_stream(o);
+            if (o->count == 0)
+                break; /* end of object */
+        }
+        st_xfer *x = o->ring[o->head];
+        if (x->state == ST_XS_FAILED) {
+            if (err)
+                *err = x->err;
+            ret = x->err.code;
+            break;
+        }
+        if (x->got > o->consumed) {
+            size_t k = (size_t)(x->got - o->consumed);
+            if (k > n)
+                k = n;
+            /* Bytes below x->got never change and x stays ours. */
+            const uint8_t *src = x->dest + o->consumed;
+            st_fetch_unlock(f);
+            memcpy(buf, src, k);
+            st_fetch_lock(f);
+            o->consumed += k;
+            ret = (ssize_t)k;
+            if (x->state == ST_XS_DONE && o->consumed >= x->range_len) {
+                pop_head(o);
+                sched_stream(o);
+            }
+            break;
+        }
+        if (x->state == ST_XS_DONE && o->consumed >= x->range_len) {
+            pop_head(o);
+            sched_stream(o);
+            continue;
+        }
+        st_fetch_wait(f);
+    }
+    st_fetch_unlock(f);
+    return ret;
+}
+
+/* Copies what the window or the cache hold at off; returns bytes copied
+ * (0 if none).  Lock held. */
+static size_t serve_held(st_robj *o, uint8_t *buf, size_t n, uint64_t off)
+{
+    for (size_t i = 0; i < o->count; i++) {
+        st_xfer *x = o->ring[(o->head + i) % MAX_WINDOW];
+        if (x->state == ST_XS_FAILED)
+            continue;
+        if (off >= x->range_start && off < x->range_start + x->got) {
+            size_t k = (size_t)(x->range_start + x->got - off);
+            k = k < n ? k : n;
+            memcpy(buf, x->dest + (off - x->range_start), k);
+            return k;
+        }
+    }
+    for (int i = 0; i < CACHE_BLOCKS; i++) {
+        cblock *b = &o->cache[i];
+        if (b->data && off >= b->off && off < b->off + b->len) {
+            size_t k = (size_t)(b->off + b->len - off);
+            k = k < n ? k : n;
+            memcpy(buf, b->data + (off - b->off), k);
+            b->used = ++o->clock;
+            return k;
+        }
+    }
+    return 0;
+}
+
+static st_xfer *range_xfer(st_robj *o, uint64_t off, size_t len, uint8_t *dest, st_error *err)
+{
+    st_xfer *x = st_xfer_new("GET", o->addr.url);
+    if (!x) {
+        st_error_set(err, ST_ENOMEM, "out of memory");
+        return NULL;
+    }
+    if (st_xfer_set_object(o->c->f, x, &o->addr, err)) {
+        st_xfer_free(x);
+        return NULL;
+    }
+    x->ranged = true;
+    x->range_start = off;
+    x->range_len = len;
+    x->ident = &o->ident;
+    x->priority = 0;
+    if (dest) {
+        x->dest = dest;
+    } else {
+        x->dest = malloc(len);
+        x->dest_owned = true;
+        if (!x->dest) {
+            st_xfer_free(x);
+            st_error_set(err, ST_ENOMEM, "out of memory");
+            return NULL;
+        }
+    }
+    return x;
+}
+
+/* Fetches [off, off+n) straight into buf as parallel chunk-sized ranges.
+ * Lock held; returns 0 or an error. */
+static int fetch_direct(st_robj *o, uint8_t *buf, size_t n, uint64_t off, st_error *err)
+{
+    st_fetcher *f = o->c->f;
+    size_t cs = chunk_size(o->c);
+    size_t parts = (n + cs - 1) / cs;
+    st_xfer **xs = calloc(parts, sizeof *xs);
+    if (!xs)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    int rc = ST_OK;
+    for (size_t i = 0; i < parts && rc == ST_OK; i++) {
+        size_t len = i + 1 < parts ? cs : n - i * cs;
+        xs[i] = range_xfer(o, off + i * cs, len, buf + i * cs, err);
+        if (!xs[i])
+            rc = err ? err->code : ST_ENOMEM;
+        else
+            st_fetch_submit_locked(f, xs[i]);
+    }
+    for (size_t i = 0; i < parts && rc == ST_OK; i++) {
+        while (!st_xfer_finished(xs[i]))
+            st_fetch_wait(f);
+        if (xs[i]->state == ST_XS_FAILED) {
+            rc = xs[i]->err.code;
+            if (err)
+                *err = xs[i]->err;
+        } else if (xs[i]->got != xs[i]->range_len || xs[i]->range_len != (i + 1 < parts ? cs : n - i * cs)) {
+            rc = st_error_set(err, ST_EDATA, "%s: object ended before offset %" PRIu64,
+                              xs[i]->display, off + n);
+        }
+    }
+    /* On failure the others are canceled; the engine checks the cancel flag
+     * under the lock before writing, so buf is not touched after this. */
+    for (size_t i = 0; i < parts; i++)
+        st_fetch_release_locked(f, xs[i]);
+    free(xs);
+    return rc;
+}
+
+/* Fetches a block around [off, off+n) into the cache.  Lock held. */
+static int fetch_block(st_robj *o, size_t n, uint64_t off, st_error *err)
+{
+    st_fetcher *f = o->c->f;
+    uint64_t size = o->ident.size;
+    size_t blen = n > PREAD_BLOCK ? n : PREAD_BLOCK;
+    uint64_t start = off;
+    if (start + blen > size) {
+        /* Near the end (a footer): take the last block, which usually also
+         * holds the metadata read next. */
+        start = size > blen ? size - blen : 0;
+        blen = (size_t)(size - start);
+    }
+    st_xfer *x = range_xfer(o, start, blen, NULL, err);
+    if (!x)
+        return err ? err->code : ST_ENOMEM;
+    st_fetch_submit_locked(f, x);
+    while (!st_xfer_finished(x))
+        st_fetch_wait(f);
+    int rc = ST_OK;
+    if (x->state == ST_XS_FAILED) {
+        rc = x->err.code;
+        if (err)
+            *err = x->err;
+    } else if (x->got != blen) {
+        rc = st_error_set(err, ST_EDATA, "%s: object ended before offset %" PRIu64, x->display,
+                          start + blen);
+    } else {
+        cblock *victim = &o->cache[0];
+        for (int i = 1; i < CACHE_BLOCKS; i++)
+            if (!o->cache[i].data || (victim->data && o->cache[i].used < victim->used))
+                victim = &o->cache[i];
+        free(victim->data);
+        victim->data = x->dest;
+        victim->off = start;
+        victim->len = blen;
+        victim->used = ++o->clock;
+        x->dest = NULL;
+        x->dest_owned = false;
+    }
+    st_fetch_release_locked(f, x);
+    return rc;
+}
+
+static ssize_t rs_pread(st_stream *s, void *buf, size_t n, uint64_t offset, st_error *err)
+{
+    st_robj *o = rs_of(s)->o;
+    st_fetcher *f = o->c->f;
+    st_fetch_lock(f);
+    uint64_t size = o->ident.size;
+    if (offset >= size || n == 0) {
+        st_fetch_unlock(f);
+        return 0;
+    }
+    if (n > size - offset)
+        n = (size_t)(size - offset);
+    if (n > SSIZE_MAX)
+        n = SSIZE_MAX;
+    size_t done = 0;
+    int rc = ST_OK;
+    while (done < n && rc == ST_OK) {
+        size_t k = serve_held(o, (uint8_t *)buf + done, n - done, offset + done);
+        if (k) {
+            done += k;
+            continue;
+        }
+        size_t left = n - done;
+        if (left >= chunk_size(o->c)) {
+            /* Large reads: stop at the next byte already held, if any. */
+            rc = fetch_direct(o, (uint8_t *)buf + done, left, offset + done, err);
+            if (rc == ST_OK)
+                done += left;
+        } else {
+            rc = fetch_block(o, left, offset + done, err);
+        }
+    }
+    st_fetch_unlock(f);
+    return rc ? rc : (ssize_t)done;
+}
+
+static int rs_size(st_stream *s, uint64_t *size, st_error *err)
+{
+    (void)err;
+    st_robj *o = rs_of(s)->o;
+    st_fetch_lock(o->c->f);
+    *size = o->ident.size;
+    st_fetch_unlock(o->c->f);
+    return ST_OK;
+}
+
+static void rs_close(st_stream *s)
+{
+    st_robj *o = rs_of(s)->o;
+    if (!o)
+        return;
+    st_fetcher *f = o->c->f;
+    st_fetch_lock(f);
+    robj_free_locked(o);
+    st_fetch_unlock(f);
+    rs_of(s)->o = NULL;
+}
+
+static const st_stream_ops https_ops = {"https", rs_read, rs_pread, rs_size, rs_close};
+static const st_stream_ops http_ops = {"http", rs_read, rs_pread, rs_size, rs_close};
+static const st_stream_ops s3_ops = {"s3", rs_read, rs_pread, rs_size, rs_close};
+static const st_stream_ops gcs_ops = {"gs", rs_read, rs_pread, rs_size, rs_close};
+
+/* ---- open / prefetch ------------------------------------------------- */
+
+/* Takes the first announced, not yet opened object with this URL (lock held). */
+static st_robj *claim(st_remote_ctx *c, const char *url)
+{
+    st_robj *prev = NULL;
+    for (st_robj *o = c->pf_head; o; prev = o, o = o->pnext) {
+        if (strcmp(o->addr.url, url) != 0)
+            continue;
+        if (prev)
+            prev->pnext = o->pnext;
+        else
+            c->pf_head = o->pnext;
+        if (c->pf_tail == o)
+            c->pf_tail = prev;
+        o->pnext = NULL;
+        c->pf_chunks -= o->count;
+        o->claimed = true;
+        for (size_t i = 0; i < o->count; i++)
+            st_fetch_set_priority_locked(c->f, o->ring[(o->head + i) % MAX_WINDOW], 0);
+        sched_prefetch(c);
+        return o;
+    }
+    return NULL;
+}
+
+int st_rstream_open(st_remote_ctx *c, const char *url, st_stream **out, st_error *err)
+{
+    *out = NULL;
+    st_fetcher *f = c->f;
+    st_fetch_lock(f);
+    st_robj *o = claim(c, url);
+    st_fetch_unlock(f);
+    if (!o) {
+        o = robj_new(c, url, err);
+        if (!o)
+            return err ? err->code : ST_ENOMEM;
+        o->claimed = true;
+    }
+    st_fetch_lock(f);
+    sched_stream(o);
+    int rc = ST_OK;
+    if (o->count == 0 && !o->ident.known) {
+        rc = st_error_set(err, ST_ENOMEM, "%s: out of memory", url);
+    } else if (o->count > 0) {
+        /* Wait for the first answer: it says whether the object exists and
+         * how large it is. */
+        st_xfer *x = o->ring[o->head];
+        while (!x->headers_ok && !st_xfer_finished(x))
+            st_fetch_wait(f);
+        if (x->state == ST_XS_FAILED && !o->ident.known) {
+            rc = x->err.code;
+            if (err)
+                *err = x->err;
+        }
+    }
+    if (rc) {
+        robj_free_locked(o);
+        st_fetch_unlock(f);
+        return rc;
+    }
+    st_fetch_unlock(f);
+
+    const st_stream_ops *ops = o->addr.kind == ST_RURL_S3    ? &s3_ops
+                               : o->addr.kind == ST_RURL_GCS ? &gcs_ops
+                               : strncmp(url, "https", 5) == 0 ? &https_ops
+                                                              : &http_ops;
+    st_stream *s = st_stream_alloc(ops, url, sizeof(rstream));
+    if (!s) {
+        st_fetch_lock(f);
+        robj_free_locked(o);
+        st_fetch_unlock(f);
+        return st_error_set(err, ST_ENOMEM, "%s: out of memory", url);
+    }
+    rs_of(s)->o = o;
+    *out = s;
+    return ST_OK;
+}
+
+void st_rstream_prefetch(st_remote_ctx *c, const char *const *urls, size_t n)
+{
+    st_fetcher *f = c->f;
+    for (size_t i = 0; i < n; i++) {
+        if (!urls[i] || !st_path_is_remote(urls[i]))
+            continue;
+        st_error err;
+        st_robj *o = robj_new(c, urls[i], &err);
+        if (!o)
+            continue; /* reported when opened */
+        st_fetch_lock(f);
+        if (c->pf_tail)
+            c->pf_tail->pnext = o;
+        else
+            c->pf_head = o;
+        c->pf_tail = o;
+        st_fetch_unlock(f);
+    }
+    st_fetch_lock(f);
+    sched_prefetch(c);
+    st_fetch_unlock(f);
+}
+
+void st_rstream_forget_prefetch(st_remote_ctx *c)
+{
+    st_fetch_lock(c->f);
+    while (c->pf_head) {
+        st_robj *o = c->pf_head;
+        c->pf_head = o->pnext;
+        robj_free_locked(o);
+    }
+    c->pf_tail = NULL;
+    c->pf_chunks = 0;
+    st_fetch_unlock(c->f);
+}

@@ -1,0 +1,81 @@
+/* The shard sink: where encoded records become shard files.
+ *
+ * It owns naming (TensorFlow's PREFIX-00000-of-00008.tfrecord), rotation,
+ * compression, checksums, DALI indexes and the rule that nothing looks
+ * finished before it is:
+ *   --shards N           N outputs open at once; record i goes to shard i mod N,
+ *                        so counts differ by at most one and no total is needed
+ *                        in advance;
+ *   --shard-size SIZE    a new shard when the next record would pass SIZE bytes;
+ *   --records-per-shard N
+ *                        a new shard every N records.
+ * With the last two the count in the names is known only at the end, so
+ * finished shards are kept under PREFIX-00000.tfrecord.partial and renamed
+ * to their final names when the run succeeds.  A failed or interrupted run
+ * removes everything it wrote (abort); a killed one leaves only temporary
+ * or .partial names behind. */
+#ifndef ST_SHARD_H
+#define ST_SHARD_H
+
+#include "error.h"
+#include "stream.h"
+#include "writer.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum st_shard_mode {
+    ST_SHARD_BY_COUNT,      /* a fixed number of shards, round robin */
+    ST_SHARD_BY_SIZE,       /* rotate by bytes */
+    ST_SHARD_BY_RECORDS,    /* rotate by record count */
+} st_shard_mode;
+
+typedef struct st_shard_options {
+    const char *prefix;              /* path prefix, local or remote */
+    const char *infix;               /* inserted after the prefix, e.g. "-task00001of00004" (may be NULL) */
+    const st_writer_ops *writer;
+    const st_write_options *wopt;    /* compression is applied by the sink */
+    st_shard_mode mode;
+    uint64_t count;                  /* BY_COUNT */
+    uint64_t max_bytes;              /* BY_SIZE */
+    uint64_t max_records;            /* BY_RECORDS */
+    bool index;                      /* write SHARD.idx (DALI) beside each uncompressed shard */
+    bool force;                      /* replace existing outputs */
+} st_shard_options;
+
+typedef struct st_shard_info {
+    char *path;                      /* final path */
+    uint64_t records;
+    uint64_t bytes;                  /* as stored (compressed when compressed) */
+    uint32_t crc32c;                 /* of the stored bytes */
+} st_shard_info;
+
+typedef struct st_shard_sink st_shard_sink;
+
+int st_shard_sink_open(const st_shard_options *opt, st_shard_sink **out, st_error *err);
+/* Writes one encoded record (from the writer's encode()). */
+int st_shard_sink_write(st_shard_sink *s, const uint8_t *encoded, size_t len, st_error *err);
+/* Finishes, commits and renames every shard.  After success the shard list
+ * below describes the final files. */
+int st_shard_sink_finish(st_shard_sink *s, st_error *err);
+/* Removes everything written so far; safe after a failed finish. */
+void st_shard_sink_abort(st_shard_sink *s);
+void st_shard_sink_free(st_shard_sink *s);
+
+size_t st_shard_sink_count(const st_shard_sink *s);
+const st_shard_info *st_shard_sink_shard(const st_shard_sink *s, size_t i);
+uint64_t st_shard_sink_records(const st_shard_sink *s);
+uint64_t st_shard_sink_bytes(const st_shard_sink *s);
+
+/* "PREFIX[INFIX]-00003-of-00008EXT" into out; EXT includes the compression
+ * suffix (".tfrecord.gz").  Used by tests and by verify --manifest. */
+int st_shard_name(char *out, size_t cap, const char *prefix, const char *infix,
+                  uint64_t index, uint64_t total, const char *ext);
+/* ".tfrecord" + ".gz" / ".zz" for the compression. */
+void st_shard_extension(char *out, size_t cap, const char *base, st_compression c);
+
+/* Parses "256MiB", "1G", "1000000", "64k" (powers of 1024 for binary
+ * suffixes, of 1000 for SI ones); returns 0 or ST_EUSAGE. */
+int st_parse_size(const char *text, uint64_t *out);
+
+#endif

@@ -1,0 +1,40 @@
+/* How a format writes records: the part of a format descriptor the shard
+ * sink (shard.h) drives.  Declared in the core so the sink does not depend
+ * on formats/; formats/format.h puts these ops in each descriptor. */
+#ifndef ST_WRITER_H
+#define ST_WRITER_H
+
+#include "buf.h"
+#include "error.h"
+#include "record.h"
+#include "stream.h"
+
+#include <stdbool.h>
+
+typedef struct st_write_options {
+    st_compression compression;     /* TFRecord: whole-file gzip/zlib */
+    int compression_level;
+    const char *codec;              /* Avro block codec */
+    const st_schema *schema;        /* the features, when known in advance */
+    const void *format_options;
+} st_write_options;
+
+typedef struct st_writer_ops {
+    size_t priv_size;
+    /* Per-output file extension without compression suffix, e.g. ".tfrecord". */
+    const char *extension;
+    /* The writer needs st_write_options.schema (Avro, CSV): convert derives
+     * it from the input before the first shard is opened. */
+    bool needs_schema;
+    /* Pure: serialize one record (thread-safe; opt is read-only). */
+    int (*encode)(const st_write_options *opt, const st_record *rec, st_buf *out, st_error *err);
+    /* One output file (a shard). */
+    int (*open)(void *priv, st_ostream *out, const st_write_options *opt, st_error *err);
+    /* Appends one encoded record (its bytes from encode()). */
+    int (*write)(void *priv, const uint8_t *encoded, size_t len, st_error *err);
+    /* Writes trailers; does not commit the ostream (the shard sink does). */
+    int (*finish)(void *priv, st_error *err);
+    void (*close)(void *priv);
+} st_writer_ops;
+
+#endif

@@ -1,0 +1,221 @@
+/* CRC32C: every implementation against known vectors, a bit-at-a-time
+ * reference, each other, and CRCs that TensorFlow wrote into real files. */
+#include "crc32c.h"
+
+#include <CUnit/Basic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef TEST_DATA_DIR
+#define TEST_DATA_DIR "tests/data"
+#endif
+
+/* The definition, one bit at a time: shares no code or table with src/. */
+static uint32_t crc32c_bitwise(uint32_t crc, const uint8_t *p, size_t len)
+{
+    crc = ~crc;
+    while (len--) {
+        crc ^= *p++;
+        for (int k = 0; k < 8; k++)
+            crc = (crc & 1) ? (crc >> 1) ^ 0x82f63b78u : crc >> 1;
+    }
+    return ~crc;
+}
+
+/* xorshift64*: fixed seed, so failures reproduce. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+static const st_crc32c_impl *impls;
+static size_t n_impls;
+
+static const st_crc32c_impl *table_impl(void)
+{
+    for (size_t i = 0; i < n_impls; i++)
+        if (strcmp(impls[i].name, "slice8") == 0)
+            return &impls[i];
+    return NULL;
+}
+
+static void test_impls_listed(void)
+{
+    CU_ASSERT_FATAL(n_impls >= 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(table_impl());
+    CU_ASSERT_TRUE(table_impl()->available);
+    int active_listed = 0;
+    for (size_t i = 0; i < n_impls; i++) {
+        CU_ASSERT_PTR_NOT_NULL(impls[i].fn);
+        if (strcmp(impls[i].name, st_crc32c_active()) == 0) {
+            active_listed = 1;
+            CU_ASSERT_TRUE(impls[i].available);
+        }
+    }
+    CU_ASSERT_TRUE(active_listed);
+    printf("\n  active: %s;", st_crc32c_active());
+    for (size_t i = 0; i < n_impls; i++)
+        printf(" %s%s", impls[i].name, impls[i].available ? "" : "(unavailable)");
+    printf("\n");
+}
+
+static void test_known_vectors(void)
+{
+    uint8_t zeros[32], ones[32], inc[32], dec[32];
+    for (int i = 0; i < 32; i++) {
+        zeros[i] = 0;
+        ones[i] = 0xff;
+        inc[i] = (uint8_t)i;
+        dec[i] = (uint8_t)(31 - i);
+    }
+    for (size_t i = 0; i < n_impls; i++) {
+        if (!impls[i].available)
+            continue;
+        st_crc32c_fn f = impls[i].fn;
+        CU_ASSERT_EQUAL(f(0, "123456789", 9), 0xe3069283u);
+        CU_ASSERT_EQUAL(f(0, "", 0), 0u);
+        CU_ASSERT_EQUAL(f(0x12345678u, "", 0), 0x12345678u);
+        /* RFC 3720 (iSCSI), appendix B.4 */
+        CU_ASSERT_EQUAL(f(0, zeros, 32), 0x8a9136aau);
+        CU_ASSERT_EQUAL(f(0, ones, 32), 0x62a8ab43u);
+        CU_ASSERT_EQUAL(f(0, inc, 32), 0x46dd794eu);
+        CU_ASSERT_EQUAL(f(0, dec, 32), 0x113fdb5cu);
+    }
+    CU_ASSERT_EQUAL(st_crc32c(0, "123456789", 9), 0xe3069283u);
+    CU_ASSERT_EQUAL(crc32c_bitwise(0, (const uint8_t *)"123456789", 9), 0xe3069283u);
+}
+
+#define BIG 100000
+
+static void test_random_buffers(void)
+{
+    const size_t slack = 64;
+    uint8_t *buf = malloc(BIG + slack);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+    for (size_t i = 0; i < BIG + slack; i++)
+        buf[i] = (uint8_t)rng();
+    st_crc32c_fn table = table_impl()->fn;
+
+    /* The table itself against the bit-by-bit definition. */
+    for (int t = 0; t < 200; t++) {
+        size_t len = (size_t)(rng() % 3000), off = (size_t)(rng() % slack);
+        CU_ASSERT_EQUAL_FATAL(table(0, buf + off, len), crc32c_bitwise(0, buf + off, len));
+    }
+    CU_ASSERT_EQUAL(table(0, buf, BIG), crc32c_bitwise(0, buf, BIG));
+
+    for (int t = 0; t < 3000; t++) {
+        /* Favour short lengths, where the alignment and tail code lives,
+         * but reach every block size of the three-way loops too. */
+        size_t len = (t % 3 == 0) ? (size_t)(rng() % (BIG + 1)) : (size_t)(rng() % 1024);
+        size_t off = (size_t)(rng() % slack);
+        uint32_t seed = (t % 2) ? (uint32_t)rng() : 0;
+        uint32_t want = table(seed, buf + off, len);
+        for (size_t i = 0; i < n_impls; i++) {
+            if (!impls[i].available)
+                continue;
+            uint32_t got = impls[i].fn(seed, buf + off, len);
+            if (got != want)
+                printf("\n  %s: len %zu off %zu seed %08x: %08x != %08x\n", impls[i].name, len, off,
+                       seed, got, want);
+            CU_ASSERT_EQUAL_FATAL(got, want);
+        }
+        CU_ASSERT_EQUAL(st_crc32c(seed, buf + off, len), want);
+    }
+    free(buf);
+}
+
+static void test_chained(void)
+{
+    uint8_t *buf = malloc(BIG);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+    for (size_t i = 0; i < BIG; i++)
+        buf[i] = (uint8_t)rng();
+    uint32_t whole = crc32c_bitwise(0, buf, BIG);
+    for (size_t i = 0; i < n_impls; i++) {
+        if (!impls[i].available)
+            continue;
+        for (int t = 0; t < 50; t++) {
+            uint32_t c = 0;
+            size_t pos = 0;
+            while (pos < BIG) {
+                size_t step = (size_t)(rng() % (t < 25 ? 100 : 40000));
+                if (step > BIG - pos)
+                    step = BIG - pos;
+                c = impls[i].fn(c, buf + pos, step);
+                pos += step;
+            }
+            CU_ASSERT_EQUAL_FATAL(c, whole);
+        }
+    }
+    free(buf);
+}
+
+static void test_mask(void)
+{
+    for (int t = 0; t < 10000; t++) {
+        uint32_t c = (uint32_t)rng();
+        CU_ASSERT_EQUAL_FATAL(st_crc32c_unmask(st_crc32c_mask(c)), c);
+    }
+    CU_ASSERT_NOT_EQUAL(st_crc32c_mask(0x12345678u), 0x12345678u);
+    /* A zero-length record starts with eight zero length bytes followed by
+     * their masked CRC: TensorFlow writes 29 03 98 07. */
+    uint8_t len0[8] = { 0 };
+    CU_ASSERT_EQUAL(st_crc32c_mask(st_crc32c(0, len0, 8)), 0x07980329u);
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Both CRCs of every record of a file written by TensorFlow's writer. */
+static void test_real_tfrecord(void)
+{
+    const char *path = TEST_DATA_DIR "/tfrecord/magenta/tfrecord_iterator_test.tfrecord";
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        printf("\n  %s missing: skipped\n", path);
+        return;
+    }
+    uint8_t data[256];
+    size_t n = fread(data, 1, sizeof data, f);
+    fclose(f);
+    CU_ASSERT_EQUAL_FATAL(n, 71);
+    size_t pos = 0, records = 0;
+    while (pos + 12 <= n) {
+        uint64_t len = le32(data + pos) | (uint64_t)le32(data + pos + 4) << 32;
+        CU_ASSERT_EQUAL(st_crc32c_mask(st_crc32c(0, data + pos, 8)), le32(data + pos + 8));
+        CU_ASSERT_FATAL(len <= n - pos - 16);
+        CU_ASSERT_EQUAL(st_crc32c_mask(st_crc32c(0, data + pos + 12, (size_t)len)),
+                        le32(data + pos + 12 + len));
+        pos += 16 + (size_t)len;
+        records++;
+    }
+    CU_ASSERT_EQUAL(pos, n);
+    CU_ASSERT_EQUAL(records, 3);
+}
+
+int main(void)
+{
+    n_impls = st_crc32c_impls(&impls);
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 2;
+    CU_pSuite s = CU_add_suite("crc32c", NULL, NULL);
+    CU_add_test(s, "implementations listed", test_impls_listed);
+    CU_add_test(s, "known vectors", test_known_vectors);
+    CU_add_test(s, "random buffers vs table", test_random_buffers);
+    CU_add_test(s, "chained calls", test_chained);
+    CU_add_test(s, "mask", test_mask);
+    CU_add_test(s, "real TFRecord CRCs", test_real_tfrecord);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failures = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+    CU_cleanup_registry();
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,1223 @@
+/* Example / SequenceExample codec: hand-made wire bytes (packed, unpacked,
+ * mixed, map entry quirks, oneof rules, unknown fields), every malformation
+ * a clean ST_EDATA with check() agreeing, and randomized records compared
+ * against protobuf-c's generated code in both directions. */
+#include "example.h"
+#include "example.pb-c.h"
+
+#include <CUnit/Basic.h>
+#include <zlib.h>
+#include <CUnit/CUnit.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- a tiny wire-format builder ------------------------------------------ */
+
+typedef struct msg {
+    uint8_t d[8192];
+    size_t n;
+} msg;
+
+static void m_byte(msg *m, uint8_t b)
+{
+    if (m->n < sizeof m->d)
+        m->d[m->n++] = b;
+}
+
+static void m_raw(msg *m, const void *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        m_byte(m, ((const uint8_t *)p)[i]);
+}
+
+static void m_varint(msg *m, uint64_t v)
+{
+    while (v >= 0x80) {
+        m_byte(m, (uint8_t)(v | 0x80));
+        v >>= 7;
+    }
+    m_byte(m, (uint8_t)v);
+}
+
+static void m_tag(msg *m, uint32_t num, uint32_t wt) { m_varint(m, (uint64_t)num << 3 | wt); }
+
+static void m_varint_field(msg *m, uint32_t num, uint64_t v)
+{
+    m_tag(m, num, 0);
+    m_varint(m, v);
+}
+
+static void m_bytes_field(msg *m, uint32_t num, const void *p, size_t n)
+{
+    m_tag(m, num, 2);
+    m_varint(m, n);
+    m_raw(m, p, n);
+}
+
+static void m_str_field(msg *m, uint32_t num, const char *s) { m_bytes_field(m, num, s, strlen(s)); }
+
+static void m_msg_field(msg *m, uint32_t num, const msg *sub) { m_bytes_field(m, num, sub->d, sub->n); }
+
+static void m_fixed32_field(msg *m, uint32_t num, uint32_t v)
+{
+    m_tag(m, num, 5);
+    for (int i = 0; i < 4; i++)
+        m_byte(m, (uint8_t)(v >> (8 * i)));
+}
+
+static void m_fixed64_field(msg *m, uint32_t num, uint64_t v)
+{
+    m_tag(m, num, 1);
+    for (int i = 0; i < 8; i++)
+        m_byte(m, (uint8_t)(v >> (8 * i)));
+}
+
+static uint32_t f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+/* Wraps one Feature message `feat` as Example{features{feature{key: value}}}. */
+static void example_of(msg *out, const char *key, const msg *feat)
+{
+    msg entry = {0}, features = {0};
+    m_str_field(&entry, 1, key);
+    m_msg_field(&entry, 2, feat);
+    m_msg_field(&features, 1, &entry);
+    out->n = 0;
+    m_msg_field(out, 1, &features);
+}
+
+static st_arena arena;
+
+static int decode(const msg *m, st_record *rec, st_error *err)
+{
+    int rc = st_example_decode(m->d, m->n, &arena, rec, err);
+    st_error cerr = {0};
+    int crc = st_example_check(m->d, m->n, &cerr);
+    CU_ASSERT_EQUAL(rc, crc);
+    if (rc != crc)
+        fprintf(stderr, "decode %d (%s) vs check %d (%s)\n", rc, err->msg, crc, cerr.msg);
+    return rc;
+}
+
+static const st_feature *find(const st_record *r, const char *name)
+{
+    return st_record_find(r, name, strlen(name));
+}
+
+/* ---- hand-made payloads --------------------------------------------------- */
+
+static void test_packed_int64(void)
+{
+    msg list = {0}, packed = {0}, feat = {0}, ex = {0};
+    int64_t vals[] = {0, 1, 127, 128, 300, -1, INT64_MIN, INT64_MAX};
+    for (size_t i = 0; i < 8; i++)
+        m_varint(&packed, (uint64_t)vals[i]);
+    m_msg_field(&list, 1, &packed);
+    m_msg_field(&feat, 3, &list);
+    example_of(&ex, "ids", &feat);
+    st_record rec;
+    st_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(decode(&ex, &rec, &err), 0);
+    CU_ASSERT_FALSE(rec.is_sequence);
+    CU_ASSERT_EQUAL_FATAL(rec.nfeatures, 1);
+    const st_feature *f = find(&rec, "ids");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(f->kind, ST_KIND_INT64);
+    CU_ASSERT_EQUAL_FATAL(f->count, 8);
+    for (size_t i = 0; i < 8; i++)
+        CU_ASSERT_EQUAL(f->v.i64[i], vals[i]);
+    CU_ASSERT_PTR_EQUAL(rec.payload.data, ex.d);
+    CU_ASSERT_EQUAL(rec.payload.len, ex.n);
+    /* Names point into the payload, not copies. */
+    CU_ASSERT(f->name.data > ex.d && f->name.data < ex.d + ex.n);
+}
+
+static void test_unpacked_and_mixed_int64(void)
+{
+    msg list = {0}, packed = {0}, feat = {0}, ex = {0};
+    m_varint_field(&list, 1, 5);                     /* unpacked */
+    m_varint(&packed, 6);
+    m_varint(&packed, (uint64_t)-7);
+    m_msg_field(&list, 1, &packed);                   /* packed */
+    m_varint_field(&list, 1, (uint64_t)INT64_MIN);    /* unpacked again */
+    m_msg_field(&feat, 3, &list);
+    example_of(&ex, "x", &feat);
+    st_record rec;
+    st_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(decode(&ex, &rec, &err), 0);
+    const st_feature *f = find(&rec, "x");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL_FATAL(f->count, 4);
+    CU_ASSERT_EQUAL(f->v.i64[0], 5);
+    CU_ASSERT_EQUAL(f->v.i64[1], 6);
+    CU_ASSERT_EQUAL(f->v.i64[2], -7);
+    CU_ASSERT_EQUAL(f->v.i64[3], INT64_MIN);
+}
+
+static void test_floats_packed_unpacked(void)
+{
+    msg list = {0}, packed = {0}, feat = {0}, ex = {0};
+    float vals[] = {1.5f, -0.0f, FLT_MAX, 1e-45f, INFINITY};
+    m_fixed32_field(&list, 1, f32_bits(vals[0]));
+    for (int i = 1; i < 4; i++) {
+        uint32_t u = f32_bits(vals[i]);
+        for (int b = 0; b < 4; b++)
+            m_byte(&packed, (uint8_t)(u >> (8 * b)));
+    }
+    m_msg_field(&list, 1, &packed);
+    m_fixed32_field(&list, 1, f32_bits(vals[4]));
+    m_msg_field(&feat, 2, &list);
+    example_of(&ex, "f", &feat);
+    st_record rec;
+    st_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(decode(&ex, &rec, &err), 0);
+    const st_feature *f = find(&rec, "f");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(f->kind, ST_KIND_FLOAT);
+    CU_ASSERT_EQUAL_FATAL(f->count, 5);
+    for (int i = 0; i < 5; i++)
+        CU_ASSERT_EQUAL(f32_bits(f->v.f32[i]), f32_bits(vals[i]));
+}
+
+static void test_bytes_list(void)
+{
+    msg list = {0}, feat = {0}, ex = {0};
+    m_str_field(&list, 1, "hello");
+    m_bytes_field(&list, 1, "", 0);
+    m_bytes_field(&list, 1, "\xff\x00z", 3);
+    m_msg_field(&feat, 1, &list);
+    example_of(&ex, "b", &feat);
+    st_record rec;
+    st_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(decode(&ex, &rec, &err), 0);
+    const st_feature *f = find(&rec, "b");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(f->kind, ST_KIND_BYTES);
+    CU_ASSERT_EQUAL_FATAL(f->count, 3);
+    CU_ASSERT_EQUAL(f->v.bytes[0].len, 5);
+    CU_ASSERT_NSTRING_EQUAL(f->v.bytes[0].data, "hello", 5);
+    CU_ASSERT_EQUAL(f->v.bytes[1].len, 0);
+    CU_ASSERT_EQUAL(f->v.bytes[2].len, 3);
+    CU_ASSERT_EQUAL(memcmp(f->v.bytes[2].data, "\xff\x00z", 3), 0);
+}
+
+static void test_empty_feature_and_empty_lists(void)
+{
+    msg features = {0}, ex = {0};
+    const char *names[] = {"none", "ints", "floats", "bytes"};
+    for (int k = 0; k < 4; k++) {
+        msg entry = {0}, feat = {0}, empty = {0};
+        if (k)
+            m_msg_field(&feat, (uint32_t)k == 1 ? 3 : (uint32_t)k == 2 ? 2 : 1, &empty);
+        m_str_field(&entry, 1, names[k]);
+        m_msg_field(&entry, 2, &feat);
+        m_msg_field(&features, 1, &entry);
+    }
+    m_msg_field(&ex, 1, &features);
+    st_record rec;
+    st_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(decode(&ex, &rec, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(rec.nfeatures, 4);
+    CU_ASSERT_EQUAL(find(&rec, "none")->kind, ST_KIND_NONE);
+    CU_ASSERT_EQUAL(find(&rec, "ints")->kind, ST_KIND_INT64);
+    CU_ASSERT_EQUAL(find(&rec, "floats")->kind, ST_KIND_FLOAT);
+    CU_ASSERT_EQUAL(find(&rec, "bytes")->kind, ST_KIND_BYTES);
+    for (int k = 0; k < 4; k++)
+        CU_ASSERT_EQUAL(rec.features[k].count, 0);
+    /* Record order is wire order. */
+    CU_ASSERT_NSTRING_EQUAL(rec.features[2].name.data, "floats", 6);
+
+    /* Round trip keeps the distinction between "no list" and "empty list". */
+    st_buf out = {0};
+    CU_ASSERT_EQUAL_FATAL(st_example_encode(&rec, &out), 0);
+    CU_ASSERT_EQUAL(out.len, st_example_encoded_size(&rec));
+    st_record back;
+    CU_ASSERT_EQUAL_FATAL(st_example_decode(out.data, out.len, &arena, &back, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(back.nfeatures, 4);
+    for (int k = 0; k < 4; k++)
+        CU_ASSERT_EQUAL(back.features[k].kind, rec.features[k].kind);
+    st_buf_free(&out);
+
+    /* An empty payload is an Example without features. */
+    msg nothing = {0};
+    CU_ASSERT_EQUAL(decode(&nothing, &rec, &err), 0);
+    CU_ASSERT_EQUAL(rec.nfeatures, 0);
+    CU_ASSERT_FALSE(rec.is_sequence);
+}
+
+static void test_map_entry_quirks(void)
+{
+    msg features = {0}, ex = {0};
+    /* value before key */
+    {
+        msg entry = {0}, feat = {0}, list = {0};
+        m_varint_field(&list, 1, 42);
+        m_msg_field(&feat, 3, &list);
+        m_msg_field(&entry, 2, &feat);
+        m_str_field(&entry, 1, "late_key");
+        m_msg_field(&features, 1, &entry);
+    }
+    /* no key */
+    {
+        msg entry = {0}, feat = {0}, list = {0};
+        m_varint_field(&list, 1, 7);
+        m_msg_field(&feat, 3, &list);
+        m_msg_field(&entry, 2, &feat);
+        m_msg_field(&features, 1, &entry);
+    }
+    /* no value, and an unknown field in the entry */
+    {
+        msg entry = {0};
+        m_str_field(&entry, 1, "novalue");
+        m_varint_field(&entry, 9, 1);
+        m_msg_field(&features, 1, &entry);
+    }
+    m_msg_field(&ex, 1, &features);
+    st_record rec;
+    st_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(decode(&ex, &rec, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(rec.nfeatures, 3);
+    const st_feature *f = find(&rec, "late_key");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(f->count, 1);
+    CU_ASSERT_EQUAL(f->v.i64[0], 42);
+    f = find(&rec, "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_PTR_NOT_NULL(f->name.data);
+    CU_ASSERT_EQUAL(f->v.i64[0], 7);
+    f = find(&rec, "novalue");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(f->kind, ST_KIND_NONE);
+    CU_ASSERT_EQUAL(f->count, 0);
+}
+
+static void test_duplicate_keys_last_wins(void)
+{
+    msg features = {0}, more = {0}, ex = {0};
+    const int64_t values[] = {1, 2, 3};
+    const char *keys[] = {"a", "b", "a"};
+    for (int i = 0; i < 3; i++) {
+        msg entry = {0}, feat = {0}, list = {0};
+        m_varint_field(&list, 1, (uint64_t)values[i]);
+        m_msg_field(&feat, 3, &list);
+        m_str_field(&entry, 1, keys[i]);
+        m_msg_field(&entry, 2, &feat);
+        m_msg_field(i < 2 ? &features : &more, 1, &entry);
+    }
+    /* Example.features twice: the two Features messages merge. */
+    m_msg_field(&ex, 1, &features);
+    m_msg_field(&ex, 1, &more);
+    st_record rec;
+    st_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(decode(&ex, &rec, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(rec.nfeatures, 2);
+    CU_ASSERT_NSTRING_EQUAL(rec.features[0].name.data, "a", 1);
+    CU_ASSERT_EQUAL(rec.features[0].v.i64[0], 3);
+    CU_ASSERT_NSTRING_EQUAL(rec.features[1].name.data, "b", 1);
+    CU_ASSERT_EQUAL(rec.features[1].v.i64[0], 2);
+
+    /* Many features (the hashed path) with duplicates spread out. */
+    msg big = {0}, bigex = {0};
+    for (int i = 0; i < 60; i++) {
+        msg entry = {0}, feat = {0}, list = {0};
+        char key[16];
+        snprintf(key, sizeof key, "k%d", i % 40);
+        m_varint_field(&list, 1, (uint64_t)i);
+        m_msg_field(&feat, 3, &list);
+        m_str_field(&entry, 1, key);
+        m_msg_field(&entry, 2, &feat);
+        m_msg_field(&big, 1, &entry);
+    }
+    m_msg_field(&bigex, 1, &big);
+    CU_ASSERT_EQUAL_FATAL(decode(&bigex, &rec, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(rec.nfeatures, 40);
+    for (int i = 0; i < 40; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "k%d", i);
+        CU_ASSERT_EQUAL(rec.features[i].name.len, strlen(key));
+        CU_ASSERT_NSTRING_EQUAL(rec.features[i].name.data, key, strlen(key));
+        CU_ASSERT_EQUAL(rec.features[i].v.i64[0], i < 20 ? i + 40 : i);
+    }
+}
+
+static void test_oneof_rules(void)
+{
+    /* bytes_list, then int64_list twice, then an unknown field: int64 wins
+     * and its two occurrences merge. */
+    msg feat = {0}, ex = {0}, b = {0}, i1 = {0}, i2 = {0};
+    m_str_field(&b, 1, "dropped");
+    m_varint_field(&i1, 1, 1);
+    m_varint_field(&i2, 1, 2);
+    m_msg_field(&feat, 1, &b);
+    m_msg_field(&feat, 3, &i1);
+    m_msg_field(&feat, 3, &i2);
+    m_varint_field(&feat, 7, 99);
+    example_of(&ex, "k", &feat);
+    st_record rec;
+    st_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(decode(&ex, &rec, &err), 0);
+    const st_feature *f = find(&rec, "k");
+    CU_ASSERT_EQUAL(f->kind, ST_KIND_INT64);
+    CU_ASSERT_EQUAL_FATAL(f->count, 2);
+    CU_ASSERT_EQUAL(f->v.i64[0], 1);
+    CU_ASSERT_EQUAL(f->v.i64[1], 2);
+
+    /* int64, bytes, int64: only the last int64 run counts. */
+    msg feat2 = {0};
+    m_msg_field(&feat2, 3, &i1);
+    m_msg_field(&feat2, 1, &b);
+    m_msg_field(&feat2, 3, &i2);
+    example_of(&ex, "k", &feat2);
+    CU_ASSERT_EQUAL_FATAL(decode(&ex, &rec, &err), 0);
+    f = find(&rec, "k");
+    CU_ASSERT_EQUAL(f->kind, ST_KIND_INT64);
+    CU_ASSERT_EQUAL_FATAL(f->count, 1);
+    CU_ASSERT_EQUAL(f->v.i64[0], 2);
+
+    /* int64, bytes, int64, int64: the last run of two merges, the first
+     * int64 was cleared by the bytes_list. */
+    msg feat3 = {0}, i3 = {0};
+    m_varint_field(&i3, 1, 3);
+    m_msg_field(&feat3, 3, &i1);
+    m_msg_field(&feat3, 1, &b);
+    m_msg_field(&feat3, 3, &i2);
+    m_msg_field(&feat3, 3, &i3);
+    example_of(&ex, "k", &feat3);
+    CU_ASSERT_EQUAL_FATAL(decode(&ex, &rec, &err), 0);
+    f = find(&rec, "k");
+    CU_ASSERT_EQUAL(f->kind, ST_KIND_INT64);
+    CU_ASSERT_EQUAL_FATAL(f->count, 2);
+    CU_ASSERT_EQUAL(f->v.i64[0], 2);
+    CU_ASSERT_EQUAL(f->v.i64[1], 3);
+}
+
+static void test_unknown_fields_skipped(void)
+{
+    msg list = {0}, feat = {0}, entry = {0}, features = {0}, ex = {0};
+    m_fixed64_field(&list, 5, 0x1122334455667788u);
+    m_varint_field(&list, 1, 11);
+    m_fixed32_field(&list, 9, 3);
+    m_str_field(&list, 1000000, "junk");
+    m_msg_field(&feat, 3, &list);
+    m_fixed32_field(&feat, 4, 1);
+    m_str_field(&entry, 3, "extra");
+    m_str_field(&entry, 1, "n");
+    m_msg_field(&entry, 2, &feat);
+    m_varint_field(&features, 2, 5);
+    m_msg_field(&features, 1, &entry);
+    m_fixed64_field(&features, 3, 1);
+    m_varint_field(&ex, 3, UINT64_MAX); /* a 10-byte varint */
+    m_msg_field(&ex, 1, &features);
+    m_str_field(&ex, 4, "trailing unknown");
+    st_record rec;
+    st_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(decode(&ex, &rec, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(rec.nfeatures, 1);
+    CU_ASSERT_EQUAL(rec.features[0].count, 1);
+    CU_ASSERT_EQUAL(rec.features[0].v.i64[0], 11);
+}
+
+static void test_sequence_example(void)
+{
+    msg context = {0}, lists = {0}, ex = {0};
+    {
+        msg entry = {0}, feat = {0}, list = {0};
+        m_fixed32_field(&list, 1, f32_bits(2.5f));
+        m_msg_field(&feat, 2, &list);
+        m_str_field(&entry, 1, "ctx");
+        m_msg_field(&entry, 2, &feat);
+        m_msg_field(&context, 1, &entry);
+    }
+    {
+        msg entry = {0}, flist = {0};
+        for (int s = 0; s < 3; s++) {
+            msg feat = {0}, list = {0};
+            if (s != 1) {
+                char word[8];
+                snprintf(word, sizeof word, "w%d", s);
+                m_str_field(&list, 1, word);
+                m_msg_field(&feat, 1, &list);
+            }
+            m_msg_field(&flist, 1, &feat);
+        }
+        m_str_field(&entry, 1, "tokens");
+        m_msg_field(&entry, 2, &flist);
+        m_msg_field(&lists, 1, &entry);
+    }
+    {
+        msg entry = {0}; /* a feature list with no steps and no value */
+        m_str_field(&entry, 1, "empty");
+        m_msg_field(&lists, 1, &entry);
+    }
+    m_msg_field(&ex, 2, &lists);
+    m_msg_field(&ex, 1, &context);
+    st_record rec;
+    st_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(decode(&ex, &rec, &err), 0);
+    CU_ASSERT_TRUE(rec.is_sequence);
+    CU_ASSERT_EQUAL_FATAL(rec.nfeatures, 1);
+    CU_ASSERT_EQUAL(rec.features[0].kind, ST_KIND_FLOAT);
+    CU_ASSERT_EQUAL(rec.features[0].v.f32[0], 2.5f);
+    CU_ASSERT_EQUAL_FATAL(rec.nlists, 2);
+    const st_feature_list *l = &rec.lists[0];
+    CU_ASSERT_NSTRING_EQUAL(l->name.data, "tokens", 6);
+    CU_ASSERT_EQUAL_FATAL(l->count, 3);
+    CU_ASSERT_EQUAL(l->steps[0].kind, ST_KIND_BYTES);
+    CU_ASSERT_NSTRING_EQUAL(l->steps[0].v.bytes[0].data, "w0", 2);
+    CU_ASSERT_EQUAL(l->steps[1].kind, ST_KIND_NONE);
+    CU_ASSERT_NSTRING_EQUAL(l->steps[2].v.bytes[0].data, "w2", 2);
+    CU_ASSERT_EQUAL(rec.lists[1].count, 0);
+
+    /* Field 2 alone (even empty) makes a SequenceExample. */
+    msg seq_only = {0}, nothing = {0};
+    m_msg_field(&seq_only, 2, &nothing);
+    CU_ASSERT_EQUAL_FATAL(decode(&seq_only, &rec, &err), 0);
+    CU_ASSERT_TRUE(rec.is_sequence);
+    CU_ASSERT_EQUAL(rec.nlists, 0);
+    st_buf out = {0};
+    CU_ASSERT_EQUAL(st_example_encode(&rec, &out), 0);
+    CU_ASSERT_EQUAL(out.len, 2);
+    CU_ASSERT_EQUAL(memcmp(out.data, "\x12\x00", 2), 0);
+    st_buf_free(&out);
+}
+
+/* ---- malformations -------------------------------------------------------- */
+
+typedef struct bad_case {
+    const char *what;
+    const char *bytes;
+    size_t len;
+} bad_case;
+
+#define BAD(what, lit) {what, lit, sizeof(lit) - 1}
+
+static void test_malformed(void)
+{
+    static const bad_case cases[] = {
+        BAD("truncated tag varint", "\x80"),
+        BAD("tag varint over 10 bytes", "\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01"),
+        BAD("field number 0", "\x02\x00"),
+        BAD("tag over 32 bits", "\xf8\xff\xff\xff\x7f\x00"),
+        BAD("start group", "\x0b"),
+        BAD("end group", "\x0c"),
+        BAD("wire type 6", "\x0e"),
+        BAD("wire type 7", "\x0f"),
+        BAD("length past end", "\x0a\x05\x00"),
+        BAD("huge length", "\x0a\xff\xff\xff\xff\xff\xff\xff\xff\x7f"),
+        BAD("truncated length", "\x0a\x80"),
+        BAD("truncated fixed64", "\x19\x01\x02"),
+        BAD("truncated fixed32", "\x1d\x01"),
+        BAD("truncated varint field", "\x18\xff"),
+        BAD("features as varint", "\x08\x01"),
+        BAD("feature_lists as fixed32", "\x15\x00\x00\x00\x00"),
+        BAD("map entry as varint", "\x0a\x02\x08\x01"),
+        BAD("entry key as varint", "\x0a\x04\x0a\x02\x08\x01"),
+        BAD("entry value as fixed32", "\x0a\x07\x0a\x05\x15\x00\x00\x00\x00"),
+        BAD("entry with length past end", "\x0a\x04\x0a\x02\x0a\x05"),
+        BAD("feature list field as varint", "\x0a\x06\x0a\x04\x12\x02\x18\x01"),
+        BAD("int64 value as fixed32", "\x0a\x0b\x0a\x09\x12\x07\x1a\x05\x0d\x01\x00\x00\x00"),
+        BAD("int64 packed truncated", "\x0a\x09\x0a\x07\x12\x05\x1a\x03\x0a\x01\x80"),
+        BAD("int64 packed varint over 10 bytes",
+            "\x0a\x13\x0a\x11\x12\x0f\x1a\x0d\x0a\x0b\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01"),
+        BAD("int64 unpacked truncated", "\x0a\x08\x0a\x06\x12\x04\x1a\x02\x08\x80"),
+        BAD("float packed not multiple of 4",
+            "\x0a\x0a\x0a\x08\x12\x06\x12\x04\x0a\x02\x00\x00"),
+        BAD("float as varint", "\x0a\x08\x0a\x06\x12\x04\x12\x02\x08\x01"),
+        BAD("float fixed32 truncated", "\x0a\x09\x0a\x07\x12\x05\x12\x03\x0d\x00\x00"),
+        BAD("bytes value as varint", "\x0a\x08\x0a\x06\x12\x04\x0a\x02\x08\x01"),
+        BAD("bytes value past end", "\x0a\x08\x0a\x06\x12\x04\x0a\x02\x0a\x03"),
+        BAD("group inside a list", "\x0a\x07\x0a\x05\x12\x03\x1a\x01\x0b"),
+        BAD("FeatureList step as varint", "\x12\x06\x0a\x04\x12\x02\x08\x01"),
+        BAD("FeatureList step damaged", "\x12\x08\x0a\x06\x12\x04\x0a\x02\x1a\x05"),
+        BAD("FeatureLists entry as fixed64", "\x12\x09\x09\x00\x00\x00\x00\x00\x00\x00\x00"),
+        BAD("non-Example text", "hello world"),
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        st_record rec;
+        st_error err = {0}, cerr = {0};
+        int rc = st_example_decode((const uint8_t *)cases[i].bytes, cases[i].len, &arena, &rec,
+                                   &err);
+        int crc = st_example_check((const uint8_t *)cases[i].bytes, cases[i].len, &cerr);
+        if (rc != ST_EDATA || crc != ST_EDATA)
+            fprintf(stderr, "case \"%s\": decode %d, check %d\n", cases[i].what, rc, crc);
+        CU_ASSERT_EQUAL(rc, ST_EDATA);
+        CU_ASSERT_EQUAL(crc, ST_EDATA);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "at byte "));
+        CU_ASSERT_STRING_EQUAL(err.msg, cerr.msg);
+        CU_ASSERT_EQUAL(rec.nfeatures, 0);
+    }
+    /* The message names the place and what was expected. */
+    st_record rec;
+    st_error err = {0};
+    const char *p = "\x0a\x09\x0a\x07\x12\x05\x1a\x03\x0a\x01\x80";
+    CU_ASSERT_EQUAL(st_example_decode((const uint8_t *)p, 11, &arena, &rec, &err), ST_EDATA);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "at byte 10"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "truncated"));
+    p = "\x0a\x0b\x0a\x09\x0a\x01k\x12\x04\x12\x02\x08\x01";
+    CU_ASSERT_EQUAL(st_example_decode((const uint8_t *)p, 13, &arena, &rec, &err), ST_EDATA);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "feature \"k\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "fixed32"));
+}
+
+/* Every prefix and every single-byte corruption of a valid payload:
+ * decode and check agree, and nothing crashes. */
+static void test_truncations_and_flips(void)
+{
+    msg ctx = {0}, lists = {0}, ex = {0};
+    {
+        msg entry = {0}, feat = {0}, list = {0}, packed = {0};
+        m_varint(&packed, 300);
+        m_varint(&packed, (uint64_t)-5);
+        m_msg_field(&list, 1, &packed);
+        m_msg_field(&feat, 3, &list);
+        m_str_field(&entry, 1, "n");
+        m_msg_field(&entry, 2, &feat);
+        m_msg_field(&ctx, 1, &entry);
+    }
+    {
+        msg entry = {0}, flist = {0}, feat = {0}, list = {0};
+        m_fixed32_field(&list, 1, f32_bits(1.0f));
+        m_msg_field(&feat, 2, &list);
+        m_msg_field(&flist, 1, &feat);
+        m_str_field(&entry, 1, "s");
+        m_msg_field(&entry, 2, &flist);
+        m_msg_field(&lists, 1, &entry);
+    }
+    m_msg_field(&ex, 1, &ctx);
+    m_msg_field(&ex, 2, &lists);
+    for (size_t n = 0; n <= ex.n; n++) {
+        msg cut = ex;
+        cut.n = n;
+        st_record rec;
+        st_error err = {0};
+        int rc = decode(&cut, &rec, &err);
+        CU_ASSERT(rc == 0 || rc == ST_EDATA);
+    }
+    for (size_t i = 0; i < ex.n; i++) {
+        for (int bit = 0; bit < 8; bit++) {
+            msg flip = ex;
+            flip.d[i] ^= (uint8_t)(1 << bit);
+            st_record rec;
+            st_error err = {0};
+            int rc = decode(&flip, &rec, &err);
+            CU_ASSERT(rc == 0 || rc == ST_EDATA);
+        }
+    }
+}
+
+/* ---- randomized records --------------------------------------------------- */
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15u;
+
+static uint64_t rnd(void)
+{
+    /* xorshift64*: deterministic across runs and platforms. */
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545F4914F6CDD1Du;
+}
+
+static int64_t rnd_i64(void)
+{
+    switch (rnd() % 6) {
+    case 0: return INT64_MIN;
+    case 1: return INT64_MAX;
+    case 2: return (int64_t)(rnd() % 256) - 128;
+    case 3: return -1;
+    default: return (int64_t)rnd();
+    }
+}
+
+static float rnd_f32(void)
+{
+    static const float specials[] = {0.0f, -0.0f, 1e-45f, FLT_MAX, -FLT_MAX, INFINITY,
+                                     -INFINITY, 0.1f, FLT_MIN};
+    if (rnd() % 4 == 0)
+        return specials[rnd() % (sizeof specials / sizeof specials[0])];
+    uint32_t u = (uint32_t)rnd();
+    float f;
+    memcpy(&f, &u, 4); /* any bit pattern, NaNs with payloads included */
+    return f;
+}
+
+static void rnd_feature(st_feature *f)
+{
+    f->kind = (st_kind)(rnd() % 4);
+    f->count = f->kind == ST_KIND_NONE ? 0 : (uint32_t)(rnd() % 9);
+    f->v.i64 = NULL;
+    if (!f->count)
+        return;
+    if (f->kind == ST_KIND_INT64) {
+        int64_t *v = st_arena_alloc(&arena, f->count * sizeof *v);
+        for (uint32_t i = 0; i < f->count; i++)
+            v[i] = rnd_i64();
+        f->v.i64 = v;
+    } else if (f->kind == ST_KIND_FLOAT) {
+        float *v = st_arena_alloc(&arena, f->count * sizeof *v);
+        for (uint32_t i = 0; i < f->count; i++)
+            v[i] = rnd_f32();
+        f->v.f32 = v;
+    } else {
+        st_bytes *v = st_arena_alloc(&arena, f->count * sizeof *v);
+        for (uint32_t i = 0; i < f->count; i++) {
+            size_t len = rnd() % 5 == 0 ? 200 + rnd() % 100 : rnd() % 12;
+            uint8_t *d = st_arena_alloc(&arena, len + 1);
+            for (size_t k = 0; k < len; k++)
+                d[k] = (uint8_t)rnd();
+            v[i].data = d;
+            v[i].len = len;
+        }
+        f->v.bytes = v;
+    }
+}
+
+/* Unique printable names, so protobuf-c (which keeps duplicate map
+ * entries) sees the same entries. */
+static st_bytes rnd_name(uint32_t index)
+{
+    char *s = st_arena_alloc(&arena, 48);
+    int n = snprintf(s, 48, "f%u_", index);
+    size_t extra = rnd() % 12;
+    for (size_t i = 0; i < extra; i++)
+        s[n++] = (char)('a' + rnd() % 26);
+    if (rnd() % 20 == 0)
+        n = 0; /* the empty name, at most... */
+    if (n == 0 && index != 0)
+        n = snprintf(s, 48, "f%u", index); /* ...once per record */
+    return (st_bytes){(const uint8_t *)s, (size_t)n};
+}
+
+static void rnd_record(st_record *r)
+{
+    memset(r, 0, sizeof *r);
+    r->is_sequence = rnd() % 3 == 0;
+    r->nfeatures = (uint32_t)(rnd() % 25);
+    r->features = st_arena_alloc(&arena, (r->nfeatures + 1) * sizeof *r->features);
+    for (uint32_t i = 0; i < r->nfeatures; i++) {
+        r->features[i].name = rnd_name(i);
+        rnd_feature(&r->features[i]);
+    }
+    if (!r->is_sequence)
+        return;
+    r->nlists = (uint32_t)(rnd() % 5);
+    r->lists = st_arena_alloc(&arena, (r->nlists + 1) * sizeof *r->lists);
+    for (uint32_t i = 0; i < r->nlists; i++) {
+        st_feature_list *l = &r->lists[i];
+        l->name = rnd_name(i);
+        l->count = (uint32_t)(rnd() % 5);
+        st_feature *steps = st_arena_alloc(&arena, (l->count + 1) * sizeof *steps);
+        for (uint32_t s = 0; s < l->count; s++) {
+            steps[s].name = (st_bytes){(const uint8_t *)"", 0};
+            rnd_feature(&steps[s]);
+        }
+        l->steps = steps;
+    }
+}
+
+static bool feature_values_equal(const st_feature *a, const st_feature *b)
+{
+    if (a->kind != b->kind || a->count != b->count)
+        return false;
+    for (uint32_t i = 0; i < a->count; i++) {
+        switch (a->kind) {
+        case ST_KIND_INT64:
+            if (a->v.i64[i] != b->v.i64[i])
+                return false;
+            break;
+        case ST_KIND_FLOAT:
+            if (f32_bits(a->v.f32[i]) != f32_bits(b->v.f32[i]))
+                return false;
+            break;
+        case ST_KIND_BYTES:
+            if (a->v.bytes[i].len != b->v.bytes[i].len ||
+                (a->v.bytes[i].len &&
+                 memcmp(a->v.bytes[i].data, b->v.bytes[i].data, a->v.bytes[i].len) != 0))
+                return false;
+            break;
+        default:
+            break;
+        }
+    }
+    return true;
+}
+
+static bool names_equal(st_bytes a, st_bytes b)
+{
+    return a.len == b.len && (a.len == 0 || memcmp(a.data, b.data, a.len) == 0);
+}
+
+static bool records_equal(const st_record *a, const st_record *b)
+{
+    if (a->is_sequence != b->is_sequence || a->nfeatures != b->nfeatures)
+        return false;
+    for (uint32_t i = 0; i < a->nfeatures; i++)
+        if (!names_equal(a->features[i].name, b->features[i].name) ||
+            !feature_values_equal(&a->features[i], &b->features[i]))
+            return false;
+    if (!a->is_sequence)
+        return true;
+    if (a->nlists != b->nlists)
+        return false;
+    for (uint32_t i = 0; i < a->nlists; i++) {
+        const st_feature_list *x = &a->lists[i], *y = &b->lists[i];
+        if (!names_equal(x->name, y->name) || x->count != y->count)
+            return false;
+        for (uint32_t s = 0; s < x->count; s++)
+            if (!feature_values_equal(&x->steps[s], &y->steps[s]))
+                return false;
+    }
+    return true;
+}
+
+static void test_round_trip_random(void)
+{
+    st_buf out = {0};
+    for (int iter = 0; iter < 2000; iter++) {
+        st_arena_reset(&arena);
+        st_record rec, back;
+        rnd_record(&rec);
+        st_buf_clear(&out);
+        CU_ASSERT_EQUAL_FATAL(st_example_encode(&rec, &out), 0);
+        CU_ASSERT_EQUAL(out.len, st_example_encoded_size(&rec));
+        st_error err = {0};
+        int rc = st_example_decode(out.data, out.len, &arena, &back, &err);
+        CU_ASSERT_EQUAL(rc, 0);
+        CU_ASSERT_EQUAL(st_example_check(out.data, out.len, &err), 0);
+        if (rc == 0)
+            CU_ASSERT_TRUE(records_equal(&rec, &back));
+        /* Appending: a second record goes after the first, untouched. */
+        size_t first = out.len;
+        CU_ASSERT_EQUAL(st_example_encode(&rec, &out), 0);
+        CU_ASSERT_EQUAL(out.len, 2 * first);
+        CU_ASSERT(first == 0 || memcmp(out.data, out.data + first, first) == 0);
+    }
+    st_buf_free(&out);
+}
+
+/* protobuf-c's view of a Feature against ours. */
+static bool pbc_feature_equal(const Shardtool__Feature *pf, const st_feature *f)
+{
+    if (!pf)
+        return f->kind == ST_KIND_NONE;
+    switch (pf->kind_case) {
+    case SHARDTOOL__FEATURE__KIND__NOT_SET:
+        return f->kind == ST_KIND_NONE;
+    case SHARDTOOL__FEATURE__KIND_INT64_LIST:
+        if (f->kind != ST_KIND_INT64 || pf->int64_list->n_value != f->count)
+            return false;
+        for (uint32_t i = 0; i < f->count; i++)
+            if (pf->int64_list->value[i] != f->v.i64[i])
+                return false;
+        return true;
+    case SHARDTOOL__FEATURE__KIND_FLOAT_LIST:
+        if (f->kind != ST_KIND_FLOAT || pf->float_list->n_value != f->count)
+            return false;
+        for (uint32_t i = 0; i < f->count; i++)
+            if (f32_bits(pf->float_list->value[i]) != f32_bits(f->v.f32[i]))
+                return false;
+        return true;
+    case SHARDTOOL__FEATURE__KIND_BYTES_LIST:
+        if (f->kind != ST_KIND_BYTES || pf->bytes_list->n_value != f->count)
+            return false;
+        for (uint32_t i = 0; i < f->count; i++) {
+            ProtobufCBinaryData b = pf->bytes_list->value[i];
+            if (b.len != f->v.bytes[i].len ||
+                (b.len && memcmp(b.data, f->v.bytes[i].data, b.len) != 0))
+                return false;
+        }
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool pbc_name_equal(const char *key, st_bytes name)
+{
+    const char *k = key ? key : "";
+    return strlen(k) == name.len && memcmp(k, name.data, name.len) == 0;
+}
+
+static bool pbc_features_equal(const Shardtool__Features *pfs, const st_feature *fs, uint32_t n)
+{
+    size_t pn = pfs ? pfs->n_feature : 0;
+    if (pn != n)
+        return false;
+    for (uint32_t i = 0; i < n; i++)
+        if (!pbc_name_equal(pfs->feature[i]->key, fs[i].name) ||
+            !pbc_feature_equal(pfs->feature[i]->value, &fs[i]))
+            return false;
+    return true;
+}
+
+static void test_encode_vs_protobuf_c(void)
+{
+    st_buf out = {0};
+    for (int iter = 0; iter < 1000; iter++) {
+        st_arena_reset(&arena);
+        st_record rec;
+        rnd_record(&rec);
+        st_buf_clear(&out);
+        CU_ASSERT_EQUAL_FATAL(st_example_encode(&rec, &out), 0);
+        if (!rec.is_sequence) {
+            Shardtool__Example *pe = shardtool__example__unpack(NULL, out.len, out.data);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(pe);
+            CU_ASSERT_TRUE(pbc_features_equal(pe->features, rec.features, rec.nfeatures));
+            shardtool__example__free_unpacked(pe, NULL);
+            continue;
+        }
+        Shardtool__SequenceExample *ps = shardtool__sequence_example__unpack(NULL, out.len, out.data);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(ps);
+        CU_ASSERT_TRUE(pbc_features_equal(ps->context, rec.features, rec.nfeatures));
+        CU_ASSERT_PTR_NOT_NULL_FATAL(ps->feature_lists);
+        CU_ASSERT_EQUAL_FATAL(ps->feature_lists->n_feature_list, rec.nlists);
+        for (uint32_t i = 0; i < rec.nlists; i++) {
+            Shardtool__FeatureLists__FeatureListEntry *e = ps->feature_lists->feature_list[i];
+            CU_ASSERT_TRUE(pbc_name_equal(e->key, rec.lists[i].name));
+            size_t steps = e->value ? e->value->n_feature : 0;
+            CU_ASSERT_EQUAL_FATAL(steps, rec.lists[i].count);
+            for (uint32_t s = 0; s < steps; s++)
+                CU_ASSERT_TRUE(pbc_feature_equal(e->value->feature[s], &rec.lists[i].steps[s]));
+        }
+        shardtool__sequence_example__free_unpacked(ps, NULL);
+    }
+    st_buf_free(&out);
+}
+
+/* Builds protobuf-c messages from a record (all storage in the arena). */
+static Shardtool__Feature *pbc_feature(const st_feature *f)
+{
+    Shardtool__Feature *pf = st_arena_alloc(&arena, sizeof *pf);
+    shardtool__feature__init(pf);
+    switch (f->kind) {
+    case ST_KIND_INT64: {
+        Shardtool__Int64List *l = st_arena_alloc(&arena, sizeof *l);
+        shardtool__int64_list__init(l);
+        l->n_value = f->count;
+        l->value = (int64_t *)f->v.i64;
+        pf->kind_case = SHARDTOOL__FEATURE__KIND_INT64_LIST;
+        pf->int64_list = l;
+        break;
+    }
+    case ST_KIND_FLOAT: {
+        Shardtool__FloatList *l = st_arena_alloc(&arena, sizeof *l);
+        shardtool__float_list__init(l);
+        l->n_value = f->count;
+        l->value = (float *)f->v.f32;
+        pf->kind_case = SHARDTOOL__FEATURE__KIND_FLOAT_LIST;
+        pf->float_list = l;
+        break;
+    }
+    case ST_KIND_BYTES: {
+        Shardtool__BytesList *l = st_arena_alloc(&arena, sizeof *l);
+        shardtool__bytes_list__init(l);
+        l->n_value = f->count;
+        l->value = st_arena_alloc(&arena, (f->count + 1) * sizeof *l->value);
+        for (uint32_t i = 0; i < f->count; i++) {
+            l->value[i].data = (uint8_t *)f->v.bytes[i].data;
+            l->value[i].len = f->v.bytes[i].len;
+        }
+        pf->kind_case = SHARDTOOL__FEATURE__KIND_BYTES_LIST;
+        pf->bytes_list = l;
+        break;
+    }
+    default:
+        break;
+    }
+    return pf;
+}
+
+static char *arena_cstr(st_bytes b)
+{
+    char *s = st_arena_alloc(&arena, b.len + 1);
+    memcpy(s, b.data, b.len);
+    s[b.len] = '\0';
+    return s;
+}
+
+static Shardtool__Features *pbc_features(const st_feature *fs, uint32_t n)
+{
+    Shardtool__Features *pfs = st_arena_alloc(&arena, sizeof *pfs);
+    shardtool__features__init(pfs);
+    pfs->n_feature = n;
+    pfs->feature = st_arena_alloc(&arena, (n + 1) * sizeof *pfs->feature);
+    for (uint32_t i = 0; i < n; i++) {
+        Shardtool__Features__FeatureEntry *e = st_arena_alloc(&arena, sizeof *e);
+        shardtool__features__feature_entry__init(e);
+        e->key = arena_cstr(fs[i].name);
+        e->value = pbc_feature(&fs[i]);
+        pfs->feature[i] = e;
+    }
+    return pfs;
+}
+
+static void test_protobuf_c_pack_vs_decode(void)
+{
+    st_buf wire = {0};
+    for (int iter = 0; iter < 1000; iter++) {
+        st_arena_reset(&arena);
+        st_record rec, back;
+        rnd_record(&rec);
+        size_t len;
+        if (!rec.is_sequence) {
+            Shardtool__Example pe = SHARDTOOL__EXAMPLE__INIT;
+            pe.features = pbc_features(rec.features, rec.nfeatures);
+            len = shardtool__example__get_packed_size(&pe);
+            st_buf_clear(&wire);
+            CU_ASSERT_EQUAL_FATAL(st_buf_reserve(&wire, len + 1), 0);
+            shardtool__example__pack(&pe, wire.data);
+        } else {
+            Shardtool__SequenceExample ps = SHARDTOOL__SEQUENCE_EXAMPLE__INIT;
+            Shardtool__FeatureLists fl = SHARDTOOL__FEATURE_LISTS__INIT;
+            ps.context = pbc_features(rec.features, rec.nfeatures);
+            ps.feature_lists = &fl;
+            fl.n_feature_list = rec.nlists;
+            fl.feature_list = st_arena_alloc(&arena, (rec.nlists + 1) * sizeof *fl.feature_list);
+            for (uint32_t i = 0; i < rec.nlists; i++) {
+                Shardtool__FeatureLists__FeatureListEntry *e = st_arena_alloc(&arena, sizeof *e);
+                shardtool__feature_lists__feature_list_entry__init(e);
+                e->key = arena_cstr(rec.lists[i].name);
+                Shardtool__FeatureList *l = st_arena_alloc(&arena, sizeof *l);
+                shardtool__feature_list__init(l);
+                l->n_feature = rec.lists[i].count;
+                l->feature = st_arena_alloc(&arena, (l->n_feature + 1) * sizeof *l->feature);
+                for (uint32_t s = 0; s < rec.lists[i].count; s++)
+                    l->feature[s] = pbc_feature(&rec.lists[i].steps[s]);
+                e->value = l;
+                fl.feature_list[i] = e;
+            }
+            len = shardtool__sequence_example__get_packed_size(&ps);
+            st_buf_clear(&wire);
+            CU_ASSERT_EQUAL_FATAL(st_buf_reserve(&wire, len + 1), 0);
+            shardtool__sequence_example__pack(&ps, wire.data);
+        }
+        st_error err = {0};
+        int rc = st_example_decode(wire.data, len, &arena, &back, &err);
+        CU_ASSERT_EQUAL(rc, 0);
+        if (rc == 0)
+            CU_ASSERT_TRUE(records_equal(&rec, &back));
+        /* Same bytes as our encoder: both write packed lists in order.
+         * (protobuf-c also writes an empty Features message and leaves out
+         * empty map keys, which we do the other way round.) */
+        st_buf ours = {0};
+        CU_ASSERT_EQUAL(st_example_encode(&rec, &ours), 0);
+        bool empty_key = false;
+        for (uint32_t i = 0; i < rec.nfeatures; i++)
+            empty_key |= rec.features[i].name.len == 0;
+        for (uint32_t i = 0; i < rec.nlists; i++)
+            empty_key |= rec.lists[i].name.len == 0;
+        if (rec.nfeatures && !empty_key) {
+            CU_ASSERT_EQUAL(ours.len, len);
+            CU_ASSERT(ours.len == len && (len == 0 || memcmp(ours.data, wire.data, len) == 0));
+        }
+        st_buf_free(&ours);
+    }
+    st_buf_free(&wire);
+}
+
+/* ---- real files ----------------------------------------------------------- */
+
+static const char *data_dir = "tests/data";
+
+/* Reads the payloads of a (gzip) TFRecord file written by TensorFlow into
+ * *out as u32-length-prefixed records; framing CRCs are the TFRecord
+ * module's business, not checked here. */
+static size_t read_tfrecord_payloads(const char *rel, st_buf *out)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", data_dir, rel);
+    gzFile gz = gzopen(path, "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(gz);
+    size_t n = 0;
+    uint8_t head[12];
+    while (gzread(gz, head, 12) == 12) {
+        uint64_t len = 0;
+        for (int i = 7; i >= 0; i--)
+            len = len << 8 | head[i];
+        CU_ASSERT_FATAL(len < (1u << 24));
+        uint32_t len32 = (uint32_t)len;
+        st_buf_append(out, &len32, 4);
+        st_buf_reserve(out, len32 + 4);
+        CU_ASSERT_FATAL(gzread(gz, out->data + out->len, len32 + 4) == (int)(len32 + 4));
+        out->len += len32;
+        n++;
+    }
+    gzclose(gz);
+    return n;
+}
+
+static void check_corpus_file(const char *rel, size_t expect_records, bool sequence)
+{
+    st_buf all = {0}, enc = {0};
+    size_t n = read_tfrecord_payloads(rel, &all);
+    CU_ASSERT_EQUAL(n, expect_records);
+    size_t off = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t len;
+        memcpy(&len, all.data + off, 4);
+        const uint8_t *p = all.data + off + 4;
+        off += 4 + (size_t)len;
+        st_arena_reset(&arena);
+        st_record rec, back;
+        st_error err = {0};
+        CU_ASSERT_EQUAL_FATAL(st_example_decode(p, len, &arena, &rec, &err), 0);
+        CU_ASSERT_EQUAL(st_example_check(p, len, &err), 0);
+        CU_ASSERT_EQUAL(rec.is_sequence, sequence);
+        CU_ASSERT(rec.nfeatures > 0);
+        /* protobuf-c agrees on every value. */
+        if (sequence) {
+            Shardtool__SequenceExample *ps = shardtool__sequence_example__unpack(NULL, len, p);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(ps);
+            CU_ASSERT_TRUE(pbc_features_equal(ps->context, rec.features, rec.nfeatures));
+            CU_ASSERT_EQUAL(ps->feature_lists->n_feature_list, rec.nlists);
+            shardtool__sequence_example__free_unpacked(ps, NULL);
+        } else {
+            Shardtool__Example *pe = shardtool__example__unpack(NULL, len, p);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(pe);
+            CU_ASSERT_TRUE(pbc_features_equal(pe->features, rec.features, rec.nfeatures));
+            shardtool__example__free_unpacked(pe, NULL);
+        }
+        /* Re-encoding gives the same values back. */
+        st_buf_clear(&enc);
+        CU_ASSERT_EQUAL(st_example_encode(&rec, &enc), 0);
+        CU_ASSERT_EQUAL_FATAL(st_example_decode(enc.data, enc.len, &arena, &back, &err), 0);
+        CU_ASSERT_TRUE(records_equal(&rec, &back));
+    }
+    st_buf_free(&all);
+    st_buf_free(&enc);
+}
+
+static void test_corpus_examples(void)
+{
+    check_corpus_file("tfrecord/tfx/penguin/Split-eval/data_tfrecord-00000-of-00001.gz", 100, false);
+    check_corpus_file("tfrecord/tfx/tfjs_next_page_prediction/data.tfrecord.gz", 100, false);
+
+    /* The first penguin record, as TensorFlow wrote it. */
+    st_buf all = {0};
+    read_tfrecord_payloads("tfrecord/tfx/penguin/Split-eval/data_tfrecord-00000-of-00001.gz", &all);
+    uint32_t len;
+    memcpy(&len, all.data, 4);
+    st_record rec;
+    st_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(st_example_decode(all.data + 4, len, &arena, &rec, &err), 0);
+    CU_ASSERT_EQUAL(rec.nfeatures, 5);
+    const st_feature *f = find(&rec, "species");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(f->kind, ST_KIND_INT64);
+    CU_ASSERT_EQUAL(f->count, 1);
+    CU_ASSERT_EQUAL(f->v.i64[0], 0);
+    f = find(&rec, "culmen_depth_mm");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(f->kind, ST_KIND_FLOAT);
+    CU_ASSERT_EQUAL(f->v.f32[0], 0.5595238f);
+    st_buf_free(&all);
+}
+
+static void test_corpus_sequence_examples(void)
+{
+    check_corpus_file("tfrecord/tfx/tfrecord_sequence/Split-eval/data_tfrecord_eval.gz", 4500, true);
+}
+
+/* Payloads that are not Examples (magenta's test strings) are rejected. */
+static void test_corpus_not_examples(void)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tfrecord/magenta/tfrecord_iterator_test.tfrecord", data_dir);
+    FILE *fp = fopen(path, "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
+    uint8_t buf[256];
+    size_t n = fread(buf, 1, sizeof buf, fp);
+    fclose(fp);
+    size_t off = 0, records = 0;
+    while (off + 12 <= n) {
+        uint32_t len = (uint32_t)buf[off] | (uint32_t)buf[off + 1] << 8;
+        CU_ASSERT_FATAL(off + 16 + len <= n);
+        st_record rec;
+        st_error err = {0};
+        CU_ASSERT_EQUAL(st_example_decode(buf + off + 12, len, &arena, &rec, &err), ST_EDATA);
+        CU_ASSERT_EQUAL(st_example_check(buf + off + 12, len, &err), ST_EDATA);
+        off += 16 + len;
+        records++;
+    }
+    CU_ASSERT_EQUAL(records, 3);
+}
+
+static void test_record_helpers(void)
+{
+    CU_ASSERT_STRING_EQUAL(st_kind_name(ST_KIND_INT64), "int64");
+    CU_ASSERT_STRING_EQUAL(st_kind_name(ST_KIND_NONE), "none");
+    CU_ASSERT_EQUAL(st_kind_parse("float"), ST_KIND_FLOAT);
+    CU_ASSERT_EQUAL(st_kind_parse("bytes"), ST_KIND_BYTES);
+    CU_ASSERT_EQUAL(st_kind_parse("int32"), -1);
+
+    st_batch b;
+    st_batch_init(&b);
+    for (int i = 0; i < 1000; i++) {
+        st_record *r = st_batch_add(&b);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+        CU_ASSERT_EQUAL(r->nfeatures, 0);
+        CU_ASSERT_PTR_NOT_NULL(st_arena_alloc(&b.arena, 100));
+    }
+    CU_ASSERT_EQUAL(b.count, 1000);
+    b.skipped_rows = 3;
+    st_batch_reset(&b);
+    CU_ASSERT_EQUAL(b.count, 0);
+    CU_ASSERT_EQUAL(b.skipped_rows, 0);
+    CU_ASSERT_EQUAL(b.arena.used, 0);
+    st_batch_free(&b);
+
+    st_schema s = {0};
+    CU_ASSERT_EQUAL(st_schema_add(&s, "a", ST_KIND_INT64), 0);
+    for (int i = 0; i < 40; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "c%d", i);
+        CU_ASSERT_EQUAL(st_schema_add(&s, name, ST_KIND_FLOAT), 0);
+    }
+    CU_ASSERT_EQUAL(st_schema_find(&s, "a"), 0);
+    CU_ASSERT_EQUAL(st_schema_find(&s, "c39"), 40);
+    CU_ASSERT_EQUAL(st_schema_find(&s, "zz"), -1);
+    CU_ASSERT_EQUAL(s.columns[40].kind, ST_KIND_FLOAT);
+    st_schema_free(&s);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        data_dir = argv[1];
+    st_arena_init(&arena, 0);
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("example", NULL, NULL);
+    CU_add_test(s, "packed int64", test_packed_int64);
+    CU_add_test(s, "unpacked and mixed int64", test_unpacked_and_mixed_int64);
+    CU_add_test(s, "floats packed and unpacked", test_floats_packed_unpacked);
+    CU_add_test(s, "bytes list", test_bytes_list);
+    CU_add_test(s, "empty Feature and empty lists", test_empty_feature_and_empty_lists);
+    CU_add_test(s, "map entry quirks", test_map_entry_quirks);
+    CU_add_test(s, "duplicate keys: last wins", test_duplicate_keys_last_wins);
+    CU_add_test(s, "oneof rules", test_oneof_rules);
+    CU_add_test(s, "unknown fields skipped", test_unknown_fields_skipped);
+    CU_add_test(s, "SequenceExample", test_sequence_example);
+    CU_add_test(s, "malformed payloads", test_malformed);
+    CU_add_test(s, "truncations and bit flips", test_truncations_and_flips);
+    CU_add_test(s, "random round trip", test_round_trip_random);
+    CU_add_test(s, "encode vs protobuf-c unpack", test_encode_vs_protobuf_c);
+    CU_add_test(s, "protobuf-c pack vs decode", test_protobuf_c_pack_vs_decode);
+    CU_add_test(s, "corpus Examples", test_corpus_examples);
+    CU_add_test(s, "corpus SequenceExamples", test_corpus_sequence_examples);
+    CU_add_test(s, "corpus non-Example payloads", test_corpus_not_examples);
+    CU_add_test(s, "record helpers", test_record_helpers);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failures = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    st_arena_free(&arena);
+    return failures != 0 || CU_get_error() != CUE_SUCCESS;
+}
