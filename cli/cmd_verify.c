@@ -14,6 +14,7 @@
 #include <time.h>
 
 #if ST_HAVE_GPU_MODULE
+#include "../formats/example/example.h"
 #include "../src/gpu/gpu_verify.h"
 #endif
 
@@ -93,6 +94,9 @@ typedef struct verify_ctx {
     st_jsonw w;
     st_buf out;
     uint64_t files, damaged, unreadable, records, bytes;
+#if ST_HAVE_GPU_MODULE
+    st_gpu_session *gpu;           /* open when the GPU verifies TFRecords */
+#endif
 } verify_ctx;
 
 typedef struct file_result {
@@ -103,6 +107,10 @@ typedef struct file_result {
     bool have_crc;
     uint32_t crc;
     uint64_t size;
+    bool on_gpu;
+#if ST_HAVE_GPU_MODULE
+    st_gpu_stats gpu;
+#endif
 } file_result;
 
 static const st_format *detect_for_verify(const uint8_t *head, size_t n)
@@ -143,6 +151,33 @@ static int checksum_file(const char *path, uint32_t *crc, uint64_t *size, st_err
     return ST_OK;
 }
 
+/* Uncompressed TFRecords go to the GPU when a session is open; everything
+ * else (and anything the GPU pass declines) is checked on the CPU. */
+static int run_verifier(verify_ctx *vc, file_result *res, st_stream *in, const uint8_t *head,
+                        size_t n)
+{
+#if ST_HAVE_GPU_MODULE
+    bool plain = vc->opt.compression == ST_COMPRESSION_NONE ||
+                 (vc->opt.compression == ST_COMPRESSION_AUTO &&
+                  st_compression_sniff(head, n) == ST_COMPRESSION_NONE);
+    if (vc->gpu && plain && strcmp(res->format->name, "tfrecord") == 0) {
+        st_gpu_verify_options gopt;
+        st_gpu_verify_options_init(&gopt);
+        gopt.decode = vc->opt.decode;
+        gopt.compression = ST_COMPRESSION_NONE;
+        gopt.max_record_size = vc->opt.max_record_size;
+        gopt.example_check = st_example_check;
+        gopt.stats = &res->gpu;
+        res->on_gpu = true;
+        return st_gpu_session_verify(vc->gpu, in, &gopt, &res->rep, &res->err);
+    }
+#else
+    (void)head;
+    (void)n;
+#endif
+    return res->format->verify(in, &vc->opt, &res->rep, &res->err);
+}
+
 static void verify_file(verify_ctx *vc, const char *path, bool want_crc, file_result *res)
 {
     memset(res, 0, sizeof *res);
@@ -172,11 +207,21 @@ static void verify_file(verify_ctx *vc, const char *path, bool want_crc, file_re
         return;
     }
     *(crc_tap **)(tap + 1) = &state;
-    int rc = res->format->verify(tap, &vc->opt, &res->rep, &res->err);
+    int rc = run_verifier(vc, res, tap, head, (size_t)n);
     uint64_t size = 0;
     st_error ignored;
     bool sized = st_stream_size(in, &size, &ignored) == ST_OK;
     st_stream_close(in);
+#if ST_HAVE_GPU_MODULE
+    if (rc == ST_EUNSUPPORTED && res->on_gpu) {
+        /* The GPU pass declined this file: check it again on the CPU. */
+        st_gpu_session *gpu = vc->gpu;
+        vc->gpu = NULL;
+        verify_file(vc, path, want_crc, res);
+        vc->gpu = gpu;
+        return;
+    }
+#endif
     if (rc < 0)
         return;
     res->readable = true;
@@ -211,6 +256,27 @@ static void report_json_file(verify_ctx *vc, const char *path, const file_result
     }
     st_json_key(w, "format");
     st_json_string(w, res->format->name);
+    st_json_key(w, "device");
+    st_json_string(w, res->on_gpu ? "cuda" : "cpu");
+#if ST_HAVE_GPU_MODULE
+    if (res->on_gpu) {
+        st_json_key(w, "gpu");
+        st_json_begin_object(w);
+        st_json_key(w, "name");
+        st_json_string(w, res->gpu.device);
+        st_json_key(w, "seconds");
+        st_json_double(w, res->gpu.seconds);
+        st_json_key(w, "bytes_per_second");
+        st_json_double(w, res->gpu.bytes_per_second);
+        st_json_key(w, "device_records");
+        st_json_uint(w, res->gpu.device_records);
+        st_json_key(w, "host_records");
+        st_json_uint(w, res->gpu.host_records);
+        st_json_key(w, "disagreements");
+        st_json_uint(w, res->gpu.disagreements);
+        st_json_end_object(w);
+    }
+#endif
     st_json_key(w, "records");
     st_json_uint(w, res->rep.records);
     st_json_key(w, "bytes");
@@ -416,6 +482,20 @@ static int run_verify(const cli_command *cmd, cli_values *v)
     if (choose_device(cmd, vc.device, &use_gpu))
         return EXIT_USAGE;
 
+#if ST_HAVE_GPU_MODULE
+    if (use_gpu) {
+        st_gpu_verify_options gopt;
+        st_gpu_verify_options_init(&gopt);
+        st_error err = {0};
+        if (st_gpu_session_open(&gopt, &vc.gpu, &err) < 0) {
+            if (strcmp(vc.device, "cuda") == 0) {
+                cli_error(cmd, "--device cuda: cannot use the GPU: %s", err.msg);
+                return EXIT_USAGE;
+            }
+            use_gpu = false; /* auto: the CPU does it */
+        }
+    }
+#endif
     char **paths = NULL;
     size_t npaths = 0;
     if (v->npositional) {
@@ -474,6 +554,9 @@ static int run_verify(const cli_command *cmd, cli_values *v)
     }
     st_buf_free(&vc.out);
     cli_free_list(paths, npaths);
+#if ST_HAVE_GPU_MODULE
+    st_gpu_session_close(vc.gpu);
+#endif
     if (cli_interrupted)
         return EXIT_DAMAGED;
     if (status)

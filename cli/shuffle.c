@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { BUCKET_TARGET = 64 << 20, UNKNOWN_SIZE_BUCKETS = 256, MAX_BUCKETS = 4096 };
 
@@ -39,14 +40,24 @@ int shuffler_open(shuffler **out, uint64_t seed, uint64_t input_bytes, const cha
         free(s);
         return st_error_set(err, ST_ENOMEM, "out of memory");
     }
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
     for (size_t i = 0; i < s->nbuckets; i++) {
-        /* tmpfile() files are unlinked at creation: nothing is left behind,
-         * whatever happens to the process. */
-        s->buckets[i] = tmpfile();
+        /* Unlinked as soon as created: nothing is left behind, whatever
+         * happens to the process. */
+        char path[4096];
+        snprintf(path, sizeof path, "%s/shardtool-shuffle-XXXXXX", dir);
+        int fd = mkstemp(path);
+        if (fd >= 0)
+            unlink(path);
+        s->buckets[i] = fd >= 0 ? fdopen(fd, "w+b") : NULL;
         if (!s->buckets[i]) {
             int e = errno;
+            if (fd >= 0)
+                close(fd);
             shuffler_close(s);
-            return st_error_errno(err, e, "cannot create a temporary file for --shuffle (TMPDIR)");
+            return st_error_errno(err, e, "cannot create a --shuffle bucket in %s (TMPDIR)", dir);
         }
     }
     *out = s;

@@ -245,7 +245,8 @@ static void put_quoted(st_jsonw *w, const uint8_t *s, size_t len)
         return;
     }
     putc1(w, '"');
-    put_string_body(w, s, len);
+    if (len)
+        put_string_body(w, s, len);
     putc1(w, '"');
 }
 
@@ -289,6 +290,8 @@ static const char b64_alphabet[] =
 
 int st_base64_append(st_buf *out, const uint8_t *data, size_t len)
 {
+    if (len == 0)
+        return ST_OK;
     size_t groups = len / 3 + (len % 3 != 0);
     if (groups > (SIZE_MAX - 1) / 4)
         return ST_ENOMEM;
@@ -451,14 +454,6 @@ static int sci_digits(double mag, int prec, char *dig, int *point)
     return nd;
 }
 
-static bool parses_back_f(const char *dig, int nd, int point, float v)
-{
-    char tmp[48];
-    memcpy(tmp, dig, (size_t)nd);
-    snprintf(tmp + nd, sizeof tmp - (size_t)nd, "e%d", point - nd);
-    return strtof(tmp, NULL) == v;
-}
-
 static bool parses_back_d(const char *dig, int nd, int point, double v)
 {
     char tmp[48];
@@ -477,53 +472,220 @@ static int nonfinite_text(char *out, size_t cap, double v)
     return (int)n;
 }
 
-/* True when the value's binary significand is a power of two: only there is
+/* Doubles (statistics, rates: not per value) take the simple exact route:
+ * the smallest precision whose "%.Ng" reads back.
+ *
+ * True when the value's binary significand is a power of two: only there is
  * the round-trip interval lopsided, so only there can a shorter precision
  * round-trip while a longer one does not (elsewhere the nearest N+1-digit
  * number is never farther than the nearest N-digit one, on a symmetric
  * interval), which is what makes the bisection below exact. */
-static bool lopsided_f(float v)
-{
-    int e;
-    return frexpf(v, &e) == 0.5f;
-}
-
 static bool lopsided_d(double v)
 {
     int e;
     return frexp(v, &e) == 0.5;
 }
 
+/* float32 -> shortest digits: Ryu (Ulf Adams, "Ryu: fast float-to-string
+ * conversion", PLDI 2018), the 32-bit variant.  It finds the shortest
+ * decimal inside the round-trip interval and, among those, the one closest
+ * to the exact value: the same digits as the shortest round-tripping "%.Ng"
+ * except, rarely, at powers of two, where it can be one digit shorter.  A
+ * few multiplications instead of printf + strtof loops: cat prints floats
+ * by the million. */
+
+/* floor(2^(pow5bits(i) - 1 + 59) / 5^i) + 1, and 5^i scaled to 61 bits
+ * (one entry more than the smallest denormal's i needs, for i + 1). */
+static const uint64_t pow5_inv_split[31] = {
+    UINT64_C(576460752303423489), UINT64_C(461168601842738791), UINT64_C(368934881474191033),
+    UINT64_C(295147905179352826), UINT64_C(472236648286964522), UINT64_C(377789318629571618),
+    UINT64_C(302231454903657294), UINT64_C(483570327845851670), UINT64_C(386856262276681336),
+    UINT64_C(309485009821345069), UINT64_C(495176015714152110), UINT64_C(396140812571321688),
+    UINT64_C(316912650057057351), UINT64_C(507060240091291761), UINT64_C(405648192073033409),
+    UINT64_C(324518553658426727), UINT64_C(519229685853482763), UINT64_C(415383748682786211),
+    UINT64_C(332306998946228969), UINT64_C(531691198313966350), UINT64_C(425352958651173080),
+    UINT64_C(340282366920938464), UINT64_C(544451787073501542), UINT64_C(435561429658801234),
+    UINT64_C(348449143727040987), UINT64_C(557518629963265579), UINT64_C(446014903970612463),
+    UINT64_C(356811923176489971), UINT64_C(570899077082383953), UINT64_C(456719261665907162),
+    UINT64_C(365375409332725730),
+};
+static const uint64_t pow5_split[48] = {
+    UINT64_C(1152921504606846976), UINT64_C(1441151880758558720), UINT64_C(1801439850948198400),
+    UINT64_C(2251799813685248000), UINT64_C(1407374883553280000), UINT64_C(1759218604441600000),
+    UINT64_C(2199023255552000000), UINT64_C(1374389534720000000), UINT64_C(1717986918400000000),
+    UINT64_C(2147483648000000000), UINT64_C(1342177280000000000), UINT64_C(1677721600000000000),
+    UINT64_C(2097152000000000000), UINT64_C(1310720000000000000), UINT64_C(1638400000000000000),
+    UINT64_C(2048000000000000000), UINT64_C(1280000000000000000), UINT64_C(1600000000000000000),
+    UINT64_C(2000000000000000000), UINT64_C(1250000000000000000), UINT64_C(1562500000000000000),
+    UINT64_C(1953125000000000000), UINT64_C(1220703125000000000), UINT64_C(1525878906250000000),
+    UINT64_C(1907348632812500000), UINT64_C(1192092895507812500), UINT64_C(1490116119384765625),
+    UINT64_C(1862645149230957031), UINT64_C(1164153218269348144), UINT64_C(1455191522836685180),
+    UINT64_C(1818989403545856475), UINT64_C(2273736754432320594), UINT64_C(1421085471520200371),
+    UINT64_C(1776356839400250464), UINT64_C(2220446049250313080), UINT64_C(1387778780781445675),
+    UINT64_C(1734723475976807094), UINT64_C(2168404344971008868), UINT64_C(1355252715606880542),
+    UINT64_C(1694065894508600678), UINT64_C(2117582368135750847), UINT64_C(1323488980084844279),
+    UINT64_C(1654361225106055349), UINT64_C(2067951531382569187), UINT64_C(1292469707114105741),
+    UINT64_C(1615587133892632177), UINT64_C(2019483917365790221), UINT64_C(1262177448353618888),
+};
+enum { POW5_INV_BITCOUNT = 59, POW5_BITCOUNT = 61 };
+
+static inline int32_t pow5bits(int32_t e) { return (int32_t)(((uint32_t)e * 1217359u) >> 19) + 1; }
+static inline uint32_t log10_pow2(int32_t e) { return ((uint32_t)e * 78913u) >> 18; }
+static inline uint32_t log10_pow5(int32_t e) { return ((uint32_t)e * 732923u) >> 20; }
+
+static inline uint32_t pow5_factor(uint32_t v)
+{
+    uint32_t count = 0;
+    while (v % 5 == 0) {
+        v /= 5;
+        count++;
+    }
+    return count;
+}
+
+static inline bool multiple_of_pow5(uint32_t v, uint32_t p) { return pow5_factor(v) >= p; }
+static inline bool multiple_of_pow2(uint32_t v, uint32_t p) { return (v & ((1u << p) - 1)) == 0; }
+
+static inline uint32_t mul_shift32(uint32_t m, uint64_t factor, int32_t shift)
+{
+    uint64_t lo = (uint64_t)m * (uint32_t)factor;
+    uint64_t hi = (uint64_t)m * (uint32_t)(factor >> 32);
+    return (uint32_t)(((lo >> 32) + hi) >> (shift - 32));
+}
+
+/* The shortest decimal digits*10^exp10 that reads back as the positive
+ * finite float with these IEEE fields. */
+static void ryu_f32(uint32_t ieee_mantissa, uint32_t ieee_exponent, uint32_t *digits,
+                    int32_t *exp10)
+{
+    int32_t e2;
+    uint32_t m2;
+    if (ieee_exponent == 0) {
+        e2 = 1 - 127 - 23 - 2;
+        m2 = ieee_mantissa;
+    } else {
+        e2 = (int32_t)ieee_exponent - 127 - 23 - 2;
+        m2 = (1u << 23) | ieee_mantissa;
+    }
+    bool accept_bounds = (m2 & 1) == 0;
+    uint32_t mv = 4 * m2;
+    uint32_t mp = 4 * m2 + 2;
+    uint32_t mm_shift = ieee_mantissa != 0 || ieee_exponent <= 1;
+    uint32_t mm = 4 * m2 - 1 - mm_shift;
+
+    uint32_t vr, vp, vm;
+    int32_t e10;
+    bool vm_trailing_zeros = false, vr_trailing_zeros = false;
+    uint8_t last_removed = 0;
+    if (e2 >= 0) {
+        uint32_t q = log10_pow2(e2);
+        e10 = (int32_t)q;
+        int32_t k = POW5_INV_BITCOUNT + pow5bits((int32_t)q) - 1;
+        int32_t i = -e2 + (int32_t)q + k;
+        vr = mul_shift32(mv, pow5_inv_split[q], i);
+        vp = mul_shift32(mp, pow5_inv_split[q], i);
+        vm = mul_shift32(mm, pow5_inv_split[q], i);
+        if (q != 0 && (vp - 1) / 10 <= vm / 10) {
+            int32_t l = POW5_INV_BITCOUNT + pow5bits((int32_t)(q - 1)) - 1;
+            last_removed = (uint8_t)(mul_shift32(mv, pow5_inv_split[q - 1],
+                                                 -e2 + (int32_t)q - 1 + l) % 10);
+        }
+        if (q <= 9) {
+            /* Only one of mp, mv and mm can be a multiple of 5, if any. */
+            if (mv % 5 == 0)
+                vr_trailing_zeros = multiple_of_pow5(mv, q);
+            else if (accept_bounds)
+                vm_trailing_zeros = multiple_of_pow5(mm, q);
+            else
+                vp -= multiple_of_pow5(mp, q);
+        }
+    } else {
+        uint32_t q = log10_pow5(-e2);
+        e10 = (int32_t)q + e2;
+        int32_t i = -e2 - (int32_t)q;
+        int32_t k = pow5bits(i) - POW5_BITCOUNT;
+        int32_t j = (int32_t)q - k;
+        vr = mul_shift32(mv, pow5_split[i], j);
+        vp = mul_shift32(mp, pow5_split[i], j);
+        vm = mul_shift32(mm, pow5_split[i], j);
+        if (q != 0 && (vp - 1) / 10 <= vm / 10) {
+            j = (int32_t)q - 1 - (pow5bits(i + 1) - POW5_BITCOUNT);
+            last_removed = (uint8_t)(mul_shift32(mv, pow5_split[i + 1], j) % 10);
+        }
+        if (q <= 1) {
+            /* mv = 4 * m2 has at least two trailing zero bits. */
+            vr_trailing_zeros = true;
+            if (accept_bounds)
+                vm_trailing_zeros = mm_shift == 1;
+            else
+                --vp;
+        } else if (q < 31) {
+            vr_trailing_zeros = multiple_of_pow2(mv, q - 1);
+        }
+    }
+
+    int32_t removed = 0;
+    uint32_t output;
+    if (vm_trailing_zeros || vr_trailing_zeros) {
+        while (vp / 10 > vm / 10) {
+            vm_trailing_zeros &= vm % 10 == 0;
+            vr_trailing_zeros &= last_removed == 0;
+            last_removed = (uint8_t)(vr % 10);
+            vr /= 10;
+            vp /= 10;
+            vm /= 10;
+            removed++;
+        }
+        if (vm_trailing_zeros) {
+            while (vm % 10 == 0) {
+                vr_trailing_zeros &= last_removed == 0;
+                last_removed = (uint8_t)(vr % 10);
+                vr /= 10;
+                vp /= 10;
+                vm /= 10;
+                removed++;
+            }
+        }
+        if (vr_trailing_zeros && last_removed == 5 && vr % 2 == 0)
+            last_removed = 4; /* exactly ...50..0: round half to even */
+        output = vr + ((vr == vm && (!accept_bounds || !vm_trailing_zeros)) || last_removed >= 5);
+    } else {
+        while (vp / 10 > vm / 10) {
+            last_removed = (uint8_t)(vr % 10);
+            vr /= 10;
+            vp /= 10;
+            vm /= 10;
+            removed++;
+        }
+        output = vr + (vr == vm || last_removed >= 5);
+    }
+    *digits = output;
+    *exp10 = e10 + removed;
+}
+
 int st_format_float32(char *out, size_t cap, float v)
 {
     if (!isfinite(v))
         return nonfinite_text(out, cap, v);
-    bool neg = signbit(v);
-    float mag = neg ? -v : v;
-    if (mag == 0.0f)
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    bool neg = bits >> 31;
+    uint32_t mantissa = bits & ((1u << 23) - 1);
+    uint32_t exponent = (bits >> 23) & 0xFF;
+    if (mantissa == 0 && exponent == 0)
         return layout_digits(out, cap, neg, "0", 1, 1);
-    char dig[32];
-    int nd = 0, point = 0;
-    if (lopsided_f(mag)) {
-        for (int p = 1; p <= 9; p++) {
-            nd = sci_digits(mag, p, dig, &point);
-            if (parses_back_f(dig, nd, point, mag))
-                break;
-        }
-    } else {
-        /* Smallest precision in 1..9 that round-trips (9 always does). */
-        int lo = 1, hi = 9;
-        while (lo < hi) {
-            int mid = (lo + hi) / 2;
-            nd = sci_digits(mag, mid, dig, &point);
-            if (parses_back_f(dig, nd, point, mag))
-                hi = mid;
-            else
-                lo = mid + 1;
-        }
-        nd = sci_digits(mag, lo, dig, &point);
+    uint32_t digits;
+    int32_t exp10;
+    ryu_f32(mantissa, exponent, &digits, &exp10);
+    while (digits % 10 == 0) {
+        digits /= 10;
+        exp10++;
     }
-    return layout_digits(out, cap, neg, dig, nd, point);
+    char buf[12];
+    char *end = buf + sizeof buf;
+    char *first = u64_digits(end, digits);
+    int nd = (int)(end - first);
+    return layout_digits(out, cap, neg, first, nd, nd + exp10);
 }
 
 int st_format_double(char *out, size_t cap, double v)

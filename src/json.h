@@ -49,7 +49,9 @@ void st_json_raw(st_jsonw *w, const char *json, size_t len);
 
 /* Helpers used beside the writer. */
 bool st_utf8_valid(const uint8_t *s, size_t len);
-/* Shortest "%.Ng" text (N <= 9) that parses back to exactly v; returns length. */
+/* Shortest decimal text (at most 9 / 17 significant digits) that parses back
+ * to exactly v, as a JSON number ("0.1", "100", "1e-45", "-0"; NaN / +-Inf
+ * as bare NaN, Infinity, -Infinity); returns its length, -1 if cap is short. */
 int st_format_float32(char *out, size_t cap, float v);
 int st_format_double(char *out, size_t cap, double v);
 /* RFC 4648 base64 with padding. */

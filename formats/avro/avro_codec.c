@@ -40,7 +40,7 @@ static const struct {
     {"xz", AVC_XZ, AV_HAVE_LZMA},
 };
 
-const char *av_codec_name(av_codec c)
+const char *st_avro_codec_name(av_codec c)
 {
     for (size_t i = 0; i < sizeof codecs / sizeof *codecs; i++)
         if (codecs[i].codec == c)
@@ -61,7 +61,7 @@ static void list_built(char *out, size_t cap)
         }
 }
 
-int av_codec_parse(const char *name, size_t len, av_codec *out, st_error *err)
+int st_avro_codec_parse(const char *name, size_t len, av_codec *out, st_error *err)
 {
     for (size_t i = 0; i < sizeof codecs / sizeof *codecs; i++) {
         if (strlen(codecs[i].name) != len || memcmp(codecs[i].name, name, len) != 0)
@@ -81,7 +81,7 @@ int av_codec_parse(const char *name, size_t len, av_codec *out, st_error *err)
 int st_avro_codec_check(const char *name, st_error *err)
 {
     av_codec c;
-    return av_codec_parse(name, strlen(name), &c, err);
+    return st_avro_codec_parse(name, strlen(name), &c, err);
 }
 
 /* Makes room for more output, doubling up to `max`. */
@@ -135,11 +135,10 @@ static int inflate_block(const uint8_t *in, size_t n, st_buf *out, uint64_t max,
         int zr = inflate(&z, Z_NO_FLUSH);
         out->len += before_out - z.avail_out;
         pos += chunk - z.avail_in;
-        if (zr == Z_STREAM_END) {
-            if (pos != n)
-                rc = corrupt(kind, err, "deflate", "data after the end of the stream");
+        /* Bytes after the end of the stream are ignored, as Java's Inflater
+         * does: Python's Avro writer leaves 3 bytes of zlib's Adler-32 there. */
+        if (zr == Z_STREAM_END)
             break;
-        }
         if (zr == Z_BUF_ERROR && pos == n && z.avail_out > 0) {
             rc = corrupt(kind, err, "deflate", "stream ends early");
             break;
@@ -304,11 +303,13 @@ static int unxz_block(const uint8_t *in, size_t n, st_buf *out, uint64_t max, co
 }
 #endif
 
-int av_decompress(av_codec c, const uint8_t *in, size_t n, st_buf *out, uint64_t max,
+int st_avro_decompress(av_codec c, const uint8_t *in, size_t n, st_buf *out, uint64_t max,
                   const char **kind, st_error *err)
 {
     st_buf_clear(out);
     *kind = NULL;
+    if (!in)
+        in = (const uint8_t *)""; /* an empty block's buffer may be NULL */
     switch (c) {
     case AVC_NULL:
         if (n > max) {
@@ -335,7 +336,7 @@ int av_decompress(av_codec c, const uint8_t *in, size_t n, st_buf *out, uint64_t
         return unxz_block(in, n, out, max, kind, err);
 #endif
     default:
-        return st_error_set(err, ST_EUNSUPPORTED, "Avro codec %s: not in this build", av_codec_name(c));
+        return st_error_set(err, ST_EUNSUPPORTED, "Avro codec %s: not in this build", st_avro_codec_name(c));
     }
 }
 
@@ -366,7 +367,7 @@ static int deflate_block(int level, const uint8_t *in, size_t n, st_buf *out, st
     return rc;
 }
 
-int av_compress(av_codec c, int level, const uint8_t *in, size_t n, st_buf *out, st_error *err)
+int st_avro_compress(av_codec c, int level, const uint8_t *in, size_t n, st_buf *out, st_error *err)
 {
     st_buf_clear(out);
     if (n > UINT_MAX / 2)
@@ -432,6 +433,6 @@ int av_compress(av_codec c, int level, const uint8_t *in, size_t n, st_buf *out,
     }
 #endif
     default:
-        return st_error_set(err, ST_EUNSUPPORTED, "Avro codec %s: not in this build", av_codec_name(c));
+        return st_error_set(err, ST_EUNSUPPORTED, "Avro codec %s: not in this build", st_avro_codec_name(c));
     }
 }

@@ -19,7 +19,7 @@
 
 #define AV_INPUT_CHUNK (64 * 1024)
 
-void av_input_init(av_input *in, st_stream *s)
+void st_avro_input_init(av_input *in, st_stream *s)
 {
     memset(in, 0, sizeof *in);
     in->s = s;
@@ -32,7 +32,7 @@ void av_input_init(av_input *in, st_stream *s)
     }
 }
 
-void av_input_free(av_input *in)
+void st_avro_input_free(av_input *in)
 {
     free(in->buf);
     in->buf = NULL;
@@ -127,7 +127,7 @@ static uint64_t remaining(const av_input *in)
     return in->size > in->offset ? in->size - in->offset : 0;
 }
 
-int av_header_read(av_input *in, av_header *h, const char **kind, st_error *err)
+int st_avro_header_read(av_input *in, av_header *h, const char **kind, st_error *err)
 {
     memset(h, 0, sizeof *h);
     st_arena_init(&h->arena, 4096);
@@ -173,7 +173,7 @@ int av_header_read(av_input *in, av_header *h, const char **kind, st_error *err)
             count = -count;
         }
         if ((uint64_t)count > AV_MAX_HEADER / 2 || (in->size_known && (uint64_t)count > remaining(in))) {
-            *kind = "bad header";
+            *kind = (uint64_t)count <= AV_MAX_HEADER / 2 ? "truncated" : "bad header";
             return st_error_set(err, ST_EDATA, "header claims %" PRId64 " metadata entries", count);
         }
         for (int64_t i = 0; i < count; i++) {
@@ -227,20 +227,20 @@ int av_header_read(av_input *in, av_header *h, const char **kind, st_error *err)
     } else {
         h->codec_name = (const char *)codec;
         *kind = NULL;
-        if ((rc = av_codec_parse((const char *)codec, codec_len, &h->codec, err)))
+        if ((rc = st_avro_codec_parse((const char *)codec, codec_len, &h->codec, err)))
             return rc;
     }
     *kind = NULL;
     return 0;
 }
 
-void av_header_free(av_header *h)
+void st_avro_header_free(av_header *h)
 {
     st_arena_free(&h->arena);
     memset(h, 0, sizeof *h);
 }
 
-int av_block_begin(av_input *in, uint64_t max_block, uint64_t index, av_block_info *b,
+int st_avro_block_begin(av_input *in, uint64_t max_block, uint64_t index, av_block_info *b,
                    const char **kind, st_error *err)
 {
     b->offset = in->offset;
@@ -294,7 +294,7 @@ static int check_sync(av_input *in, const av_header *h, const av_block_info *b, 
     return 0;
 }
 
-int av_block_read(av_input *in, const av_header *h, const av_block_info *b, uint64_t index,
+int st_avro_block_read(av_input *in, const av_header *h, const av_block_info *b, uint64_t index,
                   st_buf *out, const char **kind, st_error *err)
 {
     size_t left = (size_t)b->size;
@@ -332,7 +332,7 @@ int av_block_read(av_input *in, const av_header *h, const av_block_info *b, uint
     return check_sync(in, h, b, index, kind, err);
 }
 
-int av_block_skip(av_input *in, const av_header *h, const av_block_info *b, uint64_t index,
+int st_avro_block_skip(av_input *in, const av_header *h, const av_block_info *b, uint64_t index,
                   const char **kind, st_error *err)
 {
     int rc = read_exact(in, NULL, (size_t)b->size, kind, "block", err);

@@ -63,7 +63,7 @@ static int fail(av_decoder *d, int code, const av_node *n, const char *fmt, ...)
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     const char *path = n && n->path && n->path[0] ? n->path : NULL;
-    return st_error_set(d->err, code, "block %" PRIu64 " (offset %" PRIu64 "), record %" PRIu64 "%s%s%s: %s",
+    return st_error_set(d->err, code, "block %" PRIu64 " at offset %" PRIu64 ", record %" PRIu64 "%s%s%s: %s",
                         d->ctx->block, d->ctx->block_offset, d->record,
                         path ? ", field \"" : "", path ? path : "", path ? "\"" : "", what);
 }
@@ -78,7 +78,7 @@ static int oom(av_decoder *d)
     return st_error_set(d->err, ST_ENOMEM, "out of memory");
 }
 
-int av_decoder_new(const av_plan *plan, const st_read_options *opt, av_decoder **out, st_error *err)
+int st_avro_decoder_new(const av_plan *plan, const st_read_options *opt, av_decoder **out, st_error *err)
 {
     av_decoder *d = calloc(1, sizeof *d);
     if (!d || !(d->slots = calloc(plan->nslots ? plan->nslots : 1, sizeof *d->slots))) {
@@ -94,7 +94,7 @@ int av_decoder_new(const av_plan *plan, const st_read_options *opt, av_decoder *
     return 0;
 }
 
-void av_decoder_free(av_decoder *d)
+void st_avro_decoder_free(av_decoder *d)
 {
     if (!d)
         return;
@@ -164,7 +164,7 @@ static int dyn_vec(av_decoder *d, const av_node *n, av_vec **out)
     const uint8_t *name = d->prefix.data;
     size_t len = d->prefix.len;
     d->prefix.len = base;
-    if ((d->plan->ncolumns || d->plan->nexclude) && !av_plan_selected(d->plan, (const char *)name, len))
+    if ((d->plan->ncolumns || d->plan->nexclude) && !st_avro_plan_selected(d->plan, (const char *)name, len))
         return 0;
     if (len > UINT32_MAX)
         return fail(d, ST_EDATA, n, "feature name too long");
@@ -661,6 +661,11 @@ static int emit(av_decoder *d, st_batch *out)
     uint8_t *mem = total ? st_arena_alloc(&out->arena, total) : NULL;
     if (!rec || (total && !mem))
         return oom(d);
+    if (!nf) {
+        rec->features = NULL;
+        rec->nfeatures = 0;
+        return 0;
+    }
     st_feature *f = (st_feature *)mem;
     uint8_t *vals = mem + nf * sizeof(st_feature);
     for (size_t i = 0; i < nf; i++) {
@@ -675,7 +680,7 @@ static int emit(av_decoder *d, st_batch *out)
         f[i].v.i64 = (const int64_t *)vals;
         vals += (bytes + 7) & ~(size_t)7;
     }
-    rec->features = nf ? f : NULL;
+    rec->features = f;
     rec->nfeatures = (uint32_t)nf;
     return 0;
 }
@@ -697,7 +702,7 @@ static int attach_names(av_decoder *d, st_arena *arena)
     return 0;
 }
 
-int av_decode_block(av_decoder *d, const av_decode_ctx *ctx, const uint8_t *data, size_t len,
+int st_avro_decode_block(av_decoder *d, const av_decode_ctx *ctx, const uint8_t *data, size_t len,
                     uint64_t count, st_batch *out, st_error *err)
 {
     d->err = err;
@@ -732,7 +737,7 @@ int av_decode_block(av_decoder *d, const av_decode_ctx *ctx, const uint8_t *data
     }
     if (d->p != d->end) {
         d->record = ctx->first_record + count;
-        return st_error_set(err, ST_EDATA, "block %" PRIu64 " (offset %" PRIu64 "): %td bytes left after its %" PRIu64 " records",
+        return st_error_set(err, ST_EDATA, "block %" PRIu64 " at offset %" PRIu64 ": %td bytes left after its %" PRIu64 " records",
                             ctx->block, ctx->block_offset, d->end - d->p, count);
     }
     if (out)

@@ -21,6 +21,6 @@ const st_format st_format_avro = {
     .probe = avro_probe,
     .reader = &st_avro_reader_ops,
     .writer = &st_avro_writer_ops,
-    .verify = av_verify,
-    .inspect = av_inspect,
+    .verify = st_avro_verify,
+    .inspect = st_avro_inspect,
 };

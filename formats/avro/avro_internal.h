@@ -4,7 +4,7 @@
 #ifndef ST_AVRO_INTERNAL_H
 #define ST_AVRO_INTERNAL_H
 
-#include "avro.h"
+#include "avro_format.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -49,14 +49,14 @@ struct av_json {
 };
 
 /* Parses one JSON document (RFC 8259; trailing whitespace only). */
-int av_json_parse(const char *text, size_t len, st_arena *arena, av_json **out, st_error *err);
-const av_json *av_json_member(const av_json *obj, const char *key);
+int st_avro_json_parse(const char *text, size_t len, st_arena *arena, av_json **out, st_error *err);
+const av_json *st_avro_json_member(const av_json *obj, const char *key);
 /* The member as a string, or NULL when absent or not a string. */
-const char *av_json_string(const av_json *obj, const char *key);
+const char *st_avro_json_string(const av_json *obj, const char *key);
 /* Integer-valued number member; false when absent or not an integer. */
-bool av_json_int(const av_json *obj, const char *key, int64_t *out);
+bool st_avro_json_int(const av_json *obj, const char *key, int64_t *out);
 /* Writes the DOM through the JSON writer (numbers as their source text). */
-void av_json_write(st_jsonw *w, const av_json *v);
+void st_avro_json_write(st_jsonw *w, const av_json *v);
 
 /* ---- schema (avro_schema.c) --------------------------------------------- */
 
@@ -109,8 +109,8 @@ struct av_schema {
     bool on_path;            /* recursion guard while compiling */
 };
 
-const char *av_type_name(av_type t);
-int av_schema_parse(const char *json, size_t len, st_arena *arena, av_schema **out,
+const char *st_avro_type_name(av_type t);
+int st_avro_schema_parse(const char *json, size_t len, st_arena *arena, av_schema **out,
                     av_json **dom, st_error *err);
 
 /* ---- decoder plan (avro_mapping.c) -------------------------------------- */
@@ -185,11 +185,11 @@ typedef struct av_plan {
 } av_plan;
 
 /* Builds the plan for a writer schema; the projection lists are copied. */
-int av_plan_build(av_plan *plan, const av_schema *schema, const st_read_options *opt,
+int st_avro_plan_build(av_plan *plan, const av_schema *schema, const st_read_options *opt,
                   st_error *err);
-void av_plan_free(av_plan *plan);
-int av_plan_columns(const av_plan *plan, st_schema *out, st_error *err);
-bool av_plan_selected(const av_plan *plan, const char *name, size_t len);
+void st_avro_plan_free(av_plan *plan);
+int st_avro_plan_columns(const av_plan *plan, st_schema *out, st_error *err);
+bool st_avro_plan_selected(const av_plan *plan, const char *name, size_t len);
 
 /* ---- datum decoding (avro_decode.c) ------------------------------------- */
 
@@ -202,13 +202,13 @@ typedef struct av_decode_ctx {
 } av_decode_ctx;
 
 /* One decoder per decode_unit call (or verify run); not shared. */
-int av_decoder_new(const av_plan *plan, const st_read_options *opt, av_decoder **out,
+int st_avro_decoder_new(const av_plan *plan, const st_read_options *opt, av_decoder **out,
                    st_error *err);
-void av_decoder_free(av_decoder *d);
+void st_avro_decoder_free(av_decoder *d);
 /* Decodes `count` datums filling exactly `data`; appends records to `out`,
  * or only checks them when out is NULL.  Pointers in the records point into
  * `data` and out's arena. */
-int av_decode_block(av_decoder *d, const av_decode_ctx *ctx, const uint8_t *data, size_t len,
+int st_avro_decode_block(av_decoder *d, const av_decode_ctx *ctx, const uint8_t *data, size_t len,
                     uint64_t count, st_batch *out, st_error *err);
 
 /* ---- codecs (avro_codec.c) ---------------------------------------------- */
@@ -223,14 +223,14 @@ typedef enum av_codec {
 } av_codec;
 
 /* Parses the avro.codec value; unknown or not built in: ST_EUNSUPPORTED. */
-int av_codec_parse(const char *name, size_t len, av_codec *out, st_error *err);
-const char *av_codec_name(av_codec c);
+int st_avro_codec_parse(const char *name, size_t len, av_codec *out, st_error *err);
+const char *st_avro_codec_name(av_codec c);
 /* Decompresses a block into out (cleared first), at most `max` bytes.
  * On failure *kind is "bad compressed block" or "block crc". */
-int av_decompress(av_codec c, const uint8_t *in, size_t n, st_buf *out, uint64_t max,
+int st_avro_decompress(av_codec c, const uint8_t *in, size_t n, st_buf *out, uint64_t max,
                   const char **kind, st_error *err);
 /* Compresses a block into out (cleared first); level -1 = codec default. */
-int av_compress(av_codec c, int level, const uint8_t *in, size_t n, st_buf *out, st_error *err);
+int st_avro_compress(av_codec c, int level, const uint8_t *in, size_t n, st_buf *out, st_error *err);
 
 /* ---- container framing (avro_container.c) ------------------------------- */
 
@@ -245,8 +245,8 @@ typedef struct av_input {
     uint64_t size;
 } av_input;
 
-void av_input_init(av_input *in, st_stream *s);
-void av_input_free(av_input *in);
+void st_avro_input_init(av_input *in, st_stream *s);
+void st_avro_input_free(av_input *in);
 
 typedef struct av_header {
     st_arena arena;
@@ -262,8 +262,8 @@ typedef struct av_header {
 /* Reads magic, metadata and sync marker.  Damage is ST_EDATA with *kind
  * "bad header" or "truncated"; version 0 and unknown codecs are
  * ST_EUNSUPPORTED. */
-int av_header_read(av_input *in, av_header *h, const char **kind, st_error *err);
-void av_header_free(av_header *h);
+int st_avro_header_read(av_input *in, av_header *h, const char **kind, st_error *err);
+void st_avro_header_free(av_header *h);
 
 typedef struct av_block_info {
     uint64_t offset;         /* of the block's record count */
@@ -273,22 +273,22 @@ typedef struct av_block_info {
 
 /* Reads the next block header: 1 = read, 0 = clean end of input, < 0 =
  * error (*kind "truncated" or "bad block header"). */
-int av_block_begin(av_input *in, uint64_t max_block, uint64_t index, av_block_info *b,
+int st_avro_block_begin(av_input *in, uint64_t max_block, uint64_t index, av_block_info *b,
                    const char **kind, st_error *err);
 /* Appends the block's data to out (growing it as bytes arrive) and checks
  * the sync marker after it (*kind "truncated" or "bad sync marker"). */
-int av_block_read(av_input *in, const av_header *h, const av_block_info *b, uint64_t index,
+int st_avro_block_read(av_input *in, const av_header *h, const av_block_info *b, uint64_t index,
                   st_buf *out, const char **kind, st_error *err);
 /* Same, discarding the data (inspect). */
-int av_block_skip(av_input *in, const av_header *h, const av_block_info *b, uint64_t index,
+int st_avro_block_skip(av_input *in, const av_header *h, const av_block_info *b, uint64_t index,
                   const char **kind, st_error *err);
 
 /* ---- the descriptor's parts -------------------------------------------- */
 
 extern const st_reader_ops st_avro_reader_ops;
 extern const st_writer_ops st_avro_writer_ops;
-int av_verify(st_stream *s, const st_verify_options *opt, st_verify_report *rep, st_error *err);
-int av_inspect(st_stream *s, const st_read_options *opt, st_jsonw *w, st_error *err);
+int st_avro_verify(st_stream *s, const st_verify_options *opt, st_verify_report *rep, st_error *err);
+int st_avro_inspect(st_stream *s, const st_read_options *opt, st_jsonw *w, st_error *err);
 
 /* ---- varints ---------------------------------------------------------- */
 

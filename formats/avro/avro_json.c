@@ -300,7 +300,7 @@ static int parse_value(jparser *j, av_json **out)
     return 0;
 }
 
-int av_json_parse(const char *text, size_t len, st_arena *arena, av_json **out, st_error *err)
+int st_avro_json_parse(const char *text, size_t len, st_arena *arena, av_json **out, st_error *err)
 {
     jparser j = {.p = text, .start = text, .end = text + len, .arena = arena, .err = err};
     int rc = parse_value(&j, out);
@@ -312,7 +312,7 @@ int av_json_parse(const char *text, size_t len, st_arena *arena, av_json **out, 
     return 0;
 }
 
-const av_json *av_json_member(const av_json *obj, const char *key)
+const av_json *st_avro_json_member(const av_json *obj, const char *key)
 {
     if (!obj || obj->type != AVJ_OBJECT)
         return NULL;
@@ -323,15 +323,15 @@ const av_json *av_json_member(const av_json *obj, const char *key)
     return NULL;
 }
 
-const char *av_json_string(const av_json *obj, const char *key)
+const char *st_avro_json_string(const av_json *obj, const char *key)
 {
-    const av_json *m = av_json_member(obj, key);
+    const av_json *m = st_avro_json_member(obj, key);
     return m && m->type == AVJ_STRING ? m->str : NULL;
 }
 
-bool av_json_int(const av_json *obj, const char *key, int64_t *out)
+bool st_avro_json_int(const av_json *obj, const char *key, int64_t *out)
 {
-    const av_json *m = av_json_member(obj, key);
+    const av_json *m = st_avro_json_member(obj, key);
     if (!m || m->type != AVJ_NUMBER)
         return false;
     errno = 0;
@@ -343,7 +343,7 @@ bool av_json_int(const av_json *obj, const char *key, int64_t *out)
     return true;
 }
 
-void av_json_write(st_jsonw *w, const av_json *v)
+void st_avro_json_write(st_jsonw *w, const av_json *v)
 {
     switch (v->type) {
     case AVJ_NULL: st_json_null(w); break;
@@ -353,14 +353,14 @@ void av_json_write(st_jsonw *w, const av_json *v)
     case AVJ_ARRAY:
         st_json_begin_array(w);
         for (const av_json *e = v->first; e; e = e->next)
-            av_json_write(w, e);
+            st_avro_json_write(w, e);
         st_json_end_array(w);
         break;
     case AVJ_OBJECT:
         st_json_begin_object(w);
         for (const av_json *m = v->first; m; m = m->next) {
             st_json_keyn(w, m->key, m->key_len);
-            av_json_write(w, m);
+            st_avro_json_write(w, m);
         }
         st_json_end_object(w);
         break;

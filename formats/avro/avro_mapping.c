@@ -115,7 +115,7 @@ static bool name_matches(const char *pattern, const char *name, size_t len)
     return n == len || name[n] == '.';
 }
 
-bool av_plan_selected(const av_plan *plan, const char *name, size_t len)
+bool st_avro_plan_selected(const av_plan *plan, const char *name, size_t len)
 {
     if (plan->ncolumns) {
         bool found = false;
@@ -177,7 +177,7 @@ static int make_leaf(pbuild *b, av_node *n, const naming *nm, st_kind kind, int6
     s.nullable = nm->nullable;
     s.repeated = nm->repeated;
     s.fixed_len = nm->repeated ? -1 : fixed_len;
-    s.keep = av_plan_selected(b->plan, nm->path, len);
+    s.keep = st_avro_plan_selected(b->plan, nm->path, len);
     n->keep = s.keep;
     n->slot = (int32_t)(b->slots.len / sizeof s);
     if (n->slot < 0 || st_buf_append(&b->slots, &s, sizeof s))
@@ -193,7 +193,7 @@ static const char *branch_name(const av_schema *s)
     case AV_FIXED:
         return s->name;
     default:
-        return av_type_name(s->type);
+        return st_avro_type_name(s->type);
     }
 }
 
@@ -494,7 +494,7 @@ static const char *const *copy_list(pbuild *b, const char *const *list, size_t n
     return out;
 }
 
-int av_plan_build(av_plan *plan, const av_schema *schema, const st_read_options *opt, st_error *err)
+int st_avro_plan_build(av_plan *plan, const av_schema *schema, const st_read_options *opt, st_error *err)
 {
     memset(plan, 0, sizeof *plan);
     st_arena_init(&plan->arena, 16 * 1024);
@@ -532,13 +532,13 @@ int av_plan_build(av_plan *plan, const av_schema *schema, const st_read_options 
     return rc;
 }
 
-void av_plan_free(av_plan *plan)
+void st_avro_plan_free(av_plan *plan)
 {
     st_arena_free(&plan->arena);
     memset(plan, 0, sizeof *plan);
 }
 
-int av_plan_columns(const av_plan *plan, st_schema *out, st_error *err)
+int st_avro_plan_columns(const av_plan *plan, st_schema *out, st_error *err)
 {
     for (size_t i = 0; i < plan->nslots; i++) {
         const av_slot *s = &plan->slots[i];

@@ -46,7 +46,7 @@ typedef struct av_reader {
 static int reader_open(void *priv, st_stream *s, const st_read_options *opt, st_error *err)
 {
     av_reader *r = priv;
-    av_input_init(&r->in, s);
+    st_avro_input_init(&r->in, s);
     if (opt)
         r->opt = *opt;
     else
@@ -56,13 +56,13 @@ static int reader_open(void *priv, st_stream *s, const st_read_options *opt, st_
     r->max_block = r->opt.max_record_size ? r->opt.max_record_size : AV_DEFAULT_MAX_BLOCK;
     r->unit_records = r->opt.unit_records ? r->opt.unit_records : AV_UNIT_RECORDS;
     const char *kind;
-    int rc = av_header_read(&r->in, &r->h, &kind, err);
+    int rc = st_avro_header_read(&r->in, &r->h, &kind, err);
     if (rc)
         return rc;
-    rc = av_schema_parse(r->h.schema_json, r->h.schema_len, &r->h.arena, &r->schema, NULL, err);
+    rc = st_avro_schema_parse(r->h.schema_json, r->h.schema_len, &r->h.arena, &r->schema, NULL, err);
     if (rc)
         return rc;
-    rc = av_plan_build(&r->plan, r->schema, opt, err);
+    rc = st_avro_plan_build(&r->plan, r->schema, opt, err);
     r->have_plan = true;
     return rc;
 }
@@ -95,14 +95,14 @@ static int reader_next_unit(void *priv, st_unit *unit, st_error *err)
         av_block_info b;
         const char *kind;
         st_error *e = u->n ? &r->pending : err;
-        rc = av_block_begin(&r->in, r->max_block, r->next_block, &b, &kind, e);
+        rc = st_avro_block_begin(&r->in, r->max_block, r->next_block, &b, &kind, e);
         if (rc == 0) {
             r->done = true;
             break;
         }
         size_t off = u->data.len;
         if (rc > 0)
-            rc = av_block_read(&r->in, &r->h, &b, r->next_block, &u->data, &kind, e);
+            rc = st_avro_block_read(&r->in, &r->h, &b, r->next_block, &u->data, &kind, e);
         if (rc < 0)
             break;
         if (b.count == 0) {
@@ -148,17 +148,17 @@ static int reader_decode_unit(const void *priv, const st_unit *unit, st_batch *o
     const av_reader *r = priv;
     const av_unit *u = unit->data;
     av_decoder *d;
-    int rc = av_decoder_new(&r->plan, &r->opt, &d, err);
+    int rc = st_avro_decoder_new(&r->plan, &r->opt, &d, err);
     if (rc)
         return rc;
     st_buf scratch = {0};
     for (size_t i = 0; i < u->n && !rc; i++) {
         const av_unit_block *b = &u->blocks[i];
-        const uint8_t *data = u->data.data + b->off;
+        const uint8_t *data = u->data.data ? u->data.data + b->off : (const uint8_t *)"";
         size_t len = b->len;
         if (r->h.codec != AVC_NULL) {
             const char *kind;
-            rc = av_decompress(r->h.codec, data, len, &scratch, r->max_block, &kind, err);
+            rc = st_avro_decompress(r->h.codec, data, len, &scratch, r->max_block, &kind, err);
             if (rc) {
                 st_error_prefix(err, "block %" PRIu64 " at offset %" PRIu64 ": ", b->index, b->offset);
                 break;
@@ -171,11 +171,13 @@ static int reader_decode_unit(const void *priv, const st_unit *unit, st_batch *o
                 break;
             }
         }
+        if (!data)
+            data = (const uint8_t *)"";
         av_decode_ctx ctx = {.block = b->index, .block_offset = b->offset, .first_record = b->first_record};
-        rc = av_decode_block(d, &ctx, data, len, b->count, out, err);
+        rc = st_avro_decode_block(d, &ctx, data, len, b->count, out, err);
     }
     st_buf_free(&scratch);
-    av_decoder_free(d);
+    st_avro_decoder_free(d);
     return rc;
 }
 
@@ -189,16 +191,16 @@ static void reader_free_unit(const void *priv, st_unit *unit)
 static int reader_schema(void *priv, st_schema *out, st_error *err)
 {
     av_reader *r = priv;
-    return av_plan_columns(&r->plan, out, err);
+    return st_avro_plan_columns(&r->plan, out, err);
 }
 
 static void reader_close(void *priv)
 {
     av_reader *r = priv;
     if (r->have_plan)
-        av_plan_free(&r->plan);
-    av_header_free(&r->h);
-    av_input_free(&r->in);
+        st_avro_plan_free(&r->plan);
+    st_avro_header_free(&r->h);
+    st_avro_input_free(&r->in);
 }
 
 const st_reader_ops st_avro_reader_ops = {

@@ -24,7 +24,7 @@ typedef struct sparser {
     named *names;
 } sparser;
 
-const char *av_type_name(av_type t)
+const char *st_avro_type_name(av_type t)
 {
     static const char *const names[] = {
         "null", "boolean", "int", "long", "float", "double", "bytes",
@@ -101,10 +101,10 @@ static av_schema *lookup(sparser *sp, const char *name, const char *ns)
 static int define_named(sparser *sp, const av_json *obj, av_schema *s, const char *ns,
                         const char **ns_out)
 {
-    const char *name = av_json_string(obj, "name");
+    const char *name = st_avro_json_string(obj, "name");
     if (!name)
-        return st_error_set(sp->err, ST_EDATA, "schema: a %s has no \"name\"", av_type_name(s->type));
-    const char *own_ns = av_json_string(obj, "namespace");
+        return st_error_set(sp->err, ST_EDATA, "schema: a %s has no \"name\"", st_avro_type_name(s->type));
+    const char *own_ns = st_avro_json_string(obj, "namespace");
     const char *dot = strrchr(name, '.');
     char *full;
     if (dot) {
@@ -145,14 +145,14 @@ static int parse_type(sparser *sp, const av_json *j, const char *ns, int depth, 
 
 static void apply_logical(const av_json *obj, av_schema *s)
 {
-    const char *lt = av_json_string(obj, "logicalType");
+    const char *lt = st_avro_json_string(obj, "logicalType");
     if (!lt)
         return;
     if (strcmp(lt, "decimal") == 0 && (s->type == AV_BYTES || s->type == AV_FIXED)) {
         int64_t precision = 0, scale = 0;
-        if (!av_json_int(obj, "precision", &precision) || precision <= 0)
+        if (!st_avro_json_int(obj, "precision", &precision) || precision <= 0)
             return;
-        if (av_json_member(obj, "scale") && !av_json_int(obj, "scale", &scale))
+        if (st_avro_json_member(obj, "scale") && !st_avro_json_int(obj, "scale", &scale))
             return;
         if (scale < 0 || scale > precision)
             return;
@@ -173,7 +173,7 @@ static int parse_record(sparser *sp, const av_json *obj, av_schema *s, const cha
     int rc = define_named(sp, obj, s, ns, &inner_ns);
     if (rc)
         return rc;
-    const av_json *fields = av_json_member(obj, "fields");
+    const av_json *fields = st_avro_json_member(obj, "fields");
     if (!fields || fields->type != AVJ_ARRAY)
         return st_error_set(sp->err, ST_EDATA, "schema: record \"%s\" has no \"fields\" array",
                             s->fullname);
@@ -183,8 +183,8 @@ static int parse_record(sparser *sp, const av_json *obj, av_schema *s, const cha
         return oom(sp);
     size_t i = 0;
     for (const av_json *f = fields->first; f; f = f->next, i++) {
-        const char *fname = av_json_string(f, "name");
-        const av_json *ftype = av_json_member(f, "type");
+        const char *fname = st_avro_json_string(f, "name");
+        const av_json *ftype = st_avro_json_member(f, "type");
         if (!fname || !ftype)
             return st_error_set(sp->err, ST_EDATA,
                                 "schema: field %zu of record \"%s\" needs a \"name\" and a \"type\"",
@@ -194,7 +194,7 @@ static int parse_record(sparser *sp, const av_json *obj, av_schema *s, const cha
                 return st_error_set(sp->err, ST_EDATA, "schema: record \"%s\" has two fields named \"%s\"",
                                     s->fullname, fname);
         s->fields[i].name = fname;
-        s->fields[i].feature = av_json_string(f, "tf_feature");
+        s->fields[i].feature = st_avro_json_string(f, "tf_feature");
         rc = parse_type(sp, ftype, inner_ns, depth + 1, &s->fields[i].type);
         if (rc) {
             st_error_prefix(sp->err, "field \"%s\": ", fname);
@@ -210,7 +210,7 @@ static int parse_enum(sparser *sp, const av_json *obj, av_schema *s, const char 
     int rc = define_named(sp, obj, s, ns, &inner_ns);
     if (rc)
         return rc;
-    const av_json *syms = av_json_member(obj, "symbols");
+    const av_json *syms = st_avro_json_member(obj, "symbols");
     if (!syms || syms->type != AVJ_ARRAY || syms->count == 0)
         return st_error_set(sp->err, ST_EDATA, "schema: enum \"%s\" needs a non-empty \"symbols\" array",
                             s->fullname);
@@ -230,7 +230,7 @@ static int parse_enum(sparser *sp, const av_json *obj, av_schema *s, const char 
 
 static int parse_object(sparser *sp, const av_json *obj, const char *ns, int depth, av_schema **out)
 {
-    const av_json *t = av_json_member(obj, "type");
+    const av_json *t = st_avro_json_member(obj, "type");
     if (!t)
         return st_error_set(sp->err, ST_EDATA, "schema: an object without \"type\"");
     if (t->type != AVJ_STRING)
@@ -254,13 +254,13 @@ static int parse_object(sparser *sp, const av_json *obj, const char *ns, int dep
             return oom(sp);
         const char *inner_ns;
         rc = define_named(sp, obj, s, ns, &inner_ns);
-        if (!rc && (!av_json_int(obj, "size", &s->size) || s->size < 0 || s->size > (1 << 30)))
+        if (!rc && (!st_avro_json_int(obj, "size", &s->size) || s->size < 0 || s->size > (1 << 30)))
             rc = st_error_set(sp->err, ST_EDATA, "schema: fixed \"%s\" needs a valid \"size\"", s->fullname);
     } else if (strcmp(t->str, "array") == 0 || strcmp(t->str, "map") == 0) {
         bool is_array = t->str[0] == 'a';
         if (!(s = new_schema(sp, is_array ? AV_ARRAY : AV_MAP)))
             return oom(sp);
-        const av_json *inner = av_json_member(obj, is_array ? "items" : "values");
+        const av_json *inner = st_avro_json_member(obj, is_array ? "items" : "values");
         if (!inner)
             return st_error_set(sp->err, ST_EDATA, "schema: %s without \"%s\"", t->str,
                                 is_array ? "items" : "values");
@@ -323,11 +323,11 @@ static int parse_type(sparser *sp, const av_json *j, const char *ns, int depth, 
     return st_error_set(sp->err, ST_EDATA, "schema: a type must be a string, object or array");
 }
 
-int av_schema_parse(const char *json, size_t len, st_arena *arena, av_schema **out,
+int st_avro_schema_parse(const char *json, size_t len, st_arena *arena, av_schema **out,
                     av_json **dom, st_error *err)
 {
     av_json *root;
-    int rc = av_json_parse(json, len, arena, &root, err);
+    int rc = st_avro_json_parse(json, len, arena, &root, err);
     if (rc)
         return rc;
     sparser sp = {.arena = arena, .err = err};

@@ -26,14 +26,18 @@ static void report(st_verify_report *rep, const char *kind, uint64_t offset, uin
     rep->failure_kind = kind;
     rep->failure_offset = offset;
     rep->failure_record = record;
-    snprintf(rep->failure_detail, sizeof rep->failure_detail, "%.60s: %.440s", where, err->msg);
+    /* Messages from the block reader already start with "block B". */
+    if (strncmp(err->msg, where, strlen(where)) == 0)
+        snprintf(rep->failure_detail, sizeof rep->failure_detail, "%.500s", err->msg);
+    else
+        snprintf(rep->failure_detail, sizeof rep->failure_detail, "%.60s: %.440s", where, err->msg);
 }
 
 static int verify_blocks(av_input *in, const av_header *h, const av_plan *plan, uint64_t max_block,
                          st_verify_report *rep, st_error *err)
 {
     av_decoder *d;
-    int rc = av_decoder_new(plan, NULL, &d, err);
+    int rc = st_avro_decoder_new(plan, NULL, &d, err);
     if (rc)
         return rc;
     st_buf raw = {0}, plain = {0};
@@ -44,14 +48,14 @@ static int verify_blocks(av_input *in, const av_header *h, const av_plan *plan, 
         char where[64];
         snprintf(where, sizeof where, "block %" PRIu64, index);
         st_error e = {0};
-        rc = av_block_begin(in, max_block, index, &b, &kind, &e);
+        rc = st_avro_block_begin(in, max_block, index, &b, &kind, &e);
         if (rc == 0) {
             rep->ok = true;
             break;
         }
         st_buf_clear(&raw);
         if (rc > 0)
-            rc = av_block_read(in, h, &b, index, &raw, &kind, &e);
+            rc = st_avro_block_read(in, h, &b, index, &raw, &kind, &e);
         if (rc < 0) {
             if (rc != ST_EDATA)
                 goto hard;
@@ -62,7 +66,7 @@ static int verify_blocks(av_input *in, const av_header *h, const av_plan *plan, 
         const uint8_t *data = raw.data;
         size_t len = raw.len;
         if (h->codec != AVC_NULL) {
-            rc = av_decompress(h->codec, raw.data, raw.len, &plain, max_block, &kind, &e);
+            rc = st_avro_decompress(h->codec, raw.data, raw.len, &plain, max_block, &kind, &e);
             if (rc < 0) {
                 if (rc != ST_EDATA)
                     goto hard;
@@ -74,7 +78,7 @@ static int verify_blocks(av_input *in, const av_header *h, const av_plan *plan, 
             len = plain.len;
         }
         av_decode_ctx ctx = {.block = index, .block_offset = b.offset, .first_record = record};
-        rc = av_decode_block(d, &ctx, data ? data : (const uint8_t *)"", len, (uint64_t)b.count, NULL, &e);
+        rc = st_avro_decode_block(d, &ctx, data ? data : (const uint8_t *)"", len, (uint64_t)b.count, NULL, &e);
         if (rc < 0) {
             if (rc != ST_EDATA && rc != ST_EUNSUPPORTED)
                 goto hard;
@@ -93,28 +97,28 @@ static int verify_blocks(av_input *in, const av_header *h, const av_plan *plan, 
     rep->file_bytes = in->offset;
     st_buf_free(&raw);
     st_buf_free(&plain);
-    av_decoder_free(d);
+    st_avro_decoder_free(d);
     return rc;
 }
 
-int av_verify(st_stream *s, const st_verify_options *opt, st_verify_report *rep, st_error *err)
+int st_avro_verify(st_stream *s, const st_verify_options *opt, st_verify_report *rep, st_error *err)
 {
     memset(rep, 0, sizeof *rep);
     rep->compression = ST_COMPRESSION_NONE;
     uint64_t max_block = opt && opt->max_record_size ? opt->max_record_size : AV_DEFAULT_MAX_BLOCK;
     av_input in;
-    av_input_init(&in, s);
+    st_avro_input_init(&in, s);
     av_header h;
     const char *kind = "bad header";
     st_error e = {0};
-    int rc = av_header_read(&in, &h, &kind, &e);
+    int rc = st_avro_header_read(&in, &h, &kind, &e);
     av_schema *schema = NULL;
     av_plan plan;
     bool have_plan = false;
     if (!rc)
-        rc = av_schema_parse(h.schema_json, h.schema_len, &h.arena, &schema, NULL, &e);
+        rc = st_avro_schema_parse(h.schema_json, h.schema_len, &h.arena, &schema, NULL, &e);
     if (!rc) {
-        rc = av_plan_build(&plan, schema, NULL, &e);
+        rc = st_avro_plan_build(&plan, schema, NULL, &e);
         have_plan = true;
     }
     if (rc == ST_EDATA) {
@@ -127,9 +131,9 @@ int av_verify(st_stream *s, const st_verify_options *opt, st_verify_report *rep,
         rc = verify_blocks(&in, &h, &plan, max_block, rep, err);
     }
     if (have_plan)
-        av_plan_free(&plan);
-    av_header_free(&h);
-    av_input_free(&in);
+        st_avro_plan_free(&plan);
+    st_avro_header_free(&h);
+    st_avro_input_free(&in);
     st_stream_close(s);
     return rc;
 }
@@ -144,14 +148,14 @@ static void hex(char *out, const uint8_t *p, size_t n)
     out[2 * n] = '\0';
 }
 
-int av_inspect(st_stream *s, const st_read_options *opt, st_jsonw *w, st_error *err)
+int st_avro_inspect(st_stream *s, const st_read_options *opt, st_jsonw *w, st_error *err)
 {
     uint64_t max_block = opt && opt->max_record_size ? opt->max_record_size : AV_DEFAULT_MAX_BLOCK;
     av_input in;
-    av_input_init(&in, s);
+    st_avro_input_init(&in, s);
     av_header h;
     const char *kind;
-    int rc = av_header_read(&in, &h, &kind, err);
+    int rc = st_avro_header_read(&in, &h, &kind, err);
     if (rc == 0) {
         st_json_key(w, "codec");
         st_json_string(w, h.codec_name);
@@ -159,8 +163,8 @@ int av_inspect(st_stream *s, const st_read_options *opt, st_jsonw *w, st_error *
         av_schema *schema;
         av_json *dom;
         st_error ignored;
-        if (av_schema_parse(h.schema_json, h.schema_len, &h.arena, &schema, &dom, &ignored) == 0)
-            av_json_write(w, dom);
+        if (st_avro_schema_parse(h.schema_json, h.schema_len, &h.arena, &schema, &dom, &ignored) == 0)
+            st_avro_json_write(w, dom);
         else
             st_json_stringn(w, h.schema_json, h.schema_len);
         char sync[2 * AV_SYNC_SIZE + 1];
@@ -170,10 +174,10 @@ int av_inspect(st_stream *s, const st_read_options *opt, st_jsonw *w, st_error *
         uint64_t blocks = 0, records = 0;
         for (;;) {
             av_block_info b;
-            rc = av_block_begin(&in, max_block, blocks, &b, &kind, err);
-            if (rc > 0)
-                rc = av_block_skip(&in, &h, &b, blocks, &kind, err);
+            rc = st_avro_block_begin(&in, max_block, blocks, &b, &kind, err);
             if (rc <= 0)
+                break;
+            if ((rc = st_avro_block_skip(&in, &h, &b, blocks, &kind, err)))
                 break;
             blocks++;
             records += (uint64_t)b.count;
@@ -183,8 +187,8 @@ int av_inspect(st_stream *s, const st_read_options *opt, st_jsonw *w, st_error *
         st_json_key(w, "records");
         st_json_uint(w, records);
     }
-    av_header_free(&h);
-    av_input_free(&in);
+    st_avro_header_free(&h);
+    st_avro_input_free(&in);
     return rc < 0 ? rc : 0;
 }
 

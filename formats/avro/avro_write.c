@@ -151,16 +151,22 @@ static void put_long(st_buf *b, int64_t v)
     b->len += av_put_varint(b->data + b->len, v);
 }
 
-static const st_feature *find(const st_record *rec, size_t i, const char *name)
+/* Records usually list features in schema order, some missing: look right
+ * after the previous match first. */
+static const st_feature *find(const st_record *rec, uint32_t *cursor, const char *name)
 {
     size_t len = strlen(name);
-    /* Records usually list features in schema order. */
-    if (i < rec->nfeatures) {
-        const st_feature *f = &rec->features[i];
-        if (f->name.len == len && memcmp(f->name.data, name, len) == 0)
-            return f;
+    const st_feature *f = NULL;
+    if (*cursor < rec->nfeatures) {
+        const st_feature *c = &rec->features[*cursor];
+        if (c->name.len == len && memcmp(c->name.data, name, len) == 0)
+            f = c;
     }
-    return st_record_find(rec, name, len);
+    if (!f)
+        f = st_record_find(rec, name, len);
+    if (f)
+        *cursor = (uint32_t)(f - rec->features) + 1;
+    return f;
 }
 
 static int encode_values(const st_feature *f, st_buf *out, st_error *err)
@@ -208,9 +214,10 @@ static int encode(const st_write_options *opt, const st_record *rec, st_buf *out
     if (!schema)
         return st_error_set(err, ST_EUSAGE, "the Avro writer needs the features' schema");
     size_t matched = 0;
+    uint32_t cursor = 0;
     for (size_t i = 0; i < schema->count; i++) {
         const st_column *c = &schema->columns[i];
-        const st_feature *f = find(rec, i, c->name);
+        const st_feature *f = find(rec, &cursor, c->name);
         matched += f != NULL;
         bool array = is_array(c);
         if (f && f->kind != ST_KIND_NONE && f->kind != c->kind)
@@ -306,7 +313,7 @@ static int writer_open(void *priv, st_ostream *out, const st_write_options *opt,
     w->out = out;
     const st_avro_write_options *ao = opt ? opt->format_options : NULL;
     const char *codec = opt && opt->codec ? opt->codec : "deflate";
-    int rc = av_codec_parse(codec, strlen(codec), &w->codec, err);
+    int rc = st_avro_codec_parse(codec, strlen(codec), &w->codec, err);
     if (rc)
         return rc;
     w->level = opt && opt->compression_level > 0 ? opt->compression_level : -1;
@@ -319,7 +326,7 @@ static int writer_open(void *priv, st_ostream *out, const st_write_options *opt,
     st_buf schema = {0}, head = {0};
     rc = schema_json(opt->schema, &schema, err);
     if (!rc) {
-        const char *cname = av_codec_name(w->codec);
+        const char *cname = st_avro_codec_name(w->codec);
         if (strcmp(cname, "zstd") == 0)
             cname = "zstandard";
         if (st_buf_append(&head, "Obj\x01", 4) || st_buf_reserve(&head, 10))
@@ -349,7 +356,7 @@ static int flush_block(av_writer *w, st_error *err)
 {
     if (w->count == 0)
         return 0;
-    int rc = av_compress(w->codec, w->level, w->block.data, w->block.len, &w->packed, err);
+    int rc = st_avro_compress(w->codec, w->level, w->block.data, w->block.len, &w->packed, err);
     if (rc)
         return rc;
     uint8_t head[20];

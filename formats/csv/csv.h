@@ -44,11 +44,13 @@
  * ("") is an empty string in a bytes column and an empty cell otherwise.
  *
  * Float narrowing: a value counts as lossy (st_batch.lossy_floats, an error
- * with st_read_options.strict_float) when its float32 is neither exactly the
- * parsed double nor does the float32's shortest decimal text read back as
- * that double.  So "0.1", "0.25", "123456", "1e30" are not lossy (float32
- * prints them back), while "16777217" (becomes 16777216),
- * "3.141592653589793" (becomes 3.1415927) and "1e39" (overflows) are.
+ * with st_read_options.strict_float) when its float32 is not exactly the
+ * parsed double AND printing the float32 with as many significant digits as
+ * the text has (at most 9; more digits are always lossy) does not give the
+ * text's number back.  So "0.1", "41.98", "123456", "0.30000001" and "1e30"
+ * are not lossy (float32 prints them back), while "16777217" (becomes
+ * 16777216), "3.141592653589793" (3.1415927), "41.985015101" and "1e39"
+ * (overflow) are.  Integers in a float column follow the same rule.
  *
  * Records keep the columns' order in the file; feature names point at the
  * reader's column names, which outlive every batch.

@@ -19,29 +19,50 @@ bool csv_infer_open_columns(const csv_reader *r)
     return false;
 }
 
-static void classify_field(const csv_reader *r, csv_column *c, const csv_span *s)
+/* Per-row verdicts, applied only when the row has the right field count. */
+enum {
+    V_EMPTY = 1,
+    V_VALUE = 2,
+    V_NOT_INT = 4,
+    V_NOT_FLOAT = 8,
+};
+
+static inline bool is_digit(uint8_t c) { return (unsigned)(c - '0') < 10; }
+
+static inline bool at_field_end(const uint8_t *t, uint8_t delim)
 {
-    if (s->len == 0) {
-        c->nullable = true;
-        return;
-    }
-    c->saw_value = true;
-    if (c->forced || !(c->can_int || c->can_float))
-        return;
-    if (s->flags & CSV_SPAN_ESCAPED) {
-        /* Doubled quotes or text after the quote: never a number. */
-        c->can_int = c->can_float = false;
-        return;
-    }
-    (void)r;
-    if (c->can_int) {
-        int64_t v;
-        if (csv_parse_int64(s->ptr, s->len, &v))
-            return;
-        c->can_int = false;
-    }
-    if (!csv_is_number(s->ptr, s->len))
-        c->can_float = false;
+    return *t == delim || *t == '\n' || (*t == '\r' && t[1] == '\n');
+}
+
+/* The verdict on a value (general path). */
+static uint8_t judge_span(const csv_column *c, const csv_span *s)
+{
+    if (s->len == 0)
+        return V_EMPTY;
+    if (s->flags & CSV_SPAN_ESCAPED)
+        return V_VALUE | V_NOT_INT | V_NOT_FLOAT; /* doubled quotes or text after the quote */
+    int64_t v;
+    if (c->can_int && csv_parse_int64(s->ptr, s->len, &v))
+        return V_VALUE;
+    return V_VALUE | V_NOT_INT | (csv_is_number(s->ptr, s->len) ? 0 : V_NOT_FLOAT);
+}
+
+typedef struct judged {
+    const uint8_t *end;     /* the field's terminator */
+    uint8_t verdict;
+    size_t newlines;
+} judged;
+
+/* The general path: quoted fields, exponents, words, long numbers. */
+static judged judge_slow(const csv_reader *r, const csv_column *c, const uint8_t *p,
+                         const uint8_t *end)
+{
+    csv_span sp;
+    judged j;
+    j.end = csv_field(&r->d, p, end, &sp);
+    j.newlines = sp.newlines;
+    j.verdict = judge_span(c, &sp);
+    return j;
 }
 
 int csv_infer_chunk(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t limit,
@@ -50,15 +71,20 @@ int csv_infer_chunk(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t
     const uint8_t *p = ch->data + ch->start;
     const uint8_t *const end = ch->data + ch->len;
     const size_t ncols = r->ncols;
+    const uint8_t delim = r->d.delim;
+    const uint8_t quote = r->d.quote;
+    const bool quoting = r->d.quoting;
     uint64_t line = ch->line;
     if (r->row_spans_cap < ncols + 1) {
+        /* One verdict byte per column (the span array doubles as storage). */
         csv_span *s = realloc(r->row_spans, (ncols + 1) * sizeof *s);
         if (!s)
             return st_error_set(err, ST_ENOMEM, "out of memory");
         r->row_spans = s;
         r->row_spans_cap = ncols + 1;
     }
-    csv_span *spans = r->row_spans;
+    uint8_t *verdicts = (uint8_t *)r->row_spans;
+    /* What each column still needs: 0 = nothing (skipped, forced or text). */
     while (p < end && (limit == 0 || *rows < limit)) {
         if (ncols != 1 && (*p == '\n' || (*p == '\r' && p[1] == '\n'))) {
             p += *p == '\r' ? 2 : 1;
@@ -68,12 +94,51 @@ int csv_infer_chunk(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t
         const uint64_t rec_line = line;
         size_t nfields = 0;
         for (;;) {
-            csv_span tmp;
-            csv_span *s = nfields < ncols ? &spans[nfields] : &tmp;
-            p = csv_field(&r->d, p, end, s);
-            line += s->newlines;
+            const csv_column *c = nfields < ncols ? &r->cols[nfields] : NULL;
+            if (c && c->action != CSV_SKIP && !c->forced && (c->can_int || c->can_float)) {
+                /* Plain integers and decimals are judged while scanning. */
+                const uint8_t *s = p + (*p == '-' || *p == '+');
+                size_t ni = csv_digit_run(s);
+                const uint8_t *t = s + ni;
+                uint8_t v = 0;
+                if (at_field_end(t, delim)) {
+                    if (ni - 1 < 18)
+                        v = V_VALUE;
+                    else if (t == p)
+                        v = V_EMPTY;
+                } else if (*t == '.') {
+                    size_t nf = csv_digit_run(t + 1);
+                    if (ni + nf > 0 && at_field_end(t + 1 + nf, delim)) {
+                        v = V_VALUE | V_NOT_INT;
+                        t += 1 + nf;
+                    }
+                }
+                if (v && !(quoting && *p == quote)) {
+                    verdicts[nfields] = v;
+                    p = t + (*t == '\r');
+                } else {
+                    judged j = judge_slow(r, c, p, end);
+                    verdicts[nfields] = j.verdict;
+                    line += j.newlines;
+                    p = j.end;
+                }
+            } else if (!(quoting && *p == quote)) {
+                const uint8_t *t = csv_find_sep(p, delim);
+                if (t > end)
+                    t = end;
+                if (c)
+                    verdicts[nfields] = t == p || (*t == '\n' && t == p + 1 && *p == '\r') ? V_EMPTY
+                                                                                        : V_VALUE;
+                p = t;
+            } else {
+                csv_span sp;
+                p = csv_field(&r->d, p, end, &sp);
+                line += sp.newlines;
+                if (c)
+                    verdicts[nfields] = sp.len ? V_VALUE : V_EMPTY;
+            }
             nfields++;
-            if (*p == r->d.delim && p < end) {
+            if (*p == delim && p < end) {
                 p++;
                 continue;
             }
@@ -90,8 +155,16 @@ int csv_infer_chunk(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t
         (*rows)++;
         for (size_t i = 0; i < ncols; i++) {
             csv_column *c = &r->cols[i];
-            if (c->action != CSV_SKIP)
-                classify_field(r, c, &spans[i]);
+            uint8_t v = verdicts[i];
+            if (v & V_EMPTY) {
+                c->nullable = true;
+                continue;
+            }
+            c->saw_value = true;
+            if (v & V_NOT_INT)
+                c->can_int = false;
+            if (v & V_NOT_FLOAT)
+                c->can_float = false;
         }
     }
     return ST_OK;

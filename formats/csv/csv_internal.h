@@ -104,6 +104,63 @@ static inline const uint8_t *csv_find_sep(const uint8_t *p, uint8_t delim)
 #endif
 }
 
+/* Length of the run of ASCII digits at p.  Reads 16 bytes at a time (the
+ * chunk padding makes that safe) so that the end of a short number costs
+ * no mispredicted loop exit. */
+static inline size_t csv_digit_run(const uint8_t *p)
+{
+#if defined(__SSE2__)
+    size_t n = 0;
+    for (;;) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + n));
+        __m128i t = _mm_sub_epi8(x, _mm_set1_epi8((char)('0' + 128)));
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(t, _mm_set1_epi8(-128 + 9)));
+        if (m)
+            return n + (size_t)__builtin_ctz(m);
+        n += 16;
+    }
+#else
+    size_t n = 0;
+    while ((unsigned)(p[n] - '0') < 10)
+        n++;
+    return n;
+#endif
+}
+
+/* The value of n (<= 8) ASCII digits at p, reading 8 bytes. */
+static inline uint64_t csv_digits8(const uint8_t *p, size_t n)
+{
+    if (n == 0)
+        return 0;
+    uint64_t x;
+    memcpy(&x, p, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    x -= 0x3030303030303030ull;
+    x <<= 8 * (8 - n); /* drop what follows; leading zero digits fill in */
+    x = (x & 0x0F0F0F0F0F0F0F0Full) * 2561 >> 8;
+    x = (x & 0x00FF00FF00FF00FFull) * 6553601 >> 16;
+    return (x & 0x0000FFFF0000FFFFull) * 42949672960001ull >> 32;
+#else
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++)
+        v = v * 10 + (uint64_t)(p[i] - '0');
+    return v;
+#endif
+}
+
+/* The value of n (<= 19) ASCII digits at p. */
+static inline uint64_t csv_digits(const uint8_t *p, size_t n)
+{
+    if (n <= 8)
+        return csv_digits8(p, n);
+    if (n <= 16)
+        return csv_digits8(p, n - 8) * 100000000u + csv_digits8(p + n - 8, 8);
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++)
+        v = v * 10 + (uint64_t)(p[i] - '0');
+    return v;
+}
+
 /* Reads the field at p (a field start) up to its terminator, which it
  * returns (a delimiter, the '\n' ending the record, or `end`). */
 const uint8_t *csv_field_slow(const csv_dialect *d, const uint8_t *p, const uint8_t *end,
@@ -148,9 +205,11 @@ bool csv_parse_int64(const uint8_t *p, size_t n, int64_t *out);
  * significant decimal digits (0 for inf/nan/zero).  loc is a "C" locale
  * for the rare strtod fallback. */
 bool csv_parse_double(const uint8_t *p, size_t n, double *out, int *sig, locale_t loc);
-/* Whether narrowing d (read from text with `sig` significant digits, whose
- * digits are p[0, n)) to float32 loses it; see csv.h for the rule. */
-bool csv_float_lossy(double d, int sig, const uint8_t *p, size_t n, locale_t loc);
+/* Whether narrowing d, read from the text p[0, n), to float32 loses it
+ * (the rule of csv.h).  The _dec form takes the text's value as
+ * V = mant * 10^exp10, exact when ndigits <= 19 (more: surely lossy). */
+bool csv_float_lossy(double d, const uint8_t *p, size_t n, locale_t loc);
+bool csv_float_lossy_dec(double d, uint64_t mant, int64_t exp10, int ndigits, locale_t loc);
 
 /* Powers of ten that are exact doubles, for the fast path. */
 extern const double csv_pow10[23];

@@ -228,75 +228,108 @@ bool csv_parse_double(const uint8_t *p, size_t n, double *out, int *sig, locale_
     return true;
 }
 
-/* Digit k (0-based) among the significant digits of the text. */
-static int sig_digit(const uint8_t *p, size_t n, int k)
+/* Printing f with `digits` significant digits reads back as d (the slow
+ * way, for exponents beyond the exact test's range). */
+static bool prints_back(float f, int digits, double d, locale_t loc)
 {
-    bool started = false;
-    for (size_t i = 0; i < n; i++) {
-        uint8_t c = p[i];
-        if (c == 'e' || c == 'E')
-            break;
-        if (!is_digit(c))
-            continue;
-        if (!started && c == '0')
-            continue;
-        started = true;
-        if (k-- == 0)
-            return c - '0';
+    locale_t old = uselocale(loc); /* snprintf's decimal point follows the locale */
+    char buf[48];
+    snprintf(buf, sizeof buf, "%.*g", digits, (double)f);
+    bool same = strtod_l(buf, NULL, loc) == d;
+    uselocale(old);
+    return same;
+}
+
+#if defined(__SIZEOF_INT128__)
+typedef unsigned __int128 u128;
+
+static u128 pow5(int k)
+{
+    u128 r = 1, b = 5;
+    while (k) {
+        if (k & 1)
+            r *= b;
+        b *= b;
+        k >>= 1;
     }
-    return 0;
+    return r;
 }
 
-/* The float32's shortest text, with `digits` significant digits when it
- * takes exactly that many; returns whether printing f with `digits`
- * digits round-trips. */
-static bool roundtrips(float f, int digits, char *buf, size_t cap, locale_t loc)
+/* Sign of P * 2^a - Q, without overflow (P, Q < 2^127). */
+static int cmp_shifted(u128 p, int a, u128 q)
 {
-    snprintf(buf, cap, "%.*g", digits, (double)f);
-    return strtof_l(buf, NULL, loc) == f;
+    if (a >= 0) {
+        if (p && (a >= 127 || (p >> (127 - a)) != 0))
+            return 1;
+        p <<= a;
+    } else {
+        a = -a;
+        if (q && (a >= 127 || (q >> (127 - a)) != 0))
+            return -1;
+        q <<= a;
+    }
+    return p < q ? -1 : p > q;
 }
+#endif
 
-bool csv_float_lossy(double d, int sig, const uint8_t *p, size_t n, locale_t loc)
+bool csv_float_lossy_dec(double d, uint64_t mant, int64_t exp10, int ndigits, locale_t loc)
 {
     float f = (float)d;
     if ((double)f == d || d != d)
         return false;                 /* exact, or NaN */
-    if (isinf(f))
-        return true;                  /* overflow */
-    double ad = fabs(d);
-    if (sig <= 6 && ad >= (double)FLT_MIN)
-        return false;                 /* FLT_DIG: float32 prints it back */
-    if (sig >= 10 && sig <= 15)
-        return true;                  /* distinct from any <= 9-digit text, as doubles too */
-    if (sig >= 16) {
-        /* The shortest float32 text has at most 9 digits; for it to read
-         * back as d, the text must agree with it to about 16 digits, so
-         * digits 10..15 are all 0 or all 9.  Anything else is lossy. */
-        int first = sig_digit(p, n, 9);
-        if (first != 0 && first != 9)
-            return true;
-        for (int k = 10; k < 15; k++)
-            if (sig_digit(p, n, k) != first)
-                return true;
+    if (isinf(f) || ndigits > 19)
+        return true;                  /* overflow, or far more digits than float32 has */
+    if (mant == 0)
+        return true;                  /* a non-zero value below float32's range */
+    while (mant % 10 == 0) {
+        mant /= 10;
+        exp10++;
     }
-    /* The rare remainder: print the float32 and compare.  snprintf uses
-     * the thread's locale for the decimal point, so switch to "C". */
-    locale_t old = uselocale(loc);
-    char buf[48];
-    bool lossy;
-    if (sig >= 7 && sig <= 9) {
-        if (roundtrips(f, sig - 1, buf, sizeof buf, loc))
-            lossy = true;             /* a shorter text is the float's */
-        else
-            lossy = !roundtrips(f, sig, buf, sizeof buf, loc) || strtod_l(buf, NULL, loc) != d;
-    } else {
-        int k = 1;
-        while (k < 9 && !roundtrips(f, k, buf, sizeof buf, loc))
-            k++;
-        if (k == 9)
-            roundtrips(f, 9, buf, sizeof buf, loc);
-        lossy = strtod_l(buf, NULL, loc) != d;
+    if (mant >= 1000000000u)
+        return true;                  /* 10 or more significant digits */
+    int sig = 1;
+    for (uint64_t t = mant; t >= 10; t /= 10)
+        sig++;
+    if (sig <= 6 && fabs(d) >= (double)FLT_MIN)
+        return false;                 /* FLT_DIG: every 6-digit decimal survives */
+#if defined(__SIZEOF_INT128__)
+    /* Rounding f to `sig` digits gives back V = mant * 10^exp10 exactly when
+     * |f - V| < 10^exp10 / 2, i.e. 2*mant - 1 < f * 2 / 10^exp10 < 2*mant + 1.
+     * With f = m * 2^q that is m * 2^(q+1-exp10) * 5^(-exp10) against
+     * integers, compared exactly in 128 bits. */
+    if (exp10 >= -40 && exp10 <= 40) {
+        int e2;
+        float mf = frexpf(fabsf(f), &e2);
+        u128 m = (u128)(uint32_t)ldexpf(mf, 24);
+        int a = e2 - 24 + 1 - (int)exp10;
+        u128 lo = 2 * (u128)mant - 1, hi = 2 * (u128)mant + 1;
+        int b = (int)-exp10;
+        if (b >= 0)
+            m *= pow5(b);
+        else {
+            u128 p = pow5(-b);
+            lo *= p;
+            hi *= p;
+        }
+        int at_lo = cmp_shifted(m, a, lo), at_hi = cmp_shifted(m, a, hi);
+        if (at_lo > 0 && at_hi < 0)
+            return false;
+        /* Exactly half way: printing rounds to the even last digit. */
+        if ((at_lo == 0 || at_hi == 0) && mant % 2 == 0)
+            return false;
+        return true;
     }
-    uselocale(old);
-    return lossy;
+#endif
+    return !prints_back(f, sig, d, loc);
+}
+
+bool csv_float_lossy(double d, const uint8_t *p, size_t n, locale_t loc)
+{
+    float f = (float)d;
+    if ((double)f == d || d != d)
+        return false;
+    decimal dec;
+    if (!parse_decimal(p, n, &dec))
+        return isinf(f); /* inf / nan words are exact */
+    return csv_float_lossy_dec(d, dec.mant, dec.exp10, dec.sig, loc);
 }

@@ -653,7 +653,7 @@ static const uint8_t *general_field(decode_ctx *x, const csv_column *c, const ui
             value_error(x, c, v, n, "a number");
             return NULL;
         }
-        if ((double)(float)d != d && csv_float_lossy(d, sig, v, n, r->cloc)) {
+        if ((double)(float)d != d && csv_float_lossy(d, v, n, r->cloc)) {
             x->line = line;
             if (lossy_value(x, c, v, n) < 0)
                 return NULL;
@@ -672,24 +672,6 @@ static const uint8_t *general_field(decode_ctx *x, const csv_column *c, const ui
     put_feature(f, c, block, 1);
     (*nf)++;
     return t;
-}
-
-/* Significant digits of a plain decimal (no exponent). */
-static int count_sig(const uint8_t *p, size_t n)
-{
-    int sig = 0, seen = 0;
-    bool started = false;
-    for (size_t i = 0; i < n; i++) {
-        if (!is_digit(p[i]))
-            continue;
-        if (!started && p[i] == '0')
-            continue;
-        started = true;
-        seen++;
-        if (p[i] != '0')
-            sig = seen;
-    }
-    return sig;
 }
 
 static int csv_decode_unit(const void *priv, const st_unit *unit, st_batch *out, st_error *err)
@@ -736,20 +718,18 @@ static int csv_decode_unit(const void *priv, const st_unit *unit, st_batch *out,
                 const uint8_t *s = p;
                 bool neg = *s == '-';
                 s += (*s == '-' || *s == '+');
-                const uint8_t *ds = s;
-                uint64_t v = 0;
-                while (is_digit(*s))
-                    v = v * 10 + (uint64_t)(*s++ - '0');
-                size_t nd = (size_t)(s - ds);
-                if (nd - 1 < 18 && at_field_end(s, delim)) {
-                    *(int64_t *)(void *)(block + c->slot) = neg ? -(int64_t)v : (int64_t)v;
+                size_t nd = csv_digit_run(s);
+                const uint8_t *t = s + nd;
+                if (nd - 1 < 18 && at_field_end(t, delim)) {
+                    int64_t v = (int64_t)csv_digits(s, nd);
+                    *(int64_t *)(void *)(block + c->slot) = neg ? -v : v;
                     put_feature(&feats[nf++], c, block, 1);
-                    p = s + (*s == '\r');
-                } else if (s == p && at_field_end(s, delim)) {
+                    p = t + (*t == '\r');
+                } else if (t == p && at_field_end(t, delim)) {
                     if ((rc = empty_cell(&x, c, &feats[nf], block)) < 0)
                         return rc;
                     nf += (uint32_t)rc;
-                    p = s + (*s == '\r');
+                    p = t + (*t == '\r');
                 } else {
                     p = general_field(&x, c, p, end, block, feats, &nf);
                     if (!p)
@@ -759,35 +739,39 @@ static int csv_decode_unit(const void *priv, const st_unit *unit, st_batch *out,
                 const uint8_t *s = p;
                 bool neg = *s == '-';
                 s += (*s == '-' || *s == '+');
-                const uint8_t *ds = s;
-                uint64_t m = 0;
-                while (is_digit(*s))
-                    m = m * 10 + (uint64_t)(*s++ - '0');
-                size_t nd = (size_t)(s - ds), frac = 0;
-                if (*s == '.') {
-                    const uint8_t *fs = ++s;
-                    while (is_digit(*s))
-                        m = m * 10 + (uint64_t)(*s++ - '0');
-                    frac = (size_t)(s - fs);
-                    nd += frac;
+                size_t ni = csv_digit_run(s), nf2 = 0;
+                const uint8_t *t = s + ni;
+                if (*t == '.') {
+                    nf2 = csv_digit_run(t + 1);
+                    t += 1 + nf2;
                 }
-                if (nd - 1 < 19 && m <= ((uint64_t)1 << 53) && frac <= 22 && at_field_end(s, delim)) {
-                    double d = frac ? (double)m / csv_pow10[frac] : (double)m;
-                    if (neg)
-                        d = -d;
-                    float f = (float)d;
-                    if ((double)f != d && (nd > 6 || fabs(d) < (double)FLT_MIN) &&
-                        csv_float_lossy(d, count_sig(p, (size_t)(s - p)), p, (size_t)(s - p), r->cloc) &&
-                        lossy_value(&x, c, p, (size_t)(s - p)) < 0)
-                        return err->code;
-                    *(float *)(void *)(block + c->slot) = f;
-                    put_feature(&feats[nf++], c, block, 1);
-                    p = s + (*s == '\r');
-                } else if (s == p && at_field_end(s, delim)) {
+                size_t nd = ni + nf2;
+                if (nd - 1 < 19 && nf2 <= 22 && at_field_end(t, delim)) {
+                    uint64_t m = csv_digits(s, ni);
+                    if (nf2)
+                        m = m * (uint64_t)csv_pow10[nf2] + csv_digits(s + ni + 1, nf2);
+                    if (m <= ((uint64_t)1 << 53)) {
+                        double d = nf2 ? (double)m / csv_pow10[nf2] : (double)m;
+                        if (neg)
+                            d = -d;
+                        float f = (float)d;
+                        if ((double)f != d && (nd > 6 || fabs(d) < (double)FLT_MIN) &&
+                            csv_float_lossy_dec(d, m, -(int64_t)nf2, (int)nd, r->cloc) &&
+                            lossy_value(&x, c, p, (size_t)(t - p)) < 0)
+                            return err->code;
+                        *(float *)(void *)(block + c->slot) = f;
+                        put_feature(&feats[nf++], c, block, 1);
+                        p = t + (*t == '\r');
+                    } else {
+                        p = general_field(&x, c, p, end, block, feats, &nf);
+                        if (!p)
+                            return err->code;
+                    }
+                } else if (t == p && at_field_end(t, delim)) {
                     if ((rc = empty_cell(&x, c, &feats[nf], block)) < 0)
                         return rc;
                     nf += (uint32_t)rc;
-                    p = s + (*s == '\r');
+                    p = t + (*t == '\r');
                 } else {
                     p = general_field(&x, c, p, end, block, feats, &nf);
                     if (!p)

@@ -11,12 +11,15 @@
  * Protobuf semantics followed:
  *   - packed and unpacked numeric lists, and any mix of the two, concatenate;
  *   - Feature's oneof: the last list field present wins; repeated occurrences
- *     of that same list field (after the last switch) are merged;
+ *     of that same list field (after the last switch) are merged; the lists
+ *     it replaced are still checked;
  *   - Example.features / SequenceExample.context / feature_lists appearing
  *     several times merge (their map entries are all taken);
  *   - map entries take key (1) and value (2) in any order; a missing key is
  *     the empty name, a missing value a Feature with no list (ST_KIND_NONE);
- *     within one entry a repeated key or value: the last one is used;
+ *     within one entry a repeated key or value: the last one is used
+ *     (protobuf would merge repeated values; no writer repeats them), the
+ *     earlier ones are still checked;
  *   - a key present in several entries: the last entry wins (protobuf map
  *     semantics) and keeps the position of the first;
  *   - unknown fields are skipped according to their wire type.
@@ -28,6 +31,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -143,8 +147,9 @@ static const char *wt_name(uint32_t wt)
 
 /* Reads the next field of message `msg` at *pp and skips (or, for WT_LEN,
  * delimits) its payload.  Every length is checked against what remains. */
-static inline int next_field(const ex_ctx *c, const uint8_t **pp, const uint8_t *end,
-                             ex_field *f, const char *msg)
+static __attribute__((noinline)) int next_field_slow(const ex_ctx *c, const uint8_t **pp,
+                                                     const uint8_t *end, ex_field *f,
+                                                     const char *msg)
 {
     const uint8_t *p = *pp;
     uint64_t tag, v;
@@ -207,6 +212,25 @@ static inline int next_field(const ex_ctx *c, const uint8_t **pp, const uint8_t 
     }
     *pp = p;
     return ST_OK;
+}
+
+/* The common case inline: a one-byte tag of a length-delimited field with
+ * a one-byte length (every map entry, key, Feature and short list). */
+static inline int next_field(const ex_ctx *c, const uint8_t **pp, const uint8_t *end,
+                             ex_field *f, const char *msg)
+{
+    const uint8_t *p = *pp;
+    if ((size_t)(end - p) >= 2 && (p[0] & 0x87) == WT_LEN && p[0] >= 8 && p[1] < 0x80 &&
+        p[1] <= (size_t)(end - p) - 2) {
+        f->start = p;
+        f->num = p[0] >> 3;
+        f->wt = WT_LEN;
+        f->data = p + 2;
+        f->len = p[1];
+        *pp = p + 2 + p[1];
+        return ST_OK;
+    }
+    return next_field_slow(c, pp, end, f, msg);
 }
 
 static int wrong_wt(const ex_ctx *c, const ex_field *f, const char *msg, const char *expected)
@@ -407,6 +431,7 @@ static void fill_list(st_kind kind, const uint8_t *p, size_t len, void *dst, siz
 static int decode_feature(const ex_ctx *c, const uint8_t *p, size_t len, st_feature *out)
 {
     const uint8_t *end = p + len;
+    const uint8_t *start = p;
     const uint8_t *run = p;  /* first field of the last run of the winning oneof member */
     st_kind kind = ST_KIND_NONE;
     unsigned segments = 0;
@@ -441,6 +466,19 @@ static int decode_feature(const ex_ctx *c, const uint8_t *p, size_t len, st_feat
 
     size_t count = 0;
     int rc = ST_OK;
+    /* Lists replaced by a later oneof member (rare) must still be well
+     * formed, as for any protobuf parser. */
+    for (const uint8_t *q = start; q < run && !rc;) {
+        uint32_t num, wt;
+        const uint8_t *data;
+        size_t dlen;
+        q = next_field_trusted(q, &num, &wt, &data, &dlen);
+        if (num >= 1 && num <= 3)
+            rc = count_list(c, (st_kind)num, data, dlen, &count);
+    }
+    if (rc)
+        return rc;
+    count = 0;
     if (segments == 1) {
         rc = count_list(c, kind, seg, seg_len, &count);
     } else {
@@ -469,7 +507,9 @@ static int decode_feature(const ex_ctx *c, const uint8_t *p, size_t len, st_feat
             return st_error_set(c->err, ST_ENOMEM, "out of memory decoding an Example");
     }
     size_t idx = 0;
-    if (segments == 1) {
+    if (count == 0) {
+        /* nothing to fill (an empty list, or empty packed runs) */
+    } else if (segments == 1) {
         fill_list(kind, seg, seg_len, dst, &idx);
     } else {
         for (const uint8_t *q = run; q < end;) {
@@ -495,13 +535,14 @@ static int decode_feature(const ex_ctx *c, const uint8_t *p, size_t len, st_feat
 
 /* Splits a map entry into key and value (both optional). */
 static int split_entry(const ex_ctx *c, const uint8_t *p, size_t len, const char *msg,
-                       st_bytes *key, const uint8_t **val, size_t *val_len)
+                       st_bytes *key, const uint8_t **val, size_t *val_len, unsigned *nvals)
 {
     const uint8_t *end = p + len;
     key->data = empty_name;
     key->len = 0;
     *val = NULL;
     *val_len = 0;
+    *nvals = 0;
     while (p < end) {
         ex_field f;
         int rc = next_field(c, &p, end, &f, msg);
@@ -517,6 +558,7 @@ static int split_entry(const ex_ctx *c, const uint8_t *p, size_t len, const char
             } else {
                 *val = f.data;
                 *val_len = f.len;
+                (*nvals)++;
             }
         }
     }
@@ -558,7 +600,8 @@ static int decode_features(ex_ctx *c, const uint8_t *p, size_t len, st_feature *
         st_bytes key;
         const uint8_t *val;
         size_t val_len;
-        int rc = split_entry(c, data, dlen, "Features map entry", &key, &val, &val_len);
+        unsigned nvals;
+        int rc = split_entry(c, data, dlen, "Features map entry", &key, &val, &val_len, &nvals);
         if (rc)
             return rc;
         st_feature *f = out ? &out[*n] : NULL;
@@ -566,7 +609,16 @@ static int decode_features(ex_ctx *c, const uint8_t *p, size_t len, st_feature *
             f->name = key;
         c->where = "feature";
         c->name = key;
-        rc = decode_feature(c, val ? val : data, val_len, f);
+        for (const uint8_t *q = data; nvals > 1 && q < data + dlen && !rc;) {
+            uint32_t vnum, vwt;
+            const uint8_t *vdata;
+            size_t vlen;
+            q = next_field_trusted(q, &vnum, &vwt, &vdata, &vlen);
+            if (vnum == 2 && vdata != val)
+                rc = decode_feature(c, vdata, vlen, NULL); /* replaced, still checked */
+        }
+        if (!rc)
+            rc = decode_feature(c, val ? val : data, val_len, f);
         c->where = NULL;
         if (rc)
             return rc;
@@ -639,12 +691,23 @@ static int decode_feature_lists(ex_ctx *c, const uint8_t *p, size_t len,
         st_bytes key;
         const uint8_t *val;
         size_t val_len;
-        int rc = split_entry(c, data, dlen, "FeatureLists map entry", &key, &val, &val_len);
+        unsigned nvals;
+        int rc = split_entry(c, data, dlen, "FeatureLists map entry", &key, &val, &val_len,
+                             &nvals);
         if (rc)
             return rc;
         c->where = "feature list";
         c->name = key;
-        rc = decode_feature_list(c, val ? val : data, val_len, out ? &out[*n] : NULL, key);
+        for (const uint8_t *q = data; nvals > 1 && q < data + dlen && !rc;) {
+            uint32_t vnum, vwt;
+            const uint8_t *vdata;
+            size_t vlen;
+            q = next_field_trusted(q, &vnum, &vwt, &vdata, &vlen);
+            if (vnum == 2 && vdata != val)
+                rc = decode_feature_list(c, vdata, vlen, NULL, key);
+        }
+        if (!rc)
+            rc = decode_feature_list(c, val ? val : data, val_len, out ? &out[*n] : NULL, key);
         c->where = NULL;
         if (rc)
             return rc;
@@ -655,17 +718,35 @@ static int decode_feature_lists(ex_ctx *c, const uint8_t *p, size_t len,
 
 /* ---- duplicate keys ------------------------------------------------------- */
 
+/* dedupe() reads names through the first member of both item types. */
+_Static_assert(offsetof(st_feature, name) == 0, "st_feature starts with its name");
+_Static_assert(offsetof(st_feature_list, name) == 0, "st_feature_list starts with its name");
+
 static inline bool same_name(st_bytes a, st_bytes b)
 {
     return a.len == b.len && (a.len == 0 || memcmp(a.data, b.data, a.len) == 0);
 }
 
-static uint64_t name_hash(st_bytes s)
+/* Hashes the length and the first and last eight bytes: cheap, and names
+ * that collide only cost a comparison (the table still compares names). */
+static inline uint64_t name_hash(st_bytes s)
 {
-    uint64_t h = UINT64_C(0xcbf29ce484222325) ^ s.len;
-    for (size_t i = 0; i < s.len; i++)
-        h = (h ^ s.data[i]) * UINT64_C(0x100000001b3);
-    return h ^ (h >> 29);
+    uint64_t a = 0, b = 0;
+    if (s.len >= 8) {
+        memcpy(&a, s.data, 8);
+        memcpy(&b, s.data + s.len - 8, 8);
+    } else if (s.len >= 4) {
+        uint32_t x, y;
+        memcpy(&x, s.data, 4);
+        memcpy(&y, s.data + s.len - 4, 4);
+        a = x;
+        b = y;
+    } else if (s.len) {
+        a = (uint64_t)s.data[0] | (uint64_t)s.data[s.len / 2] << 8 | (uint64_t)s.data[s.len - 1] << 16;
+    }
+    uint64_t h = (a ^ s.len * UINT64_C(0x9E3779B97F4A7C15)) * UINT64_C(0xBF58476D1CE4E5B9);
+    h ^= b * UINT64_C(0x94D049BB133111EB);
+    return h ^ (h >> 31);
 }
 
 /* Keeps one item per name: the value of the last, at the position of the

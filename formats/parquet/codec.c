@@ -9,6 +9,7 @@
 #include <string.h>
 #include <zlib.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 static int size_mismatch(st_error *err, const char *codec, size_t got, size_t want)
 {

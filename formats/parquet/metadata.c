@@ -36,10 +36,26 @@ static int want(meta_ctx *c, int type, int expected, const char *field)
                         st_pq_thrift_pos(&c->t), field, type);
 }
 
+/* Integers are read whatever their declared width (some writers use i16
+ * or i64 where the IDL says i32), then range-checked. */
 static int read_i32_field(meta_ctx *c, int type, const char *field, int32_t *v)
 {
-    int rc = want(c, type, PQ_T_I32, field);
-    return rc ? rc : st_pq_thrift_i32(&c->t, v);
+    if (type != PQ_T_I64 && type != PQ_T_I32 && type != PQ_T_I16 && type != PQ_T_BYTE)
+        return want(c, type, PQ_T_I32, field);
+    int64_t x;
+    int rc = st_pq_thrift_read_int(&c->t, type, &x);
+    if (rc)
+        return rc;
+    if (x < INT32_MIN || x > INT32_MAX)
+        return st_error_set(c->t.err, ST_EDATA, "bad Thrift data at byte %zu: %s is out of range",
+                            st_pq_thrift_pos(&c->t), field);
+    *v = (int32_t)x;
+    return 0;
+}
+
+static bool is_int_type(int type)
+{
+    return type == PQ_T_I64 || type == PQ_T_I32 || type == PQ_T_I16 || type == PQ_T_BYTE;
 }
 
 static int read_i64_field(meta_ctx *c, int type, const char *field, int64_t *v)
@@ -100,10 +116,10 @@ static int read_logical_member(meta_ctx *c, st_pq_logical *lt)
         rc = 0;
         switch (lt->id) {
         case PQ_LT_DECIMAL:
-            if (id == 1 && ty == PQ_T_I32)
-                rc = st_pq_thrift_i32(&c->t, &lt->scale);
-            else if (id == 2 && ty == PQ_T_I32)
-                rc = st_pq_thrift_i32(&c->t, &lt->precision);
+            if (id == 1 && is_int_type(ty))
+                rc = read_i32_field(c, ty, "DecimalType.scale", &lt->scale);
+            else if (id == 2 && is_int_type(ty))
+                rc = read_i32_field(c, ty, "DecimalType.precision", &lt->precision);
             else
                 rc = st_pq_thrift_skip_field(&c->t, ty);
             break;
@@ -117,7 +133,7 @@ static int read_logical_member(meta_ctx *c, st_pq_logical *lt)
                 rc = st_pq_thrift_skip_field(&c->t, ty);
             break;
         case PQ_LT_INTEGER:
-            if (id == 1 && ty == PQ_T_BYTE) {
+            if (id == 1 && is_int_type(ty)) {
                 if (!(rc = st_pq_thrift_read_int(&c->t, ty, &v)))
                     lt->bit_width = (int)v;
             } else if (id == 2 && (ty == PQ_T_TRUE || ty == PQ_T_FALSE)) {
@@ -244,13 +260,13 @@ static int read_column_meta(meta_ctx *c, st_pq_column_meta *m)
             if ((rc = want(c, ty, PQ_T_LIST, "ColumnMetaData.encodings")) ||
                 (rc = st_pq_thrift_list(&c->t, &et, &n)))
                 return rc;
-            if (et != PQ_T_I32)
+            if (!is_int_type(et))
                 return want(c, et, PQ_T_I32, "ColumnMetaData.encodings[]");
             if (n && !(m->encodings = meta_alloc(c, n, sizeof *m->encodings)))
                 return c->t.err->code;
             m->nencodings = n;
             for (uint32_t i = 0; i < n && !rc; i++)
-                rc = st_pq_thrift_i32(&c->t, &m->encodings[i]);
+                rc = read_i32_field(c, et, "ColumnMetaData.encodings[]", &m->encodings[i]);
             st_pq_thrift_container_end(&c->t);
             break;
         case 3:

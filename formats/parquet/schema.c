@@ -26,6 +26,8 @@ typedef struct ctx {
     bool in_map;
     const char *top;               /* set below the root */
     size_t top_len;
+    size_t map_len;                /* schema path of the outermost MAP (length), 0 if none */
+    size_t list_len;               /* ... of the outermost list */
 } ctx;
 
 static bool is_list_annotated(const st_pq_schema_element *e)
@@ -270,11 +272,25 @@ static int add_leaf(walk *w, const st_pq_schema_element *e, const ctx *c)
     memcpy(leaf->top, c->top, c->top_len);
     leaf->top[c->top_len] = '\0';
     resolve_type(leaf);
-    if (c->in_map)
+    size_t root = 0;
+    if (c->in_map) {
         set_problem(leaf, ST_EUNSUPPORTED, "is part of a MAP, which a tf.train.Example feature cannot hold");
-    else if (c->rep > 1)
+        root = c->map_len;
+    } else if (c->rep > 1) {
         set_problem(leaf, ST_EUNSUPPORTED,
                     "is a list of lists (%d repeated levels), which a tf.train.Example feature cannot hold", c->rep);
+        root = c->list_len;
+    }
+    /* What to leave out: the map or outer list itself, not its siblings. */
+    if (root) {
+        char *r = malloc(root + 1);
+        if (!r)
+            return st_error_set(w->err, ST_ENOMEM, "out of memory building the Parquet schema");
+        memcpy(r, w->path.data, root);
+        r[root] = '\0';
+        free(leaf->top);
+        leaf->top = r;
+    }
     return 0;
 }
 
@@ -297,6 +313,8 @@ static int visit(walk *w, ctx c, int depth, bool omit_name, bool omit_only_child
         } else if (e->repetition == PQ_REPEATED) {
             if (c.list_def < 0)
                 c.list_def = c.def;
+            if (!c.list_len)
+                c.list_len = w->path.len + (w->path.len ? 1 : 0) + e->name.len;
             c.def++;
             c.rep++;
         }
@@ -323,8 +341,12 @@ static int visit(walk *w, ctx c, int depth, bool omit_name, bool omit_only_child
                                 (int)e->name.len, (const char *)e->name.data, (int)n);
         bool list = !is_root && is_list_annotated(e) && n == 1 &&
                     w->m->schema[w->next].repetition == PQ_REPEATED;
-        if (!is_root && is_map_annotated(e))
+        if (!is_root && is_map_annotated(e) && !c.in_map) {
             c.in_map = true;
+            c.map_len = w->path.len;
+        }
+        if (list && !c.list_len)
+            c.list_len = w->path.len;
         rc = 0;
         if (list) {
             const st_pq_schema_element *r = &w->m->schema[w->next];

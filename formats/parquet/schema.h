@@ -41,7 +41,8 @@ typedef struct st_pq_leaf {
     const st_pq_schema_element *el;
     char *name;                      /* feature name */
     char *path;                      /* dotted schema path, as path_in_schema */
-    char *top;                       /* top-level field it belongs to */
+    char *top;                       /* top-level field it belongs to; for a problem
+                                      * column, the map or list to leave out */
     int max_def, max_rep;
     int list_def;                    /* def level of an empty list (shape LIST) */
     int shape;

@@ -128,7 +128,7 @@ void st_pq_thrift_struct_end(st_pq_thrift *t)
 
 int st_pq_thrift_field(st_pq_thrift *t, int16_t *last_id, int16_t *id, int *type)
 {
-    uint8_t b;
+    uint8_t b = 0;
     int rc = st_pq_thrift_byte(t, &b);
     if (rc)
         return rc;
@@ -155,7 +155,7 @@ int st_pq_thrift_field(st_pq_thrift *t, int16_t *last_id, int16_t *id, int *type
 
 int st_pq_thrift_list(st_pq_thrift *t, int *elem_type, uint32_t *count)
 {
-    uint8_t b;
+    uint8_t b = 0;
     int rc = st_pq_thrift_byte(t, &b);
     if (rc)
         return rc;
@@ -189,7 +189,7 @@ int st_pq_thrift_read_int(st_pq_thrift *t, int type, int64_t *v)
 {
     switch (type) {
     case PQ_T_BYTE: {
-        uint8_t b;
+        uint8_t b = 0;
         int rc = st_pq_thrift_byte(t, &b);
         *v = (int8_t)b;
         return rc;
@@ -211,7 +211,7 @@ static int skip_map(st_pq_thrift *t)
         return rc;
     if (n == 0)
         return 0;
-    uint8_t kv;
+    uint8_t kv = 0;
     if ((rc = st_pq_thrift_byte(t, &kv)))
         return rc;
     int kt = kv >> 4, vt = kv & 0x0f;
@@ -233,7 +233,7 @@ static int skip_map(st_pq_thrift *t)
 int st_pq_thrift_skip(st_pq_thrift *t, int type)
 {
     uint64_t u;
-    uint8_t b;
+    uint8_t b = 0;
     int rc;
     switch (type) {
     case PQ_T_TRUE:

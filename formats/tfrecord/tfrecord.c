@@ -236,7 +236,7 @@ int st_tfrecord_resync(st_tfrecord_reader *r, st_error *err)
         return 1;
     }
     if (fault != ST_TFR_LENGTH_CRC && fault != ST_TFR_TOO_LARGE)
-        return 0; /* truncated or a broken stream: nothing follows */
+        goto done; /* truncated or a broken stream: nothing follows */
     /* Slide one byte at a time until a header's length CRC matches. */
     for (;;) {
         r->start++;
@@ -245,10 +245,16 @@ int st_tfrecord_resync(st_tfrecord_reader *r, st_error *err)
         if (avail < 0)
             return (int)avail;
         if (avail < ST_TFRECORD_HEADER_SIZE)
-            return 0;
+            goto done;
         if (st_tfrecord_header_valid(r->buf + r->start, NULL))
             return 1;
     }
+done:
+    /* What remains cannot hold a record: consume it, so the stream ends. */
+    r->offset += r->end - r->start;
+    r->start = r->end;
+    r->eof = true;
+    return 0;
 }
 
 /* ---- reader ops: units are runs of records, decoded in parallel ------------- */

@@ -6,7 +6,6 @@
 #ifndef ST_GPU_BACKEND_H
 #define ST_GPU_BACKEND_H
 
-#include "../error.h"
 #include "gpu_check.h"
 
 #include <stdbool.h>
@@ -16,6 +15,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* A C header: its functions keep C linkage when nvcc includes it. */
+#include "../error.h"
 
 #define ST_GPU_MAX_SLOTS 8
 

@@ -101,7 +101,7 @@ typedef struct run_state {
     size_t max_recs;
     uint64_t max_record;
     bool eof;
-    st_gpu_crc_tables tab;
+    bool device_failed;     /* submit or wait failed */
     pending_chunk queue[ST_GPU_MAX_SLOTS];  /* chunks in flight, oldest first */
     int qhead, qlen;
     bool busy[ST_GPU_MAX_SLOTS];
@@ -110,15 +110,16 @@ typedef struct run_state {
     bool failed;            /* rep holds the first failure */
 } run_state;
 
-/* Reports the first failure with the CPU verifier's words: its reader writes
- * "record N at offset O: <kind>: <detail>". */
+/* Reports the first failure with the CPU verifier's words: the detail is
+ * the sentence after "record N at offset O: <kind>: " of its reader's
+ * message (the place and kind have fields of their own). */
 static void fail(run_state *st, const char *kind, uint64_t index, uint64_t offset,
                  uint64_t bytes, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 static void fail(run_state *st, const char *kind, uint64_t index, uint64_t offset,
                  uint64_t bytes, const char *fmt, ...)
 {
-    char detail[400];
+    char detail[sizeof(((st_error *)0)->msg)];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
@@ -130,8 +131,7 @@ static void fail(run_state *st, const char *kind, uint64_t index, uint64_t offse
     rep->failure_offset = offset;
     rep->records = index;
     rep->bytes = bytes;
-    snprintf(rep->failure_detail, sizeof rep->failure_detail, "record %llu at offset %llu: %s: %s",
-             (unsigned long long)index, (unsigned long long)offset, kind, detail);
+    snprintf(rep->failure_detail, sizeof rep->failure_detail, "%.500s", detail);
     st->failed = true;
 }
 
@@ -178,6 +178,8 @@ static int retire_oldest(run_state *st, st_error *err)
     st->qlen--;
     int rc = st->be->ops->wait(st->be->ctx, pc.slot, err);
     st->busy[pc.slot] = false;
+    if (rc < 0)
+        st->device_failed = true;
     if (rc < 0 || st->failed)
         return rc;
     const st_gpu_slot *sl = &st->slots[pc.slot];
@@ -257,7 +259,7 @@ static int big_record(run_state *st, const uint8_t *head, size_t have, uint64_t 
 }
 
 enum walk_end {
-    WALK_MORE,     /* the chunk ends inside a record: carry it to the next */
+    WALK_MORE,     /* the chunk ends inside a record (or the index is full): carry the rest */
     WALK_END,      /* clean end of the stream */
     WALK_FAULT,    /* a header failed (reported once earlier chunks are clear) */
     WALK_BIG,      /* the next record does not fit in a chunk */
@@ -334,6 +336,8 @@ static enum walk_end walk_chunk(run_state *st, const uint8_t *buf, size_t n, uin
             }
             return WALK_MORE;
         }
+        if (w->nrecs == st->max_recs)
+            return WALK_MORE;   /* index full: the rest goes with the next chunk */
         recs[w->nrecs].data_off = (uint32_t)(p + HEADER_SIZE);
         recs[w->nrecs].len = (uint32_t)len;
         w->nrecs++;
@@ -381,8 +385,10 @@ static int run_chunks(run_state *st, st_error *err)
 
         enum walk_end end = walk_chunk(st, buf, n, base, st->slots[s].recs, &w);
         if (w.nrecs) {
-            if ((rc = st->be->ops->submit(st->be->ctx, s, n, w.nrecs, st->opt->decode, err)) < 0)
+            if ((rc = st->be->ops->submit(st->be->ctx, s, n, w.nrecs, st->opt->decode, err)) < 0) {
+                st->device_failed = true;
                 return rc;
+            }
             st->busy[s] = true;
             int tail = (st->qhead + st->qlen) % ST_GPU_MAX_SLOTS;
             st->queue[tail].slot = s;
@@ -433,49 +439,118 @@ static int run_chunks(run_state *st, st_error *err)
     }
 }
 
-int st_gpu_run(const st_gpu_source *src, const st_gpu_verify_options *opt, st_gpu_backend *be,
-               st_verify_report *rep, st_error *err)
+/* ---- sessions: a backend and its buffers, kept across files ------------------------ */
+
+struct st_gpu_session {
+    st_gpu_backend be;
+    st_gpu_slot slots[ST_GPU_MAX_SLOTS];
+    int nslots;
+    size_t cap;
+    size_t max_recs;
+    char device[sizeof(((st_gpu_stats *)0)->device)];
+    double setup_seconds;   /* reported with the first file only */
+    bool broken;            /* a device error: nothing more can run */
+};
+
+int st_gpu_session_open_with(st_gpu_backend *be, const st_gpu_verify_options *opt,
+                             st_gpu_session **out, st_error *err)
 {
-    run_state *st = calloc(1, sizeof *st);
-    if (!st) {
+    *out = NULL;
+    st_gpu_session *ses = calloc(1, sizeof *ses);
+    if (!ses) {
         be->ops->close(be->ctx);
         return st_error_set(err, ST_ENOMEM, "out of memory");
     }
-    st->src = src;
-    st->opt = opt;
-    st->be = be;
-    st->rep = rep;
-    st->stats = opt->stats;
-    st->max_record = opt->max_record_size ? opt->max_record_size : ST_GPU_DEFAULT_MAX_RECORD;
-    st->cap = opt->chunk_size ? opt->chunk_size : ST_GPU_DEFAULT_CHUNK;
-    if (st->cap < ST_GPU_MIN_CHUNK)
-        st->cap = ST_GPU_MIN_CHUNK;
-    if (st->cap > ST_GPU_MAX_CHUNK)
-        st->cap = ST_GPU_MAX_CHUNK;
-    st->max_recs = st->cap / OVERHEAD + 1;
-    st->nslots = opt->slots > 0 ? opt->slots : 3;
-    if (st->nslots > ST_GPU_MAX_SLOTS)
-        st->nslots = ST_GPU_MAX_SLOTS;
-    st_gpu_crc_tables_init(&st->tab);
+    ses->be = *be;
+    ses->cap = opt->chunk_size ? opt->chunk_size : ST_GPU_DEFAULT_CHUNK;
+    if (ses->cap < ST_GPU_MIN_CHUNK)
+        ses->cap = ST_GPU_MIN_CHUNK;
+    if (ses->cap > ST_GPU_MAX_CHUNK)
+        ses->cap = ST_GPU_MAX_CHUNK;
+    /* Room for records of 64 bytes on average; chunks of smaller ones end
+     * early (the rest is carried), which bounds pinned memory to 1/8 of the
+     * chunk for the index instead of 1/2. */
+    ses->max_recs = ses->cap / 64 + 1;
+    ses->nslots = opt->slots > 0 ? opt->slots : 3;
+    if (ses->nslots > ST_GPU_MAX_SLOTS)
+        ses->nslots = ST_GPU_MAX_SLOTS;
+    double t0 = now_seconds();
+    int rc = be->ops->open(be->ctx, ses->nslots, ses->cap, ses->max_recs, ses->slots,
+                           ses->device, sizeof ses->device, err);
+    ses->setup_seconds = now_seconds() - t0;
+    if (rc < 0) {
+        st_gpu_session_close(ses);
+        return rc;
+    }
+    *out = ses;
+    return ST_OK;
+}
 
+int st_gpu_session_run(st_gpu_session *ses, const st_gpu_source *src,
+                       const st_gpu_verify_options *opt, st_verify_report *rep, st_error *err)
+{
     rep->ok = true;
     rep->records = 0;
     rep->bytes = 0;
     rep->failure_kind = NULL;
     rep->failure_detail[0] = '\0';
-
-    double t0 = now_seconds();
-    char device[sizeof opt->stats->device] = "";
-    int rc = be->ops->open(be->ctx, st->nslots, st->cap, st->max_recs, st->slots, device,
-                           sizeof device, err);
-    if (st->stats) {
-        st->stats->setup_seconds = now_seconds() - t0;
-        snprintf(st->stats->device, sizeof st->stats->device, "%s", device);
+    if (opt->stats) {
+        snprintf(opt->stats->device, sizeof opt->stats->device, "%s", ses->device);
+        opt->stats->setup_seconds = ses->setup_seconds;
+        ses->setup_seconds = 0;
     }
-    if (rc == ST_OK)
-        rc = run_chunks(st, err);
-    be->ops->close(be->ctx);
+    if (ses->broken)
+        return st_error_set(err, ST_EIO, "the GPU failed on an earlier file");
+
+    run_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    st->src = src;
+    st->opt = opt;
+    st->be = &ses->be;
+    st->rep = rep;
+    st->stats = opt->stats;
+    st->max_record = opt->max_record_size ? opt->max_record_size : ST_GPU_DEFAULT_MAX_RECORD;
+    st->cap = ses->cap;
+    st->max_recs = ses->max_recs;
+    st->nslots = ses->nslots;
+    memcpy(st->slots, ses->slots, sizeof st->slots);
+
+    int rc = run_chunks(st, err);
+    /* After an error chunks may still be in flight: settle them so the
+     * next file starts with every slot free. */
+    while (st->qlen > 0) {
+        st_error ignored;
+        pending_chunk pc = st->queue[st->qhead];
+        st->qhead = (st->qhead + 1) % ST_GPU_MAX_SLOTS;
+        st->qlen--;
+        if (st->be->ops->wait(st->be->ctx, pc.slot, &ignored) < 0)
+            ses->broken = true;
+    }
+    if (st->device_failed)
+        ses->broken = true;
     free(st);
+    return rc;
+}
+
+void st_gpu_session_close(st_gpu_session *ses)
+{
+    if (!ses)
+        return;
+    if (ses->be.ops)
+        ses->be.ops->close(ses->be.ctx);
+    free(ses);
+}
+
+int st_gpu_run(const st_gpu_source *src, const st_gpu_verify_options *opt, st_gpu_backend *be,
+               st_verify_report *rep, st_error *err)
+{
+    st_gpu_session *ses;
+    int rc = st_gpu_session_open_with(be, opt, &ses, err);
+    if (rc < 0)
+        return rc;
+    rc = st_gpu_session_run(ses, src, opt, rep, err);
+    st_gpu_session_close(ses);
     return rc;
 }
 

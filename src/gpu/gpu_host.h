@@ -37,6 +37,13 @@ typedef struct st_gpu_source {
     uint64_t size;
 } st_gpu_source;
 
+/* A session over a given backend (taken over, closed with the session),
+ * and one file's pass over a byte source. */
+int st_gpu_session_open_with(st_gpu_backend *be, const st_gpu_verify_options *opt,
+                             st_gpu_session **out, st_error *err);
+int st_gpu_session_run(st_gpu_session *ses, const st_gpu_source *src,
+                       const st_gpu_verify_options *opt, st_verify_report *rep, st_error *err);
+
 /* Runs the pass over src with backend be (which it closes).  rep gets
  * records, bytes, ok and the first failure; file_bytes and compression are
  * the caller's.  Returns 0 or < 0 when the file could not be read or the

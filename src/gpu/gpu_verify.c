@@ -38,8 +38,18 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int st_gpu_verify_stream(st_stream *in, const st_gpu_verify_options *opt, st_gpu_backend *be,
-                         st_verify_report *rep, st_error *err)
+int st_gpu_session_open(const st_gpu_verify_options *opt, st_gpu_session **out, st_error *err)
+{
+    *out = NULL;
+    st_gpu_backend be;
+    int rc = st_gpu_cuda_backend_create(opt->device, &be, err);
+    if (rc < 0)
+        return rc;
+    return st_gpu_session_open_with(&be, opt, out, err);
+}
+
+int st_gpu_session_verify(st_gpu_session *ses, st_stream *in, const st_gpu_verify_options *opt,
+                          st_verify_report *rep, st_error *err)
 {
     double t0 = now_seconds();
     memset(rep, 0, sizeof *rep);
@@ -53,13 +63,10 @@ int st_gpu_verify_stream(st_stream *in, const st_gpu_verify_options *opt, st_gpu
     st_compression found = ST_COMPRESSION_NONE;
     /* The same call as the CPU verifier: it closes `in` when it fails. */
     int rc = st_stream_decompress(in, opt->compression, &records, &found, err);
-    if (rc < 0) {
-        be->ops->close(be->ctx);
+    if (rc < 0)
         return rc;
-    }
     rep->compression = found;
     if (found != ST_COMPRESSION_NONE) {
-        be->ops->close(be->ctx);
         st_stream_close(records);
         return st_error_set(err, ST_EUNSUPPORTED,
                             "%s-compressed TFRecord: the GPU pass reads uncompressed shards only",
@@ -73,16 +80,30 @@ int st_gpu_verify_stream(st_stream *in, const st_gpu_verify_options *opt, st_gpu
     /* The CPU reader asks the record stream (not the file) for its size. */
     src.size_known = st_stream_size(records, &src.size, &ignored) == ST_OK;
 
-    rc = st_gpu_run(&src, opt, be, rep, err);
+    rc = st_gpu_session_run(ses, &src, opt, rep, err);
     if (rc == ST_OK && rep->file_bytes == 0)
         rep->file_bytes = rep->bytes;
     st_stream_close(records);
 
     if (opt->stats) {
-        opt->stats->seconds = now_seconds() - t0;
+        opt->stats->seconds = now_seconds() - t0 + opt->stats->setup_seconds;
         if (opt->stats->seconds > 0)
             opt->stats->bytes_per_second = (double)rep->bytes / opt->stats->seconds;
     }
+    return rc;
+}
+
+int st_gpu_verify_stream(st_stream *in, const st_gpu_verify_options *opt, st_gpu_backend *be,
+                         st_verify_report *rep, st_error *err)
+{
+    st_gpu_session *ses;
+    int rc = st_gpu_session_open_with(be, opt, &ses, err);
+    if (rc < 0) {
+        st_stream_close(in);
+        return rc;
+    }
+    rc = st_gpu_session_verify(ses, in, opt, rep, err);
+    st_gpu_session_close(ses);
     return rc;
 }
 
@@ -90,12 +111,22 @@ int st_gpu_verify_tfrecord(st_stream *in, const st_gpu_verify_options *opt,
                            st_verify_report *rep, st_error *err)
 {
     memset(rep, 0, sizeof *rep);
-    /* No device: say so before reading a byte. */
+    /* Pinned buffers cost time to set up: no more of them than the file needs. */
+    st_gpu_verify_options sized = *opt;
+    uint64_t size;
+    st_error ignored;
+    size_t chunk = opt->chunk_size ? opt->chunk_size : ST_GPU_DEFAULT_CHUNK;
+    if (st_stream_size(in, &size, &ignored) == ST_OK && size < chunk) {
+        sized.chunk_size = (size_t)(size + 4095) & ~(size_t)4095;
+        if (sized.chunk_size == 0)
+            sized.chunk_size = 4096;
+        sized.slots = 1;
+    }
     st_gpu_backend be;
     int rc = st_gpu_cuda_backend_create(opt->device, &be, err);
     if (rc < 0) {
         st_stream_close(in);
         return rc;
     }
-    return st_gpu_verify_stream(in, opt, &be, rep, err);
+    return st_gpu_verify_stream(in, &sized, &be, rep, err);
 }

@@ -68,8 +68,9 @@ void st_gpu_verify_options_init(st_gpu_verify_options *o);
  * driver", "no CUDA device", a driver too old for this build, ... */
 int st_gpu_probe(char *why, size_t cap);
 
-/* Verifies a TFRecord stream on the GPU, taking ownership of `in` (closed
- * before returning, as the formats' verify hooks do).  Returns 0 when the
+/* Verifies one TFRecord stream on the GPU, taking ownership of `in` (closed
+ * before returning, as the formats' verify hooks do); buffers are sized to
+ * the file when it is smaller than a chunk.  Returns 0 when the
  * file could be checked (rep says whether it is intact) or < 0:
  * ST_EUNSUPPORTED when there is no usable GPU, when built without CUDA, or
  * when the stream is GZIP/ZLIB compressed (only uncompressed shards go to the
@@ -77,6 +78,18 @@ int st_gpu_probe(char *why, size_t cap);
  * ST_EIO / ST_ENOMEM for read errors, device errors and allocations. */
 int st_gpu_verify_tfrecord(st_stream *in, const st_gpu_verify_options *opt,
                            st_verify_report *rep, st_error *err);
+
+/* For many files: the device context, pinned buffers and device buffers
+ * are set up once (tens of milliseconds) and reused for every file.
+ * chunk_size, slots and device are taken from `opt` at open; every other
+ * option (and stats) from the `opt` given with each file.  Verifying takes
+ * ownership of `in` and returns as st_gpu_verify_tfrecord does; after a
+ * device error every later file fails with ST_EIO too. */
+typedef struct st_gpu_session st_gpu_session;
+int st_gpu_session_open(const st_gpu_verify_options *opt, st_gpu_session **out, st_error *err);
+int st_gpu_session_verify(st_gpu_session *ses, st_stream *in, const st_gpu_verify_options *opt,
+                          st_verify_report *rep, st_error *err);
+void st_gpu_session_close(st_gpu_session *ses);
 
 /* Host-to-device copy bandwidth of `bytes` from pinned memory and from
  * ordinary (pageable) memory, best of `reps`, in bytes per second. */

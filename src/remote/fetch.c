@@ -43,6 +43,7 @@ struct st_fetcher {
     int npool;
     unsigned rng;
     st_remote_stats stats;
+    int nwaiting;             /* threads inside st_fetch_wait */
 };
 
 static double mono_now(void)
@@ -105,7 +106,12 @@ void st_xfer_free(st_xfer *x)
 
 void st_fetch_lock(st_fetcher *f) { pthread_mutex_lock(&f->mu); }
 void st_fetch_unlock(st_fetcher *f) { pthread_mutex_unlock(&f->mu); }
-void st_fetch_wait(st_fetcher *f) { pthread_cond_wait(&f->cv, &f->mu); }
+void st_fetch_wait(st_fetcher *f)
+{
+    f->nwaiting++;
+    pthread_cond_wait(&f->cv, &f->mu);
+    f->nwaiting--;
+}
 void st_fetch_broadcast(st_fetcher *f) { pthread_cond_broadcast(&f->cv); }
 const st_remote_config *st_fetch_config(st_fetcher *f) { return &f->cfg; }
 const st_aws_creds *st_fetch_aws(st_fetcher *f) { return &f->aws; }
@@ -295,10 +301,30 @@ static void copy_header_value(char *dst, size_t cap, const char *v, size_t n)
     dst[n] = '\0';
 }
 
+static int accept_headers(st_fetcher *f, st_xfer *x);
+
 static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
 {
     st_xfer *x = ud;
     size_t n = size * nmemb;
+    if (n <= 2 && (p[0] == '\r' || p[0] == '\n')) {
+        /* End of a header block: check a final answer now, before any body
+         * (open() learns the size sooner, and an impossible range can be
+         * dropped without waiting for a body that may never come). */
+        long st = 0;
+        curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &st);
+        if (st < 200 || (x->follow_redirects && st >= 300 && st < 400 && st != 304))
+            return n;
+        st_fetcher *f = x->engine;
+        pthread_mutex_lock(&f->mu);
+        int rc = 0;
+        if (!x->validated && !x->cancel) {
+            x->validated = true;
+            rc = accept_headers(f, x);
+        }
+        pthread_mutex_unlock(&f->mu);
+        return rc ? 0 : n;
+    }
     if (n >= 5 && memcmp(p, "HTTP/", 5) == 0) {
         /* A new response (after a redirect or 100 Continue): forget the last. */
         x->h_content_range[0] = x->h_etag[0] = x->h_last_modified[0] = x->h_retry_after[0] = '\0';
@@ -389,8 +415,9 @@ static int parse_content_range(const char *s, uint64_t *a, uint64_t *b, uint64_t
  * (lock held).  Returns 0 to go on, -1 when the transfer must stop. */
 static int accept_headers(st_fetcher *f, st_xfer *x)
 {
-    long st = 0;
-    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &st);
+    long st = x->status; /* complete() has read it already when the handle is gone */
+    if (x->easy)
+        curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &st);
     x->status = st;
     bool ok = (st >= 200 && st < 300) || (st == 308 && x->accept_308) ||
               (st == 404 && x->accept_404);
@@ -427,6 +454,22 @@ static int accept_headers(st_fetcher *f, st_xfer *x)
             parse_content_range(x->h_content_range, &a, &b, &total, &total_known) != 0) {
             fail_in_callback(x, ST_EREMOTE, "%s: partial answer without a valid Content-Range",
                              x->display);
+            return -1;
+        }
+        if (total_known && x->attempt_start >= total) {
+            /* Nothing there (an empty object answered as 206 "0-0/0"): keep
+             * no body, whatever length the answer claims. */
+            if (x->ident && !x->ident->known) {
+                x->ident->known = true;
+                x->ident->size = total;
+                snprintf(x->ident->etag, sizeof x->ident->etag, "%s",
+                         x->h_etag[0] ? x->h_etag : x->h_last_modified);
+            }
+            x->range_len = x->got;
+            x->headers_ok = true;
+            x->stop_ok = true;
+            if (x->on_event)
+                x->on_event(x);
             return -1;
         }
         if (a != x->attempt_start) {
@@ -522,7 +565,9 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
         if (take)
             memcpy(x->dest + x->got, p, take);
         x->got += take;
-        pthread_cond_broadcast(&f->cv);
+        /* Wake readers only when some wait: most bytes arrive ahead of them. */
+        if (f->nwaiting)
+            pthread_cond_broadcast(&f->cv);
         if (take < n) {
             if (x->range_ignored)
                 x->stop_ok = true; /* we have all we asked for */

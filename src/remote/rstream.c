@@ -24,6 +24,7 @@
 #define MAX_WINDOW 8
 #define CACHE_BLOCKS 4
 #define PREAD_BLOCK ((size_t)1 << 20)
+#define READ_SLICE ((size_t)256 << 10)
 
 typedef struct cblock {
     uint64_t off;
@@ -193,8 +194,13 @@ static ssize_t rs_read(st_stream *s, void *buf, size_t n, st_error *err)
             ret = x->err.code;
             break;
         }
-        if (x->got > o->consumed) {
-            size_t k = (size_t)(x->got - o->consumed);
+        size_t ready = (size_t)(x->got - o->consumed);
+        /* While a chunk is still arriving, take bytes in slices of at least
+         * READ_SLICE (or what was asked): fewer wake-ups per byte. */
+        size_t enough = n < READ_SLICE ? n : READ_SLICE;
+        bool complete = x->state == ST_XS_DONE || x->got >= x->range_len;
+        if (x->got > o->consumed && (ready >= enough || complete)) {
+            size_t k = ready;
             if (k > n)
                 k = n;
             /* Bytes below x->got never change and x stays ours. */

@@ -566,6 +566,57 @@ static void test_malformed(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "fixed32"));
 }
 
+/* What a later field replaces is still checked, as protobuf parsers do. */
+static void test_replaced_values_checked(void)
+{
+    msg bad_list = {0}, good_list = {0}, feat = {0}, ex = {0};
+    m_varint_field(&bad_list, 1, 5); /* BytesList value as a varint */
+    m_varint_field(&good_list, 1, 7);
+    m_msg_field(&feat, 1, &bad_list);
+    m_msg_field(&feat, 3, &good_list);
+    example_of(&ex, "k", &feat);
+    st_record rec;
+    st_error err = {0};
+    CU_ASSERT_EQUAL(decode(&ex, &rec, &err), ST_EDATA);
+
+    /* A map entry with two values: the last is used, the first checked. */
+    msg good_feat = {0}, bad_feat = {0}, entry = {0}, features = {0};
+    m_msg_field(&good_feat, 3, &good_list);
+    m_msg_field(&bad_feat, 1, &bad_list);
+    m_str_field(&entry, 1, "k");
+    m_msg_field(&entry, 2, &bad_feat);
+    m_msg_field(&entry, 2, &good_feat);
+    m_msg_field(&features, 1, &entry);
+    ex.n = 0;
+    m_msg_field(&ex, 1, &features);
+    CU_ASSERT_EQUAL(decode(&ex, &rec, &err), ST_EDATA);
+
+    msg other_feat = {0}, other_list = {0}, entry2 = {0}, features2 = {0};
+    m_varint_field(&other_list, 1, 9);
+    m_msg_field(&other_feat, 3, &other_list);
+    m_str_field(&entry2, 1, "k");
+    m_msg_field(&entry2, 2, &other_feat);
+    m_msg_field(&entry2, 2, &good_feat);
+    m_msg_field(&features2, 1, &entry2);
+    ex.n = 0;
+    m_msg_field(&ex, 1, &features2);
+    CU_ASSERT_EQUAL_FATAL(decode(&ex, &rec, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(rec.nfeatures, 1);
+    CU_ASSERT_EQUAL(rec.features[0].v.i64[0], 7);
+
+    /* The same for a FeatureLists entry. */
+    msg bad_steps = {0}, good_steps = {0}, lentry = {0}, lists = {0};
+    m_msg_field(&bad_steps, 1, &bad_feat);
+    m_msg_field(&good_steps, 1, &good_feat);
+    m_str_field(&lentry, 1, "s");
+    m_msg_field(&lentry, 2, &bad_steps);
+    m_msg_field(&lentry, 2, &good_steps);
+    m_msg_field(&lists, 1, &lentry);
+    ex.n = 0;
+    m_msg_field(&ex, 2, &lists);
+    CU_ASSERT_EQUAL(decode(&ex, &rec, &err), ST_EDATA);
+}
+
 /* Every prefix and every single-byte corruption of a valid payload:
  * decode and check agree, and nothing crashes. */
 static void test_truncations_and_flips(void)
@@ -1206,6 +1257,7 @@ int main(int argc, char **argv)
     CU_add_test(s, "unknown fields skipped", test_unknown_fields_skipped);
     CU_add_test(s, "SequenceExample", test_sequence_example);
     CU_add_test(s, "malformed payloads", test_malformed);
+    CU_add_test(s, "replaced values still checked", test_replaced_values_checked);
     CU_add_test(s, "truncations and bit flips", test_truncations_and_flips);
     CU_add_test(s, "random round trip", test_round_trip_random);
     CU_add_test(s, "encode vs protobuf-c unpack", test_encode_vs_protobuf_c);

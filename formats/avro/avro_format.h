@@ -7,8 +7,8 @@
  * datums straight into the record model (see avro_mapping.c for how Avro
  * types map to features).  avro-c, when present, is used only by the tests
  * and the benchmark as an independent reader. */
-#ifndef ST_AVRO_H
-#define ST_AVRO_H
+#ifndef ST_AVRO_FORMAT_H
+#define ST_AVRO_FORMAT_H
 
 #include "../format.h"
 

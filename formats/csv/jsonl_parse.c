@@ -1,0 +1,547 @@
+/* A JSON object parser for JSON lines (see jsonl_parse.h). */
+#include "jsonl_parse.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define JL_MAX_DEPTH 64
+
+typedef struct jp {
+    jl_line *L;
+    const uint8_t *p, *start, *end;
+    st_arena *arena;
+    locale_t loc;
+    int depth;
+} jp;
+
+static int fail(jp *s, const char *fmt, const char *key)
+{
+    snprintf(s->L->msg, sizeof s->L->msg, fmt, key ? key : "");
+    size_t n = strlen(s->L->msg);
+    snprintf(s->L->msg + n, sizeof s->L->msg - n, " (at byte %zu of the line)",
+             (size_t)(s->p - s->start) + 1);
+    return ST_EDATA;
+}
+
+/* The current path as a C string, for messages. */
+static const char *path_str(jp *s)
+{
+    st_buf *b = &s->L->path;
+    if (st_buf_reserve(b, 1))
+        return "";
+    b->data[b->len] = '\0';
+    return (const char *)b->data;
+}
+
+static inline void skip_ws(jp *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\r' || *s->p == '\n'))
+        s->p++;
+}
+
+static int hexval(uint8_t c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static int read_hex4(jp *s, const uint8_t *q, unsigned *out)
+{
+    if (s->end - q < 4)
+        return -1;
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        int h = hexval(q[i]);
+        if (h < 0)
+            return -1;
+        v = v << 4 | (unsigned)h;
+    }
+    *out = v;
+    return 0;
+}
+
+static size_t put_utf8(uint8_t *d, unsigned cp)
+{
+    if (cp < 0x80) {
+        d[0] = (uint8_t)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        d[0] = (uint8_t)(0xC0 | cp >> 6);
+        d[1] = (uint8_t)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        d[0] = (uint8_t)(0xE0 | cp >> 12);
+        d[1] = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
+        d[2] = (uint8_t)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    d[0] = (uint8_t)(0xF0 | cp >> 18);
+    d[1] = (uint8_t)(0x80 | (cp >> 12 & 0x3F));
+    d[2] = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
+    d[3] = (uint8_t)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* A string at s->p (the opening quote).  Without escapes the result points
+ * into the line; with them it is decoded into the arena (never longer than
+ * the escaped text).  to_path appends it to the path instead. */
+static int parse_string(jp *s, st_bytes *out, bool to_path)
+{
+    const uint8_t *q = ++s->p;
+    const uint8_t *close = memchr(q, '"', (size_t)(s->end - q));
+    if (close && !memchr(q, '\\', (size_t)(close - q))) {
+        s->p = close + 1;
+        if (to_path)
+            return st_buf_append(&s->L->path, q, (size_t)(close - q)) ? ST_ENOMEM : ST_OK;
+        out->data = q;
+        out->len = (size_t)(close - q);
+        return ST_OK;
+    }
+    uint8_t *dst;
+    size_t cap = (size_t)(s->end - q);
+    if (to_path) {
+        if (st_buf_reserve(&s->L->path, cap + 1))
+            return ST_ENOMEM;
+        dst = s->L->path.data + s->L->path.len;
+    } else {
+        dst = st_arena_alloc(s->arena, cap ? cap : 1);
+        if (!dst)
+            return ST_ENOMEM;
+    }
+    size_t n = 0;
+    while (q < s->end && *q != '"') {
+        if (*q != '\\') {
+            dst[n++] = *q++;
+            continue;
+        }
+        if (q + 1 >= s->end)
+            break;
+        uint8_t e = q[1];
+        q += 2;
+        switch (e) {
+        case '"': dst[n++] = '"'; break;
+        case '\\': dst[n++] = '\\'; break;
+        case '/': dst[n++] = '/'; break;
+        case 'b': dst[n++] = '\b'; break;
+        case 'f': dst[n++] = '\f'; break;
+        case 'n': dst[n++] = '\n'; break;
+        case 'r': dst[n++] = '\r'; break;
+        case 't': dst[n++] = '\t'; break;
+        case 'u': {
+            unsigned cp;
+            if (read_hex4(s, q, &cp)) {
+                s->p = q;
+                return fail(s, "bad \\u escape in a string%s", NULL);
+            }
+            q += 4;
+            if (cp >= 0xD800 && cp < 0xDC00) {
+                unsigned lo;
+                if (s->end - q >= 6 && q[0] == '\\' && q[1] == 'u' && read_hex4(s, q + 2, &lo) == 0 &&
+                    lo >= 0xDC00 && lo < 0xE000) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    q += 6;
+                } else {
+                    cp = 0xFFFD; /* a lone surrogate */
+                }
+            } else if (cp >= 0xDC00 && cp < 0xE000) {
+                cp = 0xFFFD;
+            }
+            n += put_utf8(dst + n, cp);
+            break;
+        }
+        default:
+            s->p = q - 2;
+            return fail(s, "bad escape in a string%s", NULL);
+        }
+    }
+    if (q >= s->end) {
+        s->p = q;
+        return fail(s, "string is not closed%s", NULL);
+    }
+    s->p = q + 1;
+    if (to_path) {
+        s->L->path.len += n;
+        return ST_OK;
+    }
+    out->data = dst;
+    out->len = n;
+    return ST_OK;
+}
+
+static const int8_t b64_table[256] = {
+    ['A'] = 1, ['B'] = 2, ['C'] = 3, ['D'] = 4, ['E'] = 5, ['F'] = 6, ['G'] = 7, ['H'] = 8,
+    ['I'] = 9, ['J'] = 10, ['K'] = 11, ['L'] = 12, ['M'] = 13, ['N'] = 14, ['O'] = 15, ['P'] = 16,
+    ['Q'] = 17, ['R'] = 18, ['S'] = 19, ['T'] = 20, ['U'] = 21, ['V'] = 22, ['W'] = 23, ['X'] = 24,
+    ['Y'] = 25, ['Z'] = 26, ['a'] = 27, ['b'] = 28, ['c'] = 29, ['d'] = 30, ['e'] = 31, ['f'] = 32,
+    ['g'] = 33, ['h'] = 34, ['i'] = 35, ['j'] = 36, ['k'] = 37, ['l'] = 38, ['m'] = 39, ['n'] = 40,
+    ['o'] = 41, ['p'] = 42, ['q'] = 43, ['r'] = 44, ['s'] = 45, ['t'] = 46, ['u'] = 47, ['v'] = 48,
+    ['w'] = 49, ['x'] = 50, ['y'] = 51, ['z'] = 52, ['0'] = 53, ['1'] = 54, ['2'] = 55, ['3'] = 56,
+    ['4'] = 57, ['5'] = 58, ['6'] = 59, ['7'] = 60, ['8'] = 61, ['9'] = 62, ['+'] = 63, ['/'] = 64,
+};
+
+/* Decodes standard base64 (padding optional) in place; false when invalid. */
+static bool base64_decode(st_bytes *b)
+{
+    uint8_t *out = (uint8_t *)b->data; /* decoded text from the arena or line: shrink in place */
+    size_t n = b->len;
+    while (n && b->data[n - 1] == '=')
+        n--;
+    if (b->len - n > 2 || n % 4 == 1)
+        return false;
+    size_t o = 0;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < n; i++) {
+        int v = b64_table[b->data[i]];
+        if (!v)
+            return false;
+        acc = acc << 6 | (uint32_t)(v - 1);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[o++] = (uint8_t)(acc >> bits);
+        }
+    }
+    b->len = o;
+    return true;
+}
+
+static jl_value *new_value(jp *s)
+{
+    jl_line *L = s->L;
+    if (L->nvals == L->vcap) {
+        size_t cap = L->vcap ? L->vcap * 2 : 64;
+        jl_value *v = realloc(L->vals, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        L->vals = v;
+        L->vcap = cap;
+    }
+    jl_value *v = &L->vals[L->nvals++];
+    memset(v, 0, sizeof *v);
+    return v;
+}
+
+static jl_field *new_field(jp *s, bool is_array)
+{
+    jl_line *L = s->L;
+    if (L->nfields == L->fcap) {
+        size_t cap = L->fcap ? L->fcap * 2 : 32;
+        jl_field *f = realloc(L->fields, cap * sizeof *f);
+        if (!f)
+            return NULL;
+        L->fields = f;
+        L->fcap = cap;
+    }
+    jl_field *f = &L->fields[L->nfields++];
+    memset(f, 0, sizeof *f);
+    f->key_off = L->keys.len;
+    f->key_len = L->path.len;
+    f->is_array = is_array;
+    f->first = L->nvals;
+    if (st_buf_append(&L->keys, L->path.data, L->path.len))
+        return NULL;
+    return f;
+}
+
+static bool is_num_char(uint8_t c)
+{
+    return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
+
+static int parse_object(jp *s);
+
+/* A scalar (or a {"base64": ...} object) into *v; 1 = it was null. */
+static int parse_scalar(jp *s, jl_value *v)
+{
+    uint8_t c = *s->p;
+    if (c == '"') {
+        int rc = parse_string(s, &v->text, false);
+        if (rc)
+            return rc;
+        v->type = JL_STR;
+        const st_bytes *t = &v->text;
+        if (t->len == 3 && memcmp(t->data, "NaN", 3) == 0) {
+            v->type = JL_SPECIAL;
+            v->u.d = (double)NAN;
+        } else if (t->len == 8 && memcmp(t->data, "Infinity", 8) == 0) {
+            v->type = JL_SPECIAL;
+            v->u.d = (double)INFINITY;
+        } else if (t->len == 9 && memcmp(t->data, "-Infinity", 9) == 0) {
+            v->type = JL_SPECIAL;
+            v->u.d = -(double)INFINITY;
+        }
+        return ST_OK;
+    }
+    if (c == 't' && s->end - s->p >= 4 && memcmp(s->p, "true", 4) == 0) {
+        s->p += 4;
+        v->type = JL_BOOL;
+        v->u.i = 1;
+        return ST_OK;
+    }
+    if (c == 'f' && s->end - s->p >= 5 && memcmp(s->p, "false", 5) == 0) {
+        s->p += 5;
+        v->type = JL_BOOL;
+        v->u.i = 0;
+        return ST_OK;
+    }
+    if (c == 'n' && s->end - s->p >= 4 && memcmp(s->p, "null", 4) == 0) {
+        s->p += 4;
+        return 1;
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        const uint8_t *q = s->p;
+        bool integral = true;
+        while (q < s->end && is_num_char(*q)) {
+            if (*q == '.' || *q == 'e' || *q == 'E')
+                integral = false;
+            q++;
+        }
+        size_t n = (size_t)(q - s->p);
+        v->text.data = s->p;
+        v->text.len = n;
+        if (integral && csv_parse_int64(s->p, n, &v->u.i)) {
+            v->type = JL_INT;
+        } else if (csv_parse_double(s->p, n, &v->u.d, &v->sig, s->loc) && csv_is_number(s->p, n) &&
+                   v->u.d == v->u.d) {
+            v->type = JL_FLOAT;
+        } else {
+            return fail(s, "bad number for key '%s'", path_str(s));
+        }
+        s->p = q;
+        return ST_OK;
+    }
+    return fail(s, "expected a value for key '%s'", path_str(s));
+}
+
+/* {"base64": "..."} at s->p: 1 and *v filled when it is exactly that. */
+static int try_base64_object(jp *s, jl_value *v)
+{
+    const uint8_t *save = s->p;
+    s->p++;
+    skip_ws(s);
+    static const char key[] = "\"base64\"";
+    if (s->end - s->p < 8 || memcmp(s->p, key, 8) != 0) {
+        s->p = save;
+        return 0;
+    }
+    s->p += 8;
+    skip_ws(s);
+    if (s->p >= s->end || *s->p != ':') {
+        s->p = save;
+        return 0;
+    }
+    s->p++;
+    skip_ws(s);
+    if (s->p >= s->end || *s->p != '"') {
+        s->p = save;
+        return 0;
+    }
+    st_bytes b;
+    if (parse_string(s, &b, false)) {
+        s->p = save;
+        return 0;
+    }
+    skip_ws(s);
+    if (s->p >= s->end || *s->p != '}') {
+        s->p = save;
+        return 0;
+    }
+    /* Decode into the arena: the text may point into the (read-only) line. */
+    uint8_t *copy = st_arena_memdup(s->arena, b.data, b.len);
+    if (!copy)
+        return ST_ENOMEM;
+    b.data = copy;
+    if (!base64_decode(&b))
+        return fail(s, "bad base64 text for key '%s'", path_str(s));
+    s->p++;
+    v->type = JL_B64;
+    v->text = b;
+    return 1;
+}
+
+static int parse_array(jp *s)
+{
+    jl_field *f = new_field(s, true);
+    if (!f)
+        return ST_ENOMEM;
+    size_t fi = s->L->nfields - 1;
+    s->p++;
+    skip_ws(s);
+    if (s->p < s->end && *s->p == ']') {
+        s->p++;
+        return ST_OK;
+    }
+    unsigned types = 0;
+    uint32_t count = 0;
+    for (;;) {
+        skip_ws(s);
+        if (s->p >= s->end)
+            return fail(s, "array is not closed for key '%s'", path_str(s));
+        jl_value *v = new_value(s);
+        if (!v)
+            return ST_ENOMEM;
+        if (*s->p == '[')
+            return fail(s, "key '%s': nested arrays are not supported", path_str(s));
+        if (*s->p == '{') {
+            int rc = try_base64_object(s, v);
+            if (rc < 0)
+                return rc;
+            if (rc == 0)
+                return fail(s, "key '%s': arrays of objects are not supported", path_str(s));
+        } else {
+            int rc = parse_scalar(s, v);
+            if (rc < 0)
+                return rc;
+            if (rc == 1)
+                return fail(s, "key '%s': null inside an array", path_str(s));
+        }
+        types |= v->type;
+        count++;
+        skip_ws(s);
+        if (s->p < s->end && *s->p == ',') {
+            s->p++;
+            continue;
+        }
+        if (s->p < s->end && *s->p == ']') {
+            s->p++;
+            break;
+        }
+        return fail(s, "expected ',' or ']' in the array for key '%s'", path_str(s));
+    }
+    if ((types & JL_NUMERIC) && (types & JL_TEXT))
+        return fail(s, "key '%s': array mixes numbers and strings", path_str(s));
+    f = &s->L->fields[fi];
+    f->types = types;
+    f->count = count;
+    return ST_OK;
+}
+
+static int parse_member_value(jp *s)
+{
+    skip_ws(s);
+    if (s->p >= s->end)
+        return fail(s, "missing value for key '%s'", path_str(s));
+    uint8_t c = *s->p;
+    if (c == '{') {
+        jl_value tmp;
+        int rc = try_base64_object(s, &tmp);
+        if (rc < 0)
+            return rc;
+        if (rc == 1) {
+            jl_field *f = new_field(s, false);
+            jl_value *v = f ? new_value(s) : NULL;
+            if (!v)
+                return ST_ENOMEM;
+            *v = tmp;
+            f = &s->L->fields[s->L->nfields - 1];
+            f->types = JL_B64;
+            f->count = 1;
+            return ST_OK;
+        }
+        return parse_object(s);
+    }
+    if (c == '[')
+        return parse_array(s);
+    jl_value tmp;
+    memset(&tmp, 0, sizeof tmp);
+    int rc = parse_scalar(s, &tmp);
+    if (rc < 0)
+        return rc;
+    jl_field *f = new_field(s, false);
+    if (!f)
+        return ST_ENOMEM;
+    if (rc == 1) {
+        f->is_null = true;
+        return ST_OK;
+    }
+    jl_value *v = new_value(s);
+    if (!v)
+        return ST_ENOMEM;
+    *v = tmp;
+    f = &s->L->fields[s->L->nfields - 1];
+    f->types = v->type;
+    f->count = 1;
+    return ST_OK;
+}
+
+static int parse_object(jp *s)
+{
+    if (++s->depth > JL_MAX_DEPTH)
+        return fail(s, "objects nested too deeply%s", NULL);
+    s->p++; /* '{' */
+    size_t base = s->L->path.len;
+    skip_ws(s);
+    if (s->p < s->end && *s->p == '}') {
+        s->p++;
+        s->depth--;
+        return ST_OK;
+    }
+    for (;;) {
+        skip_ws(s);
+        if (s->p >= s->end || *s->p != '"')
+            return fail(s, "expected a key in quotes%s", NULL);
+        s->L->path.len = base;
+        if (base && st_buf_append(&s->L->path, ".", 1))
+            return ST_ENOMEM;
+        int rc = parse_string(s, NULL, true);
+        if (rc)
+            return rc;
+        skip_ws(s);
+        if (s->p >= s->end || *s->p != ':')
+            return fail(s, "expected ':' after key '%s'", path_str(s));
+        s->p++;
+        if ((rc = parse_member_value(s)) != 0)
+            return rc;
+        skip_ws(s);
+        if (s->p < s->end && *s->p == ',') {
+            s->p++;
+            continue;
+        }
+        if (s->p < s->end && *s->p == '}') {
+            s->p++;
+            break;
+        }
+        return fail(s, "expected ',' or '}' after the value of key '%s'", path_str(s));
+    }
+    s->L->path.len = base;
+    s->depth--;
+    return ST_OK;
+}
+
+int jl_parse(jl_line *L, const uint8_t *p, size_t n, st_arena *arena, locale_t loc)
+{
+    L->nfields = L->nvals = 0;
+    L->keys.len = L->path.len = 0;
+    L->msg[0] = '\0';
+    jp s = { L, p, p, p + n, arena, loc, 0 };
+    skip_ws(&s);
+    if (s.p == s.end)
+        return 1;
+    if (*s.p != '{')
+        return fail(&s, "a line must hold one JSON object%s", NULL);
+    int rc = parse_object(&s);
+    if (rc)
+        return rc;
+    skip_ws(&s);
+    if (s.p != s.end)
+        return fail(&s, "text after the object%s", NULL);
+    return ST_OK;
+}
+
+void jl_line_free(jl_line *L)
+{
+    free(L->fields);
+    free(L->vals);
+    st_buf_free(&L->keys);
+    st_buf_free(&L->path);
+    memset(L, 0, sizeof *L);
+}

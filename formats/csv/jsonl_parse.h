@@ -1,0 +1,61 @@
+/* One JSON object per line, flattened into named fields of scalars.
+ *
+ * The parser does not build a tree: each member whose value is a scalar or
+ * an array of scalars becomes a field named by its dotted path, with its
+ * values appended to one array.  Strings are decoded into the arena given
+ * (so they may outlive the line); numbers keep a pointer to their text. */
+#ifndef ST_JSONL_PARSE_H
+#define ST_JSONL_PARSE_H
+
+#include "csv_internal.h"
+
+enum jl_type {
+    JL_INT = 1,
+    JL_FLOAT = 2,
+    JL_BOOL = 4,
+    JL_STR = 8,
+    JL_SPECIAL = 16,   /* "NaN", "Infinity", "-Infinity": a float beside numbers */
+    JL_B64 = 32,       /* {"base64": "..."}: bytes */
+};
+#define JL_NUMERIC (JL_INT | JL_FLOAT | JL_BOOL)
+#define JL_TEXT (JL_STR | JL_B64)
+
+typedef struct jl_value {
+    uint8_t type;
+    int sig;                 /* significant digits of a float's text */
+    union {
+        int64_t i;           /* JL_INT, JL_BOOL */
+        double d;            /* JL_FLOAT, JL_SPECIAL */
+    } u;
+    st_bytes text;           /* JL_STR / JL_B64 / JL_SPECIAL: the bytes; numbers: their text */
+} jl_value;
+
+typedef struct jl_field {
+    size_t key_off, key_len; /* in jl_line.keys */
+    bool is_array;
+    bool is_null;
+    unsigned types;          /* OR of the values' jl_type */
+    size_t first;            /* values[first, first + count) */
+    uint32_t count;
+} jl_field;
+
+typedef struct jl_line {
+    jl_field *fields;
+    size_t nfields, fcap;
+    jl_value *vals;
+    size_t nvals, vcap;
+    st_buf keys;             /* every field's dotted name, one after another */
+    st_buf path;             /* the name being built */
+    char msg[256];           /* what went wrong, when jl_parse fails */
+} jl_line;
+
+/* 0 = parsed, 1 = blank line, ST_EDATA (msg set) or ST_ENOMEM. */
+int jl_parse(jl_line *L, const uint8_t *p, size_t n, st_arena *arena, locale_t loc);
+void jl_line_free(jl_line *L);
+
+static inline const uint8_t *jl_field_name(const jl_line *L, const jl_field *f)
+{
+    return L->keys.data + f->key_off;
+}
+
+#endif

@@ -1,0 +1,625 @@
+/* The JSON lines reader.  Keys vary between records, so the "columns" are
+ * the keys met by the inference pass (over the whole input when it can be
+ * read twice, else over the first infer_rows lines).  Each key's kind is
+ * decided there; keys first met later keep the kind of their own values. */
+#include "jsonl_parse.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct jl_key {
+    char *name;              /* owned, NUL-terminated */
+    uint32_t len;
+    uint32_t hash;
+    st_kind kind;
+    unsigned types;          /* inference: OR of the value types met */
+    bool keep;
+    bool forced;
+    bool nullable;
+    bool repeated;
+    uint64_t present;        /* lines holding a non-null value */
+    int64_t fixed_len;       /* -2 = not yet known, -1 = varies */
+} jl_key;
+
+typedef struct jsonl_reader {
+    st_stream *in;
+    const char *name;
+    csv_chunker ch;
+    csv_chunk *pending;
+    size_t npending, pending_head;
+    locale_t cloc;
+    bool strict_float;
+    bool full_pass;
+    uint64_t infer_rows;
+    uint64_t rows_seen;
+    jl_key *keys;
+    size_t nkeys, kcap;
+    uint32_t *index;         /* open addressing: key index + 1, 0 = free */
+    size_t index_cap;        /* a power of two */
+    /* Selection (copies), also for keys not met during inference. */
+    char **only;
+    size_t nonly;
+    char **exclude;
+    size_t nexclude;
+    st_schema types;         /* copy of the forced kinds */
+} jsonl_reader;
+
+static uint32_t hash_name(const uint8_t *p, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 16777619u;
+    return h;
+}
+
+static ssize_t key_find(const jsonl_reader *r, const uint8_t *p, size_t n, uint32_t h)
+{
+    if (!r->index_cap)
+        return -1;
+    size_t mask = r->index_cap - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        uint32_t slot = r->index[i];
+        if (!slot)
+            return -1;
+        const jl_key *k = &r->keys[slot - 1];
+        if (k->hash == h && k->len == n && memcmp(k->name, p, n) == 0)
+            return (ssize_t)(slot - 1);
+    }
+}
+
+static int index_rebuild(jsonl_reader *r, size_t cap)
+{
+    uint32_t *idx = calloc(cap, sizeof *idx);
+    if (!idx)
+        return ST_ENOMEM;
+    free(r->index);
+    r->index = idx;
+    r->index_cap = cap;
+    for (size_t k = 0; k < r->nkeys; k++) {
+        size_t i = r->keys[k].hash & (cap - 1);
+        while (idx[i])
+            i = (i + 1) & (cap - 1);
+        idx[i] = (uint32_t)(k + 1);
+    }
+    return ST_OK;
+}
+
+static bool in_list(char *const *list, size_t n, const uint8_t *p, size_t len)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strlen(list[i]) == len && memcmp(list[i], p, len) == 0)
+            return true;
+    return false;
+}
+
+/* Selection and forced kind of a name: false = skip it. */
+static bool select_name(const jsonl_reader *r, const uint8_t *p, size_t len, st_kind *forced,
+                        bool *is_forced)
+{
+    *is_forced = false;
+    if (r->nonly && !in_list(r->only, r->nonly, p, len))
+        return false;
+    if (r->nexclude && in_list(r->exclude, r->nexclude, p, len))
+        return false;
+    for (size_t i = 0; i < r->types.count; i++) {
+        const st_column *c = &r->types.columns[i];
+        if (strlen(c->name) == len && memcmp(c->name, p, len) == 0) {
+            if (c->kind == ST_KIND_NONE)
+                return false;
+            *forced = c->kind;
+            *is_forced = true;
+        }
+    }
+    return true;
+}
+
+static ssize_t key_add(jsonl_reader *r, const uint8_t *p, size_t n, uint32_t h)
+{
+    if (r->nkeys == r->kcap) {
+        size_t cap = r->kcap ? r->kcap * 2 : 32;
+        jl_key *k = realloc(r->keys, cap * sizeof *k);
+        if (!k)
+            return ST_ENOMEM;
+        r->keys = k;
+        r->kcap = cap;
+    }
+    jl_key *k = &r->keys[r->nkeys];
+    memset(k, 0, sizeof *k);
+    k->name = malloc(n + 1);
+    if (!k->name)
+        return ST_ENOMEM;
+    memcpy(k->name, p, n);
+    k->name[n] = '\0';
+    k->len = (uint32_t)n;
+    k->hash = h;
+    k->fixed_len = -2;
+    k->keep = select_name(r, p, n, &k->kind, &k->forced);
+    r->nkeys++;
+    if (r->nkeys * 2 > r->index_cap) {
+        if (index_rebuild(r, r->index_cap ? r->index_cap * 2 : 64))
+            return ST_ENOMEM;
+    } else {
+        size_t i = h & (r->index_cap - 1);
+        while (r->index[i])
+            i = (i + 1) & (r->index_cap - 1);
+        r->index[i] = (uint32_t)r->nkeys;
+    }
+    return (ssize_t)(r->nkeys - 1);
+}
+
+/* The kind that values of these types make. */
+static st_kind natural_kind(unsigned types)
+{
+    if (types & JL_TEXT)
+        return ST_KIND_BYTES;
+    if (types & (JL_FLOAT | JL_SPECIAL))
+        return ST_KIND_FLOAT;
+    if (types & (JL_INT | JL_BOOL))
+        return ST_KIND_INT64;
+    return ST_KIND_NONE;
+}
+
+/* ---- inference ---------------------------------------------------------- */
+
+static int infer_chunk(jsonl_reader *r, const csv_chunk *ch, jl_line *L, st_arena *arena,
+                       uint64_t limit, st_error *err)
+{
+    const uint8_t *p = ch->data + ch->start, *end = ch->data + ch->len;
+    uint64_t line = ch->line;
+    while (p < end && (limit == 0 || r->rows_seen < limit)) {
+        const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl)
+            nl = end;
+        st_arena_reset(arena);
+        int rc = jl_parse(L, p, (size_t)(nl - p), arena, r->cloc);
+        p = nl + 1;
+        line++;
+        if (rc == 1)
+            continue;
+        if (rc == ST_ENOMEM)
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        if (rc < 0)
+            return st_error_set(err, ST_EDATA, "%s: line %" PRIu64 ": %s", r->name, line - 1, L->msg);
+        r->rows_seen++;
+        for (size_t i = 0; i < L->nfields; i++) {
+            const jl_field *f = &L->fields[i];
+            const uint8_t *name = jl_field_name(L, f);
+            uint32_t h = hash_name(name, f->key_len);
+            ssize_t k = key_find(r, name, f->key_len, h);
+            if (k < 0 && (k = key_add(r, name, f->key_len, h)) < 0)
+                return st_error_set(err, ST_ENOMEM, "out of memory");
+            jl_key *key = &r->keys[k];
+            if (f->is_null) {
+                key->nullable = true;
+                continue;
+            }
+            key->types |= f->types;
+            key->present++;
+            if (f->count > 1)
+                key->repeated = true;
+            if (key->fixed_len == -2)
+                key->fixed_len = f->count;
+            else if (key->fixed_len != (int64_t)f->count)
+                key->fixed_len = -1;
+        }
+    }
+    return ST_OK;
+}
+
+static int push_pending(jsonl_reader *r, const csv_chunk *ch, st_error *err)
+{
+    csv_chunk *p = realloc(r->pending, (r->npending + 1) * sizeof *p);
+    if (!p)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    r->pending = p;
+    r->pending[r->npending++] = *ch;
+    return ST_OK;
+}
+
+static int infer(jsonl_reader *r, const st_csv_options *co, st_error *err)
+{
+    jl_line L;
+    memset(&L, 0, sizeof L);
+    st_arena arena;
+    st_arena_init(&arena, 0);
+    int rc = ST_OK;
+    st_stream *again = NULL;
+    bool seek = st_stream_can_seek(r->in) && !co->no_full_scan;
+    if (!seek && !co->no_full_scan)
+        again = csv_reopen_for_pass(r->in, err);
+    if (seek || again) {
+        csv_chunker ic;
+        csv_dialect d = { '\n', '"', false };
+        csv_chunker_init(&ic, again ? again : r->in, &d, CSV_MAX_CHUNK, r->ch.max_record, seek);
+        ic.name = r->name;
+        csv_chunk ch;
+        while ((rc = csv_chunker_next(&ic, &ch, err)) > 0) {
+            rc = infer_chunk(r, &ch, &L, &arena, 0, err);
+            csv_chunk_free(&ch);
+            if (rc < 0)
+                break;
+        }
+        csv_chunker_free(&ic);
+        if (again)
+            st_stream_close(again);
+        r->full_pass = true;
+    } else {
+        for (;;) {
+            csv_chunk ch;
+            rc = csv_chunker_next(&r->ch, &ch, err);
+            if (rc <= 0)
+                break;
+            if ((rc = push_pending(r, &ch, err)) < 0) {
+                csv_chunk_free(&ch);
+                break;
+            }
+            rc = infer_chunk(r, &ch, &L, &arena, r->infer_rows, err);
+            if (rc < 0 || r->rows_seen >= r->infer_rows)
+                break;
+        }
+    }
+    jl_line_free(&L);
+    st_arena_free(&arena);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < r->nkeys; i++) {
+        jl_key *k = &r->keys[i];
+        if (!k->forced)
+            k->kind = natural_kind(k->types);
+        if (k->present < r->rows_seen)
+            k->nullable = true;
+    }
+    return ST_OK;
+}
+
+static int copy_list(const char *const *src, size_t n, char ***out, size_t *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    if (!n)
+        return ST_OK;
+    char **list = calloc(n, sizeof *list);
+    if (!list)
+        return ST_ENOMEM;
+    *out = list;
+    for (size_t i = 0; i < n; i++) {
+        list[i] = strdup(src[i]);
+        if (!list[i])
+            return ST_ENOMEM;
+        *nout = i + 1;
+    }
+    return ST_OK;
+}
+
+static void free_list(char **list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(list[i]);
+    free(list);
+}
+
+static int jsonl_open(void *priv, st_stream *in, const st_read_options *opt, st_error *err)
+{
+    jsonl_reader *r = priv;
+    st_csv_options defaults;
+    st_csv_options_init(&defaults);
+    const st_csv_options *co = opt->format_options ? opt->format_options : &defaults;
+    memset(r, 0, sizeof *r);
+    r->in = in;
+    r->name = in->name ? in->name : "<input>";
+    r->strict_float = opt->strict_float;
+    r->infer_rows = co->infer_rows ? co->infer_rows : CSV_DEFAULT_INFER_ROWS;
+    if (copy_list(opt->columns, opt->columns ? opt->ncolumns : 0, &r->only, &r->nonly) ||
+        copy_list(opt->exclude, opt->exclude ? opt->nexclude : 0, &r->exclude, &r->nexclude))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    r->cloc = csv_c_locale(err);
+    if (!r->cloc)
+        return err->code;
+    if (co->types) {
+        for (size_t i = 0; i < co->types->count; i++)
+            if (st_schema_add(&r->types, co->types->columns[i].name, co->types->columns[i].kind))
+                return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    csv_dialect d = { '\n', '"', false };
+    csv_chunker_init(&r->ch, in, &d, co->chunk_size, opt->max_record_size, false);
+    r->ch.name = r->name;
+    int rc = infer(r, co, err);
+    if (rc < 0)
+        return rc;
+    /* A key asked for but absent from the whole input is a mistake. */
+    if (r->full_pass) {
+        for (size_t i = 0; i < r->nonly; i++)
+            if (key_find(r, (const uint8_t *)r->only[i], strlen(r->only[i]),
+                         hash_name((const uint8_t *)r->only[i], strlen(r->only[i]))) < 0)
+                return st_error_set(err, ST_EUSAGE, "%s: no key named '%s'", r->name, r->only[i]);
+    }
+    return ST_OK;
+}
+
+static int jsonl_next_unit(void *priv, st_unit *unit, st_error *err)
+{
+    jsonl_reader *r = priv;
+    csv_chunk ch;
+    if (r->pending_head < r->npending) {
+        ch = r->pending[r->pending_head++];
+        if (r->pending_head == r->npending) {
+            free(r->pending);
+            r->pending = NULL;
+            r->npending = r->pending_head = 0;
+        }
+    } else {
+        int rc = csv_chunker_next(&r->ch, &ch, err);
+        if (rc <= 0)
+            return rc;
+    }
+    csv_chunk *box = malloc(sizeof *box);
+    if (!box) {
+        csv_chunk_free(&ch);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    *box = ch;
+    unit->data = box;
+    unit->first_record = ch.row;
+    unit->offset = ch.offset + ch.start;
+    return 1;
+}
+
+static void jsonl_free_unit(const void *priv, st_unit *unit)
+{
+    (void)priv;
+    csv_chunk *ch = unit->data;
+    if (ch) {
+        csv_chunk_free(ch);
+        free(ch);
+    }
+    unit->data = NULL;
+}
+
+/* ---- decoding ------------------------------------------------------------- */
+
+typedef struct jdec {
+    const jsonl_reader *r;
+    st_batch *out;
+    uint64_t line;
+    uint64_t lossy;
+    st_error *err;
+} jdec;
+
+static int kind_error(jdec *x, const uint8_t *name, size_t len, const jl_value *v, st_kind kind)
+{
+    char ex[200];
+    if (v->type == JL_BOOL)
+        snprintf(ex, sizeof ex, "%s", v->u.i ? "true" : "false");
+    else
+        csv_excerpt(v->text.data, v->text.len, ex, sizeof ex);
+    return st_error_set(x->err, ST_EDATA,
+                        "%s: line %" PRIu64 ", key '%.*s': %s does not fit its kind %s%s", x->r->name,
+                        x->line, (int)len, (const char *)name, ex, st_kind_name(kind),
+                        x->r->full_pass ? "" : " (inferred from the first lines; force it with a type option)");
+}
+
+/* Fills f's values of kind `kind` from the parsed values. */
+static int convert(jdec *x, const jl_line *L, const jl_field *jf, st_feature *f, st_kind kind)
+{
+    const jl_value *vals = &L->vals[jf->first];
+    uint32_t n = jf->count;
+    st_arena *a = &x->out->arena;
+    f->kind = kind;
+    f->count = n;
+    switch (kind) {
+    case ST_KIND_INT64: {
+        int64_t *o = st_arena_alloc(a, n ? n * sizeof *o : 1);
+        if (!o)
+            return st_error_set(x->err, ST_ENOMEM, "out of memory");
+        for (uint32_t i = 0; i < n; i++) {
+            if (vals[i].type != JL_INT && vals[i].type != JL_BOOL)
+                return kind_error(x, f->name.data, f->name.len, &vals[i], kind);
+            o[i] = vals[i].u.i;
+        }
+        f->v.i64 = o;
+        break;
+    }
+    case ST_KIND_FLOAT: {
+        float *o = st_arena_alloc(a, n ? n * sizeof *o : 1);
+        if (!o)
+            return st_error_set(x->err, ST_ENOMEM, "out of memory");
+        for (uint32_t i = 0; i < n; i++) {
+            const jl_value *v = &vals[i];
+            double d;
+            if (v->type == JL_INT || v->type == JL_BOOL || v->type == JL_FLOAT || v->type == JL_SPECIAL)
+                d = v->type == JL_INT || v->type == JL_BOOL ? (double)v->u.i : v->u.d;
+            else
+                return kind_error(x, f->name.data, f->name.len, v, kind);
+            if ((double)(float)d != d && v->type != JL_BOOL &&
+                csv_float_lossy(d, v->text.data, v->text.len, x->r->cloc)) {
+                if (x->r->strict_float) {
+                    char ex[200];
+                    csv_excerpt(v->text.data, v->text.len, ex, sizeof ex);
+                    return st_error_set(x->err, ST_EDATA,
+                                        "%s: line %" PRIu64 ", key '%.*s': %s changes when narrowed "
+                                        "to float32 (strict float)",
+                                        x->r->name, x->line, (int)f->name.len,
+                                        (const char *)f->name.data, ex);
+                }
+                x->lossy++;
+            }
+            o[i] = (float)d;
+        }
+        f->v.f32 = o;
+        break;
+    }
+    case ST_KIND_BYTES: {
+        st_bytes *o = st_arena_alloc(a, n ? n * sizeof *o : 1);
+        if (!o)
+            return st_error_set(x->err, ST_ENOMEM, "out of memory");
+        for (uint32_t i = 0; i < n; i++) {
+            const jl_value *v = &vals[i];
+            if (v->type == JL_BOOL) {
+                o[i].data = (const uint8_t *)(v->u.i ? "true" : "false");
+                o[i].len = v->u.i ? 4 : 5;
+            } else {
+                o[i] = v->text;
+            }
+        }
+        f->v.bytes = o;
+        break;
+    }
+    case ST_KIND_NONE:
+        f->count = 0;
+        f->v.bytes = NULL;
+        break;
+    }
+    return ST_OK;
+}
+
+static int jsonl_decode_unit(const void *priv, const st_unit *unit, st_batch *out, st_error *err)
+{
+    const jsonl_reader *r = priv;
+    const csv_chunk *ch = unit->data;
+    const uint8_t *p = ch->data + ch->start, *end = ch->data + ch->len;
+    jdec x = { r, out, ch->line, 0, err };
+    jl_line L;
+    memset(&L, 0, sizeof L);
+    uint32_t *seen = r->nkeys ? calloc(r->nkeys, sizeof *seen) : NULL;
+    uint32_t stamp = 0;
+    int rc = ST_OK;
+    if (r->nkeys && !seen)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    while (p < end) {
+        const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl)
+            nl = end;
+        rc = jl_parse(&L, p, (size_t)(nl - p), &out->arena, r->cloc);
+        p = nl + 1;
+        if (rc == 1) {
+            rc = ST_OK;
+            x.line++;
+            continue;
+        }
+        if (rc == ST_ENOMEM) {
+            rc = st_error_set(err, ST_ENOMEM, "out of memory");
+            break;
+        }
+        if (rc < 0) {
+            rc = st_error_set(err, ST_EDATA, "%s: line %" PRIu64 ": %s", r->name, x.line, L.msg);
+            break;
+        }
+        st_record *rec = st_batch_add(out);
+        st_feature *feats = rec ? st_arena_alloc(&out->arena, (L.nfields ? L.nfields : 1) * sizeof *feats)
+                                : NULL;
+        if (!feats) {
+            rc = st_error_set(err, ST_ENOMEM, "out of memory");
+            break;
+        }
+        stamp++;
+        uint32_t nf = 0;
+        for (size_t i = 0; i < L.nfields && rc == ST_OK; i++) {
+            const jl_field *jf = &L.fields[i];
+            const uint8_t *name = jl_field_name(&L, jf);
+            ssize_t k = key_find(r, name, jf->key_len, hash_name(name, jf->key_len));
+            st_feature *f = &feats[nf];
+            st_kind kind;
+            if (k >= 0) {
+                const jl_key *key = &r->keys[k];
+                if (seen[k] == stamp) {
+                    rc = st_error_set(err, ST_EDATA, "%s: line %" PRIu64 ": key '%s' appears twice",
+                                      r->name, x.line, key->name);
+                    break;
+                }
+                seen[k] = stamp;
+                if (!key->keep || jf->is_null)
+                    continue;
+                f->name.data = (const uint8_t *)key->name;
+                f->name.len = key->len;
+                kind = key->kind;
+                if (kind == ST_KIND_NONE && jf->count)
+                    kind = natural_kind(jf->types);
+            } else {
+                bool forced;
+                kind = natural_kind(jf->types);
+                if (!select_name(r, name, jf->key_len, &kind, &forced))
+                    continue;
+                for (uint32_t j = 0; j < nf; j++) {
+                    if (feats[j].name.len == jf->key_len &&
+                        memcmp(feats[j].name.data, name, jf->key_len) == 0) {
+                        rc = st_error_set(err, ST_EDATA,
+                                          "%s: line %" PRIu64 ": key '%.*s' appears twice", r->name,
+                                          x.line, (int)jf->key_len, (const char *)name);
+                        break;
+                    }
+                }
+                if (rc)
+                    break;
+                if (jf->is_null)
+                    continue;
+                uint8_t *copy = st_arena_memdup(&out->arena, name, jf->key_len);
+                if (!copy) {
+                    rc = st_error_set(err, ST_ENOMEM, "out of memory");
+                    break;
+                }
+                f->name.data = copy;
+                f->name.len = jf->key_len;
+            }
+            rc = convert(&x, &L, jf, f, kind);
+            if (rc == ST_OK)
+                nf++;
+        }
+        if (rc)
+            break;
+        rec->features = feats;
+        rec->nfeatures = nf;
+        x.line++;
+    }
+    free(seen);
+    jl_line_free(&L);
+    out->lossy_floats += x.lossy;
+    return rc;
+}
+
+static int jsonl_schema(void *priv, st_schema *out, st_error *err)
+{
+    const jsonl_reader *r = priv;
+    for (size_t i = 0; i < r->nkeys; i++) {
+        const jl_key *k = &r->keys[i];
+        if (!k->keep || (k->present == 0 && !k->forced))
+            continue;
+        if (st_schema_add(out, k->name, k->kind))
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        st_column *c = &out->columns[out->count - 1];
+        c->nullable = k->nullable;
+        c->repeated = k->repeated;
+        c->fixed_len = k->fixed_len >= 0 ? k->fixed_len : -1;
+    }
+    return ST_OK;
+}
+
+static void jsonl_close(void *priv)
+{
+    jsonl_reader *r = priv;
+    for (size_t i = 0; i < r->nkeys; i++)
+        free(r->keys[i].name);
+    free(r->keys);
+    free(r->index);
+    for (size_t i = r->pending_head; i < r->npending; i++)
+        csv_chunk_free(&r->pending[i]);
+    free(r->pending);
+    csv_chunker_free(&r->ch);
+    st_schema_free(&r->types);
+    free_list(r->only, r->nonly);
+    free_list(r->exclude, r->nexclude);
+    if (r->cloc)
+        freelocale(r->cloc);
+    memset(r, 0, sizeof *r);
+}
+
+const st_reader_ops st_jsonl_reader_ops = {
+    .priv_size = sizeof(jsonl_reader),
+    .open = jsonl_open,
+    .next_unit = jsonl_next_unit,
+    .decode_unit = jsonl_decode_unit,
+    .free_unit = jsonl_free_unit,
+    .schema = jsonl_schema,
+    .close = jsonl_close,
+};

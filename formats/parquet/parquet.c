@@ -1,0 +1,239 @@
+/* The Parquet format descriptor and reader ops.
+ *
+ * open()        reads the footer (two ranged reads), resolves the schema
+ *               and the projection;
+ * next_unit()   names the next row group, or a range of its rows when the
+ *               row group is much larger than the unit size asked for
+ *               (metadata only, no I/O);
+ * decode_unit() reads the selected columns' chunks for those rows (ranged
+ *               reads, from any thread) and assembles records. */
+#include "parquet.h"
+#include "column.h"
+#include "file.h"
+#include "rows.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_UNIT_ROWS 65536
+
+typedef struct pq_reader {
+    st_pq_file file;
+    bool decimal_text;
+    bool strict_float;
+    uint32_t *sel;            /* selected leaves, in schema order */
+    uint32_t nsel;
+    uint64_t unit_rows;
+    /* next_unit's position */
+    uint32_t rg;
+    uint64_t rg_row;
+    uint64_t record;
+} pq_reader;
+
+typedef struct pq_unit {
+    uint32_t rg;
+    uint64_t row_start, row_end;
+} pq_unit;
+
+static int select_columns(pq_reader *r, const st_read_options *opt, st_error *err)
+{
+    const st_pq_schema *s = &r->file.schema;
+    bool *on = calloc(s->nleaves, sizeof *on);
+    r->sel = calloc(s->nleaves, sizeof *r->sel);
+    if (!on || !r->sel) {
+        free(on);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    int rc = 0;
+    if (!opt || !opt->columns) {
+        for (uint32_t i = 0; i < s->nleaves; i++)
+            on[i] = true;
+    } else {
+        for (size_t k = 0; k < opt->ncolumns && !rc; k++) {
+            bool any = false;
+            for (uint32_t i = 0; i < s->nleaves; i++) {
+                if (st_pq_leaf_matches(&s->leaves[i], opt->columns[k])) {
+                    on[i] = true;
+                    any = true;
+                }
+            }
+            if (!any)
+                rc = st_error_set(err, ST_EUSAGE, "no column '%s' in this Parquet file", opt->columns[k]);
+        }
+    }
+    for (size_t k = 0; !rc && opt && opt->exclude && k < opt->nexclude; k++)
+        for (uint32_t i = 0; i < s->nleaves; i++)
+            if (st_pq_leaf_matches(&s->leaves[i], opt->exclude[k]))
+                on[i] = false;
+    for (uint32_t i = 0; !rc && i < s->nleaves; i++) {
+        if (!on[i])
+            continue;
+        const st_pq_leaf *leaf = &s->leaves[i];
+        if (leaf->problem) {
+            if (leaf->problem_code == ST_EUNSUPPORTED)
+                rc = st_error_set(err, ST_EUNSUPPORTED, "column '%s' %s; leave it out with --exclude %s", leaf->path,
+                                  leaf->problem, leaf->top);
+            else
+                rc = st_error_set(err, leaf->problem_code, "column '%s': %s", leaf->path, leaf->problem);
+            break;
+        }
+        for (uint32_t j = 0; j < r->nsel; j++) {
+            if (strcmp(s->leaves[r->sel[j]].name, leaf->name) == 0) {
+                rc = st_error_set(err, ST_EUNSUPPORTED, "columns '%s' and '%s' would both be the feature '%s'",
+                                  s->leaves[r->sel[j]].path, leaf->path, leaf->name);
+                break;
+            }
+        }
+        r->sel[r->nsel++] = i;
+    }
+    if (!rc && !r->nsel)
+        rc = st_error_set(err, ST_EUSAGE, "no columns left to read");
+    free(on);
+    return rc;
+}
+
+static void pq_close(void *priv)
+{
+    pq_reader *r = priv;
+    st_pq_file_close(&r->file);
+    free(r->sel);
+    r->sel = NULL;
+}
+
+static int pq_open(void *priv, st_stream *in, const st_read_options *opt, st_error *err)
+{
+    pq_reader *r = priv;
+    memset(r, 0, sizeof *r);
+    int rc = st_pq_file_open(&r->file, in, opt ? opt->max_record_size : 0, NULL, err);
+    if (!rc)
+        rc = select_columns(r, opt, err);
+    if (rc) {
+        pq_close(r);
+        return rc;
+    }
+    r->decimal_text = opt && opt->decimal_text;
+    r->strict_float = opt && opt->strict_float;
+    r->unit_rows = opt && opt->unit_records ? opt->unit_records : DEFAULT_UNIT_ROWS;
+    return 0;
+}
+
+static int pq_next_unit(void *priv, st_unit *unit, st_error *err)
+{
+    pq_reader *r = priv;
+    const st_pq_file_meta *m = &r->file.meta;
+    while (r->rg < m->nrow_groups && r->rg_row >= (uint64_t)m->row_groups[r->rg].num_rows) {
+        r->rg++;
+        r->rg_row = 0;
+    }
+    if (r->rg >= m->nrow_groups)
+        return 0;
+    const st_pq_row_group *rg = &m->row_groups[r->rg];
+    uint64_t rows = (uint64_t)rg->num_rows;
+    /* Split a large row group into equal parts of about unit_rows; keep a
+     * row group whole when splitting would gain little. */
+    uint64_t parts = rows <= r->unit_rows + r->unit_rows / 2 ? 1 : (rows + r->unit_rows - 1) / r->unit_rows;
+    uint64_t per = (rows + parts - 1) / parts;
+    pq_unit *u = malloc(sizeof *u);
+    if (!u)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    u->rg = r->rg;
+    u->row_start = r->rg_row;
+    u->row_end = r->rg_row + per < rows ? r->rg_row + per : rows;
+    unit->data = u;
+    unit->first_record = r->record;
+    unit->offset = rg->ncolumns && rg->columns[0].has_meta ? (uint64_t)rg->columns[0].meta.data_page_offset : 0;
+    r->record += u->row_end - u->row_start;
+    r->rg_row = u->row_end;
+    return 1;
+}
+
+static void pq_free_unit(const void *priv, st_unit *unit)
+{
+    (void)priv;
+    free(unit->data);
+    unit->data = NULL;
+}
+
+static int pq_decode_unit(const void *priv, const st_unit *unit, st_batch *out, st_error *err)
+{
+    const pq_reader *r = priv;
+    const pq_unit *u = unit->data;
+    size_t nrows = (size_t)(u->row_end - u->row_start);
+    st_pq_row_column *cols = st_arena_alloc(&out->arena, r->nsel * sizeof *cols);
+    if (!cols)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    uint64_t lossy = 0;
+    int rc = 0;
+    for (uint32_t j = 0; j < r->nsel && !rc; j++) {
+        const st_pq_leaf *leaf = &r->file.schema.leaves[r->sel[j]];
+        st_pq_row_column *c = &cols[j];
+        c->leaf = leaf;
+        c->kind = st_pq_leaf_kind(leaf, r->decimal_text);
+        c->name.len = strlen(leaf->name);
+        c->name.data = st_arena_memdup(&out->arena, leaf->name, c->name.len);
+        if (!c->name.data)
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        st_pq_column_request rq = {
+            .file = &r->file,
+            .row_group = u->rg,
+            .leaf = leaf,
+            .row_start = u->row_start,
+            .row_end = u->row_end,
+            .decimal_text = r->decimal_text,
+            .strict_float = r->strict_float,
+            .arena = &out->arena,
+            .dict_arena = &out->arena,
+            .lossy = &lossy,
+        };
+        rc = st_pq_column_read(&rq, &c->data, err);
+    }
+    if (!rc)
+        rc = st_pq_rows_build(cols, r->nsel, nrows, out, err);
+    if (rc)
+        return st_error_prefix(err, "rows %llu to %llu: ", (unsigned long long)unit->first_record,
+                               (unsigned long long)(unit->first_record + nrows));
+    out->lossy_floats += lossy;
+    return 0;
+}
+
+static int pq_schema(void *priv, st_schema *out, st_error *err)
+{
+    pq_reader *r = priv;
+    for (uint32_t j = 0; j < r->nsel; j++) {
+        const st_pq_leaf *leaf = &r->file.schema.leaves[r->sel[j]];
+        if (st_schema_add(out, leaf->name, st_pq_leaf_kind(leaf, r->decimal_text)))
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        st_column *c = &out->columns[out->count - 1];
+        if (leaf->shape == PQ_SHAPE_LIST) {
+            c->repeated = true;
+            c->nullable = leaf->list_def > 0;
+            c->fixed_len = -1;
+        } else {
+            c->nullable = leaf->max_def > 0;
+            c->fixed_len = 1;
+        }
+    }
+    return 0;
+}
+
+static const st_reader_ops parquet_reader = {
+    .priv_size = sizeof(pq_reader),
+    .open = pq_open,
+    .next_unit = pq_next_unit,
+    .decode_unit = pq_decode_unit,
+    .free_unit = pq_free_unit,
+    .schema = pq_schema,
+    .close = pq_close,
+};
+
+static const char *const parquet_extensions[] = {".parquet", ".parq", ".pq", NULL};
+
+const st_format st_format_parquet = {
+    .name = "parquet",
+    .description = "Apache Parquet (read)",
+    .extensions = parquet_extensions,
+    .probe = st_pq_probe,
+    .reader = &parquet_reader,
+    .verify = st_pq_verify,
+    .inspect = st_pq_inspect,
+};

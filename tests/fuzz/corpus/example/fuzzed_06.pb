@@ -1,0 +1,1 @@
+xÿppÐpxÿppppÐppÿpx€pÿ

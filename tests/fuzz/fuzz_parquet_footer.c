@@ -1,0 +1,71 @@
+/* Fuzz target: a whole Parquet file.  Opens it from memory with the reader
+ * ops, decodes every unit (small units, a 16 MiB page limit), then runs
+ * verify and inspect on it.  Any outcome but a crash, a hang or a runaway
+ * allocation is fine. */
+#include "../../formats/format.h"
+#include "../../formats/parquet/parquet.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void read_all(const uint8_t *data, size_t size, bool decimal_text)
+{
+    st_error err;
+    st_stream *in;
+    if (st_stream_open_memory(data, size, "fuzz.parquet", &in, &err))
+        return;
+    st_read_options o;
+    memset(&o, 0, sizeof o);
+    o.max_record_size = 16u << 20;
+    o.unit_records = 100;
+    o.decimal_text = decimal_text;
+    const st_reader_ops *ops = st_format_parquet.reader;
+    void *priv = calloc(1, ops->priv_size);
+    if (priv && ops->open(priv, in, &o, &err) == 0) {
+        st_schema s = {0};
+        ops->schema(priv, &s, &err);
+        st_schema_free(&s);
+        st_batch b;
+        st_batch_init(&b);
+        st_unit u;
+        while (ops->next_unit(priv, &u, &err) == 1) {
+            int rc = ops->decode_unit(priv, &u, &b, &err);
+            ops->free_unit(priv, &u);
+            st_batch_reset(&b);
+            if (rc)
+                break;
+        }
+        st_batch_free(&b);
+        ops->close(priv);
+    }
+    free(priv);
+    st_stream_close(in);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    read_all(data, size, false);
+    read_all(data, size, true);
+
+    st_error err;
+    st_stream *in;
+    if (st_stream_open_memory(data, size, "fuzz.parquet", &in, &err) == 0) {
+        st_verify_options vo = {.decode = true, .max_record_size = 16u << 20};
+        st_verify_report rep;
+        memset(&rep, 0, sizeof rep);
+        st_format_parquet.verify(in, &vo, &rep, &err);
+        st_buf b = {0};
+        st_jsonw w;
+        st_jsonw_init(&w, &b, false);
+        st_json_begin_object(&w);
+        st_read_options o;
+        memset(&o, 0, sizeof o);
+        o.max_record_size = 16u << 20;
+        st_format_parquet.inspect(in, &o, &w, &err);
+        st_buf_free(&b);
+        st_stream_close(in);
+    }
+    return 0;
+}

@@ -1,0 +1,60 @@
+/* Fuzz target for the TFRecord reader: verify (with Example decoding, through
+ * the decompressing stream when the input looks compressed) and the reader
+ * ops with --skip-corrupt resynchronisation, on arbitrary bytes.  Neither
+ * may crash, hang or allocate beyond the record limit. */
+#include "../../formats/tfrecord/tfrecord.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void verify_bytes(const uint8_t *data, size_t size)
+{
+    st_stream *in;
+    st_error err;
+    if (st_stream_open_memory(data, size, "fuzz", &in, &err) < 0)
+        return;
+    st_verify_options opt = {.decode = true, .compression = ST_COMPRESSION_AUTO,
+                             .max_record_size = 1 << 20};
+    st_verify_report rep;
+    st_format_tfrecord.verify(in, &opt, &rep, &err);
+}
+
+static void read_skipping_damage(const uint8_t *data, size_t size)
+{
+    st_stream *in;
+    st_error err;
+    if (st_stream_open_memory(data, size, "fuzz", &in, &err) < 0)
+        return;
+    st_read_options ro;
+    memset(&ro, 0, sizeof ro);
+    ro.skip_corrupt = true;
+    ro.max_record_size = 1 << 20;
+    const st_reader_ops *ops = st_format_tfrecord.reader;
+    void *priv = calloc(1, ops->priv_size);
+    st_batch batch;
+    st_batch_init(&batch);
+    if (priv && ops->open(priv, in, &ro, &err) == ST_OK) {
+        st_unit unit;
+        /* Bounded: every unit consumes input or ends the stream. */
+        while (ops->next_unit(priv, &unit, &err) > 0) {
+            ops->decode_unit(priv, &unit, &batch, &err);
+            ops->free_unit(priv, &unit);
+            st_batch_reset(&batch);
+        }
+    }
+    if (priv)
+        ops->close(priv);
+    free(priv);
+    st_batch_free(&batch);
+    st_stream_close(in);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    verify_bytes(data, size);
+    read_skipping_damage(data, size);
+    return 0;
+}

@@ -1,0 +1,97 @@
+#!/usr/bin/python3
+"""Reads through a fault-injecting proxy in front of nginx: 503 with
+Retry-After, 500, 429, bodies cut mid-way, stalled transfers and reset
+connections, on a fixed schedule.  Every read must still be byte-identical
+(retries resume from the byte reached); Retry-After must set the delay;
+an object whose ETag changes between ranges must fail with "object changed
+while being read"; too few retries must give up with a message.
+
+usage: test_faults.py REMOTE_CAT"""
+
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import rtest  # noqa: E402
+import servers  # noqa: E402
+
+CHUNK = 1 << 20
+SCHEDULE = ["ok", "503", "ok", "cut", "ok", "ok", "reset", "ok", "500", "ok", "stall", "ok",
+            "429", "ok", "ok", "cut"]
+
+
+def main():
+    exe = sys.argv[1]
+    if not rtest.nginx_binary():
+        print("nginx is not installed")
+        return rtest.SKIP
+    tmp = tempfile.mkdtemp(prefix="st-remote-faults-")
+    root = os.path.join(tmp, "www")
+    sizes = {"multi.bin": 6 * CHUNK + 4321, "small.bin": 5000, "one.bin": 1,
+             "mid.bin": 2 * CHUNK + 3}
+    data = rtest.make_data(root, sizes, seed=11)
+    res = rtest.Results("faults")
+    ngx = rtest.Nginx(root, os.path.join(tmp, "nginx"))
+    proxies = []
+    try:
+        env = rtest.clean_env()
+        d = rtest.Driver(exe, env)
+        opts = ["--chunk-size", str(CHUNK), "--parallel", "4", "--retries", "8",
+                "--stall-timeout", "2"]
+
+        def url(p, name):
+            return "http://127.0.0.1:%d/%s" % (p.port, name)
+
+        def faulty_reads():
+            p = servers.FaultProxy(ngx.port, SCHEDULE, stall_seconds=4)
+            proxies.append(p)
+            names = ["multi.bin", "small.bin", "one.bin", "mid.bin"]
+            out, err = d.ok(opts + ["--stats", "--verbose", "--verbose"] + [url(p, n) for n in names])
+            if out != b"".join(data[n] for n in names):
+                raise rtest.Failure("bytes differ after faults")
+            for f in ("503", "cut", "reset", "500", "stall", "429"):
+                if f not in p.seen:
+                    raise rtest.Failure("fault %s never happened (%s)" % (f, p.seen))
+            m = re.search(r"retries=(\d+)", err)
+            if not m or int(m.group(1)) == 0:
+                raise rtest.Failure("no retries counted: %s" % err[-300:])
+            # Retry-After: 1 must make that retry wait at least a second.
+            waits = [float(w) for w in re.findall(r"HTTP 503; retry \d+/\d+ in ([0-9.]+) s", err)]
+            if not waits or min(waits) < 1.0:
+                raise rtest.Failure("Retry-After not honoured: %s" % waits)
+            if "resuming" not in err:
+                raise rtest.Failure("no resumed transfer in the log")
+        res.check("reads survive 503/500/429, cut bodies, stalls and resets", faulty_reads)
+
+        def faulty_preads():
+            p = servers.FaultProxy(ngx.port, SCHEDULE, stall_seconds=4)
+            proxies.append(p)
+            d.ok(opts + ["--check-pread", "30", url(p, "multi.bin")])
+        res.check("random preads survive faults", faulty_preads)
+
+        def etag_change():
+            p = servers.FaultProxy(ngx.port, ["ok"], etag_after=2)
+            proxies.append(p)
+            d.fails(opts + [url(p, "multi.bin")], "object changed while being read")
+        res.check("a changed ETag between ranges fails", etag_change)
+
+        def give_up():
+            p = servers.FaultProxy(ngx.port, ["503"])
+            proxies.append(p)
+            err = d.fails(["--retries", "2", url(p, "small.bin")], ["HTTP 503", "gave up after 3 attempts"])
+            if p.count != 3:
+                raise rtest.Failure("%d requests, 3 expected" % p.count)
+        res.check("too many failures give up after --retries", give_up)
+    finally:
+        for p in proxies:
+            p.stop()
+        ngx.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return res.finish()
+
+
+if __name__ == "__main__":
+    rtest.main_guard(main)
