@@ -142,26 +142,15 @@ static int run_cat(const cli_command *cmd, cli_values *v)
     cs.mode = strcmp(mode, "tfrecord") == 0 ? CAT_TFRECORD : strcmp(mode, "raw") == 0 ? CAT_RAW : CAT_JSON;
     if (cli_uint(v, cmd, "lines", UINT64_MAX, &cs.limit) || cli_uint(v, cmd, "skip", 0, &cs.skip))
         return EXIT_USAGE;
-    if (v->npositional == 0)
-        return cli_usage_error(cmd, "no input files (use - for standard input)");
-
     cli_input in;
-    if (cli_input_init(cmd, v, &in)) {
-        cli_input_free(&in);
-        return EXIT_USAGE;
-    }
-    char **paths;
-    size_t npaths;
-    int status = cli_expand_inputs(cmd, v->positional, v->npositional, &paths, &npaths);
-    if (status) {
-        cli_input_free(&in);
+    int status = cli_input_open(cmd, v, &in);
+    if (status)
         return status;
-    }
     static char outbuf[1 << 20];
     setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
 
-    for (size_t i = 0; i < npaths && !cs.pipe_closed && cs.emitted < cs.limit; i++) {
-        int rc = cat_file(cmd, &cs, &in, paths[i]);
+    for (size_t i = 0; i < in.npaths && !cs.pipe_closed && cs.emitted < cs.limit; i++) {
+        int rc = cat_file(cmd, &cs, &in, in.paths[i]);
         if (rc > status)
             status = rc;
     }
@@ -177,7 +166,6 @@ static int run_cat(const cli_command *cmd, cli_values *v)
         status = EXIT_DAMAGED;
     st_buf_free(&cs.line);
     st_buf_free(&cs.encoded);
-    cli_free_list(paths, npaths);
     cli_input_free(&in);
     return status;
 }

@@ -144,8 +144,6 @@ static uint64_t total_size(char **paths, size_t n)
 
 static int run_convert(const cli_command *cmd, cli_values *v)
 {
-    if (v->npositional == 0)
-        return cli_usage_error(cmd, "no input files (use - for standard input)");
     const char *to = cli_text(v, "to", "tfrecord");
     const st_format *out_format = st_format_by_name(to);
     if (!out_format || out_format->unavailable || !out_format->writer) {
@@ -166,29 +164,21 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     out.wopt.codec = cli_text(v, "avro-codec", "deflate");
 
     cli_input in;
-    if (cli_input_init(cmd, v, &in)) {
-        cli_input_free(&in);
-        cli_output_free(&out);
-        return EXIT_USAGE;
-    }
-    char **paths;
-    size_t npaths;
-    status = cli_expand_inputs(cmd, v->positional, v->npositional, &paths, &npaths);
+    status = cli_input_open(cmd, v, &in);
     if (status) {
-        cli_input_free(&in);
         cli_output_free(&out);
         return status;
     }
     if (tasks > 1) {
-        select_task_inputs(paths, &npaths, task, tasks);
+        select_task_inputs(in.paths, &in.npaths, task, tasks);
         snprintf(out.infix, sizeof out.infix, "-task%05llu-of-%05llu", (unsigned long long)task,
                  (unsigned long long)tasks);
     }
 
     cli_progress progress;
     convert_job job = {
-        .paths = paths,
-        .npaths = npaths,
+        .paths = in.paths,
+        .npaths = in.npaths,
         .from = in.format,
         .ro = &in.ro,
         .writer = out_format->writer,
@@ -197,18 +187,17 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         .cancel = &cli_interrupted,
         .progress = &progress,
     };
-    job.total_input_bytes = total_size(paths, npaths);
+    job.total_input_bytes = total_size(in.paths, in.npaths);
     cli_progress_start(&progress, cli_progress_wanted(v), job.total_input_bytes);
 
-    char *opts = options_json(v, paths, npaths, to);
+    char *opts = options_json(v, in.paths, in.npaths, to);
     status = cli_output_run(cmd, &out, &job, cli_has(v, "shuffle"), seed, opts);
     free(opts);
 
     cli_progress_end(&progress);
     if (status == EXIT_OK && !cli_has(v, "quiet"))
-        cli_output_summary(cmd, &out, &job, npaths, cli_now() - progress.start);
+        cli_output_summary(cmd, &out, &job, in.npaths, cli_now() - progress.start);
     st_feature_stats_free(&job.stats);
-    cli_free_list(paths, npaths);
     cli_input_free(&in);
     cli_output_free(&out);
     return status;

@@ -205,20 +205,12 @@ static void print_file(const file_stats *fs)
 
 static int run_stat(const cli_command *cmd, cli_values *v)
 {
-    if (v->npositional == 0)
-        return cli_usage_error(cmd, "no input files (use - for standard input)");
     cli_input in;
-    if (cli_input_init(cmd, v, &in)) {
-        cli_input_free(&in);
-        return EXIT_USAGE;
-    }
-    char **paths;
-    size_t npaths;
-    int status = cli_expand_inputs(cmd, v->positional, v->npositional, &paths, &npaths);
-    if (status) {
-        cli_input_free(&in);
+    int status = cli_input_open(cmd, v, &in);
+    if (status)
         return status;
-    }
+    char **paths = in.paths;
+    size_t npaths = in.npaths;
     bool json = cli_has(v, "json");
     st_feature_stats total;
     st_feature_stats_init(&total);
@@ -275,7 +267,6 @@ static int run_stat(const cli_command *cmd, cli_values *v)
     }
     st_buf_free(&out);
     st_feature_stats_free(&total);
-    cli_free_list(paths, npaths);
     cli_input_free(&in);
     if (cli_interrupted && status == EXIT_OK)
         status = EXIT_DAMAGED;

@@ -59,6 +59,9 @@ void cli_install_signal_handlers(void)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /* A file-size limit (ulimit -f) must be a write error we report with the
+     * path, like a full disk, not a silent death. */
+    signal(SIGXFSZ, SIG_IGN);
 }
 
 /* ---- inputs ------------------------------------------------------------------ */

@@ -164,7 +164,24 @@ int cli_input_init(const cli_command *cmd, const cli_values *v, cli_input *in)
     return EXIT_OK;
 }
 
+int cli_input_open(const cli_command *cmd, const cli_values *v, cli_input *in)
+{
+    if (v->npositional == 0) {
+        memset(in, 0, sizeof *in);
+        return cli_usage_error(cmd, "no input files (use - for standard input)");
+    }
+    int status = cli_input_init(cmd, v, in);
+    if (status == EXIT_OK)
+        status = cli_expand_inputs(cmd, v->positional, v->npositional, &in->paths, &in->npaths);
+    if (status != EXIT_OK)
+        cli_input_free(in);
+    return status;
+}
+
 void cli_input_free(cli_input *in)
 {
+    cli_free_list(in->paths, in->npaths);
+    in->paths = NULL;
+    in->npaths = 0;
     st_schema_free(&in->types);
 }

@@ -13,6 +13,8 @@ extern const cli_option cli_input_compression_option[]; /* --compression, for ca
 extern const cli_option cli_text_options[];   /* CSV / TSV / JSON lines: --delimiter, ... */
 
 typedef struct cli_input {
+    char **paths;               /* the inputs, expanded (cli_input_open) */
+    size_t npaths;
     st_read_options ro;
     st_csv_options csv;
     st_schema types;            /* --schema / --type */
@@ -21,6 +23,9 @@ typedef struct cli_input {
 
 /* Reads the input options; prints a usage error and returns EXIT_USAGE on bad values. */
 int cli_input_init(const cli_command *cmd, const cli_values *v, cli_input *in);
+/* cli_input_init, then the positional arguments expanded into in->paths
+ * (at least one is required).  On failure `in` is already freed. */
+int cli_input_open(const cli_command *cmd, const cli_values *v, cli_input *in);
 void cli_input_free(cli_input *in);
 
 #endif

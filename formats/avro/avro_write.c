@@ -402,6 +402,7 @@ static void writer_close(void *priv)
 const st_writer_ops st_avro_writer_ops = {
     .priv_size = sizeof(av_writer),
     .extension = ".avro",
+    .needs_schema = true,
     .encode = encode,
     .open = writer_open,
     .write = writer_write,

@@ -55,8 +55,18 @@ void csv_chunker_init(csv_chunker *c, st_stream *in, const csv_dialect *d, size_
     c->line = 1;
 }
 
+void csv_chunker_recycle(csv_chunker *c, csv_chunk *ch)
+{
+    free(c->spare);
+    c->spare = ch->data;
+    c->spare_cap = ch->cap;
+    ch->data = NULL;
+}
+
 void csv_chunker_free(csv_chunker *c)
 {
+    free(c->spare);
+    c->spare = NULL;
     free(c->carry);
     free(c->spans);
     c->carry = NULL;
@@ -174,7 +184,14 @@ int csv_chunker_next(csv_chunker *c, csv_chunk *out, st_error *err)
     size_t target = c->chunk_size < 16 ? 16 : c->chunk_size;
     if (target < c->carry_len)
         target = c->carry_len;
-    uint8_t *buf = malloc(target + CSV_PAD);
+    uint8_t *buf;
+    if (c->spare && c->spare_cap >= target) {
+        buf = c->spare;
+        target = c->spare_cap;
+        c->spare = NULL;
+    } else {
+        buf = malloc(target + CSV_PAD);
+    }
     if (!buf)
         return st_error_set(err, ST_ENOMEM, "%s: out of memory", c->name);
     size_t len = c->carry_len;
@@ -273,6 +290,7 @@ int csv_chunker_next(csv_chunker *c, csv_chunk *out, st_error *err)
     memset(buf + boundary, 0, CSV_PAD);
     buf[boundary] = '\n';
     out->data = buf;
+    out->cap = target;
     out->len = boundary;
     out->start = start;
     out->offset = c->offset;

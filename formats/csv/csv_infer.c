@@ -75,16 +75,26 @@ int csv_infer_chunk(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t
     const uint8_t quote = r->d.quote;
     const bool quoting = r->d.quoting;
     uint64_t line = ch->line;
-    if (r->row_spans_cap < ncols + 1) {
-        /* One verdict byte per column (the span array doubles as storage). */
-        csv_span *s = realloc(r->row_spans, (ncols + 1) * sizeof *s);
+    /* Scratch: the row's verdicts, what the chunk's good rows said, and
+     * which columns still need judging (fixed for the chunk). */
+    size_t need = 3 * (ncols + 1);
+    if (r->scratch_cap < need) {
+        uint8_t *s = realloc(r->scratch, need);
         if (!s)
             return st_error_set(err, ST_ENOMEM, "out of memory");
-        r->row_spans = s;
-        r->row_spans_cap = ncols + 1;
+        r->scratch = s;
+        r->scratch_cap = need;
     }
-    uint8_t *verdicts = (uint8_t *)r->row_spans;
-    /* What each column still needs: 0 = nothing (skipped, forced or text). */
+    uint8_t *verdicts = r->scratch;
+    uint8_t *said = verdicts + ncols + 1;
+    uint8_t *judge = said + ncols + 1;
+    for (size_t i = 0; i < ncols; i++) {
+        const csv_column *c = &r->cols[i];
+        said[i] = 0;
+        judge[i] = c->action != CSV_SKIP && !c->forced && (c->can_int || c->can_float);
+    }
+    judge[ncols] = 0;
+    int rc = ST_OK;
     while (p < end && (limit == 0 || *rows < limit)) {
         if (ncols != 1 && (*p == '\n' || (*p == '\r' && p[1] == '\n'))) {
             p += *p == '\r' ? 2 : 1;
@@ -94,8 +104,8 @@ int csv_infer_chunk(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t
         const uint64_t rec_line = line;
         size_t nfields = 0;
         for (;;) {
-            const csv_column *c = nfields < ncols ? &r->cols[nfields] : NULL;
-            if (c && c->action != CSV_SKIP && !c->forced && (c->can_int || c->can_float)) {
+            const size_t col = nfields < ncols ? nfields : ncols; /* extra fields: ncols */
+            if (judge[col] && !(quoting && *p == quote)) {
                 /* Plain integers and decimals are judged while scanning. */
                 const uint8_t *s = p + (*p == '-' || *p == '+');
                 size_t ni = csv_digit_run(s);
@@ -113,12 +123,12 @@ int csv_infer_chunk(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t
                         t += 1 + nf;
                     }
                 }
-                if (v && !(quoting && *p == quote)) {
-                    verdicts[nfields] = v;
+                if (v) {
+                    verdicts[col] = v;
                     p = t + (*t == '\r');
                 } else {
-                    judged j = judge_slow(r, c, p, end);
-                    verdicts[nfields] = j.verdict;
+                    judged j = judge_slow(r, &r->cols[col], p, end);
+                    verdicts[col] = j.verdict;
                     line += j.newlines;
                     p = j.end;
                 }
@@ -126,16 +136,18 @@ int csv_infer_chunk(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t
                 const uint8_t *t = csv_find_sep(p, delim);
                 if (t > end)
                     t = end;
-                if (c)
-                    verdicts[nfields] = t == p || (*t == '\n' && t == p + 1 && *p == '\r') ? V_EMPTY
-                                                                                        : V_VALUE;
+                verdicts[col] = t == p || (*t == '\n' && t == p + 1 && *p == '\r') ? V_EMPTY : V_VALUE;
                 p = t;
+            } else if (judge[col]) {
+                judged j = judge_slow(r, &r->cols[col], p, end);
+                verdicts[col] = j.verdict;
+                line += j.newlines;
+                p = j.end;
             } else {
                 csv_span sp;
                 p = csv_field(&r->d, p, end, &sp);
                 line += sp.newlines;
-                if (c)
-                    verdicts[nfields] = sp.len ? V_VALUE : V_EMPTY;
+                verdicts[col] = sp.len ? V_VALUE : V_EMPTY;
             }
             nfields++;
             if (*p == delim && p < end) {
@@ -149,23 +161,25 @@ int csv_infer_chunk(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t
         if (nfields != ncols) {
             if (r->skip_bad)
                 continue;
-            return st_error_set(err, ST_EDATA, "%s: line %" PRIu64 ": expected %zu fields, found %zu",
-                                r->name, rec_line, ncols, nfields);
+            rc = st_error_set(err, ST_EDATA, "%s: line %" PRIu64 ": expected %zu fields, found %zu",
+                              r->name, rec_line, ncols, nfields);
+            break;
         }
         (*rows)++;
-        for (size_t i = 0; i < ncols; i++) {
-            csv_column *c = &r->cols[i];
-            uint8_t v = verdicts[i];
-            if (v & V_EMPTY) {
-                c->nullable = true;
-                continue;
-            }
-            c->saw_value = true;
-            if (v & V_NOT_INT)
-                c->can_int = false;
-            if (v & V_NOT_FLOAT)
-                c->can_float = false;
-        }
+        for (size_t i = 0; i < ncols; i++)
+            said[i] |= verdicts[i];
     }
-    return ST_OK;
+    for (size_t i = 0; i < ncols; i++) {
+        csv_column *c = &r->cols[i];
+        uint8_t v = said[i];
+        if (v & V_EMPTY)
+            c->nullable = true;
+        if (v & V_VALUE)
+            c->saw_value = true;
+        if (v & V_NOT_INT)
+            c->can_int = false;
+        if (v & V_NOT_FLOAT)
+            c->can_float = false;
+    }
+    return rc;
 }

@@ -35,6 +35,7 @@ typedef struct csv_dialect {
 typedef struct csv_chunk {
     uint8_t *data;     /* malloc'd; data[len] == '\n', then zeros up to CSV_PAD */
     size_t len;
+    size_t cap;        /* data holds cap + CSV_PAD bytes */
     size_t start;      /* where records begin (past a BOM or the header) */
     uint64_t offset;   /* byte offset of data[0] in the (uncompressed) input */
     uint64_t line;     /* 1-based line number of data[start] */
@@ -55,6 +56,8 @@ typedef struct csv_chunker {
     bool eof;
     bool started;           /* a chunk has been handed out (BOM check done) */
     uint64_t offset, line, row;
+    uint8_t *spare;         /* a recycled chunk buffer (first pass) */
+    size_t spare_cap;
     size_t *spans;          /* scratch: quoted spans as (begin, end) pairs */
     size_t nspans, spans_cap;
 } csv_chunker;
@@ -64,6 +67,8 @@ void csv_chunker_init(csv_chunker *c, st_stream *in, const csv_dialect *d, size_
 /* 1 = *out filled (caller frees out->data), 0 = end of input, < 0 = error. */
 int csv_chunker_next(csv_chunker *c, csv_chunk *out, st_error *err);
 void csv_chunker_free(csv_chunker *c);
+/* Hands a chunk's buffer back for the next chunk (instead of freeing it). */
+void csv_chunker_recycle(csv_chunker *c, csv_chunk *ch);
 void csv_chunk_free(csv_chunk *ch);
 /* Number of '\n' bytes in p[0, n). */
 size_t csv_count_newlines(const uint8_t *p, size_t n);
@@ -256,8 +261,8 @@ typedef struct csv_reader {
     uint64_t header_line;   /* line of the first data record */
     uint64_t row_bias;      /* 1 when the chunker counted a header row */
     /* scratch for the inference pass (sequential, open() only) */
-    csv_span *row_spans;
-    size_t row_spans_cap;
+    uint8_t *scratch;
+    size_t scratch_cap;
 } csv_reader;
 
 /* Message helper: a printable excerpt of a value (at most 40 bytes). */

@@ -292,8 +292,25 @@ bool csv_float_lossy_dec(double d, uint64_t mant, int64_t exp10, int ndigits, lo
         sig++;
     if (sig <= 6 && fabs(d) >= (double)FLT_MIN)
         return false;                 /* FLT_DIG: every 6-digit decimal survives */
-#if defined(__SIZEOF_INT128__)
     /* Rounding f to `sig` digits gives back V = mant * 10^exp10 exactly when
+     * |f - V| < 10^exp10 / 2.  In doubles: f - d is exact (they are close),
+     * d is within 2^-53 |V| of V and the half unit within 2^-53 of itself,
+     * so outside a margin of 2^-50 |d| the double comparison is right. */
+    if (exp10 >= -22 && exp10 <= 22) {
+        static const double half_neg[23] = {
+            5e-1,  5e-2,  5e-3,  5e-4,  5e-5,  5e-6,  5e-7,  5e-8,  5e-9,  5e-10, 5e-11, 5e-12,
+            5e-13, 5e-14, 5e-15, 5e-16, 5e-17, 5e-18, 5e-19, 5e-20, 5e-21, 5e-22, 5e-23,
+        };
+        double half = exp10 < 0 ? half_neg[-exp10] : 0.5 * csv_pow10[exp10];
+        double diff = fabs((double)f - d);
+        double margin = fabs(d) * 0x1p-50;
+        if (diff < half - margin)
+            return false;
+        if (diff > half + margin)
+            return true;
+    }
+#if defined(__SIZEOF_INT128__)
+    /* Near the half-way point: decide exactly.  Rounding f to `sig` digits gives back V = mant * 10^exp10 exactly when
      * |f - V| < 10^exp10 / 2, i.e. 2*mant - 1 < f * 2 / 10^exp10 < 2*mant + 1.
      * With f = m * 2^q that is m * 2^(q+1-exp10) * 5^(-exp10) against
      * integers, compared exactly in 128 bits. */

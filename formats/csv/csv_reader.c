@@ -323,7 +323,7 @@ static int infer_full(csv_reader *r, st_stream *src, bool use_pread, st_error *e
             ch.line = r->header_line;
         }
         rc = csv_infer_chunk(r, &ch, &rows, 0, err);
-        csv_chunk_free(&ch);
+        csv_chunker_recycle(&ic, &ch);
         if (rc < 0 || !csv_infer_open_columns(r))
             break;
     }
@@ -849,7 +849,7 @@ static void csv_close(void *priv)
     for (size_t i = r->pending_head; i < r->npending; i++)
         csv_chunk_free(&r->pending[i]);
     free(r->pending);
-    free(r->row_spans);
+    free(r->scratch);
     csv_chunker_free(&r->ch);
     if (r->cloc)
         freelocale(r->cloc);

@@ -278,6 +278,7 @@ static int jsonl_encode(const st_write_options *opt, const st_record *rec, st_bu
 const st_writer_ops st_csv_writer_ops = {
     .priv_size = sizeof(text_writer),
     .extension = ".csv",
+    .needs_schema = true,
     .encode = csv_encode,
     .open = csv_wopen,
     .write = text_write,
@@ -288,6 +289,7 @@ const st_writer_ops st_csv_writer_ops = {
 const st_writer_ops st_tsv_writer_ops = {
     .priv_size = sizeof(text_writer),
     .extension = ".tsv",
+    .needs_schema = true,
     .encode = tsv_encode,
     .open = tsv_wopen,
     .write = text_write,

@@ -237,7 +237,7 @@ static int infer(jsonl_reader *r, const st_csv_options *co, st_error *err)
         csv_chunk ch;
         while ((rc = csv_chunker_next(&ic, &ch, err)) > 0) {
             rc = infer_chunk(r, &ch, &L, &arena, 0, err);
-            csv_chunk_free(&ch);
+            csv_chunker_recycle(&ic, &ch);
             if (rc < 0)
                 break;
         }

@@ -156,10 +156,13 @@ ST_GPU_HD uint32_t st_gpu_le32(const uint8_t *p)
  * A port of formats/example/example.c (st_example_check), verdict for
  * verdict: the same fields are checked, in the same cases.  In particular,
  * as protobuf's oneof and map semantics make example.c do:
- *   - in a Feature only the list fields of the LAST kind present, from the
- *     field where that kind last started, are checked inside (earlier lists
- *     are only checked as length-delimited fields);
- *   - in a map entry only the LAST value is checked inside;
+ *   - in a Feature the list fields of the LAST kind present, from the field
+ *     where that kind last started, are the value and are counted; every
+ *     list field before that (replaced by a later oneof member) must still
+ *     be a well-formed list of its own kind, since protobuf parsers parse
+ *     every field;
+ *   - in a map entry the LAST value is the one used; earlier values of the
+ *     same entry must still be well formed;
  *   - a tag above 32 bits, field number 0, wire types 3, 4, 6, 7, a varint
  *     over 10 bytes and a known field with the wrong wire type are errors;
  *   - more than 2^32-1 values in a feature, steps in a feature list, or
@@ -312,6 +315,7 @@ ST_GPU_HD int st_gpu_check_list(uint32_t kind, const uint8_t *p, uint64_t len, u
 ST_GPU_HD int st_gpu_check_feature(const uint8_t *p, uint64_t len)
 {
     const uint8_t *end = p + len;
+    const uint8_t *start = p;
     const uint8_t *run = p;   /* where the last kind's run starts */
     uint32_t kind = 0;
     while (p < end) {
@@ -331,6 +335,19 @@ ST_GPU_HD int st_gpu_check_feature(const uint8_t *p, uint64_t len)
     if (kind == 0)
         return ST_GPU_EX_OK;
     uint64_t count = 0;
+    /* Lists replaced by a later oneof member (everything before the last
+     * run) must still be well formed, each as a list of its own kind; their
+     * values do not count. */
+    for (const uint8_t *q = start; q < run;) {
+        st_gpu_field f;
+        st_gpu_next_field(&q, end, &f); /* proved well formed by the loop above */
+        if (f.num >= 1 && f.num <= 3) {
+            int r = st_gpu_check_list(f.num, f.data, f.len, &count);
+            if (r)
+                return r;
+        }
+    }
+    count = 0;
     for (const uint8_t *q = run; q < end;) {
         st_gpu_field f;
         st_gpu_next_field(&q, end, &f); /* proved well formed by the loop above */
@@ -375,8 +392,8 @@ ST_GPU_HD int st_gpu_check_feature_list(const uint8_t *p, uint64_t len)
 
 /* Features { map<string, Feature> feature = 1; } (sequence == 0) or
  * FeatureLists { map<string, FeatureList> feature_list = 1; }: every map
- * entry { string key = 1; V value = 2; } with its last value checked.
- * *entries counts them. */
+ * entry { string key = 1; V value = 2; } with its last value used and any
+ * earlier values of the same entry checked too.  *entries counts them. */
 ST_GPU_HD int st_gpu_check_map(const uint8_t *p, uint64_t len, int sequence, uint64_t *entries)
 {
     const uint8_t *end = p + len;
@@ -399,6 +416,7 @@ ST_GPU_HD int st_gpu_check_map(const uint8_t *p, uint64_t len, int sequence, uin
         const uint8_t *e = f.data, *eend = f.data + f.len;
         const uint8_t *val = 0;
         uint64_t val_len = 0;
+        unsigned nvals = 0;
         while (e < eend) {
             st_gpu_field g;
             int r = st_gpu_next_field(&e, eend, &g);
@@ -410,7 +428,20 @@ ST_GPU_HD int st_gpu_check_map(const uint8_t *p, uint64_t len, int sequence, uin
                 if (g.num == 2) {
                     val = g.data;
                     val_len = g.len;
+                    nvals++;
                 }
+            }
+        }
+        /* A value replaced by a later one in the same entry must still be
+         * well formed (as example.c's decode_features checks it). */
+        for (const uint8_t *v = f.data; nvals > 1 && v < eend;) {
+            st_gpu_field g;
+            st_gpu_next_field(&v, eend, &g); /* proved well formed by the loop above */
+            if (g.num == 2 && g.data != val) {
+                int r = sequence ? st_gpu_check_feature_list(g.data, g.len)
+                                 : st_gpu_check_feature(g.data, g.len);
+                if (r)
+                    return r;
             }
         }
         int r = ST_GPU_EX_OK;

@@ -75,6 +75,7 @@ st_xfer *st_xfer_new(const char *method, const char *display)
     if (!x)
         return NULL;
     x->method = method;
+    x->wake_at = UINT64_MAX;
     char shown[1024];
     st_rurl_display(display ? display : "", shown, sizeof shown);
     x->display = strdup(shown);
@@ -229,6 +230,28 @@ void st_fetch_release_locked(st_fetcher *f, st_xfer *x)
         break;
     default:
         st_xfer_free(x);
+        break;
+    }
+}
+
+void st_fetch_cancel_locked(st_fetcher *f, st_xfer *x)
+{
+    switch (x->state) {
+    case ST_XS_QUEUED:
+        queue_remove(f, x);
+        st_error_set(&x->err, ST_ECANCELED, "%s: canceled", x->display);
+        x->state = ST_XS_FAILED;
+        break;
+    case ST_XS_RETRY_WAIT:
+        waiting_remove(f, x);
+        st_error_set(&x->err, ST_ECANCELED, "%s: canceled", x->display);
+        x->state = ST_XS_FAILED;
+        break;
+    case ST_XS_ACTIVE:
+        x->cancel = true;
+        curl_multi_wakeup(f->multi);
+        break;
+    default:
         break;
     }
 }
@@ -443,6 +466,7 @@ static int accept_headers(st_fetcher *f, st_xfer *x)
         x->headers_ok = true;
         if (x->on_event)
             x->on_event(x);
+        pthread_cond_broadcast(&f->cv);
         return 0;
     }
 
@@ -470,6 +494,7 @@ static int accept_headers(st_fetcher *f, st_xfer *x)
             x->stop_ok = true;
             if (x->on_event)
                 x->on_event(x);
+            pthread_cond_broadcast(&f->cv);
             return -1;
         }
         if (a != x->attempt_start) {
@@ -522,7 +547,7 @@ static int accept_headers(st_fetcher *f, st_xfer *x)
     x->headers_ok = true;
     if (x->on_event)
         x->on_event(x);
-    (void)f;
+    pthread_cond_broadcast(&f->cv); /* open() waits for the first headers */
     return 0;
 }
 
@@ -557,16 +582,22 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
             ret = 0;
         }
     } else {
-        /* Copied under the lock: an owner that gives up (pread of a caller's
-         * buffer) sets cancel under the same lock, so nothing is written
-         * into memory it has taken back. */
+        /* Copied without the lock (readers take bytes below x->got at the
+         * same time).  The destination stays valid: an owned buffer is freed
+         * only by this thread, and an owner that lends its own buffer
+         * (pread) cancels and waits for the end before taking it back. */
         uint64_t want = x->range_len > x->got ? x->range_len - x->got : 0;
         size_t take = n < want ? n : (size_t)want;
-        if (take)
-            memcpy(x->dest + x->got, p, take);
+        if (take) {
+            uint8_t *to = x->dest + x->got;
+            pthread_mutex_unlock(&f->mu);
+            memcpy(to, p, take);
+            pthread_mutex_lock(&f->mu);
+        }
         x->got += take;
-        /* Wake readers only when some wait: most bytes arrive ahead of them. */
-        if (f->nwaiting)
+        /* Wake a reader only when it has enough: most bytes arrive ahead of
+         * it, and every wake-up is a context switch. */
+        if (f->nwaiting && x->got >= x->wake_at)
             pthread_cond_broadcast(&f->cv);
         if (take < n) {
             if (x->range_ignored)

@@ -75,6 +75,9 @@ struct st_xfer {
      * ends (DONE or FAILED); may submit more transfers. */
     void (*on_event)(st_xfer *x);
     void *owner;
+    /* A reader waiting for bytes sets this: body progress wakes waiters only
+     * once got reaches it (UINT64_MAX: only headers and the end wake). */
+    uint64_t wake_at;
 
     /* ---- results (under the lock) ---- */
     int state;                /* enum st_xfer_state */
@@ -142,6 +145,9 @@ void st_xfer_free(st_xfer *x);
 void st_fetch_submit_locked(st_fetcher *f, st_xfer *x);
 /* Owner no longer wants x (lock held): frees it now or when it stops. */
 void st_fetch_release_locked(st_fetcher *f, st_xfer *x);
+/* Stops x (lock held); it ends FAILED (canceled) soon: wait for that
+ * before taking back a buffer lent to it. */
+void st_fetch_cancel_locked(st_fetcher *f, st_xfer *x);
 /* Moves a queued request to another priority (lock held). */
 void st_fetch_set_priority_locked(st_fetcher *f, st_xfer *x, int priority);
 /* Submits x and waits for it to end; returns 0 or x->err's code (copied to err). */

@@ -68,8 +68,16 @@ int st_remote_init(const st_remote_config *cfg_in, st_error *err)
         return st_error_set(err, ST_ENOMEM, "out of memory");
     }
     c->window = cfg.parallel < 4 ? (cfg.parallel < 2 ? 2 : cfg.parallel) : 4;
+    c->spare_cap = (size_t)cfg.parallel + (size_t)c->window;
+    c->spare = calloc(c->spare_cap, sizeof *c->spare);
+    if (!c->spare) {
+        free(c);
+        curl_global_cleanup();
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
     int rc = st_fetcher_start(&cfg, &c->f, err);
     if (rc) {
+        free(c->spare);
         free(c);
         curl_global_cleanup();
         return rc;

@@ -24,7 +24,7 @@
 #define MAX_WINDOW 8
 #define CACHE_BLOCKS 4
 #define PREAD_BLOCK ((size_t)1 << 20)
-#define READ_SLICE ((size_t)256 << 10)
+#define READ_SLICE ((size_t)512 << 10)
 
 typedef struct cblock {
     uint64_t off;
@@ -83,7 +83,7 @@ static int issue_chunk(st_robj *o, int priority)
     x->ranged = true;
     x->range_start = o->next_off;
     x->range_len = len;
-    x->dest = malloc(len ? (size_t)len : 1);
+    x->dest = c->nspare ? c->spare[--c->nspare] : malloc(chunk_size(c));
     x->dest_owned = true;
     x->ident = &o->ident;
     x->on_event = chunk_event;
@@ -148,11 +148,23 @@ static st_robj *robj_new(st_remote_ctx *c, const char *url, st_error *err)
     return o;
 }
 
+/* Takes back a finished chunk's buffer for the next chunk (lock held). */
+static void recycle(st_remote_ctx *c, st_xfer *x)
+{
+    if (st_xfer_finished(x) && x->dest_owned && x->dest && c->nspare < c->spare_cap) {
+        c->spare[c->nspare++] = x->dest;
+        x->dest = NULL;
+        x->dest_owned = false;
+    }
+}
+
 /* Lock held. */
 static void robj_free_locked(st_robj *o)
 {
-    for (size_t i = 0; i < o->count; i++)
+    for (size_t i = 0; i < o->count; i++) {
+        recycle(o->c, o->ring[(o->head + i) % MAX_WINDOW]);
         st_fetch_release_locked(o->c->f, o->ring[(o->head + i) % MAX_WINDOW]);
+    }
     o->count = 0;
     for (int i = 0; i < CACHE_BLOCKS; i++)
         free(o->cache[i].data);
@@ -162,6 +174,7 @@ static void robj_free_locked(st_robj *o)
 
 static void pop_head(st_robj *o)
 {
+    recycle(o->c, o->ring[o->head]);
     st_fetch_release_locked(o->c->f, o->ring[o->head]);
     o->ring[o->head] = NULL;
     o->head = (o->head + 1) % MAX_WINDOW;
@@ -221,6 +234,7 @@ static ssize_t rs_read(st_stream *s, void *buf, size_t n, st_error *err)
             sched_stream(o);
             continue;
         }
+        x->wake_at = o->consumed + enough;
         st_fetch_wait(f);
     }
     st_fetch_unlock(f);
@@ -316,10 +330,17 @@ static int fetch_direct(st_robj *o, uint8_t *buf, size_t n, uint64_t off, st_err
                               xs[i]->display, off + n);
         }
     }
-    /* On failure the others are canceled; the engine checks the cancel flag
-     * under the lock before writing, so buf is not touched after this. */
-    for (size_t i = 0; i < parts; i++)
+    /* buf is lent to the requests: on failure cancel the others and wait
+     * until every one has stopped before handing buf back. */
+    for (size_t i = 0; i < parts; i++) {
+        if (!xs[i])
+            continue;
+        if (!st_xfer_finished(xs[i]))
+            st_fetch_cancel_locked(f, xs[i]);
+        while (!st_xfer_finished(xs[i]))
+            st_fetch_wait(f);
         st_fetch_release_locked(f, xs[i]);
+    }
     free(xs);
     return rc;
 }
@@ -543,5 +564,10 @@ void st_rstream_forget_prefetch(st_remote_ctx *c)
     }
     c->pf_tail = NULL;
     c->pf_chunks = 0;
+    while (c->nspare)
+        free(c->spare[--c->nspare]);
+    free(c->spare);
+    c->spare = NULL;
+    c->spare_cap = 0;
     st_fetch_unlock(c->f);
 }

@@ -5,6 +5,7 @@
  *   parquet_dump --schema FILE            the columns as JSON lines
  *   parquet_dump --verify FILE            the verify report as JSON
  *   parquet_dump --inspect FILE           the inspect members as a JSON object
+ *   parquet_dump --count FILE             decode everything, print the record count
  *   parquet_dump --canonical FILE         one JSON object per record, every value
  *                                         a string: int64 in decimal, floats as
  *                                         the shortest float32 text, bytes in hex
@@ -28,6 +29,8 @@ typedef struct dump {
     void *priv;
     uint64_t lossy;
     bool canonical;
+    bool count_only;
+    uint64_t records;
     st_buf line;
 } dump;
 
@@ -106,7 +109,8 @@ static int consume(void *ctx, void *p, st_error *err)
     dump *d = ctx;
     item *it = p;
     (void)err;
-    for (size_t i = 0; i < it->batch.count; i++) {
+    d->records += it->batch.count;
+    for (size_t i = 0; !d->count_only && i < it->batch.count; i++) {
         st_jsonw w;
         st_buf_clear(&d->line);
         st_jsonw_init(&w, &d->line, false);
@@ -171,6 +175,8 @@ int main(int argc, char **argv)
             opt.max_record_size = strtoull(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc) {
             jobs = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--count") == 0) {
+            mode = "count";
         } else if (strcmp(argv[i], "--canonical") == 0) {
             canonical = true;
         } else if (strcmp(argv[i], "--schema") == 0 || strcmp(argv[i], "--verify") == 0 ||
@@ -254,12 +260,14 @@ int main(int argc, char **argv)
         }
         st_schema_free(&s);
     } else {
-        dump d = {.ops = ops, .priv = priv, .canonical = canonical};
+        dump d = {.ops = ops, .priv = priv, .canonical = canonical, .count_only = strcmp(mode, "count") == 0};
         st_pipeline_ops pops = {.produce = produce, .process = process, .consume = consume, .discard = discard};
         if (st_pipeline_run(&pops, &d, jobs, 0, NULL, &err))
             status = fail(&err);
         else if (d.lossy)
             fprintf(stderr, "lossy floats: %llu\n", (unsigned long long)d.lossy);
+        if (!status && d.count_only)
+            printf("%llu\n", (unsigned long long)d.records);
         st_buf_free(&d.line);
     }
     ops->close(priv);

@@ -262,8 +262,8 @@ static void gen_list(st_buf *b, unsigned kind)
 
 static void gen_feature(st_buf *b)
 {
-    /* Several list fields: the oneof's last kind wins; earlier ones are
-     * only checked as length-delimited fields. */
+    /* Several list fields: the oneof's last kind wins; the lists it
+     * replaced must still be well formed. */
     size_t n = rnd_below(4);
     for (size_t i = 0; i < n; i++) {
         if (inject()) {
@@ -530,6 +530,141 @@ static void test_validator_corpus(void)
     printf("\n  corpus: %u records, %u checks ", records, p.valid + p.invalid);
     CU_ASSERT_EQUAL(p.mismatches, 0);
     CU_ASSERT(records >= 3);
+}
+
+/* Hand-built payloads for what the generators reach only by chance: a value
+ * that protobuf replaces (an earlier oneof member of a Feature, an earlier
+ * value of a map entry) must still be well formed.  Each case states the
+ * verdict both validators must give. */
+
+/* Appends field `field` holding `body` (length-delimited) and frees body. */
+static void put_msg(st_buf *b, uint64_t field, st_buf *body)
+{
+    w_len(b, field, body);
+    st_buf_free(body);
+}
+
+/* An Int64List { value: packed } whose packed run is `run` bytes long. */
+static void put_int64_list(st_buf *feature, const char *run, size_t n)
+{
+    st_buf list = {0}, packed = {0};
+    st_buf_append(&packed, run, n);
+    put_msg(&list, 1, &packed);
+    put_msg(feature, 3, &list);
+}
+
+/* A FloatList { value: packed } of `n` bytes (valid when n % 4 == 0). */
+static void put_float_list(st_buf *feature, size_t n)
+{
+    st_buf list = {0}, packed = {0};
+    for (size_t i = 0; i < n; i++)
+        st_buf_append(&packed, "\x3f", 1);
+    put_msg(&list, 1, &packed);
+    put_msg(feature, 2, &list);
+}
+
+/* Example { features { feature { key "f"; value v1 [; value v2] } } }, or the
+ * SequenceExample form with each value wrapped in a one-step FeatureList. */
+static void put_example(st_buf *out, bool sequence, st_buf *v1, st_buf *v2)
+{
+    st_buf entry = {0}, key = {0}, map = {0};
+    st_buf_append(&key, "f", 1);
+    put_msg(&entry, 1, &key);
+    st_buf *vals[2] = {v1, v2};
+    for (int i = 0; i < 2; i++) {
+        if (!vals[i])
+            continue;
+        if (sequence) {
+            st_buf steps = {0};
+            put_msg(&steps, 1, vals[i]);
+            put_msg(&entry, 2, &steps);
+        } else {
+            put_msg(&entry, 2, vals[i]);
+        }
+    }
+    put_msg(&map, 1, &entry);
+    put_msg(out, sequence ? 2 : 1, &map);
+}
+
+static void test_validator_replaced(void)
+{
+    static const char good_int[] = "\x01\x96\x01\x05";     /* 1, 150, 5 */
+    static const char bad_ints[][12] = {
+        "\x80",                                             /* truncated at the end */
+        "\x01\x80\x80",                                     /* truncated after a value */
+        "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01",     /* 11 bytes */
+    };
+    static const size_t bad_int_len[] = {1, 3, 11};
+    parity p = {0};
+    unsigned wrong = 0;
+    for (int sequence = 0; sequence < 2; sequence++) {
+        for (size_t bi = 0; bi < 3; bi++) {
+            for (int good = 0; good < 2; good++) {
+                const char *run = good ? good_int : bad_ints[bi];
+                size_t run_len = good ? sizeof good_int - 1 : bad_int_len[bi];
+                /* 1. A Feature whose (packed) int64 list is replaced by a
+                 *    later, valid float list; then the same with the int64
+                 *    list coming back after the float list, so the bad list
+                 *    is of the winning kind but before its last run. */
+                for (int back = 0; back < 2; back++) {
+                    st_buf feat = {0}, ex = {0};
+                    put_int64_list(&feat, run, run_len);
+                    put_float_list(&feat, 8);
+                    if (back)
+                        put_int64_list(&feat, good_int, sizeof good_int - 1);
+                    put_example(&ex, sequence, &feat, NULL);
+                    st_error err;
+                    bool cpu = st_example_check(ex.data, ex.len, &err) == ST_OK;
+                    bool dev = st_gpu_check_example(ex.data, ex.len) == ST_GPU_EX_OK;
+                    if (cpu != (bool)good || dev != (bool)good) {
+                        wrong++;
+                        printf("\n  replaced list (sequence %d, bad %zu, back %d, good %d): cpu %d dev %d",
+                               sequence, bi, back, good, cpu, dev);
+                    }
+                    compare_check(&p, ex.data, ex.len);
+                    st_buf_free(&ex);
+                }
+                /* 2. A map entry with two values where the first (a Feature
+                 *    with the int64 run) is replaced by a valid second one. */
+                st_buf first = {0}, second = {0}, ex = {0};
+                put_int64_list(&first, run, run_len);
+                put_float_list(&second, 4);
+                put_example(&ex, sequence, &first, &second);
+                st_error err;
+                bool cpu = st_example_check(ex.data, ex.len, &err) == ST_OK;
+                bool dev = st_gpu_check_example(ex.data, ex.len) == ST_GPU_EX_OK;
+                if (cpu != (bool)good || dev != (bool)good) {
+                    wrong++;
+                    printf("\n  replaced map value (sequence %d, bad %zu, good %d): cpu %d dev %d",
+                           sequence, bi, good, cpu, dev);
+                }
+                compare_check(&p, ex.data, ex.len);
+                st_buf_free(&ex);
+            }
+        }
+        /* 3. The first map value's Feature has a packed float list of 5
+         *    bytes; the second value is valid. */
+        for (size_t n = 4; n <= 5; n++) {
+            st_buf first = {0}, second = {0}, ex = {0};
+            put_float_list(&first, n);
+            put_int64_list(&second, good_int, sizeof good_int - 1);
+            put_example(&ex, sequence, &first, &second);
+            st_error err;
+            bool want = n == 4;
+            bool cpu = st_example_check(ex.data, ex.len, &err) == ST_OK;
+            bool dev = st_gpu_check_example(ex.data, ex.len) == ST_GPU_EX_OK;
+            if (cpu != want || dev != want) {
+                wrong++;
+                printf("\n  replaced map value, %zu float bytes (sequence %d): cpu %d dev %d", n,
+                       sequence, cpu, dev);
+            }
+            compare_check(&p, ex.data, ex.len);
+            st_buf_free(&ex);
+        }
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT_EQUAL(p.mismatches, 0);
+    CU_ASSERT(p.valid > 0 && p.invalid > 0);
 }
 
 /* ---- the driver against the CPU verifier ---------------------------------------------- */
@@ -1024,6 +1159,7 @@ int main(int argc, char **argv)
     CU_add_test(s, "validator vs st_example_check: generated", test_validator_generated);
     CU_add_test(s, "validator vs st_example_check: random", test_validator_random);
     CU_add_test(s, "validator vs st_example_check: corpus", test_validator_corpus);
+    CU_add_test(s, "validator vs st_example_check: replaced values", test_validator_replaced);
     CU_add_test(s, "driver: intact shard, all chunkings", test_driver_intact);
     CU_add_test(s, "driver: not an Example", test_driver_not_example);
     CU_add_test(s, "driver: every bit flipped", test_driver_bit_flips);

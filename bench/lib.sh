@@ -1,0 +1,30 @@
+# Shared by the bench scripts: where the binary is, a scratch directory, and
+# best-of-N wall time and peak RSS of a command.
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$BENCH_DIR/.." && pwd)
+ST=${ST:-$ROOT/build/cli/shardtool}
+WORK=${WORK:-$ROOT/bench/work}
+mkdir -p "$WORK"
+if [ ! -x "$ST" ]; then
+  echo "no shardtool at $ST: build it (meson setup build -Dbuildtype=release && ninja -C build) or set ST" >&2
+  exit 2
+fi
+
+# best_of N CMD...: prints the best wall time in seconds and sets PEAK_KB to
+# the largest peak RSS seen (GNU time).
+best_of() {
+  local n=$1; shift
+  local best="" t rss
+  PEAK_KB=0
+  for _ in $(seq "$n"); do
+    /usr/bin/time -f "%e %M" -o "$WORK/.time" "$@" > /dev/null 2> "$WORK/.stderr" || {
+      cat "$WORK/.stderr" >&2; return 1; }
+    read -r t rss < "$WORK/.time"
+    if [ -z "$best" ] || awk "BEGIN{exit !($t < $best)}"; then best=$t; fi
+    [ "$rss" -gt "$PEAK_KB" ] && PEAK_KB=$rss
+  done
+  echo "$best"
+}
+
+ratio() { awk "BEGIN{printf \"%.2f\", $1 / $2}"; }
+rate() { awk "BEGIN{printf \"%.0f\", $1 / $2 / 1e6}"; }

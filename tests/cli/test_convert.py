@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""convert and split as a user runs them: determinism, safety and tasks.
+
+  - the same input gives byte-identical shards and manifest with --jobs 1 and 2;
+  - a run killed with SIGKILL mid-way leaves no file under a final shard name;
+  - SIGINT stops a run cleanly: exit 1, "interrupted", nothing left behind;
+  - a file-size limit (as a full disk) fails cleanly, naming the path;
+  - N tasks (--task I/N, run by GNU parallel) yield exactly the records of one run;
+  - CSV -> TFRecord -> CSV gives back the same table;
+  - --shuffle is a deterministic permutation;
+  - split re-shards and merges, counts and CRCs intact.
+Prints "N passed, M failed".
+"""
+import csv
+import glob
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+ST = SOURCE = None
+results = {"passed": 0, "failed": 0}
+
+
+def check(cond, what):
+    if cond:
+        results["passed"] += 1
+        print("ok   " + what)
+    else:
+        results["failed"] += 1
+        print("FAIL " + what)
+
+
+def st(*args, **kw):
+    return subprocess.run([ST] + list(args), capture_output=True, text=True, **kw)
+
+
+def read_all(paths):
+    out = {}
+    for p in paths:
+        with open(p, "rb") as f:
+            out[os.path.basename(p)] = f.read()
+    return out
+
+
+def records_json(paths):
+    r = st("cat", *paths)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.splitlines()
+
+
+def make_big_csv(path, rows):
+    gen = os.path.join(SOURCE, "bench", "gen_table.py")
+    subprocess.run([sys.executable, gen, path, str(rows)], check=True)
+
+
+def final_names(directory):
+    return [n for n in os.listdir(directory) if re.search(r"-\d{5}-of-\d{5}", n) and not n.startswith(".")]
+
+
+def test_jobs_identical(tmp, taxi):
+    outs = []
+    for jobs in ("1", "2"):
+        d = os.path.join(tmp, "jobs" + jobs)
+        r = st("convert", taxi, "-o", os.path.join(d, "train"), "--shards", "3", "--jobs", jobs, "--index")
+        check(r.returncode == 0, f"convert --jobs {jobs} succeeds ({r.stderr.strip()[-200:]})")
+        outs.append(read_all(sorted(glob.glob(os.path.join(d, "*")))))
+    check(outs[0].keys() == outs[1].keys() and len(outs[0]) == 7,
+          "--jobs 1 and --jobs 2 write the same files (3 shards, 3 indexes, manifest)")
+    check(outs[0] == outs[1], "--jobs 1 and --jobs 2 outputs are byte-identical")
+
+
+def run_until_temp_files(args, directory, sig):
+    proc = subprocess.Popen([ST] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and proc.poll() is None:
+        if os.path.isdir(directory) and any(".tmp-" in n for n in os.listdir(directory)):
+            break
+        time.sleep(0.005)
+    time.sleep(0.05)
+    running = proc.poll() is None
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    return running, proc.returncode, err
+
+
+def test_kill_and_interrupt(tmp, big):
+    d = os.path.join(tmp, "killed")
+    running, rc, _ = run_until_temp_files(["convert", big, "-o", d + "/train", "--shards", "4", "--jobs", "1"],
+                                          d, signal.SIGKILL)
+    check(running, "SIGKILL arrived while the conversion was running")
+    check(rc == -signal.SIGKILL and final_names(d) == [],
+          f"after SIGKILL no file has a final shard name ({final_names(d)})")
+
+    d = os.path.join(tmp, "interrupted")
+    running, rc, err = run_until_temp_files(["convert", big, "-o", d + "/train", "--shards", "4", "--jobs", "1"],
+                                            d, signal.SIGINT)
+    check(running and rc == 1 and "interrupted" in err, f"SIGINT stops with exit 1 and says so ({rc}, {err.strip()})")
+    check(os.listdir(d) == [], f"after SIGINT nothing is left ({os.listdir(d)})")
+
+    d = os.path.join(tmp, "interrupted-rotating")
+    running, rc, err = run_until_temp_files(
+        ["convert", big, "-o", d + "/train", "--records-per-shard", "20000", "--jobs", "1"], d, signal.SIGTERM)
+    check(running and rc == 1 and os.listdir(d) == [],
+          f"SIGTERM with rotating shards removes the finished .partial shards too ({os.listdir(d)})")
+
+
+def test_disk_full(tmp, big):
+    d = os.path.join(tmp, "full")
+    # ulimit -f counts 512-byte blocks (bash): 2 MB for a ~20 MB output.
+    r = subprocess.run(["bash", "-c", f'ulimit -f 4000; exec "$0" convert "$1" -o "$2" --shards 2',
+                        ST, big, d + "/train"], capture_output=True, text=True)
+    check(r.returncode == 1 and "File too large" in r.stderr and d in r.stderr,
+          f"a write that fails names the path and exits 1 ({r.returncode}: {r.stderr.strip()[-300:]})")
+    check(final_names(d) == [] and [n for n in os.listdir(d) if ".tmp-" in n] == [],
+          f"a failed run leaves nothing behind ({os.listdir(d)})")
+
+
+def split_csv(taxi, directory, parts):
+    os.makedirs(directory)
+    with open(taxi, newline="") as f:
+        rows = list(csv.reader(f))
+    header, body = rows[0], rows[1:]
+    per = (len(body) + parts - 1) // parts
+    paths = []
+    for i in range(parts):
+        p = os.path.join(directory, f"part-{i}.csv")
+        with open(p, "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(header)
+            w.writerows(body[i * per:(i + 1) * per])
+        paths.append(p)
+    return paths
+
+
+def test_tasks_with_parallel(tmp, taxi):
+    if not shutil.which("parallel"):
+        check(False, "GNU parallel is installed (needed for the distributed-run test)")
+        return
+    inputs = split_csv(taxi, os.path.join(tmp, "parts"), 7)
+    out = os.path.join(tmp, "tasks")
+    # Types come from each task's own inputs; force them so every task agrees.
+    types = ["--type", "pickup_census_tract=float,dropoff_census_tract=float,trip_seconds=float"]
+    r = subprocess.run(["parallel", "--halt", "now,fail=1", ST, "convert", os.path.join(tmp, "parts", "*.csv"),
+                        "-o", out + "/train", "--shards", "2", "--quiet", "--task", "{}/4"] + types + [":::", "0", "1", "2", "3"],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, f"4 tasks under GNU parallel succeed ({r.stderr.strip()[-300:]})")
+    shards = sorted(glob.glob(out + "/train-task*.tfrecord"))
+    check(len(shards) == 8, f"4 tasks x 2 shards, names that never collide ({len(shards)})")
+    single = os.path.join(tmp, "single")
+    r = st("convert", *inputs, "-o", single + "/train", "--shards", "2", "--quiet", *types)
+    check(r.returncode == 0, "the single run succeeds")
+    ours = sorted(records_json(shards))
+    one = sorted(records_json(sorted(glob.glob(single + "/train-*.tfrecord"))))
+    check(len(ours) == 10000 and ours == one, "the tasks together hold exactly the records of one run")
+    merged = os.path.join(tmp, "merged")
+    r = st("split", *shards, "-o", merged + "/train", "--shards", "3", "--quiet")
+    check(r.returncode == 0 and sorted(records_json(sorted(glob.glob(merged + "/train-*.tfrecord")))) == one,
+          "split merges the tasks' shards into one set with the same records")
+    r = st("verify", "--manifest", merged + "/train.manifest.json")
+    check(r.returncode == 0 and "3 intact" in r.stdout, "the merged set verifies against its manifest")
+
+
+def parse_cell(text):
+    if text == "":
+        return None
+    try:
+        return ("n", struct.unpack("f", struct.pack("f", float(text)))[0])
+    except ValueError:
+        return ("s", text)
+
+
+def test_round_trip(tmp, taxi):
+    shards = os.path.join(tmp, "rt")
+    r = st("convert", taxi, "-o", shards + "/train", "--shards", "2", "--quiet")
+    check(r.returncode == 0, "CSV -> TFRecord")
+    back = os.path.join(tmp, "rt-csv")
+    r = st("convert", *sorted(glob.glob(shards + "/train-*.tfrecord")), "-o", back + "/table", "--to", "csv", "--quiet")
+    check(r.returncode == 0, f"TFRecord -> CSV ({r.stderr.strip()[-300:]})")
+    with open(taxi, newline="") as f:
+        original = list(csv.DictReader(f))
+    out_files = sorted(glob.glob(back + "/table-*.csv"))
+    again = []
+    for p in out_files:
+        with open(p, newline="") as f:
+            again.extend(csv.DictReader(f))
+    def norm(rows):
+        return sorted(tuple(sorted((k, parse_cell(v)) for k, v in row.items())) for row in rows)
+    check(len(again) == len(original) and norm(again) == norm(original),
+          "CSV -> TFRecord -> CSV gives back the same table (numbers compared as float32)")
+
+
+def test_shuffle(tmp, taxi):
+    a = os.path.join(tmp, "shuf-a")
+    b = os.path.join(tmp, "shuf-b")
+    for d, seed in ((a, "7"), (b, "7")):
+        r = st("convert", taxi, "-o", d + "/train", "--shuffle", "--seed", seed, "--quiet")
+        check(r.returncode == 0, f"--shuffle --seed {seed}")
+    ra = records_json(glob.glob(a + "/train-*.tfrecord"))
+    rb = records_json(glob.glob(b + "/train-*.tfrecord"))
+    plain = os.path.join(tmp, "plain")
+    st("convert", taxi, "-o", plain + "/train", "--quiet")
+    rp = records_json(glob.glob(plain + "/train-*.tfrecord"))
+    check(ra == rb, "the same seed gives the same order")
+    check(ra != rp and sorted(ra) == sorted(rp), "the shuffle is a permutation of the records")
+
+
+def test_existing_output(tmp, taxi):
+    d = os.path.join(tmp, "exists")
+    st("convert", taxi, "-o", d + "/train", "--quiet")
+    before = read_all(glob.glob(d + "/*"))
+    r = st("convert", taxi, "-o", d + "/train", "--quiet", "--columns", "fare")
+    check(r.returncode == 2 and "--force" in r.stderr, "an existing output is not overwritten without --force")
+    check(read_all(glob.glob(d + "/*")) == before, "the existing output is untouched")
+    r = st("convert", taxi, "-o", d + "/train", "--quiet", "--columns", "fare", "--force")
+    check(r.returncode == 0 and read_all(glob.glob(d + "/*")) != before, "--force replaces it")
+
+
+def main():
+    global ST, SOURCE
+    ST, SOURCE = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    taxi = os.path.join(SOURCE, "tests", "data", "csv", "tfx", "chicago_taxi_data.csv")
+    if not os.path.exists(taxi):
+        taxi = os.path.join(SOURCE, "examples", "taxi.csv")
+    with tempfile.TemporaryDirectory() as tmp:
+        big = os.path.join(tmp, "big.csv")
+        make_big_csv(big, 400000)
+        test_jobs_identical(tmp, taxi)
+        test_kill_and_interrupt(tmp, big)
+        test_disk_full(tmp, big)
+        test_tasks_with_parallel(tmp, taxi)
+        test_round_trip(tmp, taxi)
+        test_shuffle(tmp, taxi)
+        test_existing_output(tmp, taxi)
+    print(f"{results['passed']} passed, {results['failed']} failed")
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
