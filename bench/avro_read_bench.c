@@ -248,6 +248,11 @@ int main(int argc, char **argv)
         return 0;
     }
     unlink(path);
+    if (r1 == n && r2 < 0) {
+        printf("%ld records, codec %s: shardtool decoder %.3f s; avro-c cannot read this codec\n", n, codec,
+               t1 - t0);
+        return 0;
+    }
     if (r1 != n || r2 != n || v1 != v2) {
         fprintf(stderr, "readers disagree: ours %ld records %ld values, avro-c %ld records %ld values\n",
                 r1, v1, r2, v2);

@@ -169,8 +169,13 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         cli_output_free(&out);
         return status;
     }
+    /* Enough inputs: each task takes whole files.  Fewer inputs than tasks
+     * (one large CSV or Parquet file): every task reads them all and keeps
+     * its share of their units. */
+    bool by_units = tasks > 1 && in.npaths < tasks;
     if (tasks > 1) {
-        select_task_inputs(in.paths, &in.npaths, task, tasks);
+        if (!by_units)
+            select_task_inputs(in.paths, &in.npaths, task, tasks);
         snprintf(out.infix, sizeof out.infix, "-task%05llu-of-%05llu", (unsigned long long)task,
                  (unsigned long long)tasks);
     }
@@ -186,6 +191,8 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         .jobs = (int)jobs,
         .cancel = &cli_interrupted,
         .progress = &progress,
+        .task_index = by_units ? task : 0,
+        .task_count = by_units ? tasks : 0,
     };
     job.total_input_bytes = total_size(in.paths, in.npaths);
     cli_progress_start(&progress, cli_progress_wanted(v), job.total_input_bytes);

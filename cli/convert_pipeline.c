@@ -31,6 +31,7 @@ typedef struct run_state {
     size_t next_path;
     source *current;        /* the producer's open input */
     uint64_t finished_bytes;
+    uint64_t units_cut;     /* over all inputs, for dealing units among tasks */
 } run_state;
 
 static void source_release(source *s)
@@ -79,6 +80,13 @@ static int produce(void *ctx, void **out, st_error *err)
         if (!it)
             return st_error_set(err, ST_ENOMEM, "out of memory");
         int rc = s->reader->format->reader->next_unit(s->reader->priv, &it->unit, err);
+        if (rc > 0 && job->task_count > 1 && rs->units_cut++ % job->task_count != job->task_index) {
+            /* Another task's unit. */
+            if (s->reader->format->reader->free_unit)
+                s->reader->format->reader->free_unit(s->reader->priv, &it->unit);
+            free(it);
+            continue;
+        }
         if (rc > 0) {
             atomic_fetch_add(&s->refs, 1);
             it->src = s;

@@ -33,6 +33,12 @@ typedef struct convert_job {
     volatile sig_atomic_t *cancel;
     cli_progress *progress;
     uint64_t total_input_bytes;         /* for progress; 0 when unknown */
+    /* Distributed runs over fewer inputs than tasks: this task keeps only
+     * the units (CSV chunks, row groups, blocks) with sequence number
+     * k % task_count == task_index.  Units are cut the same way by every
+     * task, so N tasks together convert every record exactly once. */
+    uint64_t task_index;
+    uint64_t task_count;                /* 0 or 1: keep every unit */
 
     /* Results. */
     st_feature_stats stats;

@@ -217,9 +217,12 @@ void cli_output_summary(const cli_command *cmd, const cli_output *out, const con
             shards == 1 ? "" : "s", mib, seconds, seconds > 0 ? (double)job->records / seconds : 0);
     if (out->want_manifest)
         fprintf(stderr, "shardtool %s: manifest: %s\n", cmd->name, out->manifest_path);
-    if (job->skipped_rows)
-        fprintf(stderr, "shardtool %s: skipped %" PRIu64 " bad row%s\n", cmd->name,
-                job->skipped_rows, job->skipped_rows == 1 ? "" : "s");
+    if (job->skipped_rows) {
+        /* convert skips malformed rows (--skip-bad-rows), split damaged records (--skip-corrupt). */
+        const char *what = strcmp(cmd->name, "split") == 0 ? "damaged record" : "bad row";
+        fprintf(stderr, "shardtool %s: skipped %" PRIu64 " %s%s\n", cmd->name, job->skipped_rows,
+                what, job->skipped_rows == 1 ? "" : "s");
+    }
     if (job->lossy_floats)
         fprintf(stderr,
                 "shardtool %s: note: %" PRIu64 " value%s changed when narrowed to float32 "

@@ -35,10 +35,10 @@
  *     parsed as the nearest double and narrowed to float32;
  *   - bytes (the cell text) otherwise, or when the column is always empty.
  * A quoted value is typed by its content ("345" is an integer).
- * On a seekable input the whole input is classified by a first pass (a
- * gzip file named by its path is decompressed twice for this); otherwise
- * the first infer_rows rows decide, and a later value that does not fit is
- * an error naming its line and column.
+ * On a local file the whole input is classified by a first pass (a gzip
+ * file named by its path is decompressed twice for this); otherwise (stdin,
+ * remote objects, no_full_scan) the first infer_rows rows decide, and a
+ * later value that does not fit is an error naming its line, row and column.
  *
  * Empty cells: an unquoted empty cell follows `empty`; a quoted empty cell
  * ("") is an empty string in a bytes column and an empty cell otherwise.

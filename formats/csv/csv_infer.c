@@ -27,8 +27,6 @@ enum {
     V_NOT_FLOAT = 8,
 };
 
-static inline bool is_digit(uint8_t c) { return (unsigned)(c - '0') < 10; }
-
 static inline bool at_field_end(const uint8_t *t, uint8_t delim)
 {
     return *t == delim || *t == '\n' || (*t == '\r' && t[1] == '\n');
@@ -95,14 +93,17 @@ int csv_infer_chunk(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t
     }
     judge[ncols] = 0;
     int rc = ST_OK;
+    uint64_t row_here = 0; /* rows of this chunk so far, blank ones too */
     while (p < end && (limit == 0 || *rows < limit)) {
         if (ncols != 1 && (*p == '\n' || (*p == '\r' && p[1] == '\n'))) {
             p += *p == '\r' ? 2 : 1;
             line++;
+            row_here++;
             continue;
         }
         const uint64_t rec_line = line;
         size_t nfields = 0;
+        row_here++;
         for (;;) {
             const size_t col = nfields < ncols ? nfields : ncols; /* extra fields: ncols */
             if (judge[col] && !(quoting && *p == quote)) {
@@ -161,8 +162,10 @@ int csv_infer_chunk(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t
         if (nfields != ncols) {
             if (r->skip_bad)
                 continue;
-            rc = st_error_set(err, ST_EDATA, "%s: line %" PRIu64 ": expected %zu fields, found %zu",
-                              r->name, rec_line, ncols, nfields);
+            rc = st_error_set(err, ST_EDATA,
+                              "%s: line %" PRIu64 " (row %" PRIu64 "): expected %zu fields, found %zu",
+                              r->name, rec_line, ch->row - r->row_bias + row_here,
+                              ncols, nfields);
             break;
         }
         (*rows)++;

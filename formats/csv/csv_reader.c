@@ -321,6 +321,7 @@ static int infer_full(csv_reader *r, st_stream *src, bool use_pread, st_error *e
         if (ch.offset == 0) {
             ch.start = r->header_end; /* same bytes as the main pass saw */
             ch.line = r->header_line;
+            ch.row = r->row_bias;
         }
         rc = csv_infer_chunk(r, &ch, &rows, 0, err);
         csv_chunker_recycle(&ic, &ch);
@@ -446,7 +447,8 @@ static int reader_open(void *priv, st_stream *in, const st_read_options *opt, st
 
     /* Columns to infer are those kept and not forced. */
     if (csv_infer_open_columns(r)) {
-        if (st_stream_can_seek(in) && !co->no_full_scan) {
+        /* Reading twice is cheap for a local file, not for a remote object. */
+        if (st_stream_can_seek(in) && !co->no_full_scan && !st_path_is_remote(r->name)) {
             rc = infer_full(r, in, true, err);
             r->full_pass = true;
         } else {
@@ -521,8 +523,6 @@ static void csv_free_unit(const void *priv, st_unit *unit)
 
 /* ---- decoding -------------------------------------------------------------- */
 
-static inline bool is_digit(uint8_t c) { return (unsigned)(c - '0') < 10; }
-
 /* Whether t ends a field: the delimiter, or the record's end (LF or CRLF). */
 static inline bool at_field_end(const uint8_t *t, uint8_t delim)
 {
@@ -533,6 +533,7 @@ typedef struct decode_ctx {
     const csv_reader *r;
     st_batch *out;
     uint64_t line;
+    uint64_t row;           /* 1-based row of the input (the header is row 0) */
     uint64_t lossy;
     st_error *err;
 } decode_ctx;
@@ -543,8 +544,9 @@ static int value_error(decode_ctx *x, const csv_column *c, const uint8_t *p, siz
     char ex[200];
     csv_excerpt(p, n, ex, sizeof ex);
     const csv_reader *r = x->r;
-    return st_error_set(x->err, ST_EDATA, "%s: line %" PRIu64 ", column '%s': '%s' is not %s%s",
-                        r->name, x->line, c->name, ex, what,
+    return st_error_set(x->err, ST_EDATA,
+                        "%s: line %" PRIu64 " (row %" PRIu64 "), column '%s': '%s' is not %s%s",
+                        r->name, x->line, x->row, c->name, ex, what,
                         r->full_pass ? "" : " (the type was inferred from the first rows; "
                                             "force it with a type option)");
 }
@@ -558,9 +560,9 @@ static int lossy_value(decode_ctx *x, const csv_column *c, const uint8_t *p, siz
     char ex[200];
     csv_excerpt(p, n, ex, sizeof ex);
     return st_error_set(x->err, ST_EDATA,
-                        "%s: line %" PRIu64 ", column '%s': %s changes when narrowed to float32 "
-                        "(strict float)",
-                        x->r->name, x->line, c->name, ex);
+                        "%s: line %" PRIu64 " (row %" PRIu64 "), column '%s': %s changes when "
+                        "narrowed to float32 (strict float)",
+                        x->r->name, x->line, x->row, c->name, ex);
 }
 
 static inline void put_feature(st_feature *f, const csv_column *c, uint8_t *block, uint32_t count)
@@ -584,8 +586,8 @@ static int empty_cell(decode_ctx *x, const csv_column *c, st_feature *f, uint8_t
     case ST_EMPTY_ERROR:
         break;
     }
-    return st_error_set(x->err, ST_EDATA, "%s: line %" PRIu64 ", column '%s': empty cell",
-                        x->r->name, x->line, c->name);
+    return st_error_set(x->err, ST_EDATA, "%s: line %" PRIu64 " (row %" PRIu64 "), column '%s': empty cell",
+                        x->r->name, x->line, x->row, c->name);
 }
 
 /* The general path for one field of a kept column: quoted text, escapes,
@@ -684,13 +686,14 @@ static int csv_decode_unit(const void *priv, const st_unit *unit, st_batch *out,
     const uint8_t quote = r->d.quoting ? r->d.quote : '\n'; /* '\n' never starts a field */
     const size_t ncols = r->ncols;
     const csv_column *const cols = r->cols;
-    decode_ctx x = { r, out, ch->line, 0, err };
+    decode_ctx x = { r, out, ch->line, ch->row + 1 - r->row_bias, 0, err };
     int rc = ST_OK;
 
     while (p < end) {
         if (ncols != 1 && (*p == '\n' || (*p == '\r' && p[1] == '\n'))) {
             p += *p == '\r' ? 2 : 1; /* blank line */
             x.line++;
+            x.row++;
             continue;
         }
         st_record *rec = st_batch_add(out);
@@ -808,14 +811,16 @@ static int csv_decode_unit(const void *priv, const st_unit *unit, st_batch *out,
         size_t nfields = col + 1;
         p++;
         x.line++;
+        x.row++;
         if (nfields != ncols) {
             if (r->skip_bad) {
                 out->count--;
                 out->skipped_rows++;
                 continue;
             }
-            return st_error_set(err, ST_EDATA, "%s: line %" PRIu64 ": expected %zu fields, found %zu",
-                                r->name, rec_line, ncols, nfields);
+            return st_error_set(err, ST_EDATA,
+                                "%s: line %" PRIu64 " (row %" PRIu64 "): expected %zu fields, found %zu",
+                                r->name, rec_line, x.row - 1, ncols, nfields);
         }
         rec->features = feats;
         rec->nfeatures = nf;

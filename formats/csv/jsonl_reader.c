@@ -226,7 +226,7 @@ static int infer(jsonl_reader *r, const st_csv_options *co, st_error *err)
     st_arena_init(&arena, 0);
     int rc = ST_OK;
     st_stream *again = NULL;
-    bool seek = st_stream_can_seek(r->in) && !co->no_full_scan;
+    bool seek = st_stream_can_seek(r->in) && !co->no_full_scan && !st_path_is_remote(r->name);
     if (!seek && !co->no_full_scan)
         again = csv_reopen_for_pass(r->in, err);
     if (seek || again) {

@@ -511,7 +511,7 @@ static void test_duckdb_quoted_newline_odd(void)
     result r;
     read_path(&cfg, "csv/duckdb/csv_quoted_newline_odd.csv", &r);
     CU_ASSERT_EQUAL(r.rc, ST_EDATA);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "line 11"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "line 11 (row 2): expected 1 fields, found 2"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "expected 1 fields, found 2"));
     result_free(&r);
 
@@ -539,7 +539,7 @@ static void test_duckdb_backslash_escapes(void)
     result r;
     read_path(&cfg, "csv/duckdb/imdb_movie_info_escaped.csv", &r);
     CU_ASSERT_EQUAL(r.rc, ST_EDATA);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "line 8: expected 5 fields"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "line 8 (row 8): expected 5 fields"));
     result_free(&r);
     cfg.co.skip_bad_rows = true;
     read_path(&cfg, "csv/duckdb/imdb_movie_info_escaped.csv", &r);
@@ -830,7 +830,7 @@ static void test_grammar(void)
     /* Ragged rows. */
     read_str(&cfg, "a,b\n1,2\n3\n4,5,6\n", &r);
     CU_ASSERT_EQUAL(r.rc, ST_EDATA);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "line 3: expected 2 fields, found 1"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "line 3 (row 2): expected 2 fields, found 1"));
     result_free(&r);
     cfg.co.skip_bad_rows = true;
     read_str(&cfg, "a,b\n1,2\n3\n4,5,6\n7,8", &r);
@@ -882,7 +882,7 @@ static void test_empty_policy(void)
     result r;
     read_str(&cfg, text, &r);
     CU_ASSERT_EQUAL(r.rc, ST_EDATA);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "line 2, column 'b': empty cell"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "line 2 (row 1), column 'b': empty cell"));
     result_free(&r);
 }
 
@@ -936,7 +936,7 @@ static void test_forced_types_and_projection(void)
     result r;
     read_str(&cfg, "a,b,c,d\n1,2,3,4\n5,6,7,x8\n", &r);
     CU_ASSERT_EQUAL(r.rc, ST_EDATA);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "line 3, column 'd': 'x8' is not an int64"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "line 3 (row 2), column 'd': 'x8' is not an int64"));
     result_free(&r);
     st_schema_free(&types);
 
@@ -979,7 +979,7 @@ static void test_prefix_inference(void)
     cfg.pipe = true;
     read_mem(&cfg, text.data, text.len, &r);
     CU_ASSERT_EQUAL(r.rc, ST_EDATA);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "line 52, column 'n': '1.5' is not an int64"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "line 52 (row 51), column 'n': '1.5' is not an int64"));
     result_free(&r);
     /* Rows past the inference window that fit are fine, and all come back. */
     text.len -= 6;
@@ -1107,7 +1107,7 @@ static void test_float_lossy(void)
     cfg.strict_float = true;
     read_str(&cfg, "x\n0.1\n16777217.5\n", &r);
     CU_ASSERT_EQUAL(r.rc, ST_EDATA);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "line 3, column 'x': 16777217.5 changes when narrowed"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "line 3 (row 2), column 'x': 16777217.5 changes when narrowed"));
     result_free(&r);
 }
 

@@ -1,0 +1,115 @@
+/* The ordered parallel pipeline: order kept, errors stop it, memory bounded. */
+#include "../../src/pipeline.h"
+
+#include <CUnit/CUnit.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <time.h>
+
+typedef struct ctx {
+    int n;                 /* items to produce */
+    int produced;
+    int next_expected;     /* consume order check */
+    int fail_at;           /* process fails on this item (-1: never) */
+    atomic_int live;       /* items in existence */
+    int max_live;
+    bool out_of_order;
+} ctx;
+
+static int produce(void *c, void **item, st_error *err)
+{
+    (void)err;
+    ctx *x = c;
+    if (x->produced == x->n)
+        return 0;
+    int *v = malloc(sizeof *v);
+    *v = x->produced++;
+    int live = atomic_fetch_add(&x->live, 1) + 1;
+    if (live > x->max_live)
+        x->max_live = live;
+    *item = v;
+    return 1;
+}
+
+static int process(void *c, void *item, st_error *err)
+{
+    ctx *x = c;
+    int v = *(int *)item;
+    /* Uneven work so workers finish out of order. */
+    struct timespec ts = {0, (v * 7919 % 13) * 20000};
+    nanosleep(&ts, NULL);
+    if (v == x->fail_at)
+        return st_error_set(err, ST_EDATA, "item %d is bad", v);
+    return 0;
+}
+
+static int consume(void *c, void *item, st_error *err)
+{
+    (void)err;
+    ctx *x = c;
+    if (*(int *)item != x->next_expected)
+        x->out_of_order = true;
+    x->next_expected++;
+    return 0;
+}
+
+static void discard(void *c, void *item)
+{
+    ctx *x = c;
+    atomic_fetch_sub(&x->live, 1);
+    free(item);
+}
+
+static const st_pipeline_ops ops = {produce, process, consume, discard};
+
+static void test_order_kept(void)
+{
+    for (int jobs = 1; jobs <= 4; jobs++) {
+        ctx x = {.n = 500, .fail_at = -1};
+        st_error err = {0};
+        CU_ASSERT_EQUAL(st_pipeline_run(&ops, &x, jobs, 3, NULL, &err), 0);
+        CU_ASSERT_EQUAL(x.next_expected, 500);
+        CU_ASSERT_FALSE(x.out_of_order);
+        CU_ASSERT_EQUAL(atomic_load(&x.live), 0);
+        CU_ASSERT_TRUE(x.max_live <= 3 + 1);
+    }
+}
+
+static void test_error_stops(void)
+{
+    ctx x = {.n = 1000, .fail_at = 100};
+    st_error err = {0};
+    CU_ASSERT_EQUAL(st_pipeline_run(&ops, &x, 3, 0, NULL, &err), ST_EDATA);
+    CU_ASSERT_STRING_EQUAL(err.msg, "item 100 is bad");
+    CU_ASSERT_TRUE(x.next_expected <= 100);
+    CU_ASSERT_FALSE(x.out_of_order);
+    CU_ASSERT_EQUAL(atomic_load(&x.live), 0); /* nothing leaked */
+}
+
+static void test_cancel(void)
+{
+    ctx x = {.n = 100000, .fail_at = -1};
+    volatile sig_atomic_t cancel = 1;
+    st_error err = {0};
+    CU_ASSERT_EQUAL(st_pipeline_run(&ops, &x, 2, 0, &cancel, &err), ST_ECANCELED);
+    CU_ASSERT_EQUAL(atomic_load(&x.live), 0);
+}
+
+static void test_empty_input(void)
+{
+    ctx x = {.n = 0, .fail_at = -1};
+    st_error err = {0};
+    CU_ASSERT_EQUAL(st_pipeline_run(&ops, &x, 2, 0, NULL, &err), 0);
+    CU_ASSERT_EQUAL(x.next_expected, 0);
+}
+
+#define SUITE_NAME "pipeline"
+static const CU_TestInfo suite_tests[] = {
+    {"order kept with 1..4 workers, bounded items", test_order_kept},
+    {"an error stops the run and nothing leaks", test_error_stops},
+    {"cancel", test_cancel},
+    {"empty input", test_empty_input},
+    CU_TEST_INFO_NULL,
+};
+#include "cunit_main.h"

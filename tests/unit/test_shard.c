@@ -1,0 +1,263 @@
+/* The shard sink: names, sizes, rotation, checksums, indexes, abort. */
+#include "../../formats/tfrecord/tfrecord.h"
+#include "../../src/crc32c.h"
+#include "../../src/shard.h"
+
+#include <CUnit/CUnit.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char dir[256];
+
+static void fresh_dir(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/st-shard-test-XXXXXX");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+}
+
+static int count_files(void)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.' || (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")))
+            n++;
+    closedir(d);
+    return n;
+}
+
+static void remove_dir(void)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[512];
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+static uint8_t *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    *len = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *data = malloc(*len + 1);
+    *len = fread(data, 1, *len, f);
+    fclose(f);
+    return data;
+}
+
+static int write_records(st_shard_options *opt, int n, st_shard_sink **out)
+{
+    st_error err;
+    int rc = st_shard_sink_open(opt, out, &err);
+    if (rc < 0)
+        return rc;
+    st_buf enc = {0};
+    for (int i = 0; i < n && rc == 0; i++) {
+        char payload[32];
+        int len = snprintf(payload, sizeof payload, "record %d", i);
+        st_buf_clear(&enc);
+        st_tfrecord_append(&enc, payload, (size_t)len);
+        rc = st_shard_sink_write(*out, enc.data, enc.len, &err);
+    }
+    st_buf_free(&enc);
+    return rc ? rc : st_shard_sink_finish(*out, &err);
+}
+
+static void base_options(st_shard_options *opt, st_write_options *wopt, char *prefix)
+{
+    memset(opt, 0, sizeof *opt);
+    memset(wopt, 0, sizeof *wopt);
+    snprintf(prefix, 300, "%s/train", dir);
+    opt->prefix = prefix;
+    opt->writer = st_format_tfrecord.writer;
+    opt->wopt = wopt;
+}
+
+static void test_names_and_sizes(void)
+{
+    char name[256];
+    CU_ASSERT_EQUAL(st_shard_name(name, sizeof name, "out/x", NULL, 3, 8, ".tfrecord.gz"), 0);
+    CU_ASSERT_STRING_EQUAL(name, "out/x-00003-of-00008.tfrecord.gz");
+    CU_ASSERT_EQUAL(st_shard_name(name, sizeof name, "x", "-task00001-of-00004", 0, 2, ".tfrecord"), 0);
+    CU_ASSERT_STRING_EQUAL(name, "x-task00001-of-00004-00000-of-00002.tfrecord");
+    uint64_t v;
+    CU_ASSERT_EQUAL(st_parse_size("256MiB", &v), 0);
+    CU_ASSERT_EQUAL(v, 256ull << 20);
+    CU_ASSERT_EQUAL(st_parse_size("1G", &v), 0);
+    CU_ASSERT_EQUAL(v, 1ull << 30);
+    CU_ASSERT_EQUAL(st_parse_size("64k", &v), 0);
+    CU_ASSERT_EQUAL(v, 65536);
+    CU_ASSERT_EQUAL(st_parse_size("500MB", &v), 0);
+    CU_ASSERT_EQUAL(v, 500000000);
+    CU_ASSERT_EQUAL(st_parse_size("123", &v), 0);
+    CU_ASSERT_EQUAL(v, 123);
+    CU_ASSERT_NOT_EQUAL(st_parse_size("12Q", &v), 0);
+    CU_ASSERT_NOT_EQUAL(st_parse_size("-1", &v), 0);
+    CU_ASSERT_NOT_EQUAL(st_parse_size("", &v), 0);
+}
+
+static void test_round_robin_with_checksums_and_index(void)
+{
+    fresh_dir();
+    st_shard_options opt;
+    st_write_options wopt;
+    char prefix[300];
+    base_options(&opt, &wopt, prefix);
+    opt.mode = ST_SHARD_BY_COUNT;
+    opt.count = 3;
+    opt.index = true;
+    st_shard_sink *s;
+    CU_ASSERT_EQUAL_FATAL(write_records(&opt, 10, &s), 0);
+    CU_ASSERT_EQUAL(st_shard_sink_count(s), 3);
+    CU_ASSERT_EQUAL(st_shard_sink_records(s), 10);
+    uint64_t want[3] = {4, 3, 3};
+    for (size_t i = 0; i < 3; i++) {
+        const st_shard_info *info = st_shard_sink_shard(s, i);
+        char name[512];
+        snprintf(name, sizeof name, "%s/train-%05zu-of-00003.tfrecord", dir, i);
+        CU_ASSERT_STRING_EQUAL(info->path, name);
+        CU_ASSERT_EQUAL(info->records, want[i]);
+        size_t len;
+        uint8_t *data = read_file(name, &len);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+        CU_ASSERT_EQUAL(info->bytes, len);
+        CU_ASSERT_EQUAL(info->crc32c, st_crc32c(0, data, len));
+        /* The index names each record's offset and framed size. */
+        char idx_name[600];
+        snprintf(idx_name, sizeof idx_name, "%s.idx", name);
+        size_t idx_len;
+        char *idx = (char *)read_file(idx_name, &idx_len);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(idx);
+        idx[idx_len] = '\0';
+        unsigned long long off, size, at = 0;
+        int lines = 0, consumed;
+        for (char *p = idx; sscanf(p, "%llu %llu\n%n", &off, &size, &consumed) == 2; p += consumed) {
+            CU_ASSERT_EQUAL(off, at);
+            CU_ASSERT_TRUE(st_tfrecord_header_valid(data + off, NULL));
+            at += size;
+            lines++;
+        }
+        CU_ASSERT_EQUAL(at, len);
+        CU_ASSERT_EQUAL(lines, (int)want[i]);
+        free(idx);
+        free(data);
+    }
+    CU_ASSERT_EQUAL(count_files(), 6);
+    st_shard_sink_free(s);
+
+    /* The same again without --force: refused, nothing changed. */
+    st_error err;
+    CU_ASSERT_EQUAL(st_shard_sink_open(&opt, &s, &err), ST_EEXIST);
+    CU_ASSERT_EQUAL(count_files(), 6);
+    remove_dir();
+}
+
+static void test_rotation_renames_at_the_end(void)
+{
+    fresh_dir();
+    st_shard_options opt;
+    st_write_options wopt;
+    char prefix[300];
+    base_options(&opt, &wopt, prefix);
+    opt.mode = ST_SHARD_BY_RECORDS;
+    opt.max_records = 4;
+    st_shard_sink *s;
+    CU_ASSERT_EQUAL_FATAL(write_records(&opt, 10, &s), 0);
+    CU_ASSERT_EQUAL(st_shard_sink_count(s), 3);
+    char name[512];
+    snprintf(name, sizeof name, "%s/train-00002-of-00003.tfrecord", dir);
+    CU_ASSERT_STRING_EQUAL(st_shard_sink_shard(s, 2)->path, name);
+    CU_ASSERT_EQUAL(st_shard_sink_shard(s, 2)->records, 2);
+    CU_ASSERT_EQUAL(access(name, F_OK), 0);
+    CU_ASSERT_EQUAL(count_files(), 3); /* no .partial left */
+    st_shard_sink_free(s);
+    remove_dir();
+
+    fresh_dir();
+    base_options(&opt, &wopt, prefix);
+    opt.mode = ST_SHARD_BY_SIZE;
+    opt.max_bytes = 60; /* each framed record is 24-25 bytes: two fit */
+    CU_ASSERT_EQUAL_FATAL(write_records(&opt, 10, &s), 0);
+    CU_ASSERT_EQUAL(st_shard_sink_count(s), 5);
+    for (size_t i = 0; i < 5; i++)
+        CU_ASSERT_TRUE(st_shard_sink_shard(s, i)->bytes <= 60);
+    st_shard_sink_free(s);
+    remove_dir();
+}
+
+static void test_abort_removes_everything(void)
+{
+    fresh_dir();
+    st_shard_options opt;
+    st_write_options wopt;
+    char prefix[300];
+    base_options(&opt, &wopt, prefix);
+    opt.mode = ST_SHARD_BY_RECORDS;
+    opt.max_records = 2;
+    st_error err;
+    st_shard_sink *s;
+    CU_ASSERT_EQUAL_FATAL(st_shard_sink_open(&opt, &s, &err), 0);
+    st_buf enc = {0};
+    for (int i = 0; i < 7; i++) {
+        st_buf_clear(&enc);
+        st_tfrecord_append(&enc, "abc", 3);
+        CU_ASSERT_EQUAL(st_shard_sink_write(s, enc.data, enc.len, &err), 0);
+    }
+    CU_ASSERT_TRUE(count_files() >= 3); /* finished .partial shards + one in progress */
+    st_shard_sink_abort(s);
+    st_shard_sink_free(s);
+    CU_ASSERT_EQUAL(count_files(), 0);
+    st_buf_free(&enc);
+    remove_dir();
+}
+
+static void test_gzip_shards(void)
+{
+    fresh_dir();
+    st_shard_options opt;
+    st_write_options wopt;
+    char prefix[300];
+    base_options(&opt, &wopt, prefix);
+    wopt.compression = ST_COMPRESSION_GZIP;
+    wopt.compression_level = 6;
+    opt.mode = ST_SHARD_BY_COUNT;
+    opt.count = 2;
+    st_shard_sink *s;
+    CU_ASSERT_EQUAL_FATAL(write_records(&opt, 5, &s), 0);
+    const st_shard_info *info = st_shard_sink_shard(s, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(info->path, "-00000-of-00002.tfrecord.gz"));
+    size_t len;
+    uint8_t *data = read_file(info->path, &len);
+    CU_ASSERT_TRUE(len > 2 && data[0] == 0x1f && data[1] == 0x8b);
+    CU_ASSERT_EQUAL(info->bytes, len);
+    CU_ASSERT_EQUAL(info->crc32c, st_crc32c(0, data, len));
+    free(data);
+    st_shard_sink_free(s);
+    remove_dir();
+}
+
+#define SUITE_NAME "shard"
+static const CU_TestInfo suite_tests[] = {
+    {"names and sizes", test_names_and_sizes},
+    {"round robin, checksums, DALI index, no overwrite", test_round_robin_with_checksums_and_index},
+    {"rotation by records and bytes, renamed at the end", test_rotation_renames_at_the_end},
+    {"abort removes everything", test_abort_removes_everything},
+    {"gzip shards: checksum of the stored bytes", test_gzip_shards},
+    CU_TEST_INFO_NULL,
+};
+#include "cunit_main.h"

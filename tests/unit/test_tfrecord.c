@@ -1,0 +1,214 @@
+/* TFRecord framing and the shared record reader. */
+#include "../../formats/tfrecord/tfrecord.h"
+#include "../../src/crc32c.h"
+
+#include <CUnit/CUnit.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Frames n records of sizes sizes[i] filled with byte i into a buffer. */
+static st_buf make_file(const size_t *sizes, size_t n)
+{
+    st_buf b = {0};
+    for (size_t i = 0; i < n; i++) {
+        uint8_t *payload = malloc(sizes[i] ? sizes[i] : 1);
+        memset(payload, (int)i + 1, sizes[i]);
+        st_tfrecord_append(&b, payload, sizes[i]);
+        free(payload);
+    }
+    return b;
+}
+
+static void test_empty_record_framing(void)
+{
+    /* What TensorFlow writes for an empty record: 8 zero bytes, their masked
+     * CRC, and the masked CRC of nothing. */
+    st_buf b = {0};
+    CU_ASSERT_EQUAL(st_tfrecord_append(&b, "", 0), ST_OK);
+    CU_ASSERT_EQUAL(b.len, 16);
+    static const uint8_t want[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0x29, 0x03, 0x98, 0x07,
+                                     0xd8, 0xea, 0x82, 0xa2};
+    CU_ASSERT_EQUAL(memcmp(b.data, want, 16), 0);
+    uint64_t len = 99;
+    CU_ASSERT_TRUE(st_tfrecord_header_valid(b.data, &len));
+    CU_ASSERT_EQUAL(len, 0);
+    st_buf_free(&b);
+}
+
+static void test_mask_roundtrip(void)
+{
+    for (uint32_t c = 0; c < 100000; c += 7)
+        CU_ASSERT_EQUAL(st_crc32c_unmask(st_crc32c_mask(c * 2654435761u)), c * 2654435761u);
+}
+
+/* A stream over memory that, like stdin, can neither seek nor tell its size. */
+typedef struct unsized {
+    const uint8_t *data;
+    size_t len, at;
+} unsized;
+
+static ssize_t unsized_read(st_stream *s, void *buf, size_t n, st_error *err)
+{
+    (void)err;
+    unsized *u = (unsized *)(s + 1);
+    size_t left = u->len - u->at;
+    if (n > left)
+        n = left;
+    memcpy(buf, u->data + u->at, n);
+    u->at += n;
+    return (ssize_t)n;
+}
+
+static const st_stream_ops unsized_ops = {"unsized", unsized_read, NULL, NULL, NULL};
+
+static int read_all(const st_buf *file, bool sized, uint64_t max, uint64_t *records,
+                    st_tfrecord_reader *out_reader)
+{
+    st_stream *in;
+    st_error err;
+    if (sized) {
+        st_stream_open_memory(file->data, file->len, "mem", &in, &err);
+    } else {
+        in = st_stream_alloc(&unsized_ops, "unsized", sizeof(unsized));
+        *(unsized *)(in + 1) = (unsized){file->data, file->len, 0};
+    }
+    st_tfrecord_reader r;
+    st_tfrecord_reader_init(&r, in, max, &err);
+    const uint8_t *data;
+    size_t len;
+    int rc;
+    *records = 0;
+    while ((rc = st_tfrecord_next(&r, &data, &len, NULL, &err)) > 0)
+        (*records)++;
+    *out_reader = r;
+    st_tfrecord_reader_free(&r);
+    st_stream_close(in);
+    return rc;
+}
+
+static void test_reader_reads_back(void)
+{
+    size_t sizes[] = {0, 1, 100, 5 << 20, 3};
+    st_buf f = make_file(sizes, 5);
+    for (int sized = 0; sized < 2; sized++) {
+        uint64_t n;
+        st_tfrecord_reader r;
+        CU_ASSERT_EQUAL(read_all(&f, sized, 0, &n, &r), 0);
+        CU_ASSERT_EQUAL(n, 5);
+    }
+    st_buf_free(&f);
+}
+
+static void test_fault_kinds_and_order(void)
+{
+    size_t sizes[] = {10, 20, 30};
+    st_buf f = make_file(sizes, 3);
+    uint64_t n;
+    st_tfrecord_reader r;
+    size_t second = 10 + 16;
+
+    /* Data CRC of record 1. */
+    f.data[second + 12 + 5] ^= 0x10;
+    CU_ASSERT_EQUAL(read_all(&f, true, 0, &n, &r), ST_EDATA);
+    CU_ASSERT_EQUAL(r.fault, ST_TFR_DATA_CRC);
+    CU_ASSERT_EQUAL(r.fault_index, 1);
+    CU_ASSERT_EQUAL(r.fault_offset, second);
+    CU_ASSERT_EQUAL(n, 1);
+    f.data[second + 12 + 5] ^= 0x10;
+
+    /* A length flip is caught by the length CRC before anything else. */
+    f.data[second + 7] ^= 0x80;
+    CU_ASSERT_EQUAL(read_all(&f, true, 0, &n, &r), ST_EDATA);
+    CU_ASSERT_EQUAL(r.fault, ST_TFR_LENGTH_CRC);
+    f.data[second + 7] ^= 0x80;
+
+    /* Cut inside the last record: truncated, with and without a known size. */
+    st_buf cut = {0};
+    st_buf_append(&cut, f.data, f.len - 3);
+    for (int sized = 0; sized < 2; sized++) {
+        CU_ASSERT_EQUAL(read_all(&cut, sized, 0, &n, &r), ST_EDATA);
+        CU_ASSERT_EQUAL(r.fault, ST_TFR_TRUNCATED);
+        CU_ASSERT_EQUAL(r.fault_index, 2);
+        CU_ASSERT_EQUAL(n, 2);
+    }
+    /* Cut inside a header. */
+    cut.len = second + 5;
+    CU_ASSERT_EQUAL(read_all(&cut, true, 0, &n, &r), ST_EDATA);
+    CU_ASSERT_EQUAL(r.fault, ST_TFR_TRUNCATED);
+    /* A length beyond the cap, with the size unknown: too large, no allocation. */
+    CU_ASSERT_EQUAL(read_all(&f, false, 15, &n, &r), ST_EDATA);
+    CU_ASSERT_EQUAL(r.fault, ST_TFR_TOO_LARGE);
+    CU_ASSERT_EQUAL(r.fault_index, 1);
+    st_buf_free(&cut);
+    st_buf_free(&f);
+}
+
+static void test_huge_length_is_not_allocated(void)
+{
+    /* A valid header claiming 2^60 bytes: truncated when the size is known,
+     * too large otherwise; never an allocation of that size. */
+    st_buf f = {0};
+    uint8_t h[12];
+    st_tfrecord_header(h, 1ull << 60);
+    st_buf_append(&f, h, 12);
+    uint64_t n;
+    st_tfrecord_reader r;
+    CU_ASSERT_EQUAL(read_all(&f, true, 0, &n, &r), ST_EDATA);
+    CU_ASSERT_EQUAL(r.fault, ST_TFR_TRUNCATED);
+    CU_ASSERT_EQUAL(read_all(&f, false, 0, &n, &r), ST_EDATA);
+    CU_ASSERT_EQUAL(r.fault, ST_TFR_TOO_LARGE);
+    st_buf_free(&f);
+}
+
+static void test_resync_skips_damage(void)
+{
+    size_t sizes[] = {10, 20, 30, 40};
+    st_buf f = make_file(sizes, 4);
+    f.data[10 + 16 + 12 + 1] ^= 1;      /* data CRC of record 1 */
+    f.data[10 + 16 + 20 + 16 + 2] ^= 4; /* length CRC of record 2 */
+    st_stream *in;
+    st_error err;
+    st_stream_open_memory(f.data, f.len, "mem", &in, &err);
+    st_tfrecord_reader r;
+    st_tfrecord_reader_init(&r, in, 0, &err);
+    const uint8_t *data;
+    size_t len;
+    int got = 0, skipped = 0, rc;
+    while ((rc = st_tfrecord_next(&r, &data, &len, NULL, &err)) != 0) {
+        if (rc > 0) {
+            got++;
+            CU_ASSERT_TRUE(len == 10 || len == 40);
+            continue;
+        }
+        skipped++;
+        if (st_tfrecord_resync(&r, &err) <= 0)
+            break;
+    }
+    CU_ASSERT_EQUAL(got, 2);
+    CU_ASSERT_EQUAL(skipped, 2);
+    st_tfrecord_reader_free(&r);
+    st_stream_close(in);
+    st_buf_free(&f);
+}
+
+static void test_probe(void)
+{
+    size_t sizes[] = {7};
+    st_buf f = make_file(sizes, 1);
+    CU_ASSERT_EQUAL(st_format_tfrecord.probe(f.data, f.len), 100);
+    CU_ASSERT_EQUAL(st_format_tfrecord.probe((const uint8_t *)"a,b,c\n1,2,3\n", 12), 0);
+    st_buf_free(&f);
+}
+
+#define SUITE_NAME "tfrecord"
+static const CU_TestInfo suite_tests[] = {
+    {"empty record framing matches TensorFlow", test_empty_record_framing},
+    {"mask / unmask", test_mask_roundtrip},
+    {"reader reads back sized and unsized streams", test_reader_reads_back},
+    {"fault kinds, indexes, offsets and order", test_fault_kinds_and_order},
+    {"a huge length is refused, not allocated", test_huge_length_is_not_allocated},
+    {"resync skips damaged records", test_resync_skips_damage},
+    {"probe", test_probe},
+    CU_TEST_INFO_NULL,
+};
+#include "cunit_main.h"
