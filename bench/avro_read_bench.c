@@ -150,7 +150,7 @@ static long read_avro_c(const char *path, long *values)
     avro_value_iface_t *iface = avro_generic_class_from_schema(ws);
     avro_value_t rec;
     avro_generic_value_new(iface, &rec);
-    size_t nfields;
+    size_t nfields = 0;
     avro_value_get_size(&rec, &nfields);
     const char **names = calloc(nfields, sizeof *names);
     for (size_t i = 0; i < nfields; i++) {
@@ -195,8 +195,8 @@ static long read_avro_c(const char *path, long *values)
                 break;
             }
             case AVRO_BYTES: {
-                const void *p;
-                size_t len;
+                const void *p = NULL;
+                size_t len = 0;
                 avro_value_get_bytes(&branch, &p, &len);
                 st_bytes *v = st_arena_alloc(&b.arena, sizeof *v);
                 *v = (st_bytes){st_arena_memdup(&b.arena, p, len), len};

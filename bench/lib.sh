@@ -10,12 +10,12 @@ if [ ! -x "$ST" ]; then
   exit 2
 fi
 
-# best_of N CMD...: prints the best wall time in seconds and sets PEAK_KB to
-# the largest peak RSS seen (GNU time).
+# best_of N CMD...: prints the best wall time in seconds; the largest peak
+# RSS seen (GNU time) is then given by peak_mb.
 best_of() {
   local n=$1; shift
   local best="" t rss
-  PEAK_KB=0
+  local PEAK_KB=0
   for _ in $(seq "$n"); do
     /usr/bin/time -f "%e %M" -o "$WORK/.time" "$@" > /dev/null 2> "$WORK/.stderr" || {
       cat "$WORK/.stderr" >&2; return 1; }
@@ -23,8 +23,10 @@ best_of() {
     if [ -z "$best" ] || awk "BEGIN{exit !($t < $best)}"; then best=$t; fi
     [ "$rss" -gt "$PEAK_KB" ] && PEAK_KB=$rss
   done
+  echo "$PEAK_KB" > "$WORK/.peak"
   echo "$best"
 }
+peak_mb() { echo $(( $(cat "$WORK/.peak") / 1024 )); }
 
 ratio() { awk "BEGIN{printf \"%.2f\", $1 / $2}"; }
 rate() { awk "BEGIN{printf \"%.0f\", $1 / $2 / 1e6}"; }

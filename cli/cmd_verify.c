@@ -43,6 +43,7 @@ static const cli_option *const verify_groups[] = {
  * (freeing only the wrapper), and the caller reads the checksum after. */
 typedef struct crc_tap {
     st_stream *inner;
+    bool checksum;       /* only manifests need the file's CRC */
     uint32_t crc;
     uint64_t bytes;
 } crc_tap;
@@ -57,7 +58,8 @@ static ssize_t tap_read(st_stream *s, void *buf, size_t n, st_error *err)
     crc_tap *t = tap_of(s);
     ssize_t got = st_stream_read(t->inner, buf, n, err);
     if (got > 0) {
-        t->crc = st_crc32c(t->crc, buf, (size_t)got);
+        if (t->checksum)
+            t->crc = st_crc32c(t->crc, buf, (size_t)got);
         t->bytes += (uint64_t)got;
     }
     return got;
@@ -198,7 +200,7 @@ static void verify_file(verify_ctx *vc, const char *path, bool want_crc, file_re
         st_stream_close(in);
         return;
     }
-    crc_tap state = {.inner = in};
+    crc_tap state = {.inner = in, .checksum = want_crc};
     st_stream *tap = st_stream_alloc(st_stream_can_seek(in) ? &tap_ops_seekable : &tap_ops_stream,
                                      path, sizeof(crc_tap *));
     if (!tap) {

@@ -36,7 +36,7 @@ static int grow(st_feature_stats *s)
         st_feature_stat *old = &s->items[i];
         if (!old->name)
             continue;
-        size_t j = hash_name((const uint8_t *)old->name, strlen(old->name)) & (cap - 1);
+        size_t j = hash_name((const uint8_t *)old->name, old->name_len) & (cap - 1);
         while (items[j].name)
             j = (j + 1) & (cap - 1);
         items[j] = *old;
@@ -44,6 +44,7 @@ static int grow(st_feature_stats *s)
     free(s->items);
     s->items = items;
     s->cap = cap;
+    memset(s->cached_name, 0, sizeof s->cached_name); /* slots moved */
     return ST_OK;
 }
 
@@ -53,7 +54,7 @@ static st_feature_stat *lookup(st_feature_stats *s, const uint8_t *name, size_t 
         return NULL;
     size_t j = hash_name(name, len) & (s->cap - 1);
     while (s->items[j].name) {
-        if (strlen(s->items[j].name) == len && memcmp(s->items[j].name, name, len) == 0)
+        if (s->items[j].name_len == len && memcmp(s->items[j].name, name, len) == 0)
             return &s->items[j];
         j = (j + 1) & (s->cap - 1);
     }
@@ -61,6 +62,7 @@ static st_feature_stat *lookup(st_feature_stats *s, const uint8_t *name, size_t 
     f->name = strndup((const char *)name, len);
     if (!f->name)
         return NULL;
+    f->name_len = len;
     f->min_len = UINT32_MAX;
     f->first_seen = s->count++;
     return f;
@@ -107,9 +109,21 @@ int st_feature_stats_add(st_feature_stats *s, const st_record *rec)
         s->sequence_records++;
     for (uint32_t i = 0; i < rec->nfeatures; i++) {
         const st_feature *feat = &rec->features[i];
-        st_feature_stat *f = lookup(s, feat->name.data, feat->name.len);
-        if (!f)
-            return ST_ENOMEM;
+        st_feature_stat *f;
+        /* The pointer can repeat with other bytes (a reused buffer): compare them too. */
+        if (i < ST_FEATURE_STATS_CACHE && feat->name.data && s->cached_name[i] == feat->name.data &&
+            s->items[s->cached_slot[i]].name_len == feat->name.len &&
+            memcmp(s->items[s->cached_slot[i]].name, feat->name.data, feat->name.len) == 0) {
+            f = &s->items[s->cached_slot[i]];
+        } else {
+            f = lookup(s, feat->name.data, feat->name.len);
+            if (!f)
+                return ST_ENOMEM;
+            if (i < ST_FEATURE_STATS_CACHE) {
+                s->cached_name[i] = feat->name.data;
+                s->cached_slot[i] = (size_t)(f - s->items);
+            }
+        }
         add_values(f, feat);
     }
     /* Feature lists count under "name[]" with the per-step lengths. */
@@ -139,7 +153,7 @@ int st_feature_stats_merge(st_feature_stats *into, const st_feature_stats *from)
         return ST_ENOMEM;
     for (size_t i = 0; i < from->count; i++) {
         const st_feature_stat *src = sorted[i];
-        st_feature_stat *dst = lookup(into, (const uint8_t *)src->name, strlen(src->name));
+        st_feature_stat *dst = lookup(into, (const uint8_t *)src->name, src->name_len);
         if (!dst) {
             free(sorted);
             return ST_ENOMEM;

@@ -13,6 +13,7 @@
 
 typedef struct st_feature_stat {
     char *name;
+    size_t name_len;
     unsigned kinds;          /* bit (1 << st_kind) for every kind seen */
     uint64_t present;        /* records that have the feature */
     uint64_t values;         /* values over all records */
@@ -24,11 +25,17 @@ typedef struct st_feature_stat {
     uint64_t first_seen;     /* order of first appearance, for stable output */
 } st_feature_stat;
 
+#define ST_FEATURE_STATS_CACHE 64
+
 typedef struct st_feature_stats {
     st_feature_stat *items;  /* open-addressing table */
     size_t cap, count;
     uint64_t records;
     uint64_t sequence_records;
+    /* Readers of tables give every record the same name pointers in the same
+     * order: feature i of the last record, and its slot, skip the hashing. */
+    const uint8_t *cached_name[ST_FEATURE_STATS_CACHE];
+    size_t cached_slot[ST_FEATURE_STATS_CACHE];
 } st_feature_stats;
 
 void st_feature_stats_init(st_feature_stats *s);

@@ -10,6 +10,7 @@
 
 #include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <zlib.h>
 

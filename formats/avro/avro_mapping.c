@@ -58,7 +58,8 @@
  *
  *   The schema is one record "Example" with a field per column of the
  *   schema the caller gives (st_write_options.schema), in its order:
- *   int64 -> "long", float -> "float", bytes -> "bytes", a column that never
+ *   int64 -> "long", float -> "float", bytes -> "bytes" (not "string": values
+ *   may be binary), a column that never
  *   had values -> "null".  A column that can hold more or fewer than one
  *   value (repeated, or fixed length other than 1) is {"type": "array",
  *   "items": T}; a column some records lack is ["null", T] with default
@@ -70,7 +71,24 @@
  *   "image/encoded"}), which this reader uses as the feature name.  The
  *   16-byte sync marker is derived from the output's final name (and a
  *   seed, 0 unless a caller sets one), so the same records converted to the
- *   same path give the same bytes. */
+ *   same path give the same bytes.  Blocks are closed at 256 KiB of datums
+ *   (or 2^20 records); the codec is deflate unless another is chosen.
+ *
+ * CONTAINER
+ *
+ *   Codecs read and written: null, deflate, snappy (its CRC-32 is checked),
+ *   zstandard ("zstd" accepted), bzip2, xz.  The reader is sequential, so
+ *   standard input and remote objects work; block counts and sizes are
+ *   checked against limits (--max-record-size, default 256 MiB per block,
+ *   at most 2^24 records per block) and against the bytes left before
+ *   anything is allocated.  Bytes after the end of a deflate stream are
+ *   ignored, as Java does (Python's writer leaves 3 there).  Anything after
+ *   the last block that is not a whole block - such as a stray newline - is
+ *   an error, reported after the records before it have been read.  Format
+ *   version 0 files ("Obj\x00", Avro before 1.3) are refused with a message
+ *   that says so.  The reader schema is the writer schema.  --columns and
+ *   --exclude name features; a name also selects the features below it
+ *   ("address" selects "address.city"), and map keys obey them too. */
 #include "avro_internal.h"
 
 #include <stdlib.h>

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #define AV_DEFAULT_BLOCK ((size_t)256 << 10)
+#define AV_MAX_BLOCK_COUNT_WRITTEN ((uint64_t)1 << 20)
 
 typedef struct av_writer {
     st_ostream *out;
@@ -382,7 +383,8 @@ static int writer_write(void *priv, const uint8_t *encoded, size_t len, st_error
     if (st_buf_append(&w->block, encoded, len))
         return st_error_set(err, ST_ENOMEM, "out of memory");
     w->count++;
-    if (w->block.len >= w->block_size)
+    /* Tiny datums (a schema of nulls) would otherwise make one huge block. */
+    if (w->block.len >= w->block_size || w->count >= AV_MAX_BLOCK_COUNT_WRITTEN)
         return flush_block(w, err);
     return 0;
 }

@@ -63,8 +63,200 @@ static judged judge_slow(const csv_reader *r, const csv_column *c, const uint8_t
     return j;
 }
 
-int csv_infer_chunk(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t limit,
-                    st_error *err)
+/* Scratch: the row's verdicts, what the chunk's good rows said, and which
+ * columns still need judging (fixed for the chunk). */
+typedef struct infer_state {
+    uint8_t *verdicts;
+    uint8_t *said;
+    uint8_t *judge;
+} infer_state;
+
+static void apply_said(csv_reader *r, const uint8_t *said)
+{
+    for (size_t i = 0; i < r->ncols; i++) {
+        csv_column *c = &r->cols[i];
+        uint8_t v = said[i];
+        if (v & V_EMPTY)
+            c->nullable = true;
+        if (v & V_VALUE)
+            c->saw_value = true;
+        if (v & V_NOT_INT)
+            c->can_int = false;
+        if (v & V_NOT_FLOAT)
+            c->can_float = false;
+    }
+}
+
+static int ragged(const csv_reader *r, const csv_chunk *ch, uint64_t line, uint64_t row_here,
+                  size_t nfields, st_error *err)
+{
+    return st_error_set(err, ST_EDATA,
+                        "%s: line %" PRIu64 " (row %" PRIu64 "): expected %zu fields, found %zu",
+                        r->name, line, ch->row - r->row_bias + row_here, r->ncols, nfields);
+}
+
+/* The verdict on a plain field (no quotes) from its character counts. */
+static inline uint8_t plain_verdict(const csv_column *c, const uint8_t *p, size_t len, bool other,
+                                    bool signs_ok, unsigned ndots, unsigned first_sign)
+{
+    if (len == 0)
+        return V_EMPTY;
+    if (other) {
+        /* Letters: an exponent, inf, nan, or text. */
+        csv_span sp = {p, len, 0, 0};
+        return judge_span(c, &sp);
+    }
+    size_t digits = len - ndots - first_sign;
+    if (!signs_ok || digits == 0 || ndots > 1)
+        return V_VALUE | V_NOT_INT | V_NOT_FLOAT;
+    if (ndots == 1)
+        return V_VALUE | V_NOT_INT;
+    if (digits <= 18)
+        return V_VALUE;
+    csv_span sp = {p, len, 0, 0};
+    return judge_span(c, &sp);
+}
+
+#if defined(__SSE2__)
+typedef struct block_masks {
+    uint64_t sep, nl, other, dot, sign;
+} block_masks;
+
+/* Bit i of each mask describes byte p[i]: separators (delimiter or LF),
+ * LF, '.', '+'/'-', and "other" (none of those, not a digit, and not a CR
+ * that ends a line). */
+static inline void masks64(const uint8_t *p, uint8_t delim, block_masks *m)
+{
+    const __m128i vd = _mm_set1_epi8((char)delim), vn = _mm_set1_epi8('\n');
+    const __m128i vdot = _mm_set1_epi8('.'), vminus = _mm_set1_epi8('-'), vplus = _mm_set1_epi8('+');
+    const __m128i vcr = _mm_set1_epi8('\r');
+    const __m128i bias = _mm_set1_epi8((char)('0' + 128)), lim = _mm_set1_epi8(-128 + 9);
+    uint64_t sep = 0, nl = 0, nondigit = 0, dot = 0, sign = 0, cr = 0;
+    for (int k = 0; k < 4; k++) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
+        __m128i n = _mm_cmpeq_epi8(x, vn);
+        uint64_t mn = (uint64_t)(unsigned)_mm_movemask_epi8(n);
+        nl |= mn << (16 * k);
+        sep |= (mn | (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, vd))) << (16 * k);
+        nondigit |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(_mm_sub_epi8(x, bias), lim))
+                    << (16 * k);
+        dot |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, vdot)) << (16 * k);
+        sign |= (uint64_t)(unsigned)_mm_movemask_epi8(
+                    _mm_or_si128(_mm_cmpeq_epi8(x, vminus), _mm_cmpeq_epi8(x, vplus)))
+                << (16 * k);
+        cr |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, vcr)) << (16 * k);
+    }
+    uint64_t before_nl = nl >> 1 | (uint64_t)(p[64] == '\n') << 63;
+    m->sep = sep;
+    m->nl = nl;
+    m->dot = dot;
+    m->sign = sign;
+    m->other = nondigit & ~dot & ~sign & ~sep & ~(cr & before_nl);
+}
+
+/* The fast pass for a chunk without quote characters: 64-byte blocks are
+ * turned into bit masks, fields are the runs between separator bits, and a
+ * field's verdict comes from counting bits (digits, one dot, a leading
+ * sign) without looking at its bytes again. */
+static int infer_plain(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t limit,
+                       infer_state *st, st_error *err)
+{
+    const uint8_t *const buf = ch->data;
+    const size_t len = ch->len;
+    const size_t ncols = r->ncols;
+    const uint8_t delim = r->d.delim;
+    uint8_t *verdicts = st->verdicts, *said = st->said;
+    const uint8_t *judge = st->judge;
+    uint64_t line = ch->line, row_here = 0;
+    size_t fs = ch->start, col = 0;
+    /* What is known of the field still open at the end of a block. */
+    bool a_other = false, a_sign_bad = false;
+    unsigned a_dots = 0, a_first_sign = 0;
+    for (size_t b = ch->start; fs < len; b += 64) {
+        block_masks m;
+        masks64(buf + b, delim, &m);
+        uint64_t seps = m.sep;
+        if (len + 1 - b < 64)
+            seps &= ((uint64_t)1 << (len + 1 - b)) - 1; /* up to the '\n' sentinel */
+        while (seps) {
+            size_t q = b + (size_t)__builtin_ctzll(seps);
+            seps &= seps - 1;
+            if (fs >= len)
+                break;
+            bool is_nl = buf[q] == '\n';
+            size_t flen = q - fs;
+            if (is_nl && flen && buf[q - 1] == '\r')
+                flen--;
+            if (col < ncols) {
+                uint8_t v;
+                if (judge[col]) {
+                    size_t lo = fs > b ? fs - b : 0;
+                    uint64_t rm = (((uint64_t)1 << (q - b)) - 1) & ~(((uint64_t)1 << lo) - 1);
+                    bool other = a_other || (m.other & rm);
+                    uint64_t dm = m.dot & rm;
+                    unsigned ndots = a_dots + (dm != 0) + ((dm & (dm - 1)) != 0); /* 2 = two or more */
+                    uint64_t sg = m.sign & rm;
+                    bool signs_ok;
+                    unsigned first_sign;
+                    if (fs >= b) {
+                        first_sign = (unsigned)(sg >> (fs - b)) & 1;
+                        signs_ok = (sg & ~((uint64_t)1 << (fs - b))) == 0;
+                    } else {
+                        first_sign = a_first_sign;
+                        signs_ok = !a_sign_bad && sg == 0;
+                    }
+                    v = plain_verdict(&r->cols[col], buf + fs, flen, other, signs_ok, ndots, first_sign);
+                } else {
+                    v = flen ? V_VALUE : V_EMPTY;
+                }
+                verdicts[col] = v;
+            }
+            a_other = a_sign_bad = false;
+            a_dots = a_first_sign = 0;
+            fs = q + 1;
+            if (!is_nl) {
+                col++;
+                continue;
+            }
+            size_t nfields = col + 1;
+            col = 0;
+            row_here++;
+            line++;
+            if (nfields == 1 && flen == 0 && ncols != 1)
+                continue; /* blank line */
+            if (nfields != ncols) {
+                if (r->skip_bad)
+                    continue;
+                return ragged(r, ch, line - 1, row_here, nfields, err);
+            }
+            (*rows)++;
+            for (size_t i = 0; i < ncols; i++)
+                said[i] |= verdicts[i];
+            if (limit && *rows >= limit)
+                return ST_OK;
+        }
+        /* The field left open continues in the next block. */
+        if (fs < b + 64 && fs < len && col < ncols && judge[col]) {
+            size_t lo = fs > b ? fs - b : 0;
+            uint64_t rm = ~(uint64_t)0 << lo;
+            a_other |= (m.other & rm) != 0;
+            uint64_t dm = m.dot & rm;
+            a_dots += (dm != 0) + ((dm & (dm - 1)) != 0);
+            uint64_t sg = m.sign & rm;
+            if (fs >= b) {
+                a_first_sign = (unsigned)(sg >> (fs - b)) & 1;
+                a_sign_bad |= (sg & ~((uint64_t)1 << (fs - b))) != 0;
+            } else {
+                a_sign_bad |= sg != 0;
+            }
+        }
+    }
+    return ST_OK;
+}
+#endif
+
+static int infer_scalar(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t limit,
+                        infer_state *st, st_error *err)
 {
     const uint8_t *p = ch->data + ch->start;
     const uint8_t *const end = ch->data + ch->len;
@@ -73,25 +265,8 @@ int csv_infer_chunk(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t
     const uint8_t quote = r->d.quote;
     const bool quoting = r->d.quoting;
     uint64_t line = ch->line;
-    /* Scratch: the row's verdicts, what the chunk's good rows said, and
-     * which columns still need judging (fixed for the chunk). */
-    size_t need = 3 * (ncols + 1);
-    if (r->scratch_cap < need) {
-        uint8_t *s = realloc(r->scratch, need);
-        if (!s)
-            return st_error_set(err, ST_ENOMEM, "out of memory");
-        r->scratch = s;
-        r->scratch_cap = need;
-    }
-    uint8_t *verdicts = r->scratch;
-    uint8_t *said = verdicts + ncols + 1;
-    uint8_t *judge = said + ncols + 1;
-    for (size_t i = 0; i < ncols; i++) {
-        const csv_column *c = &r->cols[i];
-        said[i] = 0;
-        judge[i] = c->action != CSV_SKIP && !c->forced && (c->can_int || c->can_float);
-    }
-    judge[ncols] = 0;
+    uint8_t *verdicts = st->verdicts, *said = st->said;
+    const uint8_t *judge = st->judge;
     int rc = ST_OK;
     uint64_t row_here = 0; /* rows of this chunk so far, blank ones too */
     while (p < end && (limit == 0 || *rows < limit)) {
@@ -162,27 +337,45 @@ int csv_infer_chunk(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t
         if (nfields != ncols) {
             if (r->skip_bad)
                 continue;
-            rc = st_error_set(err, ST_EDATA,
-                              "%s: line %" PRIu64 " (row %" PRIu64 "): expected %zu fields, found %zu",
-                              r->name, rec_line, ch->row - r->row_bias + row_here,
-                              ncols, nfields);
+            rc = ragged(r, ch, rec_line, row_here, nfields, err);
             break;
         }
         (*rows)++;
         for (size_t i = 0; i < ncols; i++)
             said[i] |= verdicts[i];
     }
-    for (size_t i = 0; i < ncols; i++) {
-        csv_column *c = &r->cols[i];
-        uint8_t v = said[i];
-        if (v & V_EMPTY)
-            c->nullable = true;
-        if (v & V_VALUE)
-            c->saw_value = true;
-        if (v & V_NOT_INT)
-            c->can_int = false;
-        if (v & V_NOT_FLOAT)
-            c->can_float = false;
+    return rc;
+}
+
+int csv_infer_chunk(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t limit,
+                    st_error *err)
+{
+    const size_t ncols = r->ncols;
+    size_t need = 3 * (ncols + 1);
+    if (r->scratch_cap < need) {
+        uint8_t *s = realloc(r->scratch, need);
+        if (!s)
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        r->scratch = s;
+        r->scratch_cap = need;
     }
+    infer_state st = {r->scratch, r->scratch + ncols + 1, r->scratch + 2 * (ncols + 1)};
+    for (size_t i = 0; i < ncols; i++) {
+        const csv_column *c = &r->cols[i];
+        st.said[i] = 0;
+        st.verdicts[i] = 0;
+        st.judge[i] = c->action != CSV_SKIP && !c->forced && (c->can_int || c->can_float);
+    }
+    st.judge[ncols] = 0;
+    int rc;
+#if defined(__SSE2__)
+    const uint8_t d = r->d.delim;
+    bool plain_delim = d && d != '\r' && d != '.' && d != '+' && d != '-' && !(d >= '0' && d <= '9');
+    if (plain_delim && (!r->d.quoting || !memchr(ch->data + ch->start, r->d.quote, ch->len - ch->start)))
+        rc = infer_plain(r, ch, rows, limit, &st, err);
+    else
+#endif
+        rc = infer_scalar(r, ch, rows, limit, &st, err);
+    apply_said(r, st.said);
     return rc;
 }

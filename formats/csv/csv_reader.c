@@ -758,7 +758,9 @@ static int csv_decode_unit(const void *priv, const st_unit *unit, st_batch *out,
                         if (neg)
                             d = -d;
                         float f = (float)d;
-                        if ((double)f != d && (nd > 6 || fabs(d) < (double)FLT_MIN) &&
+                        /* Up to 6 digits (leading zeros included, so never below
+                         * FLT_MIN) float32 always prints back: no check. */
+                        if (nd > 6 && (double)f != d &&
                             csv_float_lossy_dec(d, m, -(int64_t)nf2, (int)nd, r->cloc) &&
                             lossy_value(&x, c, p, (size_t)(t - p)) < 0)
                             return err->code;

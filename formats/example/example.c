@@ -968,6 +968,21 @@ static size_t features_size(const st_feature *fs, uint32_t n)
     return total;
 }
 
+/* As features_size, remembering each feature's values size in `vals` so
+ * that writing them does not walk the values a second time. */
+static size_t features_size_cached(const st_feature *fs, uint32_t n, size_t *vals)
+{
+    size_t total = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const st_feature *f = &fs[i];
+        vals[i] = values_size(f);
+        size_t fsize = (f->kind == ST_KIND_INT64 || f->kind == ST_KIND_FLOAT ||
+                        f->kind == ST_KIND_BYTES) ? len_field_size(list_size(f, vals[i])) : 0;
+        total += len_field_size(entry_size(f->name, fsize));
+    }
+    return total;
+}
+
 static size_t feature_list_size(const st_feature_list *l)
 {
     size_t n = 0;
@@ -1052,11 +1067,12 @@ static uint8_t *put_feature_body(uint8_t *p, const st_feature *f, size_t vals)
     return p;
 }
 
-static uint8_t *put_features(uint8_t *p, const st_feature *fs, uint32_t n)
+/* `cached`: values sizes from features_size_cached, or NULL. */
+static uint8_t *put_features(uint8_t *p, const st_feature *fs, uint32_t n, const size_t *cached)
 {
     for (uint32_t i = 0; i < n; i++) {
         const st_feature *f = &fs[i];
-        size_t vals = values_size(f);
+        size_t vals = cached ? cached[i] : values_size(f);
         size_t fsize = (f->kind == ST_KIND_INT64 || f->kind == ST_KIND_FLOAT ||
                         f->kind == ST_KIND_BYTES) ? len_field_size(list_size(f, vals)) : 0;
         *p++ = 1 << 3 | WT_LEN;
@@ -1094,7 +1110,17 @@ static uint8_t *put_feature_lists(uint8_t *p, const st_feature_list *ls, uint32_
 
 int st_example_encode(const st_record *rec, st_buf *out)
 {
-    size_t fsize = rec->nfeatures ? features_size(rec->features, rec->nfeatures) : 0;
+    /* Records of tables have a handful of features: their values sizes are
+     * kept on the stack between sizing and writing. */
+    size_t stack_cache[64];
+    const size_t *cache = NULL;
+    size_t fsize = 0;
+    if (rec->nfeatures && rec->nfeatures <= 64) {
+        fsize = features_size_cached(rec->features, rec->nfeatures, stack_cache);
+        cache = stack_cache;
+    } else if (rec->nfeatures) {
+        fsize = features_size(rec->features, rec->nfeatures);
+    }
     size_t lsize = rec->is_sequence ? feature_lists_size(rec->lists, rec->nlists) : 0;
     size_t total = (rec->nfeatures ? len_field_size(fsize) : 0) +
                    (rec->is_sequence ? len_field_size(lsize) : 0);
@@ -1106,7 +1132,7 @@ int st_example_encode(const st_record *rec, st_buf *out)
     if (rec->nfeatures) {
         *p++ = 1 << 3 | WT_LEN;
         p = put_varint(p, fsize);
-        p = put_features(p, rec->features, rec->nfeatures);
+        p = put_features(p, rec->features, rec->nfeatures, cache);
     }
     if (rec->is_sequence) {
         *p++ = 2 << 3 | WT_LEN;

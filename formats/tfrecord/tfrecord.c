@@ -418,12 +418,16 @@ static int tfr_encode(const st_write_options *opt, const st_record *rec, st_buf 
         return st_tfrecord_append(out, rec->payload.data, rec->payload.len) == ST_OK
                    ? ST_OK
                    : st_error_set(err, ST_ENOMEM, "out of memory");
-    size_t size = st_example_encoded_size(rec);
-    if (st_buf_reserve(out, size + ST_TFRECORD_OVERHEAD))
-        return st_error_set(err, ST_ENOMEM, "out of memory");
+    /* Room for the header first; the payload is encoded straight after it
+     * and its length is known only then. */
     size_t header_at = out->len;
+    if (st_buf_reserve(out, ST_TFRECORD_HEADER_SIZE))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
     out->len += ST_TFRECORD_HEADER_SIZE;
     if (st_example_encode(rec, out))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    size_t size = out->len - header_at - ST_TFRECORD_HEADER_SIZE;
+    if (st_buf_reserve(out, ST_TFRECORD_FOOTER_SIZE))
         return st_error_set(err, ST_ENOMEM, "out of memory");
     const uint8_t *payload = out->data + header_at + ST_TFRECORD_HEADER_SIZE;
     st_tfrecord_header(out->data + header_at, size);

@@ -43,6 +43,7 @@ struct st_robj {
     uint64_t next_off;           /* start of the next chunk to request */
     bool seq_started;            /* read() was called: keep the window full */
     bool claimed;                /* opened by a stream */
+    bool delivered;              /* read() has returned bytes */
     st_robj *pnext;              /* announced list */
     cblock cache[CACHE_BLOCKS];
     uint64_t clock;
@@ -211,6 +212,8 @@ static ssize_t rs_read(st_stream *s, void *buf, size_t n, st_error *err)
         /* While a chunk is still arriving, take bytes in slices of at least
          * READ_SLICE (or what was asked): fewer wake-ups per byte. */
         size_t enough = n < READ_SLICE ? n : READ_SLICE;
+        if (!o->delivered)
+            enough = 1; /* the first bytes go out as soon as they come */
         bool complete = x->state == ST_XS_DONE || x->got >= x->range_len;
         if (x->got > o->consumed && (ready >= enough || complete)) {
             size_t k = ready;
@@ -222,6 +225,7 @@ static ssize_t rs_read(st_stream *s, void *buf, size_t n, st_error *err)
             memcpy(buf, src, k);
             st_fetch_lock(f);
             o->consumed += k;
+            o->delivered = true;
             ret = (ssize_t)k;
             if (x->state == ST_XS_DONE && o->consumed >= x->range_len) {
                 pop_head(o);

@@ -214,6 +214,97 @@ static void container(st_buf *f, const char *schema, const char *codec, int64_t 
     container_block(f, codec, count, datums);
 }
 
+/* A stream like a pipe: no size, no pread, and reads that return at most 7
+ * bytes, so that every buffering path of the container reader is taken. */
+typedef struct drip {
+    const uint8_t *data;
+    size_t len;
+} drip;
+
+static ssize_t drip_read(st_stream *s, void *buf, size_t n, st_error *err)
+{
+    (void)err;
+    drip *d = (drip *)(s + 1);
+    size_t left = d->len - (size_t)s->pos;
+    if (n > left)
+        n = left;
+    if (n > 7)
+        n = 7;
+    memcpy(buf, d->data + s->pos, n);
+    return (ssize_t)n;
+}
+
+static const st_stream_ops drip_ops = {"drip", drip_read, NULL, NULL, NULL};
+
+static st_stream *open_drip(const st_buf *file)
+{
+    st_stream *s = st_stream_alloc(&drip_ops, "pipe", sizeof(drip));
+    CU_ASSERT_FATAL(s != NULL);
+    drip *d = (drip *)(s + 1);
+    d->data = file->data;
+    d->len = file->len;
+    return s;
+}
+
+static bool load(const char *rel, st_buf *out)
+{
+    FILE *fh = fopen(data_path(rel), "rb");
+    if (!fh)
+        return false;
+    char buf[65536];
+    size_t n;
+    st_buf_clear(out);
+    while ((n = fread(buf, 1, sizeof buf, fh)) > 0)
+        st_buf_append(out, buf, n);
+    fclose(fh);
+    return true;
+}
+
+static void test_unseekable_stream(void)
+{
+    const char *files[] = {"avro/syncInMeta.avro", "avro/tfx/chicago_taxi_data.avro", "avro/weather-snappy.avro",
+                           "avro/arrow-testing/nullable.impala.avro"};
+    st_buf file = {0};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        CU_ASSERT_FATAL(load(files[i], &file));
+        result a, b;
+        read_mem(&file, NULL, &a);
+        read_stream(open_drip(&file), NULL, &b);
+        CU_ASSERT_EQUAL(a.rc, 0);
+        CU_ASSERT_EQUAL(b.rc, 0);
+        CU_ASSERT(a.records > 0 && a.records == b.records);
+        CU_ASSERT(a.json.len == b.json.len && memcmp(a.json.data, b.json.data, a.json.len) == 0);
+        result_free(&a);
+        result_free(&b);
+        int rc;
+        st_verify_report rep = verify_stream(open_drip(&file), &rc);
+        CU_ASSERT_TRUE(rc == 0 && rep.ok);
+    }
+    /* Truncation found by reaching the end of the stream. */
+    CU_ASSERT_FATAL(load("avro/syncInMeta.avro", &file));
+    file.len -= 100;
+    result r;
+    read_stream(open_drip(&file), NULL, &r);
+    CU_ASSERT_EQUAL(r.rc, ST_EDATA);
+    CU_ASSERT(r.records > 0 && r.records < 6001);
+    result_free(&r);
+    int rc;
+    st_verify_report rep = verify_stream(open_drip(&file), &rc);
+    CU_ASSERT_STRING_EQUAL(rep.failure_kind, "truncated");
+    CU_ASSERT(rep.records > 0 && rep.records < 6001);
+    /* A block claiming 200 MB followed by 10 bytes: an error, not a 200 MB buffer. */
+    st_buf_clear(&file);
+    container_header(&file, "\"long\"", NULL);
+    put_long(&file, 1);
+    put_long(&file, 200 << 20);
+    st_buf_append(&file, "0123456789", 10);
+    read_stream(open_drip(&file), NULL, &r);
+    CU_ASSERT_EQUAL(r.rc, ST_EDATA);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "input ends after 10 of its"));
+    result_free(&r);
+    st_buf_free(&file);
+}
+
 /* ---- corpus: weather ------------------------------------------------------------ */
 
 /* weather.json's lines in our JSON form ("station":["..."] ...). */
@@ -1265,6 +1356,7 @@ int main(int argc, char **argv)
     CU_add_test(s, "damaged corpus files", test_damaged_files);
     CU_add_test(s, "format version 0", test_version0);
     CU_add_test(s, "TFX taxi Avro equals its CSV", test_taxi_vs_csv);
+    CU_add_test(s, "unseekable stream in small reads", test_unseekable_stream);
     CU_add_test(s, "crafted blocks in every codec", test_codecs_crafted);
     CU_add_test(s, "damage kinds", test_damage_kinds);
     CU_add_test(s, "type mapping edge cases", test_mapping_crafted);
