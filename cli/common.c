@@ -142,17 +142,15 @@ static int add_remote(const cli_command *cmd, path_list *l, const char *url)
         return cli_exit_for(err.code) == EXIT_DAMAGED ? EXIT_USAGE : cli_exit_for(err.code);
     }
     if (n == 0) {
-        free(urls);
+        st_remote_free_urls(urls, n);
         cli_error(cmd, "%s: no objects match", url);
         return EXIT_USAGE;
     }
     int rc = EXIT_OK;
-    for (size_t i = 0; i < n; i++) {
-        if (rc == EXIT_OK && list_push(l, urls[i]))
+    for (size_t i = 0; i < n && rc == EXIT_OK; i++)
+        if (list_push(l, urls[i]))
             rc = EXIT_USAGE;
-        free(urls[i]);
-    }
-    free(urls);
+    st_remote_free_urls(urls, n);
     return rc;
 #else
     (void)l;
@@ -204,6 +202,18 @@ int cli_expand_inputs(const cli_command *cmd, char **args, size_t nargs, char **
         cli_free_list(l.items, l.count);
         return rc;
     }
+#if ST_HAVE_REMOTE_MODULE
+    /* Remote objects start downloading now, in order and a bounded number
+     * at a time, so that reading them one after another finds data waiting. */
+    const char **remote = calloc(l.count, sizeof *remote);
+    size_t nremote = 0;
+    for (size_t i = 0; remote && i < l.count; i++)
+        if (st_path_is_remote(l.items[i]))
+            remote[nremote++] = l.items[i];
+    if (nremote)
+        st_remote_prefetch(remote, nremote);
+    free(remote);
+#endif
     *out = l.items;
     *nout = l.count;
     return EXIT_OK;
@@ -217,6 +227,15 @@ void cli_free_list(char **list, size_t n)
 }
 
 /* ---- remote ---------------------------------------------------------------------- */
+
+#if ST_HAVE_REMOTE_MODULE
+/* -v traces of remote requests (the remote module never prints itself). */
+static void log_remote(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "shardtool: %s\n", line);
+}
+#endif
 
 int cli_remote_setup(const cli_command *cmd, const cli_values *v)
 {
@@ -239,6 +258,7 @@ int cli_remote_setup(const cli_command *cmd, const cli_values *v)
     cfg.insecure = cli_has(v, "insecure");
     cfg.gcs_token_file = cli_text(v, "gcs-token-file", NULL);
     cfg.verbose = cli_has(v, "verbose");
+    cfg.log = log_remote;
     st_error err = {0};
     if (st_remote_init(&cfg, &err) < 0) {
         cli_error_at(cmd, NULL, &err);

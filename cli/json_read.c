@@ -1,5 +1,7 @@
 #include "json_read.h"
 
+#include "../src/stream.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -306,25 +308,32 @@ bool json_uint(const json_value *v, uint64_t *out)
 
 char *json_read_file(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* Through the stream layer, so a manifest in object storage reads too. */
+    st_stream *s;
+    st_error err;
+    if (st_stream_open(path, &s, &err) < 0) {
+        errno = err.code == ST_ENOTFOUND ? ENOENT : EIO;
         return NULL;
+    }
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += got;
+    ssize_t got = 0;
+    while (buf && (got = st_stream_read(s, buf + n, cap - n - 1, &err)) > 0) {
+        n += (size_t)got;
         if (n + 1 == cap) {
             char *bigger = cap < (64u << 20) ? realloc(buf, cap *= 2) : NULL;
-            if (!bigger) {
+            if (!bigger)
                 free(buf);
-                buf = NULL;
-                errno = EFBIG;
-            }
             buf = bigger;
+            errno = EFBIG;
         }
     }
-    fclose(f);
+    st_stream_close(s);
+    if (buf && got < 0) {
+        free(buf);
+        errno = EIO;
+        return NULL;
+    }
     if (buf) {
         buf[n] = '\0';
         *len = n;

@@ -289,6 +289,10 @@ void cli_error(const cli_command *cmd, const char *fmt, ...)
 
 void cli_error_at(const cli_command *cmd, const char *path, const st_error *err)
 {
+    /* Messages that already start with the path (remote ones name their URL)
+     * are not prefixed twice. */
+    if (path && strncmp(err->msg, path, strlen(path)) == 0)
+        path = NULL;
     if (path)
         cli_error(cmd, "%s: %s", path, err->msg[0] ? err->msg : st_status_name(err->code));
     else
