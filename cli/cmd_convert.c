@@ -13,7 +13,7 @@
 
 static const char *const to_formats[] = {"tfrecord", "avro", "csv", "tsv", "jsonl", NULL};
 static const char *const input_compressions[] = {"auto", "none", "gzip", "zlib", NULL};
-static const char *const avro_codecs[] = {"null", "deflate", "snappy", "zstandard", NULL};
+static const char *const avro_codecs[] = {"null", "deflate", "snappy", "zstandard", "bzip2", "xz", NULL};
 
 static const cli_option convert_options[] = {
     {"output", 'o', ARG_TEXT, "PREFIX", NULL, "output path prefix: PREFIX-00000-of-00008.tfrecord (required)"},

@@ -18,7 +18,7 @@ _shardtool_table()
             '--seed - S -'
             '--task - I/N -'
             '--tasks - N -'
-            '--avro-codec - CODEC null,deflate,snappy,zstandard'
+            '--avro-codec - CODEC null,deflate,snappy,zstandard,bzip2,xz'
             '--shards -s N -'
             '--shard-size - SIZE -'
             '--records-per-shard - N -'
