@@ -8,7 +8,14 @@
  * Generates a taxi-like file (13 columns, ~110 bytes a row: ints, a
  * timestamp, 2- and 6-decimal floats, text) unless FILE is given, then
  * prints rows/s for open (the type-inference pass), the whole read, and the
- * ratio to DuckDB.  Not a pass/fail test. */
+ * ratio to DuckDB.  Not a pass/fail test.
+ *
+ * Build (from the repository root, after `meson setup build`):
+ *   cc -O2 -std=c11 -D_GNU_SOURCE -Ibuild -Isrc -Iformats/csv -DBENCH_DIR='"bench"' \
+ *      bench/csv_read_bench.c formats/csv/\*.c src/error.c src/buf.c src/record.c \
+ *      src/json.c src/record_json.c src/stream.c src/stream_zlib.c src/pipeline.c \
+ *      -lz -lm -lpthread -o csv_read_bench
+ *   (cd bench && npm install @duckdb/node-api)   # for the DuckDB side */
 #include "csv.h"
 #include "pipeline.h"
 
@@ -17,6 +24,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifndef BENCH_DIR
+#define BENCH_DIR "bench"
+#endif
 
 extern const st_format st_format_csv;
 

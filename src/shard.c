@@ -87,6 +87,7 @@ struct st_shard_sink {
     char **done_index;      /* their index paths, or NULL */
     size_t ndone, capdone;
     uint64_t next_record;
+    uint64_t next_unit;     /* writes so far: what --shards deals round robin */
     uint64_t total_bytes;
     bool finished;
 };
@@ -286,7 +287,7 @@ int st_shard_sink_open(const st_shard_options *opt, st_shard_sink **out, st_erro
 }
 
 static int write_to(st_shard_sink *s, open_shard *sh, const uint8_t *encoded, size_t len,
-                    st_error *err)
+                    uint64_t records, st_error *err)
 {
     if (sh->index) {
         char line[64];
@@ -298,15 +299,22 @@ static int write_to(st_shard_sink *s, open_shard *sh, const uint8_t *encoded, si
     int rc = s->opt.writer->write(sh->writer_priv, encoded, len, err);
     if (rc < 0)
         return rc;
-    sh->records++;
-    s->next_record++;
+    sh->records += records;
+    s->next_record += records;
+    s->next_unit++;
     return ST_OK;
 }
 
 int st_shard_sink_write(st_shard_sink *s, const uint8_t *encoded, size_t len, st_error *err)
 {
+    return st_shard_sink_write_unit(s, encoded, len, 1, err);
+}
+
+int st_shard_sink_write_unit(st_shard_sink *s, const uint8_t *encoded, size_t len,
+                             uint64_t records, st_error *err)
+{
     if (!s->provisional)
-        return write_to(s, &s->open[s->next_record % s->nopen], encoded, len, err);
+        return write_to(s, &s->open[s->next_unit % s->nopen], encoded, len, records, err);
 
     open_shard *sh = &s->open[0];
     if (s->current_open) {
@@ -327,7 +335,7 @@ int st_shard_sink_write(st_shard_sink *s, const uint8_t *encoded, size_t len, st
             return rc;
         s->current_open = true;
     }
-    return write_to(s, sh, encoded, len, err);
+    return write_to(s, sh, encoded, len, records, err);
 }
 
 static int rename_local(const char *from, const char *to, bool force, st_error *err)

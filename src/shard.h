@@ -55,6 +55,13 @@ typedef struct st_shard_sink st_shard_sink;
 int st_shard_sink_open(const st_shard_options *opt, st_shard_sink **out, st_error *err);
 /* Writes one encoded record (from the writer's encode()). */
 int st_shard_sink_write(st_shard_sink *s, const uint8_t *encoded, size_t len, st_error *err);
+/* Writes one indivisible unit that holds `records` records (a whole Avro
+ * block copied by split): --shards deals units round robin, and
+ * --records-per-shard / --shard-size rotate only between units, so a shard
+ * may pass the limit by less than one unit.  Shard and total record counts
+ * (and so the manifest) count the unit's records. */
+int st_shard_sink_write_unit(st_shard_sink *s, const uint8_t *encoded, size_t len,
+                             uint64_t records, st_error *err);
 /* Finishes, commits and renames every shard.  After success the shard list
  * below describes the final files. */
 int st_shard_sink_finish(st_shard_sink *s, st_error *err);

@@ -287,6 +287,9 @@ int st_avro_block_skip(av_input *in, const av_header *h, const av_block_info *b,
 
 extern const st_reader_ops st_avro_reader_ops;
 extern const st_writer_ops st_avro_writer_ops;
+/* The sync marker of an output, from its name and the seed (avro_write.c):
+ * the same name gives the same marker, so runs are reproducible. */
+void st_avro_derive_sync(const char *name, uint64_t seed, uint8_t sync[AV_SYNC_SIZE]);
 int st_avro_verify(st_stream *s, const st_verify_options *opt, st_verify_report *rep, st_error *err);
 int st_avro_inspect(st_stream *s, const st_read_options *opt, st_jsonw *w, st_error *err);
 

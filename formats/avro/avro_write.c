@@ -287,7 +287,7 @@ static uint64_t splitmix64(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-static void derive_sync(const char *name, uint64_t seed, uint8_t sync[AV_SYNC_SIZE])
+void st_avro_derive_sync(const char *name, uint64_t seed, uint8_t sync[AV_SYNC_SIZE])
 {
     uint64_t h = 1469598103934665603ull ^ seed;
     for (const char *p = name ? name : ""; *p; p++)
@@ -320,7 +320,7 @@ static int writer_open(void *priv, st_ostream *out, const st_write_options *opt,
     w->level = opt && opt->compression_level > 0 ? opt->compression_level : -1;
     size_t bs = ao && ao->block_size ? ao->block_size : AV_DEFAULT_BLOCK;
     w->block_size = bs < 4096 ? 4096 : bs > ((size_t)64 << 20) ? ((size_t)64 << 20) : bs;
-    derive_sync(out->name, ao ? ao->sync_seed : 0, w->sync);
+    st_avro_derive_sync(out->name, ao ? ao->sync_seed : 0, w->sync);
     if (!opt || !opt->schema)
         return st_error_set(err, ST_EUSAGE, "the Avro writer needs the features' schema");
 

@@ -104,6 +104,7 @@ static int walk_quotes(csv_chunker *c, const uint8_t *buf, size_t start, size_t 
 {
     const uint8_t quote = c->d.quote, delim = c->d.delim;
     c->nspans = 0;
+    c->first_quote = SIZE_MAX;
     *open_at = SIZE_MAX;
     size_t p = start;
     while (p < len) {
@@ -111,6 +112,8 @@ static int walk_quotes(csv_chunker *c, const uint8_t *buf, size_t start, size_t 
         if (!q)
             break;
         size_t qi = (size_t)(q - buf);
+        if (c->first_quote == SIZE_MAX)
+            c->first_quote = qi;
         if (qi != start && buf[qi - 1] != delim && buf[qi - 1] != '\n') {
             p = qi + 1; /* a quote inside an unquoted field is data */
             continue;
@@ -193,7 +196,7 @@ int csv_chunker_next(csv_chunker *c, csv_chunk *out, st_error *err)
         buf = malloc(target + CSV_PAD);
     }
     if (!buf)
-        return st_error_set(err, ST_ENOMEM, "%s: out of memory", c->name);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
     size_t len = c->carry_len;
     if (len)
         memcpy(buf, c->carry, len);
@@ -222,9 +225,10 @@ int csv_chunker_next(csv_chunker *c, csv_chunk *out, st_error *err)
         }
         open_at = SIZE_MAX;
         c->nspans = 0;
+        c->first_quote = SIZE_MAX;
         if (c->d.quoting && walk_quotes(c, buf, start, len, c->eof, &open_at)) {
             free(buf);
-            return st_error_set(err, ST_ENOMEM, "%s: out of memory", c->name);
+            return st_error_set(err, ST_ENOMEM, "out of memory");
         }
         if (c->eof && open_at == SIZE_MAX) {
             boundary = len; /* the last record may lack its newline */
@@ -237,14 +241,14 @@ int csv_chunker_next(csv_chunker *c, csv_chunk *out, st_error *err)
             uint64_t line = c->line + csv_count_newlines(buf + start, open_at - start);
             free(buf);
             return st_error_set(err, ST_EDATA,
-                                "%s: line %llu: quoted field is never closed (unterminated quote)",
-                                c->name, (unsigned long long)line);
+                                "line %llu: quoted field is never closed (unterminated quote)",
+                                (unsigned long long)line);
         }
         if (len - start >= c->max_record) {
             free(buf);
             return st_error_set(err, ST_EDATA,
-                                "%s: line %llu: record longer than %llu bytes (an unterminated quote?)",
-                                c->name, (unsigned long long)c->line,
+                                "line %llu: record longer than %llu bytes (an unterminated quote?)",
+                                (unsigned long long)c->line,
                                 (unsigned long long)c->max_record);
         }
         /* One record is longer than the chunk: read more. */
@@ -252,7 +256,7 @@ int csv_chunker_next(csv_chunker *c, csv_chunk *out, st_error *err)
         uint8_t *bigger = realloc(buf, grow + CSV_PAD);
         if (!bigger) {
             free(buf);
-            return st_error_set(err, ST_ENOMEM, "%s: out of memory", c->name);
+            return st_error_set(err, ST_ENOMEM, "out of memory");
         }
         buf = bigger;
         target = grow;
@@ -265,7 +269,7 @@ int csv_chunker_next(csv_chunker *c, csv_chunk *out, st_error *err)
             uint8_t *nc = realloc(c->carry, rest);
             if (!nc) {
                 free(buf);
-                return st_error_set(err, ST_ENOMEM, "%s: out of memory", c->name);
+                return st_error_set(err, ST_ENOMEM, "out of memory");
             }
             c->carry = nc;
             c->carry_cap = rest;
@@ -290,6 +294,7 @@ int csv_chunker_next(csv_chunker *c, csv_chunk *out, st_error *err)
     memset(buf + boundary, 0, CSV_PAD);
     buf[boundary] = '\n';
     out->data = buf;
+    out->has_quote = c->first_quote < boundary;
     out->cap = target;
     out->len = boundary;
     out->start = start;

@@ -91,8 +91,8 @@ static int ragged(const csv_reader *r, const csv_chunk *ch, uint64_t line, uint6
                   size_t nfields, st_error *err)
 {
     return st_error_set(err, ST_EDATA,
-                        "%s: line %" PRIu64 " (row %" PRIu64 "): expected %zu fields, found %zu",
-                        r->name, line, ch->row - r->row_bias + row_here, r->ncols, nfields);
+                        "line %" PRIu64 " (row %" PRIu64 "): expected %zu fields, found %zu",
+                        line, ch->row - r->row_bias + row_here, r->ncols, nfields);
 }
 
 /* The verdict on a plain field (no quotes) from its character counts. */
@@ -118,42 +118,6 @@ static inline uint8_t plain_verdict(const csv_column *c, const uint8_t *p, size_
 }
 
 #if defined(__SSE2__)
-typedef struct block_masks {
-    uint64_t sep, nl, other, dot, sign;
-} block_masks;
-
-/* Bit i of each mask describes byte p[i]: separators (delimiter or LF),
- * LF, '.', '+'/'-', and "other" (none of those, not a digit, and not a CR
- * that ends a line). */
-static inline void masks64(const uint8_t *p, uint8_t delim, block_masks *m)
-{
-    const __m128i vd = _mm_set1_epi8((char)delim), vn = _mm_set1_epi8('\n');
-    const __m128i vdot = _mm_set1_epi8('.'), vminus = _mm_set1_epi8('-'), vplus = _mm_set1_epi8('+');
-    const __m128i vcr = _mm_set1_epi8('\r');
-    const __m128i bias = _mm_set1_epi8((char)('0' + 128)), lim = _mm_set1_epi8(-128 + 9);
-    uint64_t sep = 0, nl = 0, nondigit = 0, dot = 0, sign = 0, cr = 0;
-    for (int k = 0; k < 4; k++) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
-        __m128i n = _mm_cmpeq_epi8(x, vn);
-        uint64_t mn = (uint64_t)(unsigned)_mm_movemask_epi8(n);
-        nl |= mn << (16 * k);
-        sep |= (mn | (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, vd))) << (16 * k);
-        nondigit |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(_mm_sub_epi8(x, bias), lim))
-                    << (16 * k);
-        dot |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, vdot)) << (16 * k);
-        sign |= (uint64_t)(unsigned)_mm_movemask_epi8(
-                    _mm_or_si128(_mm_cmpeq_epi8(x, vminus), _mm_cmpeq_epi8(x, vplus)))
-                << (16 * k);
-        cr |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, vcr)) << (16 * k);
-    }
-    uint64_t before_nl = nl >> 1 | (uint64_t)(p[64] == '\n') << 63;
-    m->sep = sep;
-    m->nl = nl;
-    m->dot = dot;
-    m->sign = sign;
-    m->other = nondigit & ~dot & ~sign & ~sep & ~(cr & before_nl);
-}
-
 /* The fast pass for a chunk without quote characters: 64-byte blocks are
  * turned into bit masks, fields are the runs between separator bits, and a
  * field's verdict comes from counting bits (digits, one dot, a leading
@@ -173,8 +137,8 @@ static int infer_plain(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint6
     bool a_other = false, a_sign_bad = false;
     unsigned a_dots = 0, a_first_sign = 0;
     for (size_t b = ch->start; fs < len; b += 64) {
-        block_masks m;
-        masks64(buf + b, delim, &m);
+        csv_block_masks m;
+        csv_masks64(buf + b, delim, &m);
         uint64_t seps = m.sep;
         if (len + 1 - b < 64)
             seps &= ((uint64_t)1 << (len + 1 - b)) - 1; /* up to the '\n' sentinel */
@@ -369,9 +333,7 @@ int csv_infer_chunk(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t
     st.judge[ncols] = 0;
     int rc;
 #if defined(__SSE2__)
-    const uint8_t d = r->d.delim;
-    bool plain_delim = d && d != '\r' && d != '.' && d != '+' && d != '-' && !(d >= '0' && d <= '9');
-    if (plain_delim && (!r->d.quoting || !memchr(ch->data + ch->start, r->d.quote, ch->len - ch->start)))
+    if (csv_plain_chunk(&r->d, ch))
         rc = infer_plain(r, ch, rows, limit, &st, err);
     else
 #endif

@@ -23,6 +23,10 @@
 #define CSV_MAX_CHUNK ((size_t)4 << 20)
 #define CSV_DEFAULT_MAX_RECORD ((uint64_t)64 << 20)
 #define CSV_DEFAULT_INFER_ROWS 10000
+/* Bounds on what a header or a key set may grow to (memory per record and
+ * per reader grows with them). */
+#define CSV_MAX_COLUMNS ((size_t)1 << 20)
+#define JSONL_MAX_KEYS ((size_t)1 << 20)
 
 /* How text is cut into records and fields. */
 typedef struct csv_dialect {
@@ -40,6 +44,7 @@ typedef struct csv_chunk {
     uint64_t offset;   /* byte offset of data[0] in the (uncompressed) input */
     uint64_t line;     /* 1-based line number of data[start] */
     uint64_t row;      /* index of its first record (the header is not a record) */
+    bool has_quote;    /* a quote character occurs in data[start, len) */
 } csv_chunk;
 
 /* Reads a stream and hands out chunks that end on record boundaries. */
@@ -60,6 +65,7 @@ typedef struct csv_chunker {
     size_t spare_cap;
     size_t *spans;          /* scratch: quoted spans as (begin, end) pairs */
     size_t nspans, spans_cap;
+    size_t first_quote;     /* offset of the first quote byte seen by the walk */
 } csv_chunker;
 
 void csv_chunker_init(csv_chunker *c, st_stream *in, const csv_dialect *d, size_t chunk_size,
@@ -166,6 +172,61 @@ static inline uint64_t csv_digits(const uint8_t *p, size_t n)
     return v;
 }
 
+#if defined(__SSE2__)
+typedef struct csv_block_masks {
+    uint64_t sep, nl, other, dot, sign;
+} csv_block_masks;
+
+/* Bit i of each mask describes byte p[i]: separators (delimiter or LF),
+ * LF, '.', '+'/'-', and "other" (none of those, not a digit, and not a CR
+ * that ends a line). */
+static inline void csv_masks64(const uint8_t *p, uint8_t delim, csv_block_masks *m)
+{
+    const __m128i vd = _mm_set1_epi8((char)delim), vn = _mm_set1_epi8('\n');
+    const __m128i vdot = _mm_set1_epi8('.'), vminus = _mm_set1_epi8('-'), vplus = _mm_set1_epi8('+');
+    const __m128i vcr = _mm_set1_epi8('\r');
+    const __m128i bias = _mm_set1_epi8((char)('0' + 128)), lim = _mm_set1_epi8(-128 + 9);
+    uint64_t sep = 0, nl = 0, nondigit = 0, dot = 0, sign = 0, cr = 0;
+    for (int k = 0; k < 4; k++) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
+        __m128i n = _mm_cmpeq_epi8(x, vn);
+        uint64_t mn = (uint64_t)(unsigned)_mm_movemask_epi8(n);
+        nl |= mn << (16 * k);
+        sep |= (mn | (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, vd))) << (16 * k);
+        nondigit |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(_mm_sub_epi8(x, bias), lim))
+                    << (16 * k);
+        dot |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, vdot)) << (16 * k);
+        sign |= (uint64_t)(unsigned)_mm_movemask_epi8(
+                    _mm_or_si128(_mm_cmpeq_epi8(x, vminus), _mm_cmpeq_epi8(x, vplus)))
+                << (16 * k);
+        cr |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, vcr)) << (16 * k);
+    }
+    uint64_t before_nl = nl >> 1 | (uint64_t)(p[64] == '\n') << 63;
+    m->sep = sep;
+    m->nl = nl;
+    m->dot = dot;
+    m->sign = sign;
+    m->other = nondigit & ~dot & ~sign & ~sep & ~(cr & before_nl);
+}
+
+#endif
+
+/* Whether a chunk can take the bit-mask paths: no quote in its records (or
+ * quoting off) and a delimiter that cannot be part of a number. */
+static inline bool csv_plain_chunk(const csv_dialect *d, const csv_chunk *ch)
+{
+#if defined(__SSE2__)
+    uint8_t c = d->delim;
+    if (!c || c == '\r' || c == '.' || c == '+' || c == '-' || (c >= '0' && c <= '9'))
+        return false;
+    return !d->quoting || !ch->has_quote;
+#else
+    (void)d;
+    (void)ch;
+    return false;
+#endif
+}
+
 /* Reads the field at p (a field start) up to its terminator, which it
  * returns (a delimiter, the '\n' ending the record, or `end`). */
 const uint8_t *csv_field_slow(const csv_dialect *d, const uint8_t *p, const uint8_t *end,
@@ -195,13 +256,6 @@ size_t csv_unescape(const csv_dialect *d, const csv_span *s, uint8_t *dst);
 
 /* ---- numbers ------------------------------------------------------------- */
 
-enum {
-    CSV_NUM_INT = 1,     /* an integer within int64 */
-    CSV_NUM_FLOAT = 2,   /* a number (every integer is one too) */
-};
-
-/* What p[0, n) can be read as: a mask of CSV_NUM_*. */
-unsigned csv_classify(const uint8_t *p, size_t n);
 /* Whether p[0, n) is a number (the float syntax of csv.h). */
 bool csv_is_number(const uint8_t *p, size_t n);
 /* Parses an integer within int64 (sign and digits only). */

@@ -180,18 +180,6 @@ bool csv_is_number(const uint8_t *p, size_t n)
     return parse_decimal(p, n, &d) || special_word(p, n, &x);
 }
 
-unsigned csv_classify(const uint8_t *p, size_t n)
-{
-    int64_t iv;
-    if (csv_parse_int64(p, n, &iv))
-        return CSV_NUM_INT | CSV_NUM_FLOAT;
-    decimal d;
-    double x;
-    if (parse_decimal(p, n, &d) || special_word(p, n, &x))
-        return CSV_NUM_FLOAT;
-    return 0;
-}
-
 static double slow_strtod(const uint8_t *p, size_t n, locale_t loc)
 {
     char stack[128];

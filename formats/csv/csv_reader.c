@@ -135,8 +135,7 @@ static int apply_selection(csv_reader *r, const st_read_options *opt, const st_c
             ssize_t i = find_column(r, opt->columns[k]);
             if (i < 0) {
                 free(want);
-                return st_error_set(err, ST_EUSAGE, "%s: no column named '%s'", r->name,
-                                    opt->columns[k]);
+                return st_error_set(err, ST_EUSAGE, "no column named '%s'", opt->columns[k]);
             }
             want[i] = true;
         }
@@ -148,8 +147,7 @@ static int apply_selection(csv_reader *r, const st_read_options *opt, const st_c
     for (size_t k = 0; opt->exclude && k < opt->nexclude; k++) {
         ssize_t i = find_column(r, opt->exclude[k]);
         if (i < 0)
-            return st_error_set(err, ST_EUSAGE, "%s: no column named '%s'", r->name,
-                                opt->exclude[k]);
+            return st_error_set(err, ST_EUSAGE, "no column named '%s'", opt->exclude[k]);
         r->cols[i].action = CSV_SKIP;
     }
     if (co->types) {
@@ -157,7 +155,7 @@ static int apply_selection(csv_reader *r, const st_read_options *opt, const st_c
             const st_column *t = &co->types->columns[k];
             ssize_t i = find_column(r, t->name);
             if (i < 0)
-                return st_error_set(err, ST_EUSAGE, "%s: no column named '%s'", r->name, t->name);
+                return st_error_set(err, ST_EUSAGE, "no column named '%s'", t->name);
             csv_column *c = &r->cols[i];
             if (t->kind == ST_KIND_NONE) {
                 c->action = CSV_SKIP;
@@ -213,6 +211,8 @@ static int read_header(csv_reader *r, csv_chunk *ch, bool names, size_t *count, 
         csv_span s;
         p = csv_field(&r->d, p, end, &s);
         lines += s.newlines;
+        if (n >= CSV_MAX_COLUMNS)
+            return st_error_set(err, ST_EUNSUPPORTED, "more than %zu columns", CSV_MAX_COLUMNS);
         if (names) {
             if (n == cap) {
                 size_t nc = cap ? cap * 2 : 16;
@@ -263,8 +263,8 @@ static int names_from_option(csv_reader *r, const char *spec, size_t expect, st_
         n += *s == ',';
     if (n != expect)
         return st_error_set(err, ST_EUSAGE,
-                            "%s: the header option names %zu columns but the input has %zu",
-                            r->name, n, expect);
+                            "the header option names %zu columns but the input has %zu",
+                            n, expect);
     for (size_t i = 0; i < r->ncols; i++)
         free(r->cols[i].name);
     free(r->cols);
@@ -545,8 +545,8 @@ static int value_error(decode_ctx *x, const csv_column *c, const uint8_t *p, siz
     csv_excerpt(p, n, ex, sizeof ex);
     const csv_reader *r = x->r;
     return st_error_set(x->err, ST_EDATA,
-                        "%s: line %" PRIu64 " (row %" PRIu64 "), column '%s': '%s' is not %s%s",
-                        r->name, x->line, x->row, c->name, ex, what,
+                        "line %" PRIu64 " (row %" PRIu64 "), column '%s': '%s' is not %s%s",
+                        x->line, x->row, c->name, ex, what,
                         r->full_pass ? "" : " (the type was inferred from the first rows; "
                                             "force it with a type option)");
 }
@@ -560,9 +560,9 @@ static int lossy_value(decode_ctx *x, const csv_column *c, const uint8_t *p, siz
     char ex[200];
     csv_excerpt(p, n, ex, sizeof ex);
     return st_error_set(x->err, ST_EDATA,
-                        "%s: line %" PRIu64 " (row %" PRIu64 "), column '%s': %s changes when "
+                        "line %" PRIu64 " (row %" PRIu64 "), column '%s': %s changes when "
                         "narrowed to float32 (strict float)",
-                        x->r->name, x->line, x->row, c->name, ex);
+                        x->line, x->row, c->name, ex);
 }
 
 static inline void put_feature(st_feature *f, const csv_column *c, uint8_t *block, uint32_t count)
@@ -586,8 +586,8 @@ static int empty_cell(decode_ctx *x, const csv_column *c, st_feature *f, uint8_t
     case ST_EMPTY_ERROR:
         break;
     }
-    return st_error_set(x->err, ST_EDATA, "%s: line %" PRIu64 " (row %" PRIu64 "), column '%s': empty cell",
-                        x->r->name, x->line, x->row, c->name);
+    return st_error_set(x->err, ST_EDATA, "line %" PRIu64 " (row %" PRIu64 "), column '%s': empty cell",
+                        x->line, x->row, c->name);
 }
 
 /* The general path for one field of a kept column: quoted text, escapes,
@@ -603,8 +603,8 @@ static const uint8_t *general_field(decode_ctx *x, const csv_column *c, const ui
     x->line += s.newlines;
     if (s.flags & CSV_SPAN_BAD) {
         x->line = line;
-        st_error_set(x->err, ST_EDATA, "%s: line %" PRIu64 ": quoted field is never closed",
-                     r->name, line);
+        st_error_set(x->err, ST_EDATA, "line %" PRIu64 ": quoted field is never closed",
+                     line);
         return NULL;
     }
     const uint8_t *v = s.ptr;
@@ -676,10 +676,163 @@ static const uint8_t *general_field(decode_ctx *x, const csv_column *c, const ui
     return t;
 }
 
+#if defined(__SSE2__)
+/* Records of a chunk without quotes: fields are the runs between the
+ * separator bits of 64-byte blocks, and a number's shape (digits, one dot,
+ * a leading sign) is read off the same bits, so only the conversion itself
+ * touches the bytes again.  Anything unusual takes general_field(). */
+static int decode_plain(const csv_reader *r, const csv_chunk *ch, decode_ctx *x)
+{
+    st_batch *out = x->out;
+    st_error *err = x->err;
+    const uint8_t *const buf = ch->data;
+    const uint8_t *const end = buf + ch->len;
+    const size_t len = ch->len;
+    const size_t ncols = r->ncols;
+    const csv_column *const cols = r->cols;
+    size_t fs = ch->start, col = 0;
+    st_record *rec = NULL;
+    uint8_t *block = NULL;
+    st_feature *feats = NULL;
+    uint32_t nf = 0;
+    int rc;
+    for (size_t b = ch->start; fs < len; b += 64) {
+        csv_block_masks m;
+        csv_masks64(buf + b, r->d.delim, &m);
+        uint64_t seps = m.sep;
+        if (len + 1 - b < 64)
+            seps &= ((uint64_t)1 << (len + 1 - b)) - 1; /* up to the '\n' sentinel */
+        while (seps) {
+            const size_t q = b + (size_t)__builtin_ctzll(seps);
+            seps &= seps - 1;
+            if (fs >= len)
+                break;
+            const bool is_nl = buf[q] == '\n';
+            size_t flen = q - fs;
+            if (is_nl && flen && buf[q - 1] == '\r')
+                flen--;
+            if (col == 0) {
+                if (is_nl && flen == 0 && ncols != 1) { /* blank line */
+                    fs = q + 1;
+                    x->line++;
+                    x->row++;
+                    continue;
+                }
+                rec = st_batch_add(out);
+                block = rec ? st_arena_alloc(&out->arena, r->block_size ? r->block_size : 1) : NULL;
+                if (!block)
+                    return st_error_set(err, ST_ENOMEM, "out of memory");
+                feats = (st_feature *)(void *)block;
+                nf = 0;
+            }
+            const csv_column *c = col < ncols ? &cols[col] : NULL;
+            const uint8_t action = c ? c->action : CSV_SKIP;
+            const uint8_t *const p = buf + fs;
+            if (action == CSV_BYTES) {
+                if (flen) {
+                    st_bytes *v = (st_bytes *)(void *)(block + c->slot);
+                    v->data = p;
+                    v->len = flen;
+                    put_feature(&feats[nf++], c, block, 1);
+                } else {
+                    if ((rc = empty_cell(x, c, &feats[nf], block)) < 0)
+                        return rc;
+                    nf += (uint32_t)rc;
+                }
+            } else if (action != CSV_SKIP) {
+                bool done = false;
+                if (flen == 0) {
+                    if ((rc = empty_cell(x, c, &feats[nf], block)) < 0)
+                        return rc;
+                    nf += (uint32_t)rc;
+                    done = true;
+                } else if (q - fs < 64) {
+                    /* The field's bits: [fs, q) of this block, or of a block
+                     * loaded at the field when it began in the previous one. */
+                    csv_block_masks own;
+                    const csv_block_masks *mp = &m;
+                    size_t base = b;
+                    if (fs < b) {
+                        csv_masks64(p, r->d.delim, &own);
+                        mp = &own;
+                        base = fs;
+                    }
+                    const uint64_t rm = (((uint64_t)1 << (q - base)) - 1) & ~(((uint64_t)1 << (fs - base)) - 1);
+                    const uint64_t first = (uint64_t)1 << (fs - base);
+                    const uint64_t sg = mp->sign & rm, dm = mp->dot & rm;
+                    const size_t lead = (sg & first) != 0;
+                    const bool clean = !(mp->other & rm) && !(sg & ~first);
+                    if (action == CSV_INT64 && clean && !dm && flen - lead - 1 < 18) {
+                        int64_t v = (int64_t)csv_digits(p + lead, flen - lead);
+                        *(int64_t *)(void *)(block + c->slot) = *p == '-' ? -v : v;
+                        put_feature(&feats[nf++], c, block, 1);
+                        done = true;
+                    } else if (action == CSV_FLOAT && clean && !(dm & (dm - 1))) {
+                        size_t ni = dm ? (size_t)__builtin_ctzll(dm) + base - fs - lead : flen - lead;
+                        size_t nfr = dm ? flen - lead - ni - 1 : 0;
+                        size_t nd = ni + nfr;
+                        if (nd - 1 < 19) {
+                            uint64_t mant = csv_digits(p + lead, ni);
+                            if (nfr)
+                                mant = mant * (uint64_t)csv_pow10[nfr] + csv_digits(p + lead + ni + 1, nfr);
+                            if (mant <= ((uint64_t)1 << 53)) {
+                                double d = nfr ? (double)mant / csv_pow10[nfr] : (double)mant;
+                                if (*p == '-')
+                                    d = -d;
+                                float f = (float)d;
+                                if (nd > 6 && (double)f != d &&
+                                    csv_float_lossy_dec(d, mant, -(int64_t)nfr, (int)nd, r->cloc) &&
+                                    lossy_value(x, c, p, flen) < 0)
+                                    return err->code;
+                                *(float *)(void *)(block + c->slot) = f;
+                                put_feature(&feats[nf++], c, block, 1);
+                                done = true;
+                            }
+                        }
+                    }
+                }
+                if (!done && !general_field(x, c, p, end, block, feats, &nf))
+                    return err->code;
+            }
+            fs = q + 1;
+            if (!is_nl) {
+                col++;
+                continue;
+            }
+            const size_t nfields = col + 1;
+            col = 0;
+            x->line++;
+            x->row++;
+            if (nfields != ncols) {
+                if (r->skip_bad) {
+                    out->count--;
+                    out->skipped_rows++;
+                    continue;
+                }
+                return st_error_set(err, ST_EDATA,
+                                    "line %" PRIu64 " (row %" PRIu64 "): expected %zu fields, found %zu",
+                                    x->line - 1, x->row - 1, ncols, nfields);
+            }
+            rec->features = feats;
+            rec->nfeatures = nf;
+        }
+    }
+    return ST_OK;
+}
+#endif
+
 static int csv_decode_unit(const void *priv, const st_unit *unit, st_batch *out, st_error *err)
 {
     const csv_reader *r = priv;
     const csv_chunk *ch = unit->data;
+#if defined(__SSE2__)
+    if (csv_plain_chunk(&r->d, ch)) {
+        decode_ctx px = { r, out, ch->line, ch->row + 1 - r->row_bias, 0, err };
+        int prc = decode_plain(r, ch, &px);
+        out->lossy_floats += px.lossy;
+        return prc;
+    }
+#endif
     const uint8_t *p = ch->data + ch->start;
     const uint8_t *const end = ch->data + ch->len;
     const uint8_t delim = r->d.delim;
@@ -821,8 +974,8 @@ static int csv_decode_unit(const void *priv, const st_unit *unit, st_batch *out,
                 continue;
             }
             return st_error_set(err, ST_EDATA,
-                                "%s: line %" PRIu64 " (row %" PRIu64 "): expected %zu fields, found %zu",
-                                r->name, rec_line, x.row - 1, ncols, nfields);
+                                "line %" PRIu64 " (row %" PRIu64 "): expected %zu fields, found %zu",
+                                rec_line, x.row - 1, ncols, nfields);
         }
         rec->features = feats;
         rec->nfeatures = nf;

@@ -63,8 +63,15 @@ static int quote_tail(st_buf *out, size_t from, const csv_dialect *d, bool force
 static int put_int(st_buf *out, int64_t v)
 {
     char tmp[24];
-    int n = snprintf(tmp, sizeof tmp, "%" PRId64, v);
-    return st_buf_append(out, tmp, (size_t)n);
+    char *e = tmp + sizeof tmp, *p = e;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--p = '-';
+    return st_buf_append(out, p, (size_t)(e - p));
 }
 
 static int put_float(st_buf *out, float v)

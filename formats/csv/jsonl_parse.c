@@ -310,8 +310,7 @@ static int parse_scalar(jp *s, jl_value *v)
         v->text.len = n;
         if (integral && csv_parse_int64(s->p, n, &v->u.i)) {
             v->type = JL_INT;
-        } else if (csv_parse_double(s->p, n, &v->u.d, &v->sig, s->loc) && csv_is_number(s->p, n) &&
-                   v->u.d == v->u.d) {
+        } else if (csv_parse_double(s->p, n, &v->u.d, &v->sig, s->loc)) {
             v->type = JL_FLOAT;
         } else {
             return fail(s, "bad number for key '%s'", path_str(s));

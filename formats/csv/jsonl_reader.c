@@ -181,13 +181,16 @@ static int infer_chunk(jsonl_reader *r, const csv_chunk *ch, jl_line *L, st_aren
         if (rc == ST_ENOMEM)
             return st_error_set(err, ST_ENOMEM, "out of memory");
         if (rc < 0)
-            return st_error_set(err, ST_EDATA, "%s: line %" PRIu64 ": %s", r->name, line - 1, L->msg);
+            return st_error_set(err, ST_EDATA, "line %" PRIu64 ": %s", line - 1, L->msg);
         r->rows_seen++;
         for (size_t i = 0; i < L->nfields; i++) {
             const jl_field *f = &L->fields[i];
             const uint8_t *name = jl_field_name(L, f);
             uint32_t h = hash_name(name, f->key_len);
             ssize_t k = key_find(r, name, f->key_len, h);
+            if (k < 0 && r->nkeys >= JSONL_MAX_KEYS)
+                return st_error_set(err, ST_EUNSUPPORTED, "line %" PRIu64 ": more than %zu distinct keys",
+                                    line - 1, JSONL_MAX_KEYS);
             if (k < 0 && (k = key_add(r, name, f->key_len, h)) < 0)
                 return st_error_set(err, ST_ENOMEM, "out of memory");
             jl_key *key = &r->keys[k];
@@ -333,7 +336,7 @@ static int jsonl_open(void *priv, st_stream *in, const st_read_options *opt, st_
         for (size_t i = 0; i < r->nonly; i++)
             if (key_find(r, (const uint8_t *)r->only[i], strlen(r->only[i]),
                          hash_name((const uint8_t *)r->only[i], strlen(r->only[i]))) < 0)
-                return st_error_set(err, ST_EUSAGE, "%s: no key named '%s'", r->name, r->only[i]);
+                return st_error_set(err, ST_EUSAGE, "no key named '%s'", r->only[i]);
     }
     return ST_OK;
 }
@@ -395,8 +398,7 @@ static int kind_error(jdec *x, const uint8_t *name, size_t len, const jl_value *
     else
         csv_excerpt(v->text.data, v->text.len, ex, sizeof ex);
     return st_error_set(x->err, ST_EDATA,
-                        "%s: line %" PRIu64 ", key '%.*s': %s does not fit its kind %s%s", x->r->name,
-                        x->line, (int)len, (const char *)name, ex, st_kind_name(kind),
+                        "line %" PRIu64 ", key '%.*s': %s does not fit its kind %s%s", x->line, (int)len, (const char *)name, ex, st_kind_name(kind),
                         x->r->full_pass ? "" : " (inferred from the first lines; force it with a type option)");
 }
 
@@ -438,9 +440,9 @@ static int convert(jdec *x, const jl_line *L, const jl_field *jf, st_feature *f,
                     char ex[200];
                     csv_excerpt(v->text.data, v->text.len, ex, sizeof ex);
                     return st_error_set(x->err, ST_EDATA,
-                                        "%s: line %" PRIu64 ", key '%.*s': %s changes when narrowed "
+                                        "line %" PRIu64 ", key '%.*s': %s changes when narrowed "
                                         "to float32 (strict float)",
-                                        x->r->name, x->line, (int)f->name.len,
+                                        x->line, (int)f->name.len,
                                         (const char *)f->name.data, ex);
                 }
                 x->lossy++;
@@ -503,7 +505,7 @@ static int jsonl_decode_unit(const void *priv, const st_unit *unit, st_batch *ou
             break;
         }
         if (rc < 0) {
-            rc = st_error_set(err, ST_EDATA, "%s: line %" PRIu64 ": %s", r->name, x.line, L.msg);
+            rc = st_error_set(err, ST_EDATA, "line %" PRIu64 ": %s", x.line, L.msg);
             break;
         }
         st_record *rec = st_batch_add(out);
@@ -524,8 +526,8 @@ static int jsonl_decode_unit(const void *priv, const st_unit *unit, st_batch *ou
             if (k >= 0) {
                 const jl_key *key = &r->keys[k];
                 if (seen[k] == stamp) {
-                    rc = st_error_set(err, ST_EDATA, "%s: line %" PRIu64 ": key '%s' appears twice",
-                                      r->name, x.line, key->name);
+                    rc = st_error_set(err, ST_EDATA, "line %" PRIu64 ": key '%s' appears twice",
+                                      x.line, key->name);
                     break;
                 }
                 seen[k] = stamp;
@@ -545,8 +547,7 @@ static int jsonl_decode_unit(const void *priv, const st_unit *unit, st_batch *ou
                     if (feats[j].name.len == jf->key_len &&
                         memcmp(feats[j].name.data, name, jf->key_len) == 0) {
                         rc = st_error_set(err, ST_EDATA,
-                                          "%s: line %" PRIu64 ": key '%.*s' appears twice", r->name,
-                                          x.line, (int)jf->key_len, (const char *)name);
+                                          "line %" PRIu64 ": key '%.*s' appears twice", x.line, (int)jf->key_len, (const char *)name);
                         break;
                     }
                 }

@@ -230,9 +230,31 @@ static int dictionary_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, s
     if ((rc = reserve(&d->dict, n, d->vsize, err)) || (rc = reserve(&d->dict_lossy, n, 1, err)))
         return rc;
     bool narrowing = d->kind == ST_KIND_FLOAT && d->rq.leaf->conv != PQ_CONV_FLOAT;
-    st_pq_convert c = converter(d, d->rq.dict_arena, narrowing ? d->dict_lossy.data : NULL, err);
-    if ((rc = plain_like(d, PQ_ENC_PLAIN, body.data, body.len, n, 0, n, &c, d->dict.data, err)))
-        return rc;
+    int phys = d->rq.leaf->physical;
+    if (d->rq.leaf->conv == PQ_CONV_BYTES && (phys == PQ_BYTE_ARRAY || phys == PQ_FIXED_LEN_BYTE_ARRAY)) {
+        /* Plain strings: one copy of the page, the values point into it. */
+        const uint8_t *copy = st_arena_memdup(d->rq.dict_arena, body.data, body.len);
+        st_bytes *dict = (st_bytes *)d->dict.data;
+        size_t used;
+        if (!copy)
+            return st_error_set(err, ST_ENOMEM, "out of memory for a dictionary");
+        if (phys == PQ_BYTE_ARRAY) {
+            if ((rc = st_pq_plain_bytes_decode(copy, body.len, dict, n, &used, err)))
+                return rc;
+        } else {
+            if ((uint64_t)n * d->width > body.len)
+                return st_error_set(err, ST_EDATA, "dictionary of %zu bytes cannot hold %zu values of %zu bytes",
+                                    body.len, n, d->width);
+            for (size_t i = 0; i < n; i++) {
+                dict[i].data = copy + i * d->width;
+                dict[i].len = d->width;
+            }
+        }
+    } else {
+        st_pq_convert c = converter(d, d->rq.dict_arena, narrowing ? d->dict_lossy.data : NULL, err);
+        if ((rc = plain_like(d, PQ_ENC_PLAIN, body.data, body.len, n, 0, n, &c, d->dict.data, err)))
+            return rc;
+    }
     d->dict_has_lossy = false;
     for (size_t i = 0; narrowing && i < n; i++)
         d->dict_has_lossy |= d->dict_lossy.data[i];

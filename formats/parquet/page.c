@@ -5,9 +5,12 @@
 #include <string.h>
 #include <zlib.h>
 
-/* Reads ahead this much at a time: few requests on remote objects, little
- * memory per column being decoded. */
+/* Reads ahead this much when loading pages (the next ones will likely be
+ * wanted too): few requests on remote objects, little memory per column.
+ * Page headers alone are read in smaller pieces, so that skipping pages
+ * (a unit that starts inside a row group) does not read what it skips. */
 #define WINDOW_SIZE ((uint64_t)1 << 20)
+#define HEADER_WINDOW ((uint64_t)64 << 10)
 /* A page header (with its statistics) larger than this is not believed. */
 #define MAX_HEADER_SIZE ((size_t)16 << 20)
 
@@ -30,11 +33,11 @@ void st_pq_pages_free(st_pq_pages *pp)
 
 /* Makes [off, off + need) available in the window; returns how many bytes
  * from off are there (>= need), or a negative error. */
-static int64_t ensure(st_pq_pages *pp, uint64_t off, size_t need, st_error *err)
+static int64_t ensure(st_pq_pages *pp, uint64_t off, size_t need, uint64_t ahead, st_error *err)
 {
     if (off >= pp->win_off && off + need <= pp->win_off + pp->win.len)
         return (int64_t)(pp->win_off + pp->win.len - off);
-    uint64_t want = need > WINDOW_SIZE ? need : WINDOW_SIZE;
+    uint64_t want = need > ahead ? need : ahead;
     if (want > pp->end - off)
         want = pp->end - off;
     if (want < need)
@@ -63,7 +66,7 @@ int st_pq_pages_next(st_pq_pages *pp, st_pq_page *pg, st_error *err)
     size_t try_len = left < 256 ? (size_t)left : 256;
     size_t used = 0;
     for (;;) {
-        int64_t avail = ensure(pp, pp->pos, try_len, err);
+        int64_t avail = ensure(pp, pp->pos, try_len, HEADER_WINDOW, err);
         if (avail < 0)
             return page_error(pp, pp->pos, err);
         bool trunc;
@@ -103,7 +106,7 @@ int st_pq_pages_next(st_pq_pages *pp, st_pq_page *pg, st_error *err)
 
 int st_pq_pages_load(st_pq_pages *pp, st_pq_page *pg, st_error *err)
 {
-    int64_t avail = ensure(pp, pg->data_offset, pg->len, err);
+    int64_t avail = ensure(pp, pg->data_offset, pg->len, WINDOW_SIZE, err);
     if (avail < 0)
         return st_error_prefix(err, "page %u at offset %llu: ", pg->index, (unsigned long long)pg->offset);
     pg->data = pp->win.data + (pg->data_offset - pp->win_off);

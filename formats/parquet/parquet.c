@@ -3,8 +3,9 @@
  * open()        reads the footer (two ranged reads), resolves the schema
  *               and the projection;
  * next_unit()   names the next row group, or a range of its rows when the
- *               row group is much larger than the unit size asked for
- *               (metadata only, no I/O);
+ *               row group is much larger than a unit should be (the
+ *               caller's unit_records, else about 2M values); metadata
+ *               only, no I/O;
  * decode_unit() reads the selected columns' chunks for those rows (ranged
  *               reads, from any thread) and assembles records. */
 #include "parquet.h"
@@ -15,7 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEFAULT_UNIT_ROWS 65536
+/* Without a unit size from the caller, a unit holds about this many values
+ * (rows x columns): tens of megabytes decoded.  Row groups are split only
+ * when much larger, because a unit starting inside a page decodes that
+ * page from its start (some writers put a whole row group in one page). */
+#define DEFAULT_UNIT_CELLS ((uint64_t)1 << 21)
+#define MIN_UNIT_ROWS 8192
 
 typedef struct pq_reader {
     st_pq_file file;
@@ -23,7 +29,8 @@ typedef struct pq_reader {
     bool strict_float;
     uint32_t *sel;            /* selected leaves, in schema order */
     uint32_t nsel;
-    uint64_t unit_rows;
+    uint64_t unit_rows;       /* rows per unit when a row group is split */
+    uint64_t split_above;     /* split row groups of more rows than this */
     /* next_unit's position */
     uint32_t rg;
     uint64_t rg_row;
@@ -113,7 +120,15 @@ static int pq_open(void *priv, st_stream *in, const st_read_options *opt, st_err
     }
     r->decimal_text = opt && opt->decimal_text;
     r->strict_float = opt && opt->strict_float;
-    r->unit_rows = opt && opt->unit_records ? opt->unit_records : DEFAULT_UNIT_ROWS;
+    if (opt && opt->unit_records) {
+        r->unit_rows = opt->unit_records;
+        r->split_above = r->unit_rows + r->unit_rows / 2;
+    } else {
+        r->unit_rows = DEFAULT_UNIT_CELLS / r->nsel;
+        if (r->unit_rows < MIN_UNIT_ROWS)
+            r->unit_rows = MIN_UNIT_ROWS;
+        r->split_above = 2 * r->unit_rows;
+    }
     return 0;
 }
 
@@ -129,9 +144,8 @@ static int pq_next_unit(void *priv, st_unit *unit, st_error *err)
         return 0;
     const st_pq_row_group *rg = &m->row_groups[r->rg];
     uint64_t rows = (uint64_t)rg->num_rows;
-    /* Split a large row group into equal parts of about unit_rows; keep a
-     * row group whole when splitting would gain little. */
-    uint64_t parts = rows <= r->unit_rows + r->unit_rows / 2 ? 1 : (rows + r->unit_rows - 1) / r->unit_rows;
+    /* Split a large row group into equal parts of about unit_rows. */
+    uint64_t parts = rows <= r->split_above ? 1 : (rows + r->unit_rows - 1) / r->unit_rows;
     uint64_t per = (rows + parts - 1) / parts;
     pq_unit *u = malloc(sizeof *u);
     if (!u)

@@ -939,21 +939,33 @@ static void test_inference_paths(void)
         st_buf_append_str(&a, "\n");
         for (int i = 0; i < nrows; i++) {
             for (int c = 0; c < ncols; c++) {
-                if (c)
-                    st_buf_append(&a, ",", 1);
                 size_t n = rng() % (width[c] == 3 ? 70 : 8);
-                size_t span = width[c] == 0 ? 10 : width[c] == 1 ? 13 : sizeof alphabet - 1;
+                if (width[c] <= 1) {
+                    /* [sign] digits [with one dot]: numbers, mostly valid */
+                    if (n && rng() % 3 == 0)
+                        st_buf_append(&a, rng() % 2 ? "-" : "+", 1);
+                    size_t dot = width[c] == 1 && rng() % 2 ? rng() % (n + 1) : SIZE_MAX;
+                    for (size_t k = 0; k < n; k++) {
+                        char ch = k == dot ? '.' : alphabet[rng() % 10];
+                        st_buf_append(&a, &ch, 1);
+                    }
+                    if (c + 1 < ncols)
+                        st_buf_append(&a, ",", 1);
+                    continue;
+                }
                 /* Long cells: digits with at most one odd character
                  * somewhere, often across a 64-byte block edge. */
                 size_t odd = width[c] == 3 && rng() % 2 ? rng() % (n + 1) : SIZE_MAX;
                 for (size_t k = 0; k < n; k++) {
-                    char ch = alphabet[rng() % (width[c] == 3 ? 10 : span)];
+                    char ch = alphabet[rng() % (width[c] == 3 ? 10 : sizeof alphabet - 1)];
                     if (k == odd)
                         ch = alphabet[10 + rng() % (sizeof alphabet - 11)];
                     if (ch == '\r' && k + 1 == n)
                         ch = '7';
                     st_buf_append(&a, &ch, 1);
                 }
+                if (c + 1 < ncols)
+                    st_buf_append(&a, ",", 1);
             }
             st_buf_append_str(&a, rng() % 4 ? "\n" : "\r\n");
         }
