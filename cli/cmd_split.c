@@ -1,10 +1,22 @@
-/* shardtool split: re-shard or merge TFRecord files without decoding
- * payloads.  Records are copied as they are, their CRCs checked on the way. */
+/* shardtool split: re-shard or merge TFRecord or Avro files without
+ * decoding payloads.
+ *
+ * TFRecord inputs go through the conversion pipeline with payload-only
+ * records: each framed record is copied as it is, both CRCs checked on the
+ * way.  Avro inputs are copied by whole blocks (split_avro below): a block
+ * is the smallest piece that can move between files without decoding its
+ * datums, because it is compressed as one and closed by its file's sync
+ * marker.  The inputs' kind is told by content, as the other commands do. */
 #include "cli.h"
 #include "convert_pipeline.h"
 #include "output.h"
 #include "progress.h"
 
+#include "../formats/avro/avro_format.h"
+#include "../src/manifest.h"
+
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,14 +25,319 @@ static const char *const input_compressions[] = {"auto", "none", "gzip", "zlib",
 static const cli_option split_options[] = {
     {"output", 'o', ARG_TEXT, "PREFIX", NULL, "output path prefix: PREFIX-00000-of-00008.tfrecord (required)"},
     {"input-compression", 0, ARG_TEXT, "TYPE", input_compressions, "input stream compression (default: auto)"},
-    {"skip-corrupt", 0, ARG_NONE, NULL, NULL, "skip damaged records (counted and reported) instead of stopping"},
-    {"max-record-size", 0, ARG_TEXT, "SIZE", NULL, "largest record accepted (default 1GiB)"},
+    {"skip-corrupt", 0, ARG_NONE, NULL, NULL, "skip damaged records or Avro blocks (counted and reported) instead of stopping"},
+    {"max-record-size", 0, ARG_TEXT, "SIZE", NULL, "largest record accepted (default 1GiB; an Avro block: 256MiB)"},
     CLI_OPTIONS_END,
 };
 
 static const cli_option *const split_groups[] = {
     split_options, cli_output_options, cli_remote_options, cli_common_options, NULL,
 };
+
+/* ---- telling the inputs apart ------------------------------------------------ */
+
+static bool is_stdin(const char *path)
+{
+    return strcmp(path, "-") == 0;
+}
+
+/* Inputs that can be opened twice cheaply: local files. */
+static bool is_local(const char *path)
+{
+    return !is_stdin(path) && !st_path_is_remote(path);
+}
+
+/* Opens path and tells by its first bytes (then its name, as every command
+ * does) whether it is an Avro file.  When it is and `keep` is given, the
+ * stream is kept there, nothing consumed; otherwise it is closed. */
+static int probe_input(const char *path, bool *avro, st_stream **keep, st_error *err)
+{
+    *avro = false;
+    st_stream *s;
+    int rc = st_stream_open(path, &s, err);
+    if (rc < 0)
+        return rc;
+    uint8_t head[64];
+    ssize_t n = st_stream_peek(&s, head, sizeof head, err);
+    if (n < 0) {
+        st_stream_close(s);
+        return (int)n;
+    }
+    const st_format *f = st_format_detect(path, head, (size_t)n);
+    *avro = f && strcmp(f->name, "avro") == 0;
+    if (*avro && keep)
+        *keep = s;
+    else
+        st_stream_close(s);
+    return ST_OK;
+}
+
+static int mix_error(const cli_command *cmd, const char *path, bool avro, const char *first)
+{
+    return cli_usage_error(cmd, "%s: %s, unlike %s; split takes TFRecord or Avro inputs, not both", path,
+                           avro ? "an Avro file" : "not an Avro file", first);
+}
+
+/* Opens an Avro input for copying and checks it against the first input.
+ * On failure prints why and returns the exit status. */
+static int open_avro(const cli_command *cmd, const char *path, const st_read_options *ro,
+                     const st_avro_blocks *first, const char *first_path, st_avro_blocks **out)
+{
+    *out = NULL;
+    st_error err = {0};
+    bool avro;
+    st_stream *s = NULL;
+    int rc = probe_input(path, &avro, &s, &err);
+    if (rc < 0) {
+        cli_error_at(cmd, path, &err);
+        return EXIT_USAGE;
+    }
+    if (!avro)
+        return mix_error(cmd, path, false, first_path);
+    rc = st_avro_blocks_open(s, ro, out, &err);
+    if (rc < 0) {
+        cli_error_at(cmd, path, &err);
+        return EXIT_USAGE;
+    }
+    if (first && st_avro_blocks_compatible(first, *out, &err) < 0) {
+        st_avro_blocks_close(*out);
+        *out = NULL;
+        return cli_usage_error(cmd, "%s: %s (%s); split copies Avro blocks as they are, so all inputs "
+                               "need the same writer schema and codec", path, err.msg, first_path);
+    }
+    return EXIT_OK;
+}
+
+/* Decides between the TFRecord and the Avro way by the first named input
+ * (standard input cannot be looked at twice, so it follows the others, and
+ * alone it is TFRecord).  Local inputs are all looked at now, so that a mix
+ * of kinds, or Avro inputs that differ, are refused before anything is
+ * written; remote ones are checked as they are reached, so that their first
+ * bytes are not fetched twice.  For Avro, *first is the first named input,
+ * left open at index *first_at. */
+static int classify_inputs(const cli_command *cmd, char **paths, size_t npaths, const st_read_options *ro,
+                           bool *avro, st_avro_blocks **first, size_t *first_at)
+{
+    *avro = false;
+    *first = NULL;
+    size_t i0 = 0;
+    while (i0 < npaths && is_stdin(paths[i0]))
+        i0++;
+    if (i0 == npaths)
+        return EXIT_OK;
+    st_error err = {0};
+    st_stream *s = NULL;
+    /* An input that cannot be opened is left for the TFRecord way to report
+     * as it always has. */
+    if (probe_input(paths[i0], avro, &s, &err) < 0 || !*avro) {
+        *avro = false;
+        for (size_t i = i0 + 1; i < npaths; i++) {
+            bool other;
+            if (is_local(paths[i]) && probe_input(paths[i], &other, NULL, &err) == ST_OK && other)
+                return mix_error(cmd, paths[i], true, paths[i0]);
+        }
+        return EXIT_OK;
+    }
+    int rc = st_avro_blocks_open(s, ro, first, &err);
+    if (rc < 0) {
+        cli_error_at(cmd, paths[i0], &err);
+        return EXIT_USAGE;
+    }
+    *first_at = i0;
+    for (size_t i = i0 + 1; i < npaths; i++) {
+        if (!is_local(paths[i]))
+            continue;
+        st_avro_blocks *b;
+        int status = open_avro(cmd, paths[i], ro, *first, paths[i0], &b);
+        st_avro_blocks_close(b);
+        if (status != EXIT_OK) {
+            st_avro_blocks_close(*first);
+            *first = NULL;
+            return status;
+        }
+    }
+    return EXIT_OK;
+}
+
+/* ---- Avro: whole blocks --------------------------------------------------------- */
+
+typedef struct avro_run {
+    uint64_t records;
+    uint64_t blocks;
+    uint64_t skipped;
+    uint64_t bytes_in;
+} avro_run;
+
+/* Copies every block of every input into the sink.  Returns the exit status
+ * after printing any error; the caller aborts the sink on failure. */
+static int copy_blocks(const cli_command *cmd, char **paths, size_t npaths, const st_read_options *ro,
+                       st_avro_blocks *first, size_t first_at, st_shard_sink *sink,
+                       cli_progress *progress, avro_run *run)
+{
+    for (size_t i = 0; i < npaths; i++) {
+        st_avro_blocks *b;
+        if (i == first_at) {
+            b = first;
+        } else {
+            int status = open_avro(cmd, paths[i], ro, first, paths[first_at], &b);
+            if (status != EXIT_OK)
+                return status;
+        }
+        st_error err = {0};
+        st_avro_block block;
+        uint64_t done_before = run->bytes_in;
+        bool sink_failed = false;
+        int rc;
+        while ((rc = st_avro_blocks_next(b, &block, &err)) > 0 && !cli_interrupted) {
+            rc = st_shard_sink_write_unit(sink, block.data, block.len, block.records, &err);
+            if (rc < 0) {
+                sink_failed = true;
+                break;
+            }
+            run->records += block.records;
+            run->blocks++;
+            run->bytes_in = done_before + block.offset + block.len;
+            cli_progress_update(progress, run->records, run->bytes_in);
+        }
+        run->skipped += st_avro_blocks_skipped(b);
+        if (i != first_at)
+            st_avro_blocks_close(b);
+        if (rc < 0) {
+            /* Reading errors name their place in the input; the sink's name their output. */
+            cli_error_at(cmd, sink_failed ? NULL : paths[i], &err);
+            return cli_exit_for(rc);
+        }
+        if (cli_interrupted)
+            break;
+    }
+    return EXIT_OK;
+}
+
+static int finish_avro(cli_output *out, st_error *err)
+{
+    int rc = st_shard_sink_finish(out->sink, err);
+    if (rc < 0 || !out->want_manifest)
+        return rc;
+    char path[4096];
+    if (out->manifest_path[0])
+        snprintf(path, sizeof path, "%s", out->manifest_path);
+    else
+        snprintf(path, sizeof path, "%s.manifest.json", out->sopt.prefix);
+    /* Datums are not decoded, so the manifest lists no features. */
+    st_feature_stats none;
+    st_feature_stats_init(&none);
+    rc = st_manifest_write(path, out->sink, "avro", ST_COMPRESSION_NONE, &none, "{\"command\":\"split\"}",
+                           out->force, err);
+    st_feature_stats_free(&none);
+    if (rc < 0)
+        return st_error_prefix(err, "%s: ", path);
+    snprintf(out->manifest_path, sizeof out->manifest_path, "%s", path);
+    return ST_OK;
+}
+
+static void avro_summary(const cli_command *cmd, const cli_output *out, const avro_run *run,
+                         const st_avro_blocks *first, size_t ninputs, double seconds)
+{
+    size_t shards = st_shard_sink_count(out->sink);
+    double mib = (double)st_shard_sink_bytes(out->sink) / (1024.0 * 1024.0);
+    fprintf(stderr,
+            "shardtool %s: %" PRIu64 " records in %" PRIu64 " Avro block%s from %zu input%s into %zu "
+            "shard%s (%.1f MiB) in %.2f s (%.0f records/s)\n",
+            cmd->name, run->records, run->blocks, run->blocks == 1 ? "" : "s", ninputs,
+            ninputs == 1 ? "" : "s", shards, shards == 1 ? "" : "s", mib, seconds,
+            seconds > 0 ? (double)run->records / seconds : 0);
+    if (out->want_manifest)
+        fprintf(stderr, "shardtool %s: manifest: %s\n", cmd->name, out->manifest_path);
+    if (!st_avro_blocks_checks_codec(first))
+        fprintf(stderr, "shardtool %s: note: this build cannot decompress codec \"%s\": only the blocks' "
+                "framing and sync markers were checked\n", cmd->name, st_avro_blocks_codec(first));
+    if (run->skipped)
+        fprintf(stderr, "shardtool %s: skipped %" PRIu64 " damaged block%s\n", cmd->name, run->skipped,
+                run->skipped == 1 ? "" : "s");
+}
+
+/* Options that belong to TFRecord output or input only. */
+static int check_avro_usage(const cli_command *cmd, const cli_values *v)
+{
+    const char *comp = cli_text(v, "compression", "none");
+    if (strcmp(comp, "none") != 0)
+        return cli_usage_error(cmd, "--compression compresses whole TFRecord files; Avro shards keep "
+                                    "the inputs' block codec (\"%s\" here would make them unreadable "
+                                    "as Avro)", comp);
+    if (cli_has(v, "index"))
+        return cli_usage_error(cmd, "--index writes DALI indexes of TFRecord records; Avro shards have none");
+    if (cli_has(v, "feature-spec"))
+        return cli_usage_error(cmd, "--feature-spec: split copies Avro blocks without decoding them, so it "
+                                    "learns no features (convert writes a spec)");
+    const char *in = cli_text(v, "input-compression", "auto");
+    if (strcmp(in, "auto") != 0 && strcmp(in, "none") != 0)
+        return cli_usage_error(cmd, "--input-compression %s: Avro files compress their blocks, not the "
+                                    "whole file", in);
+    return EXIT_OK;
+}
+
+/* Avro inputs into Avro shards of whole blocks, each copied as it is
+ * stored (record count, size, compressed data) and closed by the output's
+ * own sync marker.  The sink deals blocks, not records: --shards N gives
+ * shards whose record counts differ by at most one block's, and the size
+ * and record limits are passed by less than one block. */
+static int split_avro(const cli_command *cmd, cli_values *v, const st_read_options *ro, char **paths,
+                      size_t npaths, st_avro_blocks *first, size_t first_at)
+{
+    int status = check_avro_usage(cmd, v);
+    cli_output out;
+    memset(&out, 0, sizeof out);
+    if (status == EXIT_OK)
+        status = cli_output_init(cmd, v, st_format_by_name("avro"), &out);
+    st_avro_copy_header *header = NULL;
+    st_error err = {0};
+    if (status == EXIT_OK && st_avro_copy_header_new(first, &header, &err) < 0) {
+        cli_error_at(cmd, NULL, &err);
+        status = EXIT_DAMAGED;
+    }
+    if (status == EXIT_OK) {
+        out.sopt.writer = &st_avro_block_writer_ops;
+        out.wopt.format_options = header;
+        int rc = st_shard_sink_open(&out.sopt, &out.sink, &err);
+        if (rc < 0) {
+            cli_error_at(cmd, NULL, &err);
+            status = cli_exit_for(rc);
+        }
+    }
+    if (status != EXIT_OK) {
+        st_avro_blocks_close(first);
+        st_avro_copy_header_free(header);
+        cli_output_free(&out);
+        return status;
+    }
+
+    cli_progress progress;
+    avro_run run = {0};
+    cli_progress_start(&progress, cli_progress_wanted(v), 0);
+    status = copy_blocks(cmd, paths, npaths, ro, first, first_at, out.sink, &progress, &run);
+    cli_progress_end(&progress);
+    if (status == EXIT_OK && cli_interrupted) {
+        cli_error(cmd, "interrupted; removed the shards written so far");
+        status = EXIT_DAMAGED;
+    }
+    if (status == EXIT_OK) {
+        int rc = finish_avro(&out, &err);
+        if (rc < 0) {
+            cli_error_at(cmd, NULL, &err);
+            status = rc == ST_EEXIST || rc == ST_EUSAGE ? EXIT_USAGE : EXIT_DAMAGED;
+        }
+    }
+    if (status != EXIT_OK)
+        st_shard_sink_abort(out.sink);
+    else if (!cli_has(v, "quiet"))
+        avro_summary(cmd, &out, &run, first, npaths, cli_now() - progress.start);
+    st_avro_blocks_close(first);
+    st_avro_copy_header_free(header);
+    cli_output_free(&out);
+    return status;
+}
+
+/* ---- the command ------------------------------------------------------------------ */
 
 static int run_split(const cli_command *cmd, cli_values *v)
 {
@@ -50,6 +367,18 @@ static int run_split(const cli_command *cmd, cli_values *v)
         cli_output_free(&out);
         return status;
     }
+    bool avro;
+    st_avro_blocks *first;
+    size_t first_at = 0;
+    status = classify_inputs(cmd, paths, npaths, &ro, &avro, &first, &first_at);
+    if (status != EXIT_OK || avro) {
+        cli_output_free(&out);
+        if (status == EXIT_OK)
+            status = split_avro(cmd, v, &ro, paths, npaths, first, first_at);
+        cli_free_list(paths, npaths);
+        return status;
+    }
+
     cli_progress progress;
     convert_job job = {
         .paths = paths,
@@ -75,13 +404,18 @@ static int run_split(const cli_command *cmd, cli_values *v)
 
 const cli_command cmd_split = {
     .name = "split",
-    .summary = "re-shard or merge TFRecord files without decoding payloads",
+    .summary = "re-shard or merge TFRecord or Avro files without decoding payloads",
     .usage = "[OPTIONS] INPUT... -o PREFIX (--shards N | --shard-size SIZE | --records-per-shard N)",
     .description =
-        "Copies framed records from the inputs into new shards, checking both CRCs of\n"
+        "TFRecord inputs: copies framed records into new shards, checking both CRCs of\n"
         "every record on the way.  A damaged record stops the run unless --skip-corrupt,\n"
         "which skips, counts and reports damaged records.  Naming, compression, indexes\n"
-        "and manifests work as in convert.",
+        "and manifests work as in convert.\n"
+        "\n"
+        "Avro inputs (one writer schema and codec): copies whole blocks, undecoded, into\n"
+        "Avro shards (PREFIX-00000-of-00003.avro), checking each block's sync marker and\n"
+        "that it decompresses.  Blocks are never split: --shards deals blocks round robin,\n"
+        "and --shard-size / --records-per-shard may be passed by less than one block.",
     .groups = split_groups,
     .run = run_split,
 };

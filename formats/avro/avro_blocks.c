@@ -16,7 +16,6 @@
 #include "avro_internal.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +53,8 @@ struct st_avro_blocks {
 struct st_avro_copy_header {
     uint8_t *meta;
     size_t meta_len;
-    uint8_t sync[AV_SYNC_SIZE];  /* the first input's: copies in the metadata are replaced */
+    size_t *marks;           /* offsets in meta of values that are the input's sync marker */
+    size_t nmarks;
 };
 
 static size_t have(const st_avro_blocks *b)
@@ -206,30 +206,82 @@ int st_avro_blocks_compatible(const st_avro_blocks *first, const st_avro_blocks 
 {
     if (first->h.schema_len != other->h.schema_len ||
         memcmp(first->h.schema_json, other->h.schema_json, first->h.schema_len) != 0)
-        return st_error_set(err, ST_EUSAGE, "its writer schema differs");
+        return st_error_set(err, ST_EUSAGE, "its writer schema differs from the first input's");
     if (strcmp(first->codec_label, other->codec_label) != 0)
-        return st_error_set(err, ST_EUSAGE, "its codec is \"%.64s\", not \"%.64s\"", other->codec_label,
-                            first->codec_label);
+        return st_error_set(err, ST_EUSAGE, "its codec \"%.64s\" differs from the first input's \"%.64s\"",
+                            other->codec_label, first->codec_label);
     return 0;
 }
 
 /* ---- blocks ------------------------------------------------------------------- */
 
-/* A block that cannot be copied: an error, or with skip_corrupt one more
- * block skipped.  `whole` is the block's stored length when its framing is
- * intact (reading goes on right after it), else 0: reading resumes after
- * the next sync marker found past the block's first byte. */
-static int damaged(st_avro_blocks *b, size_t whole, st_error *err)
+typedef struct block_framing {
+    int64_t count;
+    int64_t size;
+    size_t head;             /* bytes of the two varints */
+    size_t whole;            /* head + size + the sync marker */
+} block_framing;
+
+/* Checks the framing of the block that starts `at` bytes past start: a
+ * plausible count and size, the bytes all there, and the sync marker after
+ * them equal to the header's.  Returns 1 (intact; *f filled), 0 (the input
+ * ends cleanly at `at`), ST_EDATA with `why` saying what is wrong, or
+ * another error. */
+static int read_framing(st_avro_blocks *b, size_t at, block_framing *f, char *why, size_t cap,
+                        st_error *err)
 {
-    if (!b->skip_corrupt)
-        return ST_EDATA;
-    b->skipped++;
-    b->index++;
-    if (whole) {
-        consume(b, whole);
+    int rc = want(b, at + 20, err);
+    if (rc)
+        return rc;
+    if (have(b) <= at)
         return 0;
+    const uint8_t *p = b->buf + b->start + at, *end = b->buf + b->len;
+    int k1 = av_varint(p, end, &f->count);
+    int k2 = k1 > 0 ? av_varint(p + k1, end, &f->size) : 0;
+    size_t left = have(b) - at;
+    if (k1 == 0 || (k1 > 0 && k2 == 0)) {
+        snprintf(why, cap, "truncated: the input ends inside the block header (%zu stray byte%s after "
+                 "the last block?)", left, left == 1 ? "" : "s");
+        return ST_EDATA;
     }
-    consume(b, 1);
+    if (k1 < 0 || k2 < 0) {
+        snprintf(why, cap, "bad block header: a varint is too long");
+        return ST_EDATA;
+    }
+    if (f->count < 0 || f->count > AV_MAX_BLOCK_RECORDS || f->size < 0 || (uint64_t)f->size > b->max_block) {
+        snprintf(why, cap, "bad block header: implausible record count %" PRId64 " or size %" PRId64,
+                 f->count, f->size);
+        return ST_EDATA;
+    }
+    f->head = (size_t)k1 + (size_t)k2;
+    f->whole = f->head + (size_t)f->size + AV_SYNC_SIZE;
+    uint64_t offset = b->offset + at;
+    /* Checked before the bytes are waited for, so that a damaged size does
+     * not make the window grow to the end of a large file. */
+    if (b->size_known && offset + f->whole > b->size) {
+        snprintf(why, cap, "truncated: %" PRId64 " bytes of data and a sync marker claimed, %" PRIu64
+                 " bytes left", f->size, b->size > offset + f->head ? b->size - offset - f->head : 0);
+        return ST_EDATA;
+    }
+    if ((rc = want(b, at + f->whole, err)))
+        return rc;
+    if (have(b) - at < f->whole) {
+        snprintf(why, cap, "truncated: the input ends after %zu of the block's %zu bytes", have(b) - at,
+                 f->whole);
+        return ST_EDATA;
+    }
+    if (memcmp(b->buf + b->start + at + f->head + f->size, b->h.sync, AV_SYNC_SIZE) != 0) {
+        snprintf(why, cap, "bad sync marker: the marker at offset %" PRIu64 " does not match the header's",
+                 offset + f->head + (uint64_t)f->size);
+        return ST_EDATA;
+    }
+    return 1;
+}
+
+/* Skips to the byte after the next sync marker found past start (or to the
+ * end of the input). */
+static int resync(st_avro_blocks *b, st_error *err)
+{
     const uint8_t *sync = b->h.sync;
     for (;;) {
         const uint8_t *p = b->buf + b->start, *end = b->buf + b->len;
@@ -256,18 +308,39 @@ static int damaged(st_avro_blocks *b, size_t whole, st_error *err)
     }
 }
 
-static int block_error(st_avro_blocks *b, uint64_t at, size_t whole, st_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-static int block_error(st_avro_blocks *b, uint64_t at, size_t whole, st_error *err, const char *fmt, ...)
+/* The block at start is damaged; err says how.  Without skip_corrupt that
+ * is the end.  With it the block is skipped and counted, and reading goes
+ * on after it: right after it when its framing is intact (only its data is
+ * bad), or when only its sync marker is wrong and an intact block (or the
+ * end) follows where the marker ends; else after the next sync marker found
+ * past its first byte (a damaged count or size says nothing of where the
+ * block ends). */
+static int skip_damaged(st_avro_blocks *b, size_t whole, size_t guess, st_error *err)
 {
-    char what[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    st_error_set(err, ST_EDATA, "block %" PRIu64 " at offset %" PRIu64 ": %s", b->index, at, what);
-    return damaged(b, whole, err);
+    if (!b->skip_corrupt)
+        return ST_EDATA;
+    b->skipped++;
+    b->index++;
+    if (whole) {
+        consume(b, whole);
+        return 0;
+    }
+    if (guess) {
+        block_framing f;
+        char why[8];
+        st_error e;
+        int rc = read_framing(b, guess, &f, why, sizeof why, &e);
+        if (rc >= 0) {
+            consume(b, guess);
+            return 0;
+        }
+        if (rc != ST_EDATA) {
+            *err = e;
+            return rc;
+        }
+    }
+    consume(b, 1);
+    return resync(b, err);
 }
 
 int st_avro_blocks_next(st_avro_blocks *b, st_avro_block *block, st_error *err)
@@ -276,77 +349,95 @@ int st_avro_blocks_next(st_avro_blocks *b, st_avro_block *block, st_error *err)
     b->handed = 0;
     for (;;) {
         uint64_t at = b->offset;
-        int rc = want(b, 20, err);
-        if (rc)
-            return rc;
-        if (have(b) == 0)
+        block_framing f;
+        char why[400];
+        st_error e;
+        int rc = read_framing(b, 0, &f, why, sizeof why, &e);
+        if (rc == 0)
             return 0;
-        const uint8_t *p = b->buf + b->start, *end = b->buf + b->len;
-        int64_t count, size;
-        int k1 = av_varint(p, end, &count);
-        int k2 = k1 > 0 ? av_varint(p + k1, end, &size) : 0;
-        if (k1 == 0 || (k1 > 0 && k2 == 0)) {
-            rc = block_error(b, at, 0, err, "truncated: the input ends inside the block header (%zu stray byte%s "
-                             "after the last block?)", have(b), have(b) == 1 ? "" : "s");
-        } else if (k1 < 0 || k2 < 0) {
-            rc = block_error(b, at, 0, err, "bad block header: a varint is too long");
-        } else if (count < 0 || count > AV_MAX_BLOCK_RECORDS || size < 0 || (uint64_t)size > b->max_block) {
-            rc = block_error(b, at, 0, err, "bad block header: implausible record count %" PRId64
-                             " or size %" PRId64, count, size);
+        size_t whole = 0, guess = 0;
+        if (rc == ST_EDATA) {
+            if (strncmp(why, "bad sync marker", 15) == 0)
+                guess = f.whole;
+        } else if (rc < 0) {
+            *err = e;
+            return rc;
         } else {
-            size_t head = (size_t)k1 + (size_t)k2;
-            uint64_t whole = (uint64_t)head + (uint64_t)size + AV_SYNC_SIZE;
-            if (b->size_known && at + whole > b->size) {
-                rc = block_error(b, at, 0, err, "truncated: %" PRId64 " bytes of data and a sync marker "
-                                 "claimed, %" PRIu64 " bytes left", size,
-                                 b->size > at + head ? b->size - at - head : 0);
-            } else if ((rc = want(b, (size_t)whole, err))) {
+            const uint8_t *data = b->buf + b->start + f.head;
+            const char *kind = NULL;
+            rc = 0;
+            if (b->can_check && b->h.codec != AVC_NULL)
+                rc = st_avro_decompress(b->h.codec, data, (size_t)f.size, &b->plain, b->max_block, &kind, &e);
+            if (rc == ST_EDATA) {
+                snprintf(why, sizeof why, "%s: %.300s", kind ? kind : "bad compressed block", e.msg);
+                whole = f.whole;
+            } else if (rc < 0) {
+                *err = e;
                 return rc;
-            } else if (have(b) < whole) {
-                rc = block_error(b, at, 0, err, "truncated: the input ends after %zu of the block's %"
-                                 PRIu64 " bytes", have(b), whole);
+            } else if (f.count == 0) {
+                /* An empty block holds nothing to copy. */
+                consume(b, f.whole);
+                b->index++;
+                continue;
             } else {
-                p = b->buf + b->start;
-                const uint8_t *data = p + head;
-                if (memcmp(data + size, b->h.sync, AV_SYNC_SIZE) != 0) {
-                    rc = block_error(b, at, 0, err, "bad sync marker: the marker at offset %" PRIu64
-                                     " does not match the header's", at + head + (uint64_t)size);
-                } else {
-                    const char *kind = NULL;
-                    st_error e;
-                    int drc = 0;
-                    if (b->can_check && b->h.codec != AVC_NULL)
-                        drc = st_avro_decompress(b->h.codec, data, (size_t)size, &b->plain, b->max_block,
-                                                 &kind, &e);
-                    if (drc == ST_EDATA) {
-                        rc = block_error(b, at, (size_t)whole, err, "%s: %s", kind ? kind : "bad compressed block",
-                                         e.msg);
-                    } else if (drc) {
-                        *err = e;
-                        return drc;
-                    } else if (count == 0) {
-                        /* An empty block holds nothing to copy. */
-                        consume(b, (size_t)whole);
-                        b->index++;
-                        continue;
-                    } else {
-                        block->index = b->index++;
-                        block->offset = at;
-                        block->records = (uint64_t)count;
-                        block->data = p;
-                        block->len = (size_t)whole;
-                        b->handed = (size_t)whole;
-                        return 1;
-                    }
-                }
+                block->index = b->index++;
+                block->offset = at;
+                block->records = (uint64_t)f.count;
+                block->data = b->buf + b->start;
+                block->len = f.whole;
+                b->handed = f.whole;
+                return 1;
             }
         }
-        if (rc)
+        st_error_set(err, ST_EDATA, "block %" PRIu64 " at offset %" PRIu64 ": %s", b->index, at, why);
+        if ((rc = skip_damaged(b, whole, guess, err)))
             return rc;
     }
 }
 
 /* ---- writing ------------------------------------------------------------------ */
+
+/* Finds the metadata values that hold exactly the input's sync marker (an
+ * "avro.sync" entry some writers add), so that the outputs can hold their
+ * own there.  Whole values only: the same 16 bytes elsewhere are left
+ * alone, so the map keeps its shape whatever its bytes are.  The map was
+ * checked by the header reader; a surprise here just ends the search. */
+static int find_sync_values(st_avro_copy_header *h, const uint8_t sync[AV_SYNC_SIZE])
+{
+    const uint8_t *p = h->meta, *end = h->meta + h->meta_len;
+    size_t cap = 0;
+    for (;;) {
+        int64_t count, n;
+        int k = av_varint(p, end, &count);
+        if (k <= 0 || count == 0)
+            return 0;
+        p += k;
+        if (count < 0) {
+            if (count == INT64_MIN || (k = av_varint(p, end, &n)) <= 0)
+                return 0;
+            p += k;
+            count = -count;
+        }
+        for (int64_t i = 0; i < count; i++) {
+            for (int part = 0; part < 2; part++) {
+                if ((k = av_varint(p, end, &n)) <= 0 || n < 0 || n > end - (p + k))
+                    return 0;
+                p += k;
+                if (part == 1 && n == AV_SYNC_SIZE && memcmp(p, sync, AV_SYNC_SIZE) == 0) {
+                    if (h->nmarks == cap) {
+                        cap = cap ? cap * 2 : 4;
+                        size_t *m = realloc(h->marks, cap * sizeof *m);
+                        if (!m)
+                            return ST_ENOMEM;
+                        h->marks = m;
+                    }
+                    h->marks[h->nmarks++] = (size_t)(p - h->meta);
+                }
+                p += n;
+            }
+        }
+    }
+}
 
 int st_avro_copy_header_new(const st_avro_blocks *from, st_avro_copy_header **out, st_error *err)
 {
@@ -360,7 +451,10 @@ int st_avro_copy_header_new(const st_avro_blocks *from, st_avro_copy_header **ou
     memcpy(meta, from->meta, from->meta_len);
     h->meta = meta;
     h->meta_len = from->meta_len;
-    memcpy(h->sync, from->h.sync, AV_SYNC_SIZE);
+    if (find_sync_values(h, from->h.sync)) {
+        st_avro_copy_header_free(h);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
     *out = h;
     return 0;
 }
@@ -370,6 +464,7 @@ void st_avro_copy_header_free(st_avro_copy_header *h)
     if (!h)
         return;
     free(h->meta);
+    free(h->marks);
     free(h);
 }
 
@@ -395,17 +490,12 @@ static int block_open(void *priv, st_ostream *out, const st_write_options *opt, 
     w->out = out;
     st_avro_derive_sync(out->name, 0, w->sync);
     int rc = st_ostream_write(out, "Obj\x01", AV_MAGIC_SIZE, err);
-    /* Copies of the input's marker in the metadata (an "avro.sync" entry,
-     * written by some writers) become the output's, so the header stays
-     * true; the marker is random, so it occurs nowhere else by chance. */
+    /* Metadata values that held the input's marker hold the output's. */
     size_t done = 0;
-    for (size_t i = 0; !rc && i + AV_SYNC_SIZE <= h->meta_len; i++) {
-        if (h->meta[i] != h->sync[0] || memcmp(h->meta + i, h->sync, AV_SYNC_SIZE) != 0)
-            continue;
-        if (!(rc = st_ostream_write(out, h->meta + done, i - done, err)))
+    for (size_t i = 0; !rc && i < h->nmarks; i++) {
+        if (!(rc = st_ostream_write(out, h->meta + done, h->marks[i] - done, err)))
             rc = st_ostream_write(out, w->sync, AV_SYNC_SIZE, err);
-        done = i + AV_SYNC_SIZE;
-        i = done - 1;
+        done = h->marks[i] + AV_SYNC_SIZE;
     }
     if (!rc)
         rc = st_ostream_write(out, h->meta + done, h->meta_len - done, err);

@@ -62,14 +62,19 @@
  * strings are bytes; true/false are int64 1/0; null is a missing feature.
  * An array is a multi-value feature: its elements must be all numbers
  * (ints and floats mixed give float) or all strings, anything else is an
- * error naming the line and key; an empty array is a present feature with
- * no values.  Nested objects become dotted names ({"a": {"b": 1}} gives
- * "a.b").  So that what `cat` and --to jsonl print reads back unchanged:
+ * error naming the line and key, as are arrays of arrays or of objects,
+ * null inside an array and a key given twice; an empty array is a present
+ * feature with no values.  Nested objects become dotted names
+ * ({"a": {"b": 1}} gives "a.b"; depth at most 64).  So that what `cat` and --to jsonl print reads back unchanged:
  * the strings "NaN", "Infinity", "-Infinity" beside numbers are floats, and
  * {"base64": "..."} is a bytes value.  A key's kind is what the inference
  * pass saw over all its values (any string makes it bytes, numbers kept as
  * their text; any float makes it float); keys first seen after the
- * inference rows keep the kind of their values.
+ * inference rows keep the kind of their values.  The SequenceExample form
+ * of record_json.h is not read back.
+ *
+ * Limits: at most 2^20 columns (CSV) or distinct keys (JSON lines); a record
+ * longer than st_read_options.max_record_size (0 = 64 MiB) is an error.
  *
  * ---- Writing ------------------------------------------------------------
  *

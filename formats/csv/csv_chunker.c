@@ -47,7 +47,6 @@ void csv_chunker_init(csv_chunker *c, st_stream *in, const csv_dialect *d, size_
 {
     memset(c, 0, sizeof *c);
     c->in = in;
-    c->name = in ? in->name : "<input>";
     c->use_pread = use_pread;
     c->d = *d;
     c->chunk_size = chunk_size ? chunk_size : CSV_DEFAULT_CHUNK;

@@ -16,9 +16,10 @@
 #endif
 
 /* Every chunk buffer has this many readable bytes after its end, so that
- * field scans may load 16 bytes at a time past the last record.  The byte
- * right after the end is always '\n' (a sentinel that stops unquoted scans). */
-#define CSV_PAD 64
+ * scans may load 16 bytes, or a 64-byte block and the byte after it, past
+ * the last record.  The byte right after the end is always '\n' (a
+ * sentinel that stops unquoted scans). */
+#define CSV_PAD 128
 #define CSV_DEFAULT_CHUNK ((size_t)1 << 20)
 #define CSV_MAX_CHUNK ((size_t)4 << 20)
 #define CSV_DEFAULT_MAX_RECORD ((uint64_t)64 << 20)
@@ -50,7 +51,6 @@ typedef struct csv_chunk {
 /* Reads a stream and hands out chunks that end on record boundaries. */
 typedef struct csv_chunker {
     st_stream *in;          /* borrowed */
-    const char *name;       /* for messages */
     bool use_pread;         /* read with pread at read_pos (first pass of a file) */
     uint64_t read_pos;
     csv_dialect d;

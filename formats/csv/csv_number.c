@@ -298,10 +298,11 @@ bool csv_float_lossy_dec(double d, uint64_t mant, int64_t exp10, int ndigits, lo
             return true;
     }
 #if defined(__SIZEOF_INT128__)
-    /* Near the half-way point: decide exactly.  Rounding f to `sig` digits gives back V = mant * 10^exp10 exactly when
-     * |f - V| < 10^exp10 / 2, i.e. 2*mant - 1 < f * 2 / 10^exp10 < 2*mant + 1.
-     * With f = m * 2^q that is m * 2^(q+1-exp10) * 5^(-exp10) against
-     * integers, compared exactly in 128 bits. */
+    /* Near the half-way point: decide exactly.  Rounding f to `sig` digits
+     * gives back V = mant * 10^exp10 exactly when |f - V| < 10^exp10 / 2,
+     * i.e. 2*mant - 1 < f * 2 / 10^exp10 < 2*mant + 1.  With f = m * 2^q
+     * that is m * 2^(q+1-exp10) * 5^(-exp10) against integers, compared
+     * exactly in 128 bits. */
     if (exp10 >= -40 && exp10 <= 40) {
         int e2;
         float mf = frexpf(fabsf(f), &e2);

@@ -313,7 +313,6 @@ static int infer_full(csv_reader *r, st_stream *src, bool use_pread, st_error *e
 {
     csv_chunker ic;
     csv_chunker_init(&ic, src, &r->d, CSV_MAX_CHUNK, r->ch.max_record, use_pread);
-    ic.name = r->name;
     uint64_t rows = 0;
     int rc;
     csv_chunk ch;
@@ -387,7 +386,6 @@ static int reader_open(void *priv, st_stream *in, const st_read_options *opt, st
     if (!r->cloc)
         return err->code;
     csv_chunker_init(&r->ch, in, &r->d, co->chunk_size, opt->max_record_size, false);
-    r->ch.name = r->name;
 
     csv_chunk first;
     int rc = csv_chunker_next(&r->ch, &first, err);
@@ -541,14 +539,16 @@ typedef struct decode_ctx {
 static int value_error(decode_ctx *x, const csv_column *c, const uint8_t *p, size_t n,
                        const char *what)
 {
-    char ex[200];
+    char ex[200], why[160] = "";
     csv_excerpt(p, n, ex, sizeof ex);
     const csv_reader *r = x->r;
+    if (!r->full_pass && !c->forced)
+        snprintf(why, sizeof why,
+                 " (its type was inferred from the first %" PRIu64 " rows; infer from more or "
+                 "force the type)", r->infer_rows);
     return st_error_set(x->err, ST_EDATA,
                         "line %" PRIu64 " (row %" PRIu64 "), column '%s': '%s' is not %s%s",
-                        x->line, x->row, c->name, ex, what,
-                        r->full_pass ? "" : " (the type was inferred from the first rows; "
-                                            "force it with a type option)");
+                        x->line, x->row, c->name, ex, what, why);
 }
 
 static int lossy_value(decode_ctx *x, const csv_column *c, const uint8_t *p, size_t n)

@@ -236,8 +236,7 @@ static int infer(jsonl_reader *r, const st_csv_options *co, st_error *err)
         csv_chunker ic;
         csv_dialect d = { '\n', '"', false };
         csv_chunker_init(&ic, again ? again : r->in, &d, CSV_MAX_CHUNK, r->ch.max_record, seek);
-        ic.name = r->name;
-        csv_chunk ch;
+            csv_chunk ch;
         while ((rc = csv_chunker_next(&ic, &ch, err)) > 0) {
             rc = infer_chunk(r, &ch, &L, &arena, 0, err);
             csv_chunker_recycle(&ic, &ch);
@@ -327,7 +326,6 @@ static int jsonl_open(void *priv, st_stream *in, const st_read_options *opt, st_
     }
     csv_dialect d = { '\n', '"', false };
     csv_chunker_init(&r->ch, in, &d, co->chunk_size, opt->max_record_size, false);
-    r->ch.name = r->name;
     int rc = infer(r, co, err);
     if (rc < 0)
         return rc;
@@ -397,9 +395,11 @@ static int kind_error(jdec *x, const uint8_t *name, size_t len, const jl_value *
         snprintf(ex, sizeof ex, "%s", v->u.i ? "true" : "false");
     else
         csv_excerpt(v->text.data, v->text.len, ex, sizeof ex);
-    return st_error_set(x->err, ST_EDATA,
-                        "line %" PRIu64 ", key '%.*s': %s does not fit its kind %s%s", x->line, (int)len, (const char *)name, ex, st_kind_name(kind),
-                        x->r->full_pass ? "" : " (inferred from the first lines; force it with a type option)");
+    return st_error_set(x->err, ST_EDATA, "line %" PRIu64 ", key '%.*s': %s does not fit its kind %s%s",
+                        x->line, (int)len, (const char *)name, ex, st_kind_name(kind),
+                        x->r->full_pass ? ""
+                                        : " (its kind was inferred from the first lines; "
+                                          "infer from more or force the type)");
 }
 
 /* Fills f's values of kind `kind` from the parsed values. */
@@ -546,8 +546,8 @@ static int jsonl_decode_unit(const void *priv, const st_unit *unit, st_batch *ou
                 for (uint32_t j = 0; j < nf; j++) {
                     if (feats[j].name.len == jf->key_len &&
                         memcmp(feats[j].name.data, name, jf->key_len) == 0) {
-                        rc = st_error_set(err, ST_EDATA,
-                                          "line %" PRIu64 ": key '%.*s' appears twice", x.line, (int)jf->key_len, (const char *)name);
+                        rc = st_error_set(err, ST_EDATA, "line %" PRIu64 ": key '%.*s' appears twice",
+                                          x.line, (int)jf->key_len, (const char *)name);
                         break;
                     }
                 }

@@ -3,11 +3,18 @@
  * Sequential read(): the object is cut into chunk_size ranges; up to
  * `window` of them are requested ahead of the reader and handed over in
  * order, byte by byte as they arrive (the first bytes are readable before
- * the first chunk is complete).  pread(): served from the read-ahead window
- * when it covers the bytes, else from a small cache of blocks of at least
- * PREAD_BLOCK bytes (so the many small reads of a Parquet footer and its
- * column chunks coalesce into few requests); reads of a chunk or more go
- * straight into the caller's buffer as parallel ranges.
+ * the first chunk is complete).  Opening (and an announced object not yet
+ * opened) requests the first chunk only; the window opens once read() has
+ * gone past SNIFF_BYTES, so that sniffing the format of a Parquet file,
+ * which is then read with pread(), does not download window x chunk_size.
+ * pread(): served from the read-ahead window when it covers the bytes, else
+ * from a small cache of blocks.  A tiny read (under TINY_READ: the tail of
+ * a Parquet file) takes a FOOTER_BLOCK around it, which usually holds the
+ * footer read next; other reads fetch exactly what was asked, because
+ * their callers already size them (a Parquet reader asks for one column
+ * chunk, and widening it would download the neighbouring columns that
+ * --columns leaves out).  Reads of a chunk or more go straight into the
+ * caller's buffer as parallel ranges.
  *
  * Every range must carry the same ETag (or Last-Modified) and size as the
  * first, else the read fails with "object changed while being read".
@@ -23,7 +30,9 @@
 
 #define MAX_WINDOW 8
 #define CACHE_BLOCKS 4
-#define PREAD_BLOCK ((size_t)1 << 20)
+#define TINY_READ ((size_t)4 << 10)
+#define FOOTER_BLOCK ((size_t)64 << 10) /* as Arrow's first read of a footer */
+#define SNIFF_BYTES ((uint64_t)64 << 10)
 #define READ_SLICE ((size_t)512 << 10)
 
 typedef struct cblock {
@@ -44,6 +53,7 @@ struct st_robj {
     bool seq_started;            /* read() was called: keep the window full */
     bool claimed;                /* opened by a stream */
     bool delivered;              /* read() has returned bytes */
+    uint64_t read_bytes;         /* bytes read() has returned */
     st_robj *pnext;              /* announced list */
     cblock cache[CACHE_BLOCKS];
     uint64_t clock;
@@ -115,7 +125,9 @@ static void sched_prefetch(st_remote_ctx *c)
 {
     size_t budget = (size_t)st_fetch_config(c->f)->parallel;
     for (st_robj *o = c->pf_head; o && c->pf_chunks < budget; o = o->pnext) {
-        while (c->pf_chunks < budget && o->count < (size_t)c->window && more_to_issue(o)) {
+        /* The first chunk only: the reader may not read on sequentially
+         * (Parquet), and the window opens once it does. */
+        while (c->pf_chunks < budget && o->count < 1 && more_to_issue(o)) {
             if (issue_chunk(o, 1))
                 return;
             c->pf_chunks++;
@@ -190,7 +202,9 @@ static ssize_t rs_read(st_stream *s, void *buf, size_t n, st_error *err)
     st_robj *o = rs_of(s)->o;
     st_fetcher *f = o->c->f;
     st_fetch_lock(f);
-    if (!o->seq_started) {
+    /* A sniff of the first bytes (format detection) does not open the
+     * window: the reader may go on with pread() only. */
+    if (!o->seq_started && o->read_bytes >= SNIFF_BYTES) {
         o->seq_started = true;
         sched_stream(o);
     }
@@ -226,6 +240,7 @@ static ssize_t rs_read(st_stream *s, void *buf, size_t n, st_error *err)
             st_fetch_lock(f);
             o->consumed += k;
             o->delivered = true;
+            o->read_bytes += k;
             ret = (ssize_t)k;
             if (x->state == ST_XS_DONE && o->consumed >= x->range_len) {
                 pop_head(o);
@@ -349,12 +364,13 @@ static int fetch_direct(st_robj *o, uint8_t *buf, size_t n, uint64_t off, st_err
     return rc;
 }
 
-/* Fetches a block around [off, off+n) into the cache.  Lock held. */
+/* Fetches [off, off+n), or a FOOTER_BLOCK around it for a tiny read, into
+ * the cache.  Lock held. */
 static int fetch_block(st_robj *o, size_t n, uint64_t off, st_error *err)
 {
     st_fetcher *f = o->c->f;
     uint64_t size = o->ident.size;
-    size_t blen = n > PREAD_BLOCK ? n : PREAD_BLOCK;
+    size_t blen = n < TINY_READ ? FOOTER_BLOCK : n;
     uint64_t start = off;
     if (start + blen > size) {
         /* Near the end (a footer): take the last block, which usually also

@@ -4,10 +4,11 @@ of the test process:
   SigV4Proxy  a reverse proxy in front of s3rver that recomputes every AWS
               Signature V4 with the known secret (its own implementation,
               written from AWS's description, not shared with the C code) and
-              rejects mismatches the way S3 does;
+              rejects mismatches the way S3 does, and counts the body bytes
+              of its answers (what a client downloaded);
   FaultProxy  a reverse proxy that answers 503 (with Retry-After), 500, 429,
               cuts bodies mid-way, stalls, resets connections, or changes the
-              ETag, on a fixed schedule;
+              ETag, on a fixed schedule or for the requests a predicate picks;
   GcsServer   the parts of the GCS JSON API that shardtool uses: object list
               with page tokens, media download with Range, metadata, simple
               and resumable uploads.
@@ -203,12 +204,14 @@ class _SigV4Handler(BaseHTTPRequestHandler):
             xml = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>%s</Code><Message>%s</Message>"
                    "</Error>" % problem).encode()
             status = 400 if problem[0] in ("AuthorizationHeaderMalformed", "XAmzContentSHA256Mismatch") else 403
+            p.count_response(self, status, xml)
             _reply(self, status, [("Content-Type", "application/xml")], xml, self.command == "HEAD")
             return
         path = self.path
         if p.max_keys and self.command == "GET" and "list-type=2" in path:
             path += "&max-keys=%d" % p.max_keys  # forces continuation tokens
         status, hdrs, data = _forward(p.upstream, self.command, path, headers, body)
+        p.count_response(self, status, data)
         _reply(self, status, hdrs, data, self.command == "HEAD")
 
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle
@@ -224,7 +227,18 @@ class SigV4Proxy(_Base):
         self.lock = threading.Lock()
         self.log = []
         self.rejected = []
+        # (method, path, Range header, status, response body bytes sent), in
+        # the order the answers went out, and their body bytes in total: what
+        # a client really downloaded (HEAD answers carry no body).
+        self.traffic = []
+        self.bytes_out = 0
         super().__init__(_SigV4Handler)
+
+    def count_response(self, h, status, body):
+        n = 0 if h.command == "HEAD" else len(body)
+        with self.lock:
+            self.traffic.append((h.command, h.path, h.headers.get("Range"), status, n))
+            self.bytes_out += n
 
 
 # ---- faults --------------------------------------------------------------------
@@ -244,7 +258,10 @@ class _FaultHandler(BaseHTTPRequestHandler):
             fault = p.schedule[n % len(p.schedule)] if p.schedule else "ok"
             if n < p.clean_first:
                 fault = "ok"
+            if p.fail_when is not None:
+                fault = p.fail_when(self.command, self.path) or fault
             p.seen.append(fault)
+            p.log.append((self.command, self.path, fault))
         if fault == "reset":
             # close without an answer (RST where the kernel allows)
             try:
@@ -280,15 +297,21 @@ class _FaultHandler(BaseHTTPRequestHandler):
 
 
 class FaultProxy(_Base):
-    def __init__(self, upstream_port, schedule, stall_seconds=4.0, etag_after=None, clean_first=0):
+    def __init__(self, upstream_port, schedule, stall_seconds=4.0, etag_after=None, clean_first=0,
+                 fail_when=None):
+        """fail_when(method, path) may name a fault for one request (else
+        None), whatever the schedule says: e.g. 500 for every upload part
+        after the first."""
         self.upstream = upstream_port
         self.schedule = list(schedule)
         self.stall_seconds = stall_seconds
         self.etag_after = etag_after
         self.clean_first = clean_first
+        self.fail_when = fail_when
         self.lock = threading.Lock()
         self.count = 0
         self.seen = []
+        self.log = []  # (method, path, fault)
         super().__init__(_FaultHandler)
 
 

@@ -769,6 +769,41 @@ static void test_chunk_boundaries(void)
 }
 
 /* A quoted field that is never closed is an error naming where it began. */
+/* Inputs whose records fill whole 64-byte blocks exactly, read with a
+ * chunk of exactly their size: the bit-mask passes must stay inside the
+ * chunk's padding (run under a sanitizer to see it). */
+static void test_block_edges(void)
+{
+    for (size_t size = 64; size <= 256; size += 64) {
+        for (int header = 0; header < 2; header++) {
+            st_buf text = {0};
+            if (header)
+                st_buf_append_str(&text, "a,b\n");
+            /* Whole rows, then a last row without its newline that ends
+             * exactly at the size. */
+            while (size - text.len > 16)
+                st_buf_append_str(&text, "12,-3.5\n");
+            st_buf_append_str(&text, "1,");
+            while (text.len < size)
+                st_buf_append(&text, "9", 1);
+            read_cfg cfg;
+            cfg_init(&cfg, &st_format_csv);
+            cfg.co.no_header = !header;
+            cfg.co.skip_bad_rows = true;
+            cfg.co.chunk_size = size;
+            result r;
+            uint8_t *exact = malloc(text.len); /* no slack after the input either */
+            memcpy(exact, text.data, text.len);
+            read_mem(&cfg, exact, text.len, &r);
+            CU_ASSERT_EQUAL(r.rc, 0);
+            CU_ASSERT(r.records > 0);
+            result_free(&r);
+            free(exact);
+            st_buf_free(&text);
+        }
+    }
+}
+
 static void test_unterminated_quote(void)
 {
     read_cfg cfg;
@@ -1151,7 +1186,8 @@ static void test_float_lossy(void)
         {"0.1", false},       {"0.25", false},      {"123456", false},   {"1e30", false},
         {"41.98", false},     {"16777216", false},  {"16777217", true},  {"3.141592653589793", true},
         {"3.1415927", false}, {"3.14159265", true}, {"1e39", true},      {"0.30000001", false},
-        {"1e-40", false},     {"1.234567e-40", true}, {"747385.38", false}, {"747385.37", true},      {"100000000000000000000", false},          {"-0.1", false},
+        {"1e-40", false},     {"1.234567e-40", true}, {"747385.38", false}, {"747385.37", true},
+        {"100000000000000000000", false},         {"-0.1", false},
         {"inf", false},       {"nan", false},       {"41.985015101", true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -1530,6 +1566,7 @@ int main(void)
     CU_add_test(s, "tfx small files", test_tfx_small);
     CU_add_test(s, "arrow aggregate_test_100", test_arrow_aggregate);
     CU_add_test(s, "chunk boundaries", test_chunk_boundaries);
+    CU_add_test(s, "block edges", test_block_edges);
     CU_add_test(s, "unterminated quote", test_unterminated_quote);
     CU_add_test(s, "grammar", test_grammar);
     CU_add_test(s, "header options", test_header_options);
