@@ -1,6 +1,7 @@
 /* shardtool stat: counts, sizes and the feature schema of inputs. */
 #include "cli.h"
 #include "input.h"
+#include "json_read.h"
 
 #include "../src/feature_stats.h"
 #include "../src/json.h"
@@ -184,6 +185,53 @@ static void print_features(const st_feature_stats *fstats)
     free(sorted);
 }
 
+/* Re-emits a parsed JSON value through the writer (pretty). */
+static void emit_json(st_jsonw *w, const json_value *v)
+{
+    switch (v->type) {
+    case JSON_NULL: st_json_null(w); break;
+    case JSON_BOOL: st_json_bool(w, v->boolean); break;
+    case JSON_NUMBER: st_json_raw(w, v->text, strlen(v->text)); break;
+    case JSON_STRING: st_json_string(w, v->text); break;
+    case JSON_ARRAY:
+        st_json_begin_array(w);
+        for (size_t i = 0; i < v->count; i++)
+            emit_json(w, &v->items[i]);
+        st_json_end_array(w);
+        break;
+    case JSON_OBJECT:
+        st_json_begin_object(w);
+        for (size_t i = 0; i < v->count; i++) {
+            st_json_key(w, v->keys[i]);
+            emit_json(w, &v->items[i]);
+        }
+        st_json_end_object(w);
+        break;
+    }
+}
+
+/* The format's details (Parquet row groups, Avro blocks), indented under the file. */
+static void print_details(const st_buf *details)
+{
+    json_value root;
+    char msg[128];
+    if (json_parse((const char *)details->data, details->len, &root, msg, sizeof msg))
+        return;
+    st_buf out = {0};
+    st_jsonw w;
+    st_jsonw_init(&w, &out, true);
+    emit_json(&w, &root);
+    json_free(&root);
+    printf("  details:\n    ");
+    for (size_t i = 0; i < out.len; i++) {
+        putchar(out.data[i]);
+        if (out.data[i] == '\n')
+            fputs("    ", stdout);
+    }
+    putchar('\n');
+    st_buf_free(&out);
+}
+
 static void print_file(const file_stats *fs)
 {
     char size[32];
@@ -198,9 +246,9 @@ static void print_file(const file_stats *fs)
     if (fs->features.sequence_records)
         printf("  %" PRIu64 " SequenceExamples (feature lists shown as name[])\n",
                fs->features.sequence_records);
-    if (fs->details.len)
-        printf("  details: %.*s\n", (int)fs->details.len, (const char *)fs->details.data);
     print_features(&fs->features);
+    if (fs->details.len)
+        print_details(&fs->details);
 }
 
 static int run_stat(const cli_command *cmd, cli_values *v)

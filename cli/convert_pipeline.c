@@ -105,17 +105,24 @@ static int produce(void *ctx, void **out, st_error *err)
     }
 }
 
+/* A feature matches a selected column when it is that column or nested in
+ * it: "--columns address" keeps "address.city", as readers of nested
+ * formats (Parquet groups, Avro records) name their leaves. */
 static bool name_in(const st_bytes *name, const char *const *list, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if (strlen(list[i]) == name->len && memcmp(list[i], name->data, name->len) == 0)
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(list[i]);
+        if (len <= name->len && memcmp(list[i], name->data, len) == 0 &&
+            (len == name->len || name->data[len] == '.'))
             return true;
+    }
     return false;
 }
 
 /* --columns / --exclude for readers that do not project themselves
- * (TFRecord, JSON lines).  A record that loses features also loses its
- * payload, so it is encoded again rather than passed through. */
+ * (TFRecord, JSON lines); for the others it keeps what they kept.  A record
+ * that loses features also loses its payload, so it is encoded again
+ * rather than passed through. */
 static void project(const st_read_options *ro, st_record *rec)
 {
     if (!ro->ncolumns && !ro->nexclude)
@@ -213,7 +220,10 @@ int convert_run(convert_job *job, st_error *err)
     static const st_pipeline_ops ops = {produce, process, consume, discard};
     run_state rs = {.job = job};
     st_feature_stats_init(&job->stats);
-    int rc = st_pipeline_run(&ops, &rs, job->jobs, 0, job->cancel, err);
+    /* Each item holds a unit's records and their encoding (a row group can be
+     * tens of MB): jobs + 2 in flight keep every worker busy and memory low. */
+    int jobs = job->jobs > 0 ? job->jobs : st_cpu_count();
+    int rc = st_pipeline_run(&ops, &rs, jobs, jobs + 2, job->cancel, err);
     if (rs.current)
         source_release(rs.current);
     return rc;
