@@ -1,7 +1,10 @@
 // DuckDB's CSV reader on a file: every column parsed (types sniffed) and
 // materialized, best of 3; prints "seconds S".  Used by csv_read_bench.
-//   node csv_duckdb.mjs FILE [THREADS]      (needs npm's @duckdb/node-api)
-import { DuckDBInstance } from '@duckdb/node-api';
+//   NODE_PATH=tests/interop/node_modules node csv_duckdb.mjs FILE [THREADS]
+// (npm's @duckdb/node-api, installed by tests/install-npm-deps.sh)
+import { createRequire } from 'module';
+const require = createRequire(process.env.NODE_PATH ? process.env.NODE_PATH + '/' : import.meta.url);
+const { DuckDBInstance } = require('@duckdb/node-api');
 
 const file = process.argv[2];
 const threads = process.argv[3] || '2';

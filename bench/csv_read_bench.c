@@ -15,7 +15,7 @@
  *      bench/csv_read_bench.c formats/csv/\*.c src/error.c src/buf.c src/record.c \
  *      src/json.c src/record_json.c src/stream.c src/stream_zlib.c src/pipeline.c \
  *      -lz -lm -lpthread -o csv_read_bench
- *   (cd bench && npm install @duckdb/node-api)   # for the DuckDB side */
+ *   bash tests/install-npm-deps.sh      # DuckDB for the comparison */
 #include "csv.h"
 #include "pipeline.h"
 
@@ -162,7 +162,10 @@ int main(int argc, char **argv)
     printf("shardtool csv: %llu rows, %d jobs: open (type pass) %.3fs, total %.3fs = %.2f Mrows/s\n",
            (unsigned long long)n, jobs, best_open, best_all, (double)n / best_all / 1e6);
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "node %s/csv_duckdb.mjs '%s' %d 2>/dev/null", BENCH_DIR, file, jobs);
+    /* DuckDB from tests/interop/node_modules (tests/install-npm-deps.sh). */
+    snprintf(cmd, sizeof cmd,
+             "NODE_PATH=\"${NODE_PATH:-%s/../tests/interop/node_modules}\" node %s/csv_duckdb.mjs '%s' %d 2>/dev/null",
+             BENCH_DIR, BENCH_DIR, file, jobs);
     FILE *p = popen(cmd, "r");
     double duck = 0;
     if (p) {
@@ -176,7 +179,7 @@ int main(int argc, char **argv)
         printf("duckdb read_csv: %.3fs = %.2f Mrows/s; shardtool / duckdb speed ratio %.2f\n", duck,
                (double)n / duck / 1e6, duck / best_all);
     else
-        printf("duckdb: not available (npm install @duckdb/node-api in bench/)\n");
+        printf("duckdb: not available (run tests/install-npm-deps.sh)\n");
     if (file == path)
         unlink(path);
     return 0;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char *const to_formats[] = {"tfrecord", "avro", "csv", "tsv", "jsonl", NULL};
 static const char *const input_compressions[] = {"auto", "none", "gzip", "zlib", NULL};
@@ -124,20 +125,18 @@ static char *options_json(const cli_values *v, char **paths, size_t npaths, cons
     return (char *)b.data;
 }
 
+/* The inputs' total size, for the progress line's ETA.  Unknown (0) when an
+ * input is standard input or remote: opening an object only to learn its
+ * size would fetch its first chunk twice. */
 static uint64_t total_size(char **paths, size_t n)
 {
     uint64_t total = 0;
     for (size_t i = 0; i < n; i++) {
-        st_stream *s;
-        st_error err;
-        uint64_t size;
-        if (strcmp(paths[i], "-") == 0 || st_stream_open(paths[i], &s, &err) < 0)
+        struct stat st;
+        if (strcmp(paths[i], "-") == 0 || st_path_is_remote(paths[i]) || stat(paths[i], &st) != 0 ||
+            !S_ISREG(st.st_mode))
             return 0;
-        int rc = st_stream_size(s, &size, &err);
-        st_stream_close(s);
-        if (rc < 0)
-            return 0;
-        total += size;
+        total += (uint64_t)st.st_size;
     }
     return total;
 }

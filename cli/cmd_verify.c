@@ -364,9 +364,10 @@ static char *manifest_dir(const char *manifest)
 static int verify_manifest(verify_ctx *vc, const char *manifest)
 {
     size_t len;
-    char *text = json_read_file(manifest, &len);
+    st_error err = {0};
+    char *text = json_read_file(manifest, &len, &err);
     if (!text) {
-        cli_error(vc->cmd, "%s: %s", manifest, strerror(errno));
+        cli_error_at(vc->cmd, manifest, &err);
         return EXIT_USAGE;
     }
     json_value root;

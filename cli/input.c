@@ -61,9 +61,10 @@ static int add_type(const cli_command *cmd, cli_input *in, const char *name, con
 static int load_schema_file(const cli_command *cmd, cli_input *in, const char *path)
 {
     size_t len;
-    char *text = json_read_file(path, &len);
+    st_error err = {0};
+    char *text = json_read_file(path, &len, &err);
     if (!text) {
-        cli_error(cmd, "%s: %s", path, strerror(errno));
+        cli_error_at(cmd, path, &err);
         return EXIT_USAGE;
     }
     json_value root;

@@ -306,32 +306,31 @@ bool json_uint(const json_value *v, uint64_t *out)
     return true;
 }
 
-char *json_read_file(const char *path, size_t *len)
+char *json_read_file(const char *path, size_t *len, st_error *err)
 {
     /* Through the stream layer, so a manifest in object storage reads too. */
     st_stream *s;
-    st_error err;
-    if (st_stream_open(path, &s, &err) < 0) {
-        errno = err.code == ST_ENOTFOUND ? ENOENT : EIO;
+    if (st_stream_open(path, &s, err) < 0)
         return NULL;
-    }
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap);
     ssize_t got = 0;
-    while (buf && (got = st_stream_read(s, buf + n, cap - n - 1, &err)) > 0) {
+    while (buf && (got = st_stream_read(s, buf + n, cap - n - 1, err)) > 0) {
         n += (size_t)got;
         if (n + 1 == cap) {
             char *bigger = cap < (64u << 20) ? realloc(buf, cap *= 2) : NULL;
-            if (!bigger)
+            if (!bigger) {
                 free(buf);
+                st_error_set(err, ST_ENOMEM, "larger than 64 MiB or out of memory");
+            }
             buf = bigger;
-            errno = EFBIG;
         }
     }
     st_stream_close(s);
+    if (!buf && got >= 0 && err->code == ST_OK)
+        st_error_set(err, ST_ENOMEM, "out of memory");
     if (buf && got < 0) {
         free(buf);
-        errno = EIO;
         return NULL;
     }
     if (buf) {

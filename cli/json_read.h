@@ -4,6 +4,8 @@
 #ifndef ST_CLI_JSON_READ_H
 #define ST_CLI_JSON_READ_H
 
+#include "../src/error.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,7 +27,7 @@ void json_free(json_value *v);
 const json_value *json_get(const json_value *obj, const char *key);
 /* The number as uint64; false when it is not a non-negative integer. */
 bool json_uint(const json_value *v, uint64_t *out);
-/* Reads a whole (small) file, local or remote; NULL with errno set on failure. */
-char *json_read_file(const char *path, size_t *len);
+/* Reads a whole (small) file, local or remote; NULL with err set on failure. */
+char *json_read_file(const char *path, size_t *len, st_error *err);
 
 #endif
