@@ -1,5 +1,6 @@
 #include "json_read.h"
 
+#include "../src/json.h"
 #include "../src/stream.h"
 
 #include <errno.h>
@@ -35,115 +36,25 @@ static void skip_ws(parser *ps)
         ps->p++;
 }
 
-static int put_utf8(char *out, unsigned cp)
-{
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xC0 | (cp >> 6));
-        out[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | (cp >> 12));
-        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (cp >> 18));
-    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
-static int hex4(const char *p, unsigned *out)
-{
-    unsigned v = 0;
-    for (int i = 0; i < 4; i++) {
-        char c = p[i];
-        v <<= 4;
-        if (c >= '0' && c <= '9')
-            v |= (unsigned)(c - '0');
-        else if (c >= 'a' && c <= 'f')
-            v |= (unsigned)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F')
-            v |= (unsigned)(c - 'A' + 10);
-        else
-            return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 static int parse_string(parser *ps, char **out)
 {
-    ps->p++; /* opening quote */
-    size_t cap = 16, n = 0;
-    char *s = malloc(cap);
-    if (!s)
-        return fail(ps, "out of memory");
-    while (ps->p < ps->end && *ps->p != '"') {
-        if (n + 8 > cap) {
-            char *bigger = realloc(s, cap *= 2);
-            if (!bigger) {
-                free(s);
-                return fail(ps, "out of memory");
-            }
-            s = bigger;
-        }
-        char c = *ps->p++;
-        if ((unsigned char)c < 0x20) {
-            free(s);
-            return fail(ps, "control character in a string");
-        }
-        if (c != '\\') {
-            s[n++] = c;
-            continue;
-        }
-        if (ps->p >= ps->end)
-            break;
-        c = *ps->p++;
-        switch (c) {
-        case '"': s[n++] = '"'; break;
-        case '\\': s[n++] = '\\'; break;
-        case '/': s[n++] = '/'; break;
-        case 'b': s[n++] = '\b'; break;
-        case 'f': s[n++] = '\f'; break;
-        case 'n': s[n++] = '\n'; break;
-        case 'r': s[n++] = '\r'; break;
-        case 't': s[n++] = '\t'; break;
-        case 'u': {
-            unsigned cp;
-            if (ps->end - ps->p < 4 || hex4(ps->p, &cp)) {
-                free(s);
-                return fail(ps, "bad \\u escape");
-            }
-            ps->p += 4;
-            if (cp >= 0xD800 && cp < 0xDC00 && ps->end - ps->p >= 6 && ps->p[0] == '\\' &&
-                ps->p[1] == 'u') {
-                unsigned lo;
-                if (hex4(ps->p + 2, &lo) == 0 && lo >= 0xDC00 && lo < 0xE000) {
-                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                    ps->p += 6;
-                }
-            }
-            n += (size_t)put_utf8(s + n, cp);
-            break;
-        }
-        default:
-            free(s);
-            return fail(ps, "bad escape in a string");
-        }
-    }
-    if (ps->p >= ps->end) {
-        free(s);
+    const char *body = ps->p + 1;
+    const char *close = st_json_string_end(body, ps->end);
+    if (!close) {
+        ps->p = ps->end;
         return fail(ps, "unterminated string");
     }
-    ps->p++;
-    s[n] = '\0';
+    char *s = malloc((size_t)(close - body) + 1);
+    if (!s)
+        return fail(ps, "out of memory");
+    size_t n, at;
+    const char *why;
+    if (st_json_unescape(body, (size_t)(close - body), s, &n, &why, &at)) {
+        free(s);
+        ps->p = body + at;
+        return fail(ps, why);
+    }
+    ps->p = close + 1;
     *out = s;
     return 0;
 }

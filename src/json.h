@@ -57,4 +57,15 @@ int st_format_double(char *out, size_t cap, double v);
 /* RFC 4648 base64 with padding. */
 int st_base64_append(st_buf *out, const uint8_t *data, size_t len);
 
+/* Reading JSON text (manifests, schema files, Avro schemas).
+ * st_json_string_end: given p just after an opening quote, the position of
+ * the closing quote (escaped characters skipped), or NULL when unterminated.
+ * st_json_unescape: decodes a string's body src[0..len) (escapes included)
+ * into dst, which needs room for len + 1 bytes: decoded text is never longer
+ * than its source.  Lone surrogates become U+FFFD.  Returns 0, or -1 with
+ * *why set and *at the offset of the bad character. */
+const char *st_json_string_end(const char *p, const char *end);
+int st_json_unescape(const char *src, size_t len, char *dst, size_t *dst_len, const char **why,
+                     size_t *at);
+
 #endif

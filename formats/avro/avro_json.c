@@ -2,6 +2,7 @@
  * into a DOM in an arena.  Strict RFC 8259 grammar, with a nesting limit so
  * a hostile header cannot exhaust the stack. */
 #include "avro_internal.h"
+#include "../../src/json.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -38,114 +39,25 @@ static av_json *new_node(jparser *j, av_json_type t)
     return v;
 }
 
-static int hex4(const char *p, unsigned *out)
-{
-    unsigned v = 0;
-    for (int i = 0; i < 4; i++) {
-        char c = p[i];
-        v <<= 4;
-        if (c >= '0' && c <= '9')
-            v |= (unsigned)(c - '0');
-        else if (c >= 'a' && c <= 'f')
-            v |= (unsigned)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F')
-            v |= (unsigned)(c - 'A' + 10);
-        else
-            return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-static size_t put_utf8(char *o, unsigned cp)
-{
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (char)(0xc0 | (cp >> 6));
-        o[1] = (char)(0x80 | (cp & 0x3f));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xe0 | (cp >> 12));
-        o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        o[2] = (char)(0x80 | (cp & 0x3f));
-        return 3;
-    }
-    o[0] = (char)(0xf0 | (cp >> 18));
-    o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-    o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-    o[3] = (char)(0x80 | (cp & 0x3f));
-    return 4;
-}
-
 /* Parses a string starting at the opening quote; the decoded text never
  * needs more bytes than its source. */
 static int parse_string(jparser *j, const char **out, size_t *out_len)
 {
-    const char *q = ++j->p;
-    while (q < j->end && *q != '"') {
-        if (*q == '\\')
-            q++;
-        q++;
-    }
-    if (q >= j->end)
+    const char *body = ++j->p;
+    const char *close = st_json_string_end(body, j->end);
+    if (!close)
         return jfail(j, "unterminated string");
-    char *o = st_arena_alloc(j->arena, (size_t)(q - j->p) + 1);
+    char *o = st_arena_alloc(j->arena, (size_t)(close - body) + 1);
     if (!o)
         return st_error_set(j->err, ST_ENOMEM, "out of memory");
-    size_t n = 0;
-    while (j->p < q) {
-        unsigned char c = (unsigned char)*j->p;
-        if (c < 0x20)
-            return jfail(j, "control character in string");
-        if (c != '\\') {
-            o[n++] = (char)c;
-            j->p++;
-            continue;
-        }
-        char e = j->p[1];
-        j->p += 2;
-        switch (e) {
-        case '"': o[n++] = '"'; break;
-        case '\\': o[n++] = '\\'; break;
-        case '/': o[n++] = '/'; break;
-        case 'b': o[n++] = '\b'; break;
-        case 'f': o[n++] = '\f'; break;
-        case 'n': o[n++] = '\n'; break;
-        case 'r': o[n++] = '\r'; break;
-        case 't': o[n++] = '\t'; break;
-        case 'u': {
-            unsigned cp;
-            if (q - j->p < 4 || hex4(j->p, &cp))
-                return jfail(j, "bad \\u escape");
-            j->p += 4;
-            if (cp >= 0xd800 && cp < 0xdc00) {
-                unsigned lo;
-                if (q - j->p >= 6 && j->p[0] == '\\' && j->p[1] == 'u' && !hex4(j->p + 2, &lo) &&
-                    lo >= 0xdc00 && lo < 0xe000) {
-                    cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-                    j->p += 6;
-                } else {
-                    cp = 0xfffd;
-                }
-            } else if (cp >= 0xdc00 && cp < 0xe000) {
-                cp = 0xfffd;
-            }
-            n += put_utf8(o + n, cp);
-            break;
-        }
-        default:
-            j->p -= 2;
-            return jfail(j, "bad escape");
-        }
+    const char *why;
+    size_t at;
+    if (st_json_unescape(body, (size_t)(close - body), o, out_len, &why, &at)) {
+        j->p = body + at;
+        return jfail(j, why);
     }
-    o[n] = '\0';
-    j->p = q + 1;
+    j->p = close + 1;
     *out = o;
-    *out_len = n;
     return 0;
 }
 
