@@ -172,6 +172,8 @@ static int run_convert(const cli_command *cmd, cli_values *v)
      * (one large CSV or Parquet file): every task reads them all and keeps
      * its share of their units. */
     bool by_units = tasks > 1 && in.npaths < tasks;
+    /* --delimiter, --quote and friends shape CSV / TSV output too. */
+    out.wopt.format_options = &in.csv;
     if (tasks > 1) {
         if (!by_units)
             select_task_inputs(in.paths, &in.npaths, task, tasks);

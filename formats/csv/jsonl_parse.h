@@ -55,7 +55,7 @@ void jl_line_free(jl_line *L);
 
 static inline const uint8_t *jl_field_name(const jl_line *L, const jl_field *f)
 {
-    return L->keys.data + f->key_off;
+    return L->keys.data ? L->keys.data + f->key_off : (const uint8_t *)""; /* all keys empty */
 }
 
 #endif
