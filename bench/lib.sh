@@ -14,12 +14,15 @@ fi
 # RSS seen (GNU time) is then given by peak_mb.
 best_of() {
   local n=$1; shift
-  local best="" t rss
+  local best="" t rss start end
   local PEAK_KB=0
   for _ in $(seq "$n"); do
-    /usr/bin/time -f "%e %M" -o "$WORK/.time" "$@" > /dev/null 2> "$WORK/.stderr" || {
+    start=$(date +%s%N)
+    /usr/bin/time -f "%M" -o "$WORK/.time" "$@" > /dev/null 2> "$WORK/.stderr" || {
       cat "$WORK/.stderr" >&2; return 1; }
-    read -r t rss < "$WORK/.time"
+    end=$(date +%s%N)
+    t=$(awk "BEGIN{printf \"%.3f\", ($end - $start) / 1e9}")
+    read -r rss < "$WORK/.time"
     if [ -z "$best" ] || awk "BEGIN{exit !($t < $best)}"; then best=$t; fi
     [ "$rss" -gt "$PEAK_KB" ] && PEAK_KB=$rss
   done

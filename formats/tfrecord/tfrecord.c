@@ -83,7 +83,7 @@ const char *st_tfrecord_fault_name(st_tfrecord_fault f)
 
 /* ---- the record reader ------------------------------------------------------ */
 
-enum { READ_CHUNK = 4 << 20 };
+enum { READ_CHUNK = 256 << 10 }; /* stays in L2 between the read and the CRC */
 
 int st_tfrecord_reader_init(st_tfrecord_reader *r, st_stream *in, uint64_t max_record,
                             st_error *err)
