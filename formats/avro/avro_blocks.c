@@ -326,8 +326,8 @@ static int skip_damaged(st_avro_blocks *b, size_t whole, size_t guess, st_error 
         return 0;
     }
     if (guess) {
-        block_framing f;
-        char why[8];
+        block_framing f = {0};
+        char why[400]; /* unused: only whether the framing holds matters here */
         st_error e;
         int rc = read_framing(b, guess, &f, why, sizeof why, &e);
         if (rc >= 0) {
@@ -349,7 +349,7 @@ int st_avro_blocks_next(st_avro_blocks *b, st_avro_block *block, st_error *err)
     b->handed = 0;
     for (;;) {
         uint64_t at = b->offset;
-        block_framing f;
+        block_framing f = {0};
         char why[400];
         st_error e;
         int rc = read_framing(b, 0, &f, why, sizeof why, &e);

@@ -194,7 +194,7 @@ static int read_schema_element(meta_ctx *c, st_pq_schema_element *e)
     int16_t last = 0, id;
     int ty;
     while ((rc = st_pq_thrift_field(&c->t, &last, &id, &ty)) == 1) {
-        int32_t v;
+        int32_t v = 0;
         switch (id) {
         case 1:
             if (!(rc = read_i32_field(c, ty, "SchemaElement.type", &v))) {
@@ -248,7 +248,7 @@ static int read_column_meta(meta_ctx *c, st_pq_column_meta *m)
     int16_t last = 0, id;
     int ty;
     while ((rc = st_pq_thrift_field(&c->t, &last, &id, &ty)) == 1) {
-        int32_t v;
+        int32_t v = 0;
         int et;
         uint32_t n;
         switch (id) {
@@ -451,7 +451,7 @@ static int read_data_page_header(meta_ctx *c, st_pq_page_header *h, bool v2)
     int ty;
     bool has_num = false, has_enc = false;
     while ((rc = st_pq_thrift_field(&c->t, &last, &id, &ty)) == 1) {
-        int32_t v;
+        int32_t v = 0;
         if (id == 1) {
             rc = read_i32_field(c, ty, "num_values", &h->num_values);
             has_num = true;
@@ -538,7 +538,7 @@ int st_pq_read_page_header(const uint8_t *data, size_t len, st_pq_page_header *h
     int16_t last = 0, id;
     int ty;
     while (!rc && (rc = st_pq_thrift_field(&c.t, &last, &id, &ty)) == 1) {
-        int32_t v;
+        int32_t v = 0;
         switch (id) {
         case 1: rc = read_i32_field(&c, ty, "PageHeader.type", &h->type); break;
         case 2: rc = read_i32_field(&c, ty, "PageHeader.uncompressed_page_size", &h->uncompressed_size); break;

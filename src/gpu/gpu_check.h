@@ -418,7 +418,7 @@ ST_GPU_HD int st_gpu_check_map(const uint8_t *p, uint64_t len, int sequence, uin
         uint64_t val_len = 0;
         unsigned nvals = 0;
         while (e < eend) {
-            st_gpu_field g;
+            st_gpu_field g = {NULL, 0, 0, NULL, 0};
             int r = st_gpu_next_field(&e, eend, &g);
             if (r)
                 return r;
@@ -435,7 +435,7 @@ ST_GPU_HD int st_gpu_check_map(const uint8_t *p, uint64_t len, int sequence, uin
         /* A value replaced by a later one in the same entry must still be
          * well formed (as example.c's decode_features checks it). */
         for (const uint8_t *v = f.data; nvals > 1 && v < eend;) {
-            st_gpu_field g;
+            st_gpu_field g = {NULL, 0, 0, NULL, 0};
             st_gpu_next_field(&v, eend, &g); /* proved well formed by the loop above */
             if (g.num == 2 && g.data != val) {
                 int r = sequence ? st_gpu_check_feature_list(g.data, g.len)
