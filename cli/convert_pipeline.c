@@ -2,6 +2,7 @@
 
 #include "../src/pipeline.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@ typedef struct source {
 } source;
 
 typedef struct item {
+    struct item *next_free; /* in the pool */
     source *src;
     st_unit unit;
     st_batch batch;
@@ -26,13 +28,60 @@ typedef struct item {
     uint64_t input_offset;  /* progress: where in its input the unit starts */
 } item;
 
+/* Items are recycled: their arenas, record arrays and encode buffers keep
+ * their memory, so later units neither allocate nor fault in fresh pages. */
+typedef struct item_pool {
+    pthread_mutex_t lock;
+    item *free;
+} item_pool;
+
 typedef struct run_state {
     convert_job *job;
+    item_pool pool;
     size_t next_path;
     source *current;        /* the producer's open input */
     uint64_t finished_bytes;
     uint64_t units_cut;     /* over all inputs, for dealing units among tasks */
 } run_state;
+
+static item *item_get(item_pool *pool)
+{
+    pthread_mutex_lock(&pool->lock);
+    item *it = pool->free;
+    if (it)
+        pool->free = it->next_free;
+    pthread_mutex_unlock(&pool->lock);
+    if (!it) {
+        it = calloc(1, sizeof *it);
+        if (!it)
+            return NULL;
+        st_batch_init(&it->batch);
+    }
+    st_feature_stats_init(&it->stats);
+    return it;
+}
+
+static void item_put(item_pool *pool, item *it)
+{
+    it->src = NULL;
+    memset(&it->unit, 0, sizeof it->unit);
+    st_batch_reset(&it->batch);
+    st_buf_clear(&it->encoded);
+    st_feature_stats_free(&it->stats);
+    pthread_mutex_lock(&pool->lock);
+    it->next_free = pool->free;
+    pool->free = it;
+    pthread_mutex_unlock(&pool->lock);
+}
+
+static void item_destroy(item *it)
+{
+    st_batch_free(&it->batch);
+    st_buf_free(&it->encoded);
+    st_feature_stats_free(&it->stats);
+    free(it->ends);
+    free(it);
+}
 
 static void source_release(source *s)
 {
@@ -76,7 +125,7 @@ static int produce(void *ctx, void **out, st_error *err)
                 return rc;
         }
         source *s = rs->current;
-        item *it = calloc(1, sizeof *it);
+        item *it = item_get(&rs->pool);
         if (!it)
             return st_error_set(err, ST_ENOMEM, "out of memory");
         int rc = s->reader->format->reader->next_unit(s->reader->priv, &it->unit, err);
@@ -84,19 +133,17 @@ static int produce(void *ctx, void **out, st_error *err)
             /* Another task's unit. */
             if (s->reader->format->reader->free_unit)
                 s->reader->format->reader->free_unit(s->reader->priv, &it->unit);
-            free(it);
+            item_put(&rs->pool, it);
             continue;
         }
         if (rc > 0) {
             atomic_fetch_add(&s->refs, 1);
             it->src = s;
             it->input_offset = rs->finished_bytes + it->unit.offset;
-            st_batch_init(&it->batch);
-            st_feature_stats_init(&it->stats);
             *out = it;
             return 1;
         }
-        free(it);
+        item_put(&rs->pool, it);
         if (rc < 0)
             return st_error_prefix(err, "%s: ", s->path);
         rs->finished_bytes += s->size;
@@ -198,7 +245,7 @@ static int consume(void *ctx, void *p, st_error *err)
 
 static void discard(void *ctx, void *p)
 {
-    (void)ctx;
+    run_state *rs = ctx;
     item *it = p;
     if (!it)
         return;
@@ -208,24 +255,28 @@ static void discard(void *ctx, void *p)
             r->format->reader->free_unit(r->priv, &it->unit);
         source_release(it->src);
     }
-    st_batch_free(&it->batch);
-    st_buf_free(&it->encoded);
-    st_feature_stats_free(&it->stats);
-    free(it->ends);
-    free(it);
+    item_put(&rs->pool, it);
 }
 
 int convert_run(convert_job *job, st_error *err)
 {
     static const st_pipeline_ops ops = {produce, process, consume, discard};
     run_state rs = {.job = job};
+    pthread_mutex_init(&rs.pool.lock, NULL);
     st_feature_stats_init(&job->stats);
-    /* Each item holds a unit's records and their encoding (a row group can be
-     * tens of MB): jobs + 2 in flight keep every worker busy and memory low. */
+    /* Each item holds a unit's records and their encoding (a Parquet row
+     * group can be 100 MB of them): one item beyond the workers keeps the
+     * producer a step ahead while memory stays at (jobs + 1) units. */
     int jobs = job->jobs > 0 ? job->jobs : st_cpu_count();
-    int rc = st_pipeline_run(&ops, &rs, jobs, jobs + 2, job->cancel, err);
+    int rc = st_pipeline_run(&ops, &rs, jobs, jobs + 1, job->cancel, err);
     if (rs.current)
         source_release(rs.current);
+    while (rs.pool.free) {
+        item *it = rs.pool.free;
+        rs.pool.free = it->next_free;
+        item_destroy(it);
+    }
+    pthread_mutex_destroy(&rs.pool.lock);
     return rc;
 }
 

@@ -69,22 +69,36 @@ struct st_arena_chunk {
 
 void st_arena_init(st_arena *a, size_t chunk_size)
 {
-    a->head = a->spare = NULL;
+    a->head = a->spare = a->spare_big = NULL;
     a->chunk_size = chunk_size ? chunk_size : 64 * 1024;
     a->used = 0;
 }
 
+/* A chunk for n bytes: a standard one from the spares, or the smallest
+ * spare big one that fits, before asking malloc.  Recycled batches thus
+ * reuse the memory of earlier ones instead of faulting in fresh pages. */
 static st_arena_chunk *arena_new_chunk(st_arena *a, size_t n)
 {
-    /* Reuse a spare chunk when it is big enough; oversized requests get their own. */
-    if (a->spare && a->spare->size >= n) {
-        st_arena_chunk *c = a->spare;
+    st_arena_chunk *c = NULL;
+    if (n <= a->chunk_size && a->spare) {
+        c = a->spare;
         a->spare = c->next;
+    } else if (n > a->chunk_size) {
+        st_arena_chunk **best = NULL;
+        for (st_arena_chunk **p = &a->spare_big; *p; p = &(*p)->next)
+            if ((*p)->size >= n && (!best || (*p)->size < (*best)->size))
+                best = p;
+        if (best) {
+            c = *best;
+            *best = c->next;
+        }
+    }
+    if (c) {
         c->used = 0;
         return c;
     }
     size_t size = n > a->chunk_size ? n : a->chunk_size;
-    st_arena_chunk *c = malloc(sizeof *c + size);
+    c = malloc(sizeof *c + size);
     if (!c)
         return NULL;
     c->size = size;
@@ -124,22 +138,28 @@ void st_arena_reset(st_arena *a)
     st_arena_chunk *c = a->head;
     while (c) {
         st_arena_chunk *next = c->next;
-        c->next = a->spare;
-        a->spare = c;
+        st_arena_chunk **list = c->size > a->chunk_size ? &a->spare_big : &a->spare;
+        c->next = *list;
+        *list = c;
         c = next;
     }
     a->head = NULL;
     a->used = 0;
 }
 
-void st_arena_free(st_arena *a)
+static void free_chunks(st_arena_chunk *c)
 {
-    st_arena_reset(a);
-    st_arena_chunk *c = a->spare;
     while (c) {
         st_arena_chunk *next = c->next;
         free(c);
         c = next;
     }
-    a->spare = NULL;
+}
+
+void st_arena_free(st_arena *a)
+{
+    st_arena_reset(a);
+    free_chunks(a->spare);
+    free_chunks(a->spare_big);
+    a->spare = a->spare_big = NULL;
 }

@@ -33,7 +33,8 @@ typedef struct st_arena_chunk st_arena_chunk;
 
 typedef struct st_arena {
     st_arena_chunk *head;   /* chunk being carved */
-    st_arena_chunk *spare;  /* chunks kept after reset, reused before malloc */
+    st_arena_chunk *spare;  /* chunk_size chunks kept after reset, reused before malloc */
+    st_arena_chunk *spare_big; /* larger chunks (for one big allocation each) kept likewise */
     size_t chunk_size;      /* default size of a new chunk */
     size_t used;            /* bytes handed out since the last reset */
 } st_arena;
