@@ -8,6 +8,10 @@
 # usage: bench/remote.sh [BUILD_DIR] [RUNS]
 #   BUILD_DIR defaults to build-remote (needs tests/remote_cat built there)
 #   READER="path/to/shardtool cat --format tfrecord" overrides the reader.
+#   SHARDTOOL=path/to/shardtool: the objects are valid TFRecord files (copies
+#   of tests' mnist shard, ~15 MiB each), read by `shardtool cat --format
+#   tfrecord`, and the time to the first record is `shardtool cat -n 1` of
+#   one object, process start included.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,6 +21,8 @@ count=${COUNT:-64}
 size_mib=${SIZE_MIB:-16}
 parallel=${PARALLEL:-16}
 reader=${READER:-$build/tests/remote_cat --parallel $parallel}
+shardtool=${SHARDTOOL:-}
+[ -n "$shardtool" ] && reader="$shardtool cat --format tfrecord --parallel $parallel"
 nginx=$(command -v nginx || echo /usr/sbin/nginx)
 
 [ -x "$nginx" ] || { echo "nginx is not installed"; exit 1; }
@@ -32,7 +38,11 @@ trap cleanup EXIT
 
 mkdir -p "$work/www" "$work/nginx"
 for i in $(seq -w 0 $((count - 1))); do
-    head -c $((size_mib << 20)) /dev/urandom > "$work/www/obj-$i.tfrecord"
+    if [ -n "$shardtool" ]; then
+        for _ in 1 2 3 4 5; do cat "$here/tests/data/tfrecord/tfx/mnist/mnist.tfrecord"; done
+    else
+        head -c $((size_mib << 20)) /dev/urandom
+    fi > "$work/www/obj-$i.tfrecord"
 done
 port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 user=""
@@ -65,7 +75,7 @@ done
 
 urls=()
 for i in $(seq -w 0 $((count - 1))); do urls+=("http://127.0.0.1:$port/obj-$i.tfrecord"); done
-total_mib=$((count * size_mib))
+total_mib=$(du -cb "$work"/www/*.tfrecord | tail -1 | awk '{printf "%.1f", $1 / 1048576}')
 # warm the page cache so both readers see the same server
 cat "$work"/www/*.tfrecord > /dev/null
 
@@ -74,11 +84,20 @@ now() { date +%s.%N; }
 best_ours=; best_curl=; ttfb_ours=; ttfb_curl=
 for run in $(seq "$runs"); do
     t0=$(now)
-    # shellcheck disable=SC2086
-    $reader --ttfb "${urls[@]}" 2> "$work/ours.err" > /dev/null
-    t1=$(now)
+    if [ -n "$shardtool" ]; then
+        # shellcheck disable=SC2086
+        $reader "${urls[@]}" 2> "$work/ours.err" > /dev/null
+        t1=$(now)
+        s0=$(now)
+        "$shardtool" cat -n 1 --format tfrecord "${urls[0]}" > /dev/null
+        tt=$(echo "$(now) - $s0" | bc -l)
+    else
+        # shellcheck disable=SC2086
+        $reader --ttfb "${urls[@]}" 2> "$work/ours.err" > /dev/null
+        t1=$(now)
+        tt=$(sed -n 's/^ttfb //p' "$work/ours.err" | head -1)
+    fi
     ours=$(echo "$t1 - $t0" | bc -l)
-    tt=$(sed -n 's/^ttfb //p' "$work/ours.err" | head -1)
 
     t0=$(now)
     curl -s --parallel --parallel-max "$parallel" -w '%{time_starttransfer}\n' \
