@@ -22,7 +22,7 @@ size_mib=${SIZE_MIB:-16}
 parallel=${PARALLEL:-16}
 reader=${READER:-$build/tests/remote_cat --parallel $parallel}
 shardtool=${SHARDTOOL:-}
-[ -n "$shardtool" ] && reader="$shardtool cat --format tfrecord --parallel $parallel"
+[ -n "$shardtool" ] && [ -z "${READER:-}" ] && reader="$shardtool cat --format tfrecord --parallel $parallel"
 nginx=$(command -v nginx || echo /usr/sbin/nginx)
 
 [ -x "$nginx" ] || { echo "nginx is not installed"; exit 1; }
