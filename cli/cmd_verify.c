@@ -240,6 +240,27 @@ static void verify_file(verify_ctx *vc, const char *path, bool want_crc, file_re
 
 /* ---- reporting ----------------------------------------------------------------- */
 
+/* {"kind", "record", "offset", "message"}; record and offset only when known. */
+static void json_failure(st_jsonw *w, const char *kind, const uint64_t *record,
+                         const uint64_t *offset, const char *message)
+{
+    st_json_key(w, "failure");
+    st_json_begin_object(w);
+    st_json_key(w, "kind");
+    st_json_string(w, kind);
+    if (record) {
+        st_json_key(w, "record");
+        st_json_uint(w, *record);
+    }
+    if (offset) {
+        st_json_key(w, "offset");
+        st_json_uint(w, *offset);
+    }
+    st_json_key(w, "message");
+    st_json_string(w, message);
+    st_json_end_object(w);
+}
+
 static void report_json_file(verify_ctx *vc, const char *path, const file_result *res,
                              const char *manifest_problem)
 {
@@ -287,27 +308,11 @@ static void report_json_file(verify_ctx *vc, const char *path, const file_result
     st_json_uint(w, res->rep.file_bytes);
     st_json_key(w, "compression");
     st_json_string(w, st_compression_name(res->rep.compression));
-    if (!res->rep.ok) {
-        st_json_key(w, "failure");
-        st_json_begin_object(w);
-        st_json_key(w, "kind");
-        st_json_string(w, res->rep.failure_kind ? res->rep.failure_kind : "damaged");
-        st_json_key(w, "record");
-        st_json_uint(w, res->rep.failure_record);
-        st_json_key(w, "offset");
-        st_json_uint(w, res->rep.failure_offset);
-        st_json_key(w, "message");
-        st_json_string(w, res->rep.failure_detail);
-        st_json_end_object(w);
-    } else if (manifest_problem) {
-        st_json_key(w, "failure");
-        st_json_begin_object(w);
-        st_json_key(w, "kind");
-        st_json_string(w, "manifest mismatch");
-        st_json_key(w, "message");
-        st_json_string(w, manifest_problem);
-        st_json_end_object(w);
-    }
+    if (!res->rep.ok)
+        json_failure(w, res->rep.failure_kind ? res->rep.failure_kind : "damaged",
+                     &res->rep.failure_record, &res->rep.failure_offset, res->rep.failure_detail);
+    else if (manifest_problem)
+        json_failure(w, "manifest mismatch", NULL, NULL, manifest_problem);
     st_json_end_object(w);
 }
 

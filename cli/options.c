@@ -277,13 +277,18 @@ void cli_print_help(const cli_command *cmd)
     printf("\nSee shardtool-%s(1) for details.\n", cmd->name);
 }
 
+static void vreport(const cli_command *cmd, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "shardtool%s%s: ", cmd ? " " : "", cmd ? cmd->name : "");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void cli_error(const cli_command *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "shardtool%s%s: ", cmd ? " " : "", cmd ? cmd->name : "");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vreport(cmd, fmt, ap);
     va_end(ap);
 }
 
@@ -293,19 +298,18 @@ void cli_error_at(const cli_command *cmd, const char *path, const st_error *err)
      * are not prefixed twice. */
     if (path && strncmp(err->msg, path, strlen(path)) == 0)
         path = NULL;
+    const char *msg = err->msg[0] ? err->msg : st_status_name(err->code);
     if (path)
-        cli_error(cmd, "%s: %s", path, err->msg[0] ? err->msg : st_status_name(err->code));
+        cli_error(cmd, "%s: %s", path, msg);
     else
-        cli_error(cmd, "%s", err->msg[0] ? err->msg : st_status_name(err->code));
+        cli_error(cmd, "%s", msg);
 }
 
 int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "shardtool%s%s: ", cmd ? " " : "", cmd ? cmd->name : "");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vreport(cmd, fmt, ap);
     va_end(ap);
     fprintf(stderr, "Try 'shardtool %s%s--help' for more information.\n", cmd ? cmd->name : "",
             cmd ? " " : "");
