@@ -124,6 +124,22 @@ static const st_format *detect_for_verify(const uint8_t *head, size_t n)
     return st_format_by_name("tfrecord");
 }
 
+/* A TFRecord shard starts with a valid header, is compressed, is empty, or
+ * is named like one (a damaged first header must still be reported as
+ * damage); Parquet and Avro have their magic.  Anything else that reads as
+ * text (CSV, JSON lines) is not a shard at all. */
+static bool looks_like_shard(const char *path, const uint8_t *head, size_t n)
+{
+    if (n == 0 || st_compression_sniff(head, n) != ST_COMPRESSION_NONE)
+        return true;
+    const st_format *f = st_format_detect(path, head, n);
+    if (!f || (strcmp(f->name, "csv") != 0 && strcmp(f->name, "tsv") != 0 &&
+               strcmp(f->name, "jsonl") != 0))
+        return true;
+    const st_format *by_name = st_format_by_extension(path);
+    return by_name && strcmp(by_name->name, "tfrecord") == 0;
+}
+
 /* The CRC32C of a whole file, for manifests, when the verifier did not read
  * it front to back (Parquet reads by ranges; a damaged file stops early). */
 static int checksum_file(const char *path, uint32_t *crc, uint64_t *size, st_error *err)
@@ -193,6 +209,15 @@ static void verify_file(verify_ctx *vc, const char *path, bool want_crc, file_re
         return;
     }
     res->format = vc->forced ? vc->forced : detect_for_verify(head, (size_t)n);
+    if (!vc->forced && !looks_like_shard(path, head, (size_t)n)) {
+        const st_format *text = st_format_detect(path, head, (size_t)n);
+        st_error_set(&res->err, ST_EUSAGE,
+                     "this looks like %s text, not a TFRecord, Parquet or Avro file (verify checks "
+                     "those; name the format with --from to check it anyway)",
+                     text ? text->name : "plain");
+        st_stream_close(in);
+        return;
+    }
     if (res->format->unavailable || !res->format->verify) {
         st_error_set(&res->err, ST_EUNSUPPORTED, "%s",
                      res->format->unavailable ? res->format->unavailable
