@@ -3,6 +3,7 @@
 #include "input.h"
 #include "json_read.h"
 
+#include "../formats/tfrecord/tfrecord.h"
 #include "../src/crc32c.h"
 #include "../src/json.h"
 
@@ -130,7 +131,8 @@ static const st_format *detect_for_verify(const uint8_t *head, size_t n)
  * text (CSV, JSON lines) is not a shard at all. */
 static bool looks_like_shard(const char *path, const uint8_t *head, size_t n)
 {
-    if (n == 0 || st_compression_sniff(head, n) != ST_COMPRESSION_NONE)
+    /* Fewer bytes than a record header: a truncated shard, not text. */
+    if (n < ST_TFRECORD_HEADER_SIZE || st_compression_sniff(head, n) != ST_COMPRESSION_NONE)
         return true;
     const st_format *f = st_format_detect(path, head, n);
     if (!f || (strcmp(f->name, "csv") != 0 && strcmp(f->name, "tsv") != 0 &&
