@@ -102,7 +102,19 @@ static int cat_frames(cat_state *cs, st_stream *in, uint64_t max_record, st_erro
     int rc = st_tfrecord_reader_init(&rr, in, max_record, err);
     if (rc < 0)
         return rc;
+    /* Framed records that lie back to back in the reader's buffer are
+     * written as one run, straight from there, until the reader is about to
+     * move its buffer. */
+    const uint8_t *run = NULL;
+    size_t run_len = 0;
+    int written = 0;
     while (cs->emitted < cs->limit && !cli_interrupted) {
+        if (run_len && !st_tfrecord_next_is_buffered(&rr)) {
+            written = emit(cs, run, run_len);
+            run_len = 0;
+            if (written < 0)
+                break;
+        }
         const uint8_t *data, *framed;
         size_t len;
         rc = st_tfrecord_next(&rr, &data, &len, &framed, err);
@@ -112,9 +124,16 @@ static int cat_frames(cat_state *cs, st_stream *in, uint64_t max_record, st_erro
             cs->skip--;
             continue;
         }
-        int written;
         if (cs->mode == CAT_TFRECORD) {
-            written = emit(cs, framed, len + ST_TFRECORD_OVERHEAD);
+            if (run_len && framed != run + run_len) {
+                written = emit(cs, run, run_len);
+                run_len = 0;
+                if (written < 0)
+                    break;
+            }
+            if (!run_len)
+                run = framed;
+            run_len += len + ST_TFRECORD_OVERHEAD;
         } else {
             st_buf_clear(&cs->line);
             if (st_buf_reserve(&cs->line, 10)) {
@@ -125,14 +144,16 @@ static int cat_frames(cat_state *cs, st_stream *in, uint64_t max_record, st_erro
             written = emit(cs, cs->line.data, cs->line.len);
             if (written == 0)
                 written = emit(cs, data, len);
-        }
-        if (written < 0) {
-            rc = cs->pipe_closed ? 0 : st_error_errno(err, errno, "writing to standard output");
-            break;
+            if (written < 0)
+                break;
         }
         cs->emitted++;
         rc = 0;
     }
+    if (run_len && written == 0 && rc >= 0)
+        written = emit(cs, run, run_len);
+    if (written < 0)
+        rc = cs->pipe_closed ? 0 : st_error_errno(err, errno, "writing to standard output");
     st_tfrecord_reader_free(&rr);
     return rc == 0 && cs->emitted < cs->limit && !cs->pipe_closed && !cli_interrupted ? 1 : rc;
 }

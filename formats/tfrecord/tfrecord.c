@@ -223,6 +223,17 @@ stream_failed:
     return (int)avail;
 }
 
+bool st_tfrecord_next_is_buffered(const st_tfrecord_reader *r)
+{
+    if (r->eof)
+        return true; /* nothing more will be read: the buffer stays put */
+    size_t avail = r->end - r->start;
+    if (avail < ST_TFRECORD_HEADER_SIZE)
+        return false;
+    uint64_t length = get_le64(r->buf + r->start);
+    return avail >= ST_TFRECORD_OVERHEAD && length <= avail - ST_TFRECORD_OVERHEAD;
+}
+
 int st_tfrecord_resync(st_tfrecord_reader *r, st_error *err)
 {
     st_tfrecord_fault fault = r->fault;

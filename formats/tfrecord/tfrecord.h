@@ -82,6 +82,11 @@ int st_tfrecord_reader_init(st_tfrecord_reader *r, st_stream *in, uint64_t max_r
  * damaged data). */
 int st_tfrecord_next(st_tfrecord_reader *r, const uint8_t **data, size_t *len,
                      const uint8_t **framed, st_error *err);
+/* Whether the next record is already whole in the buffer, so the next call
+ * to st_tfrecord_next will not move or refill it: pointers returned so far
+ * stay valid across that call.  Lets callers write runs of frames at once. */
+bool st_tfrecord_next_is_buffered(const st_tfrecord_reader *r);
+
 /* After a damaged record (fault set): moves past it so reading can go on.
  * A bad data CRC skips the record its (intact) length names; a bad length
  * CRC searches forward byte by byte for the next header whose length CRC
