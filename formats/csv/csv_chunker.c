@@ -306,3 +306,58 @@ int csv_chunker_next(csv_chunker *c, csv_chunk *out, st_error *err)
     c->started = true;
     return 1;
 }
+
+int csv_chunk_to_unit(csv_chunk *ch, uint64_t first_record, st_unit *unit, st_error *err)
+{
+    csv_chunk *box = malloc(sizeof *box);
+    if (!box) {
+        csv_chunk_free(ch);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    *box = *ch;
+    unit->data = box;
+    unit->first_record = first_record;
+    unit->offset = ch->offset + ch->start;
+    return 1;
+}
+
+void csv_chunk_unit_free(const void *priv, st_unit *unit)
+{
+    (void)priv;
+    csv_chunk *ch = unit->data;
+    if (ch) {
+        csv_chunk_free(ch);
+        free(ch);
+    }
+    unit->data = NULL;
+}
+
+int csv_chunk_queue_push(csv_chunk_queue *q, const csv_chunk *ch, st_error *err)
+{
+    csv_chunk *items = realloc(q->items, (q->count + 1) * sizeof *items);
+    if (!items)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    q->items = items;
+    q->items[q->count++] = *ch;
+    return ST_OK;
+}
+
+bool csv_chunk_queue_pop(csv_chunk_queue *q, csv_chunk *out)
+{
+    if (q->head == q->count)
+        return false;
+    *out = q->items[q->head++];
+    if (q->head == q->count) { /* all handed out: the queue's memory goes */
+        free(q->items);
+        memset(q, 0, sizeof *q);
+    }
+    return true;
+}
+
+void csv_chunk_queue_free(csv_chunk_queue *q)
+{
+    for (size_t i = q->head; i < q->count; i++)
+        csv_chunk_free(&q->items[i]);
+    free(q->items);
+    memset(q, 0, sizeof *q);
+}

@@ -76,6 +76,23 @@ void csv_chunker_free(csv_chunker *c);
 /* Hands a chunk's buffer back for the next chunk (instead of freeing it). */
 void csv_chunker_recycle(csv_chunker *c, csv_chunk *ch);
 void csv_chunk_free(csv_chunk *ch);
+/* Chunks read during open() (for type inference on inputs that cannot be
+ * read twice), handed out again before the chunker goes on. */
+typedef struct csv_chunk_queue {
+    csv_chunk *items;
+    size_t count, head;
+} csv_chunk_queue;
+
+int csv_chunk_queue_push(csv_chunk_queue *q, const csv_chunk *ch, st_error *err);
+/* True and *out set when a queued chunk remains. */
+bool csv_chunk_queue_pop(csv_chunk_queue *q, csv_chunk *out);
+void csv_chunk_queue_free(csv_chunk_queue *q);
+
+/* Hands a chunk to the pipeline as a unit that owns it (CSV, TSV and JSON
+ * lines units are all chunks); on failure the chunk is freed. */
+int csv_chunk_to_unit(csv_chunk *ch, uint64_t first_record, st_unit *unit, st_error *err);
+/* The readers' free_unit. */
+void csv_chunk_unit_free(const void *priv, st_unit *unit);
 /* Number of '\n' bytes in p[0, n). */
 size_t csv_count_newlines(const uint8_t *p, size_t n);
 
@@ -309,8 +326,7 @@ typedef struct csv_reader {
     size_t block_size;      /* bytes per record: features then value slots */
     locale_t cloc;
     csv_chunker ch;
-    csv_chunk *pending;     /* chunks read during open(), replayed first */
-    size_t npending, pending_head;
+    csv_chunk_queue pending; /* chunks read during open(), replayed first */
     size_t header_end;      /* offset of the first data record in the input */
     uint64_t header_line;   /* line of the first data record */
     uint64_t row_bias;      /* 1 when the chunker counted a header row */

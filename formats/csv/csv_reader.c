@@ -298,16 +298,6 @@ static int numbered_names(csv_reader *r, size_t n, st_error *err)
     return ST_OK;
 }
 
-static int push_pending(csv_reader *r, const csv_chunk *ch, st_error *err)
-{
-    csv_chunk *p = realloc(r->pending, (r->npending + 1) * sizeof *p);
-    if (!p)
-        return st_error_set(err, ST_ENOMEM, "out of memory");
-    r->pending = p;
-    r->pending[r->npending++] = *ch;
-    return ST_OK;
-}
-
 /* Type inference over the whole input with a separate chunker. */
 static int infer_full(csv_reader *r, st_stream *src, bool use_pread, st_error *err)
 {
@@ -336,8 +326,8 @@ static int infer_full(csv_reader *r, st_stream *src, bool use_pread, st_error *e
 static int infer_prefix(csv_reader *r, st_error *err)
 {
     uint64_t rows = 0;
-    for (size_t i = 0; i < r->npending && rows < r->infer_rows; i++) {
-        int rc = csv_infer_chunk(r, &r->pending[i], &rows, r->infer_rows, err);
+    for (size_t i = 0; i < r->pending.count && rows < r->infer_rows; i++) {
+        int rc = csv_infer_chunk(r, &r->pending.items[i], &rows, r->infer_rows, err);
         if (rc < 0)
             return rc;
     }
@@ -348,7 +338,7 @@ static int infer_prefix(csv_reader *r, st_error *err)
             return rc;
         if (rc == 0)
             break;
-        if (push_pending(r, &ch, err)) {
+        if (csv_chunk_queue_push(&r->pending, &ch, err)) {
             csv_chunk_free(&ch);
             return err->code;
         }
@@ -420,7 +410,7 @@ static int reader_open(void *priv, st_stream *in, const st_read_options *opt, st
         }
         r->header_end = first.start;
         r->header_line = first.line;
-        if (push_pending(r, &first, err)) {
+        if (csv_chunk_queue_push(&r->pending, &first, err)) {
             csv_chunk_free(&first);
             return err->code;
         }
@@ -482,41 +472,14 @@ static int csv_next_unit(void *priv, st_unit *unit, st_error *err)
 {
     csv_reader *r = priv;
     csv_chunk ch;
-    if (r->pending_head < r->npending) {
-        ch = r->pending[r->pending_head++];
-        if (r->pending_head == r->npending) {
-            free(r->pending);
-            r->pending = NULL;
-            r->npending = r->pending_head = 0;
-        }
-    } else {
+    if (!csv_chunk_queue_pop(&r->pending, &ch)) {
         if (r->ncols == 0)
             return 0;
         int rc = csv_chunker_next(&r->ch, &ch, err);
         if (rc <= 0)
             return rc;
     }
-    csv_chunk *box = malloc(sizeof *box);
-    if (!box) {
-        csv_chunk_free(&ch);
-        return st_error_set(err, ST_ENOMEM, "out of memory");
-    }
-    *box = ch;
-    unit->data = box;
-    unit->first_record = ch.row - r->row_bias;
-    unit->offset = ch.offset + ch.start;
-    return 1;
-}
-
-static void csv_free_unit(const void *priv, st_unit *unit)
-{
-    (void)priv;
-    csv_chunk *ch = unit->data;
-    if (ch) {
-        csv_chunk_free(ch);
-        free(ch);
-    }
-    unit->data = NULL;
+    return csv_chunk_to_unit(&ch, ch.row - r->row_bias, unit, err);
 }
 
 /* ---- decoding -------------------------------------------------------------- */
@@ -1006,9 +969,7 @@ static void csv_close(void *priv)
     for (size_t i = 0; i < r->ncols; i++)
         free(r->cols[i].name);
     free(r->cols);
-    for (size_t i = r->pending_head; i < r->npending; i++)
-        csv_chunk_free(&r->pending[i]);
-    free(r->pending);
+    csv_chunk_queue_free(&r->pending);
     free(r->scratch);
     csv_chunker_free(&r->ch);
     if (r->cloc)
@@ -1021,7 +982,7 @@ const st_reader_ops st_csv_reader_ops = {
     .open = csv_open,
     .next_unit = csv_next_unit,
     .decode_unit = csv_decode_unit,
-    .free_unit = csv_free_unit,
+    .free_unit = csv_chunk_unit_free,
     .schema = csv_schema,
     .close = csv_close,
 };
@@ -1031,7 +992,7 @@ const st_reader_ops st_tsv_reader_ops = {
     .open = tsv_open,
     .next_unit = csv_next_unit,
     .decode_unit = csv_decode_unit,
-    .free_unit = csv_free_unit,
+    .free_unit = csv_chunk_unit_free,
     .schema = csv_schema,
     .close = csv_close,
 };

@@ -27,8 +27,7 @@ typedef struct jsonl_reader {
     st_stream *in;
     const char *name;
     csv_chunker ch;
-    csv_chunk *pending;
-    size_t npending, pending_head;
+    csv_chunk_queue pending;   /* chunks read during open(), replayed first */
     locale_t cloc;
     bool strict_float;
     bool full_pass;
@@ -211,16 +210,6 @@ static int infer_chunk(jsonl_reader *r, const csv_chunk *ch, jl_line *L, st_aren
     return ST_OK;
 }
 
-static int push_pending(jsonl_reader *r, const csv_chunk *ch, st_error *err)
-{
-    csv_chunk *p = realloc(r->pending, (r->npending + 1) * sizeof *p);
-    if (!p)
-        return st_error_set(err, ST_ENOMEM, "out of memory");
-    r->pending = p;
-    r->pending[r->npending++] = *ch;
-    return ST_OK;
-}
-
 static int infer(jsonl_reader *r, const st_csv_options *co, st_error *err)
 {
     jl_line L;
@@ -253,7 +242,7 @@ static int infer(jsonl_reader *r, const st_csv_options *co, st_error *err)
             rc = csv_chunker_next(&r->ch, &ch, err);
             if (rc <= 0)
                 break;
-            if ((rc = push_pending(r, &ch, err)) < 0) {
+            if ((rc = csv_chunk_queue_push(&r->pending, &ch, err)) < 0) {
                 csv_chunk_free(&ch);
                 break;
             }
@@ -343,39 +332,12 @@ static int jsonl_next_unit(void *priv, st_unit *unit, st_error *err)
 {
     jsonl_reader *r = priv;
     csv_chunk ch;
-    if (r->pending_head < r->npending) {
-        ch = r->pending[r->pending_head++];
-        if (r->pending_head == r->npending) {
-            free(r->pending);
-            r->pending = NULL;
-            r->npending = r->pending_head = 0;
-        }
-    } else {
+    if (!csv_chunk_queue_pop(&r->pending, &ch)) {
         int rc = csv_chunker_next(&r->ch, &ch, err);
         if (rc <= 0)
             return rc;
     }
-    csv_chunk *box = malloc(sizeof *box);
-    if (!box) {
-        csv_chunk_free(&ch);
-        return st_error_set(err, ST_ENOMEM, "out of memory");
-    }
-    *box = ch;
-    unit->data = box;
-    unit->first_record = ch.row;
-    unit->offset = ch.offset + ch.start;
-    return 1;
-}
-
-static void jsonl_free_unit(const void *priv, st_unit *unit)
-{
-    (void)priv;
-    csv_chunk *ch = unit->data;
-    if (ch) {
-        csv_chunk_free(ch);
-        free(ch);
-    }
-    unit->data = NULL;
+    return csv_chunk_to_unit(&ch, ch.row, unit, err);
 }
 
 /* ---- decoding ------------------------------------------------------------- */
@@ -603,9 +565,7 @@ static void jsonl_close(void *priv)
         free(r->keys[i].name);
     free(r->keys);
     free(r->index);
-    for (size_t i = r->pending_head; i < r->npending; i++)
-        csv_chunk_free(&r->pending[i]);
-    free(r->pending);
+    csv_chunk_queue_free(&r->pending);
     csv_chunker_free(&r->ch);
     st_schema_free(&r->types);
     free_list(r->only, r->nonly);
@@ -620,7 +580,7 @@ const st_reader_ops st_jsonl_reader_ops = {
     .open = jsonl_open,
     .next_unit = jsonl_next_unit,
     .decode_unit = jsonl_decode_unit,
-    .free_unit = jsonl_free_unit,
+    .free_unit = csv_chunk_unit_free,
     .schema = jsonl_schema,
     .close = jsonl_close,
 };
