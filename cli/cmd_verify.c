@@ -43,10 +43,12 @@ static const cli_option *const verify_groups[] = {
 /* The tap's state lives with the caller: verify() closes the tap stream
  * (freeing only the wrapper), and the caller reads the checksum after. */
 typedef struct crc_tap {
+    st_stream_ops ops;   /* those of inner's that it has */
     st_stream *inner;
     bool checksum;       /* only manifests need the file's CRC */
     uint32_t crc;
     uint64_t bytes;
+    const uint8_t *lent; /* next byte to be consumed of what inner lent */
 } crc_tap;
 
 static crc_tap *tap_of(st_stream *s)
@@ -77,13 +79,45 @@ static int tap_size(st_stream *s, uint64_t *size, st_error *err)
     return st_stream_size(tap_of(s)->inner, size, err);
 }
 
+/* Lent bytes (a remote chunk) are checksummed as they are consumed, so the
+ * record reader still reads them in place. */
+static ssize_t tap_lend(st_stream *s, size_t want, const uint8_t **data, st_error *err)
+{
+    crc_tap *t = tap_of(s);
+    ssize_t got = st_stream_lend(t->inner, want, data, err);
+    if (got > 0)
+        t->lent = *data;
+    return got;
+}
+
+static void tap_consume(st_stream *s, size_t n)
+{
+    crc_tap *t = tap_of(s);
+    if (t->checksum)
+        t->crc = st_crc32c(t->crc, t->lent, n);
+    t->lent += n;
+    t->bytes += n;
+    st_stream_consume(t->inner, n);
+}
+
 static void tap_close(st_stream *s)
 {
     (void)s; /* the state is the caller's; st_stream_close frees the wrapper */
 }
 
-static const st_stream_ops tap_ops_seekable = {"file", tap_read, tap_pread, tap_size, tap_close};
-static const st_stream_ops tap_ops_stream = {"stream", tap_read, NULL, tap_size, tap_close};
+static void tap_init(crc_tap *t, st_stream *inner, bool checksum)
+{
+    *t = (crc_tap){.inner = inner, .checksum = checksum};
+    t->ops = (st_stream_ops){.kind = "file", .read = tap_read, .size = tap_size, .close = tap_close};
+    if (st_stream_can_seek(inner))
+        t->ops.pread = tap_pread;
+    else
+        t->ops.kind = "stream";
+    if (st_stream_can_lend(inner)) {
+        t->ops.lend = tap_lend;
+        t->ops.consume = tap_consume;
+    }
+}
 
 /* ---- verifying one file ---------------------------------------------------- */
 
@@ -227,9 +261,9 @@ static void verify_file(verify_ctx *vc, const char *path, bool want_crc, file_re
         st_stream_close(in);
         return;
     }
-    crc_tap state = {.inner = in, .checksum = want_crc};
-    st_stream *tap = st_stream_alloc(st_stream_can_seek(in) ? &tap_ops_seekable : &tap_ops_stream,
-                                     path, sizeof(crc_tap *));
+    crc_tap state;
+    tap_init(&state, in, want_crc);
+    st_stream *tap = st_stream_alloc(&state.ops, path, sizeof(crc_tap *));
     if (!tap) {
         st_error_set(&res->err, ST_ENOMEM, "out of memory");
         st_stream_close(in);

@@ -303,7 +303,24 @@ static int mem_size(st_stream *s, uint64_t *size, st_error *err)
     return ST_OK;
 }
 
-static const st_stream_ops mem_ops = { "memory", mem_read, mem_pread, mem_size, NULL };
+static ssize_t mem_lend(st_stream *s, size_t want, const uint8_t **data, st_error *err)
+{
+    (void)want;
+    (void)err;
+    mem_in *m = (mem_in *)(s + 1);
+    uint64_t left = s->pos < m->len ? m->len - s->pos : 0;
+    *data = m->data + s->pos;
+    return (ssize_t)(left < SSIZE_MAX ? left : SSIZE_MAX);
+}
+
+static void mem_consume(st_stream *s, size_t n)
+{
+    (void)s; /* st_stream_consume moves s->pos, which is all the state */
+    (void)n;
+}
+
+static const st_stream_ops mem_ops = {"memory", mem_read, mem_pread, mem_size, NULL,
+                                      mem_lend, mem_consume};
 
 int st_stream_open_memory(const void *data, size_t len, const char *name,
                           st_stream **out, st_error *err)
@@ -351,6 +368,29 @@ static ssize_t peek_read(st_stream *s, void *buf, size_t n, st_error *err)
     return st_stream_read(p->inner, buf, n, err);
 }
 
+/* The peeked bytes are one block; the inner stream's blocks follow. */
+static ssize_t peek_lend(st_stream *s, size_t want, const uint8_t **data, st_error *err)
+{
+    peek_in *p = peek_of(s);
+    if (p->off < p->len) {
+        *data = p->buf + p->off;
+        return (ssize_t)(p->len - p->off);
+    }
+    return st_stream_lend(p->inner, want, data, err);
+}
+
+static void peek_consume(st_stream *s, size_t n)
+{
+    peek_in *p = peek_of(s);
+    if (p->off < p->len) {
+        /* The copy stays until the wrapper closes: bytes lent from it must
+         * outlive this consume (see st_stream_lend). */
+        p->off += n;
+        return;
+    }
+    st_stream_consume(p->inner, n);
+}
+
 static ssize_t peek_pread(st_stream *s, void *buf, size_t n, uint64_t offset, st_error *err)
 {
     st_stream *in = peek_of(s)->inner;
@@ -395,6 +435,10 @@ ssize_t st_stream_peek(st_stream **sp, void *buf, size_t n, st_error *err)
     p->ops.pread = inner->ops->pread ? peek_pread : NULL;
     p->ops.size = inner->ops->size ? peek_size : NULL;
     p->ops.close = peek_close;
+    if (inner->ops->lend) {
+        p->ops.lend = peek_lend;
+        p->ops.consume = peek_consume;
+    }
     s->ops = &p->ops;
     s->pos = start;
     p->inner = inner;

@@ -33,6 +33,10 @@ typedef struct st_stream_ops {
     /* Releases the private state (may be NULL); st_stream_close() then
      * frees the stream itself. */
     void (*close)(st_stream *s);
+    /* Optional zero-copy reading, for streams whose bytes already sit in
+     * memory (remote chunks, peeked bytes, memory): see st_stream_lend(). */
+    ssize_t (*lend)(st_stream *s, size_t want, const uint8_t **data, st_error *err);
+    void (*consume)(st_stream *s, size_t n);
 } st_stream_ops;
 
 struct st_stream {
@@ -57,6 +61,30 @@ static inline ssize_t st_stream_read(st_stream *s, void *buf, size_t n, st_error
     if (r > 0)
         s->pos += (uint64_t)r;
     return r;
+}
+/* Zero-copy reading where the stream offers it (st_stream_can_lend):
+ * points *data at the next unread bytes, held by the stream, and returns
+ * how many: at least `want` unless the stream's current block (a remote
+ * chunk, the peeked bytes) or the stream itself ends first; 0 at the end,
+ * < 0 on error.  Nothing is consumed: a second call returns the same bytes
+ * and maybe more.  st_stream_consume() then marks the first n of them read
+ * (n no more than the last lend returned).  The bytes stay valid until the
+ * call after that consume.  A reader that needs a run across a block's end
+ * gathers it in a buffer of its own, as reads always do. */
+static inline bool st_stream_can_lend(const st_stream *s)
+{
+    return s->ops->lend != NULL;
+}
+static inline ssize_t st_stream_lend(st_stream *s, size_t want, const uint8_t **data, st_error *err)
+{
+    return s->ops->lend(s, want, data, err);
+}
+static inline void st_stream_consume(st_stream *s, size_t n)
+{
+    if (n) {
+        s->ops->consume(s, n);
+        s->pos += (uint64_t)n;
+    }
 }
 /* Reads exactly n bytes unless the stream ends first; returns bytes read. */
 ssize_t st_stream_read_full(st_stream *s, void *buf, size_t n, st_error *err);

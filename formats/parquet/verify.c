@@ -132,6 +132,7 @@ int st_pq_verify(st_stream *in, const st_verify_options *opt, st_verify_report *
     if (rc) {
         uint64_t footer_at = f.size >= 8 ? f.size - 8 : 0;
         st_pq_file_close(&f);
+        st_stream_close(in); /* ours, as verify's contract says */
         if (stage == PQ_STAGE_IO || rc == ST_ENOMEM)
             return rc;
         const char *kind = stage == PQ_STAGE_ENCRYPTED ? "encrypted" : stage == PQ_STAGE_SCHEMA ? "bad schema" : "bad footer";
@@ -166,5 +167,6 @@ done:
     st_arena_free(&values);
     st_arena_free(&dict);
     st_pq_file_close(&f);
+    st_stream_close(in);
     return rc < 0 ? rc : 0;
 }

@@ -96,6 +96,7 @@ int st_tfrecord_reader_init(st_tfrecord_reader *r, st_stream *in, uint64_t max_r
     r->size_known = st_stream_size(in, &r->size, &ignored) == ST_OK;
     r->cap = READ_CHUNK;
     r->buf = malloc(r->cap);
+    r->data = r->buf;
     if (!r->buf)
         return st_error_set(err, ST_ENOMEM, "out of memory for a read buffer");
     return ST_OK;
@@ -107,27 +108,49 @@ void st_tfrecord_reader_free(st_tfrecord_reader *r)
     r->buf = NULL;
 }
 
-/* Makes at least `need` unread bytes available unless the stream ends first;
- * returns the bytes available, or < 0 on a stream error. */
-static ssize_t reader_fill(st_tfrecord_reader *r, size_t need, st_error *err)
+/* Gathers the missing bytes of a `need`-byte run in our own buffer, moving
+ * what is unread to its front; returns the bytes available, or < 0 on a
+ * stream error.  From a lending stream only the missing bytes are copied,
+ * so that the next run can again be read in place. */
+static ssize_t reader_gather(st_tfrecord_reader *r, size_t need, st_error *err)
 {
     size_t avail = r->end - r->start;
-    if (avail >= need || r->eof)
-        return (ssize_t)avail;
-    if (r->start > 0) {
-        memmove(r->buf, r->buf + r->start, avail);
-        r->start = 0;
-        r->end = avail;
-    }
+    uint8_t *dst = r->buf;
     if (need > r->cap) {
-        uint8_t *bigger = realloc(r->buf, need);
-        if (!bigger)
+        dst = malloc(need);
+        if (!dst)
             return st_error_set(err, ST_ENOMEM, "out of memory for a %zu-byte record", need);
-        r->buf = bigger;
+    }
+    if (avail && (dst != r->data || r->start > 0))
+        memmove(dst, r->data + r->start, avail);
+    if (dst != r->buf) {
+        free(r->buf);
+        r->buf = dst;
         r->cap = need;
     }
+    if (r->lent) {
+        /* The unread bytes were the stream's: copied now, so consumed. */
+        st_stream_consume(r->in, r->end);
+        r->lent = false;
+    }
+    r->data = r->buf;
+    r->start = 0;
+    r->end = avail;
+    bool lending = st_stream_can_lend(r->in);
     while (r->end < need) {
-        ssize_t got = st_stream_read(r->in, r->buf + r->end, r->cap - r->end, err);
+        ssize_t got;
+        if (lending) {
+            const uint8_t *p;
+            got = st_stream_lend(r->in, need - r->end, &p, err);
+            if (got > 0) {
+                size_t k = (size_t)got < need - r->end ? (size_t)got : need - r->end;
+                memcpy(r->buf + r->end, p, k);
+                st_stream_consume(r->in, k);
+                got = (ssize_t)k;
+            }
+        } else {
+            got = st_stream_read(r->in, r->buf + r->end, r->cap - r->end, err);
+        }
         if (got < 0)
             return got;
         if (got == 0) {
@@ -137,6 +160,42 @@ static ssize_t reader_fill(st_tfrecord_reader *r, size_t need, st_error *err)
         r->end += (size_t)got;
     }
     return (ssize_t)(r->end - r->start);
+}
+
+/* Makes at least `need` unread bytes available unless the stream ends first;
+ * returns the bytes available, or < 0 on a stream error.  A stream that
+ * lends its bytes (a remote object's chunks) is read in place, with no
+ * copy; only a run that crosses the end of one of its blocks is gathered
+ * in our own buffer. */
+static ssize_t reader_fill(st_tfrecord_reader *r, size_t need, st_error *err)
+{
+    size_t avail = r->end - r->start;
+    if (avail >= need || r->eof)
+        return (ssize_t)avail;
+    if (avail == 0 && !r->lent && st_stream_can_lend(r->in)) {
+        r->lent = true;
+        r->data = NULL;
+        r->start = r->end = 0;
+    }
+    if (r->lent) {
+        /* Give back what was read and ask for more in place. */
+        st_stream_consume(r->in, r->start);
+        r->end -= r->start;
+        r->start = 0;
+        const uint8_t *p;
+        ssize_t got = st_stream_lend(r->in, need, &p, err);
+        if (got < 0)
+            return got;
+        r->data = p;
+        r->end = (size_t)got;
+        if ((size_t)got >= need)
+            return got;
+        if (got == 0) {
+            r->eof = true;
+            return 0;
+        }
+    }
+    return reader_gather(r, need, err);
 }
 
 static int reader_fault(st_tfrecord_reader *r, st_tfrecord_fault f, st_error *err,
@@ -170,7 +229,7 @@ int st_tfrecord_next(st_tfrecord_reader *r, const uint8_t **data, size_t *len,
         return reader_fault(r, ST_TFR_TRUNCATED, err,
                             "the stream ends %zd bytes into a 12-byte header", avail);
 
-    const uint8_t *h = r->buf + r->start;
+    const uint8_t *h = r->data + r->start;
     uint64_t length = get_le64(h);
     uint32_t stored = get_le32(h + 8);
     uint32_t computed = st_crc32c_mask(st_crc32c(0, h, 8));
@@ -198,7 +257,7 @@ int st_tfrecord_next(st_tfrecord_reader *r, const uint8_t **data, size_t *len,
                             "length %llu but the stream ends after %zd bytes of the record",
                             (unsigned long long)length, avail);
 
-    h = r->buf + r->start;
+    h = r->data + r->start;
     const uint8_t *payload = h + ST_TFRECORD_HEADER_SIZE;
     if (r->check_data_crc) {
         stored = get_le32(payload + length);
@@ -230,7 +289,7 @@ bool st_tfrecord_next_is_buffered(const st_tfrecord_reader *r)
     size_t avail = r->end - r->start;
     if (avail < ST_TFRECORD_HEADER_SIZE)
         return false;
-    uint64_t length = get_le64(r->buf + r->start);
+    uint64_t length = get_le64(r->data + r->start);
     return avail >= ST_TFRECORD_OVERHEAD && length <= avail - ST_TFRECORD_OVERHEAD;
 }
 
@@ -239,7 +298,7 @@ int st_tfrecord_resync(st_tfrecord_reader *r, st_error *err)
     st_tfrecord_fault fault = r->fault;
     r->fault = ST_TFR_OK;
     if (fault == ST_TFR_DATA_CRC) {
-        uint64_t length = get_le64(r->buf + r->start);
+        uint64_t length = get_le64(r->data + r->start);
         size_t frame = (size_t)length + ST_TFRECORD_OVERHEAD;
         r->start += frame;
         r->offset += frame;
@@ -257,7 +316,7 @@ int st_tfrecord_resync(st_tfrecord_reader *r, st_error *err)
             return (int)avail;
         if (avail < ST_TFRECORD_HEADER_SIZE)
             goto done;
-        if (st_tfrecord_header_valid(r->buf + r->start, NULL))
+        if (st_tfrecord_header_valid(r->data + r->start, NULL))
             return 1;
     }
 done:

@@ -56,9 +56,13 @@ const char *st_tfrecord_fault_name(st_tfrecord_fault f);
 
 typedef struct st_tfrecord_reader {
     st_stream *in;               /* not owned */
-    uint8_t *buf;
+    uint8_t *buf;                /* our own buffer */
     size_t cap;
-    size_t start, end;           /* unread bytes are buf[start..end) */
+    /* Unread bytes are data[start..end): data is buf, or bytes the stream
+     * lends (lent), of which data[0..start) are read but not yet consumed. */
+    const uint8_t *data;
+    size_t start, end;
+    bool lent;
     bool eof;
     uint64_t offset;             /* stream offset of the next record */
     uint64_t index;              /* index of the next record */

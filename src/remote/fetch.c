@@ -741,7 +741,10 @@ static int start_xfer(st_fetcher *f, st_xfer *x)
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 15L);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)f->cfg.stall_timeout);
-    curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 256L * 1024);
+    /* Large receive buffers: fewer recv calls and callbacks per byte on the
+     * transfer thread, which limits throughput on a fast link (1 MiB was
+     * ~10% faster than 256 KiB in bench/remote.sh). */
+    curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 1024L * 1024);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_SHARE, f->share);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");

@@ -61,8 +61,10 @@ bool st_remote_is_pattern(const char *url);
 /* Hint: these objects will be opened in this order.  Their first chunks are
  * fetched in the background (at most `parallel` transfers and
  * parallel x chunk_size bytes held for objects not yet opened), so that
- * st_stream_open() finds data in flight.  Unknown or invalid URLs are
- * ignored here and reported when opened. */
+ * st_stream_open() finds data in flight.  Once a stream has been read on
+ * sequentially, the objects are taken to be read whole and the same budget
+ * fetches their following chunks too, in order.  Unknown or invalid URLs
+ * are ignored here and reported when opened. */
 void st_remote_prefetch(const char *const *urls, size_t n);
 
 typedef struct st_remote_stats {

@@ -15,10 +15,13 @@ typedef struct st_remote_ctx {
     st_robj *pf_head, *pf_tail;  /* announced, not yet opened, in order */
     size_t pf_chunks;            /* chunks held or in flight for those */
     int window;                  /* chunks read ahead per open stream */
+    bool sequential;             /* a stream was read on past its sniff: read
+                                    announced objects ahead whole, in order */
     /* Chunk buffers kept for reuse: fresh pages cost a page fault each,
      * which at loopback speeds is more than the copy itself. */
     uint8_t **spare;
     size_t nspare, spare_cap;
+    size_t nbuffers;             /* chunk buffers in spare or lent to chunks */
 } st_remote_ctx;
 
 /* The registered hooks reach the context through this (see remote.c). */

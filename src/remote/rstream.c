@@ -1,12 +1,16 @@
 /* Reading remote objects.
  *
- * Sequential read(): the object is cut into chunk_size ranges; up to
- * `window` of them are requested ahead of the reader and handed over in
- * order, byte by byte as they arrive (the first bytes are readable before
- * the first chunk is complete).  Opening (and an announced object not yet
- * opened) requests the first chunk only; the window opens once read() has
- * gone past SNIFF_BYTES, so that sniffing the format of a Parquet file,
- * which is then read with pread(), does not download window x chunk_size.
+ * Sequential read() and lend(): the object is cut into chunk_size ranges;
+ * up to `window` of them are requested ahead of the reader and handed over
+ * in order, byte by byte as they arrive (the first bytes are readable
+ * before the first chunk is complete).  lend() hands out the chunk's own
+ * bytes, so a TFRecord reader checks records where they landed.  Opening
+ * (and an announced object not yet opened) requests the first chunk only;
+ * the window opens once reading has gone past SNIFF_BYTES, so that sniffing
+ * the format of a Parquet file, which is then read with pread(), does not
+ * download window x chunk_size.  The first stream read that far also tells
+ * the prefetcher that inputs are read whole: from then on announced
+ * objects are fetched ahead chunk after chunk, in reading order.
  * pread(): served from the read-ahead window when it covers the bytes, else
  * from a small cache of blocks.  A tiny read (under TINY_READ: the tail of
  * a Parquet file) takes a FOOTER_BLOCK around it, which usually holds the
@@ -19,14 +23,16 @@
  * Every range must carry the same ETag (or Last-Modified) and size as the
  * first, else the read fails with "object changed while being read".
  *
- * Memory: window x chunk_size per open stream, CACHE_BLOCKS blocks for
- * pread, and parallel x chunk_size for announced objects not yet opened. */
+ * Memory: window x chunk_size per open stream (up to MAX_WINDOW chunks
+ * fetched before it was opened), CACHE_BLOCKS blocks for pread, and
+ * parallel x chunk_size for announced objects not yet opened. */
 #include "remote_internal.h"
 
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define MAX_WINDOW 8
 #define CACHE_BLOCKS 4
@@ -34,6 +40,8 @@
 #define FOOTER_BLOCK ((size_t)64 << 10) /* as Arrow's first read of a footer */
 #define SNIFF_BYTES ((uint64_t)64 << 10)
 #define READ_SLICE ((size_t)512 << 10)
+#define FRESH_BACKGROUND 4
+enum { ISSUE_LATER = 1 }; /* issue_chunk: no buffer for a background chunk yet */
 
 typedef struct cblock {
     uint64_t off;
@@ -69,6 +77,61 @@ static size_t chunk_size(st_remote_ctx *c) { return st_fetch_config(c->f)->chunk
 
 static void chunk_event(st_xfer *x);
 
+/* Chunk buffers.  A fresh buffer costs a page fault per 4 KiB page when
+ * its bytes first arrive, and that work would fall on the transfer thread,
+ * the one that limits throughput on a fast link.  So a reader about to wait
+ * for bytes first prepares a spare buffer with its pages already in place
+ * (prepare_spare), and chunks take spares before fresh memory.  nbuffers
+ * counts the buffers in spares or lent to chunks, so that preparing never
+ * goes past what the read-ahead can hold. */
+
+static void prefault(uint8_t *p, size_t size)
+{
+#ifdef MADV_POPULATE_WRITE
+    /* One call instead of a fault per page (Linux 5.14 and later). */
+    uintptr_t page = 4096;
+    uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1);
+    uintptr_t b = ((uintptr_t)p + size) & ~(page - 1);
+    if (b > a && madvise((void *)a, b - a, MADV_POPULATE_WRITE) == 0)
+        return;
+#endif
+    for (size_t i = 0; i < size; i += 4096)
+        ((volatile uint8_t *)p)[i] = 0;
+}
+
+/* A buffer for a chunk: a spare, else fresh memory. */
+static uint8_t *take_buffer(st_remote_ctx *c)
+{
+    if (c->nspare)
+        return c->spare[--c->nspare];
+    uint8_t *p = malloc(chunk_size(c));
+    if (p)
+        c->nbuffers++;
+    return p;
+}
+
+/* Lock held; drops it while the pages are faulted in.  Returns whether a
+ * buffer was added. */
+static bool prepare_spare(st_remote_ctx *c)
+{
+    if (c->nspare > 0 || c->nbuffers >= c->spare_cap)
+        return false;
+    c->nbuffers++; /* counted now: another reader must not prepare it too */
+    st_fetch_unlock(c->f);
+    size_t size = chunk_size(c);
+    uint8_t *p = malloc(size);
+    if (p)
+        prefault(p, size);
+    st_fetch_lock(c->f);
+    if (!p || c->nspare == c->spare_cap) {
+        free(p);
+        c->nbuffers--;
+        return false;
+    }
+    c->spare[c->nspare++] = p;
+    return true;
+}
+
 /* Whether another sequential chunk exists to request. */
 static bool more_to_issue(const st_robj *o)
 {
@@ -80,6 +143,11 @@ static bool more_to_issue(const st_robj *o)
 static int issue_chunk(st_robj *o, int priority)
 {
     st_remote_ctx *c = o->c;
+    /* Background chunks take fresh memory only for the first
+     * FRESH_BACKGROUND buffers; after that they wait for a spare, which a
+     * waiting reader prepares or a consumed chunk gives back. */
+    if (priority > 0 && c->nspare == 0 && c->nbuffers >= FRESH_BACKGROUND)
+        return ISSUE_LATER;
     uint64_t len = chunk_size(c);
     if (o->ident.known && o->next_off + len > o->ident.size)
         len = o->ident.size - o->next_off;
@@ -94,7 +162,7 @@ static int issue_chunk(st_robj *o, int priority)
     x->ranged = true;
     x->range_start = o->next_off;
     x->range_len = len;
-    x->dest = c->nspare ? c->spare[--c->nspare] : malloc(chunk_size(c));
+    x->dest = take_buffer(c);
     x->dest_owned = true;
     x->ident = &o->ident;
     x->on_event = chunk_event;
@@ -120,14 +188,20 @@ static void sched_stream(st_robj *o)
             break;
 }
 
-/* Starts chunks of announced objects, in order, within the budget (lock held). */
+/* Starts chunks of announced objects, in order, within the budget (lock held).
+ * Until some stream has been read sequentially, only first chunks: the
+ * reader may go on with pread() alone (Parquet), and the rest of the
+ * object would be wasted.  Once one has (c->sequential), the inputs are
+ * taken to be read whole, in order, and the budget goes to the next chunks
+ * in that order: all `parallel` transfers then carry bytes the reader will
+ * want soonest, instead of first chunks far ahead while the open object's
+ * rest crawls on one connection. */
 static void sched_prefetch(st_remote_ctx *c)
 {
     size_t budget = (size_t)st_fetch_config(c->f)->parallel;
+    size_t per_object = c->sequential ? MAX_WINDOW : 1;
     for (st_robj *o = c->pf_head; o && c->pf_chunks < budget; o = o->pnext) {
-        /* The first chunk only: the reader may not read on sequentially
-         * (Parquet), and the window opens once it does. */
-        while (c->pf_chunks < budget && o->count < 1 && more_to_issue(o)) {
+        while (c->pf_chunks < budget && o->count < per_object && more_to_issue(o)) {
             if (issue_chunk(o, 1))
                 return;
             c->pf_chunks++;
@@ -164,10 +238,14 @@ static st_robj *robj_new(st_remote_ctx *c, const char *url, st_error *err)
 /* Takes back a finished chunk's buffer for the next chunk (lock held). */
 static void recycle(st_remote_ctx *c, st_xfer *x)
 {
-    if (st_xfer_finished(x) && x->dest_owned && x->dest && c->nspare < c->spare_cap) {
+    if (!x->dest_owned || !x->dest)
+        return;
+    if (st_xfer_finished(x) && c->nspare < c->spare_cap) {
         c->spare[c->nspare++] = x->dest;
         x->dest = NULL;
         x->dest_owned = false;
+    } else {
+        c->nbuffers--; /* freed with the request */
     }
 }
 
@@ -197,67 +275,108 @@ static void pop_head(st_robj *o)
 
 /* ---- stream ops ------------------------------------------------------ */
 
-static ssize_t rs_read(st_stream *s, void *buf, size_t n, st_error *err)
+/* Lends the unread bytes of the head chunk (lock held): waits until at
+ * least `want` of them have arrived, or the chunk is complete.  Returns the
+ * count, 0 at the end of the object, or an error. */
+static ssize_t lend_locked(st_robj *o, size_t want, const uint8_t **data, st_error *err)
 {
-    st_robj *o = rs_of(s)->o;
     st_fetcher *f = o->c->f;
-    st_fetch_lock(f);
     /* A sniff of the first bytes (format detection) does not open the
      * window: the reader may go on with pread() only. */
     if (!o->seq_started && o->read_bytes >= SNIFF_BYTES) {
         o->seq_started = true;
         sched_stream(o);
+        if (!o->c->sequential) {
+            o->c->sequential = true;
+            sched_prefetch(o->c);
+        }
     }
-    ssize_t ret = 0;
     for (;;) {
         if (o->count == 0) {
             sched_stream(o);
             if (o->count == 0)
-                break; /* end of object */
+                return 0; /* end of object */
         }
         st_xfer *x = o->ring[o->head];
         if (x->state == ST_XS_FAILED) {
             if (err)
                 *err = x->err;
-            ret = x->err.code;
-            break;
-        }
-        size_t ready = (size_t)(x->got - o->consumed);
-        /* While a chunk is still arriving, take bytes in slices of at least
-         * READ_SLICE (or what was asked): fewer wake-ups per byte. */
-        size_t enough = n < READ_SLICE ? n : READ_SLICE;
-        if (!o->delivered)
-            enough = 1; /* the first bytes go out as soon as they come */
-        bool complete = x->state == ST_XS_DONE || x->got >= x->range_len;
-        if (x->got > o->consumed && (ready >= enough || complete)) {
-            size_t k = ready;
-            if (k > n)
-                k = n;
-            /* Bytes below x->got never change and x stays ours. */
-            const uint8_t *src = x->dest + o->consumed;
-            st_fetch_unlock(f);
-            memcpy(buf, src, k);
-            st_fetch_lock(f);
-            o->consumed += k;
-            o->delivered = true;
-            o->read_bytes += k;
-            ret = (ssize_t)k;
-            if (x->state == ST_XS_DONE && o->consumed >= x->range_len) {
-                pop_head(o);
-                sched_stream(o);
-            }
-            break;
+            return x->err.code;
         }
         if (x->state == ST_XS_DONE && o->consumed >= x->range_len) {
             pop_head(o);
             sched_stream(o);
             continue;
         }
+        size_t ready = (size_t)(x->got - o->consumed);
+        /* While a chunk is still arriving, wait for slices of at least
+         * READ_SLICE (or what was asked): fewer wake-ups per byte. */
+        size_t enough = want > READ_SLICE ? want : READ_SLICE;
+        if (!o->delivered)
+            enough = 1; /* the first bytes go out as soon as they come */
+        bool complete = x->state == ST_XS_DONE || x->got >= x->range_len;
+        if (ready > 0 && (ready >= enough || complete)) {
+            /* Bytes below x->got never change, and x stays ours until
+             * they are consumed. */
+            *data = x->dest + o->consumed;
+            return (ssize_t)(ready < SSIZE_MAX ? ready : SSIZE_MAX);
+        }
+        /* Not before the first bytes: they are what a user waits for. */
+        if (o->delivered && prepare_spare(o->c)) {
+            sched_prefetch(o->c);
+            continue; /* the lock was dropped: look again before waiting */
+        }
         x->wake_at = o->consumed + enough;
         st_fetch_wait(f);
     }
+}
+
+static ssize_t rs_lend(st_stream *s, size_t want, const uint8_t **data, st_error *err)
+{
+    st_robj *o = rs_of(s)->o;
+    st_fetch_lock(o->c->f);
+    ssize_t n = lend_locked(o, want, data, err);
+    st_fetch_unlock(o->c->f);
+    return n;
+}
+
+static void consume_locked(st_robj *o, size_t n)
+{
+    st_xfer *x = o->ring[o->head];
+    o->consumed += n;
+    o->delivered = true;
+    o->read_bytes += n;
+    if (x->state == ST_XS_DONE && o->consumed >= x->range_len) {
+        pop_head(o);
+        sched_stream(o);
+    }
+}
+
+static void rs_consume(st_stream *s, size_t n)
+{
+    st_robj *o = rs_of(s)->o;
+    st_fetch_lock(o->c->f);
+    consume_locked(o, n);
+    st_fetch_unlock(o->c->f);
+}
+
+static ssize_t rs_read(st_stream *s, void *buf, size_t n, st_error *err)
+{
+    st_robj *o = rs_of(s)->o;
+    st_fetcher *f = o->c->f;
+    st_fetch_lock(f);
+    const uint8_t *src;
+    ssize_t k = lend_locked(o, n < READ_SLICE ? n : READ_SLICE, &src, err);
+    if (k > 0) {
+        if ((size_t)k > n)
+            k = (ssize_t)n;
+        st_fetch_unlock(f);
+        memcpy(buf, src, (size_t)k);
+        st_fetch_lock(f);
+        consume_locked(o, (size_t)k);
+    }
     st_fetch_unlock(f);
-    return ret;
+    return k;
 }
 
 /* Copies what the window or the cache hold at off; returns bytes copied
@@ -467,10 +586,10 @@ static void rs_close(st_stream *s)
     rs_of(s)->o = NULL;
 }
 
-static const st_stream_ops https_ops = {"https", rs_read, rs_pread, rs_size, rs_close};
-static const st_stream_ops http_ops = {"http", rs_read, rs_pread, rs_size, rs_close};
-static const st_stream_ops s3_ops = {"s3", rs_read, rs_pread, rs_size, rs_close};
-static const st_stream_ops gcs_ops = {"gs", rs_read, rs_pread, rs_size, rs_close};
+static const st_stream_ops https_ops = {"https", rs_read, rs_pread, rs_size, rs_close, rs_lend, rs_consume};
+static const st_stream_ops http_ops = {"http", rs_read, rs_pread, rs_size, rs_close, rs_lend, rs_consume};
+static const st_stream_ops s3_ops = {"s3", rs_read, rs_pread, rs_size, rs_close, rs_lend, rs_consume};
+static const st_stream_ops gcs_ops = {"gs", rs_read, rs_pread, rs_size, rs_close, rs_lend, rs_consume};
 
 /* ---- open / prefetch ------------------------------------------------- */
 

@@ -965,7 +965,6 @@ static void test_bomb(void)
     CU_ASSERT_EQUAL(st_format_parquet.verify(in, &vo, &rep, &err), 0);
     CU_ASSERT(!rep.ok);
     CU_ASSERT_PTR_NOT_NULL(strstr(rep.failure_detail, "limit"));
-    st_stream_close(in);
 }
 
 /* ---- verify and inspect ----------------------------------------------------------------------- */
@@ -988,7 +987,6 @@ static void verify_file(const char *rel, bool ok, const char *kind, uint64_t off
         CU_ASSERT_EQUAL(rep.failure_offset, offset);
         CU_ASSERT(rep.failure_detail[0] != '\0');
     }
-    st_stream_close(in);
 }
 
 static void test_verify(void)

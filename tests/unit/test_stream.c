@@ -325,6 +325,25 @@ static void test_peek_replay(void)
     free(all);
     st_stream_close(s);
 
+    /* lending: the peeked bytes are one block, the inner stream's follow,
+     * and the position counts what was consumed */
+    CU_ASSERT_EQUAL_FATAL(st_stream_open_memory(data, 10000, "m", &s, &err), 0);
+    CU_ASSERT_EQUAL(st_stream_peek(&s, head, sizeof head, &err), 64);
+    CU_ASSERT_TRUE_FATAL(st_stream_can_lend(s));
+    const uint8_t *p;
+    CU_ASSERT_EQUAL(st_stream_lend(s, 100, &p, &err), 64);
+    CU_ASSERT_EQUAL(memcmp(p, data, 64), 0);
+    st_stream_consume(s, 60);
+    CU_ASSERT_EQUAL(st_stream_lend(s, 100, &p, &err), 4);
+    CU_ASSERT_EQUAL(memcmp(p, data + 60, 4), 0);
+    st_stream_consume(s, 4);
+    CU_ASSERT_EQUAL(st_stream_lend(s, 100, &p, &err), 10000 - 64);
+    CU_ASSERT_EQUAL(memcmp(p, data + 64, 10000 - 64), 0);
+    st_stream_consume(s, 10000 - 64);
+    CU_ASSERT_EQUAL(st_stream_lend(s, 100, &p, &err), 0);
+    CU_ASSERT_EQUAL(s->pos, 10000);
+    st_stream_close(s);
+
     /* peeking more than there is */
     CU_ASSERT_EQUAL_FATAL(st_stream_open_memory(data, 10, "m", &s, &err), 0);
     CU_ASSERT_EQUAL(st_stream_peek(&s, head, sizeof head, &err), 10);

@@ -61,16 +61,113 @@ static ssize_t unsized_read(st_stream *s, void *buf, size_t n, st_error *err)
 
 static const st_stream_ops unsized_ops = {"unsized", unsized_read, NULL, NULL, NULL};
 
-static int read_all(const st_buf *file, bool sized, uint64_t max, uint64_t *records,
+/* A stream that lends its bytes in blocks of `block` bytes, as remote
+ * chunks are lent.  Each block is a fresh copy, and a block given back is
+ * overwritten at the next call: a reader that kept using lent bytes past
+ * what st_stream_lend promises reads garbage and fails the CRC. */
+typedef struct blocky {
+    const uint8_t *data;
+    size_t len, block;
+    size_t at;                   /* consumed */
+    uint8_t *lent;               /* copy of data[lent_off, lent_off + lent_len) */
+    size_t lent_off, lent_len;
+    uint8_t *stale;              /* a block consumed whole, poisoned at the next call */
+    size_t stale_len;
+} blocky;
+
+static void blocky_poison(blocky *b)
+{
+    if (b->stale) {
+        memset(b->stale, 0xA5, b->stale_len);
+        free(b->stale);
+        b->stale = NULL;
+    }
+}
+
+static ssize_t blocky_lend(st_stream *s, size_t want, const uint8_t **data, st_error *err)
+{
+    (void)want;
+    (void)err;
+    blocky *b = (blocky *)(s + 1);
+    blocky_poison(b);
+    if (b->at == b->len)
+        return 0;
+    if (!b->lent || b->at >= b->lent_off + b->lent_len) {
+        if (b->lent) {
+            b->stale = b->lent;
+            b->stale_len = b->lent_len;
+        }
+        size_t end = (b->at / b->block + 1) * b->block;
+        b->lent_off = b->at;
+        b->lent_len = (end < b->len ? end : b->len) - b->at;
+        b->lent = malloc(b->lent_len);
+        memcpy(b->lent, b->data + b->at, b->lent_len);
+    }
+    *data = b->lent + (b->at - b->lent_off);
+    return (ssize_t)(b->lent_off + b->lent_len - b->at);
+}
+
+static void blocky_consume(st_stream *s, size_t n)
+{
+    blocky *b = (blocky *)(s + 1);
+    blocky_poison(b);
+    CU_ASSERT_FATAL(b->lent && b->at + n <= b->lent_off + b->lent_len);
+    b->at += n;
+}
+
+static ssize_t blocky_read(st_stream *s, void *buf, size_t n, st_error *err)
+{
+    const uint8_t *p;
+    ssize_t got = blocky_lend(s, n, &p, err);
+    if (got > 0) {
+        got = (size_t)got < n ? got : (ssize_t)n;
+        memcpy(buf, p, (size_t)got);
+        blocky_consume(s, (size_t)got);
+    }
+    return got;
+}
+
+static int blocky_size(st_stream *s, uint64_t *size, st_error *err)
+{
+    (void)err;
+    *size = ((blocky *)(s + 1))->len;
+    return ST_OK;
+}
+
+static void blocky_close(st_stream *s)
+{
+    blocky *b = (blocky *)(s + 1);
+    blocky_poison(b);
+    free(b->lent);
+}
+
+static const st_stream_ops blocky_ops = {"blocky", blocky_read, NULL, blocky_size, blocky_close,
+                                         blocky_lend, blocky_consume};
+
+static st_stream *open_blocky(const st_buf *file, size_t block)
+{
+    st_stream *in = st_stream_alloc(&blocky_ops, "blocky", sizeof(blocky));
+    *(blocky *)(in + 1) = (blocky){.data = file->data, .len = file->len, .block = block};
+    return in;
+}
+
+/* How read_all reads: 0 unsized reads (like stdin), 1 a memory stream
+ * (lent whole), 2 and up lent in blocks of 7, 4096 and 65536 bytes. */
+enum { READ_UNSIZED, READ_MEMORY, READ_BLOCKS_7, READ_BLOCKS_4K, READ_BLOCKS_64K, READ_MODES };
+static const size_t block_sizes[READ_MODES] = {0, 0, 7, 4096, 65536};
+
+static int read_all(const st_buf *file, int mode, uint64_t max, uint64_t *records,
                     st_tfrecord_reader *out_reader)
 {
     st_stream *in;
     st_error err;
-    if (sized) {
+    if (mode == READ_MEMORY) {
         st_stream_open_memory(file->data, file->len, "mem", &in, &err);
-    } else {
+    } else if (mode == READ_UNSIZED) {
         in = st_stream_alloc(&unsized_ops, "unsized", sizeof(unsized));
         *(unsized *)(in + 1) = (unsized){file->data, file->len, 0};
+    } else {
+        in = open_blocky(file, block_sizes[mode]);
     }
     st_tfrecord_reader r;
     st_tfrecord_reader_init(&r, in, max, &err);
@@ -90,11 +187,61 @@ static void test_reader_reads_back(void)
 {
     size_t sizes[] = {0, 1, 100, 5 << 20, 3};
     st_buf f = make_file(sizes, 5);
-    for (int sized = 0; sized < 2; sized++) {
+    for (int mode = 0; mode < READ_MODES; mode++) {
         uint64_t n;
         st_tfrecord_reader r;
-        CU_ASSERT_EQUAL(read_all(&f, sized, 0, &n, &r), 0);
+        CU_ASSERT_EQUAL(read_all(&f, mode, 0, &n, &r), 0);
         CU_ASSERT_EQUAL(n, 5);
+    }
+    st_buf_free(&f);
+}
+
+/* Records read in place from lent blocks, or gathered where they cross a
+ * block's end, are the records written, byte for byte; runs of records
+ * that st_tfrecord_next_is_buffered promises stay put really do. */
+static void test_lent_blocks_read_in_place_and_across(void)
+{
+    size_t sizes[300];
+    for (size_t i = 0; i < 300; i++)
+        sizes[i] = (i * 7919) % 5000 + (i % 17 == 0 ? 70000 : 0);
+    st_buf f = make_file(sizes, 300);
+    const size_t blocks[] = {1, 5, 13, 4096, 65536, 1 << 20};
+    for (size_t b = 0; b < sizeof blocks / sizeof *blocks; b++) {
+        st_stream *in = open_blocky(&f, blocks[b]);
+        st_tfrecord_reader r;
+        st_error err;
+        CU_ASSERT_EQUAL_FATAL(st_tfrecord_reader_init(&r, in, 0, &err), ST_OK);
+        const uint8_t *data, *framed;
+        size_t len, i = 0;
+        uint64_t offset = 0;
+        const uint8_t *run_start = NULL; /* frames promised to stay put */
+        size_t run_len = 0;
+        int rc;
+        while ((rc = st_tfrecord_next(&r, &data, &len, &framed, &err)) > 0) {
+            CU_ASSERT_EQUAL_FATAL(len, sizes[i]);
+            bool same = true;
+            for (size_t k = 0; k < len; k++)
+                same = same && data[k] == (uint8_t)(i + 1);
+            CU_ASSERT_TRUE(same);
+            CU_ASSERT_EQUAL(memcmp(framed, f.data + offset, len + 16), 0);
+            /* The run so far must still hold the bytes written. */
+            if (run_start && run_start + run_len == framed) {
+                run_len += len + 16;
+            } else {
+                run_start = framed;
+                run_len = len + 16;
+            }
+            CU_ASSERT_EQUAL(memcmp(run_start, f.data + offset + len + 16 - run_len, run_len), 0);
+            if (!st_tfrecord_next_is_buffered(&r))
+                run_start = NULL;
+            offset += len + 16;
+            i++;
+        }
+        CU_ASSERT_EQUAL(rc, 0);
+        CU_ASSERT_EQUAL(i, 300);
+        CU_ASSERT_EQUAL(in->pos, f.len);
+        st_tfrecord_reader_free(&r);
+        st_stream_close(in);
     }
     st_buf_free(&f);
 }
@@ -107,36 +254,40 @@ static void test_fault_kinds_and_order(void)
     st_tfrecord_reader r;
     size_t second = 10 + 16;
 
-    /* Data CRC of record 1. */
-    f.data[second + 12 + 5] ^= 0x10;
-    CU_ASSERT_EQUAL(read_all(&f, true, 0, &n, &r), ST_EDATA);
-    CU_ASSERT_EQUAL(r.fault, ST_TFR_DATA_CRC);
-    CU_ASSERT_EQUAL(r.fault_index, 1);
-    CU_ASSERT_EQUAL(r.fault_offset, second);
-    CU_ASSERT_EQUAL(n, 1);
-    f.data[second + 12 + 5] ^= 0x10;
+    for (int mode = READ_MEMORY; mode < READ_MODES; mode++) {
+        /* Data CRC of record 1. */
+        f.data[second + 12 + 5] ^= 0x10;
+        CU_ASSERT_EQUAL(read_all(&f, mode, 0, &n, &r), ST_EDATA);
+        CU_ASSERT_EQUAL(r.fault, ST_TFR_DATA_CRC);
+        CU_ASSERT_EQUAL(r.fault_index, 1);
+        CU_ASSERT_EQUAL(r.fault_offset, second);
+        CU_ASSERT_EQUAL(n, 1);
+        f.data[second + 12 + 5] ^= 0x10;
 
-    /* A length flip is caught by the length CRC before anything else. */
-    f.data[second + 7] ^= 0x80;
-    CU_ASSERT_EQUAL(read_all(&f, true, 0, &n, &r), ST_EDATA);
-    CU_ASSERT_EQUAL(r.fault, ST_TFR_LENGTH_CRC);
-    f.data[second + 7] ^= 0x80;
+        /* A length flip is caught by the length CRC before anything else. */
+        f.data[second + 7] ^= 0x80;
+        CU_ASSERT_EQUAL(read_all(&f, mode, 0, &n, &r), ST_EDATA);
+        CU_ASSERT_EQUAL(r.fault, ST_TFR_LENGTH_CRC);
+        f.data[second + 7] ^= 0x80;
+    }
 
     /* Cut inside the last record: truncated, with and without a known size. */
     st_buf cut = {0};
     st_buf_append(&cut, f.data, f.len - 3);
-    for (int sized = 0; sized < 2; sized++) {
-        CU_ASSERT_EQUAL(read_all(&cut, sized, 0, &n, &r), ST_EDATA);
+    for (int mode = 0; mode < READ_MODES; mode++) {
+        CU_ASSERT_EQUAL(read_all(&cut, mode, 0, &n, &r), ST_EDATA);
         CU_ASSERT_EQUAL(r.fault, ST_TFR_TRUNCATED);
         CU_ASSERT_EQUAL(r.fault_index, 2);
         CU_ASSERT_EQUAL(n, 2);
     }
     /* Cut inside a header. */
     cut.len = second + 5;
-    CU_ASSERT_EQUAL(read_all(&cut, true, 0, &n, &r), ST_EDATA);
+    CU_ASSERT_EQUAL(read_all(&cut, READ_MEMORY, 0, &n, &r), ST_EDATA);
+    CU_ASSERT_EQUAL(r.fault, ST_TFR_TRUNCATED);
+    CU_ASSERT_EQUAL(read_all(&cut, READ_BLOCKS_7, 0, &n, &r), ST_EDATA);
     CU_ASSERT_EQUAL(r.fault, ST_TFR_TRUNCATED);
     /* A length beyond the cap, with the size unknown: too large, no allocation. */
-    CU_ASSERT_EQUAL(read_all(&f, false, 15, &n, &r), ST_EDATA);
+    CU_ASSERT_EQUAL(read_all(&f, READ_UNSIZED, 15, &n, &r), ST_EDATA);
     CU_ASSERT_EQUAL(r.fault, ST_TFR_TOO_LARGE);
     CU_ASSERT_EQUAL(r.fault_index, 1);
     st_buf_free(&cut);
@@ -153,11 +304,37 @@ static void test_huge_length_is_not_allocated(void)
     st_buf_append(&f, h, 12);
     uint64_t n;
     st_tfrecord_reader r;
-    CU_ASSERT_EQUAL(read_all(&f, true, 0, &n, &r), ST_EDATA);
+    CU_ASSERT_EQUAL(read_all(&f, READ_MEMORY, 0, &n, &r), ST_EDATA);
     CU_ASSERT_EQUAL(r.fault, ST_TFR_TRUNCATED);
-    CU_ASSERT_EQUAL(read_all(&f, false, 0, &n, &r), ST_EDATA);
+    CU_ASSERT_EQUAL(read_all(&f, READ_BLOCKS_4K, 0, &n, &r), ST_EDATA);
+    CU_ASSERT_EQUAL(r.fault, ST_TFR_TRUNCATED);
+    CU_ASSERT_EQUAL(read_all(&f, READ_UNSIZED, 0, &n, &r), ST_EDATA);
     CU_ASSERT_EQUAL(r.fault, ST_TFR_TOO_LARGE);
     st_buf_free(&f);
+}
+
+/* Reads f to the end, skipping damage; counts records and skips. */
+static void read_resyncing(st_stream *in, int *got, int *skipped)
+{
+    st_error err;
+    st_tfrecord_reader r;
+    st_tfrecord_reader_init(&r, in, 0, &err);
+    const uint8_t *data;
+    size_t len;
+    int rc;
+    *got = *skipped = 0;
+    while ((rc = st_tfrecord_next(&r, &data, &len, NULL, &err)) != 0) {
+        if (rc > 0) {
+            (*got)++;
+            CU_ASSERT_TRUE(len == 10 || len == 40);
+            continue;
+        }
+        (*skipped)++;
+        if (st_tfrecord_resync(&r, &err) <= 0)
+            break;
+    }
+    st_tfrecord_reader_free(&r);
+    st_stream_close(in);
 }
 
 static void test_resync_skips_damage(void)
@@ -166,28 +343,18 @@ static void test_resync_skips_damage(void)
     st_buf f = make_file(sizes, 4);
     f.data[10 + 16 + 12 + 1] ^= 1;      /* data CRC of record 1 */
     f.data[10 + 16 + 20 + 16 + 2] ^= 4; /* length CRC of record 2 */
-    st_stream *in;
-    st_error err;
-    st_stream_open_memory(f.data, f.len, "mem", &in, &err);
-    st_tfrecord_reader r;
-    st_tfrecord_reader_init(&r, in, 0, &err);
-    const uint8_t *data;
-    size_t len;
-    int got = 0, skipped = 0, rc;
-    while ((rc = st_tfrecord_next(&r, &data, &len, NULL, &err)) != 0) {
-        if (rc > 0) {
-            got++;
-            CU_ASSERT_TRUE(len == 10 || len == 40);
-            continue;
-        }
-        skipped++;
-        if (st_tfrecord_resync(&r, &err) <= 0)
-            break;
+    for (size_t block = 0; block < 20; block += 5) {
+        st_stream *in;
+        st_error err;
+        if (block)
+            in = open_blocky(&f, block); /* the byte-by-byte search crosses blocks */
+        else
+            st_stream_open_memory(f.data, f.len, "mem", &in, &err);
+        int got, skipped;
+        read_resyncing(in, &got, &skipped);
+        CU_ASSERT_EQUAL(got, 2);
+        CU_ASSERT_EQUAL(skipped, 2);
     }
-    CU_ASSERT_EQUAL(got, 2);
-    CU_ASSERT_EQUAL(skipped, 2);
-    st_tfrecord_reader_free(&r);
-    st_stream_close(in);
     st_buf_free(&f);
 }
 
@@ -204,7 +371,8 @@ static void test_probe(void)
 static const CU_TestInfo suite_tests[] = {
     {"empty record framing matches TensorFlow", test_empty_record_framing},
     {"mask / unmask", test_mask_roundtrip},
-    {"reader reads back sized and unsized streams", test_reader_reads_back},
+    {"reader reads back sized, unsized and lending streams", test_reader_reads_back},
+    {"lent blocks: read in place, gathered across ends", test_lent_blocks_read_in_place_and_across},
     {"fault kinds, indexes, offsets and order", test_fault_kinds_and_order},
     {"a huge length is refused, not allocated", test_huge_length_is_not_allocated},
     {"resync skips damaged records", test_resync_skips_damage},
