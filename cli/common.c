@@ -23,7 +23,7 @@ const cli_option cli_common_options[] = {
 
 const cli_option cli_remote_options[] = {
     {"parallel", 0, ARG_TEXT, "N", NULL, "remote transfers in flight at once (default 16)"},
-    {"chunk-size", 0, ARG_TEXT, "SIZE", NULL, "size of ranged reads of remote objects (default 8MiB)"},
+    {"chunk-size", 0, ARG_TEXT, "SIZE", NULL, "size of ranged reads and upload parts (default: reads sized to the link, up to 8MiB)"},
     {"retries", 0, ARG_TEXT, "N", NULL, "retries of a failed remote request (default 5)"},
     {"endpoint", 0, ARG_TEXT, "URL", NULL, "S3-compatible endpoint (path-style; also AWS_ENDPOINT_URL)"},
     {"no-sign-request", 0, ARG_NONE, NULL, NULL, "read public buckets without credentials"},
@@ -249,6 +249,7 @@ int cli_remote_setup(const cli_command *cmd, const cli_values *v)
     if (cli_size(v, cmd, "chunk-size", cfg.chunk_size, &n))
         return EXIT_USAGE;
     cfg.chunk_size = (size_t)n;
+    cfg.adaptive_reads = !cli_has(v, "chunk-size"); /* a size the user names is kept */
     if (cli_uint(v, cmd, "retries", (uint64_t)cfg.retries, &n))
         return EXIT_USAGE;
     cfg.retries = (int)n;

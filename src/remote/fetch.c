@@ -544,6 +544,7 @@ static int accept_headers(st_fetcher *f, st_xfer *x)
         if (end > total)
             x->range_len = total > x->range_start ? total - x->range_start : 0;
     }
+    x->answered_at = mono_now();
     x->headers_ok = true;
     if (x->on_event)
         x->on_event(x);
@@ -956,6 +957,7 @@ static double parse_retry_after(const char *v)
 static void finish(st_fetcher *f, st_xfer *x, int state)
 {
     x->state = state;
+    x->ended_at = mono_now();
     if (x->on_event)
         x->on_event(x);
     if (x->orphan)

@@ -108,7 +108,9 @@ struct st_xfer {
     uint64_t sent;            /* upload bytes sent in this attempt */
     double not_before;        /* retry time (monotonic seconds) */
     double retry_after;       /* from the last response, seconds; 0 none */
-    double started_at;
+    double started_at;       /* this attempt's request went out */
+    double answered_at;      /* its headers were accepted (ranged GETs) */
+    double ended_at;         /* it finished */
     /* headers of the current response */
     char h_content_range[128];
     long long h_content_length;

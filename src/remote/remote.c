@@ -24,6 +24,7 @@ void st_remote_config_init(st_remote_config *cfg)
     memset(cfg, 0, sizeof *cfg);
     cfg->parallel = 16;
     cfg->chunk_size = (size_t)8 << 20;
+    cfg->adaptive_reads = true;
     cfg->retries = 5;
     cfg->stall_timeout = 30;
 }

@@ -22,6 +22,9 @@
 typedef struct st_remote_config {
     int parallel;             /* transfers at once, all objects together (default 16) */
     size_t chunk_size;        /* bytes per ranged GET and per upload part (default 8 MiB; parts >= 5 MiB) */
+    bool adaptive_reads;      /* sequential reads size their ranged GETs to the link,
+                                 from MIN_READ_CHUNK up to chunk_size (default true;
+                                 false when the user names a chunk size) */
     int retries;              /* retries per request after the first attempt (default 5) */
     const char *endpoint;     /* S3 endpoint URL (path-style); NULL: AWS_ENDPOINT_URL_S3,
                                  AWS_ENDPOINT_URL, else AWS virtual-host addressing */

@@ -22,6 +22,10 @@ typedef struct st_remote_ctx {
     uint8_t **spare;
     size_t nspare, spare_cap;
     size_t nbuffers;             /* chunk buffers in spare or lent to chunks */
+    /* Sequential chunks' length when it adapts to the link, and the
+     * quickest answer it is sized from (see rstream.c). */
+    size_t read_len;
+    double answer_floor;
 } st_remote_ctx;
 
 /* The registered hooks reach the context through this (see remote.c). */

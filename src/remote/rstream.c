@@ -77,6 +77,46 @@ static size_t chunk_size(st_remote_ctx *c) { return st_fetch_config(c->f)->chunk
 
 static void chunk_event(st_xfer *x);
 
+/* How long sequential chunks are.  A ranged GET waits one answer time
+ * (latency) before its bytes flow, and over the internet that is tens of
+ * milliseconds, so chunks there must be megabytes long.  But every byte
+ * fetched ahead sits in memory until read, and on a fast link (a store next
+ * door, loopback) megabyte chunks in every transfer push the read-ahead out
+ * of the CPU caches: the copy into the chunk and the reader's CRC then both
+ * go to DRAM, and the transfer thread, which limits throughput there, slows
+ * by a fifth.  So chunks start at MIN_READ_CHUNK and are sized from the
+ * quickest answer seen (the link's own latency; slower answers also waited
+ * for this process): long enough that the answer time is at most a fifth
+ * of a chunk's time at LINK_RATE, a typical cloud store's rate per
+ * connection, and no longer than chunk_size.  A --chunk-size the user names
+ * is used as it is. */
+#define MIN_READ_CHUNK ((size_t)1 << 20)
+#define LINK_RATE 100e6 /* bytes per second */
+
+static size_t read_len(st_remote_ctx *c)
+{
+    const st_remote_config *cfg = st_fetch_config(c->f);
+    if (!cfg->adaptive_reads || cfg->chunk_size <= MIN_READ_CHUNK)
+        return cfg->chunk_size;
+    return c->read_len ? c->read_len : MIN_READ_CHUNK;
+}
+
+/* Learns the answer time from a finished chunk (lock held). */
+static void size_chunks(st_remote_ctx *c, const st_xfer *x)
+{
+    const st_remote_config *cfg = st_fetch_config(c->f);
+    if (!cfg->adaptive_reads || x->state != ST_XS_DONE || x->attempts != 1)
+        return;
+    double answer = x->answered_at - x->started_at;
+    if (answer < 0 || (c->read_len && answer >= c->answer_floor))
+        return;
+    c->answer_floor = answer;
+    double want = 4 * answer * LINK_RATE;
+    size_t len = want >= (double)cfg->chunk_size ? cfg->chunk_size : (size_t)want;
+    len = (len + (64 << 10) - 1) & ~(size_t)((64 << 10) - 1);
+    c->read_len = len < MIN_READ_CHUNK ? MIN_READ_CHUNK : len > cfg->chunk_size ? cfg->chunk_size : len;
+}
+
 /* Chunk buffers.  A fresh buffer costs a page fault per 4 KiB page when
  * its bytes first arrive, and that work would fall on the transfer thread,
  * the one that limits throughput on a fast link.  So a reader about to wait
@@ -119,9 +159,10 @@ static bool prepare_spare(st_remote_ctx *c)
     c->nbuffers++; /* counted now: another reader must not prepare it too */
     st_fetch_unlock(c->f);
     size_t size = chunk_size(c);
+    size_t used = read_len(c); /* the rest is faulted in if chunks grow */
     uint8_t *p = malloc(size);
     if (p)
-        prefault(p, size);
+        prefault(p, used);
     st_fetch_lock(c->f);
     if (!p || c->nspare == c->spare_cap) {
         free(p);
@@ -148,7 +189,7 @@ static int issue_chunk(st_robj *o, int priority)
      * waiting reader prepares or a consumed chunk gives back. */
     if (priority > 0 && c->nspare == 0 && c->nbuffers >= FRESH_BACKGROUND)
         return ISSUE_LATER;
-    uint64_t len = chunk_size(c);
+    uint64_t len = read_len(c);
     if (o->ident.known && o->next_off + len > o->ident.size)
         len = o->ident.size - o->next_off;
     st_xfer *x = st_xfer_new("GET", o->addr.url);
@@ -214,6 +255,8 @@ static void chunk_event(st_xfer *x)
     st_robj *o = x->owner;
     if (!o || !x->headers_ok)
         return;
+    if (st_xfer_finished(x))
+        size_chunks(o->c, x);
     if (o->claimed)
         sched_stream(o);
     else

@@ -55,7 +55,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         st_verify_options vo = {.decode = true, .max_record_size = 16u << 20};
         st_verify_report rep;
         memset(&rep, 0, sizeof rep);
-        st_format_parquet.verify(in, &vo, &rep, &err);
+        st_format_parquet.verify(in, &vo, &rep, &err); /* closes in */
+    }
+    if (st_stream_open_memory(data, size, "fuzz.parquet", &in, &err) == 0) {
         st_buf b = {0};
         st_jsonw w;
         st_jsonw_init(&w, &b, false);

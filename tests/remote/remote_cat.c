@@ -185,7 +185,11 @@ int main(int argc, char **argv)
             i++;
             break;
         } else if (strcmp(a, "--parallel") == 0) { TAKES(); cfg.parallel = atoi(v); }
-        else if (strcmp(a, "--chunk-size") == 0) { TAKES(); cfg.chunk_size = strtoull(v, NULL, 10); }
+        else if (strcmp(a, "--chunk-size") == 0) {
+            TAKES();
+            cfg.chunk_size = strtoull(v, NULL, 10);
+            cfg.adaptive_reads = false; /* as the CLI: a named size is kept */
+        }
         else if (strcmp(a, "--retries") == 0) { TAKES(); cfg.retries = atoi(v); }
         else if (strcmp(a, "--endpoint") == 0) { TAKES(); cfg.endpoint = v; }
         else if (strcmp(a, "--no-sign-request") == 0) cfg.no_sign_request = true;

@@ -262,6 +262,7 @@ class _FaultHandler(BaseHTTPRequestHandler):
                 fault = p.fail_when(self.command, self.path) or fault
             p.seen.append(fault)
             p.log.append((self.command, self.path, fault))
+            p.ranges.append(self.headers.get("Range"))
         if fault == "reset":
             # close without an answer (RST where the kernel allows)
             try:
@@ -276,6 +277,8 @@ class _FaultHandler(BaseHTTPRequestHandler):
                 hdrs.append(("Retry-After", "1"))
             _reply(self, int(fault), hdrs, b"try again later\n", self.command == "HEAD")
             return
+        if p.delay_seconds:
+            time.sleep(p.delay_seconds)  # a far-away store's answer time
         status, hdrs, data = _forward(p.upstream, self.command, self.path, list(self.headers.items()), body)
         if p.etag_after is not None and n >= p.etag_after:
             hdrs = [(k, '"changed-%d"' % n if k.lower() == "etag" else v) for k, v in hdrs]
@@ -298,11 +301,13 @@ class _FaultHandler(BaseHTTPRequestHandler):
 
 class FaultProxy(_Base):
     def __init__(self, upstream_port, schedule, stall_seconds=4.0, etag_after=None, clean_first=0,
-                 fail_when=None):
+                 fail_when=None, delay_seconds=0.0):
         """fail_when(method, path) may name a fault for one request (else
         None), whatever the schedule says: e.g. 500 for every upload part
-        after the first."""
+        after the first.  delay_seconds passes before every answer."""
         self.upstream = upstream_port
+        self.delay_seconds = delay_seconds
+        self.ranges = []  # the Range header of each request, or None
         self.schedule = list(schedule)
         self.stall_seconds = stall_seconds
         self.etag_after = etag_after

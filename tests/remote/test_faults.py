@@ -3,6 +3,7 @@
 Retry-After, 500, 429, bodies cut mid-way, stalled transfers and reset
 connections, on a fixed schedule.  Every read must still be byte-identical
 (retries resume from the byte reached); Retry-After must set the delay;
+reads must grow from 1 MiB to 8 MiB ranges when answers are slow;
 an object whose ETag changes between ranges must fail with "object changed
 while being read"; too few retries must give up with a message.
 
@@ -31,7 +32,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="st-remote-faults-")
     root = os.path.join(tmp, "www")
     sizes = {"multi.bin": 6 * CHUNK + 4321, "small.bin": 5000, "one.bin": 1,
-             "mid.bin": 2 * CHUNK + 3}
+             "mid.bin": 2 * CHUNK + 3, "large.bin": 40 * CHUNK + 17}
     data = rtest.make_data(root, sizes, seed=11)
     res = rtest.Results("faults")
     ngx = rtest.Nginx(root, os.path.join(tmp, "nginx"))
@@ -77,6 +78,47 @@ def main():
             proxies.append(p)
             d.fails(opts + [url(p, "multi.bin")], "object changed while being read")
         res.check("a changed ETag between ranges fails", etag_change)
+
+        def range_lengths(p):
+            out = []
+            for r in p.ranges:
+                m = re.match(r"bytes=(\d+)-(\d+)$", r or "")
+                if m:
+                    out.append((int(m.group(1)), int(m.group(2)) - int(m.group(1)) + 1))
+            return sorted(out)
+
+        def read_sizes_follow_the_link():
+            # A store that takes 40 ms to answer: reads start at 1 MiB and
+            # grow to the 8 MiB most; the bytes are the same.
+            p = servers.FaultProxy(ngx.port, ["ok"], delay_seconds=0.04)
+            proxies.append(p)
+            out, _ = d.ok(["--parallel", "4", url(p, "large.bin")])
+            if out != data["large.bin"]:
+                raise rtest.Failure("bytes differ")
+            lens = range_lengths(p)
+            if not lens or lens[0] != (0, CHUNK):
+                raise rtest.Failure("the first read is not 1 MiB: %s" % lens[:3])
+            if max(n for _, n in lens) != 8 * CHUNK:
+                raise rtest.Failure("reads never grew to 8 MiB: %s" % lens)
+            # Ranges tile the object: no byte twice, none missing.
+            at = 0
+            for start, n in lens:
+                if start != at:
+                    raise rtest.Failure("ranges do not tile the object at %d: %s" % (at, lens))
+                at += n
+            if at != len(data["large.bin"]):
+                raise rtest.Failure("ranges end at %d of %d" % (at, len(data["large.bin"])))
+            # A chunk size that is named is used for every read.
+            p = servers.FaultProxy(ngx.port, ["ok"], delay_seconds=0.04)
+            proxies.append(p)
+            out, _ = d.ok(["--parallel", "4", "--chunk-size", str(3 * CHUNK), url(p, "large.bin")])
+            if out != data["large.bin"]:
+                raise rtest.Failure("bytes differ with --chunk-size")
+            lens = range_lengths(p)
+            if any(n != 3 * CHUNK for _, n in lens[:-1]) or not lens:
+                raise rtest.Failure("--chunk-size not kept: %s" % lens)
+        res.check("read sizes follow the store's answer time; a named size is kept",
+                  read_sizes_follow_the_link)
 
         def give_up():
             p = servers.FaultProxy(ngx.port, ["503"])
