@@ -157,9 +157,9 @@ static bool prepare_spare(st_remote_ctx *c)
     if (c->nspare > 0 || c->nbuffers >= c->spare_cap)
         return false;
     c->nbuffers++; /* counted now: another reader must not prepare it too */
-    st_fetch_unlock(c->f);
     size_t size = chunk_size(c);
     size_t used = read_len(c); /* the rest is faulted in if chunks grow */
+    st_fetch_unlock(c->f);
     uint8_t *p = malloc(size);
     if (p)
         prefault(p, used);
