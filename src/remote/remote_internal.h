@@ -31,6 +31,23 @@ typedef struct st_remote_ctx {
 /* The registered hooks reach the context through this (see remote.c). */
 st_remote_ctx *st_remote_ctx_current(void);
 
+/* chunks.c: chunk buffers and the length of sequential chunks (lock held). */
+/* Bytes in the next sequential chunk: fixed, or following the link. */
+size_t st_chunk_read_len(st_remote_ctx *c);
+/* Learns the link's answer time from a finished chunk. */
+void st_chunk_learn(st_remote_ctx *c, const st_xfer *x);
+/* Whether a background (prefetch) chunk may have a buffer now. */
+bool st_chunk_buffer_for_background(const st_remote_ctx *c);
+/* A chunk_size buffer: a spare, else fresh memory (counted); NULL: none. */
+uint8_t *st_chunk_buffer_take(st_remote_ctx *c);
+/* Takes back a chunk's buffer before the request is released: kept as a
+ * spare when the request has finished, else left to be freed with it. */
+void st_chunk_buffer_give(st_remote_ctx *c, st_xfer *x);
+/* Prepares one spare with its pages faulted in, dropping the lock while it
+ * does; returns whether it added one (false: enough spares or buffers). */
+bool st_chunk_buffer_prepare(st_remote_ctx *c);
+void st_chunk_buffers_free(st_remote_ctx *c);
+
 int st_rstream_open(st_remote_ctx *c, const char *url, st_stream **out, st_error *err);
 void st_rstream_prefetch(st_remote_ctx *c, const char *const *urls, size_t n);
 void st_rstream_forget_prefetch(st_remote_ctx *c);

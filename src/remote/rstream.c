@@ -32,7 +32,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #define MAX_WINDOW 8
 #define CACHE_BLOCKS 4
@@ -40,7 +39,6 @@
 #define FOOTER_BLOCK ((size_t)64 << 10) /* as Arrow's first read of a footer */
 #define SNIFF_BYTES ((uint64_t)64 << 10)
 #define READ_SLICE ((size_t)512 << 10)
-#define FRESH_BACKGROUND 4
 enum { ISSUE_LATER = 1 }; /* issue_chunk: no buffer for a background chunk yet */
 
 typedef struct cblock {
@@ -77,102 +75,6 @@ static size_t chunk_size(st_remote_ctx *c) { return st_fetch_config(c->f)->chunk
 
 static void chunk_event(st_xfer *x);
 
-/* How long sequential chunks are.  A ranged GET waits one answer time
- * (latency) before its bytes flow, and over the internet that is tens of
- * milliseconds, so chunks there must be megabytes long.  But every byte
- * fetched ahead sits in memory until read, and on a fast link (a store next
- * door, loopback) megabyte chunks in every transfer push the read-ahead out
- * of the CPU caches: the copy into the chunk and the reader's CRC then both
- * go to DRAM, and the transfer thread, which limits throughput there, slows
- * by a fifth.  So chunks start at MIN_READ_CHUNK and are sized from the
- * quickest answer seen (the link's own latency; slower answers also waited
- * for this process): long enough that the answer time is at most a fifth
- * of a chunk's time at LINK_RATE, a typical cloud store's rate per
- * connection, and no longer than chunk_size.  A --chunk-size the user names
- * is used as it is. */
-#define MIN_READ_CHUNK ((size_t)1 << 20)
-#define LINK_RATE 100e6 /* bytes per second */
-
-static size_t read_len(st_remote_ctx *c)
-{
-    const st_remote_config *cfg = st_fetch_config(c->f);
-    if (!cfg->adaptive_reads || cfg->chunk_size <= MIN_READ_CHUNK)
-        return cfg->chunk_size;
-    return c->read_len ? c->read_len : MIN_READ_CHUNK;
-}
-
-/* Learns the answer time from a finished chunk (lock held). */
-static void size_chunks(st_remote_ctx *c, const st_xfer *x)
-{
-    const st_remote_config *cfg = st_fetch_config(c->f);
-    if (!cfg->adaptive_reads || x->state != ST_XS_DONE || x->attempts != 1)
-        return;
-    double answer = x->answered_at - x->started_at;
-    if (answer < 0 || (c->read_len && answer >= c->answer_floor))
-        return;
-    c->answer_floor = answer;
-    double want = 4 * answer * LINK_RATE;
-    size_t len = want >= (double)cfg->chunk_size ? cfg->chunk_size : (size_t)want;
-    len = (len + (64 << 10) - 1) & ~(size_t)((64 << 10) - 1);
-    c->read_len = len < MIN_READ_CHUNK ? MIN_READ_CHUNK : len > cfg->chunk_size ? cfg->chunk_size : len;
-}
-
-/* Chunk buffers.  A fresh buffer costs a page fault per 4 KiB page when
- * its bytes first arrive, and that work would fall on the transfer thread,
- * the one that limits throughput on a fast link.  So a reader about to wait
- * for bytes first prepares a spare buffer with its pages already in place
- * (prepare_spare), and chunks take spares before fresh memory.  nbuffers
- * counts the buffers in spares or lent to chunks, so that preparing never
- * goes past what the read-ahead can hold. */
-
-static void prefault(uint8_t *p, size_t size)
-{
-#ifdef MADV_POPULATE_WRITE
-    /* One call instead of a fault per page (Linux 5.14 and later). */
-    uintptr_t page = 4096;
-    uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1);
-    uintptr_t b = ((uintptr_t)p + size) & ~(page - 1);
-    if (b > a && madvise((void *)a, b - a, MADV_POPULATE_WRITE) == 0)
-        return;
-#endif
-    for (size_t i = 0; i < size; i += 4096)
-        ((volatile uint8_t *)p)[i] = 0;
-}
-
-/* A buffer for a chunk: a spare, else fresh memory. */
-static uint8_t *take_buffer(st_remote_ctx *c)
-{
-    if (c->nspare)
-        return c->spare[--c->nspare];
-    uint8_t *p = malloc(chunk_size(c));
-    if (p)
-        c->nbuffers++;
-    return p;
-}
-
-/* Lock held; drops it while the pages are faulted in.  Returns whether a
- * buffer was added. */
-static bool prepare_spare(st_remote_ctx *c)
-{
-    if (c->nspare > 0 || c->nbuffers >= c->spare_cap)
-        return false;
-    c->nbuffers++; /* counted now: another reader must not prepare it too */
-    size_t size = chunk_size(c);
-    size_t used = read_len(c); /* the rest is faulted in if chunks grow */
-    st_fetch_unlock(c->f);
-    uint8_t *p = malloc(size);
-    if (p)
-        prefault(p, used);
-    st_fetch_lock(c->f);
-    if (!p || c->nspare == c->spare_cap) {
-        free(p);
-        c->nbuffers--;
-        return false;
-    }
-    c->spare[c->nspare++] = p;
-    return true;
-}
-
 /* Whether another sequential chunk exists to request. */
 static bool more_to_issue(const st_robj *o)
 {
@@ -184,12 +86,9 @@ static bool more_to_issue(const st_robj *o)
 static int issue_chunk(st_robj *o, int priority)
 {
     st_remote_ctx *c = o->c;
-    /* Background chunks take fresh memory only for the first
-     * FRESH_BACKGROUND buffers; after that they wait for a spare, which a
-     * waiting reader prepares or a consumed chunk gives back. */
-    if (priority > 0 && c->nspare == 0 && c->nbuffers >= FRESH_BACKGROUND)
+    if (priority > 0 && !st_chunk_buffer_for_background(c))
         return ISSUE_LATER;
-    uint64_t len = read_len(c);
+    uint64_t len = st_chunk_read_len(c);
     if (o->ident.known && o->next_off + len > o->ident.size)
         len = o->ident.size - o->next_off;
     st_xfer *x = st_xfer_new("GET", o->addr.url);
@@ -203,7 +102,7 @@ static int issue_chunk(st_robj *o, int priority)
     x->ranged = true;
     x->range_start = o->next_off;
     x->range_len = len;
-    x->dest = take_buffer(c);
+    x->dest = st_chunk_buffer_take(c);
     x->dest_owned = true;
     x->ident = &o->ident;
     x->on_event = chunk_event;
@@ -256,7 +155,7 @@ static void chunk_event(st_xfer *x)
     if (!o || !x->headers_ok)
         return;
     if (st_xfer_finished(x))
-        size_chunks(o->c, x);
+        st_chunk_learn(o->c, x);
     if (o->claimed)
         sched_stream(o);
     else
@@ -278,25 +177,11 @@ static st_robj *robj_new(st_remote_ctx *c, const char *url, st_error *err)
     return o;
 }
 
-/* Takes back a finished chunk's buffer for the next chunk (lock held). */
-static void recycle(st_remote_ctx *c, st_xfer *x)
-{
-    if (!x->dest_owned || !x->dest)
-        return;
-    if (st_xfer_finished(x) && c->nspare < c->spare_cap) {
-        c->spare[c->nspare++] = x->dest;
-        x->dest = NULL;
-        x->dest_owned = false;
-    } else {
-        c->nbuffers--; /* freed with the request */
-    }
-}
-
 /* Lock held. */
 static void robj_free_locked(st_robj *o)
 {
     for (size_t i = 0; i < o->count; i++) {
-        recycle(o->c, o->ring[(o->head + i) % MAX_WINDOW]);
+        st_chunk_buffer_give(o->c, o->ring[(o->head + i) % MAX_WINDOW]);
         st_fetch_release_locked(o->c->f, o->ring[(o->head + i) % MAX_WINDOW]);
     }
     o->count = 0;
@@ -308,7 +193,7 @@ static void robj_free_locked(st_robj *o)
 
 static void pop_head(st_robj *o)
 {
-    recycle(o->c, o->ring[o->head]);
+    st_chunk_buffer_give(o->c, o->ring[o->head]);
     st_fetch_release_locked(o->c->f, o->ring[o->head]);
     o->ring[o->head] = NULL;
     o->head = (o->head + 1) % MAX_WINDOW;
@@ -365,7 +250,7 @@ static ssize_t lend_locked(st_robj *o, size_t want, const uint8_t **data, st_err
             return (ssize_t)(ready < SSIZE_MAX ? ready : SSIZE_MAX);
         }
         /* Not before the first bytes: they are what a user waits for. */
-        if (o->delivered && prepare_spare(o->c)) {
+        if (o->delivered && st_chunk_buffer_prepare(o->c)) {
             sched_prefetch(o->c);
             continue; /* the lock was dropped: look again before waiting */
         }
@@ -746,10 +631,6 @@ void st_rstream_forget_prefetch(st_remote_ctx *c)
     }
     c->pf_tail = NULL;
     c->pf_chunks = 0;
-    while (c->nspare)
-        free(c->spare[--c->nspare]);
-    free(c->spare);
-    c->spare = NULL;
-    c->spare_cap = 0;
+    st_chunk_buffers_free(c);
     st_fetch_unlock(c->f);
 }
