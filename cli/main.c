@@ -2,6 +2,8 @@
 #include "cli.h"
 
 #include "st_config.h"
+#include "remote.h"
+#include "../formats/format.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -62,6 +64,23 @@ static void dump_options(void)
     }
 }
 
+/* The version, then what this build can do, for bug reports and scripts
+ * (as curl --version lists its protocols and features). */
+static void print_version(void)
+{
+    printf("shardtool %s\n", ST_VERSION);
+    printf("formats:");
+    for (size_t i = 0; st_formats[i]; i++)
+        if (!st_formats[i]->unavailable)
+            printf(" %s", st_formats[i]->name);
+    printf("\nremote: %s\n", st_remote_available() ? "http https s3 gs" : "none");
+#if defined(ST_HAVE_CUDA) && ST_HAVE_CUDA
+    printf("gpu: cuda\n");
+#else
+    printf("gpu: none\n");
+#endif
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -74,7 +93,7 @@ int main(int argc, char **argv)
         return EXIT_OK;
     }
     if (strcmp(first, "--version") == 0 || strcmp(first, "-V") == 0) {
-        printf("shardtool %s\n", ST_VERSION);
+        print_version();
         return EXIT_OK;
     }
     if (strcmp(first, "--dump-options") == 0) {

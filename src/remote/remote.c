@@ -29,6 +29,11 @@ void st_remote_config_init(st_remote_config *cfg)
     cfg->stall_timeout = 30;
 }
 
+bool st_remote_available(void)
+{
+    return true;
+}
+
 static int hook_open(const char *url, st_stream **out, st_error *err)
 {
     st_remote_ctx *c = st_remote_ctx_current();

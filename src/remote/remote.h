@@ -42,6 +42,9 @@ typedef struct st_remote_config {
 
 void st_remote_config_init(st_remote_config *cfg);
 
+/* False when built without libcurl/libcrypto (the stub). */
+bool st_remote_available(void);
+
 /* Starts the transfer thread, loads credentials and registers the remote
  * opener/creator with the core (st_stream_set_remote).  Call once, from the
  * main thread, before any URL is opened. */

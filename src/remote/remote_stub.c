@@ -14,6 +14,11 @@ void st_remote_config_init(st_remote_config *cfg)
     cfg->stall_timeout = 30;
 }
 
+bool st_remote_available(void)
+{
+    return false;
+}
+
 int st_remote_init(const st_remote_config *cfg, st_error *err)
 {
     (void)cfg;
