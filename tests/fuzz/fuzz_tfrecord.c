@@ -1,8 +1,11 @@
 /* Fuzz target for the TFRecord reader: verify (with Example decoding, through
  * the decompressing stream when the input looks compressed) and the reader
- * ops with --skip-corrupt resynchronisation, on arbitrary bytes.  Neither
+ * ops with --skip-corrupt resynchronisation, reading whole and reading from a
+ * stream that lends small blocks (as remote chunks are lent), on arbitrary
+ * bytes.  Neither
  * may crash, hang or allocate beyond the record limit. */
 #include "../../formats/tfrecord/tfrecord.h"
+#include "../support/lending_stream.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,11 +25,17 @@ static void verify_bytes(const uint8_t *data, size_t size)
     st_format_tfrecord.verify(in, &opt, &rep, &err);
 }
 
-static void read_skipping_damage(const uint8_t *data, size_t size)
+/* block 0: a memory stream (lent whole); else lent in blocks of that many
+ * bytes, so that records cross blocks and are gathered. */
+static void read_skipping_damage(const uint8_t *data, size_t size, size_t block)
 {
     st_stream *in;
     st_error err;
-    if (st_stream_open_memory(data, size, "fuzz", &in, &err) < 0)
+    if (block)
+        in = lending_stream_open(data, size, block);
+    else if (st_stream_open_memory(data, size, "fuzz", &in, &err) < 0)
+        in = NULL;
+    if (!in)
         return;
     st_read_options ro;
     memset(&ro, 0, sizeof ro);
@@ -55,6 +64,8 @@ static void read_skipping_damage(const uint8_t *data, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     verify_bytes(data, size);
-    read_skipping_damage(data, size);
+    read_skipping_damage(data, size, 0);
+    /* The block size comes from the input, so the fuzzer explores it too. */
+    read_skipping_damage(data, size, size ? (size_t)data[size - 1] % 29 + 1 : 1);
     return 0;
 }

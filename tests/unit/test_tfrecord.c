@@ -1,6 +1,7 @@
 /* TFRecord framing and the shared record reader. */
 #include "../../formats/tfrecord/tfrecord.h"
 #include "../../src/crc32c.h"
+#include "../support/lending_stream.h"
 
 #include <CUnit/CUnit.h>
 #include <stdlib.h>
@@ -61,94 +62,9 @@ static ssize_t unsized_read(st_stream *s, void *buf, size_t n, st_error *err)
 
 static const st_stream_ops unsized_ops = {"unsized", unsized_read, NULL, NULL, NULL};
 
-/* A stream that lends its bytes in blocks of `block` bytes, as remote
- * chunks are lent.  Each block is a fresh copy, and a block given back is
- * overwritten at the next call: a reader that kept using lent bytes past
- * what st_stream_lend promises reads garbage and fails the CRC. */
-typedef struct blocky {
-    const uint8_t *data;
-    size_t len, block;
-    size_t at;                   /* consumed */
-    uint8_t *lent;               /* copy of data[lent_off, lent_off + lent_len) */
-    size_t lent_off, lent_len;
-    uint8_t *stale;              /* a block consumed whole, poisoned at the next call */
-    size_t stale_len;
-} blocky;
-
-static void blocky_poison(blocky *b)
-{
-    if (b->stale) {
-        memset(b->stale, 0xA5, b->stale_len);
-        free(b->stale);
-        b->stale = NULL;
-    }
-}
-
-static ssize_t blocky_lend(st_stream *s, size_t want, const uint8_t **data, st_error *err)
-{
-    (void)want;
-    (void)err;
-    blocky *b = (blocky *)(s + 1);
-    blocky_poison(b);
-    if (b->at == b->len)
-        return 0;
-    if (!b->lent || b->at >= b->lent_off + b->lent_len) {
-        if (b->lent) {
-            b->stale = b->lent;
-            b->stale_len = b->lent_len;
-        }
-        size_t end = (b->at / b->block + 1) * b->block;
-        b->lent_off = b->at;
-        b->lent_len = (end < b->len ? end : b->len) - b->at;
-        b->lent = malloc(b->lent_len);
-        memcpy(b->lent, b->data + b->at, b->lent_len);
-    }
-    *data = b->lent + (b->at - b->lent_off);
-    return (ssize_t)(b->lent_off + b->lent_len - b->at);
-}
-
-static void blocky_consume(st_stream *s, size_t n)
-{
-    blocky *b = (blocky *)(s + 1);
-    blocky_poison(b);
-    CU_ASSERT_FATAL(b->lent && b->at + n <= b->lent_off + b->lent_len);
-    b->at += n;
-}
-
-static ssize_t blocky_read(st_stream *s, void *buf, size_t n, st_error *err)
-{
-    const uint8_t *p;
-    ssize_t got = blocky_lend(s, n, &p, err);
-    if (got > 0) {
-        got = (size_t)got < n ? got : (ssize_t)n;
-        memcpy(buf, p, (size_t)got);
-        blocky_consume(s, (size_t)got);
-    }
-    return got;
-}
-
-static int blocky_size(st_stream *s, uint64_t *size, st_error *err)
-{
-    (void)err;
-    *size = ((blocky *)(s + 1))->len;
-    return ST_OK;
-}
-
-static void blocky_close(st_stream *s)
-{
-    blocky *b = (blocky *)(s + 1);
-    blocky_poison(b);
-    free(b->lent);
-}
-
-static const st_stream_ops blocky_ops = {"blocky", blocky_read, NULL, blocky_size, blocky_close,
-                                         blocky_lend, blocky_consume};
-
 static st_stream *open_blocky(const st_buf *file, size_t block)
 {
-    st_stream *in = st_stream_alloc(&blocky_ops, "blocky", sizeof(blocky));
-    *(blocky *)(in + 1) = (blocky){.data = file->data, .len = file->len, .block = block};
-    return in;
+    return lending_stream_open(file->data, file->len, block);
 }
 
 /* How read_all reads: 0 unsized reads (like stdin), 1 a memory stream
