@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const cat_formats[] = {"json", "tfrecord", "raw", NULL};
 
@@ -38,8 +39,34 @@ typedef struct cat_state {
     bool pipe_closed;
 } cat_state;
 
+/* Runs of frames this long go straight to the descriptor (after what
+ * stdio holds): copying them into stdout's buffer first would cost the
+ * reader a pass over every byte. */
+#define DIRECT_WRITE ((size_t)64 << 10)
+
 static int emit(cat_state *cs, const void *data, size_t len)
 {
+    if (len >= DIRECT_WRITE) {
+        if (fflush(stdout) != 0) {
+            if (errno == EPIPE)
+                cs->pipe_closed = true;
+            return -1;
+        }
+        const uint8_t *p = data;
+        while (len > 0) {
+            ssize_t n = write(fileno(stdout), p, len);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0) {
+                if (errno == EPIPE)
+                    cs->pipe_closed = true;
+                return -1;
+            }
+            p += n;
+            len -= (size_t)n;
+        }
+        return 0;
+    }
     if (len && fwrite(data, 1, len, stdout) != len) {
         if (errno == EPIPE)
             cs->pipe_closed = true;
