@@ -4,6 +4,7 @@
  * record read is written again with the CSV and JSON lines encoders.
  * Nothing may crash, hang or allocate beyond the record limit. */
 #include "../../formats/csv/csv.h"
+#include "../support/pipe_stream.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,25 +13,6 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 extern const st_format st_format_csv, st_format_tsv, st_format_jsonl;
-
-typedef struct fuzz_pipe {
-    const uint8_t *data;
-    size_t len, pos;
-} fuzz_pipe;
-
-static ssize_t pipe_read(st_stream *s, void *buf, size_t n, st_error *err)
-{
-    (void)err;
-    fuzz_pipe *p = (fuzz_pipe *)(s + 1);
-    size_t k = p->len - p->pos;
-    if (k > n)
-        k = n;
-    memcpy(buf, p->data + p->pos, k);
-    p->pos += k;
-    return (ssize_t)k;
-}
-
-static const st_stream_ops pipe_ops = { "pipe", pipe_read, NULL, NULL, NULL };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -56,13 +38,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     st_stream *in = NULL;
     st_error err;
     if (flags & 0x80) {
-        in = st_stream_alloc(&pipe_ops, "fuzz", sizeof(fuzz_pipe));
+        in = pipe_stream_open(data, size, 0, "fuzz");
         if (!in)
             return 0;
-        fuzz_pipe *p = (fuzz_pipe *)(in + 1);
-        p->data = data;
-        p->len = size;
-        p->pos = 0;
     } else if (st_stream_open_memory(data, size, "fuzz", &in, &err) < 0) {
         return 0;
     }

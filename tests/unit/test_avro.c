@@ -3,6 +3,7 @@
  * containers for every codec and edge case, and write -> read round trips. */
 #include "avro_internal.h"
 #include "record_json.h"
+#include "../support/pipe_stream.h"
 
 #include <CUnit/Basic.h>
 #include <math.h>
@@ -216,33 +217,10 @@ static void container(st_buf *f, const char *schema, const char *codec, int64_t 
 
 /* A stream like a pipe: no size, no pread, and reads that return at most 7
  * bytes, so that every buffering path of the container reader is taken. */
-typedef struct drip {
-    const uint8_t *data;
-    size_t len;
-} drip;
-
-static ssize_t drip_read(st_stream *s, void *buf, size_t n, st_error *err)
-{
-    (void)err;
-    drip *d = (drip *)(s + 1);
-    size_t left = d->len - (size_t)s->pos;
-    if (n > left)
-        n = left;
-    if (n > 7)
-        n = 7;
-    memcpy(buf, d->data + s->pos, n);
-    return (ssize_t)n;
-}
-
-static const st_stream_ops drip_ops = {"drip", drip_read, NULL, NULL, NULL};
-
 static st_stream *open_drip(const st_buf *file)
 {
-    st_stream *s = st_stream_alloc(&drip_ops, "pipe", sizeof(drip));
+    st_stream *s = pipe_stream_open(file->data, file->len, 7, "pipe");
     CU_ASSERT_FATAL(s != NULL);
-    drip *d = (drip *)(s + 1);
-    d->data = file->data;
-    d->len = file->len;
     return s;
 }
 

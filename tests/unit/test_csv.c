@@ -5,6 +5,7 @@
 #include "csv.h"
 #include "csv_internal.h"
 #include "record_json.h"
+#include "../support/pipe_stream.h"
 
 #include <CUnit/Basic.h>
 #include <float.h>
@@ -51,36 +52,11 @@ static void data_path(char *out, size_t cap, const char *rel)
     snprintf(out, cap, "%s/%s", TEST_DATA_DIR, rel);
 }
 
-/* A stream over memory that cannot seek (as stdin or a pipe). */
-typedef struct pipe_in {
-    const uint8_t *data;
-    size_t len, pos;
-} pipe_in;
-
-static ssize_t pipe_read(st_stream *s, void *buf, size_t n, st_error *err)
-{
-    (void)err;
-    pipe_in *p = (pipe_in *)(s + 1);
-    size_t k = p->len - p->pos;
-    if (k > n)
-        k = n;
-    if (k > 7)
-        k = 7; /* short reads, as pipes give */
-    memcpy(buf, p->data + p->pos, k);
-    p->pos += k;
-    return (ssize_t)k;
-}
-
-static const st_stream_ops pipe_ops = { "pipe", pipe_read, NULL, NULL, NULL };
-
+/* A stream over memory that cannot seek (as stdin or a pipe), with short
+ * reads, as pipes give. */
 static st_stream *open_pipe(const void *data, size_t len)
 {
-    st_stream *s = st_stream_alloc(&pipe_ops, "<pipe>", sizeof(pipe_in));
-    pipe_in *p = (pipe_in *)(s + 1);
-    p->data = data;
-    p->len = len;
-    p->pos = 0;
-    return s;
+    return pipe_stream_open(data, len, 7, "<pipe>");
 }
 
 /* What reading an input gave. */

@@ -15,6 +15,7 @@
 #include "crc32c.h"
 #include "example.h"
 #include "tfrecord.h"
+#include "../support/pipe_stream.h"
 
 #include <CUnit/Basic.h>
 #include <CUnit/CUnit.h>
@@ -669,31 +670,6 @@ static void test_validator_replaced(void)
 
 /* ---- the driver against the CPU verifier ---------------------------------------------- */
 
-/* A stream without size or pread that hands out at most `step` bytes per
- * read, as a pipe does. */
-typedef struct pipe_in {
-    const uint8_t *data;
-    size_t len, pos, step;
-    size_t fail_at;        /* > 0: reads from here on fail */
-} pipe_in;
-
-static ssize_t pipe_read(st_stream *s, void *buf, size_t n, st_error *err)
-{
-    pipe_in *p = (pipe_in *)(s + 1);
-    if (p->fail_at && p->pos >= p->fail_at)
-        return st_error_set(err, ST_EIO, "pipe broke");
-    size_t left = p->len - p->pos;
-    if (n > left)
-        n = left;
-    if (p->step && n > p->step)
-        n = p->step;
-    memcpy(buf, p->data + p->pos, n);
-    p->pos += n;
-    return (ssize_t)n;
-}
-
-static const st_stream_ops pipe_ops = {"pipe", pipe_read, NULL, NULL, NULL};
-
 static st_stream *open_input(const uint8_t *data, size_t len, bool sized, size_t step)
 {
     st_stream *s = NULL;
@@ -702,12 +678,8 @@ static st_stream *open_input(const uint8_t *data, size_t len, bool sized, size_t
         st_stream_open_memory(data, len, "mem", &s, &err);
         return s;
     }
-    s = st_stream_alloc(&pipe_ops, "pipe", sizeof(pipe_in));
-    pipe_in *p = (pipe_in *)(s + 1);
-    p->data = data;
-    p->len = len;
-    p->step = step;
-    return s;
+    /* Without size or pread, at most `step` bytes per read, as a pipe. */
+    return pipe_stream_open(data, len, step, "pipe");
 }
 
 typedef struct config {
@@ -1138,7 +1110,7 @@ static void test_driver_session(void)
             mismatches++;
         if (round % 5 == 4) { /* a read error mid-file, chunks in flight */
             st_stream *s = open_input(shard.data, shard.len, false, 7);
-            ((pipe_in *)(s + 1))->fail_at = 900 + (size_t)round * 13;
+            pipe_stream_fail_at(s, 900 + (size_t)round * 13);
             CU_ASSERT_EQUAL(st_gpu_session_verify(ses, s, &go, &dev, &e2), ST_EIO);
         }
     }

@@ -2,6 +2,7 @@
 #include "../../formats/tfrecord/tfrecord.h"
 #include "../../src/crc32c.h"
 #include "../support/lending_stream.h"
+#include "../support/pipe_stream.h"
 
 #include <CUnit/CUnit.h>
 #include <stdlib.h>
@@ -42,26 +43,6 @@ static void test_mask_roundtrip(void)
         CU_ASSERT_EQUAL(st_crc32c_unmask(st_crc32c_mask(c * 2654435761u)), c * 2654435761u);
 }
 
-/* A stream over memory that, like stdin, can neither seek nor tell its size. */
-typedef struct unsized {
-    const uint8_t *data;
-    size_t len, at;
-} unsized;
-
-static ssize_t unsized_read(st_stream *s, void *buf, size_t n, st_error *err)
-{
-    (void)err;
-    unsized *u = (unsized *)(s + 1);
-    size_t left = u->len - u->at;
-    if (n > left)
-        n = left;
-    memcpy(buf, u->data + u->at, n);
-    u->at += n;
-    return (ssize_t)n;
-}
-
-static const st_stream_ops unsized_ops = {"unsized", unsized_read, NULL, NULL, NULL};
-
 static st_stream *open_blocky(const st_buf *file, size_t block)
 {
     return lending_stream_open(file->data, file->len, block);
@@ -80,8 +61,7 @@ static int read_all(const st_buf *file, int mode, uint64_t max, uint64_t *record
     if (mode == READ_MEMORY) {
         st_stream_open_memory(file->data, file->len, "mem", &in, &err);
     } else if (mode == READ_UNSIZED) {
-        in = st_stream_alloc(&unsized_ops, "unsized", sizeof(unsized));
-        *(unsized *)(in + 1) = (unsized){file->data, file->len, 0};
+        in = pipe_stream_open(file->data, file->len, 0, "unsized");
     } else {
         in = open_blocky(file, block_sizes[mode]);
     }
