@@ -1,4 +1,5 @@
 #include "remote_internal.h"
+#include "remote_common.h"
 
 #include <curl/curl.h>
 
@@ -17,16 +18,6 @@ static _Atomic(st_remote_ctx *) current;
 st_remote_ctx *st_remote_ctx_current(void)
 {
     return atomic_load(&current);
-}
-
-void st_remote_config_init(st_remote_config *cfg)
-{
-    memset(cfg, 0, sizeof *cfg);
-    cfg->parallel = 16;
-    cfg->chunk_size = (size_t)8 << 20;
-    cfg->adaptive_reads = true;
-    cfg->retries = 5;
-    cfg->stall_timeout = 30;
 }
 
 bool st_remote_available(void)
@@ -105,15 +96,6 @@ void st_remote_shutdown(void)
     curl_global_cleanup();
 }
 
-void st_remote_free_urls(char **urls, size_t n)
-{
-    if (!urls)
-        return;
-    for (size_t i = 0; i < n; i++)
-        free(urls[i]);
-    free(urls);
-}
-
 int st_remote_expand(const char *url, char ***urls, size_t *n, st_error *err)
 {
     *urls = NULL;
@@ -124,17 +106,7 @@ int st_remote_expand(const char *url, char ***urls, size_t *n, st_error *err)
             return st_error_set(err, ST_EUNSUPPORTED, "%s: remote access is not initialised", url);
         return st_remote_list(c, url, urls, n, err);
     }
-    char **one = malloc(sizeof *one);
-    char *copy = strdup(url);
-    if (!one || !copy) {
-        free(one);
-        free(copy);
-        return st_error_set(err, ST_ENOMEM, "out of memory");
-    }
-    one[0] = copy;
-    *urls = one;
-    *n = 1;
-    return ST_OK;
+    return st_remote_url_list_one(url, urls, n, err);
 }
 
 void st_remote_prefetch(const char *const *urls, size_t n)
