@@ -96,8 +96,7 @@ static char *options_json(const cli_values *v, char **paths, size_t npaths, cons
     for (size_t i = 0; i < npaths; i++)
         st_json_string(&w, paths[i]);
     st_json_end_array(&w);
-    st_json_key(&w, "to");
-    st_json_string(&w, to);
+    st_json_member_string(&w, "to", to);
     static const char *const shaping[] = {
         "from", "shards", "shard-size", "records-per-shard", "compression", "columns", "exclude",
         "decimal", "delimiter", "quote", "no-header", "header", "skip-bad-rows", "empty",

@@ -124,31 +124,21 @@ static int stat_file(const cli_command *cmd, const cli_input *in, file_stats *fs
 static void json_file(st_jsonw *w, const file_stats *fs)
 {
     st_json_begin_object(w);
-    st_json_key(w, "path");
-    st_json_string(w, fs->path);
-    st_json_key(w, "format");
-    st_json_string(w, fs->format ? fs->format->name : "unknown");
-    st_json_key(w, "compression");
-    st_json_string(w, st_compression_name(fs->compression));
-    st_json_key(w, "records");
-    st_json_uint(w, fs->records);
-    st_json_key(w, "bytes");
-    st_json_uint(w, fs->bytes);
+    st_json_member_string(w, "path", fs->path);
+    st_json_member_string(w, "format", fs->format ? fs->format->name : "unknown");
+    st_json_member_string(w, "compression", st_compression_name(fs->compression));
+    st_json_member_uint(w, "records", fs->records);
+    st_json_member_uint(w, "bytes", fs->bytes);
     if (fs->payloads) {
         st_json_key(w, "record_bytes");
         st_json_begin_object(w);
-        st_json_key(w, "min");
-        st_json_uint(w, fs->payload_min);
-        st_json_key(w, "mean");
-        st_json_double(w, (double)fs->payload_sum / (double)fs->payloads);
-        st_json_key(w, "max");
-        st_json_uint(w, fs->payload_max);
+        st_json_member_uint(w, "min", fs->payload_min);
+        st_json_member_double(w, "mean", (double)fs->payload_sum / (double)fs->payloads);
+        st_json_member_uint(w, "max", fs->payload_max);
         st_json_end_object(w);
     }
-    if (fs->features.sequence_records) {
-        st_json_key(w, "sequence_examples");
-        st_json_uint(w, fs->features.sequence_records);
-    }
+    if (fs->features.sequence_records)
+        st_json_member_uint(w, "sequence_examples", fs->features.sequence_records);
     st_json_key(w, "features");
     st_feature_stats_json(&fs->features, w);
     if (fs->details.len) {
@@ -295,12 +285,9 @@ static int run_stat(const cli_command *cmd, cli_values *v)
         st_json_end_array(&w);
         st_json_key(&w, "total");
         st_json_begin_object(&w);
-        st_json_key(&w, "files");
-        st_json_uint(&w, npaths);
-        st_json_key(&w, "records");
-        st_json_uint(&w, total_records);
-        st_json_key(&w, "bytes");
-        st_json_uint(&w, total_bytes);
+        st_json_member_uint(&w, "files", npaths);
+        st_json_member_uint(&w, "records", total_records);
+        st_json_member_uint(&w, "bytes", total_bytes);
         st_json_key(&w, "features");
         st_feature_stats_json(&total, &w);
         st_json_end_object(&w);

@@ -307,18 +307,12 @@ static void json_failure(st_jsonw *w, const char *kind, const uint64_t *record,
 {
     st_json_key(w, "failure");
     st_json_begin_object(w);
-    st_json_key(w, "kind");
-    st_json_string(w, kind);
-    if (record) {
-        st_json_key(w, "record");
-        st_json_uint(w, *record);
-    }
-    if (offset) {
-        st_json_key(w, "offset");
-        st_json_uint(w, *offset);
-    }
-    st_json_key(w, "message");
-    st_json_string(w, message);
+    st_json_member_string(w, "kind", kind);
+    if (record)
+        st_json_member_uint(w, "record", *record);
+    if (offset)
+        st_json_member_uint(w, "offset", *offset);
+    st_json_member_string(w, "message", message);
     st_json_end_object(w);
 }
 
@@ -327,48 +321,33 @@ static void report_json_file(verify_ctx *vc, const char *path, const file_result
 {
     st_jsonw *w = &vc->w;
     st_json_begin_object(w);
-    st_json_key(w, "path");
-    st_json_string(w, path);
+    st_json_member_string(w, "path", path);
     bool ok = res->readable && res->rep.ok && !manifest_problem;
-    st_json_key(w, "ok");
-    st_json_bool(w, ok);
+    st_json_member_bool(w, "ok", ok);
     if (!res->readable) {
-        st_json_key(w, "error");
-        st_json_string(w, res->err.msg);
+        st_json_member_string(w, "error", res->err.msg);
         st_json_end_object(w);
         return;
     }
-    st_json_key(w, "format");
-    st_json_string(w, res->format->name);
-    st_json_key(w, "device");
-    st_json_string(w, res->on_gpu ? "cuda" : "cpu");
+    st_json_member_string(w, "format", res->format->name);
+    st_json_member_string(w, "device", res->on_gpu ? "cuda" : "cpu");
 #if ST_HAVE_GPU_MODULE
     if (res->on_gpu) {
         st_json_key(w, "gpu");
         st_json_begin_object(w);
-        st_json_key(w, "name");
-        st_json_string(w, res->gpu.device);
-        st_json_key(w, "seconds");
-        st_json_double(w, res->gpu.seconds);
-        st_json_key(w, "bytes_per_second");
-        st_json_double(w, res->gpu.bytes_per_second);
-        st_json_key(w, "device_records");
-        st_json_uint(w, res->gpu.device_records);
-        st_json_key(w, "host_records");
-        st_json_uint(w, res->gpu.host_records);
-        st_json_key(w, "disagreements");
-        st_json_uint(w, res->gpu.disagreements);
+        st_json_member_string(w, "name", res->gpu.device);
+        st_json_member_double(w, "seconds", res->gpu.seconds);
+        st_json_member_double(w, "bytes_per_second", res->gpu.bytes_per_second);
+        st_json_member_uint(w, "device_records", res->gpu.device_records);
+        st_json_member_uint(w, "host_records", res->gpu.host_records);
+        st_json_member_uint(w, "disagreements", res->gpu.disagreements);
         st_json_end_object(w);
     }
 #endif
-    st_json_key(w, "records");
-    st_json_uint(w, res->rep.records);
-    st_json_key(w, "bytes");
-    st_json_uint(w, res->rep.bytes);
-    st_json_key(w, "file_bytes");
-    st_json_uint(w, res->rep.file_bytes);
-    st_json_key(w, "compression");
-    st_json_string(w, st_compression_name(res->rep.compression));
+    st_json_member_uint(w, "records", res->rep.records);
+    st_json_member_uint(w, "bytes", res->rep.bytes);
+    st_json_member_uint(w, "file_bytes", res->rep.file_bytes);
+    st_json_member_string(w, "compression", st_compression_name(res->rep.compression));
     if (!res->rep.ok)
         json_failure(w, res->rep.failure_kind ? res->rep.failure_kind : "damaged",
                      &res->rep.failure_record, &res->rep.failure_offset, res->rep.failure_detail);

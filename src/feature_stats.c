@@ -265,33 +265,21 @@ void st_feature_stats_json(const st_feature_stats *s, st_jsonw *w)
     for (size_t i = 0; sorted && i < s->count; i++) {
         const st_feature_stat *f = sorted[i];
         st_json_begin_object(w);
-        st_json_key(w, "name");
-        st_json_string(w, f->name);
-        st_json_key(w, "kind");
-        st_json_string(w, kinds_text(f->kinds));
-        st_json_key(w, "records");
-        st_json_uint(w, f->present);
-        st_json_key(w, "values");
-        st_json_uint(w, f->values);
-        st_json_key(w, "min_length");
-        st_json_uint(w, f->present ? f->min_len : 0);
-        st_json_key(w, "max_length");
-        st_json_uint(w, f->max_len);
+        st_json_member_string(w, "name", f->name);
+        st_json_member_string(w, "kind", kinds_text(f->kinds));
+        st_json_member_uint(w, "records", f->present);
+        st_json_member_uint(w, "values", f->values);
+        st_json_member_uint(w, "min_length", f->present ? f->min_len : 0);
+        st_json_member_uint(w, "max_length", f->max_len);
         if (f->has_int) {
-            st_json_key(w, "min");
-            st_json_int(w, f->min_int);
-            st_json_key(w, "max");
-            st_json_int(w, f->max_int);
+            st_json_member_int(w, "min", f->min_int);
+            st_json_member_int(w, "max", f->max_int);
         } else if (f->has_float) {
-            st_json_key(w, "min");
-            st_json_double(w, f->min_float);
-            st_json_key(w, "max");
-            st_json_double(w, f->max_float);
+            st_json_member_double(w, "min", f->min_float);
+            st_json_member_double(w, "max", f->max_float);
         }
-        if (f->nan_count) {
-            st_json_key(w, "nan");
-            st_json_uint(w, f->nan_count);
-        }
+        if (f->nan_count)
+            st_json_member_uint(w, "nan", f->nan_count);
         st_json_end_object(w);
     }
     st_json_end_array(w);

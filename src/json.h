@@ -47,6 +47,33 @@ void st_json_null(st_jsonw *w);
 /* Inserts already-formatted JSON as one value. */
 void st_json_raw(st_jsonw *w, const char *json, size_t len);
 
+/* A member of the open object, key and scalar value in one call. */
+static inline void st_json_member_string(st_jsonw *w, const char *key, const char *s)
+{
+    st_json_key(w, key);
+    st_json_string(w, s);
+}
+static inline void st_json_member_int(st_jsonw *w, const char *key, int64_t v)
+{
+    st_json_key(w, key);
+    st_json_int(w, v);
+}
+static inline void st_json_member_uint(st_jsonw *w, const char *key, uint64_t v)
+{
+    st_json_key(w, key);
+    st_json_uint(w, v);
+}
+static inline void st_json_member_double(st_jsonw *w, const char *key, double v)
+{
+    st_json_key(w, key);
+    st_json_double(w, v);
+}
+static inline void st_json_member_bool(st_jsonw *w, const char *key, bool v)
+{
+    st_json_key(w, key);
+    st_json_bool(w, v);
+}
+
 /* Helpers used beside the writer. */
 bool st_utf8_valid(const uint8_t *s, size_t len);
 /* Shortest decimal text (at most 9 / 17 significant digits) that parses back

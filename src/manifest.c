@@ -53,10 +53,8 @@ int st_manifest_write(const char *path, const st_shard_sink *sink, const char *f
     st_jsonw w;
     st_jsonw_init(&w, &b, true);
     st_json_begin_object(&w);
-    st_json_key(&w, "format");
-    st_json_string(&w, format);
-    st_json_key(&w, "compression");
-    st_json_string(&w, st_compression_name(compression));
+    st_json_member_string(&w, "format", format);
+    st_json_member_string(&w, "compression", st_compression_name(compression));
     st_json_key(&w, "shards");
     st_json_begin_array(&w);
     for (size_t i = 0; i < st_shard_sink_count(sink); i++) {
@@ -64,25 +62,18 @@ int st_manifest_write(const char *path, const st_shard_sink *sink, const char *f
         char crc[16];
         snprintf(crc, sizeof crc, "%08x", s->crc32c);
         st_json_begin_object(&w);
-        st_json_key(&w, "path");
-        st_json_string(&w, relative_to(s->path, path));
-        st_json_key(&w, "records");
-        st_json_uint(&w, s->records);
-        st_json_key(&w, "bytes");
-        st_json_uint(&w, s->bytes);
-        st_json_key(&w, "crc32c");
-        st_json_string(&w, crc);
+        st_json_member_string(&w, "path", relative_to(s->path, path));
+        st_json_member_uint(&w, "records", s->records);
+        st_json_member_uint(&w, "bytes", s->bytes);
+        st_json_member_string(&w, "crc32c", crc);
         st_json_end_object(&w);
     }
     st_json_end_array(&w);
     st_json_key(&w, "total");
     st_json_begin_object(&w);
-    st_json_key(&w, "shards");
-    st_json_uint(&w, st_shard_sink_count(sink));
-    st_json_key(&w, "records");
-    st_json_uint(&w, st_shard_sink_records(sink));
-    st_json_key(&w, "bytes");
-    st_json_uint(&w, st_shard_sink_bytes(sink));
+    st_json_member_uint(&w, "shards", st_shard_sink_count(sink));
+    st_json_member_uint(&w, "records", st_shard_sink_records(sink));
+    st_json_member_uint(&w, "bytes", st_shard_sink_bytes(sink));
     st_json_end_object(&w);
     st_json_key(&w, "features");
     st_feature_stats_json(features, &w);
@@ -115,8 +106,7 @@ int st_feature_spec_write(const char *path, const st_feature_stats *features, bo
         bool fixed = f->present == features->records && f->min_len == f->max_len;
         st_json_key(&w, f->name);
         st_json_begin_object(&w);
-        st_json_key(&w, "type");
-        st_json_string(&w, fixed ? "FixedLenFeature" : "VarLenFeature");
+        st_json_member_string(&w, "type", fixed ? "FixedLenFeature" : "VarLenFeature");
         if (fixed) {
             st_json_key(&w, "shape");
             st_json_begin_array(&w);
@@ -124,8 +114,7 @@ int st_feature_spec_write(const char *path, const st_feature_stats *features, bo
                 st_json_uint(&w, f->max_len);
             st_json_end_array(&w);
         }
-        st_json_key(&w, "dtype");
-        st_json_string(&w, tf_dtype(st_feature_stat_kind(f)));
+        st_json_member_string(&w, "dtype", tf_dtype(st_feature_stat_kind(f)));
         st_json_end_object(&w);
     }
     st_json_end_object(&w);

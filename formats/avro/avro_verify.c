@@ -157,8 +157,7 @@ int st_avro_inspect(st_stream *s, const st_read_options *opt, st_jsonw *w, st_er
     const char *kind;
     int rc = st_avro_header_read(&in, &h, &kind, err);
     if (rc == 0) {
-        st_json_key(w, "codec");
-        st_json_string(w, h.codec_name);
+        st_json_member_string(w, "codec", h.codec_name);
         st_json_key(w, "schema");
         av_schema *schema;
         av_json *dom;
@@ -169,8 +168,7 @@ int st_avro_inspect(st_stream *s, const st_read_options *opt, st_jsonw *w, st_er
             st_json_stringn(w, h.schema_json, h.schema_len);
         char sync[2 * AV_SYNC_SIZE + 1];
         hex(sync, h.sync, AV_SYNC_SIZE);
-        st_json_key(w, "sync_marker");
-        st_json_string(w, sync);
+        st_json_member_string(w, "sync_marker", sync);
         uint64_t blocks = 0, records = 0;
         for (;;) {
             av_block_info b;
@@ -182,10 +180,8 @@ int st_avro_inspect(st_stream *s, const st_read_options *opt, st_jsonw *w, st_er
             blocks++;
             records += (uint64_t)b.count;
         }
-        st_json_key(w, "blocks");
-        st_json_uint(w, blocks);
-        st_json_key(w, "records");
-        st_json_uint(w, records);
+        st_json_member_uint(w, "blocks", blocks);
+        st_json_member_uint(w, "records", records);
     }
     st_avro_header_free(&h);
     st_avro_input_free(&in);

@@ -97,21 +97,16 @@ static int schema_json(const st_schema *schema, st_buf *out, st_error *err)
     st_jsonw w;
     st_jsonw_init(&w, out, false);
     st_json_begin_object(&w);
-    st_json_key(&w, "type");
-    st_json_string(&w, "record");
-    st_json_key(&w, "name");
-    st_json_string(&w, "Example");
+    st_json_member_string(&w, "type", "record");
+    st_json_member_string(&w, "name", "Example");
     st_json_key(&w, "fields");
     st_json_begin_array(&w);
     for (size_t i = 0; i < schema->count; i++) {
         const st_column *c = &schema->columns[i];
         st_json_begin_object(&w);
-        st_json_key(&w, "name");
-        st_json_string(&w, names[i]);
-        if (strcmp(names[i], c->name) != 0) {
-            st_json_key(&w, "tf_feature");
-            st_json_string(&w, c->name);
-        }
+        st_json_member_string(&w, "name", names[i]);
+        if (strcmp(names[i], c->name) != 0)
+            st_json_member_string(&w, "tf_feature", c->name);
         st_json_key(&w, "type");
         bool nullable = c->nullable && c->kind != ST_KIND_NONE;
         if (nullable) {
@@ -120,10 +115,8 @@ static int schema_json(const st_schema *schema, st_buf *out, st_error *err)
         }
         if (is_array(c) && c->kind != ST_KIND_NONE) {
             st_json_begin_object(&w);
-            st_json_key(&w, "type");
-            st_json_string(&w, "array");
-            st_json_key(&w, "items");
-            st_json_string(&w, avro_type(c->kind));
+            st_json_member_string(&w, "type", "array");
+            st_json_member_string(&w, "items", avro_type(c->kind));
             st_json_end_object(&w);
         } else {
             st_json_string(&w, avro_type(c->kind));

@@ -40,8 +40,7 @@ static void pages_json(st_jsonw *w, const st_pq_file *f, const st_pq_column_chun
             counts[pg.h.type]++;
     }
     st_pq_pages_free(&pp);
-    st_json_key(w, "pages");
-    st_json_uint(w, total);
+    st_json_member_uint(w, "pages", total);
     st_json_key(w, "page_types");
     st_json_begin_object(w);
     for (int t = 0; t < 4; t++) {
@@ -51,36 +50,28 @@ static void pages_json(st_jsonw *w, const st_pq_file *f, const st_pq_column_chun
         }
     }
     st_json_end_object(w);
-    if (rc < 0) {
-        st_json_key(w, "pages_error");
-        st_json_string(w, err.msg);
-    }
+    if (rc < 0)
+        st_json_member_string(w, "pages_error", err.msg);
 }
 
 static void column_json(st_jsonw *w, const st_pq_file *f, const st_pq_leaf *leaf, const st_pq_column_chunk *cc)
 {
     st_json_begin_object(w);
-    st_json_key(w, "path");
-    st_json_string(w, leaf->path);
-    st_json_key(w, "physical");
-    st_json_string(w, st_pq_physical_name(leaf->physical));
+    st_json_member_string(w, "path", leaf->path);
+    st_json_member_string(w, "physical", st_pq_physical_name(leaf->physical));
     st_json_key(w, "logical");
     logical_json(w, leaf->el);
     if (cc->has_meta) {
         const st_pq_column_meta *m = &cc->meta;
-        st_json_key(w, "codec");
-        st_json_string(w, st_pq_codec_name(m->codec));
+        st_json_member_string(w, "codec", st_pq_codec_name(m->codec));
         st_json_key(w, "encodings");
         st_json_begin_array(w);
         for (uint32_t i = 0; i < m->nencodings; i++)
             st_json_string(w, st_pq_encoding_name(m->encodings[i]));
         st_json_end_array(w);
-        st_json_key(w, "values");
-        st_json_int(w, m->num_values);
-        st_json_key(w, "compressed_bytes");
-        st_json_int(w, m->total_compressed_size);
-        st_json_key(w, "uncompressed_bytes");
-        st_json_int(w, m->total_uncompressed_size);
+        st_json_member_int(w, "values", m->num_values);
+        st_json_member_int(w, "compressed_bytes", m->total_compressed_size);
+        st_json_member_int(w, "uncompressed_bytes", m->total_uncompressed_size);
         pages_json(w, f, cc);
     }
     st_json_end_object(w);
@@ -93,32 +84,20 @@ static void schema_json(st_jsonw *w, const st_pq_file *f, bool decimal_text)
     for (uint32_t i = 0; i < f->schema.nleaves; i++) {
         const st_pq_leaf *leaf = &f->schema.leaves[i];
         st_json_begin_object(w);
-        st_json_key(w, "name");
-        st_json_string(w, leaf->name);
-        st_json_key(w, "path");
-        st_json_string(w, leaf->path);
-        st_json_key(w, "physical");
-        st_json_string(w, st_pq_physical_name(leaf->physical));
-        if (leaf->physical == PQ_FIXED_LEN_BYTE_ARRAY) {
-            st_json_key(w, "type_length");
-            st_json_int(w, leaf->type_length);
-        }
+        st_json_member_string(w, "name", leaf->name);
+        st_json_member_string(w, "path", leaf->path);
+        st_json_member_string(w, "physical", st_pq_physical_name(leaf->physical));
+        if (leaf->physical == PQ_FIXED_LEN_BYTE_ARRAY)
+            st_json_member_int(w, "type_length", leaf->type_length);
         st_json_key(w, "logical");
         logical_json(w, leaf->el);
-        st_json_key(w, "repetition");
-        st_json_string(w, st_pq_repetition_name(leaf->el->repetition));
-        st_json_key(w, "max_definition_level");
-        st_json_int(w, leaf->max_def);
-        st_json_key(w, "max_repetition_level");
-        st_json_int(w, leaf->max_rep);
-        st_json_key(w, "kind");
-        st_json_string(w, st_kind_name(st_pq_leaf_kind(leaf, decimal_text)));
-        st_json_key(w, "shape");
-        st_json_string(w, leaf->shape == PQ_SHAPE_LIST ? "list" : "scalar");
-        if (leaf->problem) {
-            st_json_key(w, "unreadable");
-            st_json_string(w, leaf->problem);
-        }
+        st_json_member_string(w, "repetition", st_pq_repetition_name(leaf->el->repetition));
+        st_json_member_int(w, "max_definition_level", leaf->max_def);
+        st_json_member_int(w, "max_repetition_level", leaf->max_rep);
+        st_json_member_string(w, "kind", st_kind_name(st_pq_leaf_kind(leaf, decimal_text)));
+        st_json_member_string(w, "shape", leaf->shape == PQ_SHAPE_LIST ? "list" : "scalar");
+        if (leaf->problem)
+            st_json_member_string(w, "unreadable", leaf->problem);
         st_json_end_object(w);
     }
     st_json_end_array(w);
@@ -133,24 +112,20 @@ int st_pq_inspect(st_stream *in, const st_read_options *opt, st_jsonw *w, st_err
         return rc;
     }
     const st_pq_file_meta *m = &f.meta;
-    st_json_key(w, "format_version");
-    st_json_int(w, m->version);
+    st_json_member_int(w, "format_version", m->version);
     st_json_key(w, "created_by");
     if (m->created_by.data)
         json_bytes_text(w, &m->created_by);
     else
         st_json_null(w);
-    st_json_key(w, "rows");
-    st_json_int(w, m->num_rows);
+    st_json_member_int(w, "rows", m->num_rows);
     st_json_key(w, "row_groups");
     st_json_begin_array(w);
     for (uint32_t g = 0; g < m->nrow_groups; g++) {
         const st_pq_row_group *rg = &m->row_groups[g];
         st_json_begin_object(w);
-        st_json_key(w, "rows");
-        st_json_int(w, rg->num_rows);
-        st_json_key(w, "bytes");
-        st_json_int(w, rg->total_byte_size);
+        st_json_member_int(w, "rows", rg->num_rows);
+        st_json_member_int(w, "bytes", rg->total_byte_size);
         st_json_key(w, "columns");
         st_json_begin_array(w);
         for (uint32_t c = 0; c < rg->ncolumns; c++)
