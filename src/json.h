@@ -92,6 +92,13 @@ int st_base64_append(st_buf *out, const uint8_t *data, size_t len);
  * than its source.  Lone surrogates become U+FFFD.  Returns 0, or -1 with
  * *why set and *at the offset of the bad character. */
 const char *st_json_string_end(const char *p, const char *end);
+/* A \u escape's code point, from p just after the "\u": an escaped low
+ * surrogate that follows is joined to a high one, and lone surrogates
+ * become U+FFFD.  Returns the bytes consumed (4 or 10), or -1 when p does
+ * not start with 4 hex digits. */
+int st_json_u_escape(const char *p, const char *end, unsigned *cp);
+/* Writes cp as UTF-8 at o (1 to 4 bytes); returns how many. */
+size_t st_json_put_utf8(char *o, unsigned cp);
 int st_json_unescape(const char *src, size_t len, char *dst, size_t *dst_len, const char **why,
                      size_t *at);
 

@@ -21,7 +21,7 @@ static int hex4(const char *p, unsigned *out)
     return 0;
 }
 
-static size_t put_utf8(char *o, unsigned cp)
+size_t st_json_put_utf8(char *o, unsigned cp)
 {
     if (cp < 0x80) {
         o[0] = (char)cp;
@@ -55,9 +55,7 @@ const char *st_json_string_end(const char *p, const char *end)
     return p < end ? p : NULL;
 }
 
-/* A \u escape at p (after the backslash and 'u'), with a following low
- * surrogate joined to a high one; returns the bytes consumed or -1. */
-static int decode_u_escape(const char *p, const char *end, unsigned *cp)
+int st_json_u_escape(const char *p, const char *end, unsigned *cp)
 {
     if (end - p < 4 || hex4(p, cp))
         return -1;
@@ -107,13 +105,13 @@ int st_json_unescape(const char *src, size_t len, char *dst, size_t *dst_len, co
             continue;
         }
         unsigned cp;
-        int used = e == 'u' ? decode_u_escape(p, end, &cp) : -1;
+        int used = e == 'u' ? st_json_u_escape(p, end, &cp) : -1;
         if (used < 0) {
             *why = e == 'u' ? "bad \\u escape" : "bad escape in a string";
             return -1;
         }
         p += used;
-        n += put_utf8(dst + n, cp);
+        n += st_json_put_utf8(dst + n, cp);
     }
     dst[n] = '\0';
     *dst_len = n;

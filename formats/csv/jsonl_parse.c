@@ -40,56 +40,6 @@ static inline void skip_ws(jp *s)
         s->p++;
 }
 
-static int hexval(uint8_t c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-static int read_hex4(jp *s, const uint8_t *q, unsigned *out)
-{
-    if (s->end - q < 4)
-        return -1;
-    unsigned v = 0;
-    for (int i = 0; i < 4; i++) {
-        int h = hexval(q[i]);
-        if (h < 0)
-            return -1;
-        v = v << 4 | (unsigned)h;
-    }
-    *out = v;
-    return 0;
-}
-
-static size_t put_utf8(uint8_t *d, unsigned cp)
-{
-    if (cp < 0x80) {
-        d[0] = (uint8_t)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        d[0] = (uint8_t)(0xC0 | cp >> 6);
-        d[1] = (uint8_t)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        d[0] = (uint8_t)(0xE0 | cp >> 12);
-        d[1] = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
-        d[2] = (uint8_t)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    d[0] = (uint8_t)(0xF0 | cp >> 18);
-    d[1] = (uint8_t)(0x80 | (cp >> 12 & 0x3F));
-    d[2] = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
-    d[3] = (uint8_t)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 /* A string at s->p (the opening quote).  Without escapes the result points
  * into the line; with them it is decoded into the arena (never longer than
  * the escaped text).  to_path appends it to the path instead. */
@@ -137,24 +87,13 @@ static int parse_string(jp *s, st_bytes *out, bool to_path)
         case 't': dst[n++] = '\t'; break;
         case 'u': {
             unsigned cp;
-            if (read_hex4(s, q, &cp)) {
+            int used = st_json_u_escape((const char *)q, (const char *)s->end, &cp);
+            if (used < 0) {
                 s->p = q;
                 return fail(s, "bad \\u escape in a string%s", NULL);
             }
-            q += 4;
-            if (cp >= 0xD800 && cp < 0xDC00) {
-                unsigned lo;
-                if (s->end - q >= 6 && q[0] == '\\' && q[1] == 'u' && read_hex4(s, q + 2, &lo) == 0 &&
-                    lo >= 0xDC00 && lo < 0xE000) {
-                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                    q += 6;
-                } else {
-                    cp = 0xFFFD; /* a lone surrogate */
-                }
-            } else if (cp >= 0xDC00 && cp < 0xE000) {
-                cp = 0xFFFD;
-            }
-            n += put_utf8(dst + n, cp);
+            q += used;
+            n += st_json_put_utf8((char *)dst + n, cp);
             break;
         }
         default:
