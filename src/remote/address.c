@@ -162,32 +162,30 @@ int st_s3_target(const st_s3_site *site, const char *bucket, const char *key,
     return rc;
 }
 
-int st_gcs_media_target(const char *base, const char *bucket, const char *key, st_target *t)
+/* An object under the JSON API's /o/ path, with this query (or none). */
+static int gcs_object_target(const char *base, const char *bucket, const char *key,
+                             const char *query, st_target *t)
 {
     memset(t, 0, sizeof *t);
     st_buf path = {0};
     int rc = st_buf_printf(&path, "/storage/v1/b/%s/o/", bucket);
     rc = rc ? rc : st_uri_encode(&path, key, strlen(key), 0, 0);
     if (!rc)
-        rc = finish_target(t, base, (char *)path.data, path.len, "alt=media");
+        rc = finish_target(t, base, (char *)path.data, path.len, query);
     st_buf_free(&path);
     if (rc)
         st_target_free(t);
     return rc;
 }
 
+int st_gcs_media_target(const char *base, const char *bucket, const char *key, st_target *t)
+{
+    return gcs_object_target(base, bucket, key, "alt=media", t);
+}
+
 int st_gcs_meta_target(const char *base, const char *bucket, const char *key, st_target *t)
 {
-    memset(t, 0, sizeof *t);
-    st_buf path = {0};
-    int rc = st_buf_printf(&path, "/storage/v1/b/%s/o/", bucket);
-    rc = rc ? rc : st_uri_encode(&path, key, strlen(key), 0, 0);
-    if (!rc)
-        rc = finish_target(t, base, (char *)path.data, path.len, NULL);
-    st_buf_free(&path);
-    if (rc)
-        st_target_free(t);
-    return rc;
+    return gcs_object_target(base, bucket, key, NULL, t);
 }
 
 int st_query_append(st_buf *q, const char *name, const char *value)
