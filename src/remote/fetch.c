@@ -1,4 +1,5 @@
 #include "fetch.h"
+#include "answer.h"
 
 #include "sigv4.h"
 
@@ -395,45 +396,6 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
-/* Parses "bytes A-B/T" (T may be '*'); returns 0 on success. */
-static int parse_content_range(const char *s, uint64_t *a, uint64_t *b, uint64_t *total,
-                               bool *total_known)
-{
-    if (strncasecmp(s, "bytes", 5) != 0)
-        return -1;
-    s += 5;
-    while (*s == ' ')
-        s++;
-    char *end;
-    *total_known = false;
-    if (*s == '*') {
-        /* "bytes * /T" in 416 answers */
-        *a = *b = 0;
-        s++;
-    } else {
-        errno = 0;
-        *a = strtoull(s, &end, 10);
-        if (errno || end == s || *end != '-')
-            return -1;
-        s = end + 1;
-        *b = strtoull(s, &end, 10);
-        if (errno || end == s || *b < *a)
-            return -1;
-        s = end;
-    }
-    if (*s != '/')
-        return -1;
-    s++;
-    if (*s == '*')
-        return 0;
-    errno = 0;
-    *total = strtoull(s, &end, 10);
-    if (errno || end == s)
-        return -1;
-    *total_known = true;
-    return 0;
-}
-
 /* Checks a response's status and ranges before its body is accepted
  * (lock held).  Returns 0 to go on, -1 when the transfer must stop. */
 static int accept_headers(st_fetcher *f, st_xfer *x)
@@ -450,7 +412,7 @@ static int accept_headers(st_fetcher *f, st_xfer *x)
         uint64_t a, b, total;
         bool tk;
         if (st == 416 && x->ranged && x->h_content_range[0] &&
-            parse_content_range(x->h_content_range, &a, &b, &total, &tk) == 0 && tk &&
+            st_answer_content_range(x->h_content_range, &a, &b, &total, &tk) == 0 && tk &&
             x->attempt_start >= total) {
             x->range_len = x->got;
             if (x->ident && !x->ident->known) {
@@ -475,7 +437,7 @@ static int accept_headers(st_fetcher *f, st_xfer *x)
     if (st == 206) {
         uint64_t a, b;
         if (!x->h_content_range[0] ||
-            parse_content_range(x->h_content_range, &a, &b, &total, &total_known) != 0) {
+            st_answer_content_range(x->h_content_range, &a, &b, &total, &total_known) != 0) {
             fail_in_callback(x, ST_EREMOTE, "%s: partial answer without a valid Content-Range",
                              x->display);
             return -1;
@@ -832,46 +794,6 @@ static void detach_easy(st_fetcher *f, st_xfer *x)
 /* ------------------------------------------------------------------ */
 /* finishing an attempt (lock held)                                    */
 
-/* Copies the text of <tag>...</tag> (first occurrence) into out. */
-static void xml_tag(const char *body, size_t len, const char *tag, char *out, size_t cap)
-{
-    out[0] = '\0';
-    char open[64], close[64];
-    snprintf(open, sizeof open, "<%s>", tag);
-    snprintf(close, sizeof close, "</%s>", tag);
-    const char *a = memmem(body, len, open, strlen(open));
-    if (!a)
-        return;
-    a += strlen(open);
-    const char *b = memmem(a, len - (size_t)(a - body), close, strlen(close));
-    if (!b)
-        return;
-    size_t n = (size_t)(b - a);
-    if (n >= cap)
-        n = cap - 1;
-    /* Printable ASCII only: this ends up on a terminal. */
-    size_t j = 0;
-    for (size_t i = 0; i < n; i++)
-        out[j++] = (a[i] >= 32 && a[i] < 127) ? a[i] : ' ';
-    out[j] = '\0';
-}
-
-static void json_message(const char *body, size_t len, char *out, size_t cap)
-{
-    out[0] = '\0';
-    const char *k = memmem(body, len, "\"message\"", 9);
-    if (!k)
-        return;
-    const char *q = memchr(k + 9, '"', len - (size_t)(k + 9 - body));
-    if (!q)
-        return;
-    q++;
-    size_t j = 0;
-    for (const char *p = q; p < body + len && *p != '"' && j + 1 < cap; p++)
-        out[j++] = (*p >= 32 && *p < 127 && *p != '\\') ? *p : ' ';
-    out[j] = '\0';
-}
-
 static void http_error(st_fetcher *f, st_xfer *x)
 {
     long st = x->status;
@@ -879,10 +801,10 @@ static void http_error(st_fetcher *f, st_xfer *x)
     const char *body = (const char *)x->resp.data;
     size_t blen = x->resp.len;
     if (body && blen) {
-        xml_tag(body, blen, "Code", code, sizeof code);
-        xml_tag(body, blen, "Message", msg, sizeof msg);
+        st_answer_xml_tag(body, blen, "Code", code, sizeof code);
+        st_answer_xml_tag(body, blen, "Message", msg, sizeof msg);
         if (!msg[0])
-            json_message(body, blen, msg, sizeof msg);
+            st_answer_json_message(body, blen, msg, sizeof msg);
     }
     char detail[512];
     snprintf(detail, sizeof detail, "HTTP %ld%s%s%s%s", st, code[0] ? " " : "", code,
@@ -917,41 +839,6 @@ static void http_error(st_fetcher *f, st_xfer *x)
         snprintf(hint, sizeof hint, "the bucket is elsewhere: check the region or the endpoint");
     }
     st_error_set(&x->err, errcode, "%s: %s%s%s", x->display, detail, hint[0] ? "; " : "", hint);
-}
-
-static bool curl_retryable(CURLcode rc)
-{
-    switch (rc) {
-    case CURLE_OPERATION_TIMEDOUT:
-    case CURLE_COULDNT_CONNECT:
-    case CURLE_SEND_ERROR:
-    case CURLE_RECV_ERROR:
-    case CURLE_PARTIAL_FILE:
-    case CURLE_GOT_NOTHING:
-    case CURLE_HTTP2:
-    case CURLE_HTTP2_STREAM:
-    case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_WEIRD_SERVER_REPLY:
-        return true;
-    default:
-        return false;
-    }
-}
-
-static double parse_retry_after(const char *v)
-{
-    if (!v[0])
-        return 0;
-    char *end;
-    double s = strtod(v, &end);
-    if (end != v && s >= 0)
-        return s;
-    time_t t = curl_getdate(v, NULL);
-    if (t > 0) {
-        double d = difftime(t, time(NULL));
-        return d > 0 ? d : 0;
-    }
-    return 0;
 }
 
 static void finish(st_fetcher *f, st_xfer *x, int state)
@@ -1002,7 +889,7 @@ static void complete(st_fetcher *f, st_xfer *x, CURLcode rc)
     char why[512] = "";
     if (rc != CURLE_OK) {
         const char *text = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
-        if (curl_retryable(rc)) {
+        if (st_answer_curl_retryable(rc)) {
             snprintf(why, sizeof why, "%s", text);
         } else if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
                    rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_SSL_ISSUER_ERROR) {
@@ -1063,7 +950,7 @@ static void complete(st_fetcher *f, st_xfer *x, CURLcode rc)
     if (delay > 15)
         delay = 15;
     delay *= 0.5 + 0.5 * ((double)rand_r(&f->rng) / RAND_MAX);
-    double ra = parse_retry_after(x->h_retry_after);
+    double ra = st_answer_retry_after(x->h_retry_after);
     if (ra > 60)
         ra = 60;
     if (ra > delay)

@@ -1,0 +1,26 @@
+/* Reading what servers answer (see answer.c). */
+#ifndef ST_REMOTE_ANSWER_H
+#define ST_REMOTE_ANSWER_H
+
+#include <curl/curl.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Parses "bytes A-B/T" (T may be '*', and "bytes * /T" comes with 416);
+ * returns 0 on success. */
+int st_answer_content_range(const char *s, uint64_t *a, uint64_t *b, uint64_t *total,
+                            bool *total_known);
+/* Copies the printable text of the first <tag>...</tag> of an XML error
+ * body (S3) into out; "" when there is none. */
+void st_answer_xml_tag(const char *body, size_t len, const char *tag, char *out, size_t cap);
+/* The same for the "message" member of a JSON error body (GCS). */
+void st_answer_json_message(const char *body, size_t len, char *out, size_t cap);
+/* Whether a failed transfer may succeed when tried again. */
+bool st_answer_curl_retryable(CURLcode rc);
+/* Seconds a Retry-After value asks for (delta seconds or an HTTP date);
+ * 0 when absent or unreadable. */
+double st_answer_retry_after(const char *v);
+
+#endif
