@@ -769,6 +769,12 @@ static int start_xfer(st_fetcher *f, st_xfer *x)
     curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 1024L * 1024);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_SHARE, f->share);
+    if (x->fresh_connection) {
+        /* The last connection held stray bytes: a new one, not kept after. */
+        curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
+        curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
+        x->fresh_connection = false;
+    }
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     if (x->follow_redirects) {
@@ -948,7 +954,10 @@ static void complete(st_fetcher *f, st_xfer *x, CURLcode rc)
     char why[512] = "";
     if (rc != CURLE_OK) {
         const char *text = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
-        if (st_answer_curl_retryable(rc)) {
+        if (st_answer_connection_poisoned(rc, text)) {
+            snprintf(why, sizeof why, "%s (stray bytes on a reused connection)", text);
+            x->fresh_connection = true;
+        } else if (st_answer_curl_retryable(rc)) {
             snprintf(why, sizeof why, "%s", text);
         } else if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
                    rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_SSL_ISSUER_ERROR) {

@@ -102,6 +102,7 @@ struct st_xfer {
     bool resp_too_big;
     bool range_ignored;       /* server answered 200 to a ranged request at offset 0 */
     bool stop_ok;             /* we stopped the transfer because we had all we wanted */
+    bool fresh_connection;    /* the next attempt must not reuse a kept-alive connection */
     int fail_code;            /* set by callbacks to abort with this error */
     char fail_msg[512];
     uint64_t attempt_start;   /* range_start + got when this attempt began */
