@@ -457,6 +457,14 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
 
 /* Checks a response's status and ranges before its body is accepted
  * (lock held).  Returns 0 to go on, -1 when the transfer must stop. */
+static void changed_size(st_xfer *x, uint64_t now)
+{
+    fail_in_callback(x, ST_EREMOTE,
+                     "%s: object changed while being read: size was %" PRIu64 ", now %" PRIu64
+                     "; read it again",
+                     x->display, x->ident->size, now);
+}
+
 static int accept_headers(st_fetcher *f, st_xfer *x)
 {
     long st = x->status; /* complete() has read it already when the handle is gone */
@@ -470,6 +478,14 @@ static int accept_headers(st_fetcher *f, st_xfer *x)
         /* 416 at offset 0: an empty object (or a range past its end). */
         uint64_t a, b, total;
         bool tk;
+        if (st == 416 && x->ranged && x->h_content_range[0] &&
+            st_answer_content_range(x->h_content_range, &a, &b, &total, &tk) == 0 && tk &&
+            x->ident && x->ident->known && total != x->ident->size) {
+            /* The object shrank below this range since the first answer:
+             * without this check the read would end early, silently. */
+            changed_size(x, total);
+            return -1;
+        }
         if (st == 416 && x->ranged && x->h_content_range[0] &&
             st_answer_content_range(x->h_content_range, &a, &b, &total, &tk) == 0 && tk &&
             x->attempt_start >= total) {
@@ -550,11 +566,17 @@ static int accept_headers(st_fetcher *f, st_xfer *x)
             x->ident->known = true;
             x->ident->size = total;
             snprintf(x->ident->etag, sizeof x->ident->etag, "%s", id);
-        } else if ((total_known && total != x->ident->size) || strcmp(x->ident->etag, id) != 0) {
+        } else if (total_known && total != x->ident->size) {
+            /* The total every answer states is compared with the first
+             * one's: without an ETag or Last-Modified it is all that tells
+             * two versions apart. */
+            changed_size(x, total);
+            return -1;
+        } else if (strcmp(x->ident->etag, id) != 0) {
             fail_in_callback(x, ST_EREMOTE,
-                             "%s: object changed while being read (ETag or size differs between "
-                             "ranges); read it again",
-                             x->display);
+                             "%s: object changed while being read (%s was \"%.64s\", now \"%.64s\"); "
+                             "read it again",
+                             x->display, x->h_etag[0] ? "ETag" : "Last-Modified", x->ident->etag, id);
             return -1;
         }
         total = x->ident->size;

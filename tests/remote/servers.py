@@ -344,6 +344,53 @@ class FaultProxy(_Base):
         super().__init__(_FaultHandler)
 
 
+# ---- an object that changes while it is read ----------------------------------------
+
+class _ChangingHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def _handle(self):
+        p = self.server.owner
+        with p.lock:
+            n = p.count
+            p.count += 1
+            data = p.versions[min(n // p.per_version, len(p.versions) - 1)]
+            p.log.append((self.command, self.headers.get("Range")))
+        head = self.command == "HEAD"
+        rng = self.headers.get("Range")
+        m = re.match(r"bytes=(\d+)-(\d*)$", rng or "")
+        if not m:
+            _reply(self, 200, [("Accept-Ranges", "bytes")], data, head)
+            return
+        a = int(m.group(1))
+        b = int(m.group(2)) if m.group(2) else len(data) - 1
+        if a >= len(data):
+            _reply(self, 416, [("Content-Range", "bytes */%d" % len(data))], b"", head)
+            return
+        b = min(b, len(data) - 1)
+        _reply(self, 206, [("Content-Range", "bytes %d-%d/%d" % (a, b, len(data)))],
+               data[a:b + 1], head)
+
+    do_GET = do_HEAD = _handle
+
+
+class ChangingObject(_Base):
+    """One object, served at any path with ranges but without ETag or
+    Last-Modified: requests 0..per_version-1 get versions[0], the next
+    per_version versions[1], and so on (the last version stays)."""
+
+    def __init__(self, versions, per_version=1):
+        self.versions = list(versions)
+        self.per_version = per_version
+        self.lock = threading.Lock()
+        self.count = 0
+        self.log = []  # (method, Range header)
+        super().__init__(_ChangingHandler)
+
+
 # ---- GCS --------------------------------------------------------------------------
 
 def _gcs_error(h, status, message, head=False):
