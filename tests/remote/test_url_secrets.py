@@ -11,7 +11,7 @@ port, a damaged file):
   cat (JSON and -f tfrecord), stat (text and --json), verify (text and
   --json), convert (with --manifest, --feature-spec, --index, --shuffle
   and TMPDIR of our own), split (with --index), verify --manifest of
-  what convert wrote.
+  what convert wrote (local, and over http with the password).
 
 Every byte of stdout and stderr, and every file left in the working
 directory and TMPDIR (shards, manifests, feature specs, indexes, temporary
@@ -168,6 +168,18 @@ def main():
                 if len(inputs) != 2 or not all("***" in i and host in i for i in inputs):
                     fail("manifest options.inputs: %s", inputs)
                 run(["verify", "-v", "--manifest", "out/m.json"], work, 0)
+                if kind == "password":
+                    # the manifest and its shards over http, the password in
+                    # the manifest's URL (a signed URL names one object only)
+                    served = os.path.join(www, os.path.basename(work))
+                    shutil.copytree(os.path.join(work, "out"), served)
+                    murl = make("%s/m.json" % os.path.basename(work))
+                    _, out, _ = run(["verify", "-v", "--manifest", murl], work, 0)
+                    if "alice:***@" not in out:
+                        fail("verify --manifest does not show the shards' URLs masked: %s", out[:400])
+                    _, out, _ = run(["verify", "--json", "--manifest", murl], work, 0)
+                    if "alice:***@" not in out:
+                        fail("verify --json --manifest: %s", out[:400])
                 run(["convert", "-v", tf, "-o", "out/tf", "--records-per-shard", "300", "--index",
                      "--feature-spec", "out/tf-spec.json"], work, 0)
                 run(["split", "-v", tf, "-o", "split/part", "--shards", "3", "--index"], work, 0)
