@@ -6,6 +6,7 @@
 #include "../formats/tfrecord/tfrecord.h"
 #include "../src/crc32c.h"
 #include "../src/json.h"
+#include "../src/url_redact.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -316,16 +317,30 @@ static void json_failure(st_jsonw *w, const char *kind, const uint64_t *record,
     st_json_end_object(w);
 }
 
+/* A message for output, with the secrets of the URLs it quotes masked. */
+static const char *shown_text(const char *text, char *buf, size_t cap)
+{
+    if (!text)
+        return NULL;
+    snprintf(buf, cap, "%s", text);
+    st_text_redact_urls(buf, cap);
+    return buf;
+}
+
 static void report_json_file(verify_ctx *vc, const char *path, const file_result *res,
                              const char *manifest_problem)
 {
+    char shown[4096], problem[2048];
+    path = st_url_shown(path, shown, sizeof shown);
+    manifest_problem = shown_text(manifest_problem, problem, sizeof problem);
     st_jsonw *w = &vc->w;
     st_json_begin_object(w);
     st_json_member_string(w, "path", path);
     bool ok = res->readable && res->rep.ok && !manifest_problem;
     st_json_member_bool(w, "ok", ok);
     if (!res->readable) {
-        st_json_member_string(w, "error", res->err.msg);
+        char msg[sizeof res->err.msg + 256];
+        st_json_member_string(w, "error", shown_text(res->err.msg, msg, sizeof msg));
         st_json_end_object(w);
         return;
     }
@@ -348,9 +363,11 @@ static void report_json_file(verify_ctx *vc, const char *path, const file_result
     st_json_member_uint(w, "bytes", res->rep.bytes);
     st_json_member_uint(w, "file_bytes", res->rep.file_bytes);
     st_json_member_string(w, "compression", st_compression_name(res->rep.compression));
+    char detail[2048];
     if (!res->rep.ok)
         json_failure(w, res->rep.failure_kind ? res->rep.failure_kind : "damaged",
-                     &res->rep.failure_record, &res->rep.failure_offset, res->rep.failure_detail);
+                     &res->rep.failure_record, &res->rep.failure_offset,
+                     shown_text(res->rep.failure_detail, detail, sizeof detail));
     else if (manifest_problem)
         json_failure(w, "manifest mismatch", NULL, NULL, manifest_problem);
     st_json_end_object(w);
@@ -363,10 +380,13 @@ static void report_text_file(verify_ctx *vc, const char *path, const file_result
         cli_error_at(vc->cmd, path, &res->err);
         return;
     }
+    char shown[4096], problem[2048], detail[2048];
+    path = st_url_shown(path, shown, sizeof shown);
+    manifest_problem = shown_text(manifest_problem, problem, sizeof problem);
     if (!res->rep.ok) {
         printf("%s: DAMAGED: %s at record %" PRIu64 ", offset %" PRIu64 " (%s)\n", path,
                res->rep.failure_kind ? res->rep.failure_kind : "damaged", res->rep.failure_record,
-               res->rep.failure_offset, res->rep.failure_detail);
+               res->rep.failure_offset, shown_text(res->rep.failure_detail, detail, sizeof detail));
         return;
     }
     if (manifest_problem) {
