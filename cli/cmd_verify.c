@@ -25,6 +25,7 @@ static const cli_option verify_options[] = {
     {"json", 0, ARG_NONE, NULL, NULL, "print one JSON document instead of a line per file"},
     {"decode", 0, ARG_NONE, NULL, NULL, "also parse every payload as a tf.train.Example"},
     {"manifest", 0, ARG_TEXT, "FILE", NULL, "check the shards a manifest lists: presence, counts, checksums"},
+    {"trust-manifest-paths", 0, ARG_NONE, NULL, NULL, "let the manifest name shards outside its own directory"},
     {"from", 0, ARG_TEXT, "FORMAT", verify_formats, "input format (default: detected)"},
     {"compression", 0, ARG_TEXT, "TYPE", compression_names, "TFRecord stream compression (default: auto)"},
     {"max-record-size", 0, ARG_TEXT, "SIZE", NULL, "largest record accepted (default 1GiB)"},
@@ -466,7 +467,7 @@ static int run_verify(const cli_command *cmd, cli_values *v)
     double start = now_seconds();
     int status = EXIT_OK;
     if (manifest)
-        status = verify_manifest(&vc, manifest, true);
+        status = verify_manifest(&vc, manifest, cli_has(v, "trust-manifest-paths"));
     for (size_t i = 0; i < npaths && !cli_interrupted; i++) {
         file_result res;
         verify_file(&vc, paths[i], &res);

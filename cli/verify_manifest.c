@@ -7,10 +7,14 @@
 #include "manifest_read.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* A failure found without a file result: a missing or unlisted shard, an
  * entry that cannot be used.  Damage to the data set (status 1). */
@@ -51,16 +55,139 @@ static void compare(const manifest_entry *e, const file_result *res, char *probl
     }
 }
 
+/* ---- opening an entry safely ------------------------------------------------------ */
+
+/* A stream that owns the descriptor under a borrowing file stream. */
+typedef struct owned_fd {
+    st_stream *inner;
+    int fd;
+} owned_fd;
+
+static owned_fd *owned_of(st_stream *s)
+{
+    return (owned_fd *)(s + 1);
+}
+
+static ssize_t owned_read(st_stream *s, void *buf, size_t n, st_error *err)
+{
+    return st_stream_read(owned_of(s)->inner, buf, n, err);
+}
+
+static ssize_t owned_pread(st_stream *s, void *buf, size_t n, uint64_t off, st_error *err)
+{
+    st_stream *in = owned_of(s)->inner;
+    return in->ops->pread(in, buf, n, off, err);
+}
+
+static int owned_size(st_stream *s, uint64_t *size, st_error *err)
+{
+    return st_stream_size(owned_of(s)->inner, size, err);
+}
+
+static void owned_close(st_stream *s)
+{
+    owned_fd *o = owned_of(s);
+    st_stream_close(o->inner);
+    close(o->fd);
+}
+
+static const st_stream_ops owned_ops = {
+    .kind = "file", .read = owned_read, .pread = owned_pread, .size = owned_size, .close = owned_close,
+};
+
+static const char *file_kind(mode_t mode)
+{
+    return S_ISDIR(mode) ? "a directory" : S_ISFIFO(mode) ? "a FIFO" : S_ISCHR(mode) ? "a character device"
+         : S_ISBLK(mode) ? "a block device" : S_ISSOCK(mode) ? "a socket" : "not a regular file";
+}
+
+/* Opens a local shard that check_local() accepted: O_NONBLOCK so that a
+ * FIFO put there since cannot block, O_NOFOLLOW on the resolved name, and
+ * the descriptor itself must be a regular file. */
 static int open_shard(void *arg, const char *path, st_stream **out, st_error *err)
 {
     (void)arg;
-    return st_stream_open(path, out, err);
+    if (st_path_is_remote(path))
+        return st_stream_open(path, out, err);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return st_error_errno(err, errno, "%s", path);
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return st_error_set(err, ST_EUSAGE, "%s: changed while it was checked (now %s)", path,
+                            file_kind(st.st_mode));
+    }
+    (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    st_stream *inner;
+    int rc = st_stream_open_fd(fd, path, &inner, err);
+    st_stream *s = rc < 0 ? NULL : st_stream_alloc(&owned_ops, path, sizeof(owned_fd));
+    if (!s) {
+        if (rc == 0)
+            st_stream_close(inner);
+        close(fd);
+        return rc < 0 ? rc : st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    *owned_of(s) = (owned_fd){.inner = inner, .fd = fd};
+    *out = s;
+    return ST_OK;
 }
 
-static void verify_entry(verify_ctx *vc, const manifest_entry *e, const char *path)
+/* Before anything is opened: a local entry must be a regular file (never a
+ * device, FIFO or socket, whose opening may block or have effects) and,
+ * unless trusted, lie inside the manifest's directory once symbolic links
+ * are followed.  Returns 1 with why set when refused, -1 when missing (err
+ * set), 0 with the name to open in real. */
+static int check_local(const char *path, const char *root, bool trust, char *real, size_t cap,
+                       char *why, size_t whycap, st_error *err)
 {
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        st_error_errno(err, errno, "%s", path);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, whycap, "%s, not a regular file: refused", file_kind(st.st_mode));
+        return 1;
+    }
+    char *r = realpath(path, NULL);
+    if (!r) {
+        st_error_errno(err, errno, "%s", path);
+        return -1;
+    }
+    size_t rootlen = root ? strlen(root) : 0;
+    if (!trust && (!root || strncmp(r, root, rootlen) != 0 || r[rootlen] != '/')) {
+        snprintf(why, whycap, "a symbolic link leads outside the manifest's directory, to %.200s "
+                 "(refused for a manifest's paths; --trust-manifest-paths allows it)", r);
+        free(r);
+        return 1;
+    }
+    snprintf(real, cap, "%s", r);
+    free(r);
+    return 0;
+}
+
+static void verify_entry(verify_ctx *vc, const manifest_entry *e, const char *path,
+                         const char *root, bool trust)
+{
+    char real[4096];
+    snprintf(real, sizeof real, "%s", path);
     file_result res;
-    verify_opened(vc, path, open_shard, NULL, vc->forced, vc->opt.compression, true, &res);
+    memset(&res, 0, sizeof res);
+    if (!st_path_is_remote(path)) {
+        char why[400];
+        int rc = check_local(path, root, trust, real, sizeof real, why, sizeof why, &res.err);
+        if (rc > 0) {
+            report_failure(vc, path, "unsafe path", why);
+            return;
+        }
+        if (rc < 0 && res.err.code != ST_ENOTFOUND) {
+            account(vc, path, &res, NULL);
+            return;
+        }
+    }
+    if (res.err.code != ST_ENOTFOUND)
+        verify_opened(vc, real, open_shard, NULL, vc->forced, vc->opt.compression, true, &res);
     if (!res.readable && res.err.code == ST_ENOTFOUND) {
         /* A missing shard is damage to the data set, not a usage error. */
         char msg[600];
@@ -172,10 +299,22 @@ int verify_manifest(verify_ctx *vc, const char *manifest_path, bool trust_paths)
         cli_error(vc->cmd, "%s: %s", manifest_path, msg);
         return EXIT_USAGE;
     }
+    /* The manifest's directory with links resolved: untrusted entries must
+     * stay inside it. */
+    char *root = NULL;
+    if (!st_path_is_remote(manifest_path)) {
+        const char *slash = strrchr(manifest_path, '/');
+        char *dir = slash ? strndup(manifest_path, (size_t)(slash - manifest_path) + 1) : strdup(".");
+        root = dir ? realpath(dir, NULL) : NULL;
+        free(dir);
+        if (root && strcmp(root, "/") == 0)
+            root[0] = '\0'; /* so that "/x" starts with root + '/' */
+    }
     char **listed = calloc(m.count ? m.count : 1, sizeof *listed);
     size_t nlisted = 0;
     if (!listed) {
         cli_error(vc->cmd, "%s: out of memory", manifest_path);
+        free(root);
         manifest_free(&m);
         return EXIT_USAGE;
     }
@@ -198,7 +337,7 @@ int verify_manifest(verify_ctx *vc, const char *manifest_path, bool trust_paths)
         }
         if ((listed[nlisted] = strdup(path)) != NULL)
             nlisted++;
-        verify_entry(vc, e, path);
+        verify_entry(vc, e, path, root, trust_paths);
         if (!vc->json)
             fflush(stdout);
     }
@@ -207,6 +346,7 @@ int verify_manifest(verify_ctx *vc, const char *manifest_path, bool trust_paths)
     for (size_t i = 0; i < nlisted; i++)
         free(listed[i]);
     free(listed);
+    free(root);
     manifest_free(&m);
     return EXIT_OK;
 }
