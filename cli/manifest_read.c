@@ -140,6 +140,20 @@ int manifest_parse(const char *text, size_t len, manifest *m, char *msg, size_t 
         if (c >= ST_COMPRESSION_NONE)
             m->compression = (st_compression)c;
     }
+    /* --quote and --no-header shape CSV and TSV shards (cli/input.c). */
+    const json_value *options = json_get(&root, "options");
+    if (options && options->type == JSON_OBJECT) {
+        const json_value *q = json_get(options, "quote");
+        if (q && q->type == JSON_STRING) {
+            if (!strcmp(q->text, "none"))
+                m->csv_no_quote = true;
+            else if (!strcmp(q->text, "\\t") || !strcmp(q->text, "tab"))
+                m->csv_quote = '\t';
+            else if (strlen(q->text) == 1)
+                m->csv_quote = q->text[0];
+        }
+        m->csv_no_header = json_get(options, "no-header") != NULL;
+    }
     m->entries = calloc(shards->count ? shards->count : 1, sizeof *m->entries);
     if (!m->entries) {
         snprintf(msg, msgcap, "out of memory");

@@ -25,6 +25,9 @@ typedef struct manifest_entry {
 typedef struct manifest {
     char *format;                  /* "tfrecord", "avro", "csv", ...; NULL when absent */
     st_compression compression;    /* ST_COMPRESSION_AUTO when absent or unknown */
+    /* CSV / TSV output shaped by the run's options ("options" member). */
+    char csv_quote;                /* 0: the default '"' */
+    bool csv_no_quote, csv_no_header;
     manifest_entry *entries;
     size_t count;
 } manifest;

@@ -5,6 +5,7 @@
 
 #include "json_read.h"
 #include "manifest_read.h"
+#include "manifest_verifiers.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -167,9 +168,19 @@ static int check_local(const char *path, const char *root, bool trust, char *rea
     return 0;
 }
 
+/* How the entries are checked: as the manifest says they were written. */
+typedef struct entry_check {
+    const st_format *format;       /* NULL: detected from each file */
+    st_compression compression;
+    const char *root;              /* the manifest's directory, links resolved */
+    bool trust;
+} entry_check;
+
 static void verify_entry(verify_ctx *vc, const manifest_entry *e, const char *path,
-                         const char *root, bool trust)
+                         const entry_check *how)
 {
+    const char *root = how->root;
+    bool trust = how->trust;
     char real[4096];
     snprintf(real, sizeof real, "%s", path);
     file_result res;
@@ -187,7 +198,9 @@ static void verify_entry(verify_ctx *vc, const manifest_entry *e, const char *pa
         }
     }
     if (res.err.code != ST_ENOTFOUND)
-        verify_opened(vc, real, open_shard, NULL, vc->forced, vc->opt.compression, true, &res);
+        verify_opened(vc, real, open_shard, NULL, how->format, how->compression, true, &res);
+    if (res.readable && res.have_crc)
+        res.rep.file_bytes = res.size; /* as stored, whatever the verifier read */
     if (!res.readable && res.err.code == ST_ENOTFOUND) {
         /* A missing shard is damage to the data set, not a usage error. */
         char msg[600];
@@ -310,6 +323,10 @@ int verify_manifest(verify_ctx *vc, const char *manifest_path, bool trust_paths)
         if (root && strcmp(root, "/") == 0)
             root[0] = '\0'; /* so that "/x" starts with root + '/' */
     }
+    entry_check how = {.format = manifest_verifier(&m), .root = root, .trust = trust_paths};
+    how.compression = how.format ? m.compression : vc->opt.compression;
+    if (!how.format)
+        how.format = vc->forced;
     char **listed = calloc(m.count ? m.count : 1, sizeof *listed);
     size_t nlisted = 0;
     if (!listed) {
@@ -337,7 +354,7 @@ int verify_manifest(verify_ctx *vc, const char *manifest_path, bool trust_paths)
         }
         if ((listed[nlisted] = strdup(path)) != NULL)
             nlisted++;
-        verify_entry(vc, e, path, root, trust_paths);
+        verify_entry(vc, e, path, &how);
         if (!vc->json)
             fflush(stdout);
     }
