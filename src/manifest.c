@@ -121,7 +121,19 @@ int st_manifest_write(const char *path, const st_shard_sink *sink, const char *f
             w.failed = true;
             break;
         }
+        /* JSON strings are UTF-8: a name that is not keeps its exact bytes
+         * in "path_base64", which readers prefer, and "path" shows it with
+         * U+FFFD for the bytes that are not UTF-8. */
         st_json_member_string(&w, "path", rel);
+        if (!st_utf8_valid((const uint8_t *)rel, strlen(rel))) {
+            st_buf b64 = {0};
+            if (st_base64_append(&b64, (const uint8_t *)rel, strlen(rel)) < 0 ||
+                st_buf_append(&b64, "", 1) < 0)
+                w.failed = true;
+            else
+                st_json_member_string(&w, "path_base64", (const char *)b64.data);
+            st_buf_free(&b64);
+        }
         free(rel);
         st_json_member_uint(&w, "records", s->records);
         st_json_member_uint(&w, "bytes", s->bytes);
