@@ -280,6 +280,11 @@ int manifest_resolve(const char *manifest_path, const char *entry, bool trust, c
     }
     if (!trust && has_dotdot(entry))
         return refuse(why, whycap, "a \"..\" component leads outside the manifest's directory", true);
+    if (manifest_remote && manifest_path[dirlen - 1] != '/') {
+        /* "s3://bucket" names no object; its entries are at the bucket's root. */
+        int n = snprintf(out, cap, "%s/%s", manifest_path, entry);
+        return n < 0 || (size_t)n >= cap ? refuse(why, whycap, "the path is too long", false) : 0;
+    }
     return join(out, cap, manifest_path, dirlen, entry, why, whycap);
 }
 
