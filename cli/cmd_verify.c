@@ -547,7 +547,7 @@ static int run_verify(const cli_command *cmd, cli_values *v)
     char **paths = NULL;
     size_t npaths = 0;
     if (v->npositional) {
-        int rc = cli_expand_inputs(cmd, v->positional, v->npositional, &paths, &npaths);
+        int rc = cli_expand_inputs(cmd, v->positional, v->npositional, cli_has(v, "verbose"), &paths, &npaths);
         if (rc)
             return rc;
     }

@@ -173,7 +173,7 @@ int cli_input_open(const cli_command *cmd, const cli_values *v, cli_input *in)
     }
     int status = cli_input_init(cmd, v, in);
     if (status == EXIT_OK)
-        status = cli_expand_inputs(cmd, v->positional, v->npositional, &in->paths, &in->npaths);
+        status = cli_expand_inputs(cmd, v->positional, v->npositional, cli_has(v, "verbose"), &in->paths, &in->npaths);
     if (status != EXIT_OK)
         cli_input_free(in);
     return status;
