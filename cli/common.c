@@ -59,6 +59,8 @@ void cli_install_signal_handlers(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    /* The core stops retrying interrupted system calls once this is set. */
+    st_interrupt_watch(&cli_interrupted);
     signal(SIGPIPE, SIG_IGN);
     /* A file-size limit (ulimit -f) must be a write error we report with the
      * path, like a full disk, not a silent death. */
