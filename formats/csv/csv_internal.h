@@ -26,7 +26,7 @@
 #define CSV_DEFAULT_INFER_ROWS 10000
 /* Bounds on what a header or a key set may grow to (memory per record and
  * per reader grows with them). */
-#define CSV_MAX_COLUMNS ((size_t)1 << 20)
+#define CSV_DEFAULT_MAX_COLUMNS ((size_t)100000) /* --max-columns */
 #define JSONL_MAX_KEYS ((size_t)1 << 20)
 
 /* How text is cut into records and fields. */
@@ -320,6 +320,7 @@ typedef struct csv_reader {
     bool strict_float;
     bool full_pass;         /* types come from the whole input */
     uint64_t infer_rows;
+    size_t max_columns;     /* a longer header is refused */
     csv_column *cols;
     size_t ncols;
     size_t nkept;
@@ -334,6 +335,10 @@ typedef struct csv_reader {
     uint8_t *scratch;
     size_t scratch_cap;
 } csv_reader;
+
+/* Makes the column names unique (csv_names.c): empty ones become c<i>,
+ * repeated ones NAME_1, NAME_2, ...; linear time.  Polls st_interrupted(). */
+int csv_fix_names(csv_reader *r, st_error *err);
 
 /* Message helper: a printable excerpt of a value (at most 40 bytes). */
 void csv_excerpt(const uint8_t *p, size_t n, char *out, size_t cap);
