@@ -150,8 +150,15 @@ typedef struct file_result {
 #endif
 } file_result;
 
-static const st_format *detect_for_verify(const uint8_t *head, size_t n)
+static const st_format *detect_for_verify(const char *path, const uint8_t *head, size_t n)
 {
+    if (n == 0) {
+        /* Empty: a TFRecord of no records, unless its name says Parquet or
+         * Avro, which are never empty (every command says "not a ... file"). */
+        const st_format *by_name = st_format_by_extension(path);
+        if (by_name && (strcmp(by_name->name, "parquet") == 0 || strcmp(by_name->name, "avro") == 0))
+            return by_name;
+    }
     if (n >= 4 && (memcmp(head, "PAR1", 4) == 0 || memcmp(head, "PARE", 4) == 0))
         return st_format_by_name("parquet");
     if (n >= 4 && memcmp(head, "Obj", 3) == 0 && (head[3] == 1 || head[3] == 0))
@@ -244,7 +251,7 @@ static void verify_file(verify_ctx *vc, const char *path, bool want_crc, file_re
         st_stream_close(in);
         return;
     }
-    res->format = vc->forced ? vc->forced : detect_for_verify(head, (size_t)n);
+    res->format = vc->forced ? vc->forced : detect_for_verify(path, head, (size_t)n);
     if (!vc->forced && !looks_like_shard(path, head, (size_t)n)) {
         const st_format *text = st_format_detect(path, head, (size_t)n);
         st_error_set(&res->err, ST_EUSAGE,

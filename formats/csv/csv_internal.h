@@ -34,7 +34,24 @@ typedef struct csv_dialect {
     uint8_t delim;
     uint8_t quote;
     bool quoting;      /* false: quotes are data; a record is one line */
+    uint8_t line_ends; /* enum csv_line_ends */
 } csv_dialect;
+
+/* Which bytes end a record.  The parsers know only LF (and CRLF); files
+ * with classic-Mac CR-only line ends have their CRs outside quoted fields
+ * turned into LFs as the chunker reads them (same length, so offsets and
+ * pread positions are unchanged; a CR inside quotes stays data), which
+ * reads them as Python's csv module and DuckDB do. */
+enum csv_line_ends {
+    CSV_LF = 0,        /* LF or CRLF (JSON lines always) */
+    CSV_DETECT,        /* decide from the first chunk: CR-only when it holds
+                        * a CR and no LF */
+    CSV_CR,            /* CR-only */
+};
+
+/* Where the CR translation stands between reads: a quote opens a quoted
+ * field only at a field start, as the chunker and field parser decide. */
+enum { CR_FIELD_START, CR_UNQUOTED, CR_QUOTED, CR_QUOTE_SEEN };
 
 /* A run of whole records, cut by the chunker; the unit payload. */
 typedef struct csv_chunk {
@@ -66,6 +83,8 @@ typedef struct csv_chunker {
     size_t *spans;          /* scratch: quoted spans as (begin, end) pairs */
     size_t nspans, spans_cap;
     size_t first_quote;     /* offset of the first quote byte seen by the walk */
+    uint8_t cr_state;       /* CR-only input: the translation's state */
+    uint64_t cr_bytes;      /* bytes translated so far */
 } csv_chunker;
 
 void csv_chunker_init(csv_chunker *c, st_stream *in, const csv_dialect *d, size_t chunk_size,

@@ -342,6 +342,7 @@ static int reader_open(void *priv, st_stream *in, const st_read_options *opt, st
     r->d.delim = co->delimiter ? (uint8_t)co->delimiter : default_delim;
     r->d.quote = co->quote ? (uint8_t)co->quote : '"';
     r->d.quoting = !co->no_quote;
+    r->d.line_ends = CSV_DETECT;
     if (r->d.delim == '\n' || r->d.delim == '\r')
         return st_error_set(err, ST_EUSAGE, "the delimiter cannot be a line break");
     if (r->d.quoting && (r->d.quote == r->d.delim || r->d.quote == '\n' || r->d.quote == '\r'))
@@ -361,6 +362,8 @@ static int reader_open(void *priv, st_stream *in, const st_read_options *opt, st
     int rc = csv_chunker_next(&r->ch, &first, err);
     if (rc < 0)
         return rc;
+    /* Later passes (type inference) read the line ends the first chunk chose. */
+    r->d.line_ends = r->ch.d.line_ends == CSV_DETECT ? CSV_LF : r->ch.d.line_ends;
     bool has_header = !co->no_header;
     size_t nfields = 0;
     if (rc == 0) {
