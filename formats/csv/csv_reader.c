@@ -286,6 +286,11 @@ static int infer_full(csv_reader *r, st_stream *src, bool use_pread, st_error *e
     int rc;
     csv_chunk ch;
     while ((rc = csv_chunker_next(&ic, &ch, err)) > 0) {
+        if (st_interrupted()) { /* a pass over a large file takes a while */
+            csv_chunk_free(&ch);
+            rc = st_error_set(err, ST_ECANCELED, "interrupted");
+            break;
+        }
         if (ch.offset == 0) {
             ch.start = r->header_end; /* same bytes as the main pass saw */
             ch.line = r->header_line;
@@ -311,6 +316,8 @@ static int infer_prefix(csv_reader *r, st_error *err)
             return rc;
     }
     while (rows < r->infer_rows) {
+        if (st_interrupted())
+            return st_error_set(err, ST_ECANCELED, "interrupted");
         csv_chunk ch;
         int rc = csv_chunker_next(&r->ch, &ch, err);
         if (rc < 0)
