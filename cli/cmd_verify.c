@@ -121,8 +121,15 @@ static void tap_init(crc_tap *t, st_stream *inner, bool checksum)
 
 /* ---- verifying one file ---------------------------------------------------- */
 
-static const st_format *detect_for_verify(const uint8_t *head, size_t n)
+static const st_format *detect_for_verify(const char *path, const uint8_t *head, size_t n)
 {
+    if (n == 0) {
+        /* Empty: a TFRecord of no records, unless its name says Parquet or
+         * Avro, which are never empty (every command says "not a ... file"). */
+        const st_format *by_name = st_format_by_extension(path);
+        if (by_name && (strcmp(by_name->name, "parquet") == 0 || strcmp(by_name->name, "avro") == 0))
+            return by_name;
+    }
     if (n >= 4 && (memcmp(head, "PAR1", 4) == 0 || memcmp(head, "PARE", 4) == 0))
         return st_format_by_name("parquet");
     if (n >= 4 && memcmp(head, "Obj", 3) == 0 && (head[3] == 1 || head[3] == 0))
@@ -226,7 +233,7 @@ void verify_opened(verify_ctx *vc, const char *path, verify_opener open, void *a
     }
     st_verify_options opt = vc->opt;
     opt.compression = compression;
-    res->format = format ? format : detect_for_verify(head, (size_t)n);
+    res->format = format ? format : detect_for_verify(path, head, (size_t)n);
     if (!format && !looks_like_shard(path, head, (size_t)n)) {
         const st_format *text = st_format_detect(path, head, (size_t)n);
         st_error_set(&res->err, ST_EUSAGE,
@@ -474,7 +481,7 @@ static int run_verify(const cli_command *cmd, cli_values *v)
     char **paths = NULL;
     size_t npaths = 0;
     if (v->npositional) {
-        int rc = cli_expand_inputs(cmd, v->positional, v->npositional, &paths, &npaths);
+        int rc = cli_expand_inputs(cmd, v->positional, v->npositional, cli_has(v, "verbose"), &paths, &npaths);
         if (rc)
             return rc;
     }
