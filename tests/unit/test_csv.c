@@ -570,8 +570,8 @@ static void test_taxi(void)
                       "{\"pickup_community_area\":[10],\"fare\":[5.85],\"trip_start_month\":[10],"
                       "\"trip_start_hour\":[1],\"trip_start_day\":[2],\"trip_start_timestamp\":"
                       "[1382319000],\"pickup_latitude\":[41.985016],\"pickup_longitude\":[-87.804535],"
-                      "\"trip_miles\":[0],\"payment_type\":[\"Cash\"],\"company\":[\"Taxi Affiliation "
-                      "Services\"],\"trip_seconds\":[180],\"tips\":[0]}\n"));
+                      "\"trip_miles\":[0.0],\"payment_type\":[\"Cash\"],\"company\":[\"Taxi Affiliation "
+                      "Services\"],\"trip_seconds\":[180.0],\"tips\":[0.0]}\n"));
     CU_ASSERT(big.lossy > 0); /* 9+ digit coordinates do not fit float32 */
 
     /* Chunks of every size give the same records. */
@@ -922,11 +922,11 @@ static void test_inference(void)
     CU_ASSERT_EQUAL(kind_of(&r, "empty"), ST_KIND_BYTES);
     CU_ASSERT_EQUAL(kind_of(&r, "lead"), ST_KIND_INT64);
     CU_ASSERT_STRING_EQUAL(JS(r),
-                           "{\"i\":[1],\"big\":[9223372000000000000],\"f\":[1.5],\"e\":[1000],\"w\":[\"Infinity\"],"
+                           "{\"i\":[1],\"big\":[9223372000000000000.0],\"f\":[1.5],\"e\":[1000.0],\"w\":[\"Infinity\"],"
                            "\"sp\":[\"1\"],\"neg\":[0],\"mix\":[\"1\"],\"lead\":[7]}\n"
-                           "{\"i\":[-2],\"big\":[-9223372000000000000],\"f\":[2],\"e\":[-0.005],\"w\":[\"-Infinity\"],"
+                           "{\"i\":[-2],\"big\":[-9223372000000000000.0],\"f\":[2.0],\"e\":[-0.005],\"w\":[\"-Infinity\"],"
                            "\"sp\":[\"2\"],\"neg\":[5],\"mix\":[\"x\"],\"lead\":[0]}\n"
-                           "{\"i\":[3],\"big\":[9223372000000000000],\"f\":[3],\"e\":[200000],\"w\":[\"NaN\"],"
+                           "{\"i\":[3],\"big\":[9223372000000000000.0],\"f\":[3.0],\"e\":[200000.0],\"w\":[\"NaN\"],"
                            "\"sp\":[\" 3\"],\"neg\":[-9],\"mix\":[\"2\"],\"lead\":[12]}\n");
     result_free(&r);
 }
@@ -1021,7 +1021,7 @@ static void test_forced_types_and_projection(void)
     st_schema_add(&types, "c", ST_KIND_NONE);
     cfg.co.types = &types;
     const char *text = "a,b,c,d\n1,2,3,4\n5,6,7,8\n";
-    expect_json(&cfg, text, "{\"a\":[\"1\"],\"b\":[2],\"d\":[4]}\n{\"a\":[\"5\"],\"b\":[6],\"d\":[8]}\n");
+    expect_json(&cfg, text, "{\"a\":[\"1\"],\"b\":[2.0],\"d\":[4]}\n{\"a\":[\"5\"],\"b\":[6.0],\"d\":[8]}\n");
     /* A forced kind the text does not fit is an error naming line and column. */
     st_schema_add(&types, "d", ST_KIND_INT64);
     result r;
@@ -1231,8 +1231,8 @@ static void test_jsonl_basic(void)
     CU_ASSERT_TRUE(r.schema.columns[n].nullable);
     CU_ASSERT_STRING_EQUAL(JS(r),
                            "{\"id\":[1],\"name\":[\"a\xc3\xa9\xf0\x9f\x98\x80\"],\"score\":[1.5],\"ok\":[1],"
-                           "\"tags\":[\"x\",\"y\"],\"v\":[1,2.5],\"geo.lat\":[1],\"geo.lon.deg\":[2]}\n"
-                           "{\"id\":[2],\"score\":[2],\"ok\":[0],\"tags\":[],\"extra\":[\"e\"]}\n");
+                           "\"tags\":[\"x\",\"y\"],\"v\":[1.0,2.5],\"geo.lat\":[1],\"geo.lon.deg\":[2]}\n"
+                           "{\"id\":[2],\"score\":[2.0],\"ok\":[0],\"tags\":[],\"extra\":[\"e\"]}\n");
     result_free(&r);
 }
 
@@ -1290,7 +1290,7 @@ static void test_jsonl_special(void)
     st_schema types = {0};
     st_schema_add(&types, "c", ST_KIND_FLOAT);
     cfg.co.types = &types;
-    expect_json(&cfg, "{\"a\": {\"b\": 1, \"z\": 2}, \"c\": 3, \"d\": 4}\n", "{\"a.b\":[1],\"c\":[3]}\n");
+    expect_json(&cfg, "{\"a\": {\"b\": 1, \"z\": 2}, \"c\": 3, \"d\": 4}\n", "{\"a.b\":[1],\"c\":[3.0]}\n");
     st_schema_free(&types);
 }
 
@@ -1490,8 +1490,8 @@ static void test_jsonl_roundtrip(void)
     rewrite(&st_format_jsonl, (const char *)once.data, &st_format_jsonl, NULL, &twice, &rc);
     CU_ASSERT_EQUAL(rc, 0);
     CU_ASSERT_STRING_EQUAL(once.data,
-                           "{\"a\":[1],\"b\":[1.5,2],\"c\":[\"x\\ny\"],\"d.e\":[\"p\",\"q\"],\"n\":[],"
-                           "\"big\":[16777216],\"nan\":[\"NaN\"]}\n"
+                           "{\"a\":[1],\"b\":[1.5,2.0],\"c\":[\"x\\ny\"],\"d.e\":[\"p\",\"q\"],\"n\":[],"
+                           "\"big\":[16777216.0],\"nan\":[\"NaN\"]}\n"
                            "{\"a\":[-3],\"c\":[\"\xc3\xbf\"],\"nan\":[\"Infinity\"]}\n");
     CU_ASSERT_STRING_EQUAL(once.data, twice.data);
     /* and CSV from JSON lines: lists as JSON arrays in cells */

@@ -444,7 +444,7 @@ static void test_record_json(void)
     st_record rec = {.features = fs, .nfeatures = 4};
     CU_ASSERT_EQUAL(st_record_to_json(&rec, fresh(false)), 0);
     CU_ASSERT_STRING_EQUAL(text(), "{\"i\":[-9223372036854775808,0,9223372036854775807],"
-                                   "\"f\":[0.1,-0,\"NaN\"],"
+                                   "\"f\":[0.1,-0.0,\"NaN\"],"
                                    "\"b\":[\"hi\",{\"base64\":\"/w==\"}],\"n\":[]}");
 
     st_feature steps[3] = {
