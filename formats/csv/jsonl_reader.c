@@ -103,7 +103,6 @@ static bool next_text(jl_shape shape, const uint8_t **p, const uint8_t *end, con
 typedef struct jsonl_reader {
     st_stream *in;
     const char *name;
-    size_t chunk_size;
     uint64_t max_record;
     jl_source src;
     csv_chunk_queue pending;   /* chunks read during open(), replayed first */
@@ -400,7 +399,6 @@ static int jsonl_open(void *priv, st_stream *in, const st_read_options *opt, st_
     int rc = jl_detect_shape(in, opt->max_record_size, &shape, &head, &head_len, err);
     if (rc < 0)
         return rc;
-    r->chunk_size = co->chunk_size;
     r->max_record = opt->max_record_size;
     source_init(&r->src, shape, in, co->chunk_size, opt->max_record_size, false);
     if (source_seed(&r->src, head, head_len))
