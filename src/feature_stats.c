@@ -134,12 +134,18 @@ int st_feature_stats_add(st_feature_stats *s, const st_record *rec)
     /* Feature lists count under "name[]" with the per-step lengths. */
     for (uint32_t i = 0; i < rec->nlists; i++) {
         const st_feature_list *fl = &rec->lists[i];
-        char name[512];
-        size_t len = fl->name.len < sizeof name - 3 ? fl->name.len : sizeof name - 3;
+        char small[512];
+        size_t len = fl->name.len;
+        /* The whole name, however long: cut, two lists could merge. */
+        char *name = len + 2 <= sizeof small ? small : malloc(len + 2);
+        if (!name)
+            return ST_ENOMEM;
         if (len)
             memcpy(name, fl->name.data, len);
         memcpy(name + len, "[]", 2);
         st_feature_stat *f = lookup(s, (const uint8_t *)name, len + 2);
+        if (name != small)
+            free(name);
         if (!f)
             return ST_ENOMEM;
         for (uint32_t k = 0; k < fl->count; k++)
