@@ -26,6 +26,7 @@ static const cli_option convert_options[] = {
     {"task", 0, ARG_TEXT, "I/N", NULL, "convert only task I's share of the inputs (0-based, of N)"},
     {"tasks", 0, ARG_TEXT, "N", NULL, "N tasks; this task's index from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID"},
     {"avro-codec", 0, ARG_TEXT, "CODEC", avro_codecs, "block codec of --to avro (default deflate)"},
+    {"widen", 0, ARG_NONE, NULL, NULL, "give a column whose kinds differ across inputs the wider kind"},
     CLI_OPTIONS_END,
 };
 
@@ -100,7 +101,7 @@ static char *options_json(const cli_values *v, char **paths, size_t npaths, cons
     static const char *const shaping[] = {
         "from", "shards", "shard-size", "records-per-shard", "compression", "columns", "exclude",
         "decimal", "delimiter", "quote", "no-header", "header", "skip-bad-rows", "empty",
-        "schema", "type", "shuffle", "seed", "task", "tasks", "avro-codec", NULL,
+        "schema", "type", "shuffle", "seed", "task", "tasks", "avro-codec", "widen", NULL,
     };
     for (const char *const *name = shaping; *name; name++) {
         if (!cli_has(v, *name))
@@ -195,6 +196,26 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         .task_count = by_units ? tasks : 0,
     };
     job.total_input_bytes = total_size(in.paths, in.npaths);
+
+    /* --widen: every input's columns first, so that the first record
+     * written already has its column's final kind. */
+    column_kinds widen = {0};
+    st_schema widen_csv = {0};
+    if (cli_has(v, "widen") && in.npaths > 1) {
+        st_error err = {0};
+        int rc = column_kinds_widen_plan(in.paths, in.npaths, in.format, &in.ro, &widen,
+                                         &widen_csv, &err);
+        if (rc < 0) {
+            cli_error_at(cmd, NULL, &err);
+            column_kinds_free(&widen);
+            st_schema_free(&widen_csv);
+            cli_input_free(&in);
+            cli_output_free(&out);
+            return cli_exit_for(rc);
+        }
+        job.widen = &widen;
+        in.csv.widen_types = &widen_csv;
+    }
     cli_progress_start(&progress, cli_progress_wanted(v), job.total_input_bytes);
 
     char *opts = options_json(v, in.paths, in.npaths, to);
@@ -205,6 +226,8 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     if (status == EXIT_OK && !cli_has(v, "quiet"))
         cli_output_summary(cmd, &out, &job, in.npaths, cli_now() - progress.start);
     st_feature_stats_free(&job.stats);
+    column_kinds_free(&widen);
+    st_schema_free(&widen_csv);
     cli_input_free(&in);
     cli_output_free(&out);
     return status;

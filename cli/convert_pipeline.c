@@ -12,6 +12,7 @@
 typedef struct source {
     st_reader *reader;
     const char *path;
+    size_t index;           /* in job->paths */
     atomic_int refs;
     uint64_t size;          /* bytes, when known, for progress */
 } source;
@@ -104,6 +105,7 @@ static int open_next_source(run_state *rs, st_error *err)
         return st_error_prefix(err, "%s: ", path);
     }
     s->path = path;
+    s->index = rs->next_path - 1;
     atomic_init(&s->refs, 1);
     st_error ignored;
     if (st_stream_size(s->reader->in, &s->size, &ignored) != ST_OK)
@@ -209,6 +211,9 @@ static int process(void *ctx, void *p, st_error *err)
     for (size_t i = 0; i < it->batch.count; i++) {
         st_record *rec = &it->batch.records[i];
         project(job->ro, rec);
+        if (job->widen &&
+            column_kinds_widen_record(job->widen, rec, &it->batch.arena, &it->batch.lossy_floats))
+            return st_error_set(err, ST_ENOMEM, "out of memory");
         rc = job->writer->encode(job->wopt, rec, &it->encoded, err);
         if (rc < 0)
             return st_error_prefix(err, "%s: record %llu: ", it->src->path,
@@ -225,6 +230,11 @@ static int consume(void *ctx, void *p, st_error *err)
     run_state *rs = ctx;
     convert_job *job = rs->job;
     item *it = p;
+    /* Before any of its records is written: a column whose kind differs
+     * from an earlier input's stops the run. */
+    int krc = column_kinds_check(&job->kinds, &it->stats, it->src->index, job->paths, err);
+    if (krc < 0)
+        return krc;
     size_t begin = 0;
     for (size_t i = 0; i < it->batch.count; i++) {
         int rc = job->emit(job->emit_ctx, it->encoded.data + begin, it->ends[i] - begin, err);
@@ -277,6 +287,7 @@ int convert_run(convert_job *job, st_error *err)
         item_destroy(it);
     }
     pthread_mutex_destroy(&rs.pool.lock);
+    column_kinds_free(&job->kinds);
     return rc;
 }
 

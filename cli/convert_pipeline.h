@@ -11,6 +11,7 @@
 #ifndef ST_CLI_CONVERT_PIPELINE_H
 #define ST_CLI_CONVERT_PIPELINE_H
 
+#include "column_kinds.h"
 #include "progress.h"
 
 #include "../formats/format.h"
@@ -39,9 +40,13 @@ typedef struct convert_job {
      * task, so N tasks together convert every record exactly once. */
     uint64_t task_index;
     uint64_t task_count;                /* 0 or 1: keep every unit */
+    /* --widen: the kind every column is written as (column_kinds.h); NULL
+     * makes a column whose kinds disagree across inputs an error. */
+    const column_kinds *widen;
 
     /* Results. */
     st_feature_stats stats;
+    column_kinds kinds;                 /* each column's kind and the input that gave it */
     uint64_t records;
     uint64_t skipped_rows;
     uint64_t lossy_floats;

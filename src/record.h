@@ -111,6 +111,8 @@ typedef struct st_column {
     bool nullable;       /* some records lack it */
     bool repeated;       /* can hold more than one value */
     int64_t fixed_len;   /* values per record when constant, else -1 */
+    bool empty;          /* a text column with no value in any row read: its
+                            kind is only a default */
 } st_column;
 
 typedef struct st_schema {

@@ -165,6 +165,14 @@ static int apply_selection(csv_reader *r, const st_read_options *opt, const st_c
             c->kind = t->kind;
         }
     }
+    for (size_t k = 0; co->widen_types && k < co->widen_types->count; k++) {
+        const st_column *t = &co->widen_types->columns[k];
+        ssize_t i = find_column(r, t->name);
+        if (i < 0 || r->cols[i].action == CSV_SKIP || r->cols[i].forced)
+            continue;
+        r->cols[i].forced = true;
+        r->cols[i].kind = t->kind;
+    }
     return ST_OK;
 }
 
@@ -959,6 +967,7 @@ static int csv_schema(void *priv, st_schema *out, st_error *err)
         if (st_schema_add(out, c->name, c->kind))
             return st_error_set(err, ST_ENOMEM, "out of memory");
         out->columns[out->count - 1].nullable = c->nullable;
+        out->columns[out->count - 1].empty = !c->forced && !c->saw_value;
     }
     return ST_OK;
 }
