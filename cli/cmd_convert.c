@@ -225,7 +225,7 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     cli_progress_end(&progress);
     if (status == EXIT_OK && !cli_has(v, "quiet"))
         cli_output_summary(cmd, &out, &job, in.npaths, cli_now() - progress.start);
-    st_feature_stats_free(&job.stats);
+    convert_job_free_results(&job);
     column_kinds_free(&widen);
     st_schema_free(&widen_csv);
     cli_input_free(&in);

@@ -206,8 +206,9 @@ int column_kinds_widen_plan(char *const *paths, size_t npaths, const st_format *
     return ST_OK;
 }
 
-static int widen_feature(st_feature *f, st_kind to, st_arena *arena, uint64_t *lossy)
+static int widen_feature(st_feature *f, st_kind to, st_batch *batch)
 {
+    st_arena *arena = &batch->arena;
     uint32_t n = f->count;
     if (to == ST_KIND_FLOAT && f->kind == ST_KIND_INT64) {
         float *out = st_arena_alloc(arena, (n ? n : 1) * sizeof *out);
@@ -215,7 +216,11 @@ static int widen_feature(st_feature *f, st_kind to, st_arena *arena, uint64_t *l
             return ST_ENOMEM;
         for (uint32_t i = 0; i < n; i++) {
             out[i] = (float)f->v.i64[i];
-            *lossy += st_int64_narrow_changes(f->v.i64[i]);
+            if (st_int64_narrow_changes(f->v.i64[i])) {
+                batch->lossy_floats++;
+                if (st_batch_add_lossy(batch, f->name.data, f->name.len, 1, 1, (double)f->v.i64[i]))
+                    return ST_ENOMEM;
+            }
         }
         f->v.f32 = out;
     } else if (to == ST_KIND_BYTES && (f->kind == ST_KIND_INT64 || f->kind == ST_KIND_FLOAT)) {
@@ -241,8 +246,7 @@ static int widen_feature(st_feature *f, st_kind to, st_arena *arena, uint64_t *l
     return ST_OK;
 }
 
-int column_kinds_widen_record(const column_kinds *targets, st_record *rec, st_arena *arena,
-                              uint64_t *lossy)
+int column_kinds_widen_record(const column_kinds *targets, st_record *rec, st_batch *batch)
 {
     bool changed = false;
     for (uint32_t i = 0; i < rec->nfeatures; i++) {
@@ -252,7 +256,7 @@ int column_kinds_widen_record(const column_kinds *targets, st_record *rec, st_ar
         const column_kind *k = column_kinds_find(targets, f->name.data, f->name.len);
         if (!k || k->kind == f->kind || k->kind == ST_KIND_NONE)
             continue;
-        if (widen_feature(f, k->kind, arena, lossy))
+        if (widen_feature(f, k->kind, batch))
             return ST_ENOMEM;
         changed = true;
     }

@@ -43,9 +43,8 @@ int column_kinds_widen_plan(char *const *paths, size_t npaths, const st_format *
                             st_schema *csv_kinds, st_error *err);
 
 /* Rewrites the record's features whose kind is narrower than their target
- * (int64 -> float, int64 or float -> bytes) with values in `arena`; the
- * values changed by narrowing int64 to float32 are added to *lossy. */
-int column_kinds_widen_record(const column_kinds *targets, st_record *rec, st_arena *arena,
-                              uint64_t *lossy);
+ * (int64 -> float, int64 or float -> bytes) with values in the batch's
+ * arena; values changed by narrowing int64 to float32 are counted in it. */
+int column_kinds_widen_record(const column_kinds *targets, st_record *rec, st_batch *batch);
 
 #endif

@@ -211,8 +211,7 @@ static int process(void *ctx, void *p, st_error *err)
     for (size_t i = 0; i < it->batch.count; i++) {
         st_record *rec = &it->batch.records[i];
         project(job->ro, rec);
-        if (job->widen &&
-            column_kinds_widen_record(job->widen, rec, &it->batch.arena, &it->batch.lossy_floats))
+        if (job->widen && column_kinds_widen_record(job->widen, rec, &it->batch))
             return st_error_set(err, ST_ENOMEM, "out of memory");
         rc = job->writer->encode(job->wopt, rec, &it->encoded, err);
         if (rc < 0)
@@ -221,6 +220,33 @@ static int process(void *ctx, void *p, st_error *err)
         it->ends[i] = it->encoded.len;
         if (st_feature_stats_add(&it->stats, rec))
             return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    return ST_OK;
+}
+
+static int merge_lossy(convert_job *job, const st_batch *b)
+{
+    for (size_t i = 0; i < b->nlossy_columns; i++) {
+        const st_lossy_column *l = &b->lossy_columns[i];
+        size_t k = 0;
+        while (k < job->nlossy_columns && !(job->lossy_columns[k].len == l->name.len &&
+                                             memcmp(job->lossy_columns[k].name, l->name.data, l->name.len) == 0))
+            k++;
+        if (k == job->nlossy_columns) {
+            convert_lossy_column *g = realloc(job->lossy_columns, (k + 1) * sizeof *g);
+            if (!g)
+                return ST_ENOMEM;
+            job->lossy_columns = g;
+            char *name = malloc(l->name.len + 1);
+            if (!name)
+                return ST_ENOMEM;
+            memcpy(name, l->name.data, l->name.len);
+            name[l->name.len] = '\0';
+            g[k] = (convert_lossy_column){name, l->name.len, 0, 0, l->example};
+            job->nlossy_columns++;
+        }
+        job->lossy_columns[k].count += l->count;
+        job->lossy_columns[k].whole += l->whole;
     }
     return ST_OK;
 }
@@ -245,6 +271,8 @@ static int consume(void *ctx, void *p, st_error *err)
     job->records += it->batch.count;
     job->skipped_rows += it->batch.skipped_rows;
     job->lossy_floats += it->batch.lossy_floats;
+    if (merge_lossy(job, &it->batch))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
     job->bytes_in = it->input_offset;
     if (st_feature_stats_merge(&job->stats, &it->stats))
         return st_error_set(err, ST_ENOMEM, "out of memory");
@@ -266,6 +294,16 @@ static void discard(void *ctx, void *p)
         source_release(it->src);
     }
     item_put(&rs->pool, it);
+}
+
+void convert_job_free_results(convert_job *job)
+{
+    st_feature_stats_free(&job->stats);
+    for (size_t i = 0; i < job->nlossy_columns; i++)
+        free(job->lossy_columns[i].name);
+    free(job->lossy_columns);
+    job->lossy_columns = NULL;
+    job->nlossy_columns = 0;
 }
 
 int convert_run(convert_job *job, st_error *err)

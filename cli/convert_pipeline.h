@@ -19,6 +19,14 @@
 
 #include <signal.h>
 
+/* A column whose values changed when narrowed to float32. */
+typedef struct convert_lossy_column {
+    char *name;
+    size_t len;
+    uint64_t count, whole;
+    double example;          /* the first one, in input order */
+} convert_lossy_column;
+
 typedef int (*convert_emit_fn)(void *ctx, const uint8_t *encoded, size_t len, st_error *err);
 
 typedef struct convert_job {
@@ -50,8 +58,17 @@ typedef struct convert_job {
     uint64_t records;
     uint64_t skipped_rows;
     uint64_t lossy_floats;
+    convert_lossy_column *lossy_columns; /* those the readers named, in order of first change */
+    size_t nlossy_columns;
     uint64_t bytes_in;
 } convert_job;
+
+/* Prints the notes on what changed without stopping the run (values
+ * narrowed to float32, by column); cli/convert_notes.c. */
+void convert_print_notes(const char *cmd, const convert_job *job);
+
+/* Frees the results (statistics, lossy columns). */
+void convert_job_free_results(convert_job *job);
 
 /* Runs the whole conversion; errors name the input path. */
 int convert_run(convert_job *job, st_error *err);

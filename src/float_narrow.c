@@ -1,4 +1,5 @@
 #include "float_narrow.h"
+#include "json.h"
 
 #include <float.h>
 #include <math.h>
@@ -58,6 +59,14 @@ static bool shortest9(double a, uint64_t *m_out, int *e_out, int *digits)
 /* Printing f with `digits` significant digits gives m * 10^e back. */
 static bool prints_back(float f, uint64_t m, int e, int digits)
 {
+    if (e >= -22 && e <= 22) {
+        /* f * 10^-e is f's digits: one rounding, far from a tie unless the
+         * fraction is near one half (then let printf decide). */
+        double x = scaled((double)fabsf(f), -e);
+        double frac = x - floor(x);
+        if (fabs(frac - 0.5) > 1e-6)
+            return nearbyint(x) == (double)m;
+    }
     char buf[48];
     snprintf(buf, sizeof buf, "%.*e", digits - 1, (double)fabsf(f));
     uint64_t got = 0;
@@ -104,4 +113,12 @@ bool st_int64_narrow_changes(int64_t v)
     for (uint64_t t = mag; t >= 10; t /= 10)
         digits++;
     return !prints_back(f, mag, e, digits);
+}
+
+void st_format_narrowed(char *out, size_t cap, float f)
+{
+    if (isfinite(f) && f == nearbyintf(f) && fabsf(f) < 1e17f)
+        snprintf(out, cap, "%.0f", (double)f);
+    else if (st_format_float32(out, cap, f) < 0 && cap)
+        out[0] = '\0';
 }

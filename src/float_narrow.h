@@ -14,9 +14,14 @@
 #define ST_FLOAT_NARROW_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 bool st_double_narrow_changes(double d);
 bool st_int64_narrow_changes(int64_t v);
+
+/* What a value became, for messages: whole numbers in full (17031832576),
+ * others as the shortest text of the float32 (3.1415927). */
+void st_format_narrowed(char *out, size_t cap, float f);
 
 #endif

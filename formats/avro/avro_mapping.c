@@ -14,8 +14,9 @@
  *     local-timestamp-millis/-micros/  conversion)
  *     -nanos
  *   float                              float
- *   double                             float, narrowed; values that change are
- *                                      counted as lossy floats, and are an error
+ *   double                             float, narrowed; values that change (by
+ *                                      the rule of src/float_narrow.h) are
+ *                                      counted by field, and are an error
  *                                      with --strict-float (NaN and infinities
  *                                      are kept as they are)
  *   string, bytes, fixed               bytes

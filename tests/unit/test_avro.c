@@ -375,8 +375,8 @@ static void test_alltypes_codecs(void)
         "{\"id\":[5],\"bool_col\":[0],\"tinyint_col\":[1],\"smallint_col\":[1],\"int_col\":[1],"
         "\"bigint_col\":[10],\"float_col\":[1.1],\"double_col\":[10.1],\"date_string_col\":[\"03/01/09\"],"
         "\"string_col\":[\"1\"],\"timestamp_col\":[1235865660000000]}");
-    /* 10.1 does not survive narrowing to float32. */
-    CU_ASSERT(first.lossy > 0);
+    /* 10.1 prints back from float32 as 10.1: not counted. */
+    CU_ASSERT_EQUAL(first.lossy, 0);
     for (size_t f = 1; f < 5; f++) {
         result r;
         read_file(files[f], NULL, &r);
@@ -391,8 +391,7 @@ static void test_alltypes_codecs(void)
     strict.strict_float = true;
     result r;
     read_file(files[0], &strict, &r);
-    CU_ASSERT_EQUAL(r.rc, ST_EDATA);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "double_col"));
+    CU_ASSERT_EQUAL(r.rc, 0);
     result_free(&r);
     result_free(&first);
 }
@@ -1069,11 +1068,21 @@ static void test_mapping_crafted(void)
 
     /* Strict floats. */
     st_buf_clear(&d);
-    put_double(&d, 0.1);
+    put_double(&d, 3.141592653589793);
     st_read_options strict;
     memset(&strict, 0, sizeof strict);
     strict.strict_float = true;
-    expect_error("\"double\"", &d, &strict, "narrowed");
+    expect_error("\"double\"", &d, &strict, "record 0, field \"value\": 3.1415926535897931 becomes 3.1415927 when narrowed");
+    /* Doubles whose float32 prints back as the same shortest text (the
+     * rule CSV text follows) are not changed. */
+    const double kept[] = {0.1, 1e30, 123456.0, 41.98};
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++) {
+        st_buf_clear(&d);
+        put_double(&d, kept[i]);
+        char want[64];
+        snprintf(want, sizeof want, "{\"value\":[%s]}", i == 0 ? "0.1" : i == 1 ? "1e+30" : i == 2 ? "123456" : "41.98");
+        expect_one("\"double\"", &d, &strict, want);
+    }
     st_buf_clear(&d);
     put_double(&d, 0.5);
     expect_one("\"double\"", &d, &strict, "{\"value\":[0.5]}");
