@@ -1,6 +1,10 @@
 /* The notes at the end of a conversion that say what changed in the data
- * without stopping it: values narrowed to float32, by column. */
+ * without stopping it: values narrowed to float32, by column, and columns
+ * that left no feature. */
 #include "convert_pipeline.h"
+#include "empty_columns.h"
+
+#include <stdlib.h>
 
 #include "../src/float_narrow.h"
 
@@ -23,6 +27,12 @@ static void lossy_column_note(const char *cmd, const convert_lossy_column *c)
 
 void convert_print_notes(const char *cmd, const convert_job *job)
 {
+    size_t nempty;
+    const char **empty = empty_columns_find(&job->input_columns, &job->stats, &nempty);
+    for (size_t i = 0; empty && i < nempty; i++)
+        fprintf(stderr, "shardtool %s: note: column %s is empty in every row: no feature written\n", cmd,
+                empty[i]);
+    free((void *)empty);
     uint64_t named = 0;
     for (size_t i = 0; i < job->nlossy_columns; i++) {
         lossy_column_note(cmd, &job->lossy_columns[i]);

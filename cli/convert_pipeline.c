@@ -1,4 +1,5 @@
 #include "convert_pipeline.h"
+#include "empty_columns.h"
 
 #include "../src/pipeline.h"
 
@@ -106,6 +107,11 @@ static int open_next_source(run_state *rs, st_error *err)
     }
     s->path = path;
     s->index = rs->next_path - 1;
+    if (!job->ro->payload_only && empty_columns_collect(s->reader, &job->input_columns, err) < 0) {
+        st_reader_close(s->reader);
+        free(s);
+        return st_error_prefix(err, "%s: ", path);
+    }
     atomic_init(&s->refs, 1);
     st_error ignored;
     if (st_stream_size(s->reader->in, &s->size, &ignored) != ST_OK)
@@ -304,6 +310,7 @@ void convert_job_free_results(convert_job *job)
     free(job->lossy_columns);
     job->lossy_columns = NULL;
     job->nlossy_columns = 0;
+    st_schema_free(&job->input_columns);
 }
 
 int convert_run(convert_job *job, st_error *err)

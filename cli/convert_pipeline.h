@@ -59,6 +59,7 @@ typedef struct convert_job {
     uint64_t skipped_rows;
     uint64_t lossy_floats;
     convert_lossy_column *lossy_columns; /* those the readers named, in order of first change */
+    st_schema input_columns;            /* the inputs' schema columns, for empty_columns.h */
     size_t nlossy_columns;
     uint64_t bytes_in;
 } convert_job;
