@@ -201,7 +201,9 @@ static int run_convert(const cli_command *cmd, cli_values *v)
      * written already has its column's final kind. */
     column_kinds widen = {0};
     st_schema widen_csv = {0};
-    if (cli_has(v, "widen") && in.npaths > 1) {
+    /* (One input read from standard input cannot be read twice; it can
+     * only disagree with itself, which TFRecord and JSON lines can.) */
+    if (cli_has(v, "widen") && !(in.npaths == 1 && strcmp(in.paths[0], "-") == 0)) {
         st_error err = {0};
         int rc = column_kinds_widen_plan(in.paths, in.npaths, in.format, &in.ro, &widen,
                                          &widen_csv, &err);

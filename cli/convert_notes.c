@@ -19,8 +19,11 @@ static void lossy_column_note(const char *cmd, const convert_lossy_column *c)
         /* IDs stored as floats (census tracts, account numbers) past 2^24. */
         char became[48];
         st_format_narrowed(became, sizeof became, (float)c->example);
-        fprintf(stderr, ", %" PRIu64 " of them whole numbers that lose digits (%.17g becomes %s)",
-                c->whole, c->example, became);
+        if (c->count == 1)
+            fprintf(stderr, ", a whole number that loses digits (%.17g becomes %s)", c->example, became);
+        else
+            fprintf(stderr, ", %" PRIu64 " of them whole numbers that lose digits (%.17g becomes %s)",
+                    c->whole, c->example, became);
     }
     fprintf(stderr, " (--strict-float makes this an error)\n");
 }
