@@ -82,19 +82,18 @@ static st_kind wider(st_kind a, st_kind b)
     return ST_KIND_FLOAT; /* int64 and float */
 }
 
-static bool is_text_input(const char *path)
+static bool is_text_format(const st_format *f)
 {
-    const st_format *f = st_format_by_extension(path);
     return f && (strcmp(f->name, "csv") == 0 || strcmp(f->name, "tsv") == 0 ||
                  strcmp(f->name, "jsonl") == 0);
 }
 
-static int disagree(const column_kind *k, st_kind kind, size_t input, char *const *paths,
+static int disagree(const column_kind *k, st_kind kind, size_t input, bool text, char *const *paths,
                     st_error *err)
 {
     st_kind w = wider(k->kind, kind);
     char type_hint[300] = "";
-    if (is_text_input(paths[input]) || is_text_input(paths[k->input]))
+    if (text && k->text)
         snprintf(type_hint, sizeof type_hint, "--type %.200s=%s, or ", k->name, st_kind_name(w));
     if (k->input == input)
         return st_error_set(err, ST_EDATA,
@@ -112,8 +111,9 @@ static int disagree(const column_kind *k, st_kind kind, size_t input, char *cons
 }
 
 int column_kinds_check(column_kinds *t, const st_feature_stats *stats, size_t input,
-                       char *const *paths, st_error *err)
+                       const st_format *format, char *const *paths, st_error *err)
 {
+    bool text = is_text_format(format);
     for (size_t i = 0; i < stats->cap; i++) {
         const st_feature_stat *f = &stats->items[i];
         if (!f->name)
@@ -130,8 +130,9 @@ int column_kinds_check(column_kinds *t, const st_feature_stats *stats, size_t in
             if (k->kind == ST_KIND_NONE) {
                 k->kind = kind;
                 k->input = input;
+                k->text = text;
             } else if (k->kind != kind) {
-                return disagree(k, kind, input, paths, err);
+                return disagree(k, kind, input, text, paths, err);
             }
         }
     }
