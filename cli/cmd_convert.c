@@ -172,6 +172,29 @@ static int run_convert(const cli_command *cmd, cli_values *v)
      * (one large CSV or Parquet file): every task reads them all and keeps
      * its share of their units. */
     bool by_units = tasks > 1 && in.npaths < tasks;
+    /* --widen: every input's columns first, so that the first record
+     * written already has its column's final kind; over all inputs, before
+     * a distributed run takes its share, so that every task agrees. */
+    column_kinds widen = {0};
+    st_schema widen_csv = {0};
+    bool widening = false;
+    /* (One input read from standard input cannot be read twice; it can
+     * only disagree with itself, which TFRecord and JSON lines can.) */
+    if (cli_has(v, "widen") && !(in.npaths == 1 && strcmp(in.paths[0], "-") == 0)) {
+        st_error err = {0};
+        int rc = column_kinds_widen_plan(in.paths, in.npaths, in.format, &in.ro, &widen,
+                                         &widen_csv, &err);
+        if (rc < 0) {
+            cli_error_at(cmd, NULL, &err);
+            column_kinds_free(&widen);
+            st_schema_free(&widen_csv);
+            cli_input_free(&in);
+            cli_output_free(&out);
+            return cli_exit_for(rc);
+        }
+        in.csv.widen_types = &widen_csv;
+        widening = true;
+    }
     /* --delimiter, --quote and friends shape CSV / TSV output too. */
     out.wopt.format_options = &in.csv;
     if (tasks > 1) {
@@ -194,30 +217,10 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         .progress = &progress,
         .task_index = by_units ? task : 0,
         .task_count = by_units ? tasks : 0,
+        .widen = widening ? &widen : NULL,
     };
     job.total_input_bytes = total_size(in.paths, in.npaths);
 
-    /* --widen: every input's columns first, so that the first record
-     * written already has its column's final kind. */
-    column_kinds widen = {0};
-    st_schema widen_csv = {0};
-    /* (One input read from standard input cannot be read twice; it can
-     * only disagree with itself, which TFRecord and JSON lines can.) */
-    if (cli_has(v, "widen") && !(in.npaths == 1 && strcmp(in.paths[0], "-") == 0)) {
-        st_error err = {0};
-        int rc = column_kinds_widen_plan(in.paths, in.npaths, in.format, &in.ro, &widen,
-                                         &widen_csv, &err);
-        if (rc < 0) {
-            cli_error_at(cmd, NULL, &err);
-            column_kinds_free(&widen);
-            st_schema_free(&widen_csv);
-            cli_input_free(&in);
-            cli_output_free(&out);
-            return cli_exit_for(rc);
-        }
-        job.widen = &widen;
-        in.csv.widen_types = &widen_csv;
-    }
     cli_progress_start(&progress, cli_progress_wanted(v), job.total_input_bytes);
 
     char *opts = options_json(v, in.paths, in.npaths, to);
