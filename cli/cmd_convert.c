@@ -178,6 +178,16 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     column_kinds widen = {0};
     st_schema widen_csv = {0};
     bool widening = false;
+    /* --type, for the readers that do not apply it themselves. */
+    column_kinds forced = {0};
+    for (size_t i = 0; i < in.types.count; i++)
+        if (column_kinds_set(&forced, in.types.columns[i].name, in.types.columns[i].kind)) {
+            cli_error(cmd, "out of memory");
+            column_kinds_free(&forced);
+            cli_input_free(&in);
+            cli_output_free(&out);
+            return EXIT_DAMAGED;
+        }
     /* (One input read from standard input cannot be read twice; it can
      * only disagree with itself, which TFRecord and JSON lines can.) */
     if (cli_has(v, "widen") && !(in.npaths == 1 && strcmp(in.paths[0], "-") == 0)) {
@@ -187,6 +197,7 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         if (rc < 0) {
             cli_error_at(cmd, NULL, &err);
             column_kinds_free(&widen);
+            column_kinds_free(&forced);
             st_schema_free(&widen_csv);
             cli_input_free(&in);
             cli_output_free(&out);
@@ -194,6 +205,10 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         }
         in.csv.widen_types = &widen_csv;
         widening = true;
+        /* What --type asks for wins over the widest kind. */
+        for (size_t i = 0; i < in.types.count; i++)
+            if (in.types.columns[i].kind != ST_KIND_NONE)
+                column_kinds_set(&widen, in.types.columns[i].name, in.types.columns[i].kind);
     }
     /* --delimiter, --quote and friends shape CSV / TSV output too. */
     out.wopt.format_options = &in.csv;
@@ -218,6 +233,7 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         .task_index = by_units ? task : 0,
         .task_count = by_units ? tasks : 0,
         .widen = widening ? &widen : NULL,
+        .forced = forced.count ? &forced : NULL,
     };
     job.total_input_bytes = total_size(in.paths, in.npaths);
 
@@ -232,6 +248,7 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         cli_output_summary(cmd, &out, &job, in.npaths, cli_now() - progress.start);
     convert_job_free_results(&job);
     column_kinds_free(&widen);
+    column_kinds_free(&forced);
     st_schema_free(&widen_csv);
     cli_input_free(&in);
     cli_output_free(&out);

@@ -82,7 +82,7 @@ static st_kind wider(st_kind a, st_kind b)
     return ST_KIND_FLOAT; /* int64 and float */
 }
 
-static bool is_text_format(const st_format *f)
+bool column_kinds_text_format(const st_format *f)
 {
     return f && (strcmp(f->name, "csv") == 0 || strcmp(f->name, "tsv") == 0 ||
                  strcmp(f->name, "jsonl") == 0);
@@ -92,9 +92,11 @@ static int disagree(const column_kind *k, st_kind kind, size_t input, bool text,
                     st_error *err)
 {
     st_kind w = wider(k->kind, kind);
-    char type_hint[300] = "";
-    if (text && k->text)
-        snprintf(type_hint, sizeof type_hint, "--type %.200s=%s, or ", k->name, st_kind_name(w));
+    /* --type converts to a wider kind in every format (CSV and JSON lines
+     * read the text as that kind; the others convert the values). */
+    char type_hint[300];
+    (void)text;
+    snprintf(type_hint, sizeof type_hint, "--type %.200s=%s, or ", k->name, st_kind_name(w));
     if (k->input == input)
         return st_error_set(err, ST_EDATA,
                             "%s: column '%s' holds both %s and %s values; records and the feature "
@@ -113,7 +115,7 @@ static int disagree(const column_kind *k, st_kind kind, size_t input, bool text,
 int column_kinds_check(column_kinds *t, const st_feature_stats *stats, size_t input,
                        const st_format *format, char *const *paths, st_error *err)
 {
-    bool text = is_text_format(format);
+    bool text = column_kinds_text_format(format);
     for (size_t i = 0; i < stats->cap; i++) {
         const st_feature_stat *f = &stats->items[i];
         if (!f->name)
@@ -263,6 +265,48 @@ int column_kinds_widen_record(const column_kinds *targets, st_record *rec, st_ba
     }
     if (changed) {
         /* The payload no longer matches the features: encode them again. */
+        rec->payload.data = NULL;
+        rec->payload.len = 0;
+    }
+    return ST_OK;
+}
+
+int column_kinds_set(column_kinds *t, const char *name, st_kind kind)
+{
+    column_kind *k = entry(t, (const uint8_t *)name, strlen(name));
+    if (!k)
+        return ST_ENOMEM;
+    k->kind = kind;
+    return ST_OK;
+}
+
+int column_kinds_force_record(const column_kinds *forced, st_record *rec, st_batch *batch,
+                              const char *format, st_error *err)
+{
+    uint32_t kept = 0;
+    bool changed = false;
+    for (uint32_t i = 0; i < rec->nfeatures; i++) {
+        st_feature *f = &rec->features[i];
+        const column_kind *k = column_kinds_find(forced, f->name.data, f->name.len);
+        if (k && k->kind == ST_KIND_NONE) {
+            changed = true; /* --type COL=skip */
+            continue;
+        }
+        if (k && f->kind != ST_KIND_NONE && f->kind != k->kind) {
+            if (wider(f->kind, k->kind) != k->kind)
+                return st_error_set(err, ST_EUSAGE,
+                                    "column '%s': --type %s=%s cannot hold its %s values: for %s input "
+                                    "--type converts only to a wider kind (int64, then float, then bytes)",
+                                    k->name, k->name, st_kind_name(k->kind), st_kind_name(f->kind),
+                                    format);
+            if (widen_feature(f, k->kind, batch))
+                return st_error_set(err, ST_ENOMEM, "out of memory");
+            changed = true;
+        }
+        rec->features[kept++] = *f;
+    }
+    rec->nfeatures = kept;
+    if (changed) {
         rec->payload.data = NULL;
         rec->payload.len = 0;
     }

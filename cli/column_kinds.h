@@ -44,6 +44,19 @@ int column_kinds_widen_plan(char *const *paths, size_t npaths, const st_format *
                             const st_read_options *ro, column_kinds *targets,
                             st_schema *csv_kinds, st_error *err);
 
+/* Sets a column's kind (replacing what was there); ST_ENOMEM on failure. */
+int column_kinds_set(column_kinds *t, const char *name, st_kind kind);
+
+/* --type for inputs whose readers do not take it (Parquet, Avro, TFRecord):
+ * a column forced to a wider kind is converted as by --widen, to skip
+ * (ST_KIND_NONE) is left out; a narrower kind is an error naming the
+ * column. */
+int column_kinds_force_record(const column_kinds *forced, st_record *rec, st_batch *batch,
+                              const char *format, st_error *err);
+
+/* Whether a format's reader applies --type itself (CSV, TSV, JSON lines). */
+bool column_kinds_text_format(const st_format *f);
+
 /* Rewrites the record's features whose kind is narrower than their target
  * (int64 -> float, int64 or float -> bytes) with values in the batch's
  * arena; values changed by narrowing int64 to float32 are counted in it. */

@@ -217,6 +217,10 @@ static int process(void *ctx, void *p, st_error *err)
     for (size_t i = 0; i < it->batch.count; i++) {
         st_record *rec = &it->batch.records[i];
         project(job->ro, rec);
+        if (job->forced && !column_kinds_text_format(r->format) &&
+            column_kinds_force_record(job->forced, rec, &it->batch, r->format->name, err) < 0)
+            return st_error_prefix(err, "%s: record %llu: ", it->src->path,
+                                   (unsigned long long)(it->unit.first_record + i));
         if (job->widen && column_kinds_widen_record(job->widen, rec, &it->batch))
             return st_error_set(err, ST_ENOMEM, "out of memory");
         rc = job->writer->encode(job->wopt, rec, &it->encoded, err);

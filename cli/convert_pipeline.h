@@ -51,6 +51,8 @@ typedef struct convert_job {
     /* --widen: the kind every column is written as (column_kinds.h); NULL
      * makes a column whose kinds disagree across inputs an error. */
     const column_kinds *widen;
+    /* --type for readers that do not apply it (column_kinds_force_record). */
+    const column_kinds *forced;
 
     /* Results. */
     st_feature_stats stats;
