@@ -88,14 +88,13 @@ bool column_kinds_text_format(const st_format *f)
                  strcmp(f->name, "jsonl") == 0);
 }
 
-static int disagree(const column_kind *k, st_kind kind, size_t input, bool text, char *const *paths,
+static int disagree(const column_kind *k, st_kind kind, size_t input, char *const *paths,
                     st_error *err)
 {
     st_kind w = wider(k->kind, kind);
     /* --type converts to a wider kind in every format (CSV and JSON lines
      * read the text as that kind; the others convert the values). */
     char type_hint[300];
-    (void)text;
     snprintf(type_hint, sizeof type_hint, "--type %.200s=%s, or ", k->name, st_kind_name(w));
     if (k->input == input)
         return st_error_set(err, ST_EDATA,
@@ -113,9 +112,8 @@ static int disagree(const column_kind *k, st_kind kind, size_t input, bool text,
 }
 
 int column_kinds_check(column_kinds *t, const st_feature_stats *stats, size_t input,
-                       const st_format *format, char *const *paths, st_error *err)
+                       char *const *paths, st_error *err)
 {
-    bool text = column_kinds_text_format(format);
     for (size_t i = 0; i < stats->cap; i++) {
         const st_feature_stat *f = &stats->items[i];
         if (!f->name)
@@ -132,9 +130,8 @@ int column_kinds_check(column_kinds *t, const st_feature_stats *stats, size_t in
             if (k->kind == ST_KIND_NONE) {
                 k->kind = kind;
                 k->input = input;
-                k->text = text;
             } else if (k->kind != kind) {
-                return disagree(k, kind, input, text, paths, err);
+                return disagree(k, kind, input, paths, err);
             }
         }
     }

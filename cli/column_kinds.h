@@ -19,7 +19,6 @@ typedef struct column_kind {
     size_t len;
     st_kind kind;
     size_t input;            /* the input that first gave it this kind */
-    bool text;               /* that input is CSV, TSV or JSON lines (--type works there) */
 } column_kind;
 
 typedef struct column_kinds {
@@ -30,11 +29,10 @@ typedef struct column_kinds {
 void column_kinds_free(column_kinds *t);
 const column_kind *column_kinds_find(const column_kinds *t, const uint8_t *name, size_t len);
 
-/* Adds what `stats` saw in input `input` (of format `format`); a kind
- * other than the one an earlier input (or this one) gave is an error naming
- * both inputs. */
+/* Adds what `stats` saw in input `input`; a kind other than the one an
+ * earlier input (or this one) gave is an error naming both inputs. */
 int column_kinds_check(column_kinds *t, const st_feature_stats *stats, size_t input,
-                       const st_format *format, char *const *paths, st_error *err);
+                       char *const *paths, st_error *err);
 
 /* The widest kind of every column over all inputs (their schemas, or their
  * records for inputs without one).  `csv_kinds` gets every column, for text

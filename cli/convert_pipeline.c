@@ -268,8 +268,7 @@ static int consume(void *ctx, void *p, st_error *err)
     item *it = p;
     /* Before any of its records is written: a column whose kind differs
      * from an earlier input's stops the run. */
-    int krc = column_kinds_check(&job->kinds, &it->stats, it->src->index, it->src->reader->format,
-                                 job->paths, err);
+    int krc = column_kinds_check(&job->kinds, &it->stats, it->src->index, job->paths, err);
     if (krc < 0)
         return krc;
     size_t begin = 0;
