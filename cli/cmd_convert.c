@@ -27,6 +27,7 @@ static const cli_option convert_options[] = {
     {"task", 0, ARG_TEXT, "I/N", NULL, "convert only task I's share of the inputs (0-based, of N)"},
     {"tasks", 0, ARG_TEXT, "N", NULL, "N tasks; this task's index from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID"},
     {"avro-codec", 0, ARG_TEXT, "CODEC", avro_codecs, "block codec of --to avro (default deflate)"},
+    {"widen", 0, ARG_NONE, NULL, NULL, "give a column whose kinds differ across inputs the wider kind"},
     CLI_OPTIONS_END,
 };
 
@@ -104,7 +105,7 @@ static char *options_json(const cli_values *v, char **paths, size_t npaths, cons
     static const char *const shaping[] = {
         "from", "shards", "shard-size", "records-per-shard", "compression", "columns", "exclude",
         "decimal", "delimiter", "quote", "no-header", "header", "skip-bad-rows", "empty",
-        "schema", "type", "shuffle", "seed", "task", "tasks", "avro-codec", NULL,
+        "schema", "type", "shuffle", "seed", "task", "tasks", "avro-codec", "widen", NULL,
     };
     for (const char *const *name = shaping; *name; name++) {
         if (!cli_has(v, *name))
@@ -175,6 +176,44 @@ static int run_convert(const cli_command *cmd, cli_values *v)
      * (one large CSV or Parquet file): every task reads them all and keeps
      * its share of their units. */
     bool by_units = tasks > 1 && in.npaths < tasks;
+    /* --widen: every input's columns first, so that the first record
+     * written already has its column's final kind; over all inputs, before
+     * a distributed run takes its share, so that every task agrees. */
+    column_kinds widen = {0};
+    st_schema widen_csv = {0};
+    bool widening = false;
+    /* --type, for the readers that do not apply it themselves. */
+    column_kinds forced = {0};
+    for (size_t i = 0; i < in.types.count; i++)
+        if (column_kinds_set(&forced, in.types.columns[i].name, in.types.columns[i].kind)) {
+            cli_error(cmd, "out of memory");
+            column_kinds_free(&forced);
+            cli_input_free(&in);
+            cli_output_free(&out);
+            return EXIT_DAMAGED;
+        }
+    /* (One input read from standard input cannot be read twice; it can
+     * only disagree with itself, which TFRecord and JSON lines can.) */
+    if (cli_has(v, "widen") && !(in.npaths == 1 && strcmp(in.paths[0], "-") == 0)) {
+        st_error err = {0};
+        int rc = column_kinds_widen_plan(in.paths, in.npaths, in.format, &in.ro, &widen,
+                                         &widen_csv, &err);
+        if (rc < 0) {
+            cli_error_at(cmd, NULL, &err);
+            column_kinds_free(&widen);
+            column_kinds_free(&forced);
+            st_schema_free(&widen_csv);
+            cli_input_free(&in);
+            cli_output_free(&out);
+            return cli_exit_for(rc);
+        }
+        in.csv.widen_types = &widen_csv;
+        widening = true;
+        /* What --type asks for wins over the widest kind. */
+        for (size_t i = 0; i < in.types.count; i++)
+            if (in.types.columns[i].kind != ST_KIND_NONE)
+                column_kinds_set(&widen, in.types.columns[i].name, in.types.columns[i].kind);
+    }
     /* --delimiter, --quote and friends shape CSV / TSV output too. */
     out.wopt.format_options = &in.csv;
     if (tasks > 1) {
@@ -197,8 +236,11 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         .progress = &progress,
         .task_index = by_units ? task : 0,
         .task_count = by_units ? tasks : 0,
+        .widen = widening ? &widen : NULL,
+        .forced = forced.count ? &forced : NULL,
     };
     job.total_input_bytes = total_size(in.paths, in.npaths);
+
     cli_progress_start(&progress, cli_progress_wanted(v), job.total_input_bytes);
 
     char *opts = options_json(v, in.paths, in.npaths, to);
@@ -208,7 +250,10 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     cli_progress_end(&progress);
     if (status == EXIT_OK && !cli_has(v, "quiet"))
         cli_output_summary(cmd, &out, &job, in.npaths, cli_now() - progress.start);
-    st_feature_stats_free(&job.stats);
+    convert_job_free_results(&job);
+    column_kinds_free(&widen);
+    column_kinds_free(&forced);
+    st_schema_free(&widen_csv);
     cli_input_free(&in);
     cli_output_free(&out);
     return status;

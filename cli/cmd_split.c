@@ -396,7 +396,7 @@ static int run_split(const cli_command *cmd, cli_values *v)
     cli_progress_end(&progress);
     if (status == EXIT_OK && !cli_has(v, "quiet"))
         cli_output_summary(cmd, &out, &job, npaths, cli_now() - progress.start);
-    st_feature_stats_free(&job.stats);
+    convert_job_free_results(&job);
     cli_free_list(paths, npaths);
     cli_output_free(&out);
     return status;

@@ -1,5 +1,6 @@
 /* shardtool stat: counts, sizes and the feature schema of inputs. */
 #include "cli.h"
+#include "empty_columns.h"
 #include "input.h"
 #include "json_read.h"
 
@@ -29,6 +30,7 @@ typedef struct file_stats {
     uint64_t bytes;            /* file size as stored (0 when unknown) */
     uint64_t payload_min, payload_max, payload_sum, payloads;
     st_feature_stats features;
+    st_schema columns;         /* the input's schema, when it has one */
     st_buf details;            /* the format's own JSON members, or empty */
 } file_stats;
 
@@ -117,6 +119,10 @@ static int stat_file(const cli_command *cmd, const cli_input *in, file_stats *fs
         fs->records += batch.count;
     }
     st_batch_free(&batch);
+    if (status == EXIT_OK && empty_columns_collect(r, &fs->columns, &err) < 0) {
+        cli_error_at(cmd, fs->path, &err);
+        status = EXIT_DAMAGED;
+    }
     st_reader_close(r);
     if (status == EXIT_OK)
         inspect_file(in, fs);
@@ -144,6 +150,16 @@ static void json_file(st_jsonw *w, const file_stats *fs)
         st_json_member_uint(w, "sequence_examples", fs->features.sequence_records);
     st_json_key(w, "features");
     st_feature_stats_json(&fs->features, w);
+    size_t nempty;
+    const char **empty = empty_columns_find(&fs->columns, &fs->features, &nempty);
+    if (nempty) {
+        st_json_key(w, "empty_columns");
+        st_json_begin_array(w);
+        for (size_t i = 0; i < nempty; i++)
+            st_json_string(w, empty[i]);
+        st_json_end_array(w);
+    }
+    free((void *)empty);
     if (fs->details.len) {
         st_json_key(w, "details");
         st_json_raw(w, (const char *)fs->details.data, fs->details.len);
@@ -242,6 +258,11 @@ static void print_file(const file_stats *fs)
         printf("  %" PRIu64 " SequenceExamples (feature lists shown as name[])\n",
                fs->features.sequence_records);
     print_features(&fs->features);
+    size_t nempty;
+    const char **empty = empty_columns_find(&fs->columns, &fs->features, &nempty);
+    for (size_t i = 0; i < nempty; i++)
+        printf("  column %s is empty in every row: no feature\n", empty[i]);
+    free((void *)empty);
     if (fs->details.len)
         print_details(&fs->details);
 }
@@ -284,6 +305,7 @@ static int run_stat(const cli_command *cmd, cli_values *v)
                 print_file(&fs);
         }
         st_feature_stats_free(&fs.features);
+        st_schema_free(&fs.columns);
         st_buf_free(&fs.details);
     }
     if (json) {

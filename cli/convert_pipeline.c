@@ -1,4 +1,5 @@
 #include "convert_pipeline.h"
+#include "empty_columns.h"
 
 #include "../src/pipeline.h"
 
@@ -12,6 +13,7 @@
 typedef struct source {
     st_reader *reader;
     const char *path;
+    size_t index;           /* in job->paths */
     atomic_int refs;
     uint64_t size;          /* bytes, when known, for progress */
 } source;
@@ -104,6 +106,12 @@ static int open_next_source(run_state *rs, st_error *err)
         return st_error_prefix(err, "%s: ", path);
     }
     s->path = path;
+    s->index = rs->next_path - 1;
+    if (!job->ro->payload_only && empty_columns_collect(s->reader, &job->input_columns, err) < 0) {
+        st_reader_close(s->reader);
+        free(s);
+        return st_error_prefix(err, "%s: ", path);
+    }
     atomic_init(&s->refs, 1);
     st_error ignored;
     if (st_stream_size(s->reader->in, &s->size, &ignored) != ST_OK)
@@ -209,6 +217,12 @@ static int process(void *ctx, void *p, st_error *err)
     for (size_t i = 0; i < it->batch.count; i++) {
         st_record *rec = &it->batch.records[i];
         project(job->ro, rec);
+        if (job->forced && !column_kinds_text_format(r->format) &&
+            column_kinds_force_record(job->forced, rec, &it->batch, r->format->name, err) < 0)
+            return st_error_prefix(err, "%s: record %llu: ", it->src->path,
+                                   (unsigned long long)(it->unit.first_record + i));
+        if (job->widen && column_kinds_widen_record(job->widen, rec, &it->batch))
+            return st_error_set(err, ST_ENOMEM, "out of memory");
         rc = job->writer->encode(job->wopt, rec, &it->encoded, err);
         if (rc < 0)
             return st_error_prefix(err, "%s: record %llu: ", it->src->path,
@@ -220,11 +234,43 @@ static int process(void *ctx, void *p, st_error *err)
     return ST_OK;
 }
 
+static int merge_lossy(convert_job *job, const st_batch *b)
+{
+    for (size_t i = 0; i < b->nlossy_columns; i++) {
+        const st_lossy_column *l = &b->lossy_columns[i];
+        size_t k = 0;
+        while (k < job->nlossy_columns && !(job->lossy_columns[k].len == l->name.len &&
+                                             memcmp(job->lossy_columns[k].name, l->name.data, l->name.len) == 0))
+            k++;
+        if (k == job->nlossy_columns) {
+            convert_lossy_column *g = realloc(job->lossy_columns, (k + 1) * sizeof *g);
+            if (!g)
+                return ST_ENOMEM;
+            job->lossy_columns = g;
+            char *name = malloc(l->name.len + 1);
+            if (!name)
+                return ST_ENOMEM;
+            memcpy(name, l->name.data, l->name.len);
+            name[l->name.len] = '\0';
+            g[k] = (convert_lossy_column){name, l->name.len, 0, 0, l->example};
+            job->nlossy_columns++;
+        }
+        job->lossy_columns[k].count += l->count;
+        job->lossy_columns[k].whole += l->whole;
+    }
+    return ST_OK;
+}
+
 static int consume(void *ctx, void *p, st_error *err)
 {
     run_state *rs = ctx;
     convert_job *job = rs->job;
     item *it = p;
+    /* Before any of its records is written: a column whose kind differs
+     * from an earlier input's stops the run. */
+    int krc = column_kinds_check(&job->kinds, &it->stats, it->src->index, job->paths, err);
+    if (krc < 0)
+        return krc;
     size_t begin = 0;
     for (size_t i = 0; i < it->batch.count; i++) {
         int rc = job->emit(job->emit_ctx, it->encoded.data + begin, it->ends[i] - begin, err);
@@ -235,6 +281,8 @@ static int consume(void *ctx, void *p, st_error *err)
     job->records += it->batch.count;
     job->skipped_rows += it->batch.skipped_rows;
     job->lossy_floats += it->batch.lossy_floats;
+    if (merge_lossy(job, &it->batch))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
     job->bytes_in = it->input_offset;
     if (st_feature_stats_merge(&job->stats, &it->stats))
         return st_error_set(err, ST_ENOMEM, "out of memory");
@@ -258,6 +306,17 @@ static void discard(void *ctx, void *p)
     item_put(&rs->pool, it);
 }
 
+void convert_job_free_results(convert_job *job)
+{
+    st_feature_stats_free(&job->stats);
+    for (size_t i = 0; i < job->nlossy_columns; i++)
+        free(job->lossy_columns[i].name);
+    free(job->lossy_columns);
+    job->lossy_columns = NULL;
+    job->nlossy_columns = 0;
+    st_schema_free(&job->input_columns);
+}
+
 int convert_run(convert_job *job, st_error *err)
 {
     static const st_pipeline_ops ops = {produce, process, consume, discard};
@@ -277,6 +336,7 @@ int convert_run(convert_job *job, st_error *err)
         item_destroy(it);
     }
     pthread_mutex_destroy(&rs.pool.lock);
+    column_kinds_free(&job->kinds);
     return rc;
 }
 

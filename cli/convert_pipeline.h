@@ -11,12 +11,21 @@
 #ifndef ST_CLI_CONVERT_PIPELINE_H
 #define ST_CLI_CONVERT_PIPELINE_H
 
+#include "column_kinds.h"
 #include "progress.h"
 
 #include "../formats/format.h"
 #include "../src/feature_stats.h"
 
 #include <signal.h>
+
+/* A column whose values changed when narrowed to float32. */
+typedef struct convert_lossy_column {
+    char *name;
+    size_t len;
+    uint64_t count, whole;
+    double example;          /* the first one, in input order */
+} convert_lossy_column;
 
 typedef int (*convert_emit_fn)(void *ctx, const uint8_t *encoded, size_t len, st_error *err);
 
@@ -39,14 +48,30 @@ typedef struct convert_job {
      * task, so N tasks together convert every record exactly once. */
     uint64_t task_index;
     uint64_t task_count;                /* 0 or 1: keep every unit */
+    /* --widen: the kind every column is written as (column_kinds.h); NULL
+     * makes a column whose kinds disagree across inputs an error. */
+    const column_kinds *widen;
+    /* --type for readers that do not apply it (column_kinds_force_record). */
+    const column_kinds *forced;
 
     /* Results. */
     st_feature_stats stats;
+    column_kinds kinds;                 /* each column's kind and the input that gave it */
     uint64_t records;
     uint64_t skipped_rows;
     uint64_t lossy_floats;
+    convert_lossy_column *lossy_columns; /* those the readers named, in order of first change */
+    st_schema input_columns;            /* the inputs' schema columns, for empty_columns.h */
+    size_t nlossy_columns;
     uint64_t bytes_in;
 } convert_job;
+
+/* Prints the notes on what changed without stopping the run (values
+ * narrowed to float32, by column); cli/convert_notes.c. */
+void convert_print_notes(const char *cmd, const convert_job *job);
+
+/* Frees the results (statistics, lossy columns). */
+void convert_job_free_results(convert_job *job);
 
 /* Runs the whole conversion; errors name the input path. */
 int convert_run(convert_job *job, st_error *err);

@@ -232,11 +232,7 @@ void cli_output_summary(const cli_command *cmd, const cli_output *out, const con
         fprintf(stderr, "shardtool %s: skipped %" PRIu64 " %s%s\n", cmd->name, job->skipped_rows,
                 what, job->skipped_rows == 1 ? "" : "s");
     }
-    if (job->lossy_floats)
-        fprintf(stderr,
-                "shardtool %s: note: %" PRIu64 " value%s changed when narrowed to float32 "
-                "(--strict-float makes this an error)\n",
-                cmd->name, job->lossy_floats, job->lossy_floats == 1 ? "" : "s");
+    convert_print_notes(cmd->name, job);
 }
 
 void cli_output_free(cli_output *out)

@@ -19,6 +19,7 @@ _shardtool_table()
             '--task - I/N -'
             '--tasks - N -'
             '--avro-codec - CODEC null,deflate,snappy,zstandard,bzip2,xz'
+            '--widen - - -'
             '--shards -s N -'
             '--shard-size - SIZE -'
             '--records-per-shard - N -'

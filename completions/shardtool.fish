@@ -24,6 +24,7 @@ complete -c shardtool -n '__fish_seen_subcommand_from convert' -l seed -x -d 'se
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l task -x -d 'convert only task I\'s share of the inputs (0-based, of N)'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l tasks -x -d 'N tasks; this task\'s index from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l avro-codec -x -a 'null deflate snappy zstandard bzip2 xz' -d 'block codec of --to avro (default deflate)'
+complete -c shardtool -n '__fish_seen_subcommand_from convert' -l widen -d 'give a column whose kinds differ across inputs the wider kind'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -s s -l shards -x -d 'write N shards, records dealt round robin (default 1)'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l shard-size -x -d 'start a new shard before one passes SIZE (e.g. 256MiB)'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l records-per-shard -x -d 'start a new shard every N records'

@@ -46,13 +46,43 @@ void st_batch_reset(st_batch *b)
     b->first_index = 0;
     b->skipped_rows = 0;
     b->lossy_floats = 0;
+    b->nlossy_columns = 0;
 }
 
 void st_batch_free(st_batch *b)
 {
     free(b->records);
+    free(b->lossy_columns);
     st_arena_free(&b->arena);
     memset(b, 0, sizeof *b);
+}
+
+int st_batch_add_lossy(st_batch *b, const uint8_t *name, size_t len, uint64_t count,
+                       uint64_t whole, double example)
+{
+    if (!count)
+        return ST_OK;
+    for (size_t i = 0; i < b->nlossy_columns; i++) {
+        st_lossy_column *c = &b->lossy_columns[i];
+        if (c->name.len == len && memcmp(c->name.data, name, len) == 0) {
+            c->count += count;
+            c->whole += whole;
+            return ST_OK;
+        }
+    }
+    if (b->nlossy_columns == b->lossy_columns_cap) {
+        size_t cap = b->lossy_columns_cap ? b->lossy_columns_cap * 2 : 8;
+        st_lossy_column *c = realloc(b->lossy_columns, cap * sizeof *c);
+        if (!c)
+            return ST_ENOMEM;
+        b->lossy_columns = c;
+        b->lossy_columns_cap = cap;
+    }
+    uint8_t *copy = st_arena_memdup(&b->arena, len ? name : (const uint8_t *)"", len ? len : 1);
+    if (!copy)
+        return ST_ENOMEM;
+    b->lossy_columns[b->nlossy_columns++] = (st_lossy_column){{copy, len}, count, whole, example};
+    return ST_OK;
 }
 
 st_record *st_batch_add(st_batch *b)
@@ -105,6 +135,7 @@ int st_schema_add(st_schema *s, const char *name, st_kind kind)
     c->nullable = false;
     c->repeated = false;
     c->fixed_len = 1;
+    c->empty = false;
     return ST_OK;
 }
 

@@ -11,8 +11,8 @@
  *     since 1970-01-01), times and timestamps (in the column's unit)  -> int64.
  *     An unsigned value above INT64_MAX is an error naming the column.
  *   - float32, float64, float16, and decimals by default                -> float
- *     (float64 values that change when narrowed are counted, and an error
- *     with --strict-float).
+ *     (values that change when narrowed, by the rule of float_narrow.h, are
+ *     counted by column, and an error with --strict-float).
  *   - strings, enums (the symbol), binary, fixed, UUIDs (36-char text),
  *     decimals with --decimal text                                      -> bytes.
  *   - null / missing                       -> the feature is absent from the record.
@@ -79,6 +79,15 @@ typedef struct st_record {
     st_bytes payload;          /* the serialized record, when the reader had one */
 } st_record;
 
+/* Values of one column changed by narrowing to float32 (float_narrow.h),
+ * for the note that names the columns. */
+typedef struct st_lossy_column {
+    st_bytes name;             /* in the batch's arena */
+    uint64_t count;            /* values changed */
+    uint64_t whole;            /* of which whole numbers (IDs stored as floats) */
+    double example;            /* the first changed value */
+} st_lossy_column;
+
 /* Records decoded together.  The arena holds their features and values and
  * is reset when the batch is reused. */
 typedef struct st_batch {
@@ -90,6 +99,10 @@ typedef struct st_batch {
     /* Counters a reader's decode_unit adds to, summed by the pipeline. */
     uint64_t skipped_rows;     /* bad rows skipped (--skip-bad-rows) */
     uint64_t lossy_floats;     /* values changed by narrowing to float32 */
+    /* The same by column, for the readers that name them (st_batch_add_lossy;
+     * they count lossy_floats too). */
+    st_lossy_column *lossy_columns;
+    size_t nlossy_columns, lossy_columns_cap;
 } st_batch;
 
 void st_batch_init(st_batch *b);
@@ -97,6 +110,10 @@ void st_batch_reset(st_batch *b);
 void st_batch_free(st_batch *b);
 /* Appends a zeroed record and returns it (NULL on ENOMEM). */
 st_record *st_batch_add(st_batch *b);
+/* Adds `count` changed values (`whole` of them whole numbers; `example` the
+ * first) to the column's entry; ST_ENOMEM on failure. */
+int st_batch_add_lossy(st_batch *b, const uint8_t *name, size_t len, uint64_t count,
+                       uint64_t whole, double example);
 
 /* Finds a feature by name (linear; records are small). */
 const st_feature *st_record_find(const st_record *r, const char *name, size_t len);
@@ -111,6 +128,8 @@ typedef struct st_column {
     bool nullable;       /* some records lack it */
     bool repeated;       /* can hold more than one value */
     int64_t fixed_len;   /* values per record when constant, else -1 */
+    bool empty;          /* a text column with no value in any row read: its
+                            kind is only a default */
 } st_column;
 
 typedef struct st_schema {

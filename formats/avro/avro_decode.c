@@ -8,6 +8,8 @@
  * work budget per block bounds arrays of zero-byte items. */
 #include "avro_internal.h"
 
+#include "../../src/float_narrow.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -43,6 +45,13 @@ struct av_decoder {
     st_arena *arena;
     bool store;
     uint64_t lossy;
+    /* Values changed by narrowing, by leaf, for the note that names them. */
+    struct av_lossy {
+        const av_node *node;
+        uint64_t count, whole;
+        double example;
+    } *lossy_by;
+    size_t nlossy_by, lossy_by_cap;
     int64_t budget;
     const av_decode_ctx *ctx;
     uint64_t record;
@@ -103,6 +112,7 @@ void st_avro_decoder_free(av_decoder *d)
     for (size_t i = 0; i < d->dyn_cap; i++)
         free(d->dyn[i].data);
     free(d->slots);
+    free(d->lossy_by);
     free(d->dyn);
     free(d->hash);
     free(d->order);
@@ -315,16 +325,48 @@ static inline int read_long(av_decoder *d, const av_node *n, int64_t *v)
     return 0;
 }
 
+/* A value changed by narrowing to float32 (the rule of float_narrow.h):
+ * an error with --strict-float, else counted by leaf. */
+static int lossy_value(av_decoder *d, const av_node *n, double x, float f, bool decimal, const char *text)
+{
+    if (d->strict_float) {
+        const char *field = n->path && n->path[0] ? n->path : "value";
+        char shown[48];
+        st_format_narrowed(shown, sizeof shown, f);
+        if (decimal)
+            return fail(d, ST_EDATA, n, "decimal %s becomes %s when narrowed to float32 (--strict-float); "
+                        "keep it exact with --decimal text", text, shown);
+        return fail(d, ST_EDATA, n, "%.17g becomes %s when narrowed to float32 (--strict-float); an Example "
+                    "float has 32 bits: leave the field out with --exclude %s, or store it as a decimal and "
+                    "give --decimal text", x, shown, field);
+    }
+    d->lossy++;
+    size_t i = 0;
+    while (i < d->nlossy_by && d->lossy_by[i].node != n)
+        i++;
+    if (i == d->nlossy_by) {
+        if (i == d->lossy_by_cap) {
+            size_t cap = d->lossy_by_cap ? d->lossy_by_cap * 2 : 8;
+            struct av_lossy *g = realloc(d->lossy_by, cap * sizeof *g);
+            if (!g)
+                return oom(d);
+            d->lossy_by = g;
+            d->lossy_by_cap = cap;
+        }
+        d->lossy_by[d->nlossy_by++] = (struct av_lossy){n, 0, 0, x};
+    }
+    d->lossy_by[i].count++;
+    d->lossy_by[i].whole += x == nearbyint(x);
+    return 0;
+}
+
 static int narrow(av_decoder *d, const av_node *n, double x, float *out)
 {
     float f = (float)x;
     *out = f;
-    if ((double)f != x && x == x) {
-        if (d->strict_float)
-            return fail(d, ST_EDATA, n, "%.17g changes when narrowed to float32 (--strict-float)", x);
-        d->lossy++;
-    }
-    *out = f;
+    /* A field left out by --exclude / --columns is only skipped. */
+    if (n->keep && st_double_narrow_changes(x))
+        return lossy_value(d, n, x, f, false, NULL);
     return 0;
 }
 
@@ -396,10 +438,10 @@ static int put_decimal(av_decoder *d, const av_node *n, const uint8_t *b, size_t
     }
     double x = strtod(text, NULL);
     float f = strtof(text, NULL);
-    if ((double)f != x) {
-        if (d->strict_float)
-            return fail(d, ST_EDATA, n, "decimal %s changes when narrowed to float32 (--strict-float)", text);
-        d->lossy++;
+    if (n->keep && st_double_narrow_changes(x)) {
+        int rc = lossy_value(d, n, x, f, true, text);
+        if (rc)
+            return rc;
     }
     return put_f32(d, n, f);
 }
@@ -713,6 +755,7 @@ int st_avro_decode_block(av_decoder *d, const av_decode_ctx *ctx, const uint8_t 
     d->store = out != NULL;
     d->arena = out ? &out->arena : NULL;
     d->lossy = 0;
+    d->nlossy_by = 0;
     d->budget = (int64_t)(16u << 20) + (int64_t)(len < ((uint64_t)1 << 40) ? len : 0) * 64;
     if (!out)
         d->blob = (const uint8_t *)d->plan->blob;
@@ -740,7 +783,14 @@ int st_avro_decode_block(av_decoder *d, const av_decode_ctx *ctx, const uint8_t 
         return st_error_set(err, ST_EDATA, "block %" PRIu64 " at offset %" PRIu64 ": %td bytes left after its %" PRIu64 " records",
                             ctx->block, ctx->block_offset, d->end - d->p, count);
     }
-    if (out)
+    if (out) {
         out->lossy_floats += d->lossy;
+        for (size_t i = 0; i < d->nlossy_by; i++) {
+            const struct av_lossy *l = &d->lossy_by[i];
+            const char *name = l->node->path && l->node->path[0] ? l->node->path : "value";
+            if (st_batch_add_lossy(out, (const uint8_t *)name, strlen(name), l->count, l->whole, l->example))
+                return oom(d);
+        }
+    }
     return 0;
 }

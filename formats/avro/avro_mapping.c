@@ -14,8 +14,9 @@
  *     local-timestamp-millis/-micros/  conversion)
  *     -nanos
  *   float                              float
- *   double                             float, narrowed; values that change are
- *                                      counted as lossy floats, and are an error
+ *   double                             float, narrowed; values that change (by
+ *                                      the rule of src/float_narrow.h) are
+ *                                      counted by field, and are an error
  *                                      with --strict-float (NaN and infinities
  *                                      are kept as they are)
  *   string, bytes, fixed               bytes
@@ -34,8 +35,13 @@
  *                                      skipped.  Arrays of records give one
  *                                      feature per leaf ("phones.number"), each
  *                                      holding that field's values over all
- *                                      elements; nested arrays are flattened in
- *                                      order (the inner boundaries are lost)
+ *                                      elements.  An array or a map below an
+ *                                      array (arrays of arrays, of maps, of
+ *                                      records holding arrays) is a nested list
+ *                                      that an Example feature cannot hold
+ *                                      without losing the inner boundaries: it
+ *                                      is refused, naming the field and
+ *                                      --exclude (see refuse_nested_list)
  *   map                                one feature per key, named "name.key"
  *                                      ("m" with key "k1" -> "m.k1"); record
  *                                      values give "name.key.field".  Map
@@ -100,6 +106,7 @@ typedef struct pbuild {
     st_buf blob;
     st_buf slots;            /* av_slot[] */
     st_buf map_paths;        /* const char *[]: static paths of maps, for projection checks */
+    bool refuse_nested;      /* reading records; verify only walks the datums */
 } pbuild;
 
 static int oom(pbuild *b)
@@ -175,6 +182,7 @@ typedef struct naming {
     const char *rel;         /* inside maps: suffix after "<map>.<key>" */
     bool nullable;
     bool repeated;
+    const char *list_path;   /* the outermost array above, when repeated */
 } naming;
 
 static int make_leaf(pbuild *b, av_node *n, const naming *nm, st_kind kind, int64_t fixed_len)
@@ -216,6 +224,21 @@ static const char *branch_name(const av_schema *s)
 }
 
 static int compile(pbuild *b, av_schema *s, const naming *nm, int depth, av_node **out);
+
+/* An array or a map inside an array.  Flattening it would merge the inner
+ * lists ([[1,2],[],[3]] -> [1,2,3]) or the values of different maps, so it
+ * is refused until nested data is mapped.  A field left out by --columns /
+ * --exclude is only skipped, so it does not count. */
+static int refuse_nested_list(pbuild *b, const av_schema *s, const naming *nm)
+{
+    if (!b->refuse_nested || !st_avro_plan_selected(b->plan, nm->path, strlen(nm->path)))
+        return 0;
+    const char *field = nm->list_path && nm->list_path[0] ? nm->list_path : "value";
+    return st_error_set(b->err, ST_EUNSUPPORTED,
+                        "field \"%s\": nested list (an array of %s) cannot be held by an Example "
+                        "feature without losing the inner lists; leave it out with --exclude %s",
+                        field, s->type == AV_MAP ? "maps" : "arrays", field);
+}
 
 static int child_naming(pbuild *b, const naming *nm, const char *part, naming *child)
 {
@@ -406,6 +429,8 @@ static int compile(pbuild *b, av_schema *s, const naming *nm, int depth, av_node
         n->op = OP_UNION;
         return compile_union(b, s, nm, depth, n);
     case AV_ARRAY: {
+        if (nm->repeated && (rc = refuse_nested_list(b, s, nm)))
+            return rc;
         n->op = OP_ARRAY;
         n->n = 1;
         n->kids = st_arena_alloc(&b->plan->arena, sizeof *n->kids);
@@ -413,6 +438,8 @@ static int compile(pbuild *b, av_schema *s, const naming *nm, int depth, av_node
             return oom(b);
         naming child = *nm;
         child.repeated = true;
+        if (!nm->repeated)
+            child.list_path = nm->path;
         if ((rc = compile(b, s->items, &child, depth + 1, &n->kids[0])))
             return rc;
         st_buf acc = {0};
@@ -427,6 +454,8 @@ static int compile(pbuild *b, av_schema *s, const naming *nm, int depth, av_node
         return rc;
     }
     case AV_MAP: {
+        if (nm->repeated && (rc = refuse_nested_list(b, s, nm)))
+            return rc;
         n->op = OP_MAP;
         n->in_map = nm->in_map;
         n->rel = nm->rel;
@@ -516,7 +545,7 @@ int st_avro_plan_build(av_plan *plan, const av_schema *schema, const st_read_opt
 {
     memset(plan, 0, sizeof *plan);
     st_arena_init(&plan->arena, 16 * 1024);
-    pbuild b = {.plan = plan, .err = err};
+    pbuild b = {.plan = plan, .err = err, .refuse_nested = opt != NULL};
     if (opt) {
         plan->decimal_text = opt->decimal_text;
         plan->columns = copy_list(&b, opt->columns, opt->ncolumns);

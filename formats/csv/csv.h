@@ -117,6 +117,10 @@ typedef struct st_csv_options {
     uint64_t max_columns;      /* a header with more columns is refused (0 = 100000) */
     /* Column types forced by --schema / --type; ST_KIND_NONE means "skip this column". */
     const st_schema *types;
+    /* Kinds for the columns an input has, below `types` (convert --widen
+     * gives every input the widest kind of each column); unlike `types`, a
+     * column the input lacks is not an error. */
+    const st_schema *widen_types;
     size_t chunk_size;         /* bytes of text per unit (0 = 1 MiB); tests use tiny ones */
     bool no_full_scan;         /* infer from infer_rows even when the input could be read twice */
 } st_csv_options;

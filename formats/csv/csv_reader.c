@@ -9,6 +9,8 @@
  * general path (csv_field + the parsers of csv_number.c). */
 #include "csv_internal.h"
 
+#include "../../src/float_narrow.h"
+
 #include <errno.h>
 #include <float.h>
 #include <inttypes.h>
@@ -124,6 +126,14 @@ static int apply_selection(csv_reader *r, const st_read_options *opt, const st_c
             c->forced = true;
             c->kind = t->kind;
         }
+    }
+    for (size_t k = 0; co->widen_types && k < co->widen_types->count; k++) {
+        const st_column *t = &co->widen_types->columns[k];
+        ssize_t i = find_column(r, t->name);
+        if (i < 0 || r->cols[i].action == CSV_SKIP || r->cols[i].forced)
+            continue;
+        r->cols[i].forced = true;
+        r->cols[i].kind = t->kind;
     }
     return ST_OK;
 }
@@ -506,18 +516,23 @@ static int value_error(decode_ctx *x, const csv_column *c, const uint8_t *p, siz
                         x->line, x->row, c->name, ex, what, why);
 }
 
-static int lossy_value(decode_ctx *x, const csv_column *c, const uint8_t *p, size_t n)
+/* A value that changes when narrowed to float32: counted by column, or an
+ * error with --strict-float. */
+static int lossy_value(decode_ctx *x, const csv_column *c, const uint8_t *p, size_t n, double d)
 {
     if (!x->r->strict_float) {
         x->lossy++;
+        if (st_batch_add_lossy(x->out, (const uint8_t *)c->name, c->name_len, 1, d == nearbyint(d), d))
+            return st_error_set(x->err, ST_ENOMEM, "out of memory");
         return ST_OK;
     }
-    char ex[200];
+    char ex[200], shown[48];
     csv_excerpt(p, n, ex, sizeof ex);
+    st_format_narrowed(shown, sizeof shown, (float)d);
     return st_error_set(x->err, ST_EDATA,
-                        "line %" PRIu64 " (row %" PRIu64 "), column '%s': %s changes when "
-                        "narrowed to float32 (strict float)",
-                        x->line, x->row, c->name, ex);
+                        "line %" PRIu64 " (row %" PRIu64 "), column '%s': %s becomes %s when "
+                        "narrowed to float32 (--strict-float); keep the column exact with --type %s=bytes",
+                        x->line, x->row, c->name, ex, shown, c->name);
 }
 
 static inline void put_feature(st_feature *f, const csv_column *c, uint8_t *block, uint32_t count)
@@ -612,7 +627,7 @@ static const uint8_t *general_field(decode_ctx *x, const csv_column *c, const ui
         }
         if ((double)(float)d != d && csv_float_lossy(d, v, n, r->cloc)) {
             x->line = line;
-            if (lossy_value(x, c, v, n) < 0)
+            if (lossy_value(x, c, v, n, d) < 0)
                 return NULL;
             x->line += s.newlines;
         }
@@ -737,7 +752,7 @@ static int decode_plain(const csv_reader *r, const csv_chunk *ch, decode_ctx *x)
                                 float f = (float)d;
                                 if (nd > 6 && (double)f != d &&
                                     csv_float_lossy_dec(d, mant, -(int64_t)nfr, (int)nd, r->cloc) &&
-                                    lossy_value(x, c, p, flen) < 0)
+                                    lossy_value(x, c, p, flen, d) < 0)
                                     return err->code;
                                 *(float *)(void *)(block + c->slot) = f;
                                 put_feature(&feats[nf++], c, block, 1);
@@ -870,7 +885,7 @@ static int csv_decode_unit(const void *priv, const st_unit *unit, st_batch *out,
                          * FLT_MIN) float32 always prints back: no check. */
                         if (nd > 6 && (double)f != d &&
                             csv_float_lossy_dec(d, m, -(int64_t)nf2, (int)nd, r->cloc) &&
-                            lossy_value(&x, c, p, (size_t)(t - p)) < 0)
+                            lossy_value(&x, c, p, (size_t)(t - p), d) < 0)
                             return err->code;
                         *(float *)(void *)(block + c->slot) = f;
                         put_feature(&feats[nf++], c, block, 1);
@@ -951,6 +966,7 @@ static int csv_schema(void *priv, st_schema *out, st_error *err)
         if (st_schema_add(out, c->name, c->kind))
             return st_error_set(err, ST_ENOMEM, "out of memory");
         out->columns[out->count - 1].nullable = c->nullable;
+        out->columns[out->count - 1].empty = !c->forced && !c->saw_value;
     }
     return ST_OK;
 }

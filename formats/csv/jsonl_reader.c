@@ -506,11 +506,15 @@ static int convert(jdec *x, const jl_line *L, const jl_field *jf, st_feature *f,
                     csv_excerpt(v->text.data, v->text.len, ex, sizeof ex);
                     return st_error_set(x->err, ST_EDATA,
                                         "%s: key '%.*s': %s changes when narrowed "
-                                        "to float32 (strict float)",
+                                        "to float32 (--strict-float); keep the key exact with "
+                                        "--type %.*s=bytes",
                                         where(x, v, at, sizeof at), (int)f->name.len,
-                                        (const char *)f->name.data, ex);
+                                        (const char *)f->name.data, ex, (int)f->name.len,
+                                        (const char *)f->name.data);
                 }
                 x->lossy++;
+                if (st_batch_add_lossy(x->out, f->name.data, f->name.len, 1, d == nearbyint(d), d))
+                    return st_error_set(x->err, ST_ENOMEM, "out of memory");
             }
             o[i] = (float)d;
         }

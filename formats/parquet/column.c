@@ -21,7 +21,8 @@ struct st_pq_decoder {
     bool has_dict, seen_data;
     size_t dict_n;
     st_buf dict;                   /* converted dictionary values */
-    st_buf dict_lossy;             /* per entry: changed by narrowing */
+    st_buf dict_lossy;             /* per entry: changed by narrowing (1, or 2: a whole number) */
+    st_buf dict_src;               /* per entry: the double before narrowing */
     bool dict_has_lossy;
 
     /* scratch, reused page after page */
@@ -72,7 +73,7 @@ void st_pq_decoder_free(st_pq_decoder *d)
 {
     if (!d)
         return;
-    st_buf *bufs[] = {&d->dict, &d->dict_lossy, &d->body, &d->def, &d->rep, &d->raw, &d->idx,
+    st_buf *bufs[] = {&d->dict, &d->dict_lossy, &d->dict_src, &d->body, &d->def, &d->rep, &d->raw, &d->idx,
                       &d->bvals, &d->i64, &d->store, &d->out_def, &d->out_rep, &d->out_vals};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         st_buf_free(bufs[i]);
@@ -94,10 +95,11 @@ static st_pq_convert converter(st_pq_decoder *d, st_arena *arena, uint8_t *lossy
     st_pq_convert c = {
         .leaf = d->rq.leaf,
         .decimal_text = d->rq.decimal_text,
-        .strict_float = d->rq.strict_float,
         .arena = arena,
         .lossy = d->rq.lossy,
+        .value_base = d->out_values,
         .lossy_flags = lossy_flags,
+        .lossy_src = lossy_flags ? (double *)d->dict_src.data : NULL,
         .err = err,
     };
     return c;
@@ -227,7 +229,8 @@ static int dictionary_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, s
      * that is a lie we must not allocate for. */
     if (n > body.len * 8 + 8 || n > MAX_PAGE_ENTRIES)
         return st_error_set(err, ST_EDATA, "dictionary page claims %zu values in %zu bytes", n, body.len);
-    if ((rc = reserve(&d->dict, n, d->vsize, err)) || (rc = reserve(&d->dict_lossy, n, 1, err)))
+    if ((rc = reserve(&d->dict, n, d->vsize, err)) || (rc = reserve(&d->dict_lossy, n, 1, err)) ||
+        (rc = reserve(&d->dict_src, n, sizeof(double), err)))
         return rc;
     bool narrowing = d->kind == ST_KIND_FLOAT && d->rq.leaf->conv != PQ_CONV_FLOAT;
     int phys = d->rq.leaf->physical;
@@ -315,13 +318,12 @@ static int dict_values(st_pq_decoder *d, const uint8_t *p, size_t len, size_t n,
     }
     }
     if (d->dict_has_lossy) {
-        uint64_t lossy = 0;
-        for (size_t i = 0; i < m; i++)
-            lossy += d->dict_lossy.data[ix[i]];
-        if (lossy && d->rq.strict_float)
-            return st_error_set(err, ST_EDATA, "column '%s': a value changes when narrowed to float32 (strict float)",
-                                d->rq.leaf->name);
-        *d->rq.lossy += lossy;
+        const double *src = (const double *)d->dict_src.data;
+        for (size_t i = 0; i < m; i++) {
+            uint8_t flag = d->dict_lossy.data[ix[i]];
+            if (flag)
+                st_pq_lossy_add(d->rq.lossy, src[ix[i]], flag == 2, d->out_values + i);
+        }
     }
     return 0;
 }

@@ -20,7 +20,7 @@ typedef struct st_pq_column_request {
     bool strict_float;
     st_arena *arena;               /* receives the results and bytes values */
     st_arena *dict_arena;          /* receives dictionary bytes (may equal arena) */
-    uint64_t *lossy;               /* floats changed by narrowing */
+    st_pq_lossy *lossy;            /* floats changed by narrowing */
 } st_pq_column_request;
 
 typedef struct st_pq_column_data {

@@ -1,6 +1,8 @@
 /* Physical values -> Example values (see convert.h and the table in rows.c). */
 #include "convert.h"
 
+#include "../../src/float_narrow.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,24 +74,31 @@ static int col_error(const st_pq_convert *c, int code, const char *fmt, const ch
     return st_error_set(c->err, code, fmt, c->leaf->name, detail);
 }
 
+void st_pq_lossy_add(st_pq_lossy *l, double value, bool whole, uint64_t at)
+{
+    if (!l->count) {
+        l->example = value;
+        l->first = at;
+    }
+    l->count++;
+    l->whole += whole;
+}
+
 /* Narrowing a double: count (or flag) values that change. */
 static int narrow(const st_pq_convert *c, double d, float *out, size_t i)
 {
     float f = (float)d;
     *out = f;
-    bool changed = (double)f != d && !isnan(d);
+    bool changed = st_double_narrow_changes(d);
+    bool whole = changed && d == nearbyint(d);
     if (c->lossy_flags) {
-        c->lossy_flags[i] = changed;
+        c->lossy_flags[i] = changed ? 1 + whole : 0;
+        if (changed)
+            c->lossy_src[i] = d;
         return 0;
     }
-    if (changed) {
-        if (c->strict_float) {
-            char txt[40];
-            snprintf(txt, sizeof txt, "%.17g", d);
-            return col_error(c, ST_EDATA, "column '%s': value %s changes when narrowed to float32 (strict float)", txt);
-        }
-        (*c->lossy)++;
-    }
+    if (changed)
+        st_pq_lossy_add(c->lossy, d, whole, c->value_base + i);
     return 0;
 }
 

@@ -9,17 +9,32 @@
 #include "../../src/buf.h"
 #include "../../src/record.h"
 
+/* Values of one column read that change when narrowed to float32, by the
+ * rule of src/float_narrow.h.  --strict-float is decided from `first` once
+ * the rows are built, so that the error names the record. */
+typedef struct st_pq_lossy {
+    uint64_t count;
+    uint64_t whole;          /* of them whole numbers (IDs stored as doubles) */
+    double example;          /* the first one */
+    uint64_t first;          /* its index among the values read (UINT64_MAX: none) */
+} st_pq_lossy;
+
 typedef struct st_pq_convert {
     const st_pq_leaf *leaf;
     bool decimal_text;
-    bool strict_float;
     st_arena *arena;         /* receives bytes values */
-    uint64_t *lossy;         /* floats changed by narrowing (counted here) */
+    st_pq_lossy *lossy;      /* floats changed by narrowing (counted here) */
+    uint64_t value_base;     /* index of out[0] among the values read */
     /* When set, the per-value "changed by narrowing" flags are written here
-     * instead of counted (dictionaries: counted when an entry is used). */
+     * instead of counted (dictionaries: counted when an entry is used):
+     * 1 changed, 2 changed and a whole number; the value in lossy_src. */
     uint8_t *lossy_flags;
+    double *lossy_src;
     st_error *err;
 } st_pq_convert;
+
+/* Counts one changed value (index `at` among the values read). */
+void st_pq_lossy_add(st_pq_lossy *l, double value, bool whole, uint64_t at);
 
 /* Size in bytes of one value of the leaf's physical type (0 for BOOLEAN and
  * BYTE_ARRAY, which are not fixed-width). */

@@ -13,6 +13,9 @@
 #include "file.h"
 #include "rows.h"
 
+#include "../../src/float_narrow.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,15 +171,44 @@ static void pq_free_unit(const void *priv, st_unit *unit)
     unit->data = NULL;
 }
 
+/* --strict-float: the record that holds the column's first changed value
+ * (its index among the column's values in this unit). */
+static int strict_float_error(const pq_reader *r, const st_unit *unit, const st_batch *out, size_t base,
+                              const st_pq_row_column *c, const st_pq_lossy *l, st_error *err)
+{
+    uint64_t seen = 0, record = unit->first_record;
+    for (size_t k = base; k < out->count; k++) {
+        const st_feature *f = st_record_find(&out->records[k], (const char *)c->name.data, c->name.len);
+        seen += f ? f->count : 0;
+        if (seen > l->first) {
+            record = unit->first_record + (k - base);
+            break;
+        }
+    }
+    char shown[48];
+    st_format_narrowed(shown, sizeof shown, (float)l->example);
+    if (c->leaf->conv == PQ_CONV_DECIMAL)
+        return st_error_set(err, ST_EDATA,
+                            "record %llu, column '%s': decimal %.17g becomes %s when narrowed to float32 "
+                            "(--strict-float); keep it exact with --decimal text",
+                            (unsigned long long)record, c->leaf->name, l->example, shown);
+    (void)r;
+    return st_error_set(err, ST_EDATA,
+                        "record %llu, column '%s': %.17g becomes %s when narrowed to float32 (--strict-float); "
+                        "an Example float has 32 bits: leave the column out with --exclude %s, or store it "
+                        "as a decimal and give --decimal text",
+                        (unsigned long long)record, c->leaf->name, l->example, shown, c->leaf->name);
+}
+
 static int pq_decode_unit(const void *priv, const st_unit *unit, st_batch *out, st_error *err)
 {
     const pq_reader *r = priv;
     const pq_unit *u = unit->data;
     size_t nrows = (size_t)(u->row_end - u->row_start);
     st_pq_row_column *cols = st_arena_alloc(&out->arena, r->nsel * sizeof *cols);
-    if (!cols)
+    st_pq_lossy *lossy = st_arena_alloc(&out->arena, (r->nsel ? r->nsel : 1) * sizeof *lossy);
+    if (!cols || !lossy)
         return st_error_set(err, ST_ENOMEM, "out of memory");
-    uint64_t lossy = 0;
     int rc = 0;
     for (uint32_t j = 0; j < r->nsel && !rc; j++) {
         const st_pq_leaf *leaf = &r->file.schema.leaves[r->sel[j]];
@@ -187,6 +219,7 @@ static int pq_decode_unit(const void *priv, const st_unit *unit, st_batch *out, 
         c->name.data = st_arena_memdup(&out->arena, leaf->name, c->name.len);
         if (!c->name.data)
             return st_error_set(err, ST_ENOMEM, "out of memory");
+        lossy[j] = (st_pq_lossy){.first = UINT64_MAX};
         st_pq_column_request rq = {
             .file = &r->file,
             .row_group = u->rg,
@@ -197,16 +230,26 @@ static int pq_decode_unit(const void *priv, const st_unit *unit, st_batch *out, 
             .strict_float = r->strict_float,
             .arena = &out->arena,
             .dict_arena = &out->arena,
-            .lossy = &lossy,
+            .lossy = &lossy[j],
         };
         rc = st_pq_column_read(&rq, &c->data, err);
     }
+    size_t base = out->count;
     if (!rc)
         rc = st_pq_rows_build(cols, r->nsel, nrows, out, err);
     if (rc)
         return st_error_prefix(err, "rows %llu to %llu: ", (unsigned long long)unit->first_record,
                                (unsigned long long)(unit->first_record + nrows));
-    out->lossy_floats += lossy;
+    for (uint32_t j = 0; j < r->nsel; j++) {
+        const st_pq_lossy *l = &lossy[j];
+        if (!l->count)
+            continue;
+        if (r->strict_float)
+            return strict_float_error(r, unit, out, base, &cols[j], l, err);
+        out->lossy_floats += l->count;
+        if (st_batch_add_lossy(out, cols[j].name.data, cols[j].name.len, l->count, l->whole, l->example))
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
     return 0;
 }
 

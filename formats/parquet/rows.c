@@ -23,8 +23,9 @@
  *                                                    column: never silently saturated
  *   FLOAT, FLOAT16                                   float (exact)
  *   DOUBLE                                           float; values that change when
- *                                                    narrowed are counted (lossy_floats),
- *                                                    or an error with strict float
+ *                                                    narrowed (src/float_narrow.h) are
+ *                                                    counted by column, or an error naming
+ *                                                    the record with strict float
  *   DECIMAL on INT32 / INT64 / FIXED_LEN_BYTE_ARRAY  float by default (counted as lossy
  *     / BYTE_ARRAY                                     when narrowing changes it); with
  *                                                    decimal text: bytes holding the exact

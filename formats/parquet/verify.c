@@ -50,7 +50,7 @@ static int verify_chunk(vstate *v, const st_pq_file *f, uint32_t g, const st_pq_
 {
     const st_pq_row_group *rg = &f->meta.row_groups[g];
     const st_pq_column_chunk *cc = &rg->columns[leaf->column];
-    uint64_t lossy = 0;
+    st_pq_lossy lossy = {.first = UINT64_MAX};
     st_pq_column_request rq = {
         .file = f,
         .row_group = g,

@@ -242,12 +242,20 @@ static void test_unseekable_stream(void)
 {
     const char *files[] = {"avro/syncInMeta.avro", "avro/tfx/chicago_taxi_data.avro", "avro/weather-snappy.avro",
                            "avro/arrow-testing/nullable.impala.avro"};
+    /* nullable.impala's nested lists are refused: the rest (maps, records,
+     * arrays, unions) is read in small pieces. */
+    static const char *const nested[] = {"int_array_Array", "int_Map_Array", "nested_struct.C"};
+    st_read_options skip_nested;
+    memset(&skip_nested, 0, sizeof skip_nested);
+    skip_nested.exclude = nested;
+    skip_nested.nexclude = 3;
     st_buf file = {0};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         CU_ASSERT_FATAL(load(files[i], &file));
+        const st_read_options *opt = strstr(files[i], "impala") ? &skip_nested : NULL;
         result a, b;
-        read_mem(&file, NULL, &a);
-        read_stream(open_drip(&file), NULL, &b);
+        read_mem(&file, opt, &a);
+        read_stream(open_drip(&file), opt, &b);
         CU_ASSERT_EQUAL(a.rc, 0);
         CU_ASSERT_EQUAL(b.rc, 0);
         CU_ASSERT(a.records > 0 && a.records == b.records);
@@ -367,8 +375,8 @@ static void test_alltypes_codecs(void)
         "{\"id\":[5],\"bool_col\":[0],\"tinyint_col\":[1],\"smallint_col\":[1],\"int_col\":[1],"
         "\"bigint_col\":[10],\"float_col\":[1.1],\"double_col\":[10.1],\"date_string_col\":[\"03/01/09\"],"
         "\"string_col\":[\"1\"],\"timestamp_col\":[1235865660000000]}");
-    /* 10.1 does not survive narrowing to float32. */
-    CU_ASSERT(first.lossy > 0);
+    /* 10.1 prints back from float32 as 10.1: not counted. */
+    CU_ASSERT_EQUAL(first.lossy, 0);
     for (size_t f = 1; f < 5; f++) {
         result r;
         read_file(files[f], NULL, &r);
@@ -383,8 +391,7 @@ static void test_alltypes_codecs(void)
     strict.strict_float = true;
     result r;
     read_file(files[0], &strict, &r);
-    CU_ASSERT_EQUAL(r.rc, ST_EDATA);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "double_col"));
+    CU_ASSERT_EQUAL(r.rc, 0);
     result_free(&r);
     result_free(&first);
 }
@@ -413,14 +420,6 @@ static void test_arrow_types(void)
          "\"f2.f2_2\":[1.2,2.2],\"f3.f3_1\":[\"xyz\"],\"f4.f4_1\":[200]}"},
         {"list_columns.avro", 1, "{\"int64_list\":[1]}"},
         {"datapage_v2.snappy.avro", 0, "{\"a\":[\"abc\"],\"b\":[1],\"c\":[2.0],\"d\":[1],\"e\":[1,2,3]}"},
-        {"nested_lists.snappy.avro", 0, "{\"a\":[\"a\",\"b\",\"c\",\"d\"],\"b\":[1]}"},
-        {"nullable.impala.avro", 0,
-         "{\"id\":[1],\"int_array\":[1,2,3],\"int_array_Array\":[1,2,3,4],\"int_map.k1\":[1],\"int_map.k2\":[100],"
-         "\"int_Map_Array.k1\":[1],\"nested_struct.A\":[1],\"nested_struct.b\":[1],"
-         "\"nested_struct.C.d.E\":[10,-10,11],\"nested_struct.C.d.F\":[\"aaa\",\"bbb\",\"c\"],"
-         "\"nested_struct.g.foo.H.i\":[1.1]}"},
-        {"nullable.impala.avro", 2,
-         "{\"id\":[3],\"int_array\":[],\"int_array_Array\":[],\"nested_struct.C.d.E\":[],\"nested_struct.C.d.F\":[]}"},
         {"zero_byte.avro", 0, "{}"},
         {"zero_byte.avro", 1, "{\"data\":[\"\"]}"},
         {"binary.avro", 0, "{\"foo\":[\"\\u0000\"]}"},
@@ -440,6 +439,34 @@ static void test_arrow_types(void)
         }
         result_free(&r);
     }
+    /* Nested lists (arrays of arrays, of maps, of records holding arrays) are
+     * refused, never flattened; leaving them out reads the rest. */
+    static const char *const nested[][2] = {
+        {"nested_lists.snappy.avro", "field \"a\": nested list (an array of arrays)"},
+        {"nullable.impala.avro", "field \"int_array_Array\": nested list (an array of arrays)"},
+    };
+    for (size_t i = 0; i < sizeof nested / sizeof *nested; i++) {
+        char rel[256];
+        snprintf(rel, sizeof rel, "avro/arrow-testing/%s", nested[i][0]);
+        result r;
+        read_file(rel, NULL, &r);
+        CU_ASSERT_EQUAL(r.rc, ST_EUNSUPPORTED);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, nested[i][1]));
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "--exclude"));
+        result_free(&r);
+    }
+    static const char *const impala_nested[] = {"int_array_Array", "int_Map_Array", "nested_struct.C"};
+    st_read_options flat;
+    memset(&flat, 0, sizeof flat);
+    flat.exclude = impala_nested;
+    flat.nexclude = 3;
+    result imp;
+    read_file("avro/arrow-testing/nullable.impala.avro", &flat, &imp);
+    CU_ASSERT_EQUAL(imp.rc, 0);
+    CU_ASSERT_STRING_EQUAL(line(&imp, 0),
+                           "{\"id\":[1],\"int_array\":[1,2,3],\"int_map.k1\":[1],\"int_map.k2\":[100],"
+                           "\"nested_struct.A\":[1],\"nested_struct.b\":[1],\"nested_struct.g.foo.H.i\":[1.1]}");
+    result_free(&imp);
     /* Decimals as exact text. */
     st_read_options text;
     memset(&text, 0, sizeof text);
@@ -466,11 +493,17 @@ static void test_arrow_types(void)
     const char *all[] = {"alltypes_dictionary", "dict-page-offset-zero", "fixed_length_decimal",
                          "fixed_length_decimal_legacy", "int64_decimal", "nonnullable.impala", "nulls.snappy",
                          "single_nan"};
+    /* nonnullable.impala's nested lists are left out (they are refused). */
+    static const char *const nonnull_nested[] = {"int_array_array", "int_map_array", "nested_Struct.c"};
+    st_read_options skip_nested;
+    memset(&skip_nested, 0, sizeof skip_nested);
+    skip_nested.exclude = nonnull_nested;
+    skip_nested.nexclude = 3;
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
         char rel[256];
         snprintf(rel, sizeof rel, "avro/arrow-testing/%s.avro", all[i]);
         result r;
-        read_file(rel, NULL, &r);
+        read_file(rel, strstr(all[i], "impala") ? &skip_nested : NULL, &r);
         CU_ASSERT_EQUAL(r.rc, 0);
         CU_ASSERT(r.records > 0);
         result_free(&r);
@@ -1035,11 +1068,21 @@ static void test_mapping_crafted(void)
 
     /* Strict floats. */
     st_buf_clear(&d);
-    put_double(&d, 0.1);
+    put_double(&d, 3.141592653589793);
     st_read_options strict;
     memset(&strict, 0, sizeof strict);
     strict.strict_float = true;
-    expect_error("\"double\"", &d, &strict, "narrowed");
+    expect_error("\"double\"", &d, &strict, "record 0, field \"value\": 3.1415926535897931 becomes 3.1415927 when narrowed");
+    /* Doubles whose float32 prints back as the same shortest text (the
+     * rule CSV text follows) are not changed. */
+    const double kept[] = {0.1, 1e30, 123456.0, 41.98};
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++) {
+        st_buf_clear(&d);
+        put_double(&d, kept[i]);
+        char want[64];
+        snprintf(want, sizeof want, "{\"value\":[%s]}", i == 0 ? "0.1" : i == 1 ? "1e+30" : i == 2 ? "123456.0" : "41.98");
+        expect_one("\"double\"", &d, &strict, want);
+    }
     st_buf_clear(&d);
     put_double(&d, 0.5);
     expect_one("\"double\"", &d, &strict, "{\"value\":[0.5]}");
