@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #if ST_HAVE_GPU_MODULE
@@ -145,6 +146,7 @@ typedef struct file_result {
     uint32_t crc;
     uint64_t size;
     bool on_gpu;
+    bool reported;        /* its error is on stderr already (text mode prints nothing more) */
 #if ST_HAVE_GPU_MODULE
     st_gpu_stats gpu;
 #endif
@@ -360,7 +362,8 @@ static void report_text_file(verify_ctx *vc, const char *path, const file_result
                              const char *manifest_problem)
 {
     if (!res->readable) {
-        cli_error_at(vc->cmd, path, &res->err);
+        if (!res->reported)
+            cli_error_at(vc->cmd, path, &res->err);
         return;
     }
     if (!res->rep.ok) {
@@ -511,6 +514,62 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The files named on the command line, each argument expanded on its own so
+ * that one that names nothing (a missing path, a pattern that matches
+ * nothing) is reported among the files, in its place, while every other file
+ * is still checked.  A missing plain path is kept as it is: opening it gives
+ * the error.  (*unexpanded)[i] is the reason when an argument's expansion
+ * failed (its message is on stderr already), else NULL. */
+static int expand_for_verify(const cli_command *cmd, const cli_values *v, char ***paths,
+                             const char ***unexpanded, size_t *npaths)
+{
+    char **all = NULL;
+    const char **why = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < v->npositional; i++) {
+        char *arg = v->positional[i];
+        char **one = NULL;
+        size_t none = 0;
+        struct stat st;
+        bool plain_missing = strcmp(arg, "-") != 0 && !st_path_is_remote(arg) &&
+                             !strpbrk(arg, "*?[") && stat(arg, &st) != 0;
+        const char *failed = NULL;
+        if (plain_missing || cli_expand_inputs(cmd, &arg, 1, &one, &none) != EXIT_OK) {
+            if (!plain_missing)
+                failed = strpbrk(arg, "*?[") ? "no files match" : "cannot list this input";
+            one = malloc(sizeof *one);
+            if (one && !(one[0] = strdup(arg))) {
+                free(one);
+                one = NULL;
+            }
+            none = one ? 1 : 0;
+        }
+        char **grown = one ? realloc(all, (n + none) * sizeof *all) : NULL;
+        const char **grown_why = grown ? realloc(why, (n + none) * sizeof *why) : NULL;
+        if (grown)
+            all = grown;
+        if (grown_why)
+            why = grown_why;
+        if (!grown || !grown_why) {
+            cli_free_list(one, none);
+            cli_free_list(all, n);
+            free(why);
+            cli_error(cmd, "out of memory");
+            return EXIT_USAGE;
+        }
+        for (size_t k = 0; k < none; k++) {
+            all[n + k] = one[k];
+            why[n + k] = failed;
+        }
+        n += none;
+        free(one);
+    }
+    *paths = all;
+    *unexpanded = why;
+    *npaths = n;
+    return EXIT_OK;
+}
+
 static int run_verify(const cli_command *cmd, cli_values *v)
 {
     verify_ctx vc = {.cmd = cmd};
@@ -545,12 +604,10 @@ static int run_verify(const cli_command *cmd, cli_values *v)
     }
 #endif
     char **paths = NULL;
+    const char **unexpanded = NULL;
     size_t npaths = 0;
-    if (v->npositional) {
-        int rc = cli_expand_inputs(cmd, v->positional, v->npositional, &paths, &npaths);
-        if (rc)
-            return rc;
-    }
+    if (v->npositional && expand_for_verify(cmd, v, &paths, &unexpanded, &npaths) != EXIT_OK)
+        return EXIT_USAGE;
     st_jsonw_init(&vc.w, &vc.out, true);
     if (vc.json) {
         st_json_begin_object(&vc.w);
@@ -563,7 +620,14 @@ static int run_verify(const cli_command *cmd, cli_values *v)
         status = verify_manifest(&vc, manifest);
     for (size_t i = 0; i < npaths && !cli_interrupted; i++) {
         file_result res;
-        verify_file(&vc, paths[i], false, &res);
+        if (unexpanded[i]) {
+            /* Its expansion failed and said why on stderr; it is still one of the files. */
+            memset(&res, 0, sizeof res);
+            st_error_set(&res.err, ST_ENOTFOUND, "%s", unexpanded[i]);
+            res.reported = true;
+        } else {
+            verify_file(&vc, paths[i], false, &res);
+        }
         account(&vc, paths[i], &res, NULL);
         if (!vc.json)
             fflush(stdout);
@@ -602,6 +666,7 @@ static int run_verify(const cli_command *cmd, cli_values *v)
     }
     st_buf_free(&vc.out);
     cli_free_list(paths, npaths);
+    free(unexpanded);
 #if ST_HAVE_GPU_MODULE
     st_gpu_session_close(vc.gpu);
 #endif
