@@ -355,6 +355,14 @@ static void report_json_file(verify_ctx *vc, const char *path, const file_result
                      &res->rep.failure_record, &res->rep.failure_offset, res->rep.failure_detail);
     else if (manifest_problem)
         json_failure(w, "manifest mismatch", NULL, NULL, manifest_problem);
+    if (res->rep.ok && res->rep.unsupported_kind) {
+        /* Intact, but holding what cat and convert cannot map: "ok" stays true. */
+        st_json_key(w, "unsupported");
+        st_json_begin_object(w);
+        st_json_member_string(w, "kind", res->rep.unsupported_kind);
+        st_json_member_string(w, "message", res->rep.unsupported);
+        st_json_end_object(w);
+    }
     st_json_end_object(w);
 }
 
@@ -381,6 +389,9 @@ static void report_text_file(verify_ctx *vc, const char *path, const file_result
                res->format->name, res->rep.records, res->rep.file_bytes,
                res->rep.compression > ST_COMPRESSION_NONE ? ", " : "",
                res->rep.compression > ST_COMPRESSION_NONE ? st_compression_name(res->rep.compression) : "");
+    if (!vc->quiet && res->rep.unsupported_kind)
+        printf("%s: note: intact, but %s: %s; cat and convert refuse these values\n", path,
+               res->rep.unsupported_kind, res->rep.unsupported);
 }
 
 static void account(verify_ctx *vc, const char *path, const file_result *res,

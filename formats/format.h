@@ -93,6 +93,11 @@ typedef struct st_verify_report {
     uint64_t failure_record;        /* index of the failing record */
     uint64_t failure_offset;        /* byte offset (in the uncompressed stream) */
     char failure_detail[512];       /* a sentence with format-specific places */
+    /* When ok: what the file holds that the readers cannot map (Parquet
+     * values with no int64 form), as a sentence; empty when none.  The
+     * file is intact: this is not a failure. */
+    const char *unsupported_kind;   /* "unsupported value", or NULL */
+    char unsupported[512];
 } st_verify_report;
 
 typedef struct st_format {

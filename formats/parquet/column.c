@@ -98,6 +98,7 @@ static st_pq_convert converter(st_pq_decoder *d, st_arena *arena, uint8_t *lossy
         .arena = arena,
         .lossy = d->rq.lossy,
         .lossy_flags = lossy_flags,
+        .unmappable = d->rq.unmappable,
         .err = err,
     };
     return c;

@@ -9,6 +9,15 @@
 #include "../../src/buf.h"
 #include "../../src/record.h"
 
+/* Values that are stored correctly but have no int64 (or float, bytes)
+ * form under the leaf's conversion: an INT96 timestamp outside the int64
+ * nanosecond range, a UINT64 above INT64_MAX.  verify counts them here
+ * (the file is intact); readers, which have no way to map them, fail. */
+typedef struct st_pq_unmappable {
+    uint64_t count;
+    char first[320];         /* the first one's message */
+} st_pq_unmappable;
+
 typedef struct st_pq_convert {
     const st_pq_leaf *leaf;
     bool decimal_text;
@@ -18,6 +27,7 @@ typedef struct st_pq_convert {
     /* When set, the per-value "changed by narrowing" flags are written here
      * instead of counted (dictionaries: counted when an entry is used). */
     uint8_t *lossy_flags;
+    st_pq_unmappable *unmappable; /* when set, counted here instead of an error */
     st_error *err;
 } st_pq_convert;
 

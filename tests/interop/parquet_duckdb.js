@@ -292,6 +292,7 @@ const duckCannot = {
 // Files we must refuse, and a phrase of the reason.
 const mustRefuse = {
   'int96_from_spark.parquet': 'INT96 timestamp',
+  'uint64_above_int64_max.parquet': 'UINT64 value',
   'datapage_v1-corrupt-checksum.parquet': 'CRC',
   'rle-dict-uncompressed-corrupt-checksum.parquet': 'CRC',
   'nation.dict-malformed.parquet': 'page',
