@@ -163,6 +163,12 @@ int st_pq_verify(st_stream *in, const st_verify_options *opt, st_verify_report *
         }
     }
     for (uint32_t g = 0; g < f.meta.nrow_groups && rep->ok; g++) {
+        uint32_t bad;
+        if (st_pq_row_group_check(&f, g, &bad, err)) {
+            const st_pq_column_chunk *cc = &f.meta.row_groups[g].columns[bad];
+            failed(&v, "row count", g, NULL, -1, (uint64_t)cc->meta.data_page_offset, err->msg);
+            break;
+        }
         for (uint32_t c = 0; c < f.schema.nleaves && rep->ok; c++) {
             rc = verify_chunk(&v, &f, g, &f.schema.leaves[c], &values, &dict, err);
             if (rc < 0)
