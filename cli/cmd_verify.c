@@ -30,7 +30,7 @@ static const cli_option verify_options[] = {
     {"manifest", 0, ARG_TEXT, "FILE", NULL, "check the shards a manifest lists: presence, counts, checksums"},
     {"from", 0, ARG_TEXT, "FORMAT", verify_formats, "input format (default: detected)"},
     {"compression", 0, ARG_TEXT, "TYPE", compression_names, "TFRecord stream compression (default: auto)"},
-    {"max-record-size", 0, ARG_TEXT, "SIZE", NULL, "largest record accepted (default 1GiB)"},
+    {"max-record-size", 0, ARG_TEXT, "SIZE", NULL, "largest TFRecord record (default 1GiB), Parquet page or Avro block (256MiB)"},
     {"device", 0, ARG_TEXT, "DEVICE", verify_devices, "where to verify: auto (default), cpu or cuda"},
     CLI_OPTIONS_END,
 };

@@ -67,7 +67,7 @@ int st_pq_file_open(st_pq_file *f, st_stream *in, uint64_t max_page, int *stage,
     if (flen > f->max_page)
         return fail(stage, PQ_STAGE_FOOTER,
                     st_error_set(err, ST_EDATA, "the footer of %u bytes is larger than the limit of %llu bytes "
-                                                "(raise --max-record-size)", flen, (unsigned long long)f->max_page));
+                                                "(raise it with --max-record-size)", flen, (unsigned long long)f->max_page));
     f->data_end = f->size - 8 - flen;
     f->footer = malloc(flen);
     if (!f->footer)
