@@ -55,6 +55,10 @@ typedef struct st_unit {
     void *data;              /* format-owned */
     uint64_t first_record;   /* index of its first record in the input */
     uint64_t offset;         /* byte offset of the unit in the input, for messages */
+    /* Memory the unit holds, when the reader knows (0 otherwise): the
+     * conversion pipeline keeps at most one large unit in flight, so that a
+     * few huge records do not each take a slot's worth of memory at once. */
+    uint64_t bytes;
 } st_unit;
 
 typedef struct st_reader_ops {
