@@ -330,6 +330,7 @@ int csv_chunk_to_unit(csv_chunk *ch, uint64_t first_record, st_unit *unit, st_er
     unit->data = box;
     unit->first_record = first_record;
     unit->offset = ch->offset + ch->start;
+    unit->bytes = box->cap; /* a long row makes a large chunk */
     return 1;
 }
 
