@@ -6,6 +6,7 @@
 #include "progress.h"
 
 #include "../src/json.h"
+#include "../src/url_redact.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,8 +94,11 @@ static char *options_json(const cli_values *v, char **paths, size_t npaths, cons
     st_json_begin_object(&w);
     st_json_key(&w, "inputs");
     st_json_begin_array(&w);
-    for (size_t i = 0; i < npaths; i++)
-        st_json_string(&w, paths[i]);
+    for (size_t i = 0; i < npaths; i++) {
+        /* Stored without the passwords and signatures of URLs. */
+        char shown[4096];
+        st_json_string(&w, st_url_shown(paths[i], shown, sizeof shown));
+    }
     st_json_end_array(&w);
     st_json_member_string(&w, "to", to);
     static const char *const shaping[] = {

@@ -5,6 +5,7 @@
 
 #include "../src/feature_stats.h"
 #include "../src/json.h"
+#include "../src/url_redact.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -123,8 +124,9 @@ static int stat_file(const cli_command *cmd, const cli_input *in, file_stats *fs
 
 static void json_file(st_jsonw *w, const file_stats *fs)
 {
+    char shown[4096];
     st_json_begin_object(w);
-    st_json_member_string(w, "path", fs->path);
+    st_json_member_string(w, "path", st_url_shown(fs->path, shown, sizeof shown));
     st_json_member_string(w, "format", fs->format ? fs->format->name : "unknown");
     st_json_member_string(w, "compression", st_compression_name(fs->compression));
     st_json_member_uint(w, "records", fs->records);
@@ -224,9 +226,9 @@ static void print_details(const st_buf *details)
 
 static void print_file(const file_stats *fs)
 {
-    char size[32];
+    char size[32], shown[4096];
     size_line(size, sizeof size, fs->bytes);
-    printf("%s: %s%s%s%s, %" PRIu64 " records, %s\n", fs->path, fs->format ? fs->format->name : "?",
+    printf("%s: %s%s%s%s, %" PRIu64 " records, %s\n", st_url_shown(fs->path, shown, sizeof shown), fs->format ? fs->format->name : "?",
            fs->compression > ST_COMPRESSION_NONE ? " (" : "",
            fs->compression > ST_COMPRESSION_NONE ? st_compression_name(fs->compression) : "",
            fs->compression > ST_COMPRESSION_NONE ? ")" : "", fs->records, size);

@@ -1,11 +1,11 @@
 /* shardtool verify: prove the integrity of shards, for people and for CI. */
-#include "cli.h"
+#include "verify.h"
 #include "input.h"
-#include "json_read.h"
 
 #include "../formats/tfrecord/tfrecord.h"
 #include "../src/crc32c.h"
 #include "../src/json.h"
+#include "../src/url_redact.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -17,7 +17,6 @@
 
 #if ST_HAVE_GPU_MODULE
 #include "../formats/example/example.h"
-#include "../src/gpu/gpu_verify.h"
 #endif
 
 static const char *const verify_devices[] = {"auto", "cpu", "cuda", NULL};
@@ -28,6 +27,7 @@ static const cli_option verify_options[] = {
     {"json", 0, ARG_NONE, NULL, NULL, "print one JSON document instead of a line per file"},
     {"decode", 0, ARG_NONE, NULL, NULL, "also parse every payload as a tf.train.Example"},
     {"manifest", 0, ARG_TEXT, "FILE", NULL, "check the shards a manifest lists: presence, counts, checksums"},
+    {"trust-manifest-paths", 0, ARG_NONE, NULL, NULL, "let the manifest name shards outside its own directory"},
     {"from", 0, ARG_TEXT, "FORMAT", verify_formats, "input format (default: detected)"},
     {"compression", 0, ARG_TEXT, "TYPE", compression_names, "TFRecord stream compression (default: auto)"},
     {"max-record-size", 0, ARG_TEXT, "SIZE", NULL, "largest TFRecord record (default 1GiB), Parquet page or Avro block (256MiB)"},
@@ -122,36 +122,6 @@ static void tap_init(crc_tap *t, st_stream *inner, bool checksum)
 
 /* ---- verifying one file ---------------------------------------------------- */
 
-typedef struct verify_ctx {
-    const cli_command *cmd;
-    st_verify_options opt;
-    const st_format *forced;
-    bool json;
-    bool quiet;
-    const char *device;
-    st_jsonw w;
-    st_buf out;
-    uint64_t files, damaged, unreadable, records, bytes;
-#if ST_HAVE_GPU_MODULE
-    st_gpu_session *gpu;           /* open when the GPU verifies TFRecords */
-#endif
-} verify_ctx;
-
-typedef struct file_result {
-    st_verify_report rep;
-    const st_format *format;
-    bool readable;
-    st_error err;
-    bool have_crc;
-    uint32_t crc;
-    uint64_t size;
-    bool on_gpu;
-    bool reported;        /* its error is on stderr already (text mode prints nothing more) */
-#if ST_HAVE_GPU_MODULE
-    st_gpu_stats gpu;
-#endif
-} file_result;
-
 static const st_format *detect_for_verify(const uint8_t *head, size_t n)
 {
     if (n >= 4 && (memcmp(head, "PAR1", 4) == 0 || memcmp(head, "PARE", 4) == 0))
@@ -180,10 +150,11 @@ static bool looks_like_shard(const char *path, const uint8_t *head, size_t n)
 
 /* The CRC32C of a whole file, for manifests, when the verifier did not read
  * it front to back (Parquet reads by ranges; a damaged file stops early). */
-static int checksum_file(const char *path, uint32_t *crc, uint64_t *size, st_error *err)
+static int checksum_file(const char *path, verify_opener open, void *arg, uint32_t *crc,
+                         uint64_t *size, st_error *err)
 {
     st_stream *s;
-    int rc = st_stream_open(path, &s, err);
+    int rc = open(arg, path, &s, err);
     if (rc < 0)
         return rc;
     uint8_t *buf = malloc(1 << 20);
@@ -209,19 +180,19 @@ static int checksum_file(const char *path, uint32_t *crc, uint64_t *size, st_err
 
 /* Uncompressed TFRecords go to the GPU when a session is open; everything
  * else (and anything the GPU pass declines) is checked on the CPU. */
-static int run_verifier(verify_ctx *vc, file_result *res, st_stream *in, const uint8_t *head,
-                        size_t n)
+static int run_verifier(verify_ctx *vc, const st_verify_options *opt, file_result *res,
+                        st_stream *in, const uint8_t *head, size_t n)
 {
 #if ST_HAVE_GPU_MODULE
-    bool plain = vc->opt.compression == ST_COMPRESSION_NONE ||
-                 (vc->opt.compression == ST_COMPRESSION_AUTO &&
+    bool plain = opt->compression == ST_COMPRESSION_NONE ||
+                 (opt->compression == ST_COMPRESSION_AUTO &&
                   st_compression_sniff(head, n) == ST_COMPRESSION_NONE);
     if (vc->gpu && plain && strcmp(res->format->name, "tfrecord") == 0) {
         st_gpu_verify_options gopt;
         st_gpu_verify_options_init(&gopt);
-        gopt.decode = vc->opt.decode;
+        gopt.decode = opt->decode;
         gopt.compression = ST_COMPRESSION_NONE;
-        gopt.max_record_size = vc->opt.max_record_size;
+        gopt.max_record_size = opt->max_record_size;
         gopt.example_check = st_example_check;
         gopt.stats = &res->gpu;
         res->on_gpu = true;
@@ -231,14 +202,22 @@ static int run_verifier(verify_ctx *vc, file_result *res, st_stream *in, const u
     (void)head;
     (void)n;
 #endif
-    return res->format->verify(in, &vc->opt, &res->rep, &res->err);
+    return res->format->verify(in, opt, &res->rep, &res->err);
 }
 
-static void verify_file(verify_ctx *vc, const char *path, bool want_crc, file_result *res)
+static int open_path(void *arg, const char *path, st_stream **out, st_error *err)
+{
+    (void)arg;
+    return st_stream_open(path, out, err);
+}
+
+void verify_opened(verify_ctx *vc, const char *path, verify_opener open, void *arg,
+                   const st_format *format, st_compression compression, bool want_crc,
+                   file_result *res)
 {
     memset(res, 0, sizeof *res);
     st_stream *in = NULL;
-    if (st_stream_open(path, &in, &res->err) < 0)
+    if (open(arg, path, &in, &res->err) < 0)
         return;
     uint8_t head[16];
     ssize_t n = st_stream_peek(&in, head, sizeof head, &res->err);
@@ -246,8 +225,10 @@ static void verify_file(verify_ctx *vc, const char *path, bool want_crc, file_re
         st_stream_close(in);
         return;
     }
-    res->format = vc->forced ? vc->forced : detect_for_verify(head, (size_t)n);
-    if (!vc->forced && !looks_like_shard(path, head, (size_t)n)) {
+    st_verify_options opt = vc->opt;
+    opt.compression = compression;
+    res->format = format ? format : detect_for_verify(head, (size_t)n);
+    if (!format && !looks_like_shard(path, head, (size_t)n)) {
         const st_format *text = st_format_detect(path, head, (size_t)n);
         st_error_set(&res->err, ST_EUSAGE,
                      "this looks like %s text, not a TFRecord, Parquet or Avro file (verify checks "
@@ -272,7 +253,7 @@ static void verify_file(verify_ctx *vc, const char *path, bool want_crc, file_re
         return;
     }
     *(crc_tap **)(tap + 1) = &state;
-    int rc = run_verifier(vc, res, tap, head, (size_t)n);
+    int rc = run_verifier(vc, &opt, res, tap, head, (size_t)n);
     uint64_t size = 0;
     st_error ignored;
     bool sized = st_stream_size(in, &size, &ignored) == ST_OK;
@@ -282,7 +263,7 @@ static void verify_file(verify_ctx *vc, const char *path, bool want_crc, file_re
         /* The GPU pass declined this file: check it again on the CPU. */
         st_gpu_session *gpu = vc->gpu;
         vc->gpu = NULL;
-        verify_file(vc, path, want_crc, res);
+        verify_opened(vc, path, open, arg, format, compression, want_crc, res);
         vc->gpu = gpu;
         return;
     }
@@ -296,9 +277,14 @@ static void verify_file(verify_ctx *vc, const char *path, bool want_crc, file_re
         res->have_crc = true;
         res->crc = state.crc;
         res->size = size;
-    } else if (checksum_file(path, &res->crc, &res->size, &ignored) == ST_OK) {
+    } else if (checksum_file(path, open, arg, &res->crc, &res->size, &ignored) == ST_OK) {
         res->have_crc = true;
     }
+}
+
+static void verify_file(verify_ctx *vc, const char *path, file_result *res)
+{
+    verify_opened(vc, path, open_path, NULL, vc->forced, vc->opt.compression, false, res);
 }
 
 /* ---- reporting ----------------------------------------------------------------- */
@@ -318,16 +304,30 @@ static void json_failure(st_jsonw *w, const char *kind, const uint64_t *record,
     st_json_end_object(w);
 }
 
+/* A message for output, with the secrets of the URLs it quotes masked. */
+static const char *shown_text(const char *text, char *buf, size_t cap)
+{
+    if (!text)
+        return NULL;
+    snprintf(buf, cap, "%s", text);
+    st_text_redact_urls(buf, cap);
+    return buf;
+}
+
 static void report_json_file(verify_ctx *vc, const char *path, const file_result *res,
                              const char *manifest_problem)
 {
+    char shown[4096], problem[2048];
+    path = st_url_shown(path, shown, sizeof shown);
+    manifest_problem = shown_text(manifest_problem, problem, sizeof problem);
     st_jsonw *w = &vc->w;
     st_json_begin_object(w);
     st_json_member_string(w, "path", path);
     bool ok = res->readable && res->rep.ok && !manifest_problem;
     st_json_member_bool(w, "ok", ok);
     if (!res->readable) {
-        st_json_member_string(w, "error", res->err.msg);
+        char msg[sizeof res->err.msg + 256];
+        st_json_member_string(w, "error", shown_text(res->err.msg, msg, sizeof msg));
         st_json_end_object(w);
         return;
     }
@@ -350,9 +350,11 @@ static void report_json_file(verify_ctx *vc, const char *path, const file_result
     st_json_member_uint(w, "bytes", res->rep.bytes);
     st_json_member_uint(w, "file_bytes", res->rep.file_bytes);
     st_json_member_string(w, "compression", st_compression_name(res->rep.compression));
+    char detail[2048];
     if (!res->rep.ok)
         json_failure(w, res->rep.failure_kind ? res->rep.failure_kind : "damaged",
-                     &res->rep.failure_record, &res->rep.failure_offset, res->rep.failure_detail);
+                     &res->rep.failure_record, &res->rep.failure_offset,
+                     shown_text(res->rep.failure_detail, detail, sizeof detail));
     else if (manifest_problem)
         json_failure(w, "manifest mismatch", NULL, NULL, manifest_problem);
     if (res->rep.ok && res->rep.unsupported_kind) {
@@ -374,10 +376,13 @@ static void report_text_file(verify_ctx *vc, const char *path, const file_result
             cli_error_at(vc->cmd, path, &res->err);
         return;
     }
+    char shown[4096], problem[2048], detail[2048];
+    path = st_url_shown(path, shown, sizeof shown);
+    manifest_problem = shown_text(manifest_problem, problem, sizeof problem);
     if (!res->rep.ok) {
         printf("%s: DAMAGED: %s at record %" PRIu64 ", offset %" PRIu64 " (%s)\n", path,
                res->rep.failure_kind ? res->rep.failure_kind : "damaged", res->rep.failure_record,
-               res->rep.failure_offset, res->rep.failure_detail);
+               res->rep.failure_offset, shown_text(res->rep.failure_detail, detail, sizeof detail));
         return;
     }
     if (manifest_problem) {
@@ -394,7 +399,7 @@ static void report_text_file(verify_ctx *vc, const char *path, const file_result
                res->rep.unsupported_kind, res->rep.unsupported);
 }
 
-static void account(verify_ctx *vc, const char *path, const file_result *res,
+void account(verify_ctx *vc, const char *path, const file_result *res,
                     const char *manifest_problem)
 {
     vc->files++;
@@ -410,85 +415,6 @@ static void account(verify_ctx *vc, const char *path, const file_result *res,
         report_json_file(vc, path, res, manifest_problem);
     else
         report_text_file(vc, path, res, manifest_problem);
-}
-
-/* ---- manifests ------------------------------------------------------------------ */
-
-static char *manifest_dir(const char *manifest)
-{
-    const char *slash = strrchr(manifest, '/');
-    return slash ? strndup(manifest, (size_t)(slash - manifest + 1)) : strdup("");
-}
-
-static int verify_manifest(verify_ctx *vc, const char *manifest)
-{
-    size_t len;
-    st_error err = {0};
-    char *text = json_read_file(manifest, &len, &err);
-    if (!text) {
-        cli_error_at(vc->cmd, manifest, &err);
-        return EXIT_USAGE;
-    }
-    json_value root;
-    char msg[256];
-    if (json_parse(text, len, &root, msg, sizeof msg)) {
-        cli_error(vc->cmd, "%s: not a manifest: %s", manifest, msg);
-        free(text);
-        return EXIT_USAGE;
-    }
-    free(text);
-    const json_value *shards = json_get(&root, "shards");
-    if (!shards || shards->type != JSON_ARRAY) {
-        cli_error(vc->cmd, "%s: not a manifest: no \"shards\" array", manifest);
-        json_free(&root);
-        return EXIT_USAGE;
-    }
-    char *dir = manifest_dir(manifest);
-    for (size_t i = 0; i < shards->count && !cli_interrupted; i++) {
-        const json_value *sh = &shards->items[i];
-        const json_value *p = json_get(sh, "path");
-        if (!p || p->type != JSON_STRING) {
-            cli_error(vc->cmd, "%s: shard %zu has no path", manifest, i);
-            continue;
-        }
-        char path[4096];
-        if (p->text[0] == '/' || st_path_is_remote(p->text) || !dir[0])
-            snprintf(path, sizeof path, "%s", p->text);
-        else
-            snprintf(path, sizeof path, "%s%s", dir, p->text);
-
-        file_result res;
-        verify_file(vc, path, true, &res);
-        char problem[512] = "";
-        uint64_t want;
-        if (!res.readable) {
-            if (res.err.code == ST_ENOTFOUND) {
-                /* A missing shard is damage to the dataset, not a usage error. */
-                res.readable = true;
-                res.format = st_format_by_name("tfrecord");
-                res.rep.ok = true;
-                snprintf(problem, sizeof problem, "missing shard (%.400s)", res.err.msg);
-            }
-        } else if (json_uint(json_get(sh, "records"), &want) && res.rep.ok && want != res.rep.records) {
-            snprintf(problem, sizeof problem, "%" PRIu64 " records, the manifest says %" PRIu64,
-                     res.rep.records, want);
-        } else if (json_uint(json_get(sh, "bytes"), &want) && res.have_crc && want != res.size) {
-            snprintf(problem, sizeof problem, "%" PRIu64 " bytes, the manifest says %" PRIu64,
-                     res.size, want);
-        } else {
-            const json_value *crc = json_get(sh, "crc32c");
-            if (crc && crc->type == JSON_STRING && res.have_crc) {
-                char have[16];
-                snprintf(have, sizeof have, "%08x", res.crc);
-                if (strcmp(have, crc->text) != 0)
-                    snprintf(problem, sizeof problem, "crc32c %s, the manifest says %s", have, crc->text);
-            }
-        }
-        account(vc, path, &res, problem[0] ? problem : NULL);
-    }
-    free(dir);
-    json_free(&root);
-    return EXIT_OK;
 }
 
 /* ---- the command ---------------------------------------------------------------- */
@@ -628,7 +554,7 @@ static int run_verify(const cli_command *cmd, cli_values *v)
     double start = now_seconds();
     int status = EXIT_OK;
     if (manifest)
-        status = verify_manifest(&vc, manifest);
+        status = verify_manifest(&vc, manifest, cli_has(v, "trust-manifest-paths"));
     for (size_t i = 0; i < npaths && !cli_interrupted; i++) {
         file_result res;
         if (unexpanded[i]) {
@@ -637,7 +563,7 @@ static int run_verify(const cli_command *cmd, cli_values *v)
             st_error_set(&res.err, ST_ENOTFOUND, "%s", unexpanded[i]);
             res.reported = true;
         } else {
-            verify_file(&vc, paths[i], false, &res);
+            verify_file(&vc, paths[i], &res);
         }
         account(&vc, paths[i], &res, NULL);
         if (!vc.json)

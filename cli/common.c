@@ -1,6 +1,7 @@
 /* Option tables and services shared by the subcommands: signals, input
  * expansion, remote set-up. */
 #include "cli.h"
+#include "../src/url_redact.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -233,7 +234,10 @@ void cli_free_list(char **list, size_t n)
 static void log_remote(void *ctx, const char *line)
 {
     (void)ctx;
-    fprintf(stderr, "shardtool: %s\n", line);
+    char shown[2048];
+    snprintf(shown, sizeof shown, "%s", line);
+    st_text_redact_urls(shown, sizeof shown);
+    fprintf(stderr, "shardtool: %s\n", shown);
 }
 #endif
 

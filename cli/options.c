@@ -1,5 +1,6 @@
 /* Parsing command lines against a command's option tables, and --help. */
 #include "cli.h"
+#include "../src/url_redact.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -279,9 +280,12 @@ void cli_print_help(const cli_command *cmd)
 
 static void vreport(const cli_command *cmd, const char *fmt, va_list ap)
 {
-    fprintf(stderr, "shardtool%s%s: ", cmd ? " " : "", cmd ? cmd->name : "");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    /* Messages quote URLs as given: their passwords, signatures and
+     * tokens are masked here, for every message at once. */
+    char msg[4096];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    st_text_redact_urls(msg, sizeof msg);
+    fprintf(stderr, "shardtool%s%s: %s\n", cmd ? " " : "", cmd ? cmd->name : "", msg);
 }
 
 void cli_error(const cli_command *cmd, const char *fmt, ...)
@@ -296,6 +300,8 @@ void cli_error_at(const cli_command *cmd, const char *path, const st_error *err)
 {
     /* Messages that already start with the path (remote ones name their URL)
      * are not prefixed twice. */
+    char shown[2048];
+    path = st_url_shown(path, shown, sizeof shown);
     if (path && strncmp(err->msg, path, strlen(path)) == 0)
         path = NULL;
     const char *msg = err->msg[0] ? err->msg : st_status_name(err->code);

@@ -124,6 +124,7 @@ _shardtool_table()
             '--json - - -'
             '--decode - - -'
             '--manifest - FILE -'
+            '--trust-manifest-paths - - -'
             '--from - FORMAT tfrecord,parquet,avro'
             '--compression - TYPE auto,none,gzip,zlib'
             '--max-record-size - SIZE -'

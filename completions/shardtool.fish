@@ -126,6 +126,7 @@ complete -c shardtool -n '__fish_seen_subcommand_from cat' -s h -l help -d 'show
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l json -d 'print one JSON document instead of a line per file'
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l decode -d 'also parse every payload as a tf.train.Example'
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l manifest -r -F -d 'check the shards a manifest lists: presence, counts, checksums'
+complete -c shardtool -n '__fish_seen_subcommand_from verify' -l trust-manifest-paths -d 'let the manifest name shards outside its own directory'
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l from -x -a 'tfrecord parquet avro' -d 'input format (default: detected)'
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l compression -x -a 'auto none gzip zlib' -d 'TFRecord stream compression (default: auto)'
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l max-record-size -x -d 'largest TFRecord record (default 1GiB), Parquet page or Avro block (256MiB)'

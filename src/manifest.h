@@ -1,7 +1,8 @@
 /* Manifests and feature specs written beside a set of shards.
  *
  * A manifest (PREFIX.manifest.json) lists every shard with its path
- * relative to the manifest, record count, size and CRC32C, the totals, the
+ * relative to the manifest (with "path_base64", the exact bytes, when the
+ * name is not UTF-8), record count, size and CRC32C, the totals, the
  * feature schema and the options of the run, so that `verify --manifest`
  * can prove later that nothing is missing or changed.  It holds nothing
  * that varies between runs of the same conversion (no times, no --jobs),

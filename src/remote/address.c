@@ -1,6 +1,7 @@
 #include "address.h"
 
 #include "sigv4.h"
+#include "url_redact.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,11 +18,7 @@ void st_rurl_free(st_rurl *u)
 
 void st_rurl_display(const char *url, char *out, size_t cap)
 {
-    if (!cap)
-        return;
-    const char *q = strchr(url, '?');
-    size_t n = q ? (size_t)(q - url) : strlen(url);
-    snprintf(out, cap, "%.*s%s", (int)n, url, q ? "?..." : "");
+    st_url_redact(url, out, cap);
 }
 
 static int parse_bucket_key(const char *rest, st_rurl *out, const char *scheme, st_error *err)

@@ -25,8 +25,9 @@ typedef struct st_rurl {
 int st_rurl_parse(const char *url, st_rurl *out, st_error *err);
 void st_rurl_free(st_rurl *u);
 
-/* The URL for messages: a query string (which may hold a presigned
- * signature or token) is replaced by "?...".  Writes at most cap bytes. */
+/* The URL for messages: its password and the query parameters that hold
+ * a signature or token are masked (st_url_redact).  Writes at most cap
+ * bytes. */
 void st_rurl_display(const char *url, char *out, size_t cap);
 
 /* An HTTP request target: full URL, Host header value, path and query as

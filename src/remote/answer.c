@@ -108,6 +108,14 @@ bool st_answer_curl_retryable(CURLcode rc)
     }
 }
 
+bool st_answer_connection_poisoned(CURLcode rc, const char *errbuf)
+{
+    /* libcurl 7.x says CURLE_UNSUPPORTED_PROTOCOL, 8.x CURLE_WEIRD_SERVER_REPLY;
+     * the text is the same. */
+    return (rc == CURLE_UNSUPPORTED_PROTOCOL || rc == CURLE_WEIRD_SERVER_REPLY) && errbuf &&
+           strstr(errbuf, "HTTP/0.9") != NULL;
+}
+
 double st_answer_retry_after(const char *v)
 {
     if (!v[0])

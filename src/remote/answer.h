@@ -19,6 +19,11 @@ void st_answer_xml_tag(const char *body, size_t len, const char *tag, char *out,
 void st_answer_json_message(const char *body, size_t len, char *out, size_t cap);
 /* Whether a failed transfer may succeed when tried again. */
 bool st_answer_curl_retryable(CURLcode rc);
+/* Whether the failure says the connection held bytes from an earlier
+ * answer (a server that sent a body with a HEAD's answer, or bytes after
+ * one): curl then reads them as this answer ("Received HTTP/0.9").  Worth
+ * another attempt, on a fresh connection. */
+bool st_answer_connection_poisoned(CURLcode rc, const char *errbuf);
 /* Seconds a Retry-After value asks for (delta seconds or an HTTP date);
  * 0 when absent or unreadable. */
 double st_answer_retry_after(const char *v);

@@ -70,9 +70,17 @@ int st_ini_lookup(const char *path, const char *section, const char *key, char *
         *value = strdup(trim(eq + 1));
         found = *value ? 1 : ST_ENOMEM;
     }
+    /* A directory opens but cannot be read: say so instead of taking it
+     * for an empty file. */
+    int read_errno = ferror(f) ? (errno ? errno : EIO) : 0;
     /* The line buffer may have held a secret. */
     OPENSSL_cleanse(line, sizeof line);
     fclose(f);
+    if (found != ST_ENOMEM && read_errno) {
+        free(*value);
+        *value = NULL;
+        return st_error_errno(err, read_errno, "%s", path);
+    }
     if (found == ST_ENOMEM)
         return st_error_set(err, ST_ENOMEM, "out of memory");
     return found;
@@ -130,6 +138,20 @@ static int set_source(st_aws_creds *c, const char *what, const char *profile)
     return ST_OK;
 }
 
+/* A settings file that exists but cannot be read or parsed: the message
+ * names it (st_ini_lookup starts with the path) and says the way out. */
+static int file_failed(st_error *err, const char *env_name)
+{
+    if (err->code == ST_ENOMEM)
+        return err->code;
+    char what[sizeof err->msg];
+    snprintf(what, sizeof what, "%s", err->msg);
+    return st_error_set(err, ST_EUSAGE,
+                        "cannot read AWS settings: %.700s (s3:// addresses need it readable: "
+                        "fix or remove it, or set %s to another file)",
+                        what, env_name);
+}
+
 int st_aws_creds_load(st_aws_creds *c, bool no_sign, st_error *err)
 {
     memset(c, 0, sizeof *c);
@@ -151,7 +173,7 @@ int st_aws_creds_load(st_aws_creds *c, bool no_sign, st_error *err)
         c->region = env_nonempty("AWS_DEFAULT_REGION");
     if (!c->region && conf_file) {
         rc = st_ini_lookup(conf_file, conf_section, "region", &c->region, err);
-        rc = rc < 0 ? rc : ST_OK;
+        rc = rc < 0 ? file_failed(err, "AWS_CONFIG_FILE") : ST_OK;
     }
     if (rc == ST_OK && !c->region && !(c->region = strdup("us-east-1")))
         rc = st_error_set(err, ST_ENOMEM, "out of memory");
@@ -171,13 +193,13 @@ int st_aws_creds_load(st_aws_creds *c, bool no_sign, st_error *err)
             if (found == 1)
                 rc = set_source(c, cred_file, profile);
             else if (found < 0)
-                rc = found;
+                rc = file_failed(err, "AWS_SHARED_CREDENTIALS_FILE");
             if (rc == ST_OK && found == 0 && conf_file) {
                 found = keys_from(conf_file, conf_section, c, err);
                 if (found == 1)
                     rc = set_source(c, conf_file, conf_section);
                 else if (found < 0)
-                    rc = found;
+                    rc = file_failed(err, "AWS_CONFIG_FILE");
             }
             if (rc == ST_OK && found == 0 && profile_named)
                 rc = st_error_set(err, ST_EUSAGE,

@@ -27,6 +27,15 @@ struct st_fetcher {
     st_s3_site s3;
     char *gcs_base;
     char *gcs_token;
+    char *gcs_token_file;
+
+    /* Credentials are read when the first request that needs them is
+     * built, not at start: a command on local files must not depend on
+     * ~/.aws or a token file being readable.  The outcome (and error) of
+     * the one attempt is kept for every later request. */
+    pthread_mutex_t auth_mu;
+    bool aws_tried, gcs_tried;
+    st_error aws_err, gcs_err;
 
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -116,9 +125,42 @@ void st_fetch_wait(st_fetcher *f)
 }
 void st_fetch_broadcast(st_fetcher *f) { pthread_cond_broadcast(&f->cv); }
 const st_remote_config *st_fetch_config(st_fetcher *f) { return &f->cfg; }
-const st_aws_creds *st_fetch_aws(st_fetcher *f) { return &f->aws; }
-const st_s3_site *st_fetch_s3_site(st_fetcher *f) { return &f->s3; }
-const char *st_fetch_gcs_base(st_fetcher *f) { return f->gcs_base; }
+
+int st_fetch_s3_site(st_fetcher *f, const st_s3_site **site, st_error *err)
+{
+    pthread_mutex_lock(&f->auth_mu);
+    if (!f->aws_tried) {
+        f->aws_tried = true;
+        if (st_aws_creds_load(&f->aws, f->cfg.no_sign_request, &f->aws_err) == ST_OK) {
+            f->s3.endpoint = f->endpoint;
+            f->s3.region = f->aws.region;
+            f->s3.path_style = f->endpoint != NULL;
+            st_error_clear(&f->aws_err);
+        }
+    }
+    st_error e = f->aws_err;
+    pthread_mutex_unlock(&f->auth_mu);
+    *site = e.code ? NULL : &f->s3;
+    if (e.code && err)
+        *err = e;
+    return e.code;
+}
+
+int st_fetch_gcs_base(st_fetcher *f, const char **base, st_error *err)
+{
+    pthread_mutex_lock(&f->auth_mu);
+    if (!f->gcs_tried) {
+        f->gcs_tried = true;
+        if (st_gcs_token_load(f->gcs_token_file, &f->gcs_token, &f->gcs_err) == ST_OK)
+            st_error_clear(&f->gcs_err);
+    }
+    st_error e = f->gcs_err;
+    pthread_mutex_unlock(&f->auth_mu);
+    *base = e.code ? NULL : f->gcs_base;
+    if (e.code && err)
+        *err = e;
+    return e.code;
+}
 
 void st_fetch_stats(st_fetcher *f, st_remote_stats *out)
 {
@@ -270,16 +312,33 @@ int st_fetch_run(st_fetcher *f, st_xfer *x, st_error *err)
     return rc;
 }
 
+int st_fetch_auth_for_url(st_fetcher *f, const char *url, st_error *err)
+{
+    const st_s3_site *site;
+    const char *base;
+    if (strncasecmp(url, "s3://", 5) == 0)
+        return st_fetch_s3_site(f, &site, err);
+    if (strncasecmp(url, "gs://", 5) == 0)
+        return st_fetch_gcs_base(f, &base, err);
+    return ST_OK;
+}
+
 int st_xfer_set_object(st_fetcher *f, st_xfer *x, const st_rurl *u, st_error *err)
 {
     int rc;
+    const st_s3_site *site;
+    const char *gcs_base;
     switch (u->kind) {
     case ST_RURL_S3:
-        rc = st_s3_target(&f->s3, u->bucket, u->key, NULL, &x->target);
+        if ((rc = st_fetch_s3_site(f, &site, err)))
+            return rc;
+        rc = st_s3_target(site, u->bucket, u->key, NULL, &x->target);
         x->auth = ST_AUTH_S3;
         break;
     case ST_RURL_GCS:
-        rc = st_gcs_media_target(f->gcs_base, u->bucket, u->key, &x->target);
+        if ((rc = st_fetch_gcs_base(f, &gcs_base, err)))
+            return rc;
+        rc = st_gcs_media_target(gcs_base, u->bucket, u->key, &x->target);
         x->auth = ST_AUTH_GCS;
         break;
     default:
@@ -398,6 +457,14 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
 
 /* Checks a response's status and ranges before its body is accepted
  * (lock held).  Returns 0 to go on, -1 when the transfer must stop. */
+static void changed_size(st_xfer *x, uint64_t now)
+{
+    fail_in_callback(x, ST_EREMOTE,
+                     "%s: object changed while being read: size was %" PRIu64 ", now %" PRIu64
+                     "; read it again",
+                     x->display, x->ident->size, now);
+}
+
 static int accept_headers(st_fetcher *f, st_xfer *x)
 {
     long st = x->status; /* complete() has read it already when the handle is gone */
@@ -411,6 +478,14 @@ static int accept_headers(st_fetcher *f, st_xfer *x)
         /* 416 at offset 0: an empty object (or a range past its end). */
         uint64_t a, b, total;
         bool tk;
+        if (st == 416 && x->ranged && x->h_content_range[0] &&
+            st_answer_content_range(x->h_content_range, &a, &b, &total, &tk) == 0 && tk &&
+            x->ident && x->ident->known && total != x->ident->size) {
+            /* The object shrank below this range since the first answer:
+             * without this check the read would end early, silently. */
+            changed_size(x, total);
+            return -1;
+        }
         if (st == 416 && x->ranged && x->h_content_range[0] &&
             st_answer_content_range(x->h_content_range, &a, &b, &total, &tk) == 0 && tk &&
             x->attempt_start >= total) {
@@ -491,11 +566,17 @@ static int accept_headers(st_fetcher *f, st_xfer *x)
             x->ident->known = true;
             x->ident->size = total;
             snprintf(x->ident->etag, sizeof x->ident->etag, "%s", id);
-        } else if ((total_known && total != x->ident->size) || strcmp(x->ident->etag, id) != 0) {
+        } else if (total_known && total != x->ident->size) {
+            /* The total every answer states is compared with the first
+             * one's: without an ETag or Last-Modified it is all that tells
+             * two versions apart. */
+            changed_size(x, total);
+            return -1;
+        } else if (strcmp(x->ident->etag, id) != 0) {
             fail_in_callback(x, ST_EREMOTE,
-                             "%s: object changed while being read (ETag or size differs between "
-                             "ranges); read it again",
-                             x->display);
+                             "%s: object changed while being read (%s was \"%.64s\", now \"%.64s\"); "
+                             "read it again",
+                             x->display, x->h_etag[0] ? "ETag" : "Last-Modified", x->ident->etag, id);
             return -1;
         }
         total = x->ident->size;
@@ -710,6 +791,12 @@ static int start_xfer(st_fetcher *f, st_xfer *x)
     curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 1024L * 1024);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_SHARE, f->share);
+    if (x->fresh_connection) {
+        /* The last connection held stray bytes: a new one, not kept after. */
+        curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
+        curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
+        x->fresh_connection = false;
+    }
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     if (x->follow_redirects) {
@@ -889,7 +976,10 @@ static void complete(st_fetcher *f, st_xfer *x, CURLcode rc)
     char why[512] = "";
     if (rc != CURLE_OK) {
         const char *text = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
-        if (st_answer_curl_retryable(rc)) {
+        if (st_answer_connection_poisoned(rc, text)) {
+            snprintf(why, sizeof why, "%s (stray bytes on a reused connection)", text);
+            x->fresh_connection = true;
+        } else if (st_answer_curl_retryable(rc)) {
             snprintf(why, sizeof why, "%s", text);
         } else if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
                    rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_SSL_ISSUER_ERROR) {
@@ -1074,6 +1164,7 @@ int st_fetcher_start(const st_remote_config *cfg, st_fetcher **out, st_error *er
     f->rng = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)f;
     pthread_mutex_init(&f->mu, NULL);
     pthread_cond_init(&f->cv, NULL);
+    pthread_mutex_init(&f->auth_mu, NULL);
     int rc = ST_OK;
 
     const char *cacert = cfg->cacert;
@@ -1097,12 +1188,10 @@ int st_fetcher_start(const st_remote_config *cfg, st_fetcher **out, st_error *er
             rc = st_error_set(err, ST_EUSAGE, "S3 endpoint '%s' is not a URL (http://HOST:PORT)",
                               f->endpoint);
     }
-    if (!rc)
-        rc = st_aws_creds_load(&f->aws, cfg->no_sign_request, err);
+    if (!rc && cfg->gcs_token_file && *cfg->gcs_token_file &&
+        !(f->gcs_token_file = strdup(cfg->gcs_token_file)))
+        rc = st_error_set(err, ST_ENOMEM, "out of memory");
     if (!rc) {
-        f->s3.endpoint = f->endpoint;
-        f->s3.region = f->aws.region;
-        f->s3.path_style = f->endpoint != NULL;
         const char *emu = getenv("STORAGE_EMULATOR_HOST");
         if (emu && *emu) {
             size_t n = strlen(emu) + 8;
@@ -1118,8 +1207,6 @@ int st_fetcher_start(const st_remote_config *cfg, st_fetcher **out, st_error *er
         if (!f->gcs_base)
             rc = st_error_set(err, ST_ENOMEM, "out of memory");
     }
-    if (!rc)
-        rc = st_gcs_token_load(cfg->gcs_token_file, &f->gcs_token, err);
     if (!rc) {
         f->active = calloc((size_t)f->cfg.parallel, sizeof *f->active);
         f->multi = curl_multi_init();
@@ -1185,7 +1272,9 @@ void st_fetcher_stop(st_fetcher *f)
     free(f->cacert);
     free(f->gcs_base);
     st_secret_free(f->gcs_token);
+    free(f->gcs_token_file);
     st_aws_creds_free(&f->aws);
+    pthread_mutex_destroy(&f->auth_mu);
     pthread_mutex_destroy(&f->mu);
     pthread_cond_destroy(&f->cv);
     free(f);

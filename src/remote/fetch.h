@@ -102,6 +102,7 @@ struct st_xfer {
     bool resp_too_big;
     bool range_ignored;       /* server answered 200 to a ranged request at offset 0 */
     bool stop_ok;             /* we stopped the transfer because we had all we wanted */
+    bool fresh_connection;    /* the next attempt must not reuse a kept-alive connection */
     int fail_code;            /* set by callbacks to abort with this error */
     char fail_msg[512];
     uint64_t attempt_start;   /* range_start + got when this attempt began */
@@ -133,9 +134,14 @@ void st_fetch_wait(st_fetcher *f);            /* with the lock held */
 void st_fetch_broadcast(st_fetcher *f);       /* with the lock held */
 
 const st_remote_config *st_fetch_config(st_fetcher *f);
-const st_aws_creds *st_fetch_aws(st_fetcher *f);
-const st_s3_site *st_fetch_s3_site(st_fetcher *f);
-const char *st_fetch_gcs_base(st_fetcher *f);
+/* Where S3 requests go, reading the AWS credentials and region on the
+ * first call (see creds.h); a file that cannot be read fails every S3
+ * request with the same error, naming the file. */
+int st_fetch_s3_site(st_fetcher *f, const st_s3_site **site, st_error *err);
+/* The GCS base URL, reading the token (file) on the first call. */
+int st_fetch_gcs_base(st_fetcher *f, const char **base, st_error *err);
+/* Reads the credentials an s3:// or gs:// url needs (nothing for others). */
+int st_fetch_auth_for_url(st_fetcher *f, const char *url, st_error *err);
 void st_fetch_stats(st_fetcher *f, st_remote_stats *out);
 
 /* ---- requests ---- */

@@ -460,8 +460,13 @@ static int list_s3(st_remote_ctx *c, const st_rurl *u, const char *prefix, bool 
         if (!rc && token.len)
             rc = st_query_append(&q, "continuation-token", (const char *)token.data);
         rc = rc ? rc : st_query_append(&q, "prefix", prefix);
+        const st_s3_site *site;
+        if (!rc && (rc = st_fetch_s3_site(f, &site, err))) {
+            st_buf_free(&q);
+            break;
+        }
         st_xfer *x = rc ? NULL : st_xfer_new("GET", u->url);
-        if (!x || st_s3_target(st_fetch_s3_site(f), u->bucket, "", (const char *)q.data, &x->target)) {
+        if (!x || st_s3_target(site, u->bucket, "", (const char *)q.data, &x->target)) {
             st_buf_free(&q);
             st_xfer_free(x);
             rc = st_error_set(err, ST_ENOMEM, "out of memory");
@@ -515,8 +520,11 @@ static int list_gcs(st_remote_ctx *c, const st_rurl *u, const char *prefix, bool
     st_buf token = {0};
     int rc = ST_OK;
     while (rc == ST_OK) {
+        const char *base;
+        if ((rc = st_fetch_gcs_base(f, &base, err)))
+            break;
         st_xfer *x = st_xfer_new("GET", u->url);
-        if (!x || st_gcs_list_target(st_fetch_gcs_base(f), u->bucket, prefix,
+        if (!x || st_gcs_list_target(base, u->bucket, prefix,
                                      token.len ? (const char *)token.data : NULL, &x->target)) {
             st_xfer_free(x);
             rc = st_error_set(err, ST_ENOMEM, "out of memory");
@@ -564,6 +572,11 @@ int st_remote_list(st_remote_ctx *c, const char *url, char ***urls, size_t *n, s
     int rc = st_rurl_parse(url, &u, err);
     if (rc)
         return rc;
+    if ((rc = st_fetch_auth_for_url(c->f, url, err))) {
+        st_error_prefix(err, "%s: ", url);
+        st_rurl_free(&u);
+        return rc;
+    }
     size_t klen = strlen(u.key);
     bool all = klen == 0 || u.key[klen - 1] == '/';
     size_t plen = all ? klen : strcspn(u.key, "*?[\\");

@@ -549,6 +549,14 @@ int st_rstream_open(st_remote_ctx *c, const char *url, st_stream **out, st_error
 {
     *out = NULL;
     st_fetcher *f = c->f;
+    /* Credentials first, outside the engine lock: a settings file that
+     * cannot be read is this open's error, naming the file. */
+    int arc = st_fetch_auth_for_url(f, url, err);
+    if (arc) {
+        if (err)
+            st_error_prefix(err, "%s: ", url);
+        return arc;
+    }
     st_fetch_lock(f);
     st_robj *o = claim(c, url);
     st_fetch_unlock(f);
@@ -605,6 +613,8 @@ void st_rstream_prefetch(st_remote_ctx *c, const char *const *urls, size_t n)
         if (!urls[i] || !st_path_is_remote(urls[i]))
             continue;
         st_error err;
+        if (st_fetch_auth_for_url(f, urls[i], &err))
+            continue; /* reported when opened */
         st_robj *o = robj_new(c, urls[i], &err);
         if (!o)
             continue; /* reported when opened */

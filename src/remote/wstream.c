@@ -48,12 +48,15 @@ static wstream *ws_of(st_ostream *o) { return (wstream *)(o + 1); }
 static st_xfer *s3_xfer(wstream *w, const char *method, const char *query, st_error *err)
 {
     st_fetcher *f = w->c->f;
+    const st_s3_site *site;
+    if (st_fetch_s3_site(f, &site, err))
+        return NULL;
     st_xfer *x = st_xfer_new(method, w->addr.url);
     if (!x) {
         st_error_set(err, ST_ENOMEM, "out of memory");
         return NULL;
     }
-    if (st_s3_target(st_fetch_s3_site(f), w->addr.bucket, w->addr.key, query, &x->target)) {
+    if (st_s3_target(site, w->addr.bucket, w->addr.key, query, &x->target)) {
         st_xfer_free(x);
         st_error_set(err, ST_ENOMEM, "out of memory");
         return NULL;
@@ -257,12 +260,15 @@ static void s3_abort(wstream *w)
 
 static st_xfer *gcs_upload_xfer(wstream *w, const char *type, st_error *err)
 {
+    const char *base;
+    if (st_fetch_gcs_base(w->c->f, &base, err))
+        return NULL;
     st_xfer *x = st_xfer_new("POST", w->addr.url);
     if (!x) {
         st_error_set(err, ST_ENOMEM, "out of memory");
         return NULL;
     }
-    if (st_gcs_upload_target(st_fetch_gcs_base(w->c->f), w->addr.bucket, w->addr.key, type,
+    if (st_gcs_upload_target(base, w->addr.bucket, w->addr.key, type,
                              &x->target)) {
         st_xfer_free(x);
         st_error_set(err, ST_ENOMEM, "out of memory");
@@ -467,15 +473,19 @@ static const st_ostream_ops gcs_out_ops = {"gs", ws_write, ws_commit, ws_abort};
 static int object_exists(st_remote_ctx *c, const st_rurl *u, st_error *err)
 {
     st_fetcher *f = c->f;
+    const st_s3_site *site = NULL;
+    const char *base = NULL;
+    int rc = u->kind == ST_RURL_S3 ? st_fetch_s3_site(f, &site, err) : st_fetch_gcs_base(f, &base, err);
+    if (rc)
+        return rc;
     st_xfer *x = st_xfer_new(u->kind == ST_RURL_S3 ? "HEAD" : "GET", u->url);
     if (!x)
         return st_error_set(err, ST_ENOMEM, "out of memory");
-    int rc;
     if (u->kind == ST_RURL_S3) {
-        rc = st_s3_target(st_fetch_s3_site(f), u->bucket, u->key, NULL, &x->target);
+        rc = st_s3_target(site, u->bucket, u->key, NULL, &x->target);
         x->auth = ST_AUTH_S3;
     } else {
-        rc = st_gcs_meta_target(st_fetch_gcs_base(f), u->bucket, u->key, &x->target);
+        rc = st_gcs_meta_target(base, u->bucket, u->key, &x->target);
         x->auth = ST_AUTH_GCS;
     }
     x->accept_404 = true;
@@ -515,6 +525,11 @@ int st_wstream_create(st_remote_ctx *c, const char *url, int flags, st_ostream *
     if (!u.key[0] || u.key[strlen(u.key) - 1] == '/') {
         st_rurl_free(&u);
         return st_error_set(err, ST_EUSAGE, "%s: an output needs an object key, not a prefix", url);
+    }
+    if ((rc = st_fetch_auth_for_url(c->f, url, err))) {
+        st_error_prefix(err, "%s: ", url);
+        st_rurl_free(&u);
+        return rc;
     }
     if (!(flags & ST_OSTREAM_FORCE)) {
         rc = object_exists(c, &u, err);

@@ -213,6 +213,9 @@ class _SigV4Handler(BaseHTTPRequestHandler):
         status, hdrs, data = _forward(p.upstream, self.command, path, headers, body)
         p.count_response(self, status, data)
         _reply(self, status, hdrs, data, self.command == "HEAD")
+        if fault == "junk-after":
+            # Bytes after a complete answer poison the connection the same way.
+            self.stray_bytes = b"junk after the answer\n"
 
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle
 
@@ -271,6 +274,21 @@ class _FaultHandler(BaseHTTPRequestHandler):
                 pass
             self.close_connection = True
             return
+        stray = getattr(self, "stray_bytes", b"")
+        if stray:
+            # Bytes left on this connection by the last answer, seen by the
+            # client in front of this one.  They are held until the next
+            # request comes: sent at once, curl would find the idle
+            # connection readable and not reuse it, and the test would
+            # depend on that race.
+            self.stray_bytes = b""
+            self.wfile.write(stray)
+        if fault == "503-body" and self.command == "HEAD":
+            # A 503 with a body even to a HEAD: the body stays on the
+            # connection, and the next answer read there starts with it.
+            _reply(self, 503, [("Content-Type", "text/plain")], b"try again later\n", head=True)
+            self.stray_bytes = b"try again later\n"
+            return
         if fault in ("503", "500", "429"):
             hdrs = [("Content-Type", "text/plain")]
             if fault == "503":
@@ -295,6 +313,9 @@ class _FaultHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         _reply(self, status, hdrs, data, self.command == "HEAD")
+        if fault == "junk-after":
+            # Bytes after a complete answer poison the connection the same way.
+            self.stray_bytes = b"junk after the answer\n"
 
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle
 
@@ -304,7 +325,10 @@ class FaultProxy(_Base):
                  fail_when=None, delay_seconds=0.0):
         """fail_when(method, path) may name a fault for one request (else
         None), whatever the schedule says: e.g. 500 for every upload part
-        after the first.  delay_seconds passes before every answer."""
+        after the first.  delay_seconds passes before every answer.
+        Faults: ok, 503 (with Retry-After: 1), 500, 429, cut, stall, reset,
+        503-body (a body even to a HEAD) and junk-after (bytes after the
+        answer); the last two leave bytes on a kept-alive connection."""
         self.upstream = upstream_port
         self.delay_seconds = delay_seconds
         self.ranges = []  # the Range header of each request, or None
@@ -318,6 +342,53 @@ class FaultProxy(_Base):
         self.seen = []
         self.log = []  # (method, path, fault)
         super().__init__(_FaultHandler)
+
+
+# ---- an object that changes while it is read ----------------------------------------
+
+class _ChangingHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def _handle(self):
+        p = self.server.owner
+        with p.lock:
+            n = p.count
+            p.count += 1
+            data = p.versions[min(n // p.per_version, len(p.versions) - 1)]
+            p.log.append((self.command, self.headers.get("Range")))
+        head = self.command == "HEAD"
+        rng = self.headers.get("Range")
+        m = re.match(r"bytes=(\d+)-(\d*)$", rng or "")
+        if not m:
+            _reply(self, 200, [("Accept-Ranges", "bytes")], data, head)
+            return
+        a = int(m.group(1))
+        b = int(m.group(2)) if m.group(2) else len(data) - 1
+        if a >= len(data):
+            _reply(self, 416, [("Content-Range", "bytes */%d" % len(data))], b"", head)
+            return
+        b = min(b, len(data) - 1)
+        _reply(self, 206, [("Content-Range", "bytes %d-%d/%d" % (a, b, len(data)))],
+               data[a:b + 1], head)
+
+    do_GET = do_HEAD = _handle
+
+
+class ChangingObject(_Base):
+    """One object, served at any path with ranges but without ETag or
+    Last-Modified: requests 0..per_version-1 get versions[0], the next
+    per_version versions[1], and so on (the last version stays)."""
+
+    def __init__(self, versions, per_version=1):
+        self.versions = list(versions)
+        self.per_version = per_version
+        self.lock = threading.Lock()
+        self.count = 0
+        self.log = []  # (method, Range header)
+        super().__init__(_ChangingHandler)
 
 
 # ---- GCS --------------------------------------------------------------------------

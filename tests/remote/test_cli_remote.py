@@ -710,6 +710,24 @@ def run_cases(exe, data_dir, tmp, www, ngx, srv, proxy, gcs, started):
             fail("verify --json --manifest: %s", json.dumps(doc)[:1000])
     res.check("3 verify --manifest s3://... passes", verify_manifest)
 
+    def hostile_remote_manifest():
+        # A remote manifest may name objects of its own bucket, never another
+        # bucket, another kind of URL or a local file: those are refused
+        # without a request (exit 1, each entry named).
+        shard = "s3://%s/out/train-00000-of-00003.tfrecord" % BUCKET
+        entries = [shard, "s3://other-bucket/x", "https://127.0.0.1:1/x", "/etc/passwd",
+                   "../elsewhere/x", "s3://%s/out/%%2e%%2e/x" % BUCKET]
+        s3_put("evil/m.manifest.json", json.dumps({"shards": [{"path": e} for e in entries]}).encode())
+        n0 = len(proxy.traffic)
+        rc, out, err = tool.run(["verify", "--manifest", "s3://%s/evil/m.manifest.json" % BUCKET,
+                                 "--endpoint", endpoint])
+        text = out.decode()
+        if rc != 1 or "%s: OK" % shard not in text or text.count("DAMAGED: unsafe path") != 5:
+            fail("verify --manifest of a hostile remote manifest: exit %d:\n%s%s", rc, text, err)
+        if any("other-bucket" in str(t) for t in proxy.traffic[n0:]):
+            fail("a request was sent for a refused entry")
+    res.check("3 verify --manifest s3://... refuses entries outside its bucket", hostile_remote_manifest)
+
     def no_force():
         before = s3_objects(out_keys)
         n0 = len(proxy.traffic)

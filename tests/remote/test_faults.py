@@ -5,7 +5,9 @@ connections, on a fixed schedule.  Every read must still be byte-identical
 (retries resume from the byte reached); Retry-After must set the delay;
 reads must grow from 1 MiB to 8 MiB ranges when answers are slow;
 an object whose ETag changes between ranges must fail with "object changed
-while being read"; too few retries must give up with a message.
+while being read", and so must one whose size changes when the server
+sends neither ETag nor Last-Modified (growing, shrinking, shrinking below
+the next range); too few retries must give up with a message.
 
 usage: test_faults.py REMOTE_CAT"""
 
@@ -78,6 +80,29 @@ def main():
             proxies.append(p)
             d.fails(opts + [url(p, "multi.bin")], "object changed while being read")
         res.check("a changed ETag between ranges fails", etag_change)
+
+        def size_change_without_etag():
+            # No ETag, no Last-Modified: only the size tells versions apart.
+            # After the first range the object grows, shrinks within the
+            # ranges still to come, or shrinks below them (416): each must
+            # fail naming both sizes, never give bytes of two versions.
+            v1 = data["multi.bin"]
+            for v2, how in ((v1 + b"more", "grows"), (v1[:4 * CHUNK + 5], "shrinks"),
+                            (v1[:CHUNK // 2], "shrinks below the next range")):
+                c = servers.ChangingObject([v1, v2])
+                proxies.append(c)
+                d.fails(["--chunk-size", str(CHUNK), "--parallel", "1", "--retries", "2",
+                         url(c, "multi.bin")],
+                        ["object changed while being read",
+                         "size was %d, now %d" % (len(v1), len(v2))])
+            # The same object, unchanged, reads whole.
+            c = servers.ChangingObject([v1])
+            proxies.append(c)
+            out, _ = d.ok(["--chunk-size", str(CHUNK), url(c, "multi.bin")])
+            if out != v1:
+                raise rtest.Failure("bytes differ from an unchanging server without ETag")
+        res.check("a size change between ranges fails without ETag or Last-Modified",
+                  size_change_without_etag)
 
         def range_lengths(p):
             out = []

@@ -155,6 +155,39 @@ def main():
                 raise rtest.Failure("aborted small object is visible")
         res.check("s3 abort leaves nothing", abort)
 
+        def poisoned_connection():
+            # A server that sends a body with a HEAD's answer (a 503 here) or
+            # bytes after an answer leaves them on the kept-alive connection:
+            # the next request there reads them as its answer ("Received
+            # HTTP/0.9") and must be retried on a fresh connection.
+            once = {"HEAD": True, "POST": True}
+
+            def poison(method, path):
+                if method == "HEAD" and once["HEAD"]:
+                    once["HEAD"] = False
+                    return "503-body"
+                if method == "POST" and path.endswith("?uploads") and once["POST"]:
+                    once["POST"] = False
+                    return "junk-after"
+                return None
+            fp = servers.FaultProxy(proxy.port, ["ok"], fail_when=poison)
+            try:
+                opts = ["--endpoint", "http://127.0.0.1:%d" % fp.port, "--chunk-size", str(5 * MIB),
+                        "--parallel", "1", "--retries", "3"]
+                _, err = d.ok(opts + ["--verbose", "--put", "s3://test/poisoned/big.bin"], stdin=big)
+                st, data = srv.request("GET", "/test/poisoned/big.bin")
+                if st != 200 or data != big:
+                    raise rtest.Failure("s3rver holds %d bytes (status %d)" % (len(data), st))
+                faults = [f for _, _, f in fp.log]
+                if "503-body" not in faults or "junk-after" not in faults:
+                    raise rtest.Failure("the faults did not happen: %s" % fp.log)
+                # both poisoned connections were met, and each request retried
+                if err.count("HTTP/0.9") < 2 or "retry" not in err:
+                    raise rtest.Failure("the poisoned connections were not both met: %s" % err[-1500:])
+            finally:
+                fp.stop()
+        res.check("s3 upload retried on a fresh connection after HTTP/0.9", poisoned_connection)
+
         for name, data in files.items():
             st, body = srv.request("PUT", "/test/" + _quote(name), body=data)
             if st != 200:

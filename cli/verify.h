@@ -1,0 +1,66 @@
+/* What `verify` shares between checking files (cmd_verify.c) and checking
+ * the shards a manifest lists (verify_manifest.c). */
+#ifndef ST_CLI_VERIFY_H
+#define ST_CLI_VERIFY_H
+
+#include "cli.h"
+
+#include "../formats/format.h"
+#include "../src/json.h"
+
+#if ST_HAVE_GPU_MODULE
+#include "../src/gpu/gpu_verify.h"
+#endif
+
+typedef struct verify_ctx {
+    const cli_command *cmd;
+    st_verify_options opt;
+    const st_format *forced;
+    bool json;
+    bool quiet;
+    const char *device;
+    st_jsonw w;
+    st_buf out;
+    uint64_t files, damaged, unreadable, records, bytes;
+#if ST_HAVE_GPU_MODULE
+    st_gpu_session *gpu;           /* open when the GPU verifies TFRecords */
+#endif
+} verify_ctx;
+
+typedef struct file_result {
+    st_verify_report rep;
+    const st_format *format;
+    bool readable;
+    st_error err;
+    bool have_crc;
+    uint32_t crc;
+    uint64_t size;
+    bool on_gpu;
+    bool reported;        /* its error is on stderr already (text mode prints nothing more) */
+#if ST_HAVE_GPU_MODULE
+    st_gpu_stats gpu;
+#endif
+} file_result;
+
+
+/* Opens the file or object to check; verify_opened may call it again (a
+ * second pass for the checksum, or the CPU after the GPU declined). */
+typedef int (*verify_opener)(void *arg, const char *path, st_stream **out, st_error *err);
+
+/* Checks one file as `format` (NULL: detected from its first bytes, and text
+ * refused as not a shard) with `compression`; with want_crc, res also gets
+ * the CRC32C and size of the bytes as stored. */
+void verify_opened(verify_ctx *vc, const char *path, verify_opener open, void *arg,
+                   const st_format *format, st_compression compression, bool want_crc,
+                   file_result *res);
+
+/* Counts a checked file and reports it (a line, or a member of the JSON
+ * report); manifest_problem: a mismatch with the manifest, or NULL. */
+void account(verify_ctx *vc, const char *path, const file_result *res, const char *manifest_problem);
+
+/* verify --manifest (verify_manifest.c): checks every entry and reports each
+ * through account(); returns an exit status for the manifest itself
+ * (EXIT_USAGE when it cannot be read or is not a manifest). */
+int verify_manifest(verify_ctx *vc, const char *manifest, bool trust_paths);
+
+#endif

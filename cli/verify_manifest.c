@@ -1,0 +1,369 @@
+/* verify --manifest: the shards a manifest lists are all there, intact, and
+ * as the manifest describes them; and no other shard of the same set lies
+ * beside them. */
+#include "verify.h"
+
+#include "json_read.h"
+#include "manifest_read.h"
+#include "manifest_verifiers.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A failure found without a file result: a missing or unlisted shard, an
+ * entry that cannot be used.  Damage to the data set (status 1). */
+static void report_failure(verify_ctx *vc, const char *path, const char *kind, const char *message)
+{
+    vc->files++;
+    vc->damaged++;
+    if (vc->json) {
+        st_jsonw *w = &vc->w;
+        st_json_begin_object(w);
+        st_json_member_string(w, "path", path);
+        st_json_member_bool(w, "ok", false);
+        st_json_key(w, "failure");
+        st_json_begin_object(w);
+        st_json_member_string(w, "kind", kind);
+        st_json_member_string(w, "message", message);
+        st_json_end_object(w);
+        st_json_end_object(w);
+    } else {
+        printf("%s: DAMAGED: %s: %s\n", path, kind, message);
+    }
+}
+
+/* What differs between a checked shard and its entry, or "" when nothing. */
+static void compare(const manifest_entry *e, const file_result *res, char *problem, size_t cap)
+{
+    problem[0] = '\0';
+    if (e->has_records && res->rep.ok && e->records != res->rep.records) {
+        snprintf(problem, cap, "%" PRIu64 " records, the manifest says %" PRIu64, res->rep.records,
+                 e->records);
+    } else if (e->has_bytes && res->have_crc && e->bytes != res->size) {
+        snprintf(problem, cap, "%" PRIu64 " bytes, the manifest says %" PRIu64, res->size, e->bytes);
+    } else if (e->has_crc && res->have_crc) {
+        char have[16];
+        snprintf(have, sizeof have, "%08x", res->crc);
+        if (strcmp(have, e->crc32c) != 0)
+            snprintf(problem, cap, "crc32c %s, the manifest says %s", have, e->crc32c);
+    }
+}
+
+/* ---- opening an entry safely ------------------------------------------------------ */
+
+/* A stream that owns the descriptor under a borrowing file stream. */
+typedef struct owned_fd {
+    st_stream *inner;
+    int fd;
+} owned_fd;
+
+static owned_fd *owned_of(st_stream *s)
+{
+    return (owned_fd *)(s + 1);
+}
+
+static ssize_t owned_read(st_stream *s, void *buf, size_t n, st_error *err)
+{
+    return st_stream_read(owned_of(s)->inner, buf, n, err);
+}
+
+static ssize_t owned_pread(st_stream *s, void *buf, size_t n, uint64_t off, st_error *err)
+{
+    st_stream *in = owned_of(s)->inner;
+    return in->ops->pread(in, buf, n, off, err);
+}
+
+static int owned_size(st_stream *s, uint64_t *size, st_error *err)
+{
+    return st_stream_size(owned_of(s)->inner, size, err);
+}
+
+static void owned_close(st_stream *s)
+{
+    owned_fd *o = owned_of(s);
+    st_stream_close(o->inner);
+    close(o->fd);
+}
+
+static const st_stream_ops owned_ops = {
+    .kind = "file", .read = owned_read, .pread = owned_pread, .size = owned_size, .close = owned_close,
+};
+
+static const char *file_kind(mode_t mode)
+{
+    return S_ISDIR(mode) ? "a directory" : S_ISFIFO(mode) ? "a FIFO" : S_ISCHR(mode) ? "a character device"
+         : S_ISBLK(mode) ? "a block device" : S_ISSOCK(mode) ? "a socket" : "not a regular file";
+}
+
+/* Opens a local shard that check_local() accepted: O_NONBLOCK so that a
+ * FIFO put there since cannot block, O_NOFOLLOW on the resolved name, and
+ * the descriptor itself must be a regular file. */
+static int open_shard(void *arg, const char *path, st_stream **out, st_error *err)
+{
+    (void)arg;
+    if (st_path_is_remote(path))
+        return st_stream_open(path, out, err);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return st_error_errno(err, errno, "%s", path);
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return st_error_set(err, ST_EUSAGE, "%s: changed while it was checked (now %s)", path,
+                            file_kind(st.st_mode));
+    }
+    (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    st_stream *inner;
+    int rc = st_stream_open_fd(fd, path, &inner, err);
+    st_stream *s = rc < 0 ? NULL : st_stream_alloc(&owned_ops, path, sizeof(owned_fd));
+    if (!s) {
+        if (rc == 0)
+            st_stream_close(inner);
+        close(fd);
+        return rc < 0 ? rc : st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    *owned_of(s) = (owned_fd){.inner = inner, .fd = fd};
+    *out = s;
+    return ST_OK;
+}
+
+/* Before anything is opened: a local entry must be a regular file (never a
+ * device, FIFO or socket, whose opening may block or have effects) and,
+ * unless trusted, lie inside the manifest's directory once symbolic links
+ * are followed.  Returns 1 with why set when refused, -1 when missing (err
+ * set), 0 with the name to open in real. */
+static int check_local(const char *path, const char *root, bool trust, char *real, size_t cap,
+                       char *why, size_t whycap, st_error *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        st_error_errno(err, errno, "%s", path);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, whycap, "%s, not a regular file: refused", file_kind(st.st_mode));
+        return 1;
+    }
+    char *r = realpath(path, NULL);
+    if (!r) {
+        st_error_errno(err, errno, "%s", path);
+        return -1;
+    }
+    size_t rootlen = root ? strlen(root) : 0;
+    if (!trust && (!root || strncmp(r, root, rootlen) != 0 || r[rootlen] != '/')) {
+        snprintf(why, whycap, "a symbolic link leads outside the manifest's directory, to %.200s "
+                 "(refused for a manifest's paths; --trust-manifest-paths allows it)", r);
+        free(r);
+        return 1;
+    }
+    snprintf(real, cap, "%s", r);
+    free(r);
+    return 0;
+}
+
+/* How the entries are checked: as the manifest says they were written. */
+typedef struct entry_check {
+    const st_format *format;       /* NULL: detected from each file */
+    st_compression compression;
+    const char *root;              /* the manifest's directory, links resolved */
+    bool trust;
+} entry_check;
+
+static void verify_entry(verify_ctx *vc, const manifest_entry *e, const char *path,
+                         const entry_check *how)
+{
+    const char *root = how->root;
+    bool trust = how->trust;
+    char real[4096];
+    snprintf(real, sizeof real, "%s", path);
+    file_result res;
+    memset(&res, 0, sizeof res);
+    if (!st_path_is_remote(path)) {
+        char why[400];
+        int rc = check_local(path, root, trust, real, sizeof real, why, sizeof why, &res.err);
+        if (rc > 0) {
+            report_failure(vc, path, "unsafe path", why);
+            return;
+        }
+        if (rc < 0 && res.err.code != ST_ENOTFOUND) {
+            account(vc, path, &res, NULL);
+            return;
+        }
+    }
+    if (res.err.code != ST_ENOTFOUND)
+        verify_opened(vc, real, open_shard, NULL, how->format, how->compression, true, &res);
+    if (res.readable && res.have_crc)
+        res.rep.file_bytes = res.size; /* as stored, whatever the verifier read */
+    if (!res.readable && res.err.code == ST_ENOTFOUND) {
+        /* A missing shard is damage to the data set, not a usage error. */
+        char msg[600];
+        snprintf(msg, sizeof msg, "missing shard (%.500s)", res.err.msg);
+        report_failure(vc, path, "manifest mismatch", msg);
+        return;
+    }
+    char problem[512] = "";
+    if (res.readable)
+        compare(e, &res, problem, sizeof problem);
+    account(vc, path, &res, problem[0] ? problem : NULL);
+}
+
+/* ---- shards beside the listed ones ------------------------------------------------ */
+
+static int compare_strings(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One directory's files that follow a pattern of the set but are not
+ * listed (listed: sorted).  Local directories only: listing a bucket
+ * prefix is not done here. */
+static void report_unlisted_in(verify_ctx *vc, const shard_pattern *p, char **listed, size_t nlisted)
+{
+    DIR *d = opendir(p->dir[0] ? p->dir : ".");
+    if (!d)
+        return; /* the listed shards in it are reported missing */
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL && !cli_interrupted) {
+        size_t shard_len;
+        if (!shard_pattern_matches(p, de->d_name, &shard_len))
+            continue;
+        char path[8192];
+        snprintf(path, sizeof path, "%s%.*s", p->dir, (int)shard_len, de->d_name);
+        char *key = path;
+        if (bsearch(&key, listed, nlisted, sizeof *listed, compare_strings))
+            continue;
+        if (n == cap) {
+            char **more = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof *names);
+            if (!more)
+                break;
+            names = more;
+        }
+        if (!(names[n] = strdup(de->d_name)))
+            break;
+        n++;
+    }
+    closedir(d);
+    qsort(names, n, sizeof *names, compare_strings);
+    for (size_t i = 0; i < n; i++) {
+        char path[8192];
+        snprintf(path, sizeof path, "%s%s", p->dir, names[i]);
+        bool index = strlen(names[i]) > 4 && strcmp(names[i] + strlen(names[i]) - 4, ".idx") == 0;
+        report_failure(vc, path, "unlisted shard",
+                       index ? "an index of a shard the manifest does not list (left by an earlier "
+                               "run? remove it)"
+                             : "named like the manifest's shards but not listed in it (left by an "
+                               "earlier run? remove it, or a reader globbing the set reads it too)");
+        free(names[i]);
+    }
+    free(names);
+}
+
+/* Every distinct pattern of the listed local shards, each directory read once. */
+static void report_unlisted(verify_ctx *vc, char **listed, size_t nlisted)
+{
+    qsort(listed, nlisted, sizeof *listed, compare_strings);
+    shard_pattern *seen = NULL;
+    size_t nseen = 0;
+    for (size_t i = 0; i < nlisted && !cli_interrupted; i++) {
+        shard_pattern p;
+        if (st_path_is_remote(listed[i]) || !shard_pattern_of(listed[i], &p))
+            continue;
+        bool known = false;
+        for (size_t j = 0; j < nseen && !known; j++)
+            known = !strcmp(seen[j].dir, p.dir) && !strcmp(seen[j].prefix, p.prefix) &&
+                    !strcmp(seen[j].ext, p.ext);
+        if (known)
+            continue;
+        shard_pattern *more = realloc(seen, (nseen + 1) * sizeof *seen);
+        if (!more)
+            break;
+        seen = more;
+        seen[nseen++] = p;
+        report_unlisted_in(vc, &p, listed, nlisted);
+    }
+    free(seen);
+}
+
+/* ---- the manifest ------------------------------------------------------------------- */
+
+int verify_manifest(verify_ctx *vc, const char *manifest_path, bool trust_paths)
+{
+    size_t len;
+    st_error err = {0};
+    char *text = json_read_file(manifest_path, &len, &err);
+    if (!text) {
+        cli_error_at(vc->cmd, manifest_path, &err);
+        return EXIT_USAGE;
+    }
+    manifest m;
+    char msg[256];
+    int rc = manifest_parse(text, len, &m, msg, sizeof msg);
+    free(text);
+    if (rc) {
+        cli_error(vc->cmd, "%s: %s", manifest_path, msg);
+        return EXIT_USAGE;
+    }
+    /* The manifest's directory with links resolved: untrusted entries must
+     * stay inside it. */
+    char *root = NULL;
+    if (!st_path_is_remote(manifest_path)) {
+        const char *slash = strrchr(manifest_path, '/');
+        char *dir = slash ? strndup(manifest_path, (size_t)(slash - manifest_path) + 1) : strdup(".");
+        root = dir ? realpath(dir, NULL) : NULL;
+        free(dir);
+        if (root && strcmp(root, "/") == 0)
+            root[0] = '\0'; /* so that "/x" starts with root + '/' */
+    }
+    entry_check how = {.format = manifest_verifier(&m), .root = root, .trust = trust_paths};
+    how.compression = how.format ? m.compression : vc->opt.compression;
+    if (!how.format)
+        how.format = vc->forced;
+    char **listed = calloc(m.count ? m.count : 1, sizeof *listed);
+    size_t nlisted = 0;
+    if (!listed) {
+        cli_error(vc->cmd, "%s: out of memory", manifest_path);
+        free(root);
+        manifest_free(&m);
+        return EXIT_USAGE;
+    }
+    for (size_t i = 0; i < m.count && !cli_interrupted; i++) {
+        const manifest_entry *e = &m.entries[i];
+        char where[64];
+        snprintf(where, sizeof where, "shard %zu", i);
+        if (e->problem) {
+            char name[4200];
+            snprintf(name, sizeof name, "%s: %s", manifest_path, e->path ? e->path : where);
+            report_failure(vc, name, "bad manifest entry", e->problem);
+            continue;
+        }
+        char path[4096], why[300];
+        if (manifest_resolve(manifest_path, e->path, trust_paths, path, sizeof path, why, sizeof why)) {
+            char name[4200];
+            snprintf(name, sizeof name, "%s: %s", manifest_path, e->path);
+            report_failure(vc, name, "unsafe path", why);
+            continue;
+        }
+        if ((listed[nlisted] = strdup(path)) != NULL)
+            nlisted++;
+        verify_entry(vc, e, path, &how);
+        if (!vc->json)
+            fflush(stdout);
+    }
+    if (!cli_interrupted)
+        report_unlisted(vc, listed, nlisted);
+    for (size_t i = 0; i < nlisted; i++)
+        free(listed[i]);
+    free(listed);
+    free(root);
+    manifest_free(&m);
+    return EXIT_OK;
+}

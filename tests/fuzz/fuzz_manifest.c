@@ -1,0 +1,78 @@
+/* Fuzz target for reading manifests (cli/manifest_read.c): the bytes are a
+ * manifest; every entry is resolved against local and remote manifest
+ * locations, trusted and not, and its shard-name pattern derived.  Nothing
+ * may crash, and the rules for untrusted manifests must hold for whatever
+ * the parser returns: an accepted entry is never absolute, never has a ".."
+ * segment, and is never a URL outside the manifest's own bucket. */
+#include "../../cli/manifest_read.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static bool has_dotdot_segment(const char *s)
+{
+    for (const char *p = s; (p = strstr(p, "..")) != NULL; p++)
+        if ((p == s || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
+            return true;
+    return false;
+}
+
+static void check_entry(const char *entry)
+{
+    static const char *const manifests[] = {
+        "m.manifest.json", "d/m.manifest.json", "/abs/d/m.manifest.json",
+        "s3://b/p/m.manifest.json", "gs://b/m.manifest.json", "https://h:1/x/m.manifest.json",
+        "s3://b",
+    };
+    for (size_t i = 0; i < sizeof manifests / sizeof manifests[0]; i++) {
+        const char *mp = manifests[i];
+        bool remote = st_path_is_remote(mp);
+        for (int trust = 0; trust < 2; trust++) {
+            char out[4096], why[300];
+            if (manifest_resolve(mp, entry, trust, out, sizeof out, why, sizeof why)) {
+                if (!why[0])
+                    abort(); /* a refusal always says why */
+                continue;
+            }
+            if (trust)
+                continue;
+            if (has_dotdot_segment(entry) || entry[0] == '/')
+                abort();
+            if (!remote && st_path_is_remote(out))
+                abort();
+            if (remote) {
+                /* Same scheme and authority as the manifest. */
+                const char *auth = strstr(mp, "://") + 3;
+                size_t root = strcspn(auth, "/") + (size_t)(auth - mp);
+                if (strncmp(out, mp, root) != 0 || (out[root] != '/' && out[root] != '\0'))
+                    abort();
+            }
+            shard_pattern p;
+            if (shard_pattern_of(out, &p)) {
+                const char *base = strrchr(out, '/');
+                base = base ? base + 1 : out;
+                size_t len;
+                if (!shard_pattern_matches(&p, base, &len) || len != strlen(base))
+                    abort(); /* a shard follows the pattern derived from it */
+            }
+        }
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    manifest m;
+    char msg[256];
+    if (manifest_parse((const char *)data, size, &m, msg, sizeof msg))
+        return 0;
+    for (size_t i = 0; i < m.count; i++) {
+        const manifest_entry *e = &m.entries[i];
+        if (!e->problem && e->path)
+            check_entry(e->path);
+    }
+    manifest_free(&m);
+    return 0;
+}
