@@ -98,9 +98,14 @@ extern volatile sig_atomic_t cli_interrupted;
 void cli_install_signal_handlers(void);
 
 /* Expands inputs: "-" stays; a directory becomes its files (sorted, not
- * hidden, recursively); a glob pattern its matches (sorted); a remote
- * prefix or glob its objects.  Nothing matching is a usage error. */
-int cli_expand_inputs(const cli_command *cmd, char **args, size_t nargs, char ***out, size_t *nout);
+ * hidden, recursively, each directory once by device and inode); a glob
+ * pattern its matches (sorted); a remote prefix or glob its objects.  Files
+ * found by a walk or a glob that are shardtool's own side files (see
+ * side_files.c) or not regular files (FIFOs, sockets, devices) are left
+ * out, named on stderr when `verbose`.  Nothing left is a usage error; an
+ * interrupt stops the walk with EXIT_DAMAGED. */
+int cli_expand_inputs(const cli_command *cmd, char **args, size_t nargs, bool verbose,
+                      char ***out, size_t *nout);
 void cli_free_list(char **list, size_t n);
 
 /* Remote support: reads the remote options and registers the fetcher. */

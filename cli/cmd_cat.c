@@ -55,7 +55,7 @@ static int emit(cat_state *cs, const void *data, size_t len)
         const uint8_t *p = data;
         while (len > 0) {
             ssize_t n = write(fileno(stdout), p, len);
-            if (n < 0 && errno == EINTR)
+            if (n < 0 && errno == EINTR && !cli_interrupted)
                 continue;
             if (n <= 0) {
                 if (errno == EPIPE)
@@ -205,7 +205,8 @@ static int cat_file(const cli_command *cmd, cat_state *cs, const cli_input *in, 
     st_error err = {0};
     if (st_reader_open(path, in->format, &ro, &r, &err) < 0) {
         cli_error_at(cmd, path, &err);
-        return EXIT_USAGE;
+        /* An interrupt is a stopped run (1), not a bad input (2). */
+        return err.code == ST_ECANCELED ? EXIT_DAMAGED : EXIT_USAGE;
     }
     int status = EXIT_OK;
     if (cs->mode != CAT_JSON && strcmp(r->format->name, "tfrecord") == 0) {

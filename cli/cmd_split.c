@@ -362,7 +362,7 @@ static int run_split(const cli_command *cmd, cli_values *v)
     }
     char **paths;
     size_t npaths;
-    status = cli_expand_inputs(cmd, v->positional, v->npositional, &paths, &npaths);
+    status = cli_expand_inputs(cmd, v->positional, v->npositional, cli_has(v, "verbose"), &paths, &npaths);
     if (status) {
         cli_output_free(&out);
         return status;

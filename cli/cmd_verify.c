@@ -122,8 +122,15 @@ static void tap_init(crc_tap *t, st_stream *inner, bool checksum)
 
 /* ---- verifying one file ---------------------------------------------------- */
 
-static const st_format *detect_for_verify(const uint8_t *head, size_t n)
+static const st_format *detect_for_verify(const char *path, const uint8_t *head, size_t n)
 {
+    if (n == 0) {
+        /* Empty: a TFRecord of no records, unless its name says Parquet or
+         * Avro, which are never empty (every command says "not a ... file"). */
+        const st_format *by_name = st_format_by_extension(path);
+        if (by_name && (strcmp(by_name->name, "parquet") == 0 || strcmp(by_name->name, "avro") == 0))
+            return by_name;
+    }
     if (n >= 4 && (memcmp(head, "PAR1", 4) == 0 || memcmp(head, "PARE", 4) == 0))
         return st_format_by_name("parquet");
     if (n >= 4 && memcmp(head, "Obj", 3) == 0 && (head[3] == 1 || head[3] == 0))
@@ -227,7 +234,7 @@ void verify_opened(verify_ctx *vc, const char *path, verify_opener open, void *a
     }
     st_verify_options opt = vc->opt;
     opt.compression = compression;
-    res->format = format ? format : detect_for_verify(head, (size_t)n);
+    res->format = format ? format : detect_for_verify(path, head, (size_t)n);
     if (!format && !looks_like_shard(path, head, (size_t)n)) {
         const st_format *text = st_format_detect(path, head, (size_t)n);
         st_error_set(&res->err, ST_EUSAGE,
@@ -451,59 +458,97 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The files named on the command line, each argument expanded on its own so
- * that one that names nothing (a missing path, a pattern that matches
- * nothing) is reported among the files, in its place, while every other file
- * is still checked.  A missing plain path is kept as it is: opening it gives
- * the error.  (*unexpanded)[i] is the reason when an argument's expansion
- * failed (its message is on stderr already), else NULL. */
+/* The files named on the command line, for verify: an argument that names
+ * nothing (a missing path, a pattern that matches nothing) is reported among
+ * the files, in its place, while every other file is still checked.  A
+ * missing plain path is kept as it is (opening it gives the error);
+ * patterns are expanded one by one; the other arguments (files, directories,
+ * URLs, -) in runs, as every command expands them. */
+typedef struct verify_inputs {
+    char **paths;
+    const char **why;      /* why[i]: its expansion failed (said on stderr), else NULL */
+    size_t n;
+} verify_inputs;
+
+static bool is_pattern(const char *a)
+{
+    return strpbrk(a, "*?[") != NULL;
+}
+
+static bool names_nothing(const char *a)
+{
+    struct stat st;
+    return strcmp(a, "-") != 0 && !st_path_is_remote(a) && !is_pattern(a) && stat(a, &st) != 0;
+}
+
+/* Takes the strings of items[0..count) (not the array). */
+static int add_inputs(verify_inputs *in, char **items, size_t count, const char *why)
+{
+    char **paths = realloc(in->paths, (in->n + count + 1) * sizeof *paths);
+    if (paths)
+        in->paths = paths;
+    const char **whys = paths ? realloc(in->why, (in->n + count + 1) * sizeof *whys) : NULL;
+    if (whys)
+        in->why = whys;
+    if (!paths || !whys) {
+        for (size_t k = 0; k < count; k++)
+            free(items[k]);
+        return ST_ENOMEM;
+    }
+    for (size_t k = 0; k < count; k++) {
+        in->paths[in->n] = items[k];
+        in->why[in->n++] = why;
+    }
+    return ST_OK;
+}
+
+/* Adds args[0..count) as they are, unexpanded. */
+static int add_literal(verify_inputs *in, char **args, size_t count, const char *why)
+{
+    for (size_t k = 0; k < count; k++) {
+        char *copy = strdup(args[k]);
+        if (!copy || add_inputs(in, &copy, 1, why))
+            return ST_ENOMEM;
+    }
+    return ST_OK;
+}
+
 static int expand_for_verify(const cli_command *cmd, const cli_values *v, char ***paths,
                              const char ***unexpanded, size_t *npaths)
 {
-    char **all = NULL;
-    const char **why = NULL;
-    size_t n = 0;
-    for (size_t i = 0; i < v->npositional; i++) {
-        char *arg = v->positional[i];
-        char **one = NULL;
-        size_t none = 0;
-        struct stat st;
-        bool plain_missing = strcmp(arg, "-") != 0 && !st_path_is_remote(arg) &&
-                             !strpbrk(arg, "*?[") && stat(arg, &st) != 0;
-        const char *failed = NULL;
-        if (plain_missing || cli_expand_inputs(cmd, &arg, 1, &one, &none) != EXIT_OK) {
-            if (!plain_missing)
-                failed = strpbrk(arg, "*?[") ? "no files match" : "cannot list this input";
-            one = malloc(sizeof *one);
-            if (one && !(one[0] = strdup(arg))) {
-                free(one);
-                one = NULL;
+    verify_inputs in = {0};
+    bool verbose = cli_has(v, "verbose");
+    int rc = ST_OK;
+    for (size_t i = 0; i < v->npositional && rc == ST_OK;) {
+        char **args = v->positional + i;
+        size_t run = 1;
+        if (names_nothing(args[0])) {
+            rc = add_literal(&in, args, 1, NULL);
+        } else {
+            if (!is_pattern(args[0]))
+                while (i + run < v->npositional && !is_pattern(args[run]) && !names_nothing(args[run]))
+                    run++;
+            char **got;
+            size_t ngot;
+            if (cli_expand_inputs(cmd, args, run, verbose, &got, &ngot) == EXIT_OK) {
+                rc = add_inputs(&in, got, ngot, NULL);
+                free(got);
+            } else {
+                rc = add_literal(&in, args, run, is_pattern(args[0]) ? "no files match"
+                                                                    : "cannot list this input");
             }
-            none = one ? 1 : 0;
         }
-        char **grown = one ? realloc(all, (n + none) * sizeof *all) : NULL;
-        const char **grown_why = grown ? realloc(why, (n + none) * sizeof *why) : NULL;
-        if (grown)
-            all = grown;
-        if (grown_why)
-            why = grown_why;
-        if (!grown || !grown_why) {
-            cli_free_list(one, none);
-            cli_free_list(all, n);
-            free(why);
-            cli_error(cmd, "out of memory");
-            return EXIT_USAGE;
-        }
-        for (size_t k = 0; k < none; k++) {
-            all[n + k] = one[k];
-            why[n + k] = failed;
-        }
-        n += none;
-        free(one);
+        i += run;
     }
-    *paths = all;
-    *unexpanded = why;
-    *npaths = n;
+    if (rc != ST_OK) {
+        cli_free_list(in.paths, in.n);
+        free(in.why);
+        cli_error(cmd, "out of memory");
+        return EXIT_USAGE;
+    }
+    *paths = in.paths;
+    *unexpanded = in.why;
+    *npaths = in.n;
     return EXIT_OK;
 }
 

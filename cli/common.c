@@ -2,6 +2,7 @@
  * expansion, remote set-up. */
 #include "cli.h"
 #include "../src/url_redact.h"
+#include "side_files.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -59,6 +60,8 @@ void cli_install_signal_handlers(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    /* The core stops retrying interrupted system calls once this is set. */
+    st_interrupt_watch(&cli_interrupted);
     signal(SIGPIPE, SIG_IGN);
     /* A file-size limit (ulimit -f) must be a write error we report with the
      * path, like a full disk, not a silent death. */
@@ -96,37 +99,170 @@ static bool is_glob(const char *s)
     return strpbrk(s, "*?[") != NULL;
 }
 
-/* Files of a directory, sorted, recursively; hidden entries (and our own
- * temporary files, which are hidden) are left out. */
-static int add_directory(const cli_command *cmd, path_list *l, const char *dir)
+/* Directories already walked, by device and inode, so that a symlink loop
+ * (or two links to one directory) is walked once: an open-addressing set
+ * that grows with the number of distinct directories, not with the path. */
+typedef struct dir_id {
+    dev_t dev;
+    ino_t ino;
+} dir_id;
+
+typedef struct dir_set {
+    dir_id *slots;
+    bool *used;
+    size_t count, cap;
+} dir_set;
+
+static size_t dir_hash(dir_id id, size_t cap)
 {
+    uint64_t h = (uint64_t)id.ino * 0x9E3779B97F4A7C15ull ^ (uint64_t)id.dev * 0xC2B2AE3D27D4EB4Full;
+    return (size_t)(h ^ h >> 29) & (cap - 1);
+}
+
+/* 1 when added, 0 when already there, -1 out of memory. */
+static int dir_set_add(dir_set *s, dir_id id)
+{
+    if (2 * (s->count + 1) > s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        dir_set bigger = {calloc(cap, sizeof(dir_id)), calloc(cap, sizeof(bool)), 0, cap};
+        if (!bigger.slots || !bigger.used) {
+            free(bigger.slots);
+            free(bigger.used);
+            return -1;
+        }
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->used[i])
+                dir_set_add(&bigger, s->slots[i]);
+        free(s->slots);
+        free(s->used);
+        *s = bigger;
+    }
+    for (size_t i = dir_hash(id, s->cap);; i = (i + 1) & (s->cap - 1)) {
+        if (!s->used[i]) {
+            s->used[i] = true;
+            s->slots[i] = id;
+            s->count++;
+            return 1;
+        }
+        if (s->slots[i].dev == id.dev && s->slots[i].ino == id.ino)
+            return 0;
+    }
+}
+
+static void dir_set_free(dir_set *s)
+{
+    free(s->slots);
+    free(s->used);
+    memset(s, 0, sizeof *s);
+}
+
+typedef struct expander {
+    const cli_command *cmd;
+    bool verbose;
+    path_list *out;
+    dir_set visited;
+    size_t skipped;
+} expander;
+
+static void skip_note(expander *x, const char *path, const char *why)
+{
+    x->skipped++;
+    if (x->verbose)
+        fprintf(stderr, "shardtool %s: skipping %s: %s\n", x->cmd->name, path, why);
+}
+
+static const char *special_kind(mode_t mode)
+{
+    return S_ISFIFO(mode)   ? "a FIFO"
+           : S_ISSOCK(mode) ? "a socket"
+           : S_ISCHR(mode)  ? "a character device"
+           : S_ISBLK(mode)  ? "a block device"
+                            : "not a regular file";
+}
+
+static char *join_path(const char *dir, const char *name)
+{
+    size_t a = strlen(dir), b = strlen(name);
+    bool slash = a > 0 && dir[a - 1] == '/';
+    char *p = malloc(a + b + 2);
+    if (p)
+        snprintf(p, a + b + 2, "%s%s%s", dir, slash ? "" : "/", name);
+    return p;
+}
+
+static int interrupted_status(void)
+{
+    return EXIT_DAMAGED;
+}
+
+/* A file found by a directory walk or a glob: a regular file is an input
+ * unless it is one of shardtool's side files; FIFOs, sockets and devices
+ * are left out (opening a FIFO would wait for a writer). */
+static int add_found_file(expander *x, const char *path, const struct stat *st)
+{
+    if (st && !S_ISREG(st->st_mode)) {
+        skip_note(x, path, special_kind(st->st_mode));
+        return EXIT_OK;
+    }
+    const char *side = st ? cli_side_file_kind(path) : NULL;
+    if (side) {
+        char why[96];
+        snprintf(why, sizeof why, "%s written by shardtool", side);
+        skip_note(x, path, why);
+        return EXIT_OK;
+    }
+    return list_push(x->out, path) ? EXIT_USAGE : EXIT_OK;
+}
+
+/* Files of a directory, sorted, recursively; hidden entries (and our own
+ * temporary files, which are hidden) are left out.  `st` is the directory's
+ * stat (symlinks followed). */
+static int add_directory(expander *x, const char *dir, const struct stat *st)
+{
+    int seen = dir_set_add(&x->visited, (dir_id){st->st_dev, st->st_ino});
+    if (seen < 0) {
+        cli_error(x->cmd, "out of memory");
+        return EXIT_USAGE;
+    }
+    if (seen == 0) {
+        skip_note(x, dir, "a directory already walked (a symlink loop or a second link)");
+        return EXIT_OK;
+    }
     DIR *d = opendir(dir);
     if (!d) {
-        cli_error(cmd, "%s: %s", dir, strerror(errno));
+        cli_error(x->cmd, "%s: %s", dir, strerror(errno));
         return EXIT_USAGE;
     }
     path_list entries = {0};
     struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
+    int rc = EXIT_OK;
+    while (rc == EXIT_OK && (e = readdir(d)) != NULL) {
+        if (cli_interrupted) {
+            rc = interrupted_status();
+            break;
+        }
         if (e->d_name[0] == '.')
             continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (list_push(&entries, path)) {
-            closedir(d);
-            cli_free_list(entries.items, entries.count);
-            return EXIT_USAGE;
-        }
+        char *path = join_path(dir, e->d_name);
+        if (!path || list_push(&entries, path))
+            rc = EXIT_USAGE;
+        free(path);
     }
     closedir(d);
-    qsort(entries.items, entries.count, sizeof *entries.items, compare_paths);
-    int rc = EXIT_OK;
+    if (rc == EXIT_OK)
+        qsort(entries.items, entries.count, sizeof *entries.items, compare_paths);
     for (size_t i = 0; i < entries.count && rc == EXIT_OK; i++) {
-        struct stat st;
-        if (stat(entries.items[i], &st) == 0 && S_ISDIR(st.st_mode))
-            rc = add_directory(cmd, l, entries.items[i]);
-        else if (list_push(l, entries.items[i]))
-            rc = EXIT_USAGE;
+        if (cli_interrupted) {
+            rc = interrupted_status();
+            break;
+        }
+        struct stat est;
+        if (stat(entries.items[i], &est) != 0)
+            rc = add_found_file(x, entries.items[i], NULL); /* its open will say why */
+        else if (S_ISDIR(est.st_mode))
+            rc = add_directory(x, entries.items[i], &est);
+        else
+            rc = add_found_file(x, entries.items[i], &est);
     }
     cli_free_list(entries.items, entries.count);
     return rc;
@@ -160,20 +296,25 @@ static int add_remote(const cli_command *cmd, path_list *l, const char *url)
 #endif
 }
 
-int cli_expand_inputs(const cli_command *cmd, char **args, size_t nargs, char ***out, size_t *nout)
+int cli_expand_inputs(const cli_command *cmd, char **args, size_t nargs, bool verbose,
+                      char ***out, size_t *nout)
 {
     path_list l = {0};
+    expander x = {.cmd = cmd, .verbose = verbose, .out = &l};
     int rc = EXIT_OK;
     for (size_t i = 0; i < nargs && rc == EXIT_OK; i++) {
         const char *a = args[i];
         struct stat st;
-        if (strcmp(a, "-") == 0) {
+        if (cli_interrupted) {
+            rc = interrupted_status();
+        } else if (strcmp(a, "-") == 0) {
             if (list_push(&l, a))
                 rc = EXIT_USAGE;
         } else if (st_path_is_remote(a)) {
             rc = add_remote(cmd, &l, a);
         } else if (stat(a, &st) == 0) {
-            rc = S_ISDIR(st.st_mode) ? add_directory(cmd, &l, a)
+            /* A file named on the command line is read whatever it is. */
+            rc = S_ISDIR(st.st_mode) ? add_directory(&x, a, &st)
                                      : (list_push(&l, a) ? EXIT_USAGE : EXIT_OK);
         } else if (is_glob(a)) {
             glob_t g;
@@ -185,9 +326,14 @@ int cli_expand_inputs(const cli_command *cmd, char **args, size_t nargs, char **
                 cli_error(cmd, "%s: cannot expand the pattern", a);
                 rc = EXIT_USAGE;
             } else {
-                for (size_t k = 0; k < g.gl_pathc && rc == EXIT_OK; k++)
-                    if (list_push(&l, g.gl_pathv[k]))
-                        rc = EXIT_USAGE;
+                for (size_t k = 0; k < g.gl_pathc && rc == EXIT_OK; k++) {
+                    struct stat gst;
+                    bool ok = stat(g.gl_pathv[k], &gst) == 0;
+                    if (ok && S_ISDIR(gst.st_mode))
+                        rc = list_push(&l, g.gl_pathv[k]) ? EXIT_USAGE : EXIT_OK;
+                    else
+                        rc = add_found_file(&x, g.gl_pathv[k], ok ? &gst : NULL);
+                }
                 globfree(&g);
             }
         } else {
@@ -196,10 +342,19 @@ int cli_expand_inputs(const cli_command *cmd, char **args, size_t nargs, char **
         }
     }
     if (rc == EXIT_OK && l.count == 0) {
-        cli_error(cmd, "no input files");
+        if (x.skipped)
+            cli_error(cmd, "no input files (%zu skipped as shardtool's side files or special "
+                           "files; -v names them)", x.skipped);
+        else
+            cli_error(cmd, "no input files");
         rc = EXIT_USAGE;
     }
+    if (rc == EXIT_OK && cli_interrupted)
+        rc = interrupted_status();
+    dir_set_free(&x.visited);
     if (rc != EXIT_OK) {
+        if (rc == EXIT_DAMAGED && cli_interrupted)
+            cli_error(cmd, "interrupted");
         cli_free_list(l.items, l.count);
         return rc;
     }

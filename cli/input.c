@@ -35,6 +35,7 @@ const cli_option cli_text_options[] = {
     {"skip-bad-rows", 0, ARG_NONE, NULL, NULL, "skip and count rows with the wrong number of fields"},
     {"empty", 0, ARG_TEXT, "POLICY", empty_names, "an empty cell: omit the feature (default), empty, error"},
     {"infer-rows", 0, ARG_TEXT, "N", NULL, "rows to infer column types from when the input can't be read twice"},
+    {"max-columns", 0, ARG_TEXT, "N", NULL, "most columns a CSV/TSV header may have (default 100000)"},
     {"schema", 0, ARG_TEXT, "FILE", NULL, "column types from JSON {\"col\": \"int64\"|\"float\"|\"bytes\"|\"skip\"}"},
     {"type", 0, ARG_LIST, "COL=KIND", NULL, "force a column's type (int64, float, bytes, skip)"},
     CLI_OPTIONS_END,
@@ -146,6 +147,10 @@ int cli_input_init(const cli_command *cmd, const cli_values *v, cli_input *in)
                                                   : ST_EMPTY_OMIT;
     if (cli_uint(v, cmd, "infer-rows", 0, &in->csv.infer_rows))
         return EXIT_USAGE;
+    if (cli_uint(v, cmd, "max-columns", 0, &in->csv.max_columns))
+        return EXIT_USAGE;
+    if (cli_has(v, "max-columns") && in->csv.max_columns == 0)
+        return cli_usage_error(cmd, "--max-columns must be at least 1");
     const char *schema = cli_text(v, "schema", NULL);
     if (schema && load_schema_file(cmd, in, schema))
         return EXIT_USAGE;
@@ -173,7 +178,7 @@ int cli_input_open(const cli_command *cmd, const cli_values *v, cli_input *in)
     }
     int status = cli_input_init(cmd, v, in);
     if (status == EXIT_OK)
-        status = cli_expand_inputs(cmd, v->positional, v->npositional, &in->paths, &in->npaths);
+        status = cli_expand_inputs(cmd, v->positional, v->npositional, cli_has(v, "verbose"), &in->paths, &in->npaths);
     if (status != EXIT_OK)
         cli_input_free(in);
     return status;

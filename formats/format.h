@@ -131,6 +131,17 @@ const st_format *st_format_by_name(const char *name);
  * stream is not consumed (probe bytes come from the caller). */
 const st_format *st_format_detect(const char *path, const uint8_t *head, size_t len);
 const st_format *st_format_by_extension(const char *path);
+/* Whether a text format (CSV, TSV, JSON lines) may read an input beginning
+ * with head[0, n) (`whole` when that is all of it): refuses binary data
+ * with ST_EDATA and a message (formats/text_guard.c has the rule).  The
+ * less the user said about the format, the stricter the check. */
+typedef enum st_text_evidence {
+    ST_TEXT_GUESSED,            /* from the content alone */
+    ST_TEXT_NAMED_BY_FILE_NAME, /* .csv, .tsv, .jsonl */
+    ST_TEXT_NAMED_BY_OPTION,    /* --from */
+} st_text_evidence;
+int st_text_guard(const st_format *f, st_text_evidence how, const uint8_t *head, size_t n,
+                  bool whole, st_error *err);
 
 /* ---- an open reader (generic helpers over the ops) --------------------------- */
 

@@ -18,6 +18,12 @@ static bool is_stream_format(const st_format *f)
     return f->reader && strcmp(f->name, "parquet") != 0 && strcmp(f->name, "avro") != 0;
 }
 
+static bool is_text_format(const st_format *f)
+{
+    return strcmp(f->name, "csv") == 0 || strcmp(f->name, "tsv") == 0 ||
+           strcmp(f->name, "jsonl") == 0;
+}
+
 static bool has_zlib_name(const char *path)
 {
     size_t n = strlen(path);
@@ -68,8 +74,27 @@ int st_reader_open(const char *path, const st_format *format, const st_read_opti
         comp = ST_COMPRESSION_NONE;
     }
 
+    bool detected = !format;
+    if (!format && n == 0) {
+        /* An empty input holds no records whatever it is called, except
+         * where its name says Parquet or Avro, which are never empty: that
+         * format's reader then says it is not one (as every command does). */
+        format = st_format_by_extension(path);
+        if (!format)
+            format = st_format_by_name("tfrecord");
+    }
     if (!format)
         format = st_format_detect(path, head, (size_t)n);
+    if (format && is_text_format(format)) {
+        st_text_evidence how = !detected                                  ? ST_TEXT_NAMED_BY_OPTION
+                               : format == st_format_by_extension(path) ? ST_TEXT_NAMED_BY_FILE_NAME
+                                                                        : ST_TEXT_GUESSED;
+        rc = st_text_guard(format, how, head, (size_t)n, (size_t)n < sizeof head, err);
+        if (rc < 0) {
+            st_stream_close(in);
+            return rc;
+        }
+    }
     if (!format) {
         st_stream_close(in);
         return st_error_set(err, ST_EUNSUPPORTED,

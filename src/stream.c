@@ -19,9 +19,35 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+static volatile sig_atomic_t *interrupt_flag;
+
+void st_interrupt_watch(volatile sig_atomic_t *flag)
+{
+    interrupt_flag = flag;
+}
+
+bool st_interrupted(void)
+{
+    return interrupt_flag && *interrupt_flag;
+}
+
+/* Whether a call that failed with errno == EINTR is to be made again: not
+ * once an interrupt asked the tool to stop (a blocked open of a FIFO, or a
+ * read from a silent pipe, would otherwise wait for ever). */
+static bool retry_eintr(void)
+{
+    return errno == EINTR && !st_interrupted();
+}
+
+/* The error for a call cut short by an interrupt, else the errno one. */
+#define ERRNO_OR_CANCELED(err, e, ...)                                          \
+    ((e) == EINTR ? st_error_set((err), ST_ECANCELED, "interrupted")             \
+                  : st_error_errno((err), (e), __VA_ARGS__))
 
 #ifndef O_CLOEXEC
 #define O_CLOEXEC 0
@@ -134,19 +160,42 @@ static fd_in *fd_in_of(st_stream *s) { return (fd_in *)(s + 1); }
  * ssize_t can report, and stays well inside what read(2) accepts. */
 #define ST_IO_CHUNK ((size_t)1 << 30)
 
+/* A pipe, FIFO or terminal may stay silent for ever, and a signal may be
+ * delivered to another thread than the one reading: wait for data in short
+ * polls that look at the interrupt flag in between. */
+static int wait_readable(st_stream *s, int fd, st_error *err)
+{
+    for (;;) {
+        if (st_interrupted())
+            return st_error_set(err, ST_ECANCELED, "interrupted");
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int r = poll(&p, 1, 100);
+        if (r > 0)
+            return ST_OK; /* data, end of input, or an error read() will report */
+        if (r < 0 && errno != EINTR)
+            return st_error_errno(err, errno, "%s: waiting for input", s->name);
+    }
+}
+
+static const st_stream_ops file_ops;
+
 static ssize_t fd_read(st_stream *s, void *buf, size_t n, st_error *err)
 {
     fd_in *f = fd_in_of(s);
     if (n > ST_IO_CHUNK)
         n = ST_IO_CHUNK;
     for (;;) {
+        if (s->ops != &file_ops && wait_readable(s, f->fd, err) < 0)
+            return err->code;
         ssize_t r = read(f->fd, buf, n);
         if (r >= 0)
             return r;
-        if (errno == EINTR)
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            continue; /* a FIFO we opened non-blocking: poll again */
+        if (retry_eintr())
             continue;
-        return st_error_errno(err, errno, "%s: read at offset %llu", s->name,
-                              (unsigned long long)s->pos);
+        return ERRNO_OR_CANCELED(err, errno, "%s: read at offset %llu", s->name,
+                                 (unsigned long long)s->pos);
     }
 }
 
@@ -161,10 +210,10 @@ static ssize_t fd_pread(st_stream *s, void *buf, size_t n, uint64_t offset, st_e
         ssize_t r = pread(f->fd, buf, n, (off_t)offset);
         if (r >= 0)
             return r;
-        if (errno == EINTR)
+        if (retry_eintr())
             continue;
-        return st_error_errno(err, errno, "%s: read at offset %llu", s->name,
-                              (unsigned long long)offset);
+        return ERRNO_OR_CANCELED(err, errno, "%s: read at offset %llu", s->name,
+                                 (unsigned long long)offset);
     }
 }
 
@@ -216,12 +265,18 @@ static int fd_stream(int fd, bool own_fd, const char *name, bool is_stdin,
 
 int st_stream_open_file(const char *path, st_stream **out, st_error *err)
 {
+    /* open() of a FIFO waits for a writer and cannot be interrupted when
+     * the signal goes to another thread: open it non-blocking, and let
+     * fd_read wait for the writer in polls that watch the interrupt flag.
+     * (Linux reports no hang-up on a FIFO that never had a writer.) */
+    struct stat st;
+    int extra = stat(path, &st) == 0 && S_ISFIFO(st.st_mode) ? O_NONBLOCK : 0;
     int fd;
     do
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-    while (fd < 0 && errno == EINTR);
+        fd = open(path, O_RDONLY | O_CLOEXEC | extra);
+    while (fd < 0 && retry_eintr());
     if (fd < 0)
-        return st_error_errno(err, errno, "%s", path);
+        return ERRNO_OR_CANCELED(err, errno, "%s", path);
     int r = fd_stream(fd, true, path, false, out, err);
     if (r < 0)
         close(fd);
@@ -551,8 +606,10 @@ static int fd_out_write_all(st_ostream *o, const uint8_t *p, size_t n, st_error 
             n -= (size_t)w;
             continue;
         }
-        if (w < 0 && errno == EINTR)
+        if (w < 0 && retry_eintr())
             continue;
+        if (w < 0 && errno == EINTR)
+            return st_error_set(err, ST_ECANCELED, "interrupted");
         int e = w < 0 ? errno : ENOSPC; /* write() returning 0 means no room */
         if (e == EPIPE)
             return st_error_set(err, ST_ECANCELED, "broken pipe");
@@ -734,7 +791,7 @@ int st_ostream_create_file(const char *path, int flags, st_ostream **out, st_err
     int fd;
     do
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    while (fd < 0 && errno == EINTR);
+    while (fd < 0 && retry_eintr());
     if (fd < 0) {
         int e = errno;
         tmpfiles_remove(slot);
@@ -807,9 +864,9 @@ static int open_device_output(const char *path, st_ostream **out, st_error *err)
     int fd;
     do
         fd = open(path, O_WRONLY | O_CLOEXEC);
-    while (fd < 0 && errno == EINTR);
+    while (fd < 0 && retry_eintr());
     if (fd < 0)
-        return st_error_errno(err, errno, "%s", path);
+        return ERRNO_OR_CANCELED(err, errno, "%s", path);
     int r = fd_pass_create(&device_out_ops, fd, true, path, out, err);
     if (r < 0)
         close(fd);

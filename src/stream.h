@@ -16,6 +16,7 @@
 
 #include "error.h"
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdbool.h>
 #include <sys/types.h>
@@ -185,6 +186,14 @@ int st_ostream_compress(st_ostream *inner, st_compression c, int level,
 /* Temporary files of this process that must go if it is interrupted: the
  * CLI's signal handler calls st_tmpfiles_remove_all() (async-signal-safe). */
 void st_tmpfiles_remove_all(void);
+
+/* Interrupts.  The CLI hands the flag its signal handler sets; a system
+ * call that fails with EINTR is retried only while the flag is clear, and
+ * loops that can run long (header parsing, walks) poll st_interrupted(),
+ * so that one SIGINT or SIGTERM ends any wait within moments: the caller
+ * gets ST_ECANCELED "interrupted". */
+void st_interrupt_watch(volatile sig_atomic_t *flag);
+bool st_interrupted(void);
 
 /* ---- remote hooks ---------------------------------------------------- */
 

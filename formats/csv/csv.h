@@ -109,6 +109,7 @@ typedef struct st_csv_options {
     bool skip_bad_rows;        /* ragged rows are skipped and counted instead of failing */
     enum st_empty_policy empty;
     uint64_t infer_rows;       /* rows used for type inference when the input cannot be read twice (0 = 10000) */
+    uint64_t max_columns;      /* a header with more columns is refused (0 = 100000) */
     /* Column types forced by --schema / --type; ST_KIND_NONE means "skip this column". */
     const st_schema *types;
     size_t chunk_size;         /* bytes of text per unit (0 = 1 MiB); tests use tiny ones */

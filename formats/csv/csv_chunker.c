@@ -171,6 +171,52 @@ static size_t last_boundary(const csv_chunker *c, const uint8_t *buf, size_t sta
     return start;
 }
 
+/* CR-only input: every CR outside a quoted field becomes LF, in place. */
+static void translate_cr(csv_chunker *c, uint8_t *p, size_t n)
+{
+    const uint8_t quote = c->d.quoting ? c->d.quote : 0, delim = c->d.delim;
+    const bool quoting = c->d.quoting;
+    if (c->cr_bytes == 0 && n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF) {
+        p += 3; /* a byte order mark is not a field's first byte */
+        n -= 3;
+        c->cr_bytes = 3;
+    }
+    c->cr_bytes += n;
+    uint8_t st = c->cr_state;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t b = p[i];
+        switch (st) {
+        case CR_QUOTED:
+            if (b == quote)
+                st = CR_QUOTE_SEEN;
+            continue;
+        case CR_QUOTE_SEEN:
+            if (b == quote) {
+                st = CR_QUOTED; /* a doubled quote */
+                continue;
+            }
+            break;
+        case CR_FIELD_START:
+            if (quoting && b == quote) {
+                st = CR_QUOTED;
+                continue;
+            }
+            break;
+        default:
+            break;
+        }
+        if (b == '\r') {
+            p[i] = '\n';
+            st = CR_FIELD_START;
+        } else if (b == '\n' || b == delim) {
+            st = CR_FIELD_START;
+        } else {
+            st = CR_UNQUOTED;
+        }
+    }
+    c->cr_state = st;
+}
+
 static ssize_t fill(csv_chunker *c, uint8_t *buf, size_t n, st_error *err)
 {
     ssize_t r;
@@ -181,6 +227,8 @@ static ssize_t fill(csv_chunker *c, uint8_t *buf, size_t n, st_error *err)
     } else {
         r = st_stream_read(c->in, buf, n, err);
     }
+    if (r > 0 && c->d.line_ends == CSV_CR)
+        translate_cr(c, buf, (size_t)r);
     return r;
 }
 
@@ -223,6 +271,16 @@ int csv_chunker_next(csv_chunker *c, csv_chunk *out, st_error *err)
         if (!c->started && c->offset == 0 && len >= 3 && buf[0] == 0xEF && buf[1] == 0xBB &&
             buf[2] == 0xBF)
             start = 3; /* UTF-8 byte order mark */
+        if (c->d.line_ends == CSV_DETECT) {
+            /* Decided once, on the first chunk read (past a BOM). */
+            bool cr = len > start && !memchr(buf + start, '\n', len - start) &&
+                      memchr(buf + start, '\r', len - start);
+            c->d.line_ends = cr ? CSV_CR : CSV_LF;
+            if (cr) {
+                c->cr_state = CR_FIELD_START;
+                translate_cr(c, buf + start, len - start);
+            }
+        }
         if (c->eof && len == start) {
             free(buf);
             c->started = true;

@@ -26,7 +26,7 @@
 #define CSV_DEFAULT_INFER_ROWS 10000
 /* Bounds on what a header or a key set may grow to (memory per record and
  * per reader grows with them). */
-#define CSV_MAX_COLUMNS ((size_t)1 << 20)
+#define CSV_DEFAULT_MAX_COLUMNS ((size_t)100000) /* --max-columns */
 #define JSONL_MAX_KEYS ((size_t)1 << 20)
 
 /* How text is cut into records and fields. */
@@ -34,7 +34,24 @@ typedef struct csv_dialect {
     uint8_t delim;
     uint8_t quote;
     bool quoting;      /* false: quotes are data; a record is one line */
+    uint8_t line_ends; /* enum csv_line_ends */
 } csv_dialect;
+
+/* Which bytes end a record.  The parsers know only LF (and CRLF); files
+ * with classic-Mac CR-only line ends have their CRs outside quoted fields
+ * turned into LFs as the chunker reads them (same length, so offsets and
+ * pread positions are unchanged; a CR inside quotes stays data), which
+ * reads them as Python's csv module and DuckDB do. */
+enum csv_line_ends {
+    CSV_LF = 0,        /* LF or CRLF (JSON lines always) */
+    CSV_DETECT,        /* decide from the first chunk: CR-only when it holds
+                        * a CR and no LF */
+    CSV_CR,            /* CR-only */
+};
+
+/* Where the CR translation stands between reads: a quote opens a quoted
+ * field only at a field start, as the chunker and field parser decide. */
+enum { CR_FIELD_START, CR_UNQUOTED, CR_QUOTED, CR_QUOTE_SEEN };
 
 /* A run of whole records, cut by the chunker; the unit payload. */
 typedef struct csv_chunk {
@@ -66,6 +83,8 @@ typedef struct csv_chunker {
     size_t *spans;          /* scratch: quoted spans as (begin, end) pairs */
     size_t nspans, spans_cap;
     size_t first_quote;     /* offset of the first quote byte seen by the walk */
+    uint8_t cr_state;       /* CR-only input: the translation's state */
+    uint64_t cr_bytes;      /* bytes translated so far */
 } csv_chunker;
 
 void csv_chunker_init(csv_chunker *c, st_stream *in, const csv_dialect *d, size_t chunk_size,
@@ -320,6 +339,7 @@ typedef struct csv_reader {
     bool strict_float;
     bool full_pass;         /* types come from the whole input */
     uint64_t infer_rows;
+    size_t max_columns;     /* a longer header is refused */
     csv_column *cols;
     size_t ncols;
     size_t nkept;
@@ -334,6 +354,10 @@ typedef struct csv_reader {
     uint8_t *scratch;
     size_t scratch_cap;
 } csv_reader;
+
+/* Makes the column names unique (csv_names.c): empty ones become c<i>,
+ * repeated ones NAME_1, NAME_2, ...; linear time.  Polls st_interrupted(). */
+int csv_fix_names(csv_reader *r, st_error *err);
 
 /* Message helper: a printable excerpt of a value (at most 40 bytes). */
 void csv_excerpt(const uint8_t *p, size_t n, char *out, size_t cap);

@@ -70,46 +70,6 @@ static int set_name(csv_column *c, const uint8_t *p, size_t n)
     return ST_OK;
 }
 
-static bool name_taken(const csv_reader *r, size_t upto, const char *name, size_t len)
-{
-    for (size_t i = 0; i < upto; i++)
-        if (r->cols[i].name_len == len && memcmp(r->cols[i].name, name, len) == 0)
-            return true;
-    return false;
-}
-
-/* Empty names become c<i>; repeated ones get _1, _2, ... */
-static int fix_names(csv_reader *r)
-{
-    char tmp[64];
-    for (size_t i = 0; i < r->ncols; i++) {
-        csv_column *c = &r->cols[i];
-        if (c->name_len == 0) {
-            int n = snprintf(tmp, sizeof tmp, "c%zu", i);
-            free(c->name);
-            if (set_name(c, (const uint8_t *)tmp, (size_t)n))
-                return ST_ENOMEM;
-        }
-        if (!name_taken(r, i, c->name, c->name_len))
-            continue;
-        for (unsigned k = 1;; k++) {
-            size_t need = c->name_len + 24;
-            char *alt = malloc(need);
-            if (!alt)
-                return ST_ENOMEM;
-            int n = snprintf(alt, need, "%s_%u", c->name, k);
-            if (!name_taken(r, r->ncols, alt, (size_t)n)) {
-                free(c->name);
-                c->name = alt;
-                c->name_len = (uint32_t)n;
-                break;
-            }
-            free(alt);
-        }
-    }
-    return ST_OK;
-}
-
 static ssize_t find_column(const csv_reader *r, const char *name)
 {
     size_t len = strlen(name);
@@ -211,8 +171,12 @@ static int read_header(csv_reader *r, csv_chunk *ch, bool names, size_t *count, 
         csv_span s;
         p = csv_field(&r->d, p, end, &s);
         lines += s.newlines;
-        if (n >= CSV_MAX_COLUMNS)
-            return st_error_set(err, ST_EUNSUPPORTED, "more than %zu columns", CSV_MAX_COLUMNS);
+        if (n >= r->max_columns)
+            return st_error_set(err, ST_EUNSUPPORTED,
+                                "the header has more than %zu columns (raise the limit with "
+                                "--max-columns, or check the delimiter)", r->max_columns);
+        if ((n & 4095) == 4095 && st_interrupted())
+            return st_error_set(err, ST_ECANCELED, "interrupted");
         if (names) {
             if (n == cap) {
                 size_t nc = cap ? cap * 2 : 16;
@@ -251,6 +215,21 @@ static int read_header(csv_reader *r, csv_chunk *ch, bool names, size_t *count, 
     if (names) {
         ch->start = (size_t)(p - ch->data);
         ch->line += 1 + lines;
+    }
+    return ST_OK;
+}
+
+/* A name is text: a NUL byte would cut it short wherever it is used as a C
+ * string, and two columns could silently become one feature. */
+static int check_names(const csv_reader *r, st_error *err)
+{
+    for (size_t i = 0; i < r->ncols; i++) {
+        const char *nul = memchr(r->cols[i].name, '\0', r->cols[i].name_len);
+        if (nul)
+            return st_error_set(err, ST_EDATA,
+                                "header, column %zu: the name holds a NUL byte at byte %zu "
+                                "(a binary file? name the columns with --header instead)",
+                                i + 1, (size_t)(nul - r->cols[i].name));
     }
     return ST_OK;
 }
@@ -307,6 +286,11 @@ static int infer_full(csv_reader *r, st_stream *src, bool use_pread, st_error *e
     int rc;
     csv_chunk ch;
     while ((rc = csv_chunker_next(&ic, &ch, err)) > 0) {
+        if (st_interrupted()) { /* a pass over a large file takes a while */
+            csv_chunk_free(&ch);
+            rc = st_error_set(err, ST_ECANCELED, "interrupted");
+            break;
+        }
         if (ch.offset == 0) {
             ch.start = r->header_end; /* same bytes as the main pass saw */
             ch.line = r->header_line;
@@ -332,6 +316,8 @@ static int infer_prefix(csv_reader *r, st_error *err)
             return rc;
     }
     while (rows < r->infer_rows) {
+        if (st_interrupted())
+            return st_error_set(err, ST_ECANCELED, "interrupted");
         csv_chunk ch;
         int rc = csv_chunker_next(&r->ch, &ch, err);
         if (rc < 0)
@@ -363,6 +349,7 @@ static int reader_open(void *priv, st_stream *in, const st_read_options *opt, st
     r->d.delim = co->delimiter ? (uint8_t)co->delimiter : default_delim;
     r->d.quote = co->quote ? (uint8_t)co->quote : '"';
     r->d.quoting = !co->no_quote;
+    r->d.line_ends = CSV_DETECT;
     if (r->d.delim == '\n' || r->d.delim == '\r')
         return st_error_set(err, ST_EUSAGE, "the delimiter cannot be a line break");
     if (r->d.quoting && (r->d.quote == r->d.delim || r->d.quote == '\n' || r->d.quote == '\r'))
@@ -372,6 +359,7 @@ static int reader_open(void *priv, st_stream *in, const st_read_options *opt, st
     r->skip_bad = co->skip_bad_rows;
     r->strict_float = opt->strict_float;
     r->infer_rows = co->infer_rows ? co->infer_rows : CSV_DEFAULT_INFER_ROWS;
+    r->max_columns = co->max_columns ? (size_t)co->max_columns : CSV_DEFAULT_MAX_COLUMNS;
     r->cloc = csv_c_locale(err);
     if (!r->cloc)
         return err->code;
@@ -381,6 +369,8 @@ static int reader_open(void *priv, st_stream *in, const st_read_options *opt, st
     int rc = csv_chunker_next(&r->ch, &first, err);
     if (rc < 0)
         return rc;
+    /* Later passes (type inference) read the line ends the first chunk chose. */
+    r->d.line_ends = r->ch.d.line_ends == CSV_DETECT ? CSV_LF : r->ch.d.line_ends;
     bool has_header = !co->no_header;
     size_t nfields = 0;
     if (rc == 0) {
@@ -428,8 +418,10 @@ static int reader_open(void *priv, st_stream *in, const st_read_options *opt, st
         }
     }
     r->row_bias = has_header ? 1 : 0;
-    if ((rc = fix_names(r)) < 0)
-        return st_error_set(err, ST_ENOMEM, "out of memory");
+    if ((rc = check_names(r, err)) < 0)
+        return rc;
+    if ((rc = csv_fix_names(r, err)) < 0)
+        return rc;
     if ((rc = apply_selection(r, opt, co, err)) < 0)
         return rc;
 

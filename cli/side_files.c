@@ -1,0 +1,72 @@
+/* The rule that tells shardtool's side files from inputs.  It is cheap and
+ * documented in shardtool(1) under INPUTS:
+ *
+ *   NAME.idx             a DALI index written by --index
+ *   NAME.manifest.json   a manifest (and a task's manifest)
+ *   NAME.partial         a shard not yet renamed to its final name
+ *   NAME.lock            a lock taken by a running convert
+ *   NAME.journal         the record of a final rename step
+ *   NAME.json            beginning with '{', a line break, and "features":
+ *                        a feature spec as --feature-spec writes it (a JSON
+ *                        lines record is one line, so it cannot begin so)
+ *
+ * Hidden names (a leading dot, which every temporary file has) are left out
+ * by the directory walk before this rule is asked. */
+#include "side_files.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcasecmp(s + n - m, suffix) == 0;
+}
+
+static const struct {
+    const char *suffix;
+    const char *kind;
+} by_name[] = {
+    {".idx", "a shard index"},
+    {".manifest.json", "a manifest"},
+    {".partial", "an unfinished shard"},
+    {".lock", "a lock file"},
+    {".journal", "a rename journal"},
+};
+
+/* Whether the file begins the way st_feature_spec_write begins one.  Only
+ * regular files are opened (O_NONBLOCK keeps a FIFO from blocking). */
+static bool looks_like_feature_spec(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return false;
+    char head[32];
+    ssize_t n = read(fd, head, sizeof head);
+    close(fd);
+    if (n <= 0)
+        return false;
+    size_t i = 0, len = (size_t)n;
+    if (head[i++] != '{')
+        return false;
+    if (i < len && head[i] == '\r')
+        i++;
+    if (i >= len || head[i++] != '\n')
+        return false;
+    while (i < len && (head[i] == ' ' || head[i] == '\t'))
+        i++;
+    static const char key[] = "\"features\"";
+    return len - i >= sizeof key - 1 && memcmp(head + i, key, sizeof key - 1) == 0;
+}
+
+const char *cli_side_file_kind(const char *path)
+{
+    for (size_t i = 0; i < sizeof by_name / sizeof by_name[0]; i++)
+        if (ends_with(path, by_name[i].suffix))
+            return by_name[i].kind;
+    if (ends_with(path, ".json") && looks_like_feature_spec(path))
+        return "a feature spec";
+    return NULL;
+}

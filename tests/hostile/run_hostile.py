@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""Hostile inputs: resource cases that must fail or finish, never hang.
+
+Usage: run_hostile.py SHARDTOOL [NAME_SUBSTRING...]
+
+Each case runs shardtool under a wall-clock limit and an address-space
+limit (RLIMIT_AS, as `ulimit -v` sets it; left out for AddressSanitizer
+builds, whose shadow memory needs more), so that a regression fails the
+suite instead of hanging it or eating the machine.  Signal cases send one
+SIGTERM or SIGINT once the command is under way and require it to exit
+within SIGNAL_GRACE seconds.
+
+Cases (see tests/hostile/README.md for why each exists):
+
+  header-1m-columns        a 1,000,000-column CSV header (--max-columns)
+  header-over-limit        the same header without it: refused at once
+  header-4000-duplicates   4,000 copies of one name (was cubic: ~1 min)
+  symlink-loop-dir         a directory whose subdirectory links back up
+  fifo-in-dir              a FIFO beside a CSV inside an input directory
+  binary-8-bytes           \\xff\\xff\\xff\\xffPAR1 is not read as CSV
+  sigterm-header           SIGTERM during 1M-column header work
+  sigterm-symlink-loop     SIGTERM while walking a symlink loop then waiting
+  sigterm-fifo-open        SIGTERM while open() waits on a FIFO (cat)
+  sigint-fifo-convert      SIGINT while convert's reader thread waits on one
+  sigterm-stdin-silent     SIGTERM while a silent pipe on stdin is read
+
+Prints one line per case and "N passed, M failed"; exits 1 on any failure.
+The whole suite takes well under 30 seconds.  To add a case, write a
+function taking a Ctx and returning None (pass) or a message (fail), and
+add it to CASES.
+"""
+import os
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+MEMORY_LIMIT = 2 << 30    # bytes of address space per command
+SIGNAL_GRACE = 1.5        # seconds from the signal to the exit (asked: ~1 s)
+SIGNAL_DELAY = 0.4        # seconds before the signal is sent
+
+
+class Ctx:
+    def __init__(self, st, tmp, limit_memory):
+        self.st = st
+        self.tmp = tmp
+        self.limit_memory = limit_memory
+
+    def path(self, *parts):
+        return os.path.join(self.tmp, *parts)
+
+    def _limits(self):
+        if self.limit_memory:
+            resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+    def run(self, args, timeout, stdin=subprocess.DEVNULL):
+        """(returncode, stdout, stderr, cpu seconds); returncode None on timeout.
+        CPU time, not wall time, is what a case may bound: a loaded CI
+        machine stretches the wall clock, not the work."""
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        p = subprocess.Popen([self.st] + args, stdin=stdin, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, preexec_fn=self._limits)
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            return None, out, err, cpu_since(before)
+        return p.returncode, out, err, cpu_since(before)
+
+    def signal_during(self, args, sig=signal.SIGTERM, stdin=subprocess.DEVNULL,
+                      delay=SIGNAL_DELAY):
+        """Starts args, sends sig after delay; None when it exited in time."""
+        p = subprocess.Popen([self.st] + args, stdin=stdin, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, preexec_fn=self._limits)
+        time.sleep(delay)
+        finished_before = p.poll() is not None
+        if not finished_before:
+            p.send_signal(sig)
+        try:
+            _, err = p.communicate(timeout=SIGNAL_GRACE)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            return "still running %.1f s after %s" % (SIGNAL_GRACE, signal.Signals(sig).name)
+        if finished_before:
+            return None  # done before the signal: nothing to stop
+        if p.returncode == 0:
+            return "exit 0 after %s (an interrupted run must fail)" % signal.Signals(sig).name
+        if p.returncode < 0 and -p.returncode == sig:
+            return "killed by the signal's default action, not stopped by the tool"
+        return None
+
+
+def cpu_since(before):
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def write_header(path, names):
+    with open(path, "w") as f:
+        f.write(",".join(names))
+        f.write("\n")
+
+
+def wide_csv(ctx):
+    path = ctx.path("wide.csv")
+    if not os.path.exists(path):
+        write_header(path, ("c%d" % i for i in range(1000000)))
+    return path
+
+
+def case_header_1m_columns(ctx):
+    rc, out, err, cpu = ctx.run(["stat", "--max-columns", "1000000", wide_csv(ctx)], timeout=20)
+    if rc is None:
+        return "no answer in 20 s (the names were compared pairwise once)"
+    if rc != 0:
+        return "exit %s: %s" % (rc, err.decode(errors="replace")[:200])
+    if cpu > 5:
+        return "took %.1f s of CPU (asked: about a second)" % cpu
+    return None
+
+
+def case_header_over_limit(ctx):
+    rc, _, err, secs = ctx.run(["stat", wide_csv(ctx)], timeout=10)
+    if rc != 2 or b"--max-columns" not in err:
+        return "exit %s, %r: a header over the default limit must be refused naming --max-columns" % (
+            rc, err[:200])
+    return None
+
+
+def case_header_4000_duplicates(ctx):
+    path = ctx.path("dups.csv")
+    with open(path, "w") as f:
+        f.write(",".join(["a"] * 4000) + "\n" + ",".join(["1"] * 4000) + "\n")
+    rc, out, err, secs = ctx.run(["cat", path], timeout=10)
+    if rc is None:
+        return "no answer in 10 s"
+    if rc != 0 or b'"a_3999":[1]' not in out:
+        return "exit %s: %s" % (rc, err.decode(errors="replace")[:200])
+    return None
+
+
+def loop_dir(ctx):
+    d = ctx.path("loop")
+    if not os.path.isdir(d):
+        os.makedirs(os.path.join(d, "sub"))
+        with open(os.path.join(d, "sub", "x.csv"), "w") as f:
+            f.write("a\n1\n")
+        os.symlink("..", os.path.join(d, "sub", "up"))
+        os.symlink(".", os.path.join(d, "sub", "self"))
+    return d
+
+
+def case_symlink_loop_dir(ctx):
+    rc, out, err, _ = ctx.run(["cat", loop_dir(ctx)], timeout=10)
+    if rc is None:
+        return "no answer in 10 s (a symlink loop walked for ever)"
+    if rc != 0 or out != b'{"a":[1]}\n':
+        return "exit %s, stdout %r: %s" % (rc, out[:100], err.decode(errors="replace")[:200])
+    return None
+
+
+def fifo_dir(ctx):
+    d = ctx.path("withfifo")
+    if not os.path.isdir(d):
+        os.makedirs(d)
+        with open(os.path.join(d, "x.csv"), "w") as f:
+            f.write("a\n1\n")
+        os.mkfifo(os.path.join(d, "pipe"))
+        socket.socket(socket.AF_UNIX).bind(os.path.join(d, "sock"))
+    return d
+
+
+def case_fifo_in_dir(ctx):
+    rc, out, err, _ = ctx.run(["cat", "-v", fifo_dir(ctx)], timeout=10)
+    if rc is None:
+        return "no answer in 10 s (opened the FIFO and waited for a writer)"
+    if rc != 0 or out != b'{"a":[1]}\n' or b"a FIFO" not in err:
+        return "exit %s, stdout %r, stderr %r" % (rc, out[:100], err[:300])
+    return None
+
+
+def case_binary_8_bytes(ctx):
+    path = ctx.path("scrap")
+    with open(path, "wb") as f:
+        f.write(b"\xff\xff\xff\xffPAR1")
+    for cmd in ("cat", "stat"):
+        rc, out, err, _ = ctx.run([cmd, path], timeout=10)
+        if rc in (None, 0) or path.encode() not in err:
+            return "%s: exit %s (%r): binary data read as text" % (cmd, rc, err[:200])
+    return None
+
+
+def case_sigterm_header(ctx):
+    return ctx.signal_during(["stat", "--max-columns", "1000000", wide_csv(ctx)], delay=0.2)
+
+
+def case_sigterm_symlink_loop(ctx):
+    # After the walk, "-" waits on a pipe that never speaks: a walk that
+    # never ends, or a read that ignores the signal, both fail.
+    r, w = os.pipe()
+    try:
+        return ctx.signal_during(["cat", "--from", "csv", loop_dir(ctx), "-"], stdin=r)
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def case_sigterm_fifo_open(ctx):
+    fifo = ctx.path("lonely.fifo")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    return ctx.signal_during(["cat", "--from", "csv", fifo])
+
+
+def case_sigint_fifo_convert(ctx):
+    fifo = ctx.path("lonely2.fifo")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    return ctx.signal_during(["convert", "-q", "--from", "csv", fifo, "-o", ctx.path("o", "t")],
+                             sig=signal.SIGINT)
+
+
+def case_sigterm_stdin_silent(ctx):
+    r, w = os.pipe()
+    try:
+        return ctx.signal_during(["convert", "-q", "--from", "csv", "-", "-o", ctx.path("o2", "t")],
+                                 stdin=r)
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+CASES = [
+    ("header-1m-columns", case_header_1m_columns),
+    ("header-over-limit", case_header_over_limit),
+    ("header-4000-duplicates", case_header_4000_duplicates),
+    ("symlink-loop-dir", case_symlink_loop_dir),
+    ("fifo-in-dir", case_fifo_in_dir),
+    ("binary-8-bytes", case_binary_8_bytes),
+    ("sigterm-header", case_sigterm_header),
+    ("sigterm-symlink-loop", case_sigterm_symlink_loop),
+    ("sigterm-fifo-open", case_sigterm_fifo_open),
+    ("sigint-fifo-convert", case_sigint_fifo_convert),
+    ("sigterm-stdin-silent", case_sigterm_stdin_silent),
+]
+
+
+def sanitized(binary):
+    with open(binary, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
+def main():
+    st = os.path.abspath(sys.argv[1])
+    only = sys.argv[2:]
+    limit_memory = not sanitized(st)
+    passed = failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        ctx = Ctx(st, tmp, limit_memory)
+        for name, fn in CASES:
+            if only and not any(o in name for o in only):
+                continue
+            start = time.monotonic()
+            problem = fn(ctx)
+            secs = time.monotonic() - start
+            if problem:
+                failed += 1
+                print("FAIL %-24s %s" % (name, problem))
+            else:
+                passed += 1
+                print("ok   %-24s %.2f s" % (name, secs))
+    print("%d passed, %d failed%s" % (passed, failed,
+                                      "" if limit_memory else " (no memory limit: sanitizer build)"))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
