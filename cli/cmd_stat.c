@@ -172,7 +172,9 @@ static void print_features(const st_feature_stats *fstats)
             snprintf(range, sizeof range, "%.9g .. %.9g", f->min_float, f->max_float);
         st_kind kind = st_feature_stat_kind(f);
         bool mixed = (f->kinds & (f->kinds - 1)) != 0;
-        printf("  %-32s %-11s %10" PRIu64 " %13s  %s\n", f->name,
+        char name[1024]; /* a NUL or control byte in a name shows as \xNN */
+        st_feature_name_display(f->name, f->name_len, name, sizeof name);
+        printf("  %-32s %-11s %10" PRIu64 " %13s  %s\n", name,
                mixed ? "mixed" : st_kind_name(kind), f->present, length, range);
     }
     free(sorted);

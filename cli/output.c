@@ -130,6 +130,15 @@ static int derive_schema(cli_output *out, convert_job *job, st_error *err)
     int rc = convert_scan_schema(job, &stats, err);
     if (rc == ST_OK)
         rc = st_feature_stats_schema(&stats, &out->schema);
+    if (rc == ST_EUNSUPPORTED && st_feature_stats_nul_name(&stats)) {
+        const st_feature_stat *f = st_feature_stats_nul_name(&stats);
+        char name[256];
+        st_feature_name_display(f->name, f->name_len, name, sizeof name);
+        rc = st_error_set(err, rc,
+                          "feature '%s' has a NUL byte in its name, which %s columns cannot "
+                          "hold; write tfrecord or jsonl instead",
+                          name, out->format->name);
+    }
     st_feature_stats_free(&stats);
     out->wopt.schema = &out->schema;
     return rc;

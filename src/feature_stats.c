@@ -59,9 +59,14 @@ static st_feature_stat *lookup(st_feature_stats *s, const uint8_t *name, size_t 
         j = (j + 1) & (s->cap - 1);
     }
     st_feature_stat *f = &s->items[j];
-    f->name = strndup((const char *)name, len);
+    /* A name is bytes: a NUL inside is kept (strndup would stop there while
+     * name_len kept the full length, and every compare read past the copy). */
+    f->name = malloc(len + 1);
     if (!f->name)
         return NULL;
+    if (len)
+        memcpy(f->name, name, len);
+    f->name[len] = '\0';
     f->name_len = len;
     f->min_len = UINT32_MAX;
     f->first_seen = s->count++;
@@ -129,11 +134,18 @@ int st_feature_stats_add(st_feature_stats *s, const st_record *rec)
     /* Feature lists count under "name[]" with the per-step lengths. */
     for (uint32_t i = 0; i < rec->nlists; i++) {
         const st_feature_list *fl = &rec->lists[i];
-        char name[512];
-        size_t len = fl->name.len < sizeof name - 3 ? fl->name.len : sizeof name - 3;
-        memcpy(name, fl->name.data, len);
+        char small[512];
+        size_t len = fl->name.len;
+        /* The whole name, however long: cut, two lists could merge. */
+        char *name = len + 2 <= sizeof small ? small : malloc(len + 2);
+        if (!name)
+            return ST_ENOMEM;
+        if (len)
+            memcpy(name, fl->name.data, len);
         memcpy(name + len, "[]", 2);
         st_feature_stat *f = lookup(s, (const uint8_t *)name, len + 2);
+        if (name != small)
+            free(name);
         if (!f)
             return ST_ENOMEM;
         for (uint32_t k = 0; k < fl->count; k++)
@@ -222,6 +234,12 @@ int st_feature_stats_schema(const st_feature_stats *s, st_schema *out)
     if (!sorted)
         return ST_ENOMEM;
     for (size_t i = 0; i < s->count; i++) {
+        if (memchr(sorted[i]->name, '\0', sorted[i]->name_len)) {
+            free(sorted);
+            return ST_EUNSUPPORTED;
+        }
+    }
+    for (size_t i = 0; i < s->count; i++) {
         const st_feature_stat *f = sorted[i];
         if (st_schema_add(out, f->name, st_feature_stat_kind(f))) {
             free(sorted);
@@ -265,7 +283,8 @@ void st_feature_stats_json(const st_feature_stats *s, st_jsonw *w)
     for (size_t i = 0; sorted && i < s->count; i++) {
         const st_feature_stat *f = sorted[i];
         st_json_begin_object(w);
-        st_json_member_string(w, "name", f->name);
+        st_json_key(w, "name");
+        st_json_stringn(w, f->name, f->name_len);
         st_json_member_string(w, "kind", kinds_text(f->kinds));
         st_json_member_uint(w, "records", f->present);
         st_json_member_uint(w, "values", f->values);
@@ -284,4 +303,39 @@ void st_feature_stats_json(const st_feature_stats *s, st_jsonw *w)
     }
     st_json_end_array(w);
     free(sorted);
+}
+
+const st_feature_stat *st_feature_stats_nul_name(const st_feature_stats *s)
+{
+    const st_feature_stat *first = NULL; /* the first seen, for a stable message */
+    for (size_t i = 0; i < s->cap; i++)
+        if (s->items[i].name && memchr(s->items[i].name, '\0', s->items[i].name_len) &&
+            (!first || s->items[i].first_seen < first->first_seen))
+            first = &s->items[i];
+    return first;
+}
+
+size_t st_feature_name_display(const char *name, size_t len, char *out, size_t cap)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t n = 0;
+    if (!cap)
+        return 0;
+    for (size_t i = 0; i < len && n + 5 < cap; i++) {
+        uint8_t c = (uint8_t)name[i];
+        if (c < 0x20 || c == 0x7f || c == '\\') {
+            out[n++] = '\\';
+            if (c == '\\') {
+                out[n++] = '\\';
+                continue;
+            }
+            out[n++] = 'x';
+            out[n++] = hex[c >> 4];
+            out[n++] = hex[c & 15];
+        } else {
+            out[n++] = (char)c;
+        }
+    }
+    out[n] = '\0';
+    return n;
 }

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 typedef struct st_feature_stat {
-    char *name;
+    char *name;              /* name_len bytes (a NUL may be among them), then a NUL */
     size_t name_len;
     unsigned kinds;          /* bit (1 << st_kind) for every kind seen */
     uint64_t present;        /* records that have the feature */
@@ -49,8 +49,17 @@ const st_feature_stat **st_feature_stats_sorted(const st_feature_stats *s);
  * Features were seen). */
 st_kind st_feature_stat_kind(const st_feature_stat *f);
 /* A schema: nullable when some records lack it, repeated unless every
- * present value list has length 1, fixed_len when constant. */
+ * present value list has length 1, fixed_len when constant.
+ * ST_EUNSUPPORTED when a name holds a NUL byte (schema names are C strings;
+ * st_feature_stats_nul_name says which). */
 int st_feature_stats_schema(const st_feature_stats *s, st_schema *out);
+/* A feature whose name holds a NUL byte (a TFRecord written elsewhere can
+ * have one), or NULL. */
+const st_feature_stat *st_feature_stats_nul_name(const st_feature_stats *s);
+/* The name as printable text for messages and tables: control bytes (NUL
+ * included) and backslash as \xNN / \\; truncated to fit cap.  Returns the
+ * length written (out is NUL-terminated). */
+size_t st_feature_name_display(const char *name, size_t len, char *out, size_t cap);
 /* {"name": ..., "kind": ..., "records": ..., "min_length": ..., ...} per feature. */
 void st_feature_stats_json(const st_feature_stats *s, st_jsonw *w);
 

@@ -743,6 +743,18 @@ void st_json_float32(st_jsonw *w, float v)
     put_number_text(w, buf, n, isfinite(v));
 }
 
+void st_json_float32_kind(st_jsonw *w, float v)
+{
+    char buf[48];
+    int n = st_format_float32(buf, sizeof buf, v);
+    if (n > 0 && isfinite(v) && !memchr(buf, '.', (size_t)n) && !memchr(buf, 'e', (size_t)n) &&
+        (size_t)n + 2 < sizeof buf) {
+        memcpy(buf + n, ".0", 3);
+        n += 2;
+    }
+    put_number_text(w, buf, n, isfinite(v));
+}
+
 void st_json_double(st_jsonw *w, double v)
 {
     char buf[48];

@@ -40,6 +40,10 @@ void st_json_uint(st_jsonw *w, uint64_t v);
 /* Shortest decimal that round-trips the float32; NaN / +-Inf as the strings
  * "NaN", "Infinity", "-Infinity". */
 void st_json_float32(st_jsonw *w, float v);
+/* The same, but a finite value always reads as a float: a whole number gets
+ * ".0" ("1.0", "-0.0", "100.0"; "1e+30" already has its exponent).  Records
+ * (cat, --to jsonl) use it so that a float feature reads back as float. */
+void st_json_float32_kind(st_jsonw *w, float v);
 /* Same for doubles (statistics, rates). */
 void st_json_double(st_jsonw *w, double v);
 void st_json_bool(st_jsonw *w, bool v);

@@ -25,5 +25,8 @@ int st_manifest_write(const char *path, const st_shard_sink *sink, const char *f
  * FixedLen when every record has the feature with the same length. */
 int st_feature_spec_write(const char *path, const st_feature_stats *features, bool force,
                           st_error *err);
+/* The same document into a JSON writer (0 or ST_ENOMEM).  Names are JSON
+ * strings: a NUL byte in a name is \u0000. */
+int st_feature_spec_json(const st_feature_stats *features, st_jsonw *w);
 
 #endif

@@ -23,7 +23,7 @@ static void feature_values(const st_feature *f, st_jsonw *w, json_stream *s)
         break;
     case ST_KIND_FLOAT:
         for (uint32_t i = 0; i < f->count; i++)
-            st_json_float32(w, f->v.f32[i]);
+            st_json_float32_kind(w, f->v.f32[i]);
         break;
     case ST_KIND_BYTES:
         for (uint32_t i = 0; i < f->count; i++) {

@@ -5,7 +5,9 @@
  *                     "feature_lists": {"name": [[step 0 values], [step 1 values], ...]}}
  *
  * int64 values are JSON integers (exact), floats the shortest text that
- * reads back as the same float32 (NaN / +-Inf as strings), bytes a string
+ * reads back as the same float32, always with a '.' or an exponent so that
+ * they read back as floats ("1.0", "-0.0", "0.1", "1e+30"; NaN / +-Inf as
+ * the strings "NaN", "Infinity", "-Infinity"), bytes a string
  * when valid UTF-8 and {"base64": "..."} otherwise.  A feature with no list
  * set (ST_KIND_NONE) is []. */
 #ifndef ST_RECORD_JSON_H

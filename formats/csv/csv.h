@@ -57,7 +57,11 @@
  *
  * ---- Reading JSON lines -------------------------------------------------
  *
- * One object per line (blank lines skipped).  Numbers written without
+ * One object per record, in one of three shapes picked from the first bytes
+ * (json_split.h): one object per line (blank lines skipped), one top-level
+ * array of objects (streamed), or objects one after another over several
+ * lines (jq .).  Anything else is an error naming the record, line and byte
+ * offset ("JSON record R (line L, byte offset B): ...").  Numbers written without
  * fraction or exponent that fit int64 are int64, other numbers float;
  * strings are bytes; true/false are int64 1/0; null is a missing feature.
  * An array is a multi-value feature: its elements must be all numbers
@@ -71,7 +75,8 @@
  * pass saw over all its values (any string makes it bytes, numbers kept as
  * their text; any float makes it float); keys first seen after the
  * inference rows keep the kind of their values.  The SequenceExample form
- * of record_json.h is not read back.
+ * of record_json.h is not read back.  Keys are byte strings: a \u0000 in a
+ * key is kept.
  *
  * Limits: at most 2^20 columns (CSV) or distinct keys (JSON lines); a record
  * longer than st_read_options.max_record_size (0 = 64 MiB) is an error.

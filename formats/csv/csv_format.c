@@ -1,7 +1,7 @@
 /* The descriptors of the text formats and their content probes.  Text is
  * the weakest evidence of all: CSV and TSV bid low so that any binary
- * format's magic wins, and JSON lines bids only when its first line really
- * is a JSON object. */
+ * format's magic wins, and JSON bids only when its start really is an
+ * object or an array. */
 #include "csv_internal.h"
 #include "jsonl_parse.h"
 
@@ -62,14 +62,40 @@ int tsv_probe(const uint8_t *buf, size_t len)
     return tabs && tabs >= commas ? 12 : 0;
 }
 
-int jsonl_probe(const uint8_t *buf, size_t len)
+static size_t skip_json_ws(const uint8_t *buf, size_t i, size_t len)
 {
-    size_t i = skip_bom(buf, len);
     while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\r' || buf[i] == '\n'))
         i++;
-    if (i >= len || buf[i] != '{')
+    return i;
+}
+
+/* JSON: an object per line (the strongest sign: the first line parses), a
+ * top-level array, or an object that spans lines (jq's pretty output). */
+int jsonl_probe(const uint8_t *buf, size_t len)
+{
+    size_t i = skip_json_ws(buf, skip_bom(buf, len), len);
+    if (i >= len)
+        return 0;
+    if (buf[i] == '[') {
+        /* [{ is an array of records; [1, ["a" or [] are JSON all the same,
+         * and the reader says clearly what it cannot take. */
+        size_t j = skip_json_ws(buf, i + 1, len);
+        if (j >= len)
+            return 20;
+        uint8_t c = buf[j];
+        if (c == '{')
+            return 45;
+        if (c == ']' || c == '[' || c == '"' || c == '-' || (c >= '0' && c <= '9') || c == 't' ||
+            c == 'f' || c == 'n')
+            return 25;
+        return 0;
+    }
+    if (buf[i] != '{')
         return 0;
     const uint8_t *nl = memchr(buf + i, '\n', len - i);
+    size_t k = skip_json_ws(buf, i + 1, len);
+    if (nl && k > (size_t)(nl - buf) && k < len && (buf[k] == '"' || buf[k] == '}'))
+        return 35; /* '{' ends its line and a key follows: a pretty-printed object */
     if (!nl) {
         /* The first line does not fit the probe: a key is a good sign. */
         size_t j = i + 1;
@@ -88,12 +114,15 @@ int jsonl_probe(const uint8_t *buf, size_t len)
     jl_line_free(&L);
     st_arena_free(&arena);
     freelocale(loc);
-    return rc == 0 ? 40 : 0;
+    if (rc == 0)
+        return 40;
+    /* An object whose first member does not end its line (pretty-printed). */
+    return k < len && buf[k] == '"' ? 30 : 0;
 }
 
 static const char *const csv_extensions[] = {".csv", NULL};
 static const char *const tsv_extensions[] = {".tsv", ".tab", NULL};
-static const char *const jsonl_extensions[] = {".jsonl", ".ndjson", NULL};
+static const char *const jsonl_extensions[] = {".jsonl", ".ndjson", ".json", NULL};
 
 const st_format st_format_csv = {
     .name = "csv",
@@ -115,7 +144,8 @@ const st_format st_format_tsv = {
 
 const st_format st_format_jsonl = {
     .name = "jsonl",
-    .description = "JSON lines: one object per line, nested objects as dotted names",
+    .description = "JSON objects: one per line (JSON lines), one after another, or in one "
+                   "top-level array; nested objects as dotted names",
     .extensions = jsonl_extensions,
     .probe = jsonl_probe,
     .reader = &st_jsonl_reader_ops,

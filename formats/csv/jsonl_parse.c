@@ -18,9 +18,7 @@ typedef struct jp {
 static int fail(jp *s, const char *fmt, const char *key)
 {
     snprintf(s->L->msg, sizeof s->L->msg, fmt, key ? key : "");
-    size_t n = strlen(s->L->msg);
-    snprintf(s->L->msg + n, sizeof s->L->msg - n, " (at byte %zu of the line)",
-             (size_t)(s->p - s->start) + 1);
+    s->L->err_at = (size_t)(s->p - s->start); /* the caller names the place in the input */
     return ST_EDATA;
 }
 
@@ -465,7 +463,7 @@ int jl_parse(jl_line *L, const uint8_t *p, size_t n, st_arena *arena, locale_t l
     if (s.p == s.end)
         return 1;
     if (*s.p != '{')
-        return fail(&s, "a line must hold one JSON object%s", NULL);
+        return fail(&s, "a record must be one JSON object%s", NULL);
     int rc = parse_object(&s);
     if (rc)
         return rc;

@@ -1,4 +1,5 @@
-/* One JSON object per line, flattened into named fields of scalars.
+/* One JSON object (a line of JSON lines, or one object of the other shapes
+ * of json_split.h), flattened into named fields of scalars.
  *
  * The parser does not build a tree: each member whose value is a scalar or
  * an array of scalars becomes a field named by its dotted path, with its
@@ -47,6 +48,7 @@ typedef struct jl_line {
     st_buf keys;             /* every field's dotted name, one after another */
     st_buf path;             /* the name being built */
     char msg[256];           /* what went wrong, when jl_parse fails */
+    size_t err_at;           /* where: offset from the start of the text given */
 } jl_line;
 
 /* 0 = parsed, 1 = blank line, ST_EDATA (msg set) or ST_ENOMEM. */

@@ -1,7 +1,10 @@
-/* The JSON lines reader.  Keys vary between records, so the "columns" are
- * the keys met by the inference pass (over the whole input when it can be
- * read twice, else over the first infer_rows lines).  Each key's kind is
- * decided there; keys first met later keep the kind of their own values. */
+/* The JSON reader: JSON lines, objects one after another, or one top-level
+ * array of objects (json_split.h picks the shape from the first bytes).
+ * Keys vary between records, so the "columns" are the keys met by the
+ * inference pass (over the whole input when it can be read twice, else over
+ * the first infer_rows records).  Each key's kind is decided there; keys
+ * first met later keep the kind of their own values. */
+#include "json_split.h"
 #include "jsonl_parse.h"
 
 #include <inttypes.h>
@@ -23,10 +26,85 @@ typedef struct jl_key {
     int64_t fixed_len;       /* -2 = not yet known, -1 = varies */
 } jl_key;
 
+/* Chunks of whole records, whatever the shape. */
+typedef struct jl_source {
+    jl_shape shape;
+    csv_chunker lines;       /* JL_SHAPE_LINES */
+    json_splitter objects;   /* the other shapes */
+} jl_source;
+
+static void source_init(jl_source *s, jl_shape shape, st_stream *in, size_t chunk_size,
+                        uint64_t max_record, bool use_pread)
+{
+    memset(s, 0, sizeof *s);
+    s->shape = shape;
+    if (shape == JL_SHAPE_LINES) {
+        csv_dialect d = { '\n', '"', false };
+        csv_chunker_init(&s->lines, in, &d, chunk_size, max_record, use_pread);
+    } else {
+        json_splitter_init(&s->objects, in, shape, chunk_size, max_record, use_pread);
+    }
+}
+
+/* The bytes jl_detect_shape read come first. */
+static int source_seed(jl_source *s, uint8_t *head, size_t len)
+{
+    if (s->shape != JL_SHAPE_LINES) {
+        int rc = json_splitter_seed(&s->objects, head, len);
+        free(head);
+        return rc;
+    }
+    free(s->lines.carry);
+    s->lines.carry = head;
+    s->lines.carry_len = s->lines.carry_cap = len;
+    return ST_OK;
+}
+
+static int source_next(jl_source *s, csv_chunk *out, st_error *err)
+{
+    return s->shape == JL_SHAPE_LINES ? csv_chunker_next(&s->lines, out, err)
+                                      : json_splitter_next(&s->objects, out, err);
+}
+
+static void source_recycle(jl_source *s, csv_chunk *ch)
+{
+    if (s->shape == JL_SHAPE_LINES)
+        csv_chunker_recycle(&s->lines, ch);
+    else
+        json_splitter_recycle(&s->objects, ch);
+}
+
+static void source_free(jl_source *s)
+{
+    if (s->shape == JL_SHAPE_LINES)
+        csv_chunker_free(&s->lines);
+    else
+        json_splitter_free(&s->objects);
+}
+
+/* The next record's text in a chunk, [*rs, *re): a line (maybe blank) of
+ * JSON lines, an object of the other shapes; false at the chunk's end. */
+static bool next_text(jl_shape shape, const uint8_t **p, const uint8_t *end, const uint8_t **rs,
+                      const uint8_t **re)
+{
+    if (shape != JL_SHAPE_LINES)
+        return js_next_object(p, end, rs, re);
+    if (*p >= end)
+        return false;
+    const uint8_t *nl = memchr(*p, '\n', (size_t)(end - *p));
+    if (!nl)
+        nl = end;
+    *rs = *p;
+    *re = nl;
+    *p = nl + 1;
+    return true;
+}
+
 typedef struct jsonl_reader {
     st_stream *in;
     const char *name;
-    csv_chunker ch;
+    uint64_t max_record;
+    jl_source src;
     csv_chunk_queue pending;   /* chunks read during open(), replayed first */
     locale_t cloc;
     bool strict_float;
@@ -165,31 +243,32 @@ static st_kind natural_kind(unsigned types)
 static int infer_chunk(jsonl_reader *r, const csv_chunk *ch, jl_line *L, st_arena *arena,
                        uint64_t limit, st_error *err)
 {
-    const uint8_t *p = ch->data + ch->start, *end = ch->data + ch->len;
-    uint64_t line = ch->line;
-    while (p < end && (limit == 0 || r->rows_seen < limit)) {
-        const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
-        if (!nl)
-            nl = end;
+    const uint8_t *p = ch->data + ch->start, *end = ch->data + ch->len, *rs, *re;
+    uint64_t record = ch->row;
+    char at[128];
+    while ((limit == 0 || r->rows_seen < limit) && next_text(r->src.shape, &p, end, &rs, &re)) {
         st_arena_reset(arena);
-        int rc = jl_parse(L, p, (size_t)(nl - p), arena, r->cloc);
-        p = nl + 1;
-        line++;
+        int rc = jl_parse(L, rs, (size_t)(re - rs), arena, r->cloc);
+        record++;
         if (rc == 1)
             continue;
         if (rc == ST_ENOMEM)
             return st_error_set(err, ST_ENOMEM, "out of memory");
-        if (rc < 0)
-            return st_error_set(err, ST_EDATA, "line %" PRIu64 ": %s", line - 1, L->msg);
+        if (rc < 0) {
+            js_where(at, sizeof at, ch, record - 1, rs + L->err_at);
+            return st_error_set(err, ST_EDATA, "%s: %s", at, L->msg);
+        }
         r->rows_seen++;
         for (size_t i = 0; i < L->nfields; i++) {
             const jl_field *f = &L->fields[i];
             const uint8_t *name = jl_field_name(L, f);
             uint32_t h = hash_name(name, f->key_len);
             ssize_t k = key_find(r, name, f->key_len, h);
-            if (k < 0 && r->nkeys >= JSONL_MAX_KEYS)
-                return st_error_set(err, ST_EUNSUPPORTED, "line %" PRIu64 ": more than %zu distinct keys",
-                                    line - 1, JSONL_MAX_KEYS);
+            if (k < 0 && r->nkeys >= JSONL_MAX_KEYS) {
+                js_where(at, sizeof at, ch, record - 1, rs);
+                return st_error_set(err, ST_EUNSUPPORTED, "%s: more than %zu distinct keys", at,
+                                    JSONL_MAX_KEYS);
+            }
             if (k < 0 && (k = key_add(r, name, f->key_len, h)) < 0)
                 return st_error_set(err, ST_ENOMEM, "out of memory");
             jl_key *key = &r->keys[k];
@@ -222,24 +301,23 @@ static int infer(jsonl_reader *r, const st_csv_options *co, st_error *err)
     if (!seek && !co->no_full_scan)
         again = csv_reopen_for_pass(r->in, err);
     if (seek || again) {
-        csv_chunker ic;
-        csv_dialect d = { '\n', '"', false };
-        csv_chunker_init(&ic, again ? again : r->in, &d, CSV_MAX_CHUNK, r->ch.max_record, seek);
-            csv_chunk ch;
-        while ((rc = csv_chunker_next(&ic, &ch, err)) > 0) {
+        jl_source ic;
+        source_init(&ic, r->src.shape, again ? again : r->in, CSV_MAX_CHUNK, r->max_record, seek);
+        csv_chunk ch;
+        while ((rc = source_next(&ic, &ch, err)) > 0) {
             rc = infer_chunk(r, &ch, &L, &arena, 0, err);
-            csv_chunker_recycle(&ic, &ch);
+            source_recycle(&ic, &ch);
             if (rc < 0)
                 break;
         }
-        csv_chunker_free(&ic);
+        source_free(&ic);
         if (again)
             st_stream_close(again);
         r->full_pass = true;
     } else {
         for (;;) {
             csv_chunk ch;
-            rc = csv_chunker_next(&r->ch, &ch, err);
+            rc = source_next(&r->src, &ch, err);
             if (rc <= 0)
                 break;
             if ((rc = csv_chunk_queue_push(&r->pending, &ch, err)) < 0) {
@@ -313,9 +391,19 @@ static int jsonl_open(void *priv, st_stream *in, const st_read_options *opt, st_
             if (st_schema_add(&r->types, co->types->columns[i].name, co->types->columns[i].kind))
                 return st_error_set(err, ST_ENOMEM, "out of memory");
     }
-    csv_dialect d = { '\n', '"', false };
-    csv_chunker_init(&r->ch, in, &d, co->chunk_size, opt->max_record_size, false);
-    int rc = infer(r, co, err);
+    /* The shape decides how the input is cut into records; the bytes read
+     * to see it come first in the chunks. */
+    jl_shape shape;
+    uint8_t *head;
+    size_t head_len;
+    int rc = jl_detect_shape(in, opt->max_record_size, &shape, &head, &head_len, err);
+    if (rc < 0)
+        return rc;
+    r->max_record = opt->max_record_size;
+    source_init(&r->src, shape, in, co->chunk_size, opt->max_record_size, false);
+    if (source_seed(&r->src, head, head_len))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    rc = infer(r, co, err);
     if (rc < 0)
         return rc;
     /* A key asked for but absent from the whole input is a mistake. */
@@ -333,7 +421,7 @@ static int jsonl_next_unit(void *priv, st_unit *unit, st_error *err)
     jsonl_reader *r = priv;
     csv_chunk ch;
     if (!csv_chunk_queue_pop(&r->pending, &ch)) {
-        int rc = csv_chunker_next(&r->ch, &ch, err);
+        int rc = source_next(&r->src, &ch, err);
         if (rc <= 0)
             return rc;
     }
@@ -345,10 +433,23 @@ static int jsonl_next_unit(void *priv, st_unit *unit, st_error *err)
 typedef struct jdec {
     const jsonl_reader *r;
     st_batch *out;
-    uint64_t line;
+    const csv_chunk *ch;
+    uint64_t record;          /* index of the record being decoded */
+    const uint8_t *rs, *re;   /* its text */
     uint64_t lossy;
     st_error *err;
 } jdec;
+
+/* "JSON record R (line L, byte offset B)" of a value (its text when it lies
+ * in the record's, else the record's start). */
+static const char *where(const jdec *x, const jl_value *v, char *out, size_t cap)
+{
+    const uint8_t *at = x->rs;
+    if (v && v->text.data >= x->rs && v->text.data < x->re)
+        at = v->text.data;
+    js_where(out, cap, x->ch, x->record, at);
+    return out;
+}
 
 static int kind_error(jdec *x, const uint8_t *name, size_t len, const jl_value *v, st_kind kind)
 {
@@ -357,10 +458,12 @@ static int kind_error(jdec *x, const uint8_t *name, size_t len, const jl_value *
         snprintf(ex, sizeof ex, "%s", v->u.i ? "true" : "false");
     else
         csv_excerpt(v->text.data, v->text.len, ex, sizeof ex);
-    return st_error_set(x->err, ST_EDATA, "line %" PRIu64 ", key '%.*s': %s does not fit its kind %s%s",
-                        x->line, (int)len, (const char *)name, ex, st_kind_name(kind),
+    char at[128];
+    return st_error_set(x->err, ST_EDATA, "%s: key '%.*s': %s does not fit its kind %s%s",
+                        where(x, v, at, sizeof at), (int)len, (const char *)name, ex,
+                        st_kind_name(kind),
                         x->r->full_pass ? ""
-                                        : " (its kind was inferred from the first lines; "
+                                        : " (its kind was inferred from the first records; "
                                           "infer from more or force the type)");
 }
 
@@ -399,12 +502,12 @@ static int convert(jdec *x, const jl_line *L, const jl_field *jf, st_feature *f,
             if ((double)(float)d != d && v->type != JL_BOOL &&
                 csv_float_lossy(d, v->text.data, v->text.len, x->r->cloc)) {
                 if (x->r->strict_float) {
-                    char ex[200];
+                    char ex[200], at[128];
                     csv_excerpt(v->text.data, v->text.len, ex, sizeof ex);
                     return st_error_set(x->err, ST_EDATA,
-                                        "line %" PRIu64 ", key '%.*s': %s changes when narrowed "
+                                        "%s: key '%.*s': %s changes when narrowed "
                                         "to float32 (strict float)",
-                                        x->line, (int)f->name.len,
+                                        where(x, v, at, sizeof at), (int)f->name.len,
                                         (const char *)f->name.data, ex);
                 }
                 x->lossy++;
@@ -442,8 +545,9 @@ static int jsonl_decode_unit(const void *priv, const st_unit *unit, st_batch *ou
 {
     const jsonl_reader *r = priv;
     const csv_chunk *ch = unit->data;
-    const uint8_t *p = ch->data + ch->start, *end = ch->data + ch->len;
-    jdec x = { r, out, ch->line, 0, err };
+    const uint8_t *p = ch->data + ch->start, *end = ch->data + ch->len, *rs, *re;
+    jdec x = { r, out, ch, ch->row, NULL, NULL, 0, err };
+    char at[128];
     jl_line L;
     memset(&L, 0, sizeof L);
     uint32_t *seen = r->nkeys ? calloc(r->nkeys, sizeof *seen) : NULL;
@@ -451,15 +555,14 @@ static int jsonl_decode_unit(const void *priv, const st_unit *unit, st_batch *ou
     int rc = ST_OK;
     if (r->nkeys && !seen)
         return st_error_set(err, ST_ENOMEM, "out of memory");
-    while (p < end) {
-        const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
-        if (!nl)
-            nl = end;
-        rc = jl_parse(&L, p, (size_t)(nl - p), &out->arena, r->cloc);
-        p = nl + 1;
+    for (;; x.record++) {
+        if (!next_text(r->src.shape, &p, end, &rs, &re))
+            break;
+        x.rs = rs;
+        x.re = re;
+        rc = jl_parse(&L, rs, (size_t)(re - rs), &out->arena, r->cloc);
         if (rc == 1) {
             rc = ST_OK;
-            x.line++;
             continue;
         }
         if (rc == ST_ENOMEM) {
@@ -467,7 +570,8 @@ static int jsonl_decode_unit(const void *priv, const st_unit *unit, st_batch *ou
             break;
         }
         if (rc < 0) {
-            rc = st_error_set(err, ST_EDATA, "line %" PRIu64 ": %s", x.line, L.msg);
+            js_where(at, sizeof at, ch, x.record, rs + L.err_at);
+            rc = st_error_set(err, ST_EDATA, "%s: %s", at, L.msg);
             break;
         }
         st_record *rec = st_batch_add(out);
@@ -488,8 +592,8 @@ static int jsonl_decode_unit(const void *priv, const st_unit *unit, st_batch *ou
             if (k >= 0) {
                 const jl_key *key = &r->keys[k];
                 if (seen[k] == stamp) {
-                    rc = st_error_set(err, ST_EDATA, "line %" PRIu64 ": key '%s' appears twice",
-                                      x.line, key->name);
+                    rc = st_error_set(err, ST_EDATA, "%s: key '%s' appears twice",
+                                      where(&x, NULL, at, sizeof at), key->name);
                     break;
                 }
                 seen[k] = stamp;
@@ -508,8 +612,9 @@ static int jsonl_decode_unit(const void *priv, const st_unit *unit, st_batch *ou
                 for (uint32_t j = 0; j < nf; j++) {
                     if (feats[j].name.len == jf->key_len &&
                         memcmp(feats[j].name.data, name, jf->key_len) == 0) {
-                        rc = st_error_set(err, ST_EDATA, "line %" PRIu64 ": key '%.*s' appears twice",
-                                          x.line, (int)jf->key_len, (const char *)name);
+                        rc = st_error_set(err, ST_EDATA, "%s: key '%.*s' appears twice",
+                                          where(&x, NULL, at, sizeof at), (int)jf->key_len,
+                                          (const char *)name);
                         break;
                     }
                 }
@@ -533,7 +638,6 @@ static int jsonl_decode_unit(const void *priv, const st_unit *unit, st_batch *ou
             break;
         rec->features = feats;
         rec->nfeatures = nf;
-        x.line++;
     }
     free(seen);
     jl_line_free(&L);
@@ -566,7 +670,7 @@ static void jsonl_close(void *priv)
     free(r->keys);
     free(r->index);
     csv_chunk_queue_free(&r->pending);
-    csv_chunker_free(&r->ch);
+    source_free(&r->src);
     st_schema_free(&r->types);
     free_list(r->only, r->nonly);
     free_list(r->exclude, r->nexclude);

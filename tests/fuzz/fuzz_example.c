@@ -6,9 +6,14 @@
  *   - a failure is ST_EDATA with a message naming the byte offset;
  *   - a decoded record re-encodes to exactly st_example_encoded_size bytes,
  *     and those bytes decode to the same names and values;
- *   - the JSON writer accepts the record. */
+ *   - the JSON writer accepts the record;
+ *   - feature statistics (as stat, manifests and feature specs use them)
+ *     hold every name byte for byte, NUL bytes included, through the
+ *     per-position cache, a merge, the schema and the JSON writers. */
 #include "example.h"
+#include "feature_stats.h"
 #include "json.h"
+#include "manifest.h"
 #include "record_json.h"
 
 #include <stdio.h>
@@ -71,6 +76,66 @@ static bool record_eq(const st_record *a, const st_record *b)
     return true;
 }
 
+/* Names of the stats equal the record's names (a feature list counts as
+ * "name[]"), whatever bytes they hold. */
+static void check_names(const st_feature_stats *fs, const st_record *rec)
+{
+    for (uint32_t i = 0; i < rec->nfeatures; i++) {
+        const st_bytes *n = &rec->features[i].name;
+        bool found = false;
+        for (size_t k = 0; k < fs->cap && !found; k++) {
+            const st_feature_stat *f = &fs->items[k];
+            found = f->name && f->name_len == n->len &&
+                    (n->len == 0 || memcmp(f->name, n->data, n->len) == 0) && f->name[n->len] == '\0';
+        }
+        if (!found)
+            fail("feature statistics lost a name's bytes");
+    }
+}
+
+static void check_stats(const st_record *rec, const st_record *again)
+{
+    st_feature_stats fs, merged;
+    st_feature_stats_init(&fs);
+    st_feature_stats_init(&merged);
+    /* The second record has the same names at other addresses, the third
+     * the same addresses: the cache and the hash table both get used. */
+    if (st_feature_stats_add(&fs, rec) || st_feature_stats_add(&fs, again) ||
+        st_feature_stats_add(&fs, rec))
+        fail("feature statistics failed");
+    check_names(&fs, rec);
+    if (st_feature_stats_merge(&merged, &fs))
+        fail("feature statistics merge failed");
+    check_names(&merged, rec);
+    if (merged.count != fs.count)
+        fail("merge changed the number of features");
+    st_schema schema = {0};
+    int rc = st_feature_stats_schema(&merged, &schema);
+    if (rc != ST_OK && !(rc == ST_EUNSUPPORTED && st_feature_stats_nul_name(&merged)))
+        fail("schema failed");
+    if (rc == ST_OK && schema.count != merged.count)
+        fail("schema lost features");
+    st_schema_free(&schema);
+    const st_feature_stat *bad = st_feature_stats_nul_name(&merged);
+    if (bad) {
+        char shown[64];
+        st_feature_name_display(bad->name, bad->name_len, shown, sizeof shown);
+        if (!strstr(shown, "\\x00") && bad->name_len < 12)
+            fail("a NUL in a name is not shown");
+    }
+    st_buf out = {0};
+    st_jsonw w;
+    st_jsonw_init(&w, &out, true);
+    st_feature_stats_json(&merged, &w);
+    if (w.failed || st_feature_spec_json(&merged, &w))
+        fail("statistics JSON failed");
+    if (bad && !memmem(out.data, out.len, "\\u0000", 6))
+        fail("a NUL in a name is not written as \\u0000");
+    st_buf_free(&out);
+    st_feature_stats_free(&merged);
+    st_feature_stats_free(&fs);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     st_arena arena;
@@ -101,6 +166,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     st_jsonw_init(&w, &text, false);
     if (st_record_to_json(&rec, &w))
         fail("JSON writer failed");
+    check_stats(&rec, &back);
     st_buf_free(&enc);
     st_buf_free(&text);
     st_arena_free(&arena);

@@ -361,7 +361,7 @@ static void test_alltypes_codecs(void)
     CU_ASSERT_EQUAL(first.records, 8);
     CU_ASSERT_STRING_EQUAL(line(&first, 0),
         "{\"id\":[4],\"bool_col\":[1],\"tinyint_col\":[0],\"smallint_col\":[0],\"int_col\":[0],"
-        "\"bigint_col\":[0],\"float_col\":[0],\"double_col\":[0],\"date_string_col\":[\"03/01/09\"],"
+        "\"bigint_col\":[0],\"float_col\":[0.0],\"double_col\":[0.0],\"date_string_col\":[\"03/01/09\"],"
         "\"string_col\":[\"0\"],\"timestamp_col\":[1235865600000000]}");
     CU_ASSERT_STRING_EQUAL(line(&first, 1),
         "{\"id\":[5],\"bool_col\":[0],\"tinyint_col\":[1],\"smallint_col\":[1],\"int_col\":[1],"
@@ -399,9 +399,9 @@ static void test_arrow_types(void)
 {
     static const expect_line cases[] = {
         {"duration_uuid.avro", 0, "{\"duration_field\":[1,15,500],\"uuid_field\":[\"fe7bc30b-4ce8-4c5e-b67c-2234a2d38e66\"]}"},
-        {"fixed256_decimal.avro", 1, "{\"value\":[2]}"},
-        {"int128_decimal.avro", 23, "{\"value\":[24]}"},
-        {"int32_decimal.avro", 0, "{\"value\":[1]}"},
+        {"fixed256_decimal.avro", 1, "{\"value\":[2.0]}"},
+        {"int128_decimal.avro", 23, "{\"value\":[24.0]}"},
+        {"int32_decimal.avro", 0, "{\"value\":[1.0]}"},
         {"timestamp_logical_types.avro", 1,
          "{\"id\":[2],\"ts_millis\":[1000],\"ts_micros\":[1000000],\"ts_nanos\":[1000000000],"
          "\"local_ts_millis\":[1000],\"local_ts_micros\":[1000000],\"local_ts_nanos\":[1000000000]}"},
@@ -412,7 +412,7 @@ static void test_arrow_types(void)
          "{\"f1.f1_1\":[\"aaa\"],\"f1.f1_2\":[10],\"f1.f1_3.f1_3_1\":[3.14],\"f2.f2_1\":[1,1],"
          "\"f2.f2_2\":[1.2,2.2],\"f3.f3_1\":[\"xyz\"],\"f4.f4_1\":[200]}"},
         {"list_columns.avro", 1, "{\"int64_list\":[1]}"},
-        {"datapage_v2.snappy.avro", 0, "{\"a\":[\"abc\"],\"b\":[1],\"c\":[2],\"d\":[1],\"e\":[1,2,3]}"},
+        {"datapage_v2.snappy.avro", 0, "{\"a\":[\"abc\"],\"b\":[1],\"c\":[2.0],\"d\":[1],\"e\":[1,2,3]}"},
         {"nested_lists.snappy.avro", 0, "{\"a\":[\"a\",\"b\",\"c\",\"d\"],\"b\":[1]}"},
         {"nullable.impala.avro", 0,
          "{\"id\":[1],\"int_array\":[1,2,3],\"int_array_Array\":[1,2,3,4],\"int_map.k1\":[1],\"int_map.k2\":[100],"
@@ -484,7 +484,7 @@ static void test_apache_files(void)
     static const expect_line cases[] = {
         {"c-tests/avro-1279-codec.avro", 1,
          "{\"booleanField\":[0],\"intField\":[-2147483648],\"longField\":[-9223372036854775808],"
-         "\"floatField\":[1e-45],\"doubleField\":[0],\"bytesField\":[\"MIN VALUES\"],\"stringField\":[\"MIN VALUES\"]}"},
+         "\"floatField\":[1e-45],\"doubleField\":[0.0],\"bytesField\":[\"MIN VALUES\"],\"stringField\":[\"MIN VALUES\"]}"},
         {"c-tests/avro-1279-no-codec.avro", 2,
          "{\"booleanField\":[0],\"intField\":[2147483647],\"longField\":[9223372036854775807],"
          "\"floatField\":[3.4028235e+38],\"doubleField\":[\"Infinity\"],\"bytesField\":[\"MAX VALUES\"],"
@@ -943,7 +943,7 @@ static void test_mapping_crafted(void)
     put_long(&d, 3);
     st_buf_append(&d, "\x00\x00\x80", 3);  /* 128, leading zero byte */
     expect_one(dec_bytes, &d, &text, "{\"a\":[\"-12.50\"],\"b\":[\"0.005\"],\"c\":[\"-1\"],\"e\":[\"1.28\"]}");
-    expect_one(dec_bytes, &d, NULL, "{\"a\":[-12.5],\"b\":[0.005],\"c\":[-1],\"e\":[1.28]}");
+    expect_one(dec_bytes, &d, NULL, "{\"a\":[-12.5],\"b\":[0.005],\"c\":[-1.0],\"e\":[1.28]}");
 
     /* A 256-bit decimal: 2^255 - 1 with scale 0. */
     st_buf_clear(&d);
@@ -992,7 +992,7 @@ static void test_mapping_crafted(void)
     put_double(&d, -2);
     put_long(&d, 0);
     put_long(&d, 0);
-    expect_one(arrschema, &d, NULL, "{\"a\":[0.5,-2],\"b\":[]}");
+    expect_one(arrschema, &d, NULL, "{\"a\":[0.5,-2.0],\"b\":[]}");
 
     /* Top-level primitive, enum, boolean. */
     st_buf_clear(&d);

@@ -570,8 +570,8 @@ static void test_taxi(void)
                       "{\"pickup_community_area\":[10],\"fare\":[5.85],\"trip_start_month\":[10],"
                       "\"trip_start_hour\":[1],\"trip_start_day\":[2],\"trip_start_timestamp\":"
                       "[1382319000],\"pickup_latitude\":[41.985016],\"pickup_longitude\":[-87.804535],"
-                      "\"trip_miles\":[0],\"payment_type\":[\"Cash\"],\"company\":[\"Taxi Affiliation "
-                      "Services\"],\"trip_seconds\":[180],\"tips\":[0]}\n"));
+                      "\"trip_miles\":[0.0],\"payment_type\":[\"Cash\"],\"company\":[\"Taxi Affiliation "
+                      "Services\"],\"trip_seconds\":[180.0],\"tips\":[0.0]}\n"));
     CU_ASSERT(big.lossy > 0); /* 9+ digit coordinates do not fit float32 */
 
     /* Chunks of every size give the same records. */
@@ -922,11 +922,11 @@ static void test_inference(void)
     CU_ASSERT_EQUAL(kind_of(&r, "empty"), ST_KIND_BYTES);
     CU_ASSERT_EQUAL(kind_of(&r, "lead"), ST_KIND_INT64);
     CU_ASSERT_STRING_EQUAL(JS(r),
-                           "{\"i\":[1],\"big\":[9223372000000000000],\"f\":[1.5],\"e\":[1000],\"w\":[\"Infinity\"],"
+                           "{\"i\":[1],\"big\":[9223372000000000000.0],\"f\":[1.5],\"e\":[1000.0],\"w\":[\"Infinity\"],"
                            "\"sp\":[\"1\"],\"neg\":[0],\"mix\":[\"1\"],\"lead\":[7]}\n"
-                           "{\"i\":[-2],\"big\":[-9223372000000000000],\"f\":[2],\"e\":[-0.005],\"w\":[\"-Infinity\"],"
+                           "{\"i\":[-2],\"big\":[-9223372000000000000.0],\"f\":[2.0],\"e\":[-0.005],\"w\":[\"-Infinity\"],"
                            "\"sp\":[\"2\"],\"neg\":[5],\"mix\":[\"x\"],\"lead\":[0]}\n"
-                           "{\"i\":[3],\"big\":[9223372000000000000],\"f\":[3],\"e\":[200000],\"w\":[\"NaN\"],"
+                           "{\"i\":[3],\"big\":[9223372000000000000.0],\"f\":[3.0],\"e\":[200000.0],\"w\":[\"NaN\"],"
                            "\"sp\":[\" 3\"],\"neg\":[-9],\"mix\":[\"2\"],\"lead\":[12]}\n");
     result_free(&r);
 }
@@ -1021,7 +1021,7 @@ static void test_forced_types_and_projection(void)
     st_schema_add(&types, "c", ST_KIND_NONE);
     cfg.co.types = &types;
     const char *text = "a,b,c,d\n1,2,3,4\n5,6,7,8\n";
-    expect_json(&cfg, text, "{\"a\":[\"1\"],\"b\":[2],\"d\":[4]}\n{\"a\":[\"5\"],\"b\":[6],\"d\":[8]}\n");
+    expect_json(&cfg, text, "{\"a\":[\"1\"],\"b\":[2.0],\"d\":[4]}\n{\"a\":[\"5\"],\"b\":[6.0],\"d\":[8]}\n");
     /* A forced kind the text does not fit is an error naming line and column. */
     st_schema_add(&types, "d", ST_KIND_INT64);
     result r;
@@ -1231,8 +1231,8 @@ static void test_jsonl_basic(void)
     CU_ASSERT_TRUE(r.schema.columns[n].nullable);
     CU_ASSERT_STRING_EQUAL(JS(r),
                            "{\"id\":[1],\"name\":[\"a\xc3\xa9\xf0\x9f\x98\x80\"],\"score\":[1.5],\"ok\":[1],"
-                           "\"tags\":[\"x\",\"y\"],\"v\":[1,2.5],\"geo.lat\":[1],\"geo.lon.deg\":[2]}\n"
-                           "{\"id\":[2],\"score\":[2],\"ok\":[0],\"tags\":[],\"extra\":[\"e\"]}\n");
+                           "\"tags\":[\"x\",\"y\"],\"v\":[1.0,2.5],\"geo.lat\":[1],\"geo.lon.deg\":[2]}\n"
+                           "{\"id\":[2],\"score\":[2.0],\"ok\":[0],\"tags\":[],\"extra\":[\"e\"]}\n");
     result_free(&r);
 }
 
@@ -1244,13 +1244,25 @@ static void test_jsonl_errors(void)
         const char *text;
         const char *msg;
     } cases[] = {
-        {"{\"a\": 1}\n{\"b\": [1, \"x\"]}\n", "line 2: key 'b': array mixes numbers and strings"},
-        {"{\"a\": 1}\n[1]\n", "line 2: a line must hold one JSON object"},
-        {"{\"a\": [[1]]}\n", "line 1: key 'a': nested arrays are not supported"},
-        {"{\"a\": 1,}\n", "line 1: expected a key"},
-        {"{\"a\": 1} x\n", "line 1: text after the object"},
-        {"{\"a\": \"x}\n", "line 1: string is not closed"},
-        {"{\"a\": 1, \"a\": 2}\n", "line 1: key 'a' appears twice"},
+        {"{\"a\": 1}\n{\"b\": [1, \"x\"]}\n",
+         "JSON record 1 (line 2, byte offset 23): key 'b': array mixes numbers and strings"},
+        {"{\"a\": 1}\n[1]\n", "JSON record 1 (line 2, byte offset 9): a record must be one JSON object"},
+        {"{\"a\": [[1]]}\n", "JSON record 0 (line 1, byte offset 7): key 'a': nested arrays are not supported"},
+        {"{\"a\": 1,}\n", "JSON record 0 (line 1, byte offset 8): expected a key"},
+        {"{\"a\": 1} x\n", "JSON record 1 (line 1, byte offset 9): found 'x' where an object should begin"},
+        {"{\"a\": \"x}\n", "JSON record 0 (line 1, byte offset 0): the object is not closed at the end of the "
+                          "input (a string in it is not closed)"},
+        {"{\"a\": 1, \"a\": 2}\n", "JSON record 0 (line 1, byte offset 0): key 'a' appears twice"},
+        /* the shapes that are not JSON lines */
+        {"42\n", "JSON record 0 (line 1, byte offset 0): the input begins with a number"},
+        {"\n [1, 2]", "JSON record 0 (line 2, byte offset 3): the array's element is a number, not an object"},
+        {"[{\"a\": 1}, \"x\"]", "JSON record 1 (line 1, byte offset 11): the array's element is a string"},
+        {"[{\"a\": 1}] {}", "JSON record 1 (line 1, byte offset 11): found an object after the end of the top-level array"},
+        {"[{\"a\": 1},\n{\"a\": 2}", "JSON record 2 (line 2, byte offset 19): the input ends inside the top-level array"},
+        {"[{\"a\": 1},]", "JSON record 1 (line 1, byte offset 10): ']' after ','"},
+        {"[{\"a\": 1} {\"a\": 2}]", "JSON record 1 (line 1, byte offset 10): found an object where ',' or ']' should follow"},
+        {"{\n \"a\": [1}\n}", "JSON record 0 (line 2, byte offset 10): '}' does not close the '[' before it"},
+        {"{\n \"a\": 1\n}\n{\n \"b\": 1,\n}", "JSON record 1 (line 6, byte offset 23): expected a key in quotes"},
         {"{\"a\": [{\"b\": 1}]}\n", "key 'a': arrays of objects are not supported"},
         {"{\"a\": [1, null]}\n", "key 'a': null inside an array"},
     };
@@ -1269,7 +1281,8 @@ static void test_jsonl_errors(void)
     result r;
     read_str(&cfg, "{\"a\": 1}\n{\"a\": 2.5}\n", &r);
     CU_ASSERT_EQUAL(r.rc, ST_EDATA);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "line 2, key 'a': 2.5 does not fit its kind int64"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "JSON record 1 (line 2, byte offset 15): key 'a': 2.5 does not fit "
+                                             "its kind int64"));
     result_free(&r);
 }
 
@@ -1290,8 +1303,69 @@ static void test_jsonl_special(void)
     st_schema types = {0};
     st_schema_add(&types, "c", ST_KIND_FLOAT);
     cfg.co.types = &types;
-    expect_json(&cfg, "{\"a\": {\"b\": 1, \"z\": 2}, \"c\": 3, \"d\": 4}\n", "{\"a.b\":[1],\"c\":[3]}\n");
+    expect_json(&cfg, "{\"a\": {\"b\": 1, \"z\": 2}, \"c\": 3, \"d\": 4}\n", "{\"a.b\":[1],\"c\":[3.0]}\n");
     st_schema_free(&types);
+}
+
+/* The array and objects shapes give the records of JSON lines, whatever
+ * the chunk size (objects cut across reads) and whether the input can be
+ * read twice. */
+static void test_json_shapes(void)
+{
+    static const char lines[] =
+        "{\"id\": 1, \"s\": \"a}]\\\"[{\", \"v\": [1.5, 2], \"g\": {\"x\": 1}}\n"
+        "{\"id\": 2, \"s\": \"b\", \"v\": []}\n"
+        "{\"id\": 3, \"v\": [-0.0], \"g\": {\"x\": 2}, \"b\": {\"base64\": \"/w==\"}}\n";
+    static const char *const shapes[] = {
+        /* array, pretty-printed */
+        "[\n  {\n    \"id\": 1,\n    \"s\": \"a}]\\\"[{\",\n    \"v\": [\n      1.5,\n      2\n    ],\n"
+        "    \"g\": {\"x\": 1}\n  },\n  {\"id\": 2, \"s\": \"b\", \"v\": []},\n"
+        "  {\"id\": 3, \"v\": [-0.0], \"g\": {\"x\": 2}, \"b\": {\"base64\": \"/w==\"}}\n]\n",
+        /* array on one line, with a byte order mark */
+        "\xef\xbb\xbf[{\"id\": 1, \"s\": \"a}]\\\"[{\", \"v\": [1.5, 2], \"g\": {\"x\": 1}},"
+        "{\"id\": 2, \"s\": \"b\", \"v\": []},"
+        "{\"id\": 3, \"v\": [-0.0], \"g\": {\"x\": 2}, \"b\": {\"base64\": \"/w==\"}}]",
+        /* objects one after another, as jq . prints them */
+        "{\n  \"id\": 1,\n  \"s\": \"a}]\\\"[{\",\n  \"v\": [1.5, 2],\n  \"g\": {\n    \"x\": 1\n  }\n}\n"
+        "{\n  \"id\": 2,\n  \"s\": \"b\",\n  \"v\": []\n}\n"
+        "{\n  \"id\": 3,\n  \"v\": [-0.0],\n  \"g\": {\"x\": 2},\n  \"b\": {\"base64\": \"/w==\"}\n}\n",
+        /* objects with nothing between them */
+        "{\"id\": 1, \"s\": \"a}]\\\"[{\", \"v\": [1.5, 2], \"g\": {\"x\": 1}}"
+        "{\"id\": 2, \"s\": \"b\", \"v\": []}"
+        "{\"id\": 3, \"v\": [-0.0], \"g\": {\"x\": 2}, \"b\": {\"base64\": \"/w==\"}}",
+    };
+    read_cfg cfg;
+    cfg_init(&cfg, &st_format_jsonl);
+    result want;
+    read_str(&cfg, lines, &want);
+    CU_ASSERT_EQUAL_FATAL(want.rc, 0);
+    CU_ASSERT_STRING_EQUAL(JS(want), "{\"id\":[1],\"s\":[\"a}]\\\"[{\"],\"v\":[1.5,2.0],\"g.x\":[1]}\n"
+                                     "{\"id\":[2],\"s\":[\"b\"],\"v\":[]}\n"
+                                     "{\"id\":[3],\"v\":[-0.0],\"g.x\":[2],\"b\":[{\"base64\":\"/w==\"}]}\n");
+    static const size_t chunks[] = {0, 16, 40, 100};
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++) {
+            for (int pipe = 0; pipe < 2; pipe++) {
+                cfg_init(&cfg, &st_format_jsonl);
+                cfg.co.chunk_size = chunks[c];
+                cfg.pipe = pipe;
+                result r;
+                read_str(&cfg, shapes[i], &r);
+                CU_ASSERT_EQUAL(r.rc, 0);
+                if (r.rc == 0)
+                    CU_ASSERT_STRING_EQUAL(JS(r), JS(want));
+                if (r.rc || strcmp(JS(r), JS(want)) != 0)
+                    fprintf(stderr, "\nshape %zu, chunk %zu, pipe %d: %s\n%s\n", i, chunks[c], pipe,
+                            r.err.msg, r.rc ? "" : JS(r));
+                result_free(&r);
+            }
+        }
+    }
+    result_free(&want);
+    /* Empty arrays and white space are no records. */
+    cfg_init(&cfg, &st_format_jsonl);
+    expect_json(&cfg, " [ ] \n", "");
+    expect_json(&cfg, "\n\n", "");
 }
 
 /* ---- writers ----------------------------------------------------------------- */
@@ -1490,8 +1564,8 @@ static void test_jsonl_roundtrip(void)
     rewrite(&st_format_jsonl, (const char *)once.data, &st_format_jsonl, NULL, &twice, &rc);
     CU_ASSERT_EQUAL(rc, 0);
     CU_ASSERT_STRING_EQUAL(once.data,
-                           "{\"a\":[1],\"b\":[1.5,2],\"c\":[\"x\\ny\"],\"d.e\":[\"p\",\"q\"],\"n\":[],"
-                           "\"big\":[16777216],\"nan\":[\"NaN\"]}\n"
+                           "{\"a\":[1],\"b\":[1.5,2.0],\"c\":[\"x\\ny\"],\"d.e\":[\"p\",\"q\"],\"n\":[],"
+                           "\"big\":[16777216.0],\"nan\":[\"NaN\"]}\n"
                            "{\"a\":[-3],\"c\":[\"\xc3\xbf\"],\"nan\":[\"Infinity\"]}\n");
     CU_ASSERT_STRING_EQUAL(once.data, twice.data);
     /* and CSV from JSON lines: lists as JSON arrays in cells */
@@ -1517,7 +1591,13 @@ static void test_probes(void)
     CU_ASSERT_EQUAL(P(csv_probe, "\x01\x02\x03"), 0);
     CU_ASSERT_EQUAL(P(jsonl_probe, "{\"a\": 1, \"b\": [1,2]}\n{\"a\": 2}\n"), 40);
     CU_ASSERT_EQUAL(P(jsonl_probe, "\xef\xbb\xbf  {\"a\": 1}\n"), 40);
-    CU_ASSERT_EQUAL(P(jsonl_probe, "{\"a\": 1,\n"), 0);
+    CU_ASSERT_EQUAL(P(jsonl_probe, "{\"a\": 1,\n"), 30);      /* pretty-printed object */
+    CU_ASSERT_EQUAL(P(jsonl_probe, "{\n  \"a\": 1,\n"), 35);
+    CU_ASSERT_EQUAL(P(jsonl_probe, "{x\n"), 0);
+    CU_ASSERT_EQUAL(P(jsonl_probe, "[\n  {\"a\": 1}"), 45);   /* array of objects */
+    CU_ASSERT_EQUAL(P(jsonl_probe, "[1, 2]"), 25);             /* JSON, refused clearly by the reader */
+    CU_ASSERT_EQUAL(P(jsonl_probe, "[x],y\n"), 0);
+    CU_ASSERT(P(jsonl_probe, "[{\"a\": 1}]") > P(csv_probe, "[{\"a\": 1}]"));
     CU_ASSERT_EQUAL(P(jsonl_probe, "{\"a\": \"long line cut by the probe"), 25);
     CU_ASSERT_EQUAL(P(jsonl_probe, "a,b\n"), 0);
     CU_ASSERT(P(jsonl_probe, "{\"a\": 1}\n") > P(csv_probe, "{\"a\": 1}\n"));
@@ -1525,6 +1605,7 @@ static void test_probes(void)
     CU_ASSERT_STRING_EQUAL(st_format_csv.name, "csv");
     CU_ASSERT_STRING_EQUAL(st_format_tsv.extensions[1], ".tab");
     CU_ASSERT_STRING_EQUAL(st_format_jsonl.extensions[1], ".ndjson");
+    CU_ASSERT_STRING_EQUAL(st_format_jsonl.extensions[2], ".json");
 }
 
 int main(void)
@@ -1559,6 +1640,7 @@ int main(void)
     CU_add_test(s, "csv writer", test_csv_writer);
     CU_add_test(s, "csv roundtrip", test_csv_roundtrip);
     CU_add_test(s, "jsonl roundtrip", test_jsonl_roundtrip);
+    CU_add_test(s, "json shapes", test_json_shapes);
     CU_add_test(s, "probes", test_probes);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();

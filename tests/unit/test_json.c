@@ -444,7 +444,7 @@ static void test_record_json(void)
     st_record rec = {.features = fs, .nfeatures = 4};
     CU_ASSERT_EQUAL(st_record_to_json(&rec, fresh(false)), 0);
     CU_ASSERT_STRING_EQUAL(text(), "{\"i\":[-9223372036854775808,0,9223372036854775807],"
-                                   "\"f\":[0.1,-0,\"NaN\"],"
+                                   "\"f\":[0.1,-0.0,\"NaN\"],"
                                    "\"b\":[\"hi\",{\"base64\":\"/w==\"}],\"n\":[]}");
 
     st_feature steps[3] = {
@@ -466,6 +466,46 @@ static void test_record_json(void)
     CU_ASSERT_STRING_EQUAL(text(), "{}");
 }
 
+/* A float in a record always reads back as a float: a point or an
+ * exponent in the text, and strtof gives the same bits. */
+static void test_float32_kind(void)
+{
+    static const struct {
+        float v;
+        const char *text;
+    } known[] = {
+        {1.0f, "1.0"}, {-0.0f, "-0.0"}, {0.0f, "0.0"}, {100.0f, "100.0"}, {0.1f, "0.1"},
+        {16777216.0f, "16777216.0"}, {1e30f, "1e+30"}, {1e-45f, "1e-45"}, {-2.5f, "-2.5"},
+        {3.4028235e38f, "3.4028235e+38"}, {1e21f, "1e+21"}, {1e20f, "100000000000000000000.0"},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
+        st_json_float32_kind(fresh(false), known[i].v);
+        CU_ASSERT_STRING_EQUAL(text(), known[i].text);
+    }
+    st_json_float32_kind(fresh(false), INFINITY);
+    CU_ASSERT_STRING_EQUAL(text(), "\"Infinity\"");
+    unsigned bad = 0;
+    uint64_t s = 0x13198A2E03707344u;
+    for (int i = 0; i < 200000; i++) {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        float v = f32_from_bits((uint32_t)s);
+        if (i < 2000)
+            v = (float)(i - 1000); /* whole numbers */
+        if (!isfinite(v))
+            continue;
+        st_json_float32_kind(fresh(false), v);
+        const char *t = text();
+        float back = strtof(t, NULL);
+        if ((!strchr(t, '.') && !strchr(t, 'e')) || f32_bits(back) != f32_bits(v)) {
+            if (bad++ < 10)
+                fprintf(stderr, "float bits %08x prints as %s\n", f32_bits(v), t);
+        }
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -480,6 +520,7 @@ int main(void)
     CU_add_test(s, "base64 and bytes", test_base64);
     CU_add_test(s, "structure and layout", test_structure);
     CU_add_test(s, "record to JSON", test_record_json);
+    CU_add_test(s, "float32 that reads back as float", test_float32_kind);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failures = CU_get_number_of_failures();
