@@ -84,6 +84,15 @@ static void put_varint(st_buf *b, uint64_t v)
     st_buf_put_unchecked(b, (uint8_t)v);
 }
 
+/* Bytes values this large are written as they are encoded, not built
+ * whole in the line first (see st_record_to_json_stream). */
+#define STREAM_VALUE ((size_t)1 << 20)
+
+static int emit_piece(void *ctx, const uint8_t *data, size_t len)
+{
+    return emit(ctx, data, len) < 0 ? ST_EIO : ST_OK;
+}
+
 /* Writes one record in the chosen form. */
 static int cat_record(cat_state *cs, const st_record *rec)
 {
@@ -91,8 +100,10 @@ static int cat_record(cat_state *cs, const st_record *rec)
     if (cs->mode == CAT_JSON) {
         st_jsonw w;
         st_jsonw_init(&w, &cs->line, false);
-        st_record_to_json(rec, &w);
-        if (w.failed || st_buf_append(&cs->line, "\n", 1))
+        int rc = st_record_to_json_stream(rec, &w, STREAM_VALUE, emit_piece, cs);
+        if (rc == ST_EIO)
+            return -1; /* emit's failure: errno and pipe_closed tell */
+        if (rc || st_buf_append(&cs->line, "\n", 1))
             return ST_ENOMEM;
         return emit(cs, cs->line.data, cs->line.len);
     }

@@ -26,7 +26,7 @@ static const cli_option split_options[] = {
     {"output", 'o', ARG_TEXT, "PREFIX", NULL, "output path prefix: PREFIX-00000-of-00008.tfrecord (required)"},
     {"input-compression", 0, ARG_TEXT, "TYPE", input_compressions, "input stream compression (default: auto)"},
     {"skip-corrupt", 0, ARG_NONE, NULL, NULL, "skip damaged records or Avro blocks (counted and reported) instead of stopping"},
-    {"max-record-size", 0, ARG_TEXT, "SIZE", NULL, "largest record accepted (default 1GiB; an Avro block: 256MiB)"},
+    {"max-record-size", 0, ARG_TEXT, "SIZE", NULL, "largest TFRecord record (default 1GiB) or Avro block (256MiB)"},
     CLI_OPTIONS_END,
 };
 

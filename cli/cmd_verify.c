@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #if ST_HAVE_GPU_MODULE
@@ -29,7 +30,7 @@ static const cli_option verify_options[] = {
     {"trust-manifest-paths", 0, ARG_NONE, NULL, NULL, "let the manifest name shards outside its own directory"},
     {"from", 0, ARG_TEXT, "FORMAT", verify_formats, "input format (default: detected)"},
     {"compression", 0, ARG_TEXT, "TYPE", compression_names, "TFRecord stream compression (default: auto)"},
-    {"max-record-size", 0, ARG_TEXT, "SIZE", NULL, "largest record accepted (default 1GiB)"},
+    {"max-record-size", 0, ARG_TEXT, "SIZE", NULL, "largest TFRecord record (default 1GiB), Parquet page or Avro block (256MiB)"},
     {"device", 0, ARG_TEXT, "DEVICE", verify_devices, "where to verify: auto (default), cpu or cuda"},
     CLI_OPTIONS_END,
 };
@@ -363,6 +364,14 @@ static void report_json_file(verify_ctx *vc, const char *path, const file_result
                      shown_text(res->rep.failure_detail, detail, sizeof detail));
     else if (manifest_problem)
         json_failure(w, "manifest mismatch", NULL, NULL, manifest_problem);
+    if (res->rep.ok && res->rep.unsupported_kind) {
+        /* Intact, but holding what cat and convert cannot map: "ok" stays true. */
+        st_json_key(w, "unsupported");
+        st_json_begin_object(w);
+        st_json_member_string(w, "kind", res->rep.unsupported_kind);
+        st_json_member_string(w, "message", res->rep.unsupported);
+        st_json_end_object(w);
+    }
     st_json_end_object(w);
 }
 
@@ -370,7 +379,8 @@ static void report_text_file(verify_ctx *vc, const char *path, const file_result
                              const char *manifest_problem)
 {
     if (!res->readable) {
-        cli_error_at(vc->cmd, path, &res->err);
+        if (!res->reported)
+            cli_error_at(vc->cmd, path, &res->err);
         return;
     }
     char shown[4096], problem[2048], detail[2048];
@@ -391,6 +401,9 @@ static void report_text_file(verify_ctx *vc, const char *path, const file_result
                res->format->name, res->rep.records, res->rep.file_bytes,
                res->rep.compression > ST_COMPRESSION_NONE ? ", " : "",
                res->rep.compression > ST_COMPRESSION_NONE ? st_compression_name(res->rep.compression) : "");
+    if (!vc->quiet && res->rep.unsupported_kind)
+        printf("%s: note: intact, but %s: %s; cat and convert refuse these values\n", path,
+               res->rep.unsupported_kind, res->rep.unsupported);
 }
 
 void account(verify_ctx *vc, const char *path, const file_result *res,
@@ -445,6 +458,100 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The files named on the command line, for verify: an argument that names
+ * nothing (a missing path, a pattern that matches nothing) is reported among
+ * the files, in its place, while every other file is still checked.  A
+ * missing plain path is kept as it is (opening it gives the error);
+ * patterns are expanded one by one; the other arguments (files, directories,
+ * URLs, -) in runs, as every command expands them. */
+typedef struct verify_inputs {
+    char **paths;
+    const char **why;      /* why[i]: its expansion failed (said on stderr), else NULL */
+    size_t n;
+} verify_inputs;
+
+static bool is_pattern(const char *a)
+{
+    return strpbrk(a, "*?[") != NULL;
+}
+
+static bool names_nothing(const char *a)
+{
+    struct stat st;
+    return strcmp(a, "-") != 0 && !st_path_is_remote(a) && !is_pattern(a) && stat(a, &st) != 0;
+}
+
+/* Takes the strings of items[0..count) (not the array). */
+static int add_inputs(verify_inputs *in, char **items, size_t count, const char *why)
+{
+    char **paths = realloc(in->paths, (in->n + count + 1) * sizeof *paths);
+    if (paths)
+        in->paths = paths;
+    const char **whys = paths ? realloc(in->why, (in->n + count + 1) * sizeof *whys) : NULL;
+    if (whys)
+        in->why = whys;
+    if (!paths || !whys) {
+        for (size_t k = 0; k < count; k++)
+            free(items[k]);
+        return ST_ENOMEM;
+    }
+    for (size_t k = 0; k < count; k++) {
+        in->paths[in->n] = items[k];
+        in->why[in->n++] = why;
+    }
+    return ST_OK;
+}
+
+/* Adds args[0..count) as they are, unexpanded. */
+static int add_literal(verify_inputs *in, char **args, size_t count, const char *why)
+{
+    for (size_t k = 0; k < count; k++) {
+        char *copy = strdup(args[k]);
+        if (!copy || add_inputs(in, &copy, 1, why))
+            return ST_ENOMEM;
+    }
+    return ST_OK;
+}
+
+static int expand_for_verify(const cli_command *cmd, const cli_values *v, char ***paths,
+                             const char ***unexpanded, size_t *npaths)
+{
+    verify_inputs in = {0};
+    bool verbose = cli_has(v, "verbose");
+    int rc = ST_OK;
+    for (size_t i = 0; i < v->npositional && rc == ST_OK;) {
+        char **args = v->positional + i;
+        size_t run = 1;
+        if (names_nothing(args[0])) {
+            rc = add_literal(&in, args, 1, NULL);
+        } else {
+            if (!is_pattern(args[0]))
+                while (i + run < v->npositional && !is_pattern(args[run]) && !names_nothing(args[run]))
+                    run++;
+            char **got;
+            size_t ngot;
+            if (cli_expand_inputs(cmd, args, run, verbose, &got, &ngot) == EXIT_OK) {
+                rc = add_inputs(&in, got, ngot, NULL);
+                free(got);
+            } else {
+                rc = add_literal(&in, args, run, is_pattern(args[0]) ? "no files match"
+                                                                    : "cannot list this input");
+            }
+        }
+        i += run;
+    }
+    if (rc != ST_OK) {
+        cli_free_list(in.paths, in.n);
+        free(in.why);
+        cli_error(cmd, "out of memory");
+        return EXIT_USAGE;
+    }
+    *paths = in.paths;
+    *unexpanded = in.why;
+    *npaths = in.n;
+    return EXIT_OK;
+}
+
 static int run_verify(const cli_command *cmd, cli_values *v)
 {
     verify_ctx vc = {.cmd = cmd};
@@ -479,12 +586,10 @@ static int run_verify(const cli_command *cmd, cli_values *v)
     }
 #endif
     char **paths = NULL;
+    const char **unexpanded = NULL;
     size_t npaths = 0;
-    if (v->npositional) {
-        int rc = cli_expand_inputs(cmd, v->positional, v->npositional, cli_has(v, "verbose"), &paths, &npaths);
-        if (rc)
-            return rc;
-    }
+    if (v->npositional && expand_for_verify(cmd, v, &paths, &unexpanded, &npaths) != EXIT_OK)
+        return EXIT_USAGE;
     st_jsonw_init(&vc.w, &vc.out, true);
     if (vc.json) {
         st_json_begin_object(&vc.w);
@@ -497,7 +602,14 @@ static int run_verify(const cli_command *cmd, cli_values *v)
         status = verify_manifest(&vc, manifest, cli_has(v, "trust-manifest-paths"));
     for (size_t i = 0; i < npaths && !cli_interrupted; i++) {
         file_result res;
-        verify_file(&vc, paths[i], &res);
+        if (unexpanded[i]) {
+            /* Its expansion failed and said why on stderr; it is still one of the files. */
+            memset(&res, 0, sizeof res);
+            st_error_set(&res.err, ST_ENOTFOUND, "%s", unexpanded[i]);
+            res.reported = true;
+        } else {
+            verify_file(&vc, paths[i], &res);
+        }
         account(&vc, paths[i], &res, NULL);
         if (!vc.json)
             fflush(stdout);
@@ -536,6 +648,7 @@ static int run_verify(const cli_command *cmd, cli_values *v)
     }
     st_buf_free(&vc.out);
     cli_free_list(paths, npaths);
+    free(unexpanded);
 #if ST_HAVE_GPU_MODULE
     st_gpu_session_close(vc.gpu);
 #endif

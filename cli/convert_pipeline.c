@@ -7,6 +7,14 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* A unit holding at least this much (a record of tens of MiB or more) is
+ * "large": while one is in flight the producer reads no further unit, so
+ * that memory stays about one large record (plus the slots' small units)
+ * rather than one per slot.  Such records are rare: the lost overlap costs
+ * little next to moving them. */
+#define LARGE_UNIT ((uint64_t)16 << 20)
 
 /* An open input, shared by the units cut from it: decode_unit reads the
  * reader's state, so the reader closes only when its last unit is done. */
@@ -25,9 +33,14 @@ typedef struct item {
     st_batch batch;
     st_buf encoded;
     size_t *ends;           /* end of record i in encoded */
+    /* Record i's frame as read, emitted as it is instead of from encoded
+     * (a large TFRecord record going to a TFRecord writer: no copy); .data
+     * NULL for the others.  It lives in the unit, freed after consume. */
+    st_bytes *direct;
     size_t ends_cap;
     st_feature_stats stats;
     uint64_t input_offset;  /* progress: where in its input the unit starts */
+    bool large;             /* counted in run_state.large_in_flight */
 } item;
 
 /* Items are recycled: their arenas, record arrays and encode buffers keep
@@ -44,6 +57,11 @@ typedef struct run_state {
     source *current;        /* the producer's open input */
     uint64_t finished_bytes;
     uint64_t units_cut;     /* over all inputs, for dealing units among tasks */
+    /* Large units produced and not yet discarded (see LARGE_UNIT). */
+    pthread_mutex_t large_lock;
+    pthread_cond_t large_gone;
+    int large_in_flight;
+    bool stopping;          /* a worker or the consumer failed: waits end */
 } run_state;
 
 static item *item_get(item_pool *pool)
@@ -82,6 +100,7 @@ static void item_destroy(item *it)
     st_buf_free(&it->encoded);
     st_feature_stats_free(&it->stats);
     free(it->ends);
+    free(it->direct);
     free(it);
 }
 
@@ -120,10 +139,50 @@ static int open_next_source(run_state *rs, st_error *err)
     return ST_OK;
 }
 
+/* Waits while a large unit is in flight.  The wait also ends on an
+ * interrupt or when the run is failing, since the pipeline then discards
+ * what is in flight only after the producer has returned. */
+static void wait_for_room(run_state *rs)
+{
+    pthread_mutex_lock(&rs->large_lock);
+    while (rs->large_in_flight > 0 && !rs->stopping && !(rs->job->cancel && *rs->job->cancel)) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 100 * 1000 * 1000;
+        if (until.tv_nsec >= 1000 * 1000 * 1000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000 * 1000 * 1000;
+        }
+        pthread_cond_timedwait(&rs->large_gone, &rs->large_lock, &until);
+    }
+    pthread_mutex_unlock(&rs->large_lock);
+}
+
+static void large_done(run_state *rs, item *it)
+{
+    pthread_mutex_lock(&rs->large_lock);
+    if (it->large) {
+        it->large = false;
+        rs->large_in_flight--;
+    }
+    pthread_cond_broadcast(&rs->large_gone);
+    pthread_mutex_unlock(&rs->large_lock);
+}
+
+static int stop_waiting(run_state *rs, int rc)
+{
+    pthread_mutex_lock(&rs->large_lock);
+    rs->stopping = true;
+    pthread_cond_broadcast(&rs->large_gone);
+    pthread_mutex_unlock(&rs->large_lock);
+    return rc;
+}
+
 static int produce(void *ctx, void **out, st_error *err)
 {
     run_state *rs = ctx;
     convert_job *job = rs->job;
+    wait_for_room(rs);
     for (;;) {
         if (!rs->current) {
             if (rs->next_path == job->npaths)
@@ -148,6 +207,12 @@ static int produce(void *ctx, void **out, st_error *err)
             atomic_fetch_add(&s->refs, 1);
             it->src = s;
             it->input_offset = rs->finished_bytes + it->unit.offset;
+            if (it->unit.bytes >= LARGE_UNIT) {
+                pthread_mutex_lock(&rs->large_lock);
+                it->large = true;
+                rs->large_in_flight++;
+                pthread_mutex_unlock(&rs->large_lock);
+            }
             *out = it;
             return 1;
         }
@@ -194,14 +259,14 @@ static void project(const st_read_options *ro, st_record *rec)
         rec->nfeatures = kept;
         rec->payload.data = NULL;
         rec->payload.len = 0;
+        rec->framed.data = NULL;
+        rec->framed.len = 0;
     }
 }
 
-static int process(void *ctx, void *p, st_error *err)
+static int process_item(run_state *rs, item *it, st_error *err)
 {
-    run_state *rs = ctx;
     convert_job *job = rs->job;
-    item *it = p;
     const st_reader *r = it->src->reader;
     it->batch.first_index = it->unit.first_record;
     int rc = r->format->reader->decode_unit(r->priv, &it->unit, &it->batch, err);
@@ -209,11 +274,17 @@ static int process(void *ctx, void *p, st_error *err)
         return st_error_prefix(err, "%s: ", it->src->path);
     if (it->batch.count > it->ends_cap) {
         free(it->ends);
+        free(it->direct);
         it->ends_cap = it->batch.count;
         it->ends = malloc(it->ends_cap * sizeof *it->ends);
-        if (!it->ends)
+        it->direct = malloc(it->ends_cap * sizeof *it->direct);
+        if (!it->ends || !it->direct) {
+            it->ends_cap = 0;
             return st_error_set(err, ST_ENOMEM, "out of memory");
+        }
     }
+    const st_format *tfrecord = st_format_by_name("tfrecord");
+    bool frames_pass = tfrecord && job->writer == tfrecord->writer;
     for (size_t i = 0; i < it->batch.count; i++) {
         st_record *rec = &it->batch.records[i];
         project(job->ro, rec);
@@ -223,10 +294,17 @@ static int process(void *ctx, void *p, st_error *err)
                                    (unsigned long long)(it->unit.first_record + i));
         if (job->widen && column_kinds_widen_record(job->widen, rec, &it->batch))
             return st_error_set(err, ST_ENOMEM, "out of memory");
-        rc = job->writer->encode(job->wopt, rec, &it->encoded, err);
-        if (rc < 0)
-            return st_error_prefix(err, "%s: record %llu: ", it->src->path,
-                                   (unsigned long long)(it->unit.first_record + i));
+        it->direct[i] = (st_bytes){0};
+        if (frames_pass && !job->forced && !job->widen && rec->framed.data && rec->payload.data) {
+            /* What the TFRecord writer would write, byte for byte (a record
+             * that --type or --widen may change is encoded again). */
+            it->direct[i] = rec->framed;
+        } else {
+            rc = job->writer->encode(job->wopt, rec, &it->encoded, err);
+            if (rc < 0)
+                return st_error_prefix(err, "%s: record %llu: ", it->src->path,
+                                       (unsigned long long)(it->unit.first_record + i));
+        }
         it->ends[i] = it->encoded.len;
         if (st_feature_stats_add(&it->stats, rec))
             return st_error_set(err, ST_ENOMEM, "out of memory");
@@ -261,11 +339,16 @@ static int merge_lossy(convert_job *job, const st_batch *b)
     return ST_OK;
 }
 
-static int consume(void *ctx, void *p, st_error *err)
+static int process(void *ctx, void *p, st_error *err)
 {
     run_state *rs = ctx;
+    int rc = process_item(rs, p, err);
+    return rc < 0 ? stop_waiting(rs, rc) : rc;
+}
+
+static int consume_item(run_state *rs, item *it, st_error *err)
+{
     convert_job *job = rs->job;
-    item *it = p;
     /* Before any of its records is written: a column whose kind differs
      * from an earlier input's stops the run. */
     int krc = column_kinds_check(&job->kinds, &it->stats, it->src->index, job->paths, err);
@@ -273,7 +356,8 @@ static int consume(void *ctx, void *p, st_error *err)
         return krc;
     size_t begin = 0;
     for (size_t i = 0; i < it->batch.count; i++) {
-        int rc = job->emit(job->emit_ctx, it->encoded.data + begin, it->ends[i] - begin, err);
+        int rc = it->direct[i].data ? job->emit(job->emit_ctx, it->direct[i].data, it->direct[i].len, err)
+                                    : job->emit(job->emit_ctx, it->encoded.data + begin, it->ends[i] - begin, err);
         if (rc < 0)
             return rc;
         begin = it->ends[i];
@@ -291,6 +375,13 @@ static int consume(void *ctx, void *p, st_error *err)
     return ST_OK;
 }
 
+static int consume(void *ctx, void *p, st_error *err)
+{
+    run_state *rs = ctx;
+    int rc = consume_item(rs, p, err);
+    return rc < 0 ? stop_waiting(rs, rc) : rc;
+}
+
 static void discard(void *ctx, void *p)
 {
     run_state *rs = ctx;
@@ -303,6 +394,8 @@ static void discard(void *ctx, void *p)
             r->format->reader->free_unit(r->priv, &it->unit);
         source_release(it->src);
     }
+    if (it->large)
+        large_done(rs, it);
     item_put(&rs->pool, it);
 }
 
@@ -322,6 +415,8 @@ int convert_run(convert_job *job, st_error *err)
     static const st_pipeline_ops ops = {produce, process, consume, discard};
     run_state rs = {.job = job};
     pthread_mutex_init(&rs.pool.lock, NULL);
+    pthread_mutex_init(&rs.large_lock, NULL);
+    pthread_cond_init(&rs.large_gone, NULL);
     st_feature_stats_init(&job->stats);
     /* Each item holds a unit's records and their encoding (a Parquet row
      * group can be 100 MB of them): one item beyond the workers keeps the
@@ -337,6 +432,8 @@ int convert_run(convert_job *job, st_error *err)
     }
     pthread_mutex_destroy(&rs.pool.lock);
     column_kinds_free(&job->kinds);
+    pthread_mutex_destroy(&rs.large_lock);
+    pthread_cond_destroy(&rs.large_gone);
     return rc;
 }
 

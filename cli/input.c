@@ -18,7 +18,7 @@ const cli_option cli_input_options[] = {
     {"exclude", 0, ARG_LIST, "A,B,...", NULL, "leave these columns / features out"},
     {"decimal", 0, ARG_TEXT, "MODE", decimal_names, "decimals as float (default) or exact text"},
     {"strict-float", 0, ARG_NONE, NULL, NULL, "fail on values that change when narrowed to float32"},
-    {"max-record-size", 0, ARG_TEXT, "SIZE", NULL, "largest record, page or block accepted (default 1GiB)"},
+    {"max-record-size", 0, ARG_TEXT, "SIZE", NULL, "largest TFRecord record (default 1GiB), Parquet page or Avro block (256MiB), CSV or JSON row (64MiB)"},
     CLI_OPTIONS_END,
 };
 

@@ -36,6 +36,7 @@ typedef struct file_result {
     uint32_t crc;
     uint64_t size;
     bool on_gpu;
+    bool reported;        /* its error is on stderr already (text mode prints nothing more) */
 #if ST_HAVE_GPU_MODULE
     st_gpu_stats gpu;
 #endif

@@ -55,6 +55,10 @@ typedef struct st_unit {
     void *data;              /* format-owned */
     uint64_t first_record;   /* index of its first record in the input */
     uint64_t offset;         /* byte offset of the unit in the input, for messages */
+    /* Memory the unit holds, when the reader knows (0 otherwise): the
+     * conversion pipeline keeps at most one large unit in flight, so that a
+     * few huge records do not each take a slot's worth of memory at once. */
+    uint64_t bytes;
 } st_unit;
 
 typedef struct st_reader_ops {
@@ -93,6 +97,11 @@ typedef struct st_verify_report {
     uint64_t failure_record;        /* index of the failing record */
     uint64_t failure_offset;        /* byte offset (in the uncompressed stream) */
     char failure_detail[512];       /* a sentence with format-specific places */
+    /* When ok: what the file holds that the readers cannot map (Parquet
+     * values with no int64 form), as a sentence; empty when none.  The
+     * file is intact: this is not a failure. */
+    const char *unsupported_kind;   /* "unsupported value", or NULL */
+    char unsupported[512];
 } st_verify_report;
 
 typedef struct st_format {

@@ -77,6 +77,10 @@ typedef struct st_record {
     uint32_t nlists;
     bool is_sequence;          /* came from (or is to be written as) a SequenceExample */
     st_bytes payload;          /* the serialized record, when the reader had one */
+    /* The whole TFRecord frame (header, payload, CRC) the payload was read
+     * in, when the reader kept it (large records): a TFRecord writer passes
+     * it on as it is instead of copying the payload into a new frame. */
+    st_bytes framed;
 } st_record;
 
 /* Values of one column changed by narrowing to float32 (float_narrow.h),

@@ -19,4 +19,18 @@
 /* Writes one JSON object (no newline); returns 0 or w->failed. */
 int st_record_to_json(const st_record *rec, st_jsonw *w);
 
+/* Receives JSON text in order; returns 0 or a negative code that stops the
+ * writing. */
+typedef int (*st_json_flush_fn)(void *ctx, const uint8_t *data, size_t len);
+
+/* The same text as st_record_to_json, but a bytes value of `big` bytes or
+ * more is not built whole in w's buffer: the buffer's text so far is handed
+ * to flush, then the value's text in pieces of about 64 KiB; what follows
+ * is left in the buffer as usual.  The caller passes on the rest of the
+ * buffer after the call.  Memory for a record is then about its own size,
+ * whatever its values' JSON text takes (base64 adds a third, \u escapes up
+ * to five times).  Returns 0, w->failed, or flush's first failure. */
+int st_record_to_json_stream(const st_record *rec, st_jsonw *w, size_t big, st_json_flush_fn flush,
+                             void *ctx);
+
 #endif

@@ -248,7 +248,12 @@ static int read_framing(st_avro_blocks *b, size_t at, block_framing *f, char *wh
         snprintf(why, cap, "bad block header: a varint is too long");
         return ST_EDATA;
     }
-    if (f->count < 0 || f->count > AV_MAX_BLOCK_RECORDS || f->size < 0 || (uint64_t)f->size > b->max_block) {
+    if (f->size >= 0 && (uint64_t)f->size > b->max_block) {
+        snprintf(why, cap, "bad block header: a block of %" PRId64 " bytes, above the limit of %" PRIu64
+                 " bytes for one block (raise it with --max-record-size)", f->size, b->max_block);
+        return ST_EDATA;
+    }
+    if (f->count < 0 || f->count > AV_MAX_BLOCK_RECORDS || f->size < 0) {
         snprintf(why, cap, "bad block header: implausible record count %" PRId64 " or size %" PRId64,
                  f->count, f->size);
         return ST_EDATA;

@@ -90,7 +90,8 @@ static int more_room(st_buf *out, uint64_t max, size_t *avail, const char **kind
 {
     if (out->len >= max) {
         *kind = "bad compressed block";
-        return st_error_set(err, ST_EDATA, "block decompresses to more than %" PRIu64 " bytes", max);
+        return st_error_set(err, ST_EDATA, "block decompresses to more than %" PRIu64 " bytes, the limit for one "
+                            "block (raise it with --max-record-size)", max);
     }
     size_t want = out->cap - out->len;
     if (want < 64 * 1024) {
@@ -164,7 +165,8 @@ static int unsnappy_block(const uint8_t *in, size_t n, st_buf *out, uint64_t max
         return corrupt(kind, err, "snappy", "bad length header");
     if (ulen > max) {
         *kind = "bad compressed block";
-        return st_error_set(err, ST_EDATA, "block decompresses to %zu bytes, more than %" PRIu64, ulen, max);
+        return st_error_set(err, ST_EDATA, "block decompresses to %zu bytes, more than the limit of %" PRIu64
+                            " bytes for one block (raise it with --max-record-size)", ulen, max);
     }
     /* A snappy block cannot expand more than ~6x per input byte of literals
      * and copies; refuse claims no input could produce before allocating. */
@@ -315,7 +317,8 @@ int st_avro_decompress(av_codec c, const uint8_t *in, size_t n, st_buf *out, uin
     case AVC_NULL:
         if (n > max) {
             *kind = "bad compressed block";
-            return st_error_set(err, ST_EDATA, "block of %zu bytes is over the limit", n);
+            return st_error_set(err, ST_EDATA, "block of %zu bytes, above the limit of %" PRIu64 " bytes for "
+                                "one block (raise it with --max-record-size)", n, max);
         }
         return st_buf_append(out, in, n) ? st_error_set(err, ST_ENOMEM, "out of memory") : 0;
     case AVC_DEFLATE:

@@ -261,7 +261,13 @@ int st_avro_block_begin(av_input *in, uint64_t max_block, uint64_t index, av_blo
         st_error_prefix(err, "block %" PRIu64 ": ", index);
         return rc;
     }
-    if (b->count < 0 || b->count > AV_MAX_BLOCK_RECORDS || b->size < 0 || (uint64_t)b->size > max_block) {
+    if (b->size >= 0 && (uint64_t)b->size > max_block) {
+        *kind = "bad block header";
+        return st_error_set(err, ST_EDATA, "block %" PRIu64 " at offset %" PRIu64 ": %" PRId64 " bytes, above "
+                            "the limit of %" PRIu64 " bytes for one block (raise it with --max-record-size)",
+                            index, b->offset, b->size, max_block);
+    }
+    if (b->count < 0 || b->count > AV_MAX_BLOCK_RECORDS || b->size < 0) {
         *kind = "bad block header";
         return st_error_set(err, ST_EDATA, "block %" PRIu64 " at offset %" PRIu64 ": implausible record count %" PRId64
                             " or size %" PRId64, index, b->offset, b->count, b->size);

@@ -140,6 +140,7 @@ static int reader_next_unit(void *priv, st_unit *unit, st_error *err)
     unit->data = u;
     unit->first_record = u->blocks[0].first_record;
     unit->offset = u->blocks[0].offset;
+    unit->bytes = u->data.cap; /* a large block makes a large unit */
     return 1;
 }
 

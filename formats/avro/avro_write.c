@@ -346,19 +346,37 @@ static int writer_open(void *priv, st_ostream *out, const st_write_options *opt,
     return rc;
 }
 
+/* Writes count datums, data[0..len), as one block.  Uncompressed blocks
+ * go out from data itself, with no copy. */
+static int write_block(av_writer *w, const uint8_t *data, size_t len, uint64_t count, st_error *err)
+{
+    const uint8_t *packed = data;
+    size_t packed_len = len;
+    int rc;
+    if (w->codec != AVC_NULL) {
+        if ((rc = st_avro_compress(w->codec, w->level, data, len, &w->packed, err)))
+            return rc;
+        packed = w->packed.data;
+        packed_len = w->packed.len;
+    }
+    uint8_t head[20];
+    size_t n = av_put_varint(head, (int64_t)count);
+    n += av_put_varint(head + n, (int64_t)packed_len);
+    if ((rc = st_ostream_write(w->out, head, n, err)) ||
+        (rc = st_ostream_write(w->out, packed, packed_len, err)) ||
+        (rc = st_ostream_write(w->out, w->sync, AV_SYNC_SIZE, err)))
+        return rc;
+    if (w->packed.cap > ((size_t)64 << 20))
+        st_buf_free(&w->packed); /* a large datum's block: not kept for the next */
+    return 0;
+}
+
 static int flush_block(av_writer *w, st_error *err)
 {
     if (w->count == 0)
         return 0;
-    int rc = st_avro_compress(w->codec, w->level, w->block.data, w->block.len, &w->packed, err);
+    int rc = write_block(w, w->block.data, w->block.len, w->count, err);
     if (rc)
-        return rc;
-    uint8_t head[20];
-    size_t n = av_put_varint(head, (int64_t)w->count);
-    n += av_put_varint(head + n, (int64_t)w->packed.len);
-    if ((rc = st_ostream_write(w->out, head, n, err)) ||
-        (rc = st_ostream_write(w->out, w->packed.data, w->packed.len, err)) ||
-        (rc = st_ostream_write(w->out, w->sync, AV_SYNC_SIZE, err)))
         return rc;
     st_buf_clear(&w->block);
     w->count = 0;
@@ -373,6 +391,10 @@ static int writer_write(void *priv, const uint8_t *encoded, size_t len, st_error
         if (rc)
             return rc;
     }
+    /* A datum that fills a block on its own is its own block, written from
+     * where it was encoded rather than copied into the block buffer. */
+    if (w->block.len == 0 && len >= w->block_size)
+        return write_block(w, encoded, len, 1, err);
     if (st_buf_append(&w->block, encoded, len))
         return st_error_set(err, ST_ENOMEM, "out of memory");
     w->count++;

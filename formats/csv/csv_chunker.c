@@ -12,6 +12,7 @@
 #include "csv_internal.h"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #if defined(__SSE2__)
@@ -51,6 +52,11 @@ void csv_chunker_init(csv_chunker *c, st_stream *in, const csv_dialect *d, size_
     c->d = *d;
     c->chunk_size = chunk_size ? chunk_size : CSV_DEFAULT_CHUNK;
     c->max_record = max_record ? max_record : CSV_DEFAULT_MAX_RECORD;
+    /* A row is only measured when it does not fit in a chunk: chunks no
+     * larger than the limit make every row above it an error, not only
+     * those longer than a chunk. */
+    if (c->chunk_size > c->max_record)
+        c->chunk_size = (size_t)c->max_record;
     c->line = 1;
 }
 
@@ -302,11 +308,17 @@ int csv_chunker_next(csv_chunker *c, csv_chunk *out, st_error *err)
                                 (unsigned long long)line);
         }
         if (len - start >= c->max_record) {
+            /* Only a quote still open can make a CSV record run on: say so
+             * then, and only then (JSON lines have no quoting here). */
+            char quote[96] = "";
+            if (open_at != SIZE_MAX)
+                snprintf(quote, sizeof quote, "; a quote opened on line %llu is still open there",
+                         (unsigned long long)(c->line + csv_count_newlines(buf + start, open_at - start)));
             free(buf);
             return st_error_set(err, ST_EDATA,
-                                "line %llu: record longer than %llu bytes (an unterminated quote?)",
-                                (unsigned long long)c->line,
-                                (unsigned long long)c->max_record);
+                                "line %llu: a row longer than the limit of %llu bytes for one row "
+                                "(raise it with --max-record-size)%s",
+                                (unsigned long long)c->line, (unsigned long long)c->max_record, quote);
         }
         /* One record is longer than the chunk: read more. */
         size_t grow = target > SIZE_MAX / 4 ? target : target * 2;
@@ -376,6 +388,7 @@ int csv_chunk_to_unit(csv_chunk *ch, uint64_t first_record, st_unit *unit, st_er
     unit->data = box;
     unit->first_record = first_record;
     unit->offset = ch->offset + ch->start;
+    unit->bytes = box->cap; /* a long row makes a large chunk */
     return 1;
 }
 

@@ -100,6 +100,7 @@ static st_pq_convert converter(st_pq_decoder *d, st_arena *arena, uint8_t *lossy
         .value_base = d->out_values,
         .lossy_flags = lossy_flags,
         .lossy_src = lossy_flags ? (double *)d->dict_src.data : NULL,
+        .unmappable = d->rq.unmappable,
         .err = err,
     };
     return c;

@@ -21,6 +21,7 @@ typedef struct st_pq_column_request {
     st_arena *arena;               /* receives the results and bytes values */
     st_arena *dict_arena;          /* receives dictionary bytes (may equal arena) */
     st_pq_lossy *lossy;            /* floats changed by narrowing */
+    st_pq_unmappable *unmappable;  /* verify: unmappable values counted, not errors (convert.h) */
 } st_pq_column_request;
 
 typedef struct st_pq_column_data {

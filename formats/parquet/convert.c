@@ -84,6 +84,17 @@ void st_pq_lossy_add(st_pq_lossy *l, double value, bool whole, uint64_t at)
     l->whole += whole;
 }
 
+/* A value with no form under the leaf's conversion: counted (verify) or an
+ * error (readers). */
+static int unmappable(const st_pq_convert *c, const char *fmt, const char *detail)
+{
+    if (!c->unmappable)
+        return col_error(c, ST_EDATA, fmt, detail);
+    if (c->unmappable->count++ == 0)
+        snprintf(c->unmappable->first, sizeof c->unmappable->first, fmt, c->leaf->name, detail);
+    return 0;
+}
+
 /* Narrowing a double: count (or flag) values that change. */
 static int narrow(const st_pq_convert *c, double d, float *out, size_t i)
 {
@@ -286,9 +297,9 @@ static int int96_value(const st_pq_convert *c, const uint8_t *v, int64_t *out)
     if (__builtin_mul_overflow(days, NANOS_PER_DAY, &ns) || __builtin_add_overflow(ns, nanos, &ns)) {
         char detail[64];
         snprintf(detail, sizeof detail, "julian day %u", day);
-        return col_error(c, ST_EDATA,
-                         "column '%s': INT96 timestamp (%s) is outside the int64 nanosecond range "
-                         "(years 1677 to 2262)", detail);
+        *out = 0;
+        return unmappable(c, "column '%s': INT96 timestamp (%s) is outside the int64 nanosecond range "
+                             "(years 1677 to 2262)", detail);
     }
     *out = ns;
     return 0;
@@ -351,7 +362,8 @@ int st_pq_convert_fixed(const st_pq_convert *c, const uint8_t *raw, size_t n, vo
                 if (i64[i] < 0) {
                     char txt[32];
                     snprintf(txt, sizeof txt, "%llu", (unsigned long long)(uint64_t)i64[i]);
-                    return col_error(c, ST_EDATA, "column '%s': UINT64 value %s is above INT64_MAX", txt);
+                    if ((rc = unmappable(c, "column '%s': UINT64 value %s is above INT64_MAX", txt)))
+                        return rc;
                 }
             }
         }

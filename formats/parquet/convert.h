@@ -19,6 +19,15 @@ typedef struct st_pq_lossy {
     uint64_t first;          /* its index among the values read (UINT64_MAX: none) */
 } st_pq_lossy;
 
+/* Values that are stored correctly but have no int64 (or float, bytes)
+ * form under the leaf's conversion: an INT96 timestamp outside the int64
+ * nanosecond range, a UINT64 above INT64_MAX.  verify counts them here
+ * (the file is intact); readers, which have no way to map them, fail. */
+typedef struct st_pq_unmappable {
+    uint64_t count;
+    char first[320];         /* the first one's message */
+} st_pq_unmappable;
+
 typedef struct st_pq_convert {
     const st_pq_leaf *leaf;
     bool decimal_text;
@@ -30,6 +39,8 @@ typedef struct st_pq_convert {
      * 1 changed, 2 changed and a whole number; the value in lossy_src. */
     uint8_t *lossy_flags;
     double *lossy_src;
+
+    st_pq_unmappable *unmappable; /* when set, counted here instead of an error */
     st_error *err;
 } st_pq_convert;
 

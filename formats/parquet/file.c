@@ -67,7 +67,7 @@ int st_pq_file_open(st_pq_file *f, st_stream *in, uint64_t max_page, int *stage,
     if (flen > f->max_page)
         return fail(stage, PQ_STAGE_FOOTER,
                     st_error_set(err, ST_EDATA, "the footer of %u bytes is larger than the limit of %llu bytes "
-                                                "(raise --max-record-size)", flen, (unsigned long long)f->max_page));
+                                                "(raise it with --max-record-size)", flen, (unsigned long long)f->max_page));
     f->data_end = f->size - 8 - flen;
     f->footer = malloc(flen);
     if (!f->footer)
@@ -108,6 +108,26 @@ int st_pq_file_open(st_pq_file *f, st_stream *in, uint64_t max_page, int *stage,
                             st_error_set(err, ST_EDATA, "bad footer: column '%s' is %s in the schema but %s in row group %u",
                                          f->schema.leaves[c].path, st_pq_physical_name(f->schema.leaves[c].physical),
                                          st_pq_physical_name(cc->meta.type), g));
+        }
+    }
+    return 0;
+}
+
+int st_pq_row_group_check(const st_pq_file *f, uint32_t g, uint32_t *column, st_error *err)
+{
+    const st_pq_row_group *rg = &f->meta.row_groups[g];
+    for (uint32_t c = 0; c < rg->ncolumns; c++) {
+        const st_pq_column_chunk *cc = &rg->columns[c];
+        if (!cc->has_meta)
+            continue; /* st_pq_chunk_range refuses it when it is read */
+        int64_t values = cc->meta.num_values, rows = rg->num_rows;
+        bool repeated = f->schema.leaves[c].max_rep > 0;
+        if (repeated ? values < rows || (rows == 0 && values > 0) : values != rows) {
+            *column = c;
+            return st_error_set(err, ST_EDATA,
+                                "row group %u, column '%s': the column chunk holds %lld values, the row "
+                                "group says %lld rows (the footer contradicts itself: the file is damaged)",
+                                g, f->schema.leaves[c].path, (long long)values, (long long)rows);
         }
     }
     return 0;

@@ -38,6 +38,16 @@ void st_pq_file_close(st_pq_file *f);
 int st_pq_chunk_range(const st_pq_file *f, const st_pq_column_chunk *cc, uint64_t *begin, uint64_t *end,
                       st_error *err);
 
+/* Checks row group g's row count against each column chunk's value count
+ * (footer metadata, no page read): a column that is not repeated holds
+ * exactly one value (or null) per row, a repeated one at least one level
+ * entry per row, and a row group of 0 rows holds no values.  verify reports
+ * a failure as "row count" and the readers refuse the file with the same
+ * message, so that no command reads what verify calls damaged (a row group
+ * that says 0 rows would otherwise be skipped with its values).  *column
+ * is the failing column's index. */
+int st_pq_row_group_check(const st_pq_file *f, uint32_t g, uint32_t *column, st_error *err);
+
 /* Whether the first bytes say Parquet (PAR1, or PARE for encrypted). */
 int st_pq_probe(const uint8_t *buf, size_t len);
 

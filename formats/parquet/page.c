@@ -95,7 +95,7 @@ int st_pq_pages_next(st_pq_pages *pp, st_pq_page *pg, st_error *err)
     uint64_t max = pp->file->max_page;
     if ((uint64_t)pg->h.compressed_size > max || (uint64_t)pg->h.uncompressed_size > max) {
         st_error_set(err, ST_EDATA, "page of %d bytes (%d compressed) is larger than the limit of %llu bytes "
-                                    "(raise --max-record-size)",
+                                    "(raise it with --max-record-size)",
                      (int)pg->h.uncompressed_size, (int)pg->h.compressed_size, (unsigned long long)max);
         return page_error(pp, pp->pos, err);
     }

@@ -37,6 +37,7 @@ typedef struct pq_reader {
     /* next_unit's position */
     uint32_t rg;
     uint64_t rg_row;
+    bool rg_checked;          /* st_pq_row_group_check passed for rg */
     uint64_t record;
 } pq_reader;
 
@@ -139,9 +140,20 @@ static int pq_next_unit(void *priv, st_unit *unit, st_error *err)
 {
     pq_reader *r = priv;
     const st_pq_file_meta *m = &r->file.meta;
-    while (r->rg < m->nrow_groups && r->rg_row >= (uint64_t)m->row_groups[r->rg].num_rows) {
+    /* Every row group is checked as verify checks it, those of 0 rows
+     * included, before any of its rows is handed out. */
+    while (r->rg < m->nrow_groups) {
+        if (!r->rg_checked) {
+            uint32_t column;
+            if (st_pq_row_group_check(&r->file, r->rg, &column, err))
+                return err->code;
+            r->rg_checked = true;
+        }
+        if (r->rg_row < (uint64_t)m->row_groups[r->rg].num_rows)
+            break;
         r->rg++;
         r->rg_row = 0;
+        r->rg_checked = false;
     }
     if (r->rg >= m->nrow_groups)
         return 0;

@@ -3,7 +3,12 @@
  * levels and values, and that each column holds the row group's row count.
  * The first failure is reported with its kind, place ("row group R,
  * column C, page P") and the page's byte offset.  Pages are always decoded:
- * a Parquet file has no payload beyond them. */
+ * a Parquet file has no payload beyond them.
+ *
+ * A value that is stored correctly but has no int64 form (an INT96
+ * timestamp outside the int64 nanosecond range, a UINT64 above INT64_MAX)
+ * is not damage: the file stays intact and the values are reported in
+ * rep->unsupported, since cat and convert will refuse them. */
 #include "column.h"
 #include "file.h"
 #include "parquet.h"
@@ -14,6 +19,9 @@
 typedef struct vstate {
     st_verify_report *rep;
     uint64_t rg_first_row;
+    /* Values stored correctly that have no int64 form (convert.h): not
+     * damage, reported beside an intact verdict. */
+    st_pq_unmappable unmappable;
 } vstate;
 
 static int failed(vstate *v, const char *kind, uint32_t rg, const char *column, int64_t page, uint64_t offset,
@@ -61,6 +69,7 @@ static int verify_chunk(vstate *v, const st_pq_file *f, uint32_t g, const st_pq_
         .arena = values,
         .dict_arena = dict,
         .lossy = &lossy,
+        .unmappable = &v->unmappable,
     };
     st_pq_pages pp;
     int rc = st_pq_pages_init(&pp, f, cc, err);
@@ -125,6 +134,8 @@ int st_pq_verify(st_stream *in, const st_verify_options *opt, st_verify_report *
     rep->ok = true;
     rep->failure_kind = NULL;
     rep->failure_detail[0] = '\0';
+    rep->unsupported_kind = NULL;
+    rep->unsupported[0] = '\0';
     st_pq_file f;
     int stage;
     int rc = st_pq_file_open(&f, in, opt ? opt->max_record_size : 0, &stage, err);
@@ -152,6 +163,12 @@ int st_pq_verify(st_stream *in, const st_verify_options *opt, st_verify_report *
         }
     }
     for (uint32_t g = 0; g < f.meta.nrow_groups && rep->ok; g++) {
+        uint32_t bad;
+        if (st_pq_row_group_check(&f, g, &bad, err)) {
+            const st_pq_column_chunk *cc = &f.meta.row_groups[g].columns[bad];
+            failed(&v, "row count", g, NULL, -1, (uint64_t)cc->meta.data_page_offset, err->msg);
+            break;
+        }
         for (uint32_t c = 0; c < f.schema.nleaves && rep->ok; c++) {
             rc = verify_chunk(&v, &f, g, &f.schema.leaves[c], &values, &dict, err);
             if (rc < 0)
@@ -162,6 +179,13 @@ int st_pq_verify(st_stream *in, const st_verify_options *opt, st_verify_report *
             v.rg_first_row += (uint64_t)f.meta.row_groups[g].num_rows;
             rep->records = v.rg_first_row;
         }
+    }
+    if (rep->ok && v.unmappable.count) {
+        rep->unsupported_kind = "unsupported value";
+        snprintf(rep->unsupported, sizeof rep->unsupported,
+                 "%llu value%s cannot be read as int64, the first: %.320s",
+                 (unsigned long long)v.unmappable.count, v.unmappable.count == 1 ? "" : "s",
+                 v.unmappable.first);
     }
 done:
     st_arena_free(&values);

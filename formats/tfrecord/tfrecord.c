@@ -282,6 +282,25 @@ stream_failed:
     return (int)avail;
 }
 
+uint8_t *st_tfrecord_reader_detach(st_tfrecord_reader *r, const uint8_t *data)
+{
+    if (r->lent || !r->buf || data < r->buf || data >= r->buf + r->cap)
+        return NULL;
+    size_t unread = r->end - r->start;
+    size_t cap = unread > READ_CHUNK ? unread : READ_CHUNK;
+    uint8_t *fresh = malloc(cap);
+    if (!fresh)
+        return NULL;
+    memcpy(fresh, r->buf + r->start, unread);
+    uint8_t *old = r->buf;
+    r->buf = fresh;
+    r->data = fresh;
+    r->cap = cap;
+    r->start = 0;
+    r->end = unread;
+    return old;
+}
+
 bool st_tfrecord_next_is_buffered(const st_tfrecord_reader *r)
 {
     if (r->eof)
@@ -344,7 +363,16 @@ typedef struct tfr_unit {
     size_t *ends;               /* end of record i in payloads */
     uint64_t *offsets;          /* stream offset of record i, for messages */
     uint64_t skipped;           /* damaged records skipped (--skip-corrupt) */
+    /* A large record ends its unit and is not copied: the reader's buffer
+     * that holds its frame is handed over (st_tfrecord_reader_detach), so
+     * a record of N bytes costs N bytes here, not 2N. */
+    uint8_t *block;             /* owned; NULL when the last record is in payloads */
+    const uint8_t *block_frame; /* the last record's whole frame, in block */
+    size_t block_len;           /* its payload length */
 } tfr_unit;
+
+/* Records at least this large are handed over rather than copied. */
+#define DETACH_BYTES ((size_t)1 << 20)
 
 static int tfr_open(void *priv, st_stream *in, const st_read_options *opt, st_error *err)
 {
@@ -361,12 +389,13 @@ static void tfr_unit_free(tfr_unit *u)
     if (!u)
         return;
     st_buf_free(&u->payloads);
+    free(u->block);
     free(u->ends);
     free(u->offsets);
     free(u);
 }
 
-static int tfr_unit_push(tfr_unit *u, const uint8_t *data, size_t len, uint64_t offset)
+static int tfr_unit_grow(tfr_unit *u)
 {
     if (u->count == u->cap) {
         size_t cap = u->cap ? u->cap * 2 : 256;
@@ -380,7 +409,12 @@ static int tfr_unit_push(tfr_unit *u, const uint8_t *data, size_t len, uint64_t 
         u->offsets = offsets;
         u->cap = cap;
     }
-    if (st_buf_append(&u->payloads, data, len))
+    return ST_OK;
+}
+
+static int tfr_unit_push(tfr_unit *u, const uint8_t *data, size_t len, uint64_t offset)
+{
+    if (tfr_unit_grow(u) || st_buf_append(&u->payloads, data, len))
         return ST_ENOMEM;
     u->ends[u->count] = u->payloads.len;
     u->offsets[u->count] = offset;
@@ -397,10 +431,10 @@ static int tfr_next_unit(void *priv, st_unit *unit, st_error *err)
     unit->first_record = t->rr.index;
     unit->offset = t->rr.offset;
     while (u->count < t->unit_records && u->payloads.len < t->unit_bytes) {
-        const uint8_t *data;
+        const uint8_t *data, *framed;
         size_t len;
         uint64_t offset = t->rr.offset;
-        int r = st_tfrecord_next(&t->rr, &data, &len, NULL, err);
+        int r = st_tfrecord_next(&t->rr, &data, &len, &framed, err);
         if (r < 0 && t->skip_corrupt && r == ST_EDATA && t->rr.fault != ST_TFR_STREAM) {
             u->skipped++;
             r = st_tfrecord_resync(&t->rr, err);
@@ -413,6 +447,21 @@ static int tfr_next_unit(void *priv, st_unit *unit, st_error *err)
         }
         if (r == 0)
             break;
+        if (len >= DETACH_BYTES) {
+            if (tfr_unit_grow(u)) {
+                tfr_unit_free(u);
+                return st_error_set(err, ST_ENOMEM, "out of memory");
+            }
+            u->block = st_tfrecord_reader_detach(&t->rr, framed);
+            if (u->block) {
+                u->block_frame = framed;
+                u->block_len = len;
+                u->ends[u->count] = u->payloads.len;
+                u->offsets[u->count] = offset;
+                u->count++;
+                break; /* the block is the unit's last record */
+            }
+        }
         if (tfr_unit_push(u, data, len, offset)) {
             tfr_unit_free(u);
             return st_error_set(err, ST_ENOMEM, "out of memory");
@@ -423,6 +472,7 @@ static int tfr_next_unit(void *priv, st_unit *unit, st_error *err)
         return 0;
     }
     unit->data = u;
+    unit->bytes = u->payloads.cap + (u->block ? u->block_len + ST_TFRECORD_OVERHEAD : 0);
     return 1;
 }
 
@@ -438,6 +488,11 @@ static int tfr_decode_unit(const void *priv, const st_unit *unit, st_batch *out,
             return st_error_set(err, ST_ENOMEM, "out of memory");
         const uint8_t *payload = u->payloads.data + begin;
         size_t len = u->ends[i] - begin;
+        bool in_block = u->block && i + 1 == u->count;
+        if (in_block) {
+            payload = u->block_frame + ST_TFRECORD_HEADER_SIZE;
+            len = u->block_len;
+        }
         int r = t->payload_only ? ST_OK : st_example_decode(payload, len, &out->arena, rec, err);
         if (r < 0)
             return st_error_prefix(err, "record %llu at offset %llu: not an Example: ",
@@ -445,6 +500,12 @@ static int tfr_decode_unit(const void *priv, const st_unit *unit, st_batch *out,
                                    (unsigned long long)u->offsets[i]);
         rec->payload.data = payload;
         rec->payload.len = len;
+        if (in_block) {
+            /* The frame as read (CRCs checked): a TFRecord writer can write
+             * it out as it is. */
+            rec->framed.data = u->block_frame;
+            rec->framed.len = len + ST_TFRECORD_OVERHEAD;
+        }
         begin = u->ends[i];
     }
     return ST_OK;

@@ -91,6 +91,15 @@ int st_tfrecord_next(st_tfrecord_reader *r, const uint8_t **data, size_t *len,
  * stay valid across that call.  Lets callers write runs of frames at once. */
 bool st_tfrecord_next_is_buffered(const st_tfrecord_reader *r);
 
+/* Hands over the buffer that holds the record st_tfrecord_next just
+ * returned (`data` points into it), so that a large record can be kept
+ * without copying it: the caller owns the returned block (free() it) and
+ * the record's pointers stay valid in it; the reader goes on in a fresh
+ * buffer holding the unread bytes.  NULL when the record is not in the
+ * reader's own buffer (a lending stream's bytes) or memory is short: then
+ * the caller copies the record as usual. */
+uint8_t *st_tfrecord_reader_detach(st_tfrecord_reader *r, const uint8_t *data);
+
 /* After a damaged record (fault set): moves past it so reading can go on.
  * A bad data CRC skips the record its (intact) length names; a bad length
  * CRC searches forward byte by byte for the next header whose length CRC

@@ -292,6 +292,8 @@ const duckCannot = {
 // Files we must refuse, and a phrase of the reason.
 const mustRefuse = {
   'int96_from_spark.parquet': 'INT96 timestamp',
+  'uint64_above_int64_max.parquet': 'UINT64 value',
+  'row_group_num_rows_zero.parquet': 'the row group says 0 rows',
   'datapage_v1-corrupt-checksum.parquet': 'CRC',
   'rle-dict-uncompressed-corrupt-checksum.parquet': 'CRC',
   'nation.dict-malformed.parquet': 'page',
