@@ -310,6 +310,8 @@ static int split_avro(const cli_command *cmd, cli_values *v, const st_read_optio
         return status;
     }
 
+    out.inputs = paths;
+    out.ninputs = npaths;
     cli_progress progress;
     avro_run run = {0};
     cli_progress_start(&progress, cli_progress_wanted(v), 0);

@@ -155,7 +155,7 @@ int cli_output_check_path(const cli_output *out, const char *path, st_error *err
 int cli_output_commit(const cli_command *cmd, cli_output *out, st_error *err)
 {
     return output_set_commit(cmd, &out->set, out->sink, out->want_manifest ? out->manifest_path : NULL,
-                             out->feature_spec, err);
+                             out->feature_spec, out->inputs, out->ninputs, err);
 }
 
 void cli_output_abort(cli_output *out)
@@ -249,6 +249,8 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
         rc = st_error_set(&err, ST_ECANCELED, "interrupted");
     if (rc == ST_OK)
         rc = finish_outputs(out, job, options_json, &err);
+    out->inputs = job->paths;
+    out->ninputs = job->npaths;
     if (rc == ST_OK)
         rc = cli_output_commit(cmd, out, &err);
     if (rc < 0) {

@@ -24,6 +24,8 @@ typedef struct cli_output {
     st_schema schema;
     st_shard_sink *sink;
     output_set set;               /* the lock, the earlier set, the journal */
+    char *const *inputs;          /* this run's inputs: never removed as an earlier set's */
+    size_t ninputs;
 } cli_output;
 
 /* Parses the output options and claims the prefix (output_set.h): refuses

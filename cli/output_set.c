@@ -536,10 +536,17 @@ static void pattern_of(const output_set *set, const char *path, char *out, size_
 
 /* Removes the earlier set's files, except those this run has just put in
  * their place (the same name, now this run's file). */
-static void remove_earlier(const cli_command *cmd, output_set *set, const st_shard_sink *sink,
-                           const char *manifest, const char *feature_spec)
+static bool same_file(const char *path, const struct stat *st)
 {
-    size_t removed = 0;
+    struct stat other;
+    return path && stat(path, &other) == 0 && other.st_ino == st->st_ino && other.st_dev == st->st_dev;
+}
+
+static void remove_earlier(const cli_command *cmd, output_set *set, const st_shard_sink *sink,
+                           const char *manifest, const char *feature_spec, char *const *inputs,
+                           size_t ninputs)
+{
+    size_t removed = 0, kept = 0;
     char patterns[4][512];
     size_t npatterns = 0;
     bool more = false;
@@ -548,19 +555,17 @@ static void remove_earlier(const cli_command *cmd, output_set *set, const st_sha
         struct stat st;
         if (lstat(path, &st) != 0)
             continue;
-        bool ours = false;
+        bool ours = same_file(manifest, &st) || same_file(feature_spec, &st);
         for (size_t k = 0; k < st_shard_sink_count(sink) && !ours; k++) {
             const st_shard_info *d = st_shard_sink_shard(sink, k);
-            struct stat mine;
-            ours = (stat(d->path, &mine) == 0 && mine.st_ino == st.st_ino && mine.st_dev == st.st_dev) ||
-                   (d->index_path && stat(d->index_path, &mine) == 0 && mine.st_ino == st.st_ino &&
-                    mine.st_dev == st.st_dev);
+            ours = same_file(d->path, &st) || same_file(d->index_path, &st);
         }
-        const char *named[] = {manifest, feature_spec};
-        for (size_t k = 0; k < 2 && !ours; k++) {
-            struct stat mine;
-            ours = named[k] && stat(named[k], &mine) == 0 && mine.st_ino == st.st_ino &&
-                   mine.st_dev == st.st_dev;
+        bool input = false;
+        for (size_t k = 0; k < ninputs && !input && !ours; k++)
+            input = !st_path_is_remote(inputs[k]) && same_file(inputs[k], &st);
+        if (input) {
+            kept++;
+            continue;
         }
         if (ours || unlink(path) != 0)
             continue;
@@ -577,6 +582,10 @@ static void remove_earlier(const cli_command *cmd, output_set *set, const st_sha
         else if (!seen)
             more = true;
     }
+    if (kept)
+        fprintf(stderr, "shardtool %s: --force: kept %zu file%s of the earlier output set that %s this "
+                "run's input%s\n", cmd->name, kept, kept == 1 ? "" : "s", kept == 1 ? "was" : "were",
+                kept == 1 ? "" : "s");
     if (!removed)
         return;
     fprintf(stderr, "shardtool %s: --force: removed %zu file%s of the earlier output set (", cmd->name,
@@ -587,7 +596,8 @@ static void remove_earlier(const cli_command *cmd, output_set *set, const st_sha
 }
 
 int output_set_commit(const cli_command *cmd, output_set *set, const st_shard_sink *sink,
-                      const char *manifest, const char *feature_spec, st_error *err)
+                      const char *manifest, const char *feature_spec, char *const *inputs,
+                      size_t ninputs, st_error *err)
 {
     if (!set->local)
         return ST_OK;
@@ -600,7 +610,7 @@ int output_set_commit(const cli_command *cmd, output_set *set, const st_shard_si
     }
     st_test_kill_point("committed", 0);
     if (set->force)
-        remove_earlier(cmd, set, sink, manifest, feature_spec);
+        remove_earlier(cmd, set, sink, manifest, feature_spec, inputs, ninputs);
     return ST_OK;
 }
 

@@ -54,9 +54,12 @@ int output_set_open(const cli_command *cmd, output_set *set, const char *prefix,
 int output_set_journal(output_set *set, const st_shard_sink *sink, const char *manifest,
                        const char *feature_spec, st_error *err);
 /* The commit point: removes the journal; then, with --force, removes the
- * earlier set's files that the new set has not replaced, and says so. */
+ * earlier set's files that the new set has not replaced, and says so.
+ * Files that were this run's inputs are never removed (split merging the
+ * task shards of a prefix). */
 int output_set_commit(const cli_command *cmd, output_set *set, const st_shard_sink *sink,
-                      const char *manifest, const char *feature_spec, st_error *err);
+                      const char *manifest, const char *feature_spec, char *const *inputs,
+                      size_t ninputs, st_error *err);
 /* After a failure: rolls back what the journal names (the caller has
  * aborted the sink), removes the journal. */
 void output_set_abort(output_set *set);

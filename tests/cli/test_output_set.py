@@ -166,6 +166,11 @@ def test_tasks_together(tmp, big):
           "the other tasks' files are untouched")
     r = st("convert", big, "-o", d + "/train", "-q")
     check(r.returncode == 2 and "task0000" in r.stderr, "a plain run refuses the tasks' outputs as an earlier set")
+    task_shards = sorted(glob.glob(d + "/train-task*.tfrecord"))
+    r = st("split", *task_shards, "-o", d + "/train", "--shards", "3", "-q", "-f")
+    check(r.returncode == 0 and all(os.path.exists(p) for p in task_shards) and "kept 9 files" in r.stderr
+          and not glob.glob(d + "/train-task*.manifest.json"),
+          f"split -f merging a prefix's task shards into that prefix never removes its inputs ({r.stderr.strip()})")
 
 
 # ---- issue 11 item 10: --shard-size counts bytes on disk -----------------------------------
