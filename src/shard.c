@@ -80,6 +80,7 @@ typedef struct open_shard {
     char *index_tmp;
     uint64_t records;
     uint64_t flushed_at;    /* top->written at the last compressor flush */
+    uint64_t buffered;      /* record bytes the writer may still hold (CSV lines, an Avro block) */
 } open_shard;
 
 struct st_shard_sink {
@@ -98,6 +99,7 @@ struct st_shard_sink {
     uint64_t next_unit;     /* writes so far: what --shards deals round robin */
     uint64_t total_bytes;
     uint64_t overhead;      /* bytes the writer adds around one record (TFRecord: 16) */
+    bool buffering;         /* the writer holds records back (seen a write that wrote nothing) */
     bool finished;
 };
 
@@ -442,9 +444,20 @@ static int write_to(st_shard_sink *s, open_shard *sh, const uint8_t *encoded, si
     int rc = s->opt.writer->write(sh->writer_priv, encoded, len, err);
     if (rc < 0)
         return rc;
+    /* Learn what the writer adds to a record (TFRecord's framing), from
+     * writes that went straight through; and whether it holds records
+     * back, as the CSV and Avro writers do, to count what it holds. */
     uint64_t added = sh->top->written - before;
-    if (added > len && added - len > s->overhead)
+    if (added > len && added - len <= 64 && added - len > s->overhead)
         s->overhead = added - len;
+    if (added == 0) {
+        s->buffering = true;
+        sh->buffered += len + s->overhead;
+    } else {
+        /* It wrote what it held; this record may still be held (an Avro
+         * writer closes the full block before it takes the record). */
+        sh->buffered = s->buffering ? len + s->overhead : 0;
+    }
     sh->records += records;
     s->next_record += records;
     s->next_unit++;
@@ -475,14 +488,18 @@ static int shard_full_by_size(st_shard_sink *s, open_shard *sh, size_t len, bool
 {
     uint64_t max = s->opt.max_bytes;
     uint64_t next = (uint64_t)len + s->overhead;
+    /* A writer that holds records back also adds its framing (Avro block
+     * headers and the last block's sync marker) when it lets them go. */
+    if (s->buffering)
+        next += 64 + (sh->top->written + sh->buffered) / 512;
     *full = false;
     if (sh->records == 0)
         return ST_OK; /* a record larger than the limit still gets a shard */
     if (sh->top->ops == &crc_layer_ops) { /* uncompressed */
-        *full = sh->top->written + next > max;
+        *full = sh->top->written + sh->buffered + next > max;
         return ST_OK;
     }
-    uint64_t pending = sh->top->written - sh->flushed_at;
+    uint64_t pending = sh->top->written - sh->flushed_at + sh->buffered;
     if (sh->stored.bytes + deflate_bound(pending + next) <= max)
         return ST_OK;
     if (pending == 0 || sh->stored.bytes + max / 64 >= max) {
@@ -493,7 +510,7 @@ static int shard_full_by_size(st_shard_sink *s, open_shard *sh, size_t len, bool
     if (rc < 0)
         return rc;
     sh->flushed_at = sh->top->written;
-    *full = sh->stored.bytes + deflate_bound(next) > max;
+    *full = sh->stored.bytes + deflate_bound(sh->buffered + next) > max;
     return ST_OK;
 }
 

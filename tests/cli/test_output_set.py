@@ -189,6 +189,13 @@ def test_shard_size_on_disk(tmp, big):
         if comp != "none":
             r = st("verify", "--decode", "--manifest", d + "/t.manifest.json")
             check(r.returncode == 0, f"-z {comp} shards cut that way verify ({r.stdout.strip()[-200:]})")
+    # Writers that hold records back (CSV lines, Avro blocks) are counted too.
+    for to in ("csv", "jsonl", "avro"):
+        d = os.path.join(tmp, "size-to-" + to)
+        r = st("convert", big, "-o", d + "/t", "--to", to, "--shard-size", "256KiB", "-q")
+        sizes = [os.path.getsize(os.path.join(d, n)) for n in finals(d)]
+        check(r.returncode == 0 and len(sizes) > 3 and max(sizes) <= limit and min(sizes[:-1]) >= 0.7 * limit,
+              f"--to {to} --shard-size 256KiB: files close under the limit, never over ({sizes[:6]}...)")
 
 
 # ---- issue 17 item 1: two runs on one prefix ----------------------------------------------
