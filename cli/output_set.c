@@ -412,6 +412,12 @@ int output_set_open(const cli_command *cmd, output_set *set, const char *prefix,
     snprintf(set->infix, sizeof set->infix, "%s", infix ? infix : "");
     if (infix && sscanf(infix, "-task%llu-of-%llu", &set->task, &set->tasks) != 2)
         set->tasks = 0;
+    /* A manifest sent to standard output or to object storage is no file
+     * of this directory's set. */
+    if (manifest && (strcmp(manifest, "-") == 0 || st_path_is_remote(manifest)))
+        manifest = NULL;
+    if (feature_spec && (strcmp(feature_spec, "-") == 0 || st_path_is_remote(feature_spec)))
+        feature_spec = NULL;
     make_tag(set);
     snprintf(set->tmp_prefix, sizeof set->tmp_prefix, "%s" TMP_MARK "%s-", set->dir, set->tag);
 
@@ -471,7 +477,7 @@ static void journal_rename(FILE *f, const char *tmp, const char *final)
 
 static void journal_output(FILE *f, const char *path)
 {
-    if (!path)
+    if (!path || strcmp(path, "-") == 0 || st_path_is_remote(path))
         return;
     char abs[8400];
     absolute(abs, sizeof abs, path);
