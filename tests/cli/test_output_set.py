@@ -374,7 +374,7 @@ def test_names(tmp, taxi):
     r = st("convert", taxi, "-o", prefix, "--records-per-shard", "4000", "-q")
     check(r.returncode == 0 and len(finals(d)) == 3 and max(len(n) for n in os.listdir(d)) <= 255,
           f"a 230-byte name prefix whose final names fit works ({r.stderr.strip()[-200:]})")
-    r = st("convert", taxi, "-o", "")
+    r = st("convert", taxi, "-o", "", cwd=d)  # in d: a run that took it would write .manifest.json here
     check(r.returncode == 2 and "empty" in r.stderr and "-o out/train" in r.stderr, "-o '' is a usage error with a hint")
     r = st("convert", taxi, "-o", d + "/")
     check(r.returncode == 2 and "ends in '/'" in r.stderr, "a prefix that ends in '/' is a usage error with a hint")
