@@ -172,8 +172,12 @@ static size_t roll_back(const output_set *set, const char *journal, bool *valid)
     FILE *f = fopen(journal, "r");
     if (!f)
         return 0;
-    char line[8192];
+    char line[8192] = "";
     if (!fgets(line, sizeof line, f) || strncmp(line, JOURNAL_MAGIC, strlen(JOURNAL_MAGIC)) != 0) {
+        /* Empty or cut inside its first line: the run died while creating
+         * it, before any rename (they start only once it is complete). */
+        size_t n = strlen(line);
+        *valid = feof(f) && n <= strlen(JOURNAL_MAGIC) && strncmp(line, JOURNAL_MAGIC, n) == 0;
         fclose(f);
         return 0;
     }
@@ -496,6 +500,7 @@ int output_set_journal(output_set *set, const st_shard_sink *sink, const char *m
     int fd = open(set->journal, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0)
         return st_error_errno(err, errno, "%s: cannot create the journal", set->journal);
+    st_test_kill_point("journal-created", 0);
     FILE *f = fdopen(fd, "w");
     if (!f) {
         close(fd);

@@ -328,7 +328,7 @@ def after_kill(d, ref, args, label, bad):
 
 def test_kills(tmp, table, taxi):
     modes = kill_modes(tmp, table, taxi)
-    injected = ["locked", "journal", "rename:0", "rename:1", "rename:2", "manifest", "commit", "committed"]
+    injected = ["locked", "journal-created", "journal", "rename:0", "rename:1", "rename:2", "manifest", "commit", "committed"]
     bad = []
     kills = 0
     for m, (label, args) in enumerate(modes):
