@@ -160,8 +160,14 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         cli_uint(v, cmd, "seed", 0, &seed))
         return EXIT_USAGE;
 
+    /* Each task's outputs carry its own infix, so tasks of one run never
+     * write the same name and each owns its shards, manifest and lock. */
+    char infix[64] = "";
+    if (tasks > 1)
+        snprintf(infix, sizeof infix, "-task%05llu-of-%05llu", (unsigned long long)task,
+                 (unsigned long long)tasks);
     cli_output out;
-    int status = cli_output_init(cmd, v, out_format, &out);
+    int status = cli_output_init(cmd, v, out_format, infix[0] ? infix : NULL, &out);
     if (status)
         return status;
     out.wopt.codec = cli_text(v, "avro-codec", "deflate");
@@ -216,12 +222,8 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     }
     /* --delimiter, --quote and friends shape CSV / TSV output too. */
     out.wopt.format_options = &in.csv;
-    if (tasks > 1) {
-        if (!by_units)
-            select_task_inputs(in.paths, &in.npaths, task, tasks);
-        snprintf(out.infix, sizeof out.infix, "-task%05llu-of-%05llu", (unsigned long long)task,
-                 (unsigned long long)tasks);
-    }
+    if (tasks > 1 && !by_units)
+        select_task_inputs(in.paths, &in.npaths, task, tasks);
 
     cli_progress progress;
     convert_job job = {

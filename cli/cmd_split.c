@@ -213,26 +213,25 @@ static int copy_blocks(const cli_command *cmd, char **paths, size_t npaths, cons
     return EXIT_OK;
 }
 
-static int finish_avro(cli_output *out, st_error *err)
+static int finish_avro(const cli_command *cmd, cli_output *out, st_error *err)
 {
-    int rc = st_shard_sink_finish(out->sink, err);
-    if (rc < 0 || !out->want_manifest)
-        return rc;
-    char path[4096];
-    if (out->manifest_path[0])
-        snprintf(path, sizeof path, "%s", out->manifest_path);
-    else
-        snprintf(path, sizeof path, "%s.manifest.json", out->sopt.prefix);
-    /* Datums are not decoded, so the manifest lists no features. */
-    st_feature_stats none;
-    st_feature_stats_init(&none);
-    rc = st_manifest_write(path, out->sink, "avro", ST_COMPRESSION_NONE, &none, "{\"command\":\"split\"}",
-                           out->force, err);
-    st_feature_stats_free(&none);
-    if (rc < 0)
-        return st_error_prefix(err, "%s: ", path);
-    snprintf(out->manifest_path, sizeof out->manifest_path, "%s", path);
-    return ST_OK;
+    int rc = cli_output_publish(out, err);
+    if (rc == ST_OK && out->want_manifest) {
+        const char *path = out->manifest_path;
+        /* Datums are not decoded, so the manifest lists no features. */
+        st_feature_stats none;
+        st_feature_stats_init(&none);
+        rc = cli_output_check_path(out, path, err);
+        if (rc == ST_OK)
+            rc = st_manifest_write(path, out->sink, "avro", ST_COMPRESSION_NONE, &none,
+                                   "{\"command\":\"split\"}", out->force, err);
+        st_feature_stats_free(&none);
+        if (rc < 0)
+            return st_error_prefix(err, "%s: ", path);
+    }
+    if (rc == ST_OK)
+        rc = cli_output_commit(cmd, out, err);
+    return rc;
 }
 
 static void avro_summary(const cli_command *cmd, const cli_output *out, const avro_run *run,
@@ -288,7 +287,7 @@ static int split_avro(const cli_command *cmd, cli_values *v, const st_read_optio
     cli_output out;
     memset(&out, 0, sizeof out);
     if (status == EXIT_OK)
-        status = cli_output_init(cmd, v, st_format_by_name("avro"), &out);
+        status = cli_output_init(cmd, v, st_format_by_name("avro"), NULL, &out);
     st_avro_copy_header *header = NULL;
     st_error err = {0};
     if (status == EXIT_OK && st_avro_copy_header_new(first, &header, &err) < 0) {
@@ -311,6 +310,8 @@ static int split_avro(const cli_command *cmd, cli_values *v, const st_read_optio
         return status;
     }
 
+    out.inputs = paths;
+    out.ninputs = npaths;
     cli_progress progress;
     avro_run run = {0};
     cli_progress_start(&progress, cli_progress_wanted(v), 0);
@@ -321,14 +322,14 @@ static int split_avro(const cli_command *cmd, cli_values *v, const st_read_optio
         status = EXIT_DAMAGED;
     }
     if (status == EXIT_OK) {
-        int rc = finish_avro(&out, &err);
+        int rc = finish_avro(cmd, &out, &err);
         if (rc < 0) {
             cli_error_at(cmd, NULL, &err);
             status = rc == ST_EEXIST || rc == ST_EUSAGE ? EXIT_USAGE : EXIT_DAMAGED;
         }
     }
     if (status != EXIT_OK)
-        st_shard_sink_abort(out.sink);
+        cli_output_abort(&out);
     else if (!cli_has(v, "quiet"))
         avro_summary(cmd, &out, &run, first, npaths, cli_now() - progress.start);
     st_avro_blocks_close(first);
@@ -345,7 +346,7 @@ static int run_split(const cli_command *cmd, cli_values *v)
         return cli_usage_error(cmd, "no input files (use - for standard input)");
     const st_format *tfrecord = st_format_by_name("tfrecord");
     cli_output out;
-    int status = cli_output_init(cmd, v, tfrecord, &out);
+    int status = cli_output_init(cmd, v, tfrecord, NULL, &out);
     if (status)
         return status;
 

@@ -57,13 +57,20 @@ static int make_parent_dirs(const cli_command *cmd, const char *prefix)
 }
 
 int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format *format,
-                    cli_output *out)
+                    const char *infix, cli_output *out)
 {
     memset(out, 0, sizeof *out);
     out->format = format;
     const char *prefix = cli_text(v, "output", NULL);
     if (!prefix)
         return cli_usage_error(cmd, "no output prefix: give -o PREFIX");
+    if (!prefix[0])
+        return cli_usage_error(cmd, "-o '': the output prefix is empty; give a path and a name "
+                                    "to start each file with, such as -o out/train");
+    if (prefix[strlen(prefix) - 1] == '/')
+        return cli_usage_error(cmd, "-o %s: the prefix ends in '/'; it starts each file's name, so "
+                                    "give a name after the directory, such as -o %strain", prefix, prefix);
+    snprintf(out->infix, sizeof out->infix, "%s", infix ? infix : "");
     int modes = cli_has(v, "shards") + cli_has(v, "shard-size") + cli_has(v, "records-per-shard");
     if (modes > 1)
         return cli_usage_error(cmd, "give only one of --shards, --shard-size, --records-per-shard");
@@ -103,9 +110,58 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
 
     const char *manifest = cli_text(v, "manifest", NULL);
     out->want_manifest = !cli_has(v, "no-manifest");
-    snprintf(out->manifest_path, sizeof out->manifest_path, "%s", manifest ? manifest : "");
+    if (manifest)
+        snprintf(out->manifest_path, sizeof out->manifest_path, "%s", manifest);
+    else
+        snprintf(out->manifest_path, sizeof out->manifest_path, "%s%s.manifest.json", prefix, out->infix);
     out->feature_spec = cli_text(v, "feature-spec", NULL);
-    return make_parent_dirs(cmd, prefix);
+    int status = make_parent_dirs(cmd, prefix);
+    if (status)
+        return status;
+    status = output_set_open(cmd, &out->set, prefix, infix, out->want_manifest ? out->manifest_path : NULL,
+                             out->feature_spec, out->force, cli_has(v, "verbose"));
+    if (status) {
+        output_set_close(&out->set);
+        return status;
+    }
+    out->sopt.tmp_prefix = out->set.local ? out->set.tmp_prefix : NULL;
+    out->sopt.defer_publish = true;
+    return EXIT_OK;
+}
+
+int cli_output_publish(cli_output *out, st_error *err)
+{
+    int rc = st_shard_sink_finish(out->sink, err);
+    if (rc == ST_OK)
+        rc = output_set_journal(&out->set, out->sink, out->want_manifest ? out->manifest_path : NULL,
+                                out->feature_spec, err);
+    if (rc == ST_OK) {
+        st_test_kill_point("journal", 0);
+        rc = st_shard_sink_publish(out->sink, err);
+    }
+    if (rc == ST_OK)
+        st_test_kill_point("manifest", 0);
+    return rc;
+}
+
+int cli_output_check_path(const cli_output *out, const char *path, st_error *err)
+{
+    /* Checked before the run too; again here, just before the write. */
+    if (st_path_is_remote(path) || strcmp(path, "-") == 0)
+        return ST_OK;
+    return st_output_name_check(path, out->force, err);
+}
+
+int cli_output_commit(const cli_command *cmd, cli_output *out, st_error *err)
+{
+    return output_set_commit(cmd, &out->set, out->sink, out->want_manifest ? out->manifest_path : NULL,
+                             out->feature_spec, out->inputs, out->ninputs, err);
+}
+
+void cli_output_abort(cli_output *out)
+{
+    st_shard_sink_abort(out->sink);
+    output_set_abort(&out->set);
 }
 
 static int emit_to_sink(void *ctx, const uint8_t *encoded, size_t len, st_error *err)
@@ -147,23 +203,22 @@ static int derive_schema(cli_output *out, convert_job *job, st_error *err)
 static int finish_outputs(cli_output *out, convert_job *job, const char *options_json,
                           st_error *err)
 {
-    int rc = st_shard_sink_finish(out->sink, err);
+    int rc = cli_output_publish(out, err);
     if (rc < 0)
         return rc;
     if (out->want_manifest) {
-        char path[4096];
-        if (out->manifest_path[0])
-            snprintf(path, sizeof path, "%s", out->manifest_path);
-        else
-            snprintf(path, sizeof path, "%s%s.manifest.json", out->sopt.prefix, out->infix);
-        rc = st_manifest_write(path, out->sink, out->format->name, out->wopt.compression,
-                               &job->stats, options_json, out->force, err);
+        const char *path = out->manifest_path;
+        rc = cli_output_check_path(out, path, err);
+        if (rc == ST_OK)
+            rc = st_manifest_write(path, out->sink, out->format->name, out->wopt.compression,
+                                   &job->stats, options_json, out->force, err);
         if (rc < 0)
             return st_error_prefix(err, "%s: ", path);
-        snprintf(out->manifest_path, sizeof out->manifest_path, "%s", path);
     }
     if (out->feature_spec) {
-        rc = st_feature_spec_write(out->feature_spec, &job->stats, out->force, err);
+        rc = cli_output_check_path(out, out->feature_spec, err);
+        if (rc == ST_OK)
+            rc = st_feature_spec_write(out->feature_spec, &job->stats, out->force, err);
         if (rc < 0)
             return st_error_prefix(err, "%s: ", out->feature_spec);
     }
@@ -203,8 +258,12 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
         rc = st_error_set(&err, ST_ECANCELED, "interrupted");
     if (rc == ST_OK)
         rc = finish_outputs(out, job, options_json, &err);
+    out->inputs = job->paths;
+    out->ninputs = job->npaths;
+    if (rc == ST_OK)
+        rc = cli_output_commit(cmd, out, &err);
     if (rc < 0) {
-        st_shard_sink_abort(out->sink);
+        cli_output_abort(out);
         if (rc == ST_ECANCELED && cli_interrupted)
             cli_error(cmd, "interrupted; removed the shards written so far");
         else
@@ -239,5 +298,6 @@ void cli_output_free(cli_output *out)
 {
     st_shard_sink_free(out->sink);
     out->sink = NULL;
+    output_set_close(&out->set);
     st_schema_free(&out->schema);
 }

@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "convert_pipeline.h"
+#include "output_set.h"
 
 #include "../formats/format.h"
 #include "../src/shard.h"
@@ -17,15 +18,29 @@ typedef struct cli_output {
     st_shard_options sopt;
     char infix[64];
     bool want_manifest;           /* not --no-manifest */
-    char manifest_path[4096];     /* --manifest, or the default once written */
+    char manifest_path[4096];     /* --manifest, or the default PREFIX[INFIX].manifest.json */
     const char *feature_spec;
     bool force;
     st_schema schema;
     st_shard_sink *sink;
+    output_set set;               /* the lock, the earlier set, the journal */
+    char *const *inputs;          /* this run's inputs: never removed as an earlier set's */
+    size_t ninputs;
 } cli_output;
 
+/* Parses the output options and claims the prefix (output_set.h): refuses
+ * an earlier run's outputs without --force, or a run already writing
+ * there, before any input is read.  infix: "-taskIIIII-of-NNNNN" or NULL. */
 int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format *format,
-                    cli_output *out);
+                    const char *infix, cli_output *out);
+/* The sink's part of the commit: finishes every shard, journals the
+ * renames and makes them.  The caller then writes the manifest and calls
+ * cli_output_commit(); on failure, cli_output_abort(). */
+int cli_output_publish(cli_output *out, st_error *err);
+/* Checks that the manifest (or feature spec) may be written at path. */
+int cli_output_check_path(const cli_output *out, const char *path, st_error *err);
+int cli_output_commit(const cli_command *cmd, cli_output *out, st_error *err);
+void cli_output_abort(cli_output *out);
 /* Runs the job into shards: derives a schema first when the writer needs
  * one, shuffles when asked, then finishes the shards and writes the
  * manifest and feature spec.  On failure everything written is removed. */

@@ -5,10 +5,13 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- a pass-through output layer that checksums what is stored ---------- */
@@ -70,25 +73,33 @@ typedef struct open_shard {
     crc_layer stored;       /* checksum and size of the bytes stored */
     st_ostream *index;      /* SHARD.idx, or NULL */
     void *writer_priv;
-    char *path;             /* name it is written under (final, or .partial) */
+    int fd, index_fd;       /* local temporary files (the sink owns them), or -1 */
+    char *path;             /* final name when known (always for --shards) */
+    char *tmp_path;         /* local: the temporary name it is written under */
     char *index_path;
+    char *index_tmp;
     uint64_t records;
+    uint64_t flushed_at;    /* top->written at the last compressor flush */
+    uint64_t buffered;      /* record bytes the writer may still hold (CSV lines, an Avro block) */
 } open_shard;
 
 struct st_shard_sink {
     st_shard_options opt;
     char ext[64];
+    char tmp_prefix[4096];  /* local output: where temporary names start */
+    bool local;
     bool provisional;       /* names known only at the end */
     open_shard *open;       /* BY_COUNT: count of them; else one */
     size_t nopen;
     size_t current;         /* BY_SIZE / BY_RECORDS: the shard being filled */
     bool current_open;
-    st_shard_info *done;    /* shards committed (under path or .partial) */
-    char **done_index;      /* their index paths, or NULL */
+    st_shard_info *done;    /* shards committed (under temporary names until published) */
     size_t ndone, capdone;
     uint64_t next_record;
     uint64_t next_unit;     /* writes so far: what --shards deals round robin */
     uint64_t total_bytes;
+    uint64_t overhead;      /* bytes the writer adds around one record (TFRecord: 16) */
+    bool buffering;         /* the writer holds records back (seen a write that wrote nothing) */
     bool finished;
 };
 
@@ -106,12 +117,39 @@ int st_shard_name(char *out, size_t cap, const char *prefix, const char *infix,
     return n < 0 || (size_t)n >= cap ? ST_EUSAGE : ST_OK;
 }
 
-static char *provisional_name(const st_shard_sink *s, uint64_t index, const char *what)
+void st_test_kill_point(const char *point, long n)
 {
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s%s-%05" PRIu64 "%s%s.partial", s->opt.prefix,
-             s->opt.infix ? s->opt.infix : "", index, s->ext, what);
-    return strdup(buf);
+    /* Test-only hook (see shard.h): never set outside the test suite. */
+    const char *want = getenv("SHARDTOOL_TEST_KILL_AT");
+    if (!want)
+        return;
+    size_t len = strlen(point);
+    if (strncmp(want, point, len) != 0)
+        return;
+    if (want[len] == '\0' || (want[len] == ':' && strtol(want + len + 1, NULL, 10) == n))
+        raise(SIGKILL);
+}
+
+int st_output_name_check(const char *path, bool force, st_error *err)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return ST_OK;
+    bool link = S_ISLNK(st.st_mode);
+    if (link && stat(path, &st) != 0)
+        return force ? ST_OK : st_error_set(err, ST_EEXIST,
+                                            "%s: already exists (a dangling link; use --force to replace it)",
+                                            path);
+    if (!S_ISREG(st.st_mode))
+        return st_error_set(err, ST_EUSAGE,
+                            "%s: exists and is %s%s, not a regular file; shardtool writes outputs "
+                            "only as regular files and never into a device or FIFO: remove it or "
+                            "choose another output name", path, link ? "a link to " : "",
+                            S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO"
+                            : S_ISSOCK(st.st_mode) ? "a socket" : "a device");
+    if (!force)
+        return st_error_set(err, ST_EEXIST, "%s: already exists (use --force to replace it)", path);
+    return ST_OK;
 }
 
 static char *final_name(const st_shard_sink *s, uint64_t index, uint64_t total, const char *what)
@@ -121,6 +159,36 @@ static char *final_name(const st_shard_sink *s, uint64_t index, uint64_t total, 
     if (st_shard_name(buf, sizeof buf, s->opt.prefix, s->opt.infix, index, total, ext))
         return NULL;
     return strdup(buf);
+}
+
+static char *tmp_name(const st_shard_sink *s, uint64_t index, const char *what)
+{
+    char buf[4200];
+    snprintf(buf, sizeof buf, "%s%05" PRIu64 "%s", s->tmp_prefix, index, what);
+    return strdup(buf);
+}
+
+/* Creates a temporary file that is this run's alone: O_EXCL, no link followed. */
+static int create_tmp(const char *tmp, const char *shown, int *fd, st_error *err)
+{
+    do
+        *fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    while (*fd < 0 && errno == EINTR);
+    if (*fd < 0)
+        return st_error_errno(err, errno, "%s: creating temporary file %s", shown, tmp);
+    return ST_OK;
+}
+
+/* Syncs and closes a finished temporary file. */
+static int close_tmp(int *fd, const char *shown, st_error *err)
+{
+    int rc = ST_OK;
+    if (fdatasync(*fd) != 0 && errno != EINVAL && errno != EROFS)
+        rc = st_error_errno(err, errno, "%s: sync", shown);
+    if (close(*fd) != 0 && errno != EINTR && rc == ST_OK)
+        rc = st_error_errno(err, errno, "%s: close", shown);
+    *fd = -1;
+    return rc;
 }
 
 static void shard_discard(const st_shard_sink *s, open_shard *sh)
@@ -137,24 +205,72 @@ static void shard_discard(const st_shard_sink *s, open_shard *sh)
         st_ostream_abort(sh->index);
         st_ostream_close(sh->index);
     }
+    if (sh->fd >= 0)
+        close(sh->fd);
+    if (sh->index_fd >= 0)
+        close(sh->index_fd);
+    if (sh->tmp_path)
+        unlink(sh->tmp_path);
+    if (sh->index_tmp)
+        unlink(sh->index_tmp);
     free(sh->path);
+    free(sh->tmp_path);
     free(sh->index_path);
+    free(sh->index_tmp);
     memset(sh, 0, sizeof *sh);
+    sh->fd = sh->index_fd = -1;
+}
+
+/* Opens one output: locally a fresh temporary file, remotely the final object. */
+static int open_output(st_shard_sink *s, const char *final, const char *tmp, int *fd,
+                       st_ostream **out, st_error *err)
+{
+    if (!s->local)
+        return st_ostream_create(final, s->opt.force ? ST_OSTREAM_FORCE : 0, out, err);
+    int rc = create_tmp(tmp, final ? final : tmp, fd, err);
+    if (rc < 0)
+        return rc;
+    rc = st_ostream_create_fd(*fd, final ? final : tmp, out, err);
+    if (rc < 0) {
+        close(*fd);
+        *fd = -1;
+        unlink(tmp);
+    }
+    return rc;
 }
 
 static int shard_open(st_shard_sink *s, open_shard *sh, uint64_t index, st_error *err)
 {
     memset(sh, 0, sizeof *sh);
-    sh->path = s->provisional ? provisional_name(s, index, "") : final_name(s, index, s->opt.count, "");
-    if (!sh->path)
-        return st_error_set(err, ST_ENOMEM, "output name too long");
-    int flags = s->opt.force || s->provisional ? ST_OSTREAM_FORCE : 0;
+    sh->fd = sh->index_fd = -1;
+    int rc;
+    if (!s->provisional) {
+        sh->path = final_name(s, index, s->opt.count, "");
+        if (!sh->path)
+            return st_error_set(err, ST_EUSAGE, "%s: output name too long", s->opt.prefix);
+        if (s->local && (rc = st_output_name_check(sh->path, s->opt.force, err)) < 0)
+            goto fail;
+    }
+    if (s->local && !(sh->tmp_path = tmp_name(s, index, ""))) {
+        rc = st_error_set(err, ST_ENOMEM, "out of memory");
+        goto fail;
+    }
 
+    /* The name the writer sees (Avro derives its sync marker from it) is
+     * the final name, or for shards numbered at the end the name that
+     * earlier versions wrote them under: the same input gives the same
+     * bytes whatever the run's temporary names are. */
+    char shown[4200];
+    if (sh->path)
+        snprintf(shown, sizeof shown, "%s", sh->path);
+    else
+        snprintf(shown, sizeof shown, "%s%s-%05" PRIu64 "%s.partial", s->opt.prefix,
+                 s->opt.infix ? s->opt.infix : "", index, s->ext);
     st_ostream *raw = NULL;
-    int rc = st_ostream_create(sh->path, flags, &raw, err);
+    rc = open_output(s, sh->path ? sh->path : shown, sh->tmp_path, &sh->fd, &raw, err);
     if (rc < 0)
         goto fail;
-    st_ostream *layer = st_ostream_alloc(&crc_layer_ops, sh->path, sizeof(crc_layer *));
+    st_ostream *layer = st_ostream_alloc(&crc_layer_ops, shown, sizeof(crc_layer *));
     if (!layer) {
         st_ostream_close(raw);
         rc = st_error_set(err, ST_ENOMEM, "out of memory");
@@ -172,10 +288,20 @@ static int shard_open(st_shard_sink *s, open_shard *sh, uint64_t index, st_error
         }
     }
     if (s->opt.index) {
-        sh->index_path = s->provisional ? provisional_name(s, index, ".idx")
-                                        : final_name(s, index, s->opt.count, ".idx");
-        rc = sh->index_path ? st_ostream_create(sh->index_path, flags, &sh->index, err)
-                            : st_error_set(err, ST_ENOMEM, "out of memory");
+        if (!s->provisional) {
+            sh->index_path = final_name(s, index, s->opt.count, ".idx");
+            if (!sh->index_path) {
+                rc = st_error_set(err, ST_EUSAGE, "%s: output name too long", s->opt.prefix);
+                goto fail;
+            }
+            if (s->local && (rc = st_output_name_check(sh->index_path, s->opt.force, err)) < 0)
+                goto fail;
+        }
+        if (s->local && !(sh->index_tmp = tmp_name(s, index, ".idx"))) {
+            rc = st_error_set(err, ST_ENOMEM, "out of memory");
+            goto fail;
+        }
+        rc = open_output(s, sh->index_path, sh->index_tmp, &sh->index_fd, &sh->index, err);
         if (rc < 0)
             goto fail;
     }
@@ -201,22 +327,20 @@ static int remember_done(st_shard_sink *s, open_shard *sh, uint64_t bytes, uint3
         if (!done)
             return ST_ENOMEM;
         s->done = done;
-        char **idx = realloc(s->done_index, cap * sizeof *idx);
-        if (!idx)
-            return ST_ENOMEM;
-        s->done_index = idx;
         s->capdone = cap;
     }
-    s->done[s->ndone] = (st_shard_info){.path = sh->path, .records = sh->records,
+    s->done[s->ndone] = (st_shard_info){.path = sh->path, .tmp_path = sh->tmp_path,
+                                        .index_path = sh->index_path, .index_tmp = sh->index_tmp,
+                                        .published = !s->local, .records = sh->records,
                                         .bytes = bytes, .crc32c = crc};
-    s->done_index[s->ndone] = sh->index_path;
     s->ndone++;
-    sh->path = sh->index_path = NULL;
+    sh->path = sh->tmp_path = sh->index_path = sh->index_tmp = NULL;
     return ST_OK;
 }
 
 /* Finishes the writer, commits the shard (and its index) under its current
- * name and records it as done. */
+ * name (locally: syncs and closes the temporary file) and records it as
+ * done. */
 static int shard_close(st_shard_sink *s, open_shard *sh, st_error *err)
 {
     int rc = s->opt.writer->finish(sh->writer_priv, err);
@@ -231,12 +355,16 @@ static int shard_close(st_shard_sink *s, open_shard *sh, st_error *err)
     uint32_t crc = sh->stored.crc;
     st_ostream_close(sh->top);
     sh->top = NULL;
+    if (rc == ST_OK && sh->fd >= 0)
+        rc = close_tmp(&sh->fd, sh->path ? sh->path : sh->tmp_path, err);
     if (rc < 0)
         return rc;
     if (sh->index) {
         rc = st_ostream_commit(sh->index, err);
         st_ostream_close(sh->index);
         sh->index = NULL;
+        if (rc == ST_OK && sh->index_fd >= 0)
+            rc = close_tmp(&sh->index_fd, sh->index_tmp, err);
         if (rc < 0)
             return rc;
     }
@@ -260,11 +388,25 @@ int st_shard_sink_open(const st_shard_options *opt, st_shard_sink **out, st_erro
     s->opt = *opt;
     st_shard_extension(s->ext, sizeof s->ext, opt->writer->extension, opt->wopt->compression);
     s->provisional = opt->mode != ST_SHARD_BY_COUNT;
-    if (s->provisional && st_path_is_remote(opt->prefix)) {
+    s->local = !st_path_is_remote(opt->prefix);
+    if (s->provisional && !s->local) {
         free(s);
         return st_error_set(err, ST_EUNSUPPORTED,
                             "--shard-size and --records-per-shard need a local output (the shard "
                             "count is part of each name); use --shards N with object storage");
+    }
+    if (s->local) {
+        if (opt->tmp_prefix) {
+            snprintf(s->tmp_prefix, sizeof s->tmp_prefix, "%s", opt->tmp_prefix);
+        } else {
+            /* Hidden and short, beside the prefix: rename() stays in one
+             * filesystem and a name near 255 bytes still has a temporary. */
+            static unsigned long counter;
+            const char *slash = strrchr(opt->prefix, '/');
+            int dirlen = slash ? (int)(slash - opt->prefix) + 1 : 0;
+            snprintf(s->tmp_prefix, sizeof s->tmp_prefix, "%.*s.tmp-st%lx-%lu-", dirlen, opt->prefix,
+                     (unsigned long)getpid(), counter++);
+        }
     }
     s->nopen = s->provisional ? 1 : (size_t)opt->count;
     s->open = calloc(s->nopen, sizeof *s->open);
@@ -272,6 +414,8 @@ int st_shard_sink_open(const st_shard_options *opt, st_shard_sink **out, st_erro
         free(s);
         return st_error_set(err, ST_ENOMEM, "out of memory");
     }
+    for (size_t i = 0; i < s->nopen; i++)
+        s->open[i].fd = s->open[i].index_fd = -1;
     if (!s->provisional) {
         for (size_t i = 0; i < s->nopen; i++) {
             int rc = shard_open(s, &s->open[i], i, err);
@@ -296,9 +440,24 @@ static int write_to(st_shard_sink *s, open_shard *sh, const uint8_t *encoded, si
         if (rc < 0)
             return rc;
     }
+    uint64_t before = sh->top->written;
     int rc = s->opt.writer->write(sh->writer_priv, encoded, len, err);
     if (rc < 0)
         return rc;
+    /* Learn what the writer adds to a record (TFRecord's framing), from
+     * writes that went straight through; and whether it holds records
+     * back, as the CSV and Avro writers do, to count what it holds. */
+    uint64_t added = sh->top->written - before;
+    if (added > len && added - len <= 64 && added - len > s->overhead)
+        s->overhead = added - len;
+    if (added == 0) {
+        s->buffering = true;
+        sh->buffered += len + s->overhead;
+    } else {
+        /* It wrote what it held; this record may still be held (an Avro
+         * writer closes the full block before it takes the record). */
+        sh->buffered = s->buffering ? len + s->overhead : 0;
+    }
     sh->records += records;
     s->next_record += records;
     s->next_unit++;
@@ -310,6 +469,51 @@ int st_shard_sink_write(st_shard_sink *s, const uint8_t *encoded, size_t len, st
     return st_shard_sink_write_unit(s, encoded, len, 1, err);
 }
 
+/* At most how many bytes deflate turns n bytes into, trailer included
+ * (zlib's deflateBound for the default settings, the gzip wrapper, and a
+ * margin for the block the stream is in). */
+static uint64_t deflate_bound(uint64_t n)
+{
+    return n + (n >> 12) + (n >> 14) + (n >> 25) + 7 + 18 + 64;
+}
+
+/* --shard-size counts the bytes stored on disk.  Uncompressed, that is what
+ * the writer has written.  Compressed, the deflater holds back what it has
+ * not emitted yet: the shard is full when what is stored plus the most the
+ * pending bytes and this record can become would pass the limit.  Before
+ * giving up on a shard, a sync flush turns the pending bytes into stored
+ * ones, so shards land close under the limit; once less than 1/64 of it is
+ * left, the shard is closed rather than flushed again and again. */
+static int shard_full_by_size(st_shard_sink *s, open_shard *sh, size_t len, bool *full, st_error *err)
+{
+    uint64_t max = s->opt.max_bytes;
+    uint64_t next = (uint64_t)len + s->overhead;
+    /* A writer that holds records back also adds its framing (Avro block
+     * headers and the last block's sync marker) when it lets them go. */
+    if (s->buffering)
+        next += 64 + (sh->top->written + sh->buffered) / 512;
+    *full = false;
+    if (sh->records == 0)
+        return ST_OK; /* a record larger than the limit still gets a shard */
+    if (sh->top->ops == &crc_layer_ops) { /* uncompressed */
+        *full = sh->top->written + sh->buffered + next > max;
+        return ST_OK;
+    }
+    uint64_t pending = sh->top->written - sh->flushed_at + sh->buffered;
+    if (sh->stored.bytes + deflate_bound(pending + next) <= max)
+        return ST_OK;
+    if (pending == 0 || sh->stored.bytes + max / 64 >= max) {
+        *full = true;
+        return ST_OK;
+    }
+    int rc = st_ostream_flush(sh->top, err);
+    if (rc < 0)
+        return rc;
+    sh->flushed_at = sh->top->written;
+    *full = sh->stored.bytes + deflate_bound(sh->buffered + next) > max;
+    return ST_OK;
+}
+
 int st_shard_sink_write_unit(st_shard_sink *s, const uint8_t *encoded, size_t len,
                              uint64_t records, st_error *err)
 {
@@ -318,9 +522,14 @@ int st_shard_sink_write_unit(st_shard_sink *s, const uint8_t *encoded, size_t le
 
     open_shard *sh = &s->open[0];
     if (s->current_open) {
-        bool full = s->opt.mode == ST_SHARD_BY_RECORDS
-                        ? sh->records >= s->opt.max_records
-                        : sh->records > 0 && sh->top->written + len > s->opt.max_bytes;
+        bool full = false;
+        if (s->opt.mode == ST_SHARD_BY_RECORDS) {
+            full = sh->records >= s->opt.max_records;
+        } else {
+            int rc = shard_full_by_size(s, sh, len, &full, err);
+            if (rc < 0)
+                return rc;
+        }
         if (full) {
             s->current_open = false;
             int rc = shard_close(s, sh, err);
@@ -338,42 +547,91 @@ int st_shard_sink_write_unit(st_shard_sink *s, const uint8_t *encoded, size_t le
     return write_to(s, sh, encoded, len, records, err);
 }
 
-static int rename_local(const char *from, const char *to, bool force, st_error *err)
-{
-    if (!force && access(to, F_OK) == 0)
-        return st_error_set(err, ST_EEXIST, "%s exists; use --force to replace it", to);
-    if (rename(from, to) != 0)
-        return st_error_errno(err, errno, "cannot rename %s to %s", from, to);
-    return ST_OK;
-}
-
-/* Gives the .partial shards their final PREFIX-i-of-N names. */
+/* Gives the shards kept under temporary names their PREFIX-i-of-N names. */
 static int name_provisional_shards(st_shard_sink *s, st_error *err)
 {
     uint64_t total = s->ndone;
     for (size_t i = 0; i < s->ndone; i++) {
-        char *final_path = final_name(s, i, total, "");
-        if (!final_path)
-            return st_error_set(err, ST_ENOMEM, "out of memory");
-        int rc = rename_local(s->done[i].path, final_path, s->opt.force, err);
-        if (rc < 0) {
-            free(final_path);
+        s->done[i].path = final_name(s, i, total, "");
+        if (!s->done[i].path)
+            return st_error_set(err, ST_EUSAGE, "%s: output name too long", s->opt.prefix);
+        if (s->done[i].index_tmp && !(s->done[i].index_path = final_name(s, i, total, ".idx")))
+            return st_error_set(err, ST_EUSAGE, "%s: output name too long", s->opt.prefix);
+    }
+    return ST_OK;
+}
+
+static int rename_one(const char *from, const char *to, bool force, st_error *err)
+{
+#ifdef RENAME_NOREPLACE
+    if (!force) {
+        if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+            return ST_OK;
+        if (errno == EEXIST)
+            return st_error_set(err, ST_EEXIST, "%s: already exists (use --force to replace it)", to);
+        if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+            return st_error_errno(err, errno, "%s: rename from %s", to, from);
+    }
+#endif
+    if (!force && access(to, F_OK) == 0)
+        return st_error_set(err, ST_EEXIST, "%s: already exists (use --force to replace it)", to);
+    if (rename(from, to) != 0)
+        return st_error_errno(err, errno, "%s: rename from %s", to, from);
+    return ST_OK;
+}
+
+static void sync_dir_of(const char *path)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (slash)
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) + 1, path);
+    else
+        snprintf(dir, sizeof dir, ".");
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+}
+
+int st_shard_sink_publish(st_shard_sink *s, st_error *err)
+{
+    if (!s->local)
+        return ST_OK;
+    /* Every name is checked before the first rename, so that a refusal
+     * leaves nothing half published. */
+    for (size_t i = 0; i < s->ndone; i++) {
+        st_shard_info *d = &s->done[i];
+        int rc = d->published ? ST_OK : st_output_name_check(d->path, s->opt.force, err);
+        if (rc == ST_OK && !d->published && d->index_tmp)
+            rc = st_output_name_check(d->index_path, s->opt.force, err);
+        if (rc < 0)
             return rc;
-        }
-        free(s->done[i].path);
-        s->done[i].path = final_path;
-        if (s->done_index[i]) {
-            char *final_index = final_name(s, i, total, ".idx");
-            rc = final_index ? rename_local(s->done_index[i], final_index, s->opt.force, err)
-                             : st_error_set(err, ST_ENOMEM, "out of memory");
-            if (rc < 0) {
-                free(final_index);
+    }
+    long k = 0;
+    for (size_t i = 0; i < s->ndone; i++) {
+        st_shard_info *d = &s->done[i];
+        if (d->published)
+            continue;
+        st_test_kill_point("rename", k++);
+        int rc = rename_one(d->tmp_path, d->path, s->opt.force, err);
+        if (rc < 0)
+            return rc;
+        free(d->tmp_path);
+        d->tmp_path = NULL;
+        d->published = true; /* from here on, abort removes the final name */
+        if (d->index_tmp) {
+            st_test_kill_point("rename", k++);
+            rc = rename_one(d->index_tmp, d->index_path, s->opt.force, err);
+            if (rc < 0)
                 return rc;
-            }
-            free(s->done_index[i]);
-            s->done_index[i] = final_index;
+            free(d->index_tmp);
+            d->index_tmp = NULL;
         }
     }
+    if (s->ndone)
+        sync_dir_of(s->done[0].path);
     return ST_OK;
 }
 
@@ -402,6 +660,11 @@ int st_shard_sink_finish(st_shard_sink *s, st_error *err)
                 return rc;
         }
     }
+    if (!s->opt.defer_publish) {
+        int rc = st_shard_sink_publish(s, err);
+        if (rc < 0)
+            return rc;
+    }
     s->finished = true;
     return ST_OK;
 }
@@ -414,13 +677,21 @@ void st_shard_sink_abort(st_shard_sink *s)
         shard_discard(s, &s->open[i]);
     s->current_open = false;
     /* Committed shards of a run that did not finish go too: a partial set
-     * must not look like a dataset.  Remote objects are left (and named in
-     * the error) because deleting them needs the network that just failed. */
+     * must not look like a dataset.  A final name is removed only once this
+     * run has put its own file there.  Remote objects are left (and named
+     * in the error) because deleting them needs the network that just
+     * failed. */
     for (size_t i = 0; i < s->ndone; i++) {
-        if (!st_path_is_remote(s->done[i].path))
-            unlink(s->done[i].path);
-        if (s->done_index[i] && !st_path_is_remote(s->done_index[i]))
-            unlink(s->done_index[i]);
+        st_shard_info *d = &s->done[i];
+        if (d->tmp_path)
+            unlink(d->tmp_path);
+        if (d->index_tmp)
+            unlink(d->index_tmp);
+        if (d->published && s->local) {
+            unlink(d->path);
+            if (d->index_path)
+                unlink(d->index_path);
+        }
     }
 }
 
@@ -432,10 +703,11 @@ void st_shard_sink_free(st_shard_sink *s)
         shard_discard(s, &s->open[i]);
     for (size_t i = 0; i < s->ndone; i++) {
         free(s->done[i].path);
-        free(s->done_index[i]);
+        free(s->done[i].tmp_path);
+        free(s->done[i].index_path);
+        free(s->done[i].index_tmp);
     }
     free(s->done);
-    free(s->done_index);
     free(s->open);
     free(s);
 }

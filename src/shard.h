@@ -9,11 +9,14 @@
  *   --shard-size SIZE    a new shard when the next record would pass SIZE bytes;
  *   --records-per-shard N
  *                        a new shard every N records.
- * With the last two the count in the names is known only at the end, so
- * finished shards are kept under PREFIX-00000.tfrecord.partial and renamed
- * to their final names when the run succeeds.  A failed or interrupted run
- * removes everything it wrote (abort); a killed one leaves only temporary
- * or .partial names behind. */
+ * Local shards (and their indexes) are written under short hidden names
+ * unique to the run (TMP_PREFIX00003, created with O_EXCL) and keep them
+ * until every shard is complete; only then does st_shard_sink_publish()
+ * rename them all to their final names, so that a run has one commit point
+ * (the CLI writes a journal of these renames first: cli/output_set.c).  A
+ * failed or interrupted run removes everything it wrote (abort); a killed
+ * one leaves only hidden temporary names behind.  Remote shards (--shards
+ * only) are uploaded under their final names, committed one by one. */
 #ifndef ST_SHARD_H
 #define ST_SHARD_H
 
@@ -41,10 +44,20 @@ typedef struct st_shard_options {
     uint64_t max_records;            /* BY_RECORDS */
     bool index;                      /* write SHARD.idx (DALI) beside each uncompressed shard */
     bool force;                      /* replace existing outputs */
+    /* Local output: temporary names are TMP_PREFIX + "%05u" (+ ".idx"),
+     * e.g. "out/.tmp-st1a2b3c-".  NULL: the sink makes one from its pid. */
+    const char *tmp_prefix;
+    /* finish() leaves the shards under their temporary names; the caller
+     * publishes them with st_shard_sink_publish() (after its journal). */
+    bool defer_publish;
 } st_shard_options;
 
 typedef struct st_shard_info {
-    char *path;                      /* final path */
+    char *path;                      /* final path (NULL before finish when not yet known) */
+    char *tmp_path;                  /* where it is until published, or NULL */
+    char *index_path;                /* final .idx path, or NULL */
+    char *index_tmp;                 /* the index until published, or NULL */
+    bool published;                  /* now under its final name(s) */
     uint64_t records;
     uint64_t bytes;                  /* as stored (compressed when compressed) */
     uint32_t crc32c;                 /* of the stored bytes */
@@ -62,9 +75,15 @@ int st_shard_sink_write(st_shard_sink *s, const uint8_t *encoded, size_t len, st
  * (and so the manifest) count the unit's records. */
 int st_shard_sink_write_unit(st_shard_sink *s, const uint8_t *encoded, size_t len,
                              uint64_t records, st_error *err);
-/* Finishes, commits and renames every shard.  After success the shard list
+/* Finishes and closes every shard and names them (PREFIX-i-of-N); unless
+ * opt.defer_publish, also publishes them.  After success the shard list
  * below describes the final files. */
 int st_shard_sink_finish(st_shard_sink *s, st_error *err);
+/* Renames every finished shard (and index) from its temporary name to its
+ * final one.  Without force an existing final name is ST_EEXIST (checked
+ * for all before the first rename); a final name that is not a regular file
+ * is always refused. */
+int st_shard_sink_publish(st_shard_sink *s, st_error *err);
 /* Removes everything written so far; safe after a failed finish. */
 void st_shard_sink_abort(st_shard_sink *s);
 void st_shard_sink_free(st_shard_sink *s);
@@ -80,6 +99,17 @@ int st_shard_name(char *out, size_t cap, const char *prefix, const char *infix,
                   uint64_t index, uint64_t total, const char *ext);
 /* ".tfrecord" + ".gz" / ".zz" for the compression. */
 void st_shard_extension(char *out, size_t cap, const char *base, st_compression c);
+
+/* Checks that an output's final name is free (or, with force, a regular
+ * file or a link to one, which the rename replaces without opening it):
+ * ST_EEXIST, or ST_EUSAGE for a device, FIFO, socket, directory or a link
+ * to one, which shardtool never writes to. */
+int st_output_name_check(const char *path, bool force, st_error *err);
+
+/* Test-only: when SHARDTOOL_TEST_KILL_AT is "POINT" or "POINT:N" and names
+ * this point (and n), the process raises SIGKILL, so that the tests can
+ * kill a run exactly before a rename or the manifest.  Unset in real use. */
+void st_test_kill_point(const char *point, long n);
 
 /* Parses "256MiB", "1G", "1000000", "64k" (powers of 1024 for binary
  * suffixes, of 1000 for SI ones); returns 0 or ST_EUSAGE. */

@@ -739,7 +739,9 @@ static const st_ostream_ops file_out_ops = { "file", fd_out_write, file_out_comm
 static int open_device_output(const char *path, st_ostream **out, st_error *err);
 
 /* Builds "DIR/.NAME.tmp-PID-N" next to the final path, so that rename()
- * stays within one filesystem and a leftover is hidden and obviously junk. */
+ * stays within one filesystem and a leftover is hidden and obviously junk.
+ * A final name too long for that (255 bytes in a directory entry) gets the
+ * short "DIR/.shardtool.tmp-PID-N" instead: a name that fits must work. */
 static int make_tmp_path(const char *path, char **out, st_error *err)
 {
     const char *slash = strrchr(path, '/');
@@ -749,6 +751,8 @@ static int make_tmp_path(const char *path, char **out, st_error *err)
         return st_error_set(err, ST_EUSAGE, "%s: output path names a directory", path);
     char suffix[64];
     snprintf(suffix, sizeof suffix, ".tmp-%ld-%lu", (long)getpid(), tmpfiles_next_counter());
+    if (1 + strlen(base) + strlen(suffix) > 255)
+        base = "shardtool";
     size_t need = dirlen + 1 + strlen(base) + strlen(suffix) + 1;
     if (need > PATH_MAX)
         return st_error_set(err, ST_EUSAGE, "%s: path too long", path);
@@ -896,6 +900,13 @@ int st_ostream_commit(st_ostream *o, st_error *err)
         o->ops->abort(o);
     o->done = true;
     return r;
+}
+
+int st_ostream_flush(st_ostream *o, st_error *err)
+{
+    if (o->done)
+        return st_error_set(err, ST_EUSAGE, "%s: output already finished", o->name);
+    return o->ops->flush ? o->ops->flush(o, err) : ST_OK;
 }
 
 void st_ostream_abort(st_ostream *o)

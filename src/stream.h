@@ -141,6 +141,10 @@ typedef struct st_ostream_ops {
     /* Discards everything written; never fails visibly.  commit and abort
      * both release the private state; a failed commit is followed by abort. */
     void (*abort)(st_ostream *o);
+    /* Optional: pushes everything buffered in this layer (a compressor's
+     * pending input) down to the layer below, so that the bytes stored so
+     * far cover everything written.  NULL: nothing is held back. */
+    int (*flush)(st_ostream *o, st_error *err);
 } st_ostream_ops;
 
 struct st_ostream {
@@ -171,6 +175,8 @@ static inline int st_ostream_write(st_ostream *o, const void *buf, size_t n, st_
     return r;
 }
 int st_ostream_commit(st_ostream *o, st_error *err);
+/* Calls the layer's flush op when it has one (see st_ostream_ops). */
+int st_ostream_flush(st_ostream *o, st_error *err);
 void st_ostream_abort(st_ostream *o);
 /* Frees the handle; aborts first if neither committed nor aborted. */
 void st_ostream_close(st_ostream *o);

@@ -334,8 +334,20 @@ static void deflate_abort(st_ostream *o)
     c->inner = NULL;
 }
 
-static const st_ostream_ops gzip_out_ops = { "gzip", deflate_write, deflate_commit, deflate_abort };
-static const st_ostream_ops zlib_out_ops = { "zlib", deflate_write, deflate_commit, deflate_abort };
+/* A sync flush: everything written so far reaches the inner stream, ending
+ * on a byte boundary, and the stream goes on (the shard sink uses it to
+ * learn how many bytes a shard really holds when --shard-size counts what
+ * lands on disk). */
+static int deflate_flush(st_ostream *o, st_error *err)
+{
+    deflate_out *c = deflate_of(o);
+    if (!c->z_live)
+        return st_error_set(err, ST_EUSAGE, "%s: flush after commit or abort", o->name);
+    return deflate_pump(o, Z_SYNC_FLUSH, err);
+}
+
+static const st_ostream_ops gzip_out_ops = { "gzip", deflate_write, deflate_commit, deflate_abort, deflate_flush };
+static const st_ostream_ops zlib_out_ops = { "zlib", deflate_write, deflate_commit, deflate_abort, deflate_flush };
 
 int st_ostream_compress(st_ostream *inner, st_compression c, int level,
                         st_ostream **out, st_error *err)

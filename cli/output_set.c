@@ -1,0 +1,651 @@
+/* The output-set protocol (see output_set.h). */
+#include "output_set.h"
+
+#include "json_read.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define JOURNAL_MAGIC "shardtool-journal 1"
+#define TMP_MARK ".tmp-st"
+
+/* ---- names -------------------------------------------------------------------- */
+
+static bool skip_digits(const char **p, int min)
+{
+    int n = 0;
+    while (isdigit((unsigned char)**p)) {
+        (*p)++;
+        n++;
+    }
+    return n >= min;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t a = strlen(s), b = strlen(tail);
+    return a >= b && strcmp(s + a - b, tail) == 0;
+}
+
+/* "-00003-of-00008..." (a shard, its index, anything after the count) or
+ * "-00003....partial" (what earlier versions kept unfinished shards as). */
+static bool numbered_output(const char *r)
+{
+    if (*r++ != '-' || !skip_digits(&r, 5))
+        return false;
+    if (strncmp(r, "-of-", 4) == 0) {
+        r += 4;
+        return skip_digits(&r, 5);
+    }
+    return ends_with(r, ".partial");
+}
+
+enum { NOT_OURS, EARLIER, SKIP };
+
+/* What a directory entry is to this run: an output of an earlier run with
+ * this prefix, something to leave alone (a lock, the files of another task
+ * of this distributed run), or not an output of this prefix at all
+ * ("train-notes.txt" and "trainer-00000-of-00001.tfrecord" are not). */
+static int classify(const output_set *set, const char *name)
+{
+    size_t blen = strlen(set->base);
+    if (name[0] == '.' || strncmp(name, set->base, blen) != 0)
+        return NOT_OURS;
+    const char *r = name + blen;
+    if (strcmp(r, ".lock") == 0)
+        return SKIP;
+    if (strcmp(r, ".manifest.json") == 0 || strcmp(r, ".journal") == 0 || numbered_output(r))
+        return EARLIER;
+    if (strncmp(r, "-task", 5) != 0)
+        return NOT_OURS;
+    const char *q = r + 5;
+    const char *i0 = q;
+    if (!skip_digits(&q, 5) || strncmp(q, "-of-", 4) != 0)
+        return NOT_OURS;
+    unsigned long long i = strtoull(i0, NULL, 10);
+    q += 4;
+    const char *n0 = q;
+    if (!skip_digits(&q, 5))
+        return NOT_OURS;
+    unsigned long long n = strtoull(n0, NULL, 10);
+    if (strcmp(q, ".lock") == 0)
+        return SKIP;
+    if (strcmp(q, ".manifest.json") != 0 && strcmp(q, ".journal") != 0 && !numbered_output(q))
+        return NOT_OURS;
+    /* Each task of one run owns its own numbers: not an earlier run. */
+    if (set->tasks && n == set->tasks && i != set->task)
+        return SKIP;
+    return EARLIER;
+}
+
+static void join(char *out, size_t cap, const char *dir, const char *name)
+{
+    snprintf(out, cap, "%s%s", dir, name);
+}
+
+static const char *dir_or_dot(const output_set *set)
+{
+    return set->dir[0] ? set->dir : "./";
+}
+
+static void sync_dir(const output_set *set)
+{
+    int fd = open(dir_or_dot(set), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+}
+
+static int add_earlier(output_set *set, const char *path)
+{
+    for (size_t i = 0; i < set->nearlier; i++)
+        if (strcmp(set->earlier[i], path) == 0)
+            return ST_OK;
+    if (set->nearlier == set->capearlier) {
+        size_t cap = set->capearlier ? set->capearlier * 2 : 16;
+        char **p = realloc(set->earlier, cap * sizeof *p);
+        if (!p)
+            return ST_ENOMEM;
+        set->earlier = p;
+        set->capearlier = cap;
+    }
+    if (!(set->earlier[set->nearlier] = strdup(path)))
+        return ST_ENOMEM;
+    set->nearlier++;
+    return ST_OK;
+}
+
+/* ---- journal lines: names with bytes that would break a line escaped as %XX ----- */
+
+static void put_escaped(FILE *f, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p <= 0x20 || *p == 0x7f || *p == '%')
+            fprintf(f, "%%%02X", *p);
+        else
+            fputc(*p, f);
+    }
+}
+
+static void unescape(char *s)
+{
+    char *w = s;
+    for (char *p = s; *p; p++) {
+        unsigned v;
+        if (*p == '%' && isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2]) &&
+            sscanf(p + 1, "%2x", &v) == 1) {
+            *w++ = (char)v;
+            p += 2;
+        } else {
+            *w++ = *p;
+        }
+    }
+    *w = '\0';
+}
+
+static const char *basename_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* ---- recovery from a dead run ------------------------------------------------------ */
+
+/* Undoes the unfinished commit a journal describes, checking that every file
+ * it removes is the one the journal names: a final name only when it is the
+ * very file (inode) that was renamed there, a manifest only when it is not
+ * the one that was there before.  Returns how many files went. */
+static size_t roll_back(const output_set *set, const char *journal, bool *valid)
+{
+    size_t removed = 0;
+    *valid = false;
+    FILE *f = fopen(journal, "r");
+    if (!f)
+        return 0;
+    char line[8192] = "";
+    if (!fgets(line, sizeof line, f) || strncmp(line, JOURNAL_MAGIC, strlen(JOURNAL_MAGIC)) != 0) {
+        /* Empty or cut inside its first line: the run died while creating
+         * it, before any rename (they start only once it is complete). */
+        size_t n = strlen(line);
+        *valid = feof(f) && n <= strlen(JOURNAL_MAGIC) && strncmp(line, JOURNAL_MAGIC, n) == 0;
+        fclose(f);
+        return 0;
+    }
+    *valid = true;
+    char path[8400];
+    while (fgets(line, sizeof line, f)) {
+        char a[4200], b[4200];
+        unsigned long long ino;
+        struct stat st;
+        if (sscanf(line, "rename %4199s %4199s %llu", a, b, &ino) == 3) {
+            unescape(a);
+            unescape(b);
+            if (strncmp(a, TMP_MARK, strlen(TMP_MARK)) == 0 && !strchr(a, '/')) {
+                join(path, sizeof path, set->dir, a);
+                if (unlink(path) == 0)
+                    removed++;
+            }
+            if (!strchr(b, '/') && strncmp(b, set->base, strlen(set->base)) == 0) {
+                join(path, sizeof path, set->dir, b);
+                if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_ino == ino && unlink(path) == 0)
+                    removed++;
+            }
+        } else if (sscanf(line, "output %4199s %llu", a, &ino) == 2) {
+            unescape(a);
+            if (lstat(a, &st) == 0 && S_ISREG(st.st_mode) && st.st_ino != ino && unlink(a) == 0)
+                removed++;
+        }
+    }
+    fclose(f);
+    return removed;
+}
+
+/* Removes the temporary files a dead run left: its own hidden shard names
+ * (by its tag), and the hidden temporaries of its manifest (by its pid, on
+ * this host only). */
+static size_t remove_dead_temps(const output_set *set, const char *tag, long pid, bool same_host)
+{
+    size_t removed = 0;
+    DIR *d = opendir(dir_or_dot(set));
+    if (!d)
+        return 0;
+    char mark[96], pidmark[64];
+    snprintf(mark, sizeof mark, TMP_MARK "%s-", tag);
+    snprintf(pidmark, sizeof pidmark, ".tmp-%ld-", pid);
+    size_t blen = strlen(set->base);
+    struct dirent *e;
+    char path[8400];
+    while ((e = readdir(d))) {
+        const char *n = e->d_name;
+        bool junk = tag[0] && strncmp(n, mark, strlen(mark)) == 0;
+        if (!junk && same_host && pid > 0 && n[0] == '.' &&
+            (strncmp(n + 1, set->base, blen) == 0 || strncmp(n, ".shardtool.tmp-", 15) == 0))
+            junk = strstr(n, pidmark) != NULL;
+        if (!junk)
+            continue;
+        join(path, sizeof path, set->dir, n);
+        if (unlink(path) == 0)
+            removed++;
+    }
+    closedir(d);
+    return removed;
+}
+
+/* ---- the earlier run's files ----------------------------------------------------- */
+
+/* Adds the shards an earlier manifest lists: paths relative to the
+ * manifest's directory, never absolute or with "..", which a run does not
+ * remove. */
+static void add_manifest_shards(output_set *set, const char *manifest)
+{
+    st_error err = {0};
+    size_t len;
+    struct stat st;
+    if (stat(manifest, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (64 << 20))
+        return;
+    char *text = json_read_file(manifest, &len, &err);
+    if (!text)
+        return;
+    json_value root;
+    char msg[128];
+    if (json_parse(text, len, &root, msg, sizeof msg) == 0) {
+        const json_value *shards = json_get(&root, "shards");
+        const char *slash = strrchr(manifest, '/');
+        int dirlen = slash ? (int)(slash - manifest) + 1 : 0;
+        for (size_t i = 0; shards && shards->type == JSON_ARRAY && i < shards->count; i++) {
+            const json_value *p = json_get(&shards->items[i], "path");
+            if (!p || p->type != JSON_STRING || p->text[0] == '/' || strstr(p->text, ".."))
+                continue;
+            char path[8400];
+            snprintf(path, sizeof path, "%.*s%s", dirlen, manifest, p->text);
+            struct stat lst;
+            if (lstat(path, &lst) == 0 && S_ISREG(lst.st_mode))
+                add_earlier(set, path);
+        }
+        json_free(&root);
+    }
+    free(text);
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Lists every output of an earlier run with this prefix.  Any of them that
+ * is not a regular file is refused outright. */
+static int find_earlier(const cli_command *cmd, output_set *set, const char *manifest,
+                        const char *feature_spec)
+{
+    DIR *d = opendir(dir_or_dot(set));
+    if (!d) {
+        cli_error(cmd, "%s: %s", dir_or_dot(set), strerror(errno));
+        return EXIT_USAGE;
+    }
+    struct dirent *e;
+    char path[8400];
+    while ((e = readdir(d))) {
+        if (classify(set, e->d_name) != EARLIER)
+            continue;
+        join(path, sizeof path, set->dir, e->d_name);
+        if (add_earlier(set, path) != ST_OK) {
+            closedir(d);
+            cli_error(cmd, "out of memory");
+            return EXIT_DAMAGED;
+        }
+    }
+    closedir(d);
+    const char *named[] = {manifest, feature_spec};
+    for (size_t i = 0; i < 2; i++) {
+        struct stat st;
+        if (named[i] && lstat(named[i], &st) == 0)
+            add_earlier(set, named[i]);
+    }
+    for (size_t i = 0; i < set->nearlier; i++) {
+        st_error err = {0};
+        if (st_output_name_check(set->earlier[i], true, &err) < 0) {
+            cli_error(cmd, "%s", err.msg);
+            return EXIT_USAGE;
+        }
+    }
+    /* The files an earlier manifest lists belong to its set, wherever the
+     * pattern above would not find them. */
+    size_t scanned = set->nearlier;
+    for (size_t i = 0; i < scanned; i++)
+        if (ends_with(set->earlier[i], ".manifest.json") || (manifest && strcmp(set->earlier[i], manifest) == 0))
+            add_manifest_shards(set, set->earlier[i]);
+
+    qsort(set->earlier, set->nearlier, sizeof *set->earlier, compare_names);
+    if (set->nearlier && !set->force) {
+        cli_error(cmd,
+                  "%s: an output of an earlier run with the prefix %s exists (%zu file%s of that set); "
+                  "refusing to mix two sets.  --force replaces the earlier set: its files are removed "
+                  "once the new set is complete",
+                  set->earlier[0], set->prefix, set->nearlier, set->nearlier == 1 ? "" : "s");
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+/* ---- open ------------------------------------------------------------------------- */
+
+static void make_tag(output_set *set)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(set->tag, sizeof set->tag, "%lx%05lx", (unsigned long)getpid(),
+             (unsigned long)((ts.tv_nsec / 1000) ^ (ts.tv_sec << 8)) & 0xfffff);
+}
+
+static void host_name(char *out, size_t cap)
+{
+    if (gethostname(out, cap) != 0)
+        snprintf(out, cap, "unknown");
+    out[cap - 1] = '\0';
+}
+
+/* Takes one lock, explaining a refusal; takes over a dead run's lock and
+ * cleans up after it. */
+static int take_lock(const cli_command *cmd, output_set *set, output_lock *l, const char *path,
+                     bool exclusive)
+{
+    char record[512], host[256], before[512];
+    host_name(host, sizeof host);
+    snprintf(record, sizeof record, "%ld@%s %s\n", (long)getpid(), host, set->tag);
+    st_error err = {0};
+    int rc = output_lock_take(l, path, exclusive, record, before, sizeof before, &err);
+    if (rc == ST_EEXIST) {
+        char who[512];
+        long pid;
+        char owner_host[256];
+        if (sscanf(before, "%ld@%255s", &pid, owner_host) == 2)
+            snprintf(who, sizeof who, "run (pid %ld on %s)", pid, owner_host);
+        else
+            snprintf(who, sizeof who, "run (tasks of a distributed run)");
+        cli_error(cmd,
+                  "%s: another %s is writing outputs with the prefix %s; wait for it to finish.  "
+                  "A lock left by a run that died is taken over by itself; remove %s only if its "
+                  "run is gone and the lock is still held (a lock shared over NFS)",
+                  path, who, set->prefix, path);
+        return EXIT_USAGE;
+    }
+    if (rc < 0) {
+        cli_error(cmd, "%s", err.msg);
+        return EXIT_USAGE;
+    }
+    if (exclusive && before[0]) {
+        long pid = 0;
+        char owner_host[256] = "", tag[64] = "";
+        sscanf(before, "%ld@%255s %63s", &pid, owner_host, tag);
+        size_t n = remove_dead_temps(set, tag, pid, strcmp(owner_host, host) == 0);
+        fprintf(stderr, "shardtool %s: %s: took over the lock of a run that is no longer running (pid %ld on %s)",
+                cmd->name, path, pid, owner_host);
+        if (n)
+            fprintf(stderr, " (removed %zu of its temporary file%s)", n, n == 1 ? "" : "s");
+        fputc('\n', stderr);
+    }
+    return EXIT_OK;
+}
+
+int output_set_open(const cli_command *cmd, output_set *set, const char *prefix, const char *infix,
+                    const char *manifest, const char *feature_spec, bool force, bool verbose)
+{
+    memset(set, 0, sizeof *set);
+    set->opened = true;
+    set->lock.fd = set->set_lock.fd = -1;
+    set->force = force;
+    set->verbose = verbose;
+    set->local = !st_path_is_remote(prefix);
+    snprintf(set->prefix, sizeof set->prefix, "%s", prefix);
+    if (!set->local)
+        return EXIT_OK; /* object storage: no rename, no lock; today's behaviour */
+    const char *slash = strrchr(set->prefix, '/');
+    size_t dirlen = slash ? (size_t)(slash - set->prefix) + 1 : 0;
+    snprintf(set->dir, sizeof set->dir, "%.*s", (int)dirlen, set->prefix);
+    set->base = set->prefix + dirlen;
+    snprintf(set->infix, sizeof set->infix, "%s", infix ? infix : "");
+    if (infix && sscanf(infix, "-task%llu-of-%llu", &set->task, &set->tasks) != 2)
+        set->tasks = 0;
+    /* A manifest sent to standard output or to object storage is no file
+     * of this directory's set. */
+    if (manifest && (strcmp(manifest, "-") == 0 || st_path_is_remote(manifest)))
+        manifest = NULL;
+    if (feature_spec && (strcmp(feature_spec, "-") == 0 || st_path_is_remote(feature_spec)))
+        feature_spec = NULL;
+    make_tag(set);
+    snprintf(set->tmp_prefix, sizeof set->tmp_prefix, "%s" TMP_MARK "%s-", set->dir, set->tag);
+
+    char path[4200];
+    int status;
+    if (set->tasks) {
+        snprintf(path, sizeof path, "%s.lock", set->prefix);
+        if ((status = take_lock(cmd, set, &set->set_lock, path, false)))
+            return status;
+    }
+    snprintf(path, sizeof path, "%s%s.lock", set->prefix, set->infix);
+    if ((status = take_lock(cmd, set, &set->lock, path, true)))
+        return status;
+    st_test_kill_point("locked", 0);
+
+    /* A journal with its lock free is a dead run's unfinished commit. */
+    snprintf(set->journal, sizeof set->journal, "%s%s.journal", set->prefix, set->infix);
+    struct stat st;
+    if (lstat(set->journal, &st) == 0) {
+        bool valid;
+        size_t n = roll_back(set, set->journal, &valid);
+        if (!valid) {
+            cli_error(cmd, "%s: not a journal that shardtool can read; if no run is writing %s, remove it",
+                      set->journal, set->prefix);
+            return EXIT_USAGE;
+        }
+        unlink(set->journal);
+        sync_dir(set);
+        fprintf(stderr, "shardtool %s: %s: rolled back the unfinished commit of a run that was stopped "
+                "(removed %zu file%s)\n", cmd->name, set->journal, n, n == 1 ? "" : "s");
+    }
+    return find_earlier(cmd, set, manifest, feature_spec);
+}
+
+/* ---- journal and commit ----------------------------------------------------------- */
+
+static void absolute(char *out, size_t cap, const char *path)
+{
+    char cwd[4096];
+    if (path[0] == '/' || !getcwd(cwd, sizeof cwd))
+        snprintf(out, cap, "%s", path);
+    else
+        snprintf(out, cap, "%s/%s", cwd, path);
+}
+
+static void journal_rename(FILE *f, const char *tmp, const char *final)
+{
+    struct stat st;
+    if (!tmp || stat(tmp, &st) != 0)
+        return;
+    fputs("rename ", f);
+    put_escaped(f, basename_of(tmp));
+    fputc(' ', f);
+    put_escaped(f, basename_of(final));
+    fprintf(f, " %llu\n", (unsigned long long)st.st_ino);
+}
+
+static void journal_output(FILE *f, const char *path)
+{
+    if (!path || strcmp(path, "-") == 0 || st_path_is_remote(path))
+        return;
+    char abs[8400];
+    absolute(abs, sizeof abs, path);
+    struct stat st;
+    unsigned long long before = lstat(path, &st) == 0 ? (unsigned long long)st.st_ino : 0;
+    fputs("output ", f);
+    put_escaped(f, abs);
+    fprintf(f, " %llu\n", before);
+}
+
+int output_set_journal(output_set *set, const st_shard_sink *sink, const char *manifest,
+                       const char *feature_spec, st_error *err)
+{
+    if (!set->local)
+        return ST_OK;
+    int fd = open(set->journal, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return st_error_errno(err, errno, "%s: cannot create the journal", set->journal);
+    st_test_kill_point("journal-created", 0);
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        unlink(set->journal);
+        return st_error_errno(err, errno, "%s", set->journal);
+    }
+    set->journal_written = true;
+    fprintf(f, JOURNAL_MAGIC "\n# the renames of an unfinished commit: a later run rolls them back\n");
+    fprintf(f, "run %ld %s\n", (long)getpid(), set->tag);
+    for (size_t i = 0; i < st_shard_sink_count(sink); i++) {
+        const st_shard_info *d = st_shard_sink_shard(sink, i);
+        journal_rename(f, d->tmp_path, d->path);
+        journal_rename(f, d->index_tmp, d->index_path);
+    }
+    journal_output(f, manifest);
+    journal_output(f, feature_spec);
+    fputs("end\n", f);
+    int rc = ST_OK;
+    if (fflush(f) != 0 || fsync(fileno(f)) != 0)
+        rc = st_error_errno(err, errno, "%s: writing the journal", set->journal);
+    if (fclose(f) != 0 && rc == ST_OK)
+        rc = st_error_errno(err, errno, "%s: writing the journal", set->journal);
+    if (rc == ST_OK)
+        sync_dir(set);
+    return rc;
+}
+
+/* "out/train-00003-of-00008.tfrecord" -> "out/train-*-of-00008.tfrecord". */
+static void pattern_of(const output_set *set, const char *path, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", path);
+    size_t from = strncmp(out, set->prefix, strlen(set->prefix)) == 0 ? strlen(set->prefix) : 0;
+    for (char *p = out + from; *p; p++) {
+        if (!isdigit((unsigned char)*p))
+            continue;
+        const char *q = p;
+        if (!skip_digits(&q, 5))
+            break;
+        memmove(p + 1, q, strlen(q) + 1);
+        *p = '*';
+        break;
+    }
+}
+
+/* Removes the earlier set's files, except those this run has just put in
+ * their place (the same name, now this run's file). */
+static bool same_file(const char *path, const struct stat *st)
+{
+    struct stat other;
+    return path && stat(path, &other) == 0 && other.st_ino == st->st_ino && other.st_dev == st->st_dev;
+}
+
+static void remove_earlier(const cli_command *cmd, output_set *set, const st_shard_sink *sink,
+                           const char *manifest, const char *feature_spec, char *const *inputs,
+                           size_t ninputs)
+{
+    size_t removed = 0, kept = 0;
+    char patterns[4][512];
+    size_t npatterns = 0;
+    bool more = false;
+    for (size_t i = 0; i < set->nearlier; i++) {
+        const char *path = set->earlier[i];
+        struct stat st;
+        if (lstat(path, &st) != 0)
+            continue;
+        bool ours = same_file(manifest, &st) || same_file(feature_spec, &st);
+        for (size_t k = 0; k < st_shard_sink_count(sink) && !ours; k++) {
+            const st_shard_info *d = st_shard_sink_shard(sink, k);
+            ours = same_file(d->path, &st) || same_file(d->index_path, &st);
+        }
+        bool input = false;
+        for (size_t k = 0; k < ninputs && !input && !ours; k++)
+            input = !st_path_is_remote(inputs[k]) && same_file(inputs[k], &st);
+        if (input) {
+            kept++;
+            continue;
+        }
+        if (ours || unlink(path) != 0)
+            continue;
+        removed++;
+        if (set->verbose)
+            fprintf(stderr, "shardtool %s: removed %s (earlier set)\n", cmd->name, path);
+        char pat[512];
+        pattern_of(set, path, pat, sizeof pat);
+        bool seen = false;
+        for (size_t k = 0; k < npatterns; k++)
+            seen = seen || strcmp(patterns[k], pat) == 0;
+        if (!seen && npatterns < 4)
+            snprintf(patterns[npatterns++], sizeof patterns[0], "%s", pat);
+        else if (!seen)
+            more = true;
+    }
+    if (kept)
+        fprintf(stderr, "shardtool %s: --force: kept %zu file%s of the earlier output set that %s this "
+                "run's input%s\n", cmd->name, kept, kept == 1 ? "" : "s", kept == 1 ? "was" : "were",
+                kept == 1 ? "" : "s");
+    if (!removed)
+        return;
+    fprintf(stderr, "shardtool %s: --force: removed %zu file%s of the earlier output set (", cmd->name,
+            removed, removed == 1 ? "" : "s");
+    for (size_t k = 0; k < npatterns; k++)
+        fprintf(stderr, "%s%s", k ? ", " : "", patterns[k]);
+    fprintf(stderr, "%s)%s\n", more ? ", ..." : "", set->verbose ? "" : "; -v names them");
+}
+
+int output_set_commit(const cli_command *cmd, output_set *set, const st_shard_sink *sink,
+                      const char *manifest, const char *feature_spec, char *const *inputs,
+                      size_t ninputs, st_error *err)
+{
+    if (!set->local)
+        return ST_OK;
+    st_test_kill_point("commit", 0);
+    if (set->journal_written) {
+        if (unlink(set->journal) != 0)
+            return st_error_errno(err, errno, "%s: cannot remove the journal", set->journal);
+        set->journal_written = false;
+        sync_dir(set);
+    }
+    st_test_kill_point("committed", 0);
+    if (set->force)
+        remove_earlier(cmd, set, sink, manifest, feature_spec, inputs, ninputs);
+    return ST_OK;
+}
+
+void output_set_abort(output_set *set)
+{
+    if (!set->opened || !set->local || !set->journal_written)
+        return;
+    bool valid;
+    roll_back(set, set->journal, &valid);
+    unlink(set->journal);
+    set->journal_written = false;
+    sync_dir(set);
+}
+
+void output_set_close(output_set *set)
+{
+    if (!set->opened)
+        return;
+    set->opened = false;
+    output_lock_release(&set->lock);
+    output_lock_release(&set->set_lock);
+    for (size_t i = 0; i < set->nearlier; i++)
+        free(set->earlier[i]);
+    free(set->earlier);
+    set->earlier = NULL;
+    set->nearlier = set->capearlier = 0;
+}

@@ -1,0 +1,410 @@
+#!/usr/bin/env python3
+"""The output-set protocol of convert and split, as a user meets it:
+
+  - an earlier run's outputs with the same prefix are refused without
+    --force (before any input is read) and replaced exactly with it;
+  - tasks of one distributed run write into one prefix at the same time;
+  - --shard-size counts the bytes on disk, compressed or not;
+  - two runs on one prefix never mix: one wins, the other is refused;
+    a lock left by a killed run is taken over;
+  - outputs that are devices, FIFOs or links to them are refused;
+  - a SIGKILL at any point (timed, or injected before/during/after the
+    renames with the test-only SHARDTOOL_TEST_KILL_AT) leaves no final
+    name without a journal, and a rerun without --force gives the same
+    bytes as a clean run, for every output mode;
+  - a long prefix whose final names fit works; -o '' and -o DIR/ are
+    usage errors.
+Prints "N passed, M failed".
+"""
+import fcntl
+import glob
+import os
+import re
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+ST = SOURCE = None
+results = {"passed": 0, "failed": 0}
+FINAL = re.compile(r"-\d{5}-of-\d{5}")
+
+
+def check(cond, what):
+    results["passed" if cond else "failed"] += 1
+    print(("ok   " if cond else "FAIL ") + what)
+
+
+def st(*args, env=None, **kw):
+    e = dict(os.environ)
+    e.pop("SHARDTOOL_TEST_KILL_AT", None)
+    e.update(env or {})
+    return subprocess.run([ST] + list(args), capture_output=True, text=True, env=e, **kw)
+
+
+def snapshot(directory, hidden=True):
+    """{name: bytes} of the plain files in directory."""
+    out = {}
+    if not os.path.isdir(directory):
+        return out
+    for n in sorted(os.listdir(directory)):
+        p = os.path.join(directory, n)
+        if (hidden or not n.startswith(".")) and os.path.isfile(p) and not os.path.islink(p):
+            with open(p, "rb") as f:
+                out[n] = f.read()
+    return out
+
+
+def finals(directory):
+    if not os.path.isdir(directory):
+        return []
+    return sorted(n for n in os.listdir(directory) if FINAL.search(n) and not n.startswith("."))
+
+
+def gen_table(path, rows):
+    subprocess.run([sys.executable, os.path.join(SOURCE, "bench", "gen_table.py"), path, str(rows)], check=True)
+
+
+def records(paths):
+    r = st("cat", *paths)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.splitlines()
+
+
+# ---- issue 11 item 1: stale shards ----------------------------------------------------
+
+
+def test_earlier_set(tmp, taxi):
+    d = os.path.join(tmp, "stale")
+    out = d + "/train"
+    r = st("convert", taxi, "-o", out, "-s", "8", "-q")
+    check(r.returncode == 0, "a first run writes 8 shards")
+    with open(d + "/train-notes.txt", "w") as f:
+        f.write("mine\n")
+    shutil.copy(d + "/train-00000-of-00008.tfrecord", d + "/trainer-00000-of-00001.tfrecord")
+    before = snapshot(d)
+
+    r = st("convert", taxi, "-o", out, "-s", "4", "-q")
+    check(r.returncode == 2 and "--force" in r.stderr and "train-0000" in r.stderr and "earlier" in r.stderr,
+          f"a second run with another shard count is refused without --force ({r.stderr.strip()[-300:]})")
+    check(snapshot(d) == before, "the refusal changes nothing")
+
+    r = st("convert", taxi, "-o", out, "-s", "4", "-f", "-q")
+    check(r.returncode == 0 and re.search(r"removed 8 files .*train-\*-of-00008\.tfrecord", r.stderr),
+          f"--force says what it removed, by count and pattern ({r.stderr.strip()[-300:]})")
+    check(sorted(glob.glob(out + "-*-of-*.tfrecord")) == [f"{out}-0000{i}-of-00004.tfrecord" for i in range(4)],
+          f"only the new set matches the man page's glob ({os.listdir(d)})")
+    check(os.path.exists(d + "/train-notes.txt") and os.path.exists(d + "/trainer-00000-of-00001.tfrecord"),
+          "files that are not outputs of this prefix survive (train-notes.txt, trainer-...)")
+    check(len(records(glob.glob(out + "-*-of-*.tfrecord"))) == 10000, "the set holds each record once")
+    r = st("verify", "--manifest", out + ".manifest.json")
+    check(r.returncode == 0, "the new set verifies against its manifest")
+
+    r = st("convert", taxi, "-o", out, "-s", "4", "-z", "gzip", "-f", "-v", "-q")
+    check(r.returncode == 0 and sorted(n for n in os.listdir(d) if n.startswith("train-0")) ==
+          [f"train-0000{i}-of-00004.tfrecord.gz" for i in range(4)],
+          f"changing only --compression replaces the set too ({os.listdir(d)})")
+    check("removed " + out + "-00002-of-00004.tfrecord" in r.stderr, "-v names every file removed")
+
+    # Every kind of leftover of this prefix counts as an earlier run's.
+    leftovers = ["train-00000.tfrecord.partial", "train-00003-of-00004.tfrecord.idx",
+                 "train-task00001-of-00002-00000-of-00001.tfrecord", "train-task00000-of-00002.manifest.json",
+                 "train.manifest.json", "train.journal"]
+    for i, name in enumerate(leftovers):
+        dd = os.path.join(tmp, f"left{i}")
+        os.makedirs(dd)
+        with open(os.path.join(dd, name), "w") as f:
+            f.write("x")
+        r = st("convert", taxi, "-o", dd + "/train", "-q")
+        check(r.returncode == 2 and name in r.stderr and finals(dd) == [n for n in [name] if FINAL.search(n)],
+              f"a leftover {name} is refused without --force ({r.stderr.strip()[-200:]})")
+
+    # Collisions are found before any input is read: the input here is a
+    # FIFO no one writes to, so reading it would hang.
+    dd = os.path.join(tmp, "collide")
+    os.makedirs(dd)
+    fifo = os.path.join(dd, "input.csv")
+    os.mkfifo(fifo)
+    for opt, name in (("--manifest", "m.json"), ("--feature-spec", "spec.json")):
+        with open(os.path.join(dd, name), "w") as f:
+            f.write("{}")
+        try:
+            r = st("convert", fifo, "-o", dd + "/x", opt, os.path.join(dd, name), timeout=20)
+            ok = r.returncode == 2 and name in r.stderr
+        except subprocess.TimeoutExpired:
+            ok = False
+        check(ok, f"an existing {opt} file is refused before the input is read")
+
+
+def test_tasks_together(tmp, big):
+    d = os.path.join(tmp, "tasks")
+    os.makedirs(d)
+    with open(d + "/train-notes.txt", "w") as f:
+        f.write("mine\n")
+    procs = [subprocess.Popen([ST, "convert", big, "-o", d + "/train", "--shards", "2", "-q", "--task", f"{i}/4"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(4)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    check(all(p.returncode == 0 for p in procs),
+          f"4 tasks of one run write into one prefix at the same time ({[o[1].strip()[-200:] for o in outs]})")
+    shards = sorted(glob.glob(d + "/train-task*-of-00004-*.tfrecord"))
+    check(len(shards) == 8 and len(glob.glob(d + "/train-task*.manifest.json")) == 4,
+          f"each task wrote its shards and task manifest ({sorted(os.listdir(d))})")
+    check(not [n for n in os.listdir(d) if n.endswith((".lock", ".journal")) or n.startswith(".")],
+          f"no lock, journal or temporary file is left ({sorted(os.listdir(d))})")
+    others = {n: b for n, b in snapshot(d).items() if "task00001" not in n}
+    r = st("convert", big, "-o", d + "/train", "--shards", "3", "-q", "--task", "1/4")
+    check(r.returncode == 2 and "task00001" in r.stderr, "a task run again refuses its own earlier outputs")
+    r = st("convert", big, "-o", d + "/train", "--shards", "3", "-q", "--task", "1/4", "-f")
+    check(r.returncode == 0 and len(glob.glob(d + "/train-task00001-of-00004-*-of-00003.tfrecord")) == 3
+          and not glob.glob(d + "/train-task00001-of-00004-*-of-00002.tfrecord"),
+          f"with --force the task replaces only its own set ({r.stderr.strip()[-200:]})")
+    check({n: b for n, b in snapshot(d).items() if "task00001" not in n} == others,
+          "the other tasks' files are untouched")
+    r = st("convert", big, "-o", d + "/train", "-q")
+    check(r.returncode == 2 and "task0000" in r.stderr, "a plain run refuses the tasks' outputs as an earlier set")
+    task_shards = sorted(glob.glob(d + "/train-task*.tfrecord"))
+    r = st("split", *task_shards, "-o", d + "/train", "--shards", "3", "-q", "-f")
+    check(r.returncode == 0 and all(os.path.exists(p) for p in task_shards) and "kept 9 files" in r.stderr
+          and not glob.glob(d + "/train-task*.manifest.json"),
+          f"split -f merging a prefix's task shards into that prefix never removes its inputs ({r.stderr.strip()})")
+
+
+# ---- issue 11 item 10: --shard-size counts bytes on disk -----------------------------------
+
+
+def test_shard_size_on_disk(tmp, big):
+    limit = 256 * 1024
+    for comp in ("gzip", "zlib", "none"):
+        d = os.path.join(tmp, "size-" + comp)
+        r = st("convert", big, "-o", d + "/t", "--shard-size", "256KiB", "-z", comp, "-q")
+        sizes = [os.path.getsize(os.path.join(d, n)) for n in finals(d)]
+        check(r.returncode == 0 and len(sizes) > 3 and max(sizes) <= limit,
+              f"-z {comp} --shard-size 256KiB: no file passes the limit ({sizes[:6]}...)")
+        check(all(s >= 0.8 * limit for s in sizes[:-1]),
+              f"-z {comp}: every file but the last lands within 80-100% of the limit (min {min(sizes[:-1])})")
+        if comp != "none":
+            r = st("verify", "--decode", "--manifest", d + "/t.manifest.json")
+            check(r.returncode == 0, f"-z {comp} shards cut that way verify ({r.stdout.strip()[-200:]})")
+    # Writers that hold records back (CSV lines, Avro blocks) are counted too.
+    for to in ("csv", "jsonl", "avro"):
+        d = os.path.join(tmp, "size-to-" + to)
+        r = st("convert", big, "-o", d + "/t", "--to", to, "--shard-size", "256KiB", "-q")
+        sizes = [os.path.getsize(os.path.join(d, n)) for n in finals(d)]
+        check(r.returncode == 0 and len(sizes) > 3 and max(sizes) <= limit and min(sizes[:-1]) >= 0.7 * limit,
+              f"--to {to} --shard-size 256KiB: files close under the limit, never over ({sizes[:6]}...)")
+
+
+# ---- issue 17 item 1: two runs on one prefix ----------------------------------------------
+
+
+def test_two_runs(tmp, table_a, table_b):
+    modes = [["--records-per-shard", "4000"], ["--shard-size", "200KiB"], ["--shards", "3"]]
+    refs = {}
+    for k, mode in enumerate(modes):
+        for name, table in (("a", table_a), ("b", table_b)):
+            d = os.path.join(tmp, f"ref-{k}-{name}", "out")
+            r = st("convert", table, "-o", d + "/t", "-q", "--jobs", "1", *mode)
+            assert r.returncode == 0, r.stderr
+            refs[(k, name)] = {n: b for n, b in snapshot(d).items() if n != "t.manifest.json"}
+    bad = []
+    trials = 0
+    for k, mode in enumerate(modes):
+        for trial in range(5):
+            trials += 1
+            d = os.path.join(tmp, f"race-{k}-{trial}", "out")
+            p1 = subprocess.Popen([ST, "convert", table_a, "-o", d + "/t", "-q", "--jobs", "1", *mode],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            time.sleep(0.05)
+            p2 = subprocess.Popen([ST, "convert", table_b, "-o", d + "/t", "-q", "--jobs", "1", *mode],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            e1 = p1.communicate(timeout=120)[1]
+            e2 = p2.communicate(timeout=120)[1]
+            got = {n: b for n, b in snapshot(d).items() if n != "t.manifest.json"}
+            wins = [n for n, p in (("a", p1), ("b", p2)) if p.returncode == 0]
+            losers_clean = all(p.returncode == 2 and ("t.lock" in e or "--force" in e)
+                               for p, e in ((p1, e1), (p2, e2)) if p.returncode != 0)
+            if len(wins) == 1:
+                ok = got == refs[(k, wins[0])] and losers_clean
+            else:
+                ok = not wins and losers_clean and finals(d) == []
+            if not ok:
+                bad.append((mode, trial, p1.returncode, p2.returncode, e1.strip()[-150:], e2.strip()[-150:],
+                            sorted(got)))
+    check(not bad, f"two runs on one prefix 0.05 s apart, {trials} trials: exactly one wins with its own "
+                   f"records, the other is refused ({bad[:2]})")
+
+    # A live lock is refused by name; a dead run's lock is taken over.
+    d = os.path.join(tmp, "locked")
+    os.makedirs(d)
+    with open(d + "/t.lock", "w") as held:
+        held.write(f"4242@{socket.gethostname()} abc\n")
+        held.flush()
+        fcntl.flock(held, fcntl.LOCK_EX)
+        r = st("convert", table_a, "-o", d + "/t", "-q")
+        check(r.returncode == 2 and d + "/t.lock" in r.stderr and "4242" in r.stderr and "remove" in r.stderr,
+              f"a run refuses while another holds the lock, naming it and how to clear it ({r.stderr.strip()})")
+    d = os.path.join(tmp, "stale-lock")
+    r = st("convert", table_a, "-o", d + "/t", "-q", env={"SHARDTOOL_TEST_KILL_AT": "locked"})
+    check(r.returncode == -signal.SIGKILL and os.path.exists(d + "/t.lock"), "a run killed holding its lock")
+    r = st("convert", table_a, "-o", d + "/t", "-q")
+    check(r.returncode == 0 and "took over the lock" in r.stderr and not os.path.exists(d + "/t.lock"),
+          f"the lock of a killed run is taken over, and said so ({r.stderr.strip()[-200:]})")
+
+
+# ---- issue 17 item 2: devices and FIFOs ---------------------------------------------------------
+
+
+def test_not_regular(tmp, taxi):
+    cases = [("symlink to /dev/null at a shard name", "x-00000-of-00001.tfrecord", "link"),
+             ("FIFO at a shard name", "x-00000-of-00001.tfrecord", "fifo"),
+             ("symlink to /dev/null at --manifest", "m.json", "link"),
+             ("FIFO at --manifest", "m.json", "fifo")]
+    for what, name, kind in cases:
+        for force in ([], ["-f"]):
+            d = os.path.join(tmp, "dev-" + kind + name + "".join(force))
+            os.makedirs(d)
+            p = os.path.join(d, name)
+            if kind == "link":
+                os.symlink("/dev/null", p)
+            else:
+                os.mkfifo(p)
+            try:
+                r = st("convert", taxi, "-o", d + "/x", "--manifest", d + "/m.json", "-q", *force, timeout=30)
+                ok = r.returncode == 2 and "not a regular file" in r.stderr and p in r.stderr
+            except subprocess.TimeoutExpired:
+                ok = False
+            kept = os.path.islink(p) if kind == "link" else stat.S_ISFIFO(os.lstat(p).st_mode)
+            check(ok and kept and finals(d) == ([name] if FINAL.search(name) else []),
+                  f"{what}{' with --force' if force else ''} is refused and left alone")
+
+
+# ---- issue 17 item 3: one commit point; a rerun after any kill -----------------------------------
+
+
+def kill_modes(tmp, table, taxi):
+    avro_in = os.path.join(tmp, "avro-in")
+    r = st("convert", table, "-o", avro_in + "/a", "--to", "avro", "-s", "3", "-q")
+    assert r.returncode == 0, r.stderr
+    tf_in = os.path.join(tmp, "tf-in")
+    r = st("convert", table, "-o", tf_in + "/t", "-s", "2", "-q")
+    assert r.returncode == 0, r.stderr
+    tf = sorted(glob.glob(tf_in + "/t-*.tfrecord"))
+    av = sorted(glob.glob(avro_in + "/a-*.avro"))
+    return [
+        ("--shards", ["convert", table, "--jobs", "1", "--shards", "4"]),
+        ("--shard-size", ["convert", table, "--jobs", "1", "--shard-size", "300KiB"]),
+        ("--records-per-shard", ["convert", table, "--jobs", "1", "--records-per-shard", "3000"]),
+        ("--index", ["convert", table, "--jobs", "1", "--records-per-shard", "5000", "--index"]),
+        ("-z gzip", ["convert", table, "--jobs", "1", "--shards", "3", "-z", "gzip"]),
+        ("split", ["split", *tf, "--records-per-shard", "4000"]),
+        ("split avro", ["split", *av, "--shards", "3"]),
+        ("--to avro", ["convert", taxi, "--to", "avro", "--records-per-shard", "3000"]),
+        ("--to jsonl", ["convert", taxi, "--to", "jsonl", "--shards", "3"]),
+        ("--to csv", ["convert", taxi, "--to", "csv", "--records-per-shard", "4000"]),
+    ]
+
+
+def after_kill(d, ref, args, label, bad):
+    """Checks the state a kill left, reruns without --force, compares with ref."""
+    names = os.listdir(d) if os.path.isdir(d) else []
+    journal = "t.journal" in names
+    committed = not journal and "t.manifest.json" in names and \
+        {n: b for n, b in snapshot(d, hidden=False).items() if n != "t.lock"} == ref
+    if finals(d) and not journal and not committed:
+        bad.append((label, "final names without a journal", sorted(names)))
+        return
+    if committed:
+        return  # the kill came after the commit point: the set is complete
+    r = st(*args, "-o", d + "/t", "-q")
+    if r.returncode != 0:
+        bad.append((label, "rerun failed", r.stderr.strip()[-300:]))
+    elif snapshot(d) != ref:
+        bad.append((label, "rerun differs from a clean run", sorted(os.listdir(d))))
+
+
+def test_kills(tmp, table, taxi):
+    modes = kill_modes(tmp, table, taxi)
+    injected = ["locked", "journal-created", "journal", "rename:0", "rename:1", "rename:2", "manifest", "commit", "committed"]
+    bad = []
+    kills = 0
+    for m, (label, args) in enumerate(modes):
+        # Every trial of a mode writes to the same path as its clean run:
+        # Avro derives its sync markers from the output names.
+        d = os.path.join(tmp, f"kill{m}")
+        t0 = time.time()
+        r = st(*args, "-o", d + "/t", "-q")
+        duration = time.time() - t0
+        assert r.returncode == 0, (label, r.stderr)
+        ref = snapshot(d)
+        if len([n for n in ref if FINAL.search(n)]) < 3:
+            bad.append((label, "the mode should give 3+ files", sorted(ref)))
+        for point in injected:
+            shutil.rmtree(d)
+            r = st(*args, "-o", d + "/t", "-q", env={"SHARDTOOL_TEST_KILL_AT": point})
+            kills += 1
+            if r.returncode != -signal.SIGKILL:
+                bad.append((label, point, "not killed", r.returncode, r.stderr.strip()[-200:]))
+                continue
+            after_kill(d, ref, args, f"{label} at {point}", bad)
+        # Kills at times spread over the run: 22 for the first mode, 3 for the others.
+        n = 22 if m == 0 else 3
+        for i in range(n):
+            shutil.rmtree(d, ignore_errors=True)
+            p = subprocess.Popen([ST] + args + ["-o", d + "/t", "-q"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(duration * (i + 0.5) / n)
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+            kills += 1
+            after_kill(d, ref, args, f"{label} killed at {(i + 0.5) / n:.0%} of the run", bad)
+    check(not bad, f"{kills} kills over {len(modes)} output modes: never a final name without a journal; "
+                   f"every rerun without --force succeeds with byte-identical files ({bad[:3]})")
+
+
+# ---- issue 17 smaller items ------------------------------------------------------------------
+
+
+def test_names(tmp, taxi):
+    d = os.path.join(tmp, "long")
+    prefix = d + "/" + "p" * 230
+    r = st("convert", taxi, "-o", prefix, "--records-per-shard", "4000", "-q")
+    check(r.returncode == 0 and len(finals(d)) == 3 and max(len(n) for n in os.listdir(d)) <= 255,
+          f"a 230-byte name prefix whose final names fit works ({r.stderr.strip()[-200:]})")
+    r = st("convert", taxi, "-o", "", cwd=d)  # in d: a run that took it would write .manifest.json here
+    check(r.returncode == 2 and "empty" in r.stderr and "-o out/train" in r.stderr, "-o '' is a usage error with a hint")
+    r = st("convert", taxi, "-o", d + "/")
+    check(r.returncode == 2 and "ends in '/'" in r.stderr, "a prefix that ends in '/' is a usage error with a hint")
+    r = st("split", glob.glob(d + "/p*-00000-of-00003.tfrecord")[0], "-o", d + "/")
+    check(r.returncode == 2 and "ends in '/'" in r.stderr, "split refuses it too")
+
+
+def main():
+    global ST, SOURCE
+    ST, SOURCE = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    taxi = os.path.join(SOURCE, "tests", "data", "csv", "tfx", "chicago_taxi_data.csv")
+    only = sys.argv[3:] or None
+    with tempfile.TemporaryDirectory() as tmp:
+        table_a = os.path.join(tmp, "a.csv")
+        table_b = os.path.join(tmp, "b.csv")
+        gen_table(table_a, 40000)
+        gen_table(table_b, 30000)
+        tests = [("earlier", lambda: test_earlier_set(tmp, taxi)),
+                 ("tasks", lambda: test_tasks_together(tmp, table_a)),
+                 ("size", lambda: test_shard_size_on_disk(tmp, table_a)),
+                 ("two", lambda: test_two_runs(tmp, table_a, table_b)),
+                 ("devices", lambda: test_not_regular(tmp, taxi)),
+                 ("kills", lambda: test_kills(tmp, table_b, taxi)),
+                 ("names", lambda: test_names(tmp, taxi))]
+        for name, fn in tests:
+            if not only or name in only:
+                fn()
+    print(f"{results['passed']} passed, {results['failed']} failed")
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
