@@ -2,6 +2,7 @@
 
 #include "../src/float_narrow.h"
 #include "../src/json.h"
+#include "../src/name_hash.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,17 +17,9 @@ void column_kinds_free(column_kinds *t)
     memset(t, 0, sizeof *t);
 }
 
-static uint64_t hash_name(const uint8_t *p, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 1099511628211ull;
-    return h;
-}
-
 static size_t slot_of(const column_kinds *t, const uint8_t *name, size_t len)
 {
-    size_t j = hash_name(name, len) & (t->cap - 1);
+    size_t j = st_name_hash(name, len) & (t->cap - 1);
     while (t->items[j].name &&
            !(t->items[j].len == len && memcmp(t->items[j].name, name, len) == 0))
         j = (j + 1) & (t->cap - 1);

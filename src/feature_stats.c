@@ -1,5 +1,6 @@
 #include "feature_stats.h"
 #include "error.h"
+#include "name_hash.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -18,14 +19,6 @@ void st_feature_stats_free(st_feature_stats *s)
     memset(s, 0, sizeof *s);
 }
 
-static uint64_t hash_name(const uint8_t *p, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 1099511628211ull;
-    return h;
-}
-
 static int grow(st_feature_stats *s)
 {
     size_t cap = s->cap ? s->cap * 2 : 64;
@@ -36,7 +29,7 @@ static int grow(st_feature_stats *s)
         st_feature_stat *old = &s->items[i];
         if (!old->name)
             continue;
-        size_t j = hash_name((const uint8_t *)old->name, old->name_len) & (cap - 1);
+        size_t j = st_name_hash((const uint8_t *)old->name, old->name_len) & (cap - 1);
         while (items[j].name)
             j = (j + 1) & (cap - 1);
         items[j] = *old;
@@ -52,7 +45,7 @@ static st_feature_stat *lookup(st_feature_stats *s, const uint8_t *name, size_t 
 {
     if ((s->count + 1) * 2 > s->cap && grow(s))
         return NULL;
-    size_t j = hash_name(name, len) & (s->cap - 1);
+    size_t j = st_name_hash(name, len) & (s->cap - 1);
     while (s->items[j].name) {
         if (s->items[j].name_len == len && memcmp(s->items[j].name, name, len) == 0)
             return &s->items[j];
