@@ -249,7 +249,7 @@ static int add_directory(expander *x, const char *dir, const struct stat *st)
         free(path);
     }
     closedir(d);
-    if (rc == EXIT_OK)
+    if (rc == EXIT_OK && entries.count > 1)
         qsort(entries.items, entries.count, sizeof *entries.items, compare_paths);
     for (size_t i = 0; i < entries.count && rc == EXIT_OK; i++) {
         if (cli_interrupted) {

@@ -325,7 +325,8 @@ static int find_earlier(const cli_command *cmd, output_set *set, const char *man
         if (ends_with(set->earlier[i], ".manifest.json") || (manifest && strcmp(set->earlier[i], manifest) == 0))
             add_manifest_shards(set, set->earlier[i]);
 
-    qsort(set->earlier, set->nearlier, sizeof *set->earlier, compare_names);
+    if (set->nearlier > 1)
+        qsort(set->earlier, set->nearlier, sizeof *set->earlier, compare_names);
     if (set->nearlier && !set->force) {
         cli_error(cmd,
                   "%s: an output of an earlier run with the prefix %s exists (%zu file%s of that set); "

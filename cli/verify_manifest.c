@@ -271,7 +271,8 @@ static void report_unlisted_in(verify_ctx *vc, const shard_pattern *p, char **li
 /* Every distinct pattern of the listed local shards, each directory read once. */
 static void report_unlisted(verify_ctx *vc, char **listed, size_t nlisted)
 {
-    qsort(listed, nlisted, sizeof *listed, compare_strings);
+    if (nlisted > 1)
+        qsort(listed, nlisted, sizeof *listed, compare_strings);
     shard_pattern *seen = NULL;
     size_t nseen = 0;
     for (size_t i = 0; i < nlisted && !cli_interrupted; i++) {

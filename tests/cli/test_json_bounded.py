@@ -76,6 +76,12 @@ def generate(tmp):
 def main():
     global ST
     ST = os.path.abspath(sys.argv[1])
+    # A sanitizer build's shadow memory and quarantine of freed blocks say
+    # nothing of the tool's own bound: there only the results are checked.
+    with open(ST, "rb") as f:
+        sanitized = b"__asan_init" in f.read()
+    if sanitized:
+        print("note: sanitizer build: peak RSS is not checked")
     with tempfile.TemporaryDirectory() as tmp:
         lines, array, objects = generate(tmp)
         size_mb = os.path.getsize(array) / 1e6
@@ -91,7 +97,9 @@ def main():
                 rc, rss = run_rss(args, path if pipe else None)
                 what = "%s%s (%.0f MB input)" % (label, " through a pipe" if pipe else "", size_mb)
                 check(rc == 0, "convert " + what)
-                check(rss < LIMIT_MB, "convert %s: peak RSS %.1f MB < %d MB" % (what, rss, LIMIT_MB))
+                if not sanitized:
+                    check(rss < LIMIT_MB,
+                          "convert %s: peak RSS %.1f MB < %d MB" % (what, rss, LIMIT_MB))
                 if rc == 0:
                     got = digest(out + "-00000-of-00001.tfrecord")
                     check(got == want, "convert %s: the same shards as JSON lines" % what)
