@@ -77,6 +77,36 @@ static bool is_crc_text(const char *s)
     return true;
 }
 
+static bool looks_like_url(const char *s);
+
+/* "./x", "a//b" and "a/./b" name the same file as "x", "a/b": drop the "."
+ * components and repeated '/' of a local entry in place, so that the same
+ * shard written two ways is seen as listed twice, and the listed names
+ * compare equal to the directory's names when unlisted shards are looked
+ * for.  A leading '/' and ".." components are kept (manifest_resolve
+ * judges those); a path that is only "." components becomes "". */
+static void clean_local_path(char *path)
+{
+    if (looks_like_url(path))
+        return;
+    char *in = path, *out = path;
+    if (*in == '/')
+        *out++ = *in++;
+    while (*in) {
+        size_t n = strcspn(in, "/");
+        if (n == 0 || (n == 1 && in[0] == '.')) {
+            in += n + (in[n] == '/');
+            continue;
+        }
+        if (out > path && out[-1] != '/')
+            *out++ = '/';
+        memmove(out, in, n);
+        out += n;
+        in += n + (in[n] == '/');
+    }
+    *out = '\0';
+}
+
 static void read_entry(const json_value *sh, manifest_entry *e)
 {
     if (sh->type != JSON_OBJECT) {
@@ -101,6 +131,7 @@ static void read_entry(const json_value *sh, manifest_entry *e)
         e->problem = "the entry has no \"path\"";
         return;
     }
+    clean_local_path(e->path);
     if (!e->path[0]) {
         e->problem = "the entry's path is empty";
         return;
