@@ -141,16 +141,24 @@ static const st_format *detect_for_verify(const char *path, const uint8_t *head,
  * is named like one (a damaged first header must still be reported as
  * damage); Parquet and Avro have their magic.  Anything else that reads as
  * text (CSV, JSON lines) is not a shard at all. */
+static bool is_text_name(const st_format *f)
+{
+    return f && (strcmp(f->name, "csv") == 0 || strcmp(f->name, "tsv") == 0 ||
+                 strcmp(f->name, "jsonl") == 0);
+}
+
 static bool looks_like_shard(const char *path, const uint8_t *head, size_t n)
 {
+    const st_format *by_name = st_format_by_extension(path);
+    /* A non-empty file named .csv, .tsv or .jsonl (also compressed) is text
+     * whatever its size: a 4-byte "x\n1\n" is not a truncated TFRecord. */
+    if (n > 0 && is_text_name(by_name))
+        return false;
     /* Fewer bytes than a record header: a truncated shard, not text. */
     if (n < ST_TFRECORD_HEADER_SIZE || st_compression_sniff(head, n) != ST_COMPRESSION_NONE)
         return true;
-    const st_format *f = st_format_detect(path, head, n);
-    if (!f || (strcmp(f->name, "csv") != 0 && strcmp(f->name, "tsv") != 0 &&
-               strcmp(f->name, "jsonl") != 0))
+    if (!is_text_name(st_format_detect(path, head, n)))
         return true;
-    const st_format *by_name = st_format_by_extension(path);
     return by_name && strcmp(by_name->name, "tfrecord") == 0;
 }
 
