@@ -252,7 +252,8 @@ static void report_unlisted_in(verify_ctx *vc, const shard_pattern *p, char **li
         n++;
     }
     closedir(d);
-    qsort(names, n, sizeof *names, compare_strings);
+    if (n) /* names is NULL when none was found: qsort must not be given it */
+        qsort(names, n, sizeof *names, compare_strings);
     for (size_t i = 0; i < n; i++) {
         char path[8192];
         snprintf(path, sizeof path, "%s%s", p->dir, names[i]);
