@@ -235,25 +235,36 @@ static size_t url_root_len(const char *url)
     return slash ? (size_t)(slash - url + 1) : strlen(url);
 }
 
-/* Whether a '/'-separated path has a ".." segment, also written with
- * percent escapes (a server may decode "%2e%2e" to ".."). */
+/* Whether a path has a ".." segment, also written with percent escapes or
+ * split by them: a server may decode "%2e%2e" to "..", and "%2f" or "%5c"
+ * (or a '\\') to a separator, so "..%2f..%2fsecret" is two ".." segments. */
 static bool has_dotdot(const char *path)
 {
-    const char *seg = path;
-    for (;;) {
-        size_t n = strcspn(seg, "/");
-        char low[8];
-        if (n <= 6) {
-            for (size_t i = 0; i < n; i++)
-                low[i] = (char)tolower((unsigned char)seg[i]);
-            low[n] = '\0';
-            if (!strcmp(low, "..") || !strcmp(low, "%2e.") || !strcmp(low, ".%2e") ||
-                !strcmp(low, "%2e%2e"))
-                return true;
+    size_t dots = 0;      /* '.' seen in the current segment */
+    bool only_dots = true;
+    for (const char *p = path;; p++) {
+        char c = *p;
+        if (c == '%' && p[1] && p[2]) {
+            char hex[3] = {(char)tolower((unsigned char)p[1]), (char)tolower((unsigned char)p[2]), 0};
+            if (!strcmp(hex, "2e"))
+                c = '.', p += 2;
+            else if (!strcmp(hex, "2f") || !strcmp(hex, "5c"))
+                c = '/', p += 2;
+        } else if (c == '\\') {
+            c = '/';
         }
-        if (!seg[n])
-            return false;
-        seg += n + 1;
+        if (c == '/' || c == '\0') {
+            if (only_dots && dots == 2)
+                return true;
+            if (c == '\0')
+                return false;
+            dots = 0;
+            only_dots = true;
+        } else if (c == '.') {
+            dots++;
+        } else {
+            only_dots = false;
+        }
     }
 }
 
