@@ -147,12 +147,32 @@ static bool is_text_name(const st_format *f)
                  strcmp(f->name, "jsonl") == 0);
 }
 
-static bool looks_like_shard(const char *path, const uint8_t *head, size_t n)
+/* Whether a compressed file holds nothing once inflated (an empty CSV,
+ * gzipped, holds 0 records as for every command).  Opened a second time,
+ * since the verifier needs the stored bytes. */
+static bool inflates_to_nothing(const char *path, verify_opener open, void *arg)
+{
+    st_error err = {0};
+    st_stream *s, *z;
+    if (open(arg, path, &s, &err) < 0)
+        return false;
+    if (st_stream_decompress(s, ST_COMPRESSION_AUTO, &z, NULL, &err) < 0)
+        return false;
+    uint8_t one;
+    ssize_t got = st_stream_peek(&z, &one, 1, &err);
+    st_stream_close(z);
+    return got == 0;
+}
+
+static bool looks_like_shard(const char *path, const uint8_t *head, size_t n, verify_opener open,
+                             void *arg)
 {
     const st_format *by_name = st_format_by_extension(path);
-    /* A non-empty file named .csv, .tsv or .jsonl (also compressed) is text
-     * whatever its size: a 4-byte "x\n1\n" is not a truncated TFRecord. */
-    if (n > 0 && is_text_name(by_name))
+    /* A file named .csv, .tsv or .jsonl (also compressed) that holds
+     * anything is text whatever its size: a 4-byte "x\n1\n" is not a
+     * truncated TFRecord. */
+    if (n > 0 && is_text_name(by_name) &&
+        (st_compression_sniff(head, n) == ST_COMPRESSION_NONE || !inflates_to_nothing(path, open, arg)))
         return false;
     /* Fewer bytes than a record header: a truncated shard, not text. */
     if (n < ST_TFRECORD_HEADER_SIZE || st_compression_sniff(head, n) != ST_COMPRESSION_NONE)
@@ -242,7 +262,7 @@ void verify_opened(verify_ctx *vc, const char *path, verify_opener open, void *a
     st_verify_options opt = vc->opt;
     opt.compression = compression;
     res->format = format ? format : detect_for_verify(path, head, (size_t)n);
-    if (!format && !looks_like_shard(path, head, (size_t)n)) {
+    if (!format && !looks_like_shard(path, head, (size_t)n, open, arg)) {
         const st_format *text = st_format_detect(path, head, (size_t)n);
         st_error_set(&res->err, ST_EUSAGE,
                      "this looks like %s text, not a TFRecord, Parquet or Avro file (verify checks "
