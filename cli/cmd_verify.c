@@ -1,5 +1,6 @@
 /* shardtool verify: prove the integrity of shards, for people and for CI. */
 #include "verify.h"
+#include "side_files.h"
 #include "input.h"
 
 #include "../formats/tfrecord/tfrecord.h"
@@ -264,10 +265,18 @@ void verify_opened(verify_ctx *vc, const char *path, verify_opener open, void *a
     res->format = format ? format : detect_for_verify(path, head, (size_t)n);
     if (!format && !looks_like_shard(path, head, (size_t)n, open, arg)) {
         const st_format *text = st_format_detect(path, head, (size_t)n);
-        st_error_set(&res->err, ST_EUSAGE,
-                     "this looks like %s text, not a TFRecord, Parquet or Avro file (verify checks "
-                     "those; name the format with --from to check it anyway)",
-                     text ? text->name : "plain");
+        const char *side = cli_side_file_kind(path);
+        if (side)
+            st_error_set(&res->err, ST_EUSAGE, "this is %s written by shardtool, not a shard (%s)",
+                         side,
+                         strcmp(side, "a manifest") == 0 ? "check the shards it lists with verify --manifest"
+                         : strcmp(side, "a shard index") == 0 ? "verify the shard beside it"
+                                                               : "verify the shards themselves");
+        else
+            st_error_set(&res->err, ST_EUSAGE,
+                         "this looks like %s text, not a TFRecord, Parquet or Avro file (verify "
+                         "checks those; name the format with --from to check it anyway)",
+                         text ? text->name : "plain");
         st_stream_close(in);
         return;
     }
