@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "convert_pipeline.h"
 #include "output.h"
+#include "pipe_peek.h"
 #include "progress.h"
 
 #include "../formats/avro/avro_format.h"
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char *const input_compressions[] = {"auto", "none", "gzip", "zlib", NULL};
 
@@ -41,10 +43,37 @@ static bool is_stdin(const char *path)
     return strcmp(path, "-") == 0;
 }
 
-/* Inputs that can be opened twice cheaply: local files. */
+/* Inputs that can be opened twice and give the same bytes again: regular
+ * local files.  A FIFO, a character device or the pipe of a process
+ * substitution (/dev/fd/63) gives its bytes once: looked at first, the
+ * bytes looked at would be lost to the copy that follows (records read
+ * from the middle of the stream, or a reopening that waits for ever). */
 static bool is_local(const char *path)
 {
-    return !is_stdin(path) && !st_path_is_remote(path);
+    struct stat st;
+    return !is_stdin(path) && !st_path_is_remote(path) && stat(path, &st) == 0 &&
+           S_ISREG(st.st_mode);
+}
+
+/* Whether the first named input is a pipe or FIFO that is not Avro.  The
+ * TFRecord way opens it again, so its bytes must not be taken: the pipe of
+ * a process substitution (/dev/fd/N, held open by this process) is looked
+ * at with cli_pipe_peek; a named FIFO is told by its name (.avro or not),
+ * as looking would take its bytes, or lose them with the look's reader. */
+static bool is_pipe_not_avro(const char *path)
+{
+    struct stat st;
+    if (st_path_is_remote(path) || stat(path, &st) != 0 || !S_ISFIFO(st.st_mode))
+        return false;
+    if (strncmp(path, "/dev/fd/", 8) == 0 || strncmp(path, "/proc/self/fd/", 14) == 0 ||
+        strcmp(path, "/dev/stdin") == 0) {
+        uint8_t head[4];
+        int n = cli_pipe_peek(path, head, sizeof head);
+        if (n >= 0)
+            return n < 4 || memcmp(head, "Obj\x01", 4) != 0;
+    }
+    const st_format *f = st_format_by_extension(path);
+    return !f || strcmp(f->name, "avro") != 0;
 }
 
 /* Opens path and tells by its first bytes (then its name, as every command
@@ -110,7 +139,7 @@ static int open_avro(const cli_command *cmd, const char *path, const st_read_opt
 
 /* Decides between the TFRecord and the Avro way by the first named input
  * (standard input cannot be looked at twice, so it follows the others, and
- * alone it is TFRecord).  Local inputs are all looked at now, so that a mix
+ * alone it is TFRecord; see is_pipe_not_avro for pipes and FIFOs).  Local inputs are all looked at now, so that a mix
  * of kinds, or Avro inputs that differ, are refused before anything is
  * written; remote ones are checked as they are reached, so that their first
  * bytes are not fetched twice.  For Avro, *first is the first named input,
@@ -129,7 +158,7 @@ static int classify_inputs(const cli_command *cmd, char **paths, size_t npaths, 
     st_stream *s = NULL;
     /* An input that cannot be opened is left for the TFRecord way to report
      * as it always has. */
-    if (probe_input(paths[i0], avro, &s, &err) < 0 || !*avro) {
+    if (is_pipe_not_avro(paths[i0]) || probe_input(paths[i0], avro, &s, &err) < 0 || !*avro) {
         *avro = false;
         for (size_t i = i0 + 1; i < npaths; i++) {
             bool other;

@@ -1,5 +1,6 @@
 /* shardtool verify: prove the integrity of shards, for people and for CI. */
 #include "verify.h"
+#include "side_files.h"
 #include "input.h"
 
 #include "../formats/tfrecord/tfrecord.h"
@@ -142,16 +143,44 @@ static const st_format *detect_for_verify(const char *path, const uint8_t *head,
  * is named like one (a damaged first header must still be reported as
  * damage); Parquet and Avro have their magic.  Anything else that reads as
  * text (CSV, JSON lines) is not a shard at all. */
-static bool looks_like_shard(const char *path, const uint8_t *head, size_t n)
+static bool is_text_name(const st_format *f)
 {
+    return f && (strcmp(f->name, "csv") == 0 || strcmp(f->name, "tsv") == 0 ||
+                 strcmp(f->name, "jsonl") == 0);
+}
+
+/* Whether a compressed file holds nothing once inflated (an empty CSV,
+ * gzipped, holds 0 records as for every command).  Opened a second time,
+ * since the verifier needs the stored bytes. */
+static bool inflates_to_nothing(const char *path, verify_opener open, void *arg)
+{
+    st_error err = {0};
+    st_stream *s, *z;
+    if (open(arg, path, &s, &err) < 0)
+        return false;
+    if (st_stream_decompress(s, ST_COMPRESSION_AUTO, &z, NULL, &err) < 0)
+        return false;
+    uint8_t one;
+    ssize_t got = st_stream_peek(&z, &one, 1, &err);
+    st_stream_close(z);
+    return got == 0;
+}
+
+static bool looks_like_shard(const char *path, const uint8_t *head, size_t n, verify_opener open,
+                             void *arg)
+{
+    const st_format *by_name = st_format_by_extension(path);
+    /* A file named .csv, .tsv or .jsonl (also compressed) that holds
+     * anything is text whatever its size: a 4-byte "x\n1\n" is not a
+     * truncated TFRecord. */
+    if (n > 0 && is_text_name(by_name) &&
+        (st_compression_sniff(head, n) == ST_COMPRESSION_NONE || !inflates_to_nothing(path, open, arg)))
+        return false;
     /* Fewer bytes than a record header: a truncated shard, not text. */
     if (n < ST_TFRECORD_HEADER_SIZE || st_compression_sniff(head, n) != ST_COMPRESSION_NONE)
         return true;
-    const st_format *f = st_format_detect(path, head, n);
-    if (!f || (strcmp(f->name, "csv") != 0 && strcmp(f->name, "tsv") != 0 &&
-               strcmp(f->name, "jsonl") != 0))
+    if (!is_text_name(st_format_detect(path, head, n)))
         return true;
-    const st_format *by_name = st_format_by_extension(path);
     return by_name && strcmp(by_name->name, "tfrecord") == 0;
 }
 
@@ -235,12 +264,20 @@ void verify_opened(verify_ctx *vc, const char *path, verify_opener open, void *a
     st_verify_options opt = vc->opt;
     opt.compression = compression;
     res->format = format ? format : detect_for_verify(path, head, (size_t)n);
-    if (!format && !looks_like_shard(path, head, (size_t)n)) {
+    if (!format && !looks_like_shard(path, head, (size_t)n, open, arg)) {
         const st_format *text = st_format_detect(path, head, (size_t)n);
-        st_error_set(&res->err, ST_EUSAGE,
-                     "this looks like %s text, not a TFRecord, Parquet or Avro file (verify checks "
-                     "those; name the format with --from to check it anyway)",
-                     text ? text->name : "plain");
+        const char *side = cli_side_file_kind(path);
+        if (side)
+            st_error_set(&res->err, ST_EUSAGE, "this is %s written by shardtool, not a shard (%s)",
+                         side,
+                         strcmp(side, "a manifest") == 0 ? "check the shards it lists with verify --manifest"
+                         : strcmp(side, "a shard index") == 0 ? "verify the shard beside it"
+                                                               : "verify the shards themselves");
+        else
+            st_error_set(&res->err, ST_EUSAGE,
+                         "this looks like %s text, not a TFRecord, Parquet or Avro file (verify "
+                         "checks those; name the format with --from to check it anyway)",
+                         text ? text->name : "plain");
         st_stream_close(in);
         return;
     }

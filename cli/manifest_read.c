@@ -77,6 +77,36 @@ static bool is_crc_text(const char *s)
     return true;
 }
 
+static bool looks_like_url(const char *s);
+
+/* "./x", "a//b" and "a/./b" name the same file as "x", "a/b": drop the "."
+ * components and repeated '/' of a local entry in place, so that the same
+ * shard written two ways is seen as listed twice, and the listed names
+ * compare equal to the directory's names when unlisted shards are looked
+ * for.  A leading '/' and ".." components are kept (manifest_resolve
+ * judges those); a path that is only "." components becomes "". */
+static void clean_local_path(char *path)
+{
+    if (looks_like_url(path))
+        return;
+    char *in = path, *out = path;
+    if (*in == '/')
+        *out++ = *in++;
+    while (*in) {
+        size_t n = strcspn(in, "/");
+        if (n == 0 || (n == 1 && in[0] == '.')) {
+            in += n + (in[n] == '/');
+            continue;
+        }
+        if (out > path && out[-1] != '/')
+            *out++ = '/';
+        memmove(out, in, n);
+        out += n;
+        in += n + (in[n] == '/');
+    }
+    *out = '\0';
+}
+
 static void read_entry(const json_value *sh, manifest_entry *e)
 {
     if (sh->type != JSON_OBJECT) {
@@ -101,6 +131,7 @@ static void read_entry(const json_value *sh, manifest_entry *e)
         e->problem = "the entry has no \"path\"";
         return;
     }
+    clean_local_path(e->path);
     if (!e->path[0]) {
         e->problem = "the entry's path is empty";
         return;
@@ -204,25 +235,36 @@ static size_t url_root_len(const char *url)
     return slash ? (size_t)(slash - url + 1) : strlen(url);
 }
 
-/* Whether a '/'-separated path has a ".." segment, also written with
- * percent escapes (a server may decode "%2e%2e" to ".."). */
+/* Whether a path has a ".." segment, also written with percent escapes or
+ * split by them: a server may decode "%2e%2e" to "..", and "%2f" or "%5c"
+ * (or a '\\') to a separator, so "..%2f..%2fsecret" is two ".." segments. */
 static bool has_dotdot(const char *path)
 {
-    const char *seg = path;
-    for (;;) {
-        size_t n = strcspn(seg, "/");
-        char low[8];
-        if (n <= 6) {
-            for (size_t i = 0; i < n; i++)
-                low[i] = (char)tolower((unsigned char)seg[i]);
-            low[n] = '\0';
-            if (!strcmp(low, "..") || !strcmp(low, "%2e.") || !strcmp(low, ".%2e") ||
-                !strcmp(low, "%2e%2e"))
-                return true;
+    size_t dots = 0;      /* '.' seen in the current segment */
+    bool only_dots = true;
+    for (const char *p = path;; p++) {
+        char c = *p;
+        if (c == '%' && p[1] && p[2]) {
+            char hex[3] = {(char)tolower((unsigned char)p[1]), (char)tolower((unsigned char)p[2]), 0};
+            if (!strcmp(hex, "2e"))
+                c = '.', p += 2;
+            else if (!strcmp(hex, "2f") || !strcmp(hex, "5c"))
+                c = '/', p += 2;
+        } else if (c == '\\') {
+            c = '/';
         }
-        if (!seg[n])
-            return false;
-        seg += n + 1;
+        if (c == '/' || c == '\0') {
+            if (only_dots && dots == 2)
+                return true;
+            if (c == '\0')
+                return false;
+            dots = 0;
+            only_dots = true;
+        } else if (c == '.') {
+            dots++;
+        } else {
+            only_dots = false;
+        }
     }
 }
 

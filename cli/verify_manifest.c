@@ -252,7 +252,7 @@ static void report_unlisted_in(verify_ctx *vc, const shard_pattern *p, char **li
         n++;
     }
     closedir(d);
-    if (n)
+    if (n) /* names is NULL when none was found: qsort must not be given it */
         qsort(names, n, sizeof *names, compare_strings);
     for (size_t i = 0; i < n; i++) {
         char path[8192];
@@ -297,13 +297,46 @@ static void report_unlisted(verify_ctx *vc, char **listed, size_t nlisted)
 
 /* ---- the manifest ------------------------------------------------------------------- */
 
-int verify_manifest(verify_ctx *vc, const char *manifest_path, bool trust_paths)
+/* The manifest's entries are relative to where the manifest file really is:
+ * a symbolic link to it ("latest.json" -> "run7/train.manifest.json") is
+ * followed, each relative target taken from the link's own directory, so
+ * that its shards are looked for beside the file and not beside the link.
+ * out receives the path of the file (the input itself when it is no link). */
+static void follow_manifest_links(const char *path, char *out, size_t cap)
 {
+    snprintf(out, cap, "%s", path);
+    for (int hops = 0; hops < 40; hops++) {
+        struct stat st;
+        if (lstat(out, &st) != 0 || !S_ISLNK(st.st_mode))
+            return;
+        char target[4096];
+        ssize_t n = readlink(out, target, sizeof target - 1);
+        if (n <= 0)
+            return;
+        target[n] = '\0';
+        char next[4096];
+        const char *slash = strrchr(out, '/');
+        int len = target[0] == '/' || !slash
+                      ? snprintf(next, sizeof next, "%s", target)
+                      : snprintf(next, sizeof next, "%.*s%s", (int)(slash - out + 1), out, target);
+        if (len < 0 || (size_t)len >= sizeof next || (size_t)len >= cap)
+            return;
+        memcpy(out, next, (size_t)len + 1);
+    }
+}
+
+int verify_manifest(verify_ctx *vc, const char *given_path, bool trust_paths)
+{
+    char manifest_path[4096];
+    if (st_path_is_remote(given_path))
+        snprintf(manifest_path, sizeof manifest_path, "%s", given_path);
+    else
+        follow_manifest_links(given_path, manifest_path, sizeof manifest_path);
     size_t len;
     st_error err = {0};
     char *text = json_read_file(manifest_path, &len, &err);
     if (!text) {
-        cli_error_at(vc->cmd, manifest_path, &err);
+        cli_error_at(vc->cmd, given_path, &err);
         return EXIT_USAGE;
     }
     manifest m;
@@ -311,7 +344,7 @@ int verify_manifest(verify_ctx *vc, const char *manifest_path, bool trust_paths)
     int rc = manifest_parse(text, len, &m, msg, sizeof msg);
     free(text);
     if (rc) {
-        cli_error(vc->cmd, "%s: %s", manifest_path, msg);
+        cli_error(vc->cmd, "%s: %s", given_path, msg);
         return EXIT_USAGE;
     }
     /* The manifest's directory with links resolved: untrusted entries must
@@ -332,7 +365,7 @@ int verify_manifest(verify_ctx *vc, const char *manifest_path, bool trust_paths)
     char **listed = calloc(m.count ? m.count : 1, sizeof *listed);
     size_t nlisted = 0;
     if (!listed) {
-        cli_error(vc->cmd, "%s: out of memory", manifest_path);
+        cli_error(vc->cmd, "%s: out of memory", given_path);
         free(root);
         manifest_free(&m);
         return EXIT_USAGE;
@@ -343,14 +376,14 @@ int verify_manifest(verify_ctx *vc, const char *manifest_path, bool trust_paths)
         snprintf(where, sizeof where, "shard %zu", i);
         if (e->problem) {
             char name[4200];
-            snprintf(name, sizeof name, "%s: %s", manifest_path, e->path ? e->path : where);
+            snprintf(name, sizeof name, "%s: %s", given_path, e->path ? e->path : where);
             report_failure(vc, name, "bad manifest entry", e->problem);
             continue;
         }
         char path[4096], why[300];
         if (manifest_resolve(manifest_path, e->path, trust_paths, path, sizeof path, why, sizeof why)) {
             char name[4200];
-            snprintf(name, sizeof name, "%s: %s", manifest_path, e->path);
+            snprintf(name, sizeof name, "%s: %s", given_path, e->path);
             report_failure(vc, name, "unsafe path", why);
             continue;
         }

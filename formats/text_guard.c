@@ -12,7 +12,11 @@
  *     TAB, CR, LF, FF and VT;
  *   - when nothing but the content suggested text (no --from, no .csv,
  *     .tsv or .jsonl name), bytes that are not UTF-8 mean binary data too;
- *     a text name or --from reads text in other encodings (Latin-1). */
+ *     a text name or --from reads text in other encodings (Latin-1);
+ *   - a file named .csv or .tsv whose first line begins a JSON object
+ *     ('{' and then '"' or '}') or an array of them ('[' alone, or '['
+ *     and then '{') is JSON, whose lines would otherwise become a header
+ *     of names like '{"a":1' and records of fragments, exit 0. */
 #include "format.h"
 
 #include <stdio.h>
@@ -55,6 +59,28 @@ static bool is_text_byte(uint8_t c)
     return (c >= 0x20 && c < 0x7f) || c == '\t' || c == '\n' || c == '\r';
 }
 
+/* Whether the text starts like JSON: an object with a quoted key (or
+ * none), or an array that holds objects or opens alone on its line.  A
+ * CSV header cell is almost never so; --from csv reads it anyway. */
+static bool begins_like_json(const uint8_t *p, size_t n)
+{
+    size_t i = 0;
+    if (n >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
+        i = 3;
+    while (i < n && (p[i] == ' ' || p[i] == '\t'))
+        i++;
+    if (i >= n || (p[i] != '{' && p[i] != '['))
+        return false;
+    bool array = p[i++] == '[';
+    while (i < n && (p[i] == ' ' || p[i] == '\t'))
+        i++;
+    if (i >= n)
+        return false;
+    if (array)
+        return p[i] == '{' || p[i] == '\n' || p[i] == '\r';
+    return p[i] == '"' || p[i] == '}' || p[i] == '\n' || p[i] == '\r';
+}
+
 int st_text_guard(const st_format *f, st_text_evidence how, const uint8_t *head, size_t n,
                   bool whole, st_error *err)
 {
@@ -73,6 +99,13 @@ int st_text_guard(const st_format *f, st_text_evidence how, const uint8_t *head,
         return st_error_set(err, ST_EDATA, "this looks like an Avro file cut short or damaged "
                                            "(it begins with the Obj\\x01 magic), not %s text",
                             f->name);
+    if (how == ST_TEXT_NAMED_BY_FILE_NAME && (!strcmp(f->name, "csv") || !strcmp(f->name, "tsv")) &&
+        begins_like_json(head, n))
+        return st_error_set(err, ST_EDATA,
+                            "this looks like JSON (its first line begins a JSON %s), not %s text; "
+                            "name the format with --from jsonl (or --from %s to read it as %s "
+                            "anyway)", head[strspn((const char *)head, "\xEF\xBB\xBF \t")] == '['
+                                           ? "array" : "object", f->name, f->name, f->name);
     size_t len = n < TEXT_WINDOW ? n : TEXT_WINDOW;
     bool cut = len < n || !whole;
     const char *hint = how != ST_TEXT_NAMED_BY_OPTION

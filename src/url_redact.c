@@ -126,6 +126,20 @@ static bool redact_n(outbuf *o, const char *s, size_t n)
     for (size_t i = a; i < ae; i++)
         if (s[i] == '@')
             at = s + i;
+    if (!at && ae < n && s[ae] != '/' && memchr(s + a, ':', ae - a)) {
+        /* "user:pa#ss@host/x", "user:pa?ss@host": a password typed with
+         * an unescaped '#' or '?' is no URL at all to curl, yet shown back
+         * in its error.  With "user:" before them, an '@' before the first
+         * '/' ends userinfo. */
+        size_t se = ae;
+        while (se < n && s[se] != '/')
+            se++;
+        for (size_t i = ae; i < se; i++)
+            if (s[i] == '@')
+                at = s + i;
+        if (at)
+            ae = se;
+    }
     if (at && at > s + a) {
         const char *colon = memchr(s + a, ':', (size_t)(at - (s + a)));
         if (colon)

@@ -183,8 +183,10 @@ static int read_header(csv_reader *r, csv_chunk *ch, bool names, size_t *count, 
         lines += s.newlines;
         if (n >= r->max_columns)
             return st_error_set(err, ST_EUNSUPPORTED,
-                                "the header has more than %zu columns (raise the limit with "
-                                "--max-columns, or check the delimiter)", r->max_columns);
+                                "%s has more than %zu columns (raise the limit with "
+                                "--max-columns, or check the delimiter)",
+                                names ? "the header" : "the first row (--no-header)",
+                                r->max_columns);
         if ((n & 4095) == 4095 && st_interrupted())
             return st_error_set(err, ST_ECANCELED, "interrupted");
         if (names) {

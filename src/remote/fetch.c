@@ -1,4 +1,5 @@
 #include "fetch.h"
+#include "stream.h"
 #include "answer.h"
 
 #include "sigv4.h"
@@ -1059,11 +1060,42 @@ static void complete(st_fetcher *f, st_xfer *x, CURLcode rc)
     pthread_cond_broadcast(&f->cv);
 }
 
+/* After SIGINT or SIGTERM every request ends at once, "interrupted":
+ * those in flight, queued and waiting to retry.  A reader blocked on a slow
+ * or silent server wakes up instead of waiting out the transfer. */
+static void interrupt_all(st_fetcher *f)
+{
+    st_xfer *x;
+    while (f->nactive > 0) {
+        x = f->active[0];
+        detach_easy(f, x);
+        st_error_set(&x->err, ST_ECANCELED, "%s: interrupted", x->display);
+        finish(f, x, ST_XS_FAILED);
+    }
+    while ((x = queue_pop(f)) != NULL) {
+        st_error_set(&x->err, ST_ECANCELED, "%s: interrupted", x->display);
+        finish(f, x, ST_XS_FAILED);
+    }
+    while ((x = f->waiting) != NULL) {
+        waiting_remove(f, x);
+        st_error_set(&x->err, ST_ECANCELED, "%s: interrupted", x->display);
+        finish(f, x, ST_XS_FAILED);
+    }
+}
+
 static void *engine_main(void *arg)
 {
     st_fetcher *f = arg;
     pthread_mutex_lock(&f->mu);
     while (!f->stop) {
+        if (st_interrupted()) {
+            interrupt_all(f);
+            /* Requests submitted from now on end the same way. */
+            pthread_mutex_unlock(&f->mu);
+            curl_multi_poll(f->multi, NULL, 0, 100, NULL);
+            pthread_mutex_lock(&f->mu);
+            continue;
+        }
         double now = mono_now();
         double next_due = now + 1.0;
         /* due retries go first among their priority */
@@ -1128,8 +1160,10 @@ static void *engine_main(void *arg)
         if (!more) {
             double wait = next_due - mono_now();
             int ms = wait <= 0 ? 0 : (int)(wait * 1000) + 1;
-            if (ms > 1000)
-                ms = 1000;
+            /* A signal does not wake curl_multi_poll: look at the
+             * interrupt flag a few times a second. */
+            if (ms > 200)
+                ms = 200;
             curl_multi_poll(f->multi, NULL, 0, ms, NULL);
         }
         pthread_mutex_lock(&f->mu);

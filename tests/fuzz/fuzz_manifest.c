@@ -12,12 +12,34 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* A ".." segment once a server decodes "%2e" to '.' and "%2f", "%5c" or a
+ * '\\' to a separator ("..%2f..%2fx" is two of them). */
 static bool has_dotdot_segment(const char *s)
 {
-    for (const char *p = s; (p = strstr(p, "..")) != NULL; p++)
-        if ((p == s || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
-            return true;
-    return false;
+    char *d = malloc(strlen(s) + 1);
+    if (!d)
+        abort();
+    size_t n = 0;
+    for (const char *p = s; *p; p++) {
+        if (p[0] == '%' && p[1] && p[2]) {
+            char a = p[1], b = (char)(p[2] | 0x20);
+            if (a == '2' && b == 'e') {
+                d[n++] = '.', p += 2;
+                continue;
+            }
+            if ((a == '2' && b == 'f') || (a == '5' && b == 'c')) {
+                d[n++] = '/', p += 2;
+                continue;
+            }
+        }
+        d[n++] = *p == '\\' ? '/' : *p;
+    }
+    d[n] = '\0';
+    bool found = false;
+    for (const char *p = d; !found && (p = strstr(p, "..")) != NULL; p++)
+        found = (p == d || p[-1] == '/') && (p[2] == '\0' || p[2] == '/');
+    free(d);
+    return found;
 }
 
 static void check_entry(const char *entry)

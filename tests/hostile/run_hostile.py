@@ -23,12 +23,14 @@ Cases (see tests/hostile/README.md for why each exists):
   sigterm-fifo-open        SIGTERM while open() waits on a FIFO (cat)
   sigint-fifo-convert      SIGINT while convert's reader thread waits on one
   sigterm-stdin-silent     SIGTERM while a silent pipe on stdin is read
+  sigint-remote-silent     SIGINT while an http server sends nothing more
 
 Prints one line per case and "N passed, M failed"; exits 1 on any failure.
 The whole suite takes well under 30 seconds.  To add a case, write a
 function taking a Ctx and returning None (pass) or a message (fail), and
 add it to CASES.
 """
+import http.server
 import os
 import resource
 import signal
@@ -36,6 +38,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 MEMORY_LIMIT = 2 << 30    # bytes of address space per command
@@ -236,6 +239,46 @@ def case_sigterm_stdin_silent(ctx):
         os.close(w)
 
 
+class _SilentHandler(http.server.BaseHTTPRequestHandler):
+    """Answers with the headers of a large object, then sends nothing."""
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def do_HEAD(self):
+        self.send_response(200)
+        self.send_header("Content-Length", str(64 << 20))
+        self.send_header("Accept-Ranges", "bytes")
+        self.send_header("ETag", '"silent"')
+        self.end_headers()
+
+    def do_GET(self):
+        self.do_HEAD()
+        self.wfile.flush()
+        self.server.stop.wait(30)
+
+
+def case_sigint_remote_silent(ctx):
+    # A server that stops sending after its headers: one SIGINT must end
+    # cat, stat and verify at once, not after the stall timeout or never.
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _SilentHandler)
+    server.daemon_threads = True
+    server.stop = threading.Event()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = "http://127.0.0.1:%d/x.tfrecord" % server.server_address[1]
+    try:
+        for cmd in (["cat", url], ["stat", url], ["verify", url]):
+            problem = ctx.signal_during(cmd, sig=signal.SIGINT, delay=0.6)
+            if problem:
+                return "%s: %s" % (cmd[0], problem)
+        return None
+    finally:
+        server.stop.set()
+        server.shutdown()
+        server.server_close()
+
+
 CASES = [
     ("header-1m-columns", case_header_1m_columns),
     ("header-over-limit", case_header_over_limit),
@@ -248,6 +291,7 @@ CASES = [
     ("sigterm-fifo-open", case_sigterm_fifo_open),
     ("sigint-fifo-convert", case_sigint_fifo_convert),
     ("sigterm-stdin-silent", case_sigterm_stdin_silent),
+    ("sigint-remote-silent", case_sigint_remote_silent),
 ]
 
 

@@ -23,6 +23,12 @@ static void test_userinfo(void)
     check("HTTP://u:p@h", "HTTP://u:***@h");
     check("http://host/user@example.com/x", "http://host/user@example.com/x");
     check("http://host:8080/x", "http://host:8080/x");
+    /* A password with an unescaped '#' or '?' (curl refuses the URL, and
+     * its error shows it back). */
+    check("http://alice:abc#PW@127.0.0.1:1/x.tfrecord", "http://alice:***@127.0.0.1:1/x.tfrecord");
+    check("http://alice:abc?PW@h/x?token=T", "http://alice:***@h/x?token=***");
+    check("http://alice:a#b?c@h", "http://alice:***@h");
+    check("http://h/x?e=a@b.com#f", "http://h/x?e=a@b.com#f");
 }
 
 static void test_query(void)
