@@ -2,6 +2,7 @@
 #include "output_set.h"
 
 #include "json_read.h"
+#include "manifest_shards.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -58,7 +59,9 @@ enum { NOT_OURS, EARLIER, SKIP };
 static int classify(const output_set *set, const char *name)
 {
     size_t blen = strlen(set->base);
-    if (name[0] == '.' || strncmp(name, set->base, blen) != 0)
+    /* Hidden names are temporary files, unless the prefix itself is hidden
+     * (-o out/.train). */
+    if ((name[0] == '.' && set->base[0] != '.') || strncmp(name, set->base, blen) != 0)
         return NOT_OURS;
     const char *r = name + blen;
     if (strcmp(r, ".lock") == 0)
@@ -243,38 +246,15 @@ static size_t remove_dead_temps(const output_set *set, const char *tag, long pid
 
 /* ---- the earlier run's files ----------------------------------------------------- */
 
-/* Adds the shards an earlier manifest lists: paths relative to the
- * manifest's directory, never absolute or with "..", which a run does not
- * remove. */
+/* The shards an earlier manifest lists (see manifest_shards.h). */
+static void add_listed(void *ctx, const char *path)
+{
+    add_earlier(ctx, path);
+}
+
 static void add_manifest_shards(output_set *set, const char *manifest)
 {
-    st_error err = {0};
-    size_t len;
-    struct stat st;
-    if (stat(manifest, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (64 << 20))
-        return;
-    char *text = json_read_file(manifest, &len, &err);
-    if (!text)
-        return;
-    json_value root;
-    char msg[128];
-    if (json_parse(text, len, &root, msg, sizeof msg) == 0) {
-        const json_value *shards = json_get(&root, "shards");
-        const char *slash = strrchr(manifest, '/');
-        int dirlen = slash ? (int)(slash - manifest) + 1 : 0;
-        for (size_t i = 0; shards && shards->type == JSON_ARRAY && i < shards->count; i++) {
-            const json_value *p = json_get(&shards->items[i], "path");
-            if (!p || p->type != JSON_STRING || p->text[0] == '/' || strstr(p->text, ".."))
-                continue;
-            char path[8400];
-            snprintf(path, sizeof path, "%.*s%s", dirlen, manifest, p->text);
-            struct stat lst;
-            if (lstat(path, &lst) == 0 && S_ISREG(lst.st_mode))
-                add_earlier(set, path);
-        }
-        json_free(&root);
-    }
-    free(text);
+    manifest_shards_each(manifest, add_listed, set);
 }
 
 static int compare_names(const void *a, const void *b)
@@ -397,6 +377,78 @@ static int take_lock(const cli_command *cmd, output_set *set, output_lock *l, co
     return EXIT_OK;
 }
 
+/* "DIR/NAME" with DIR's links resolved, so that two spellings of one name
+ * compare equal; false when DIR does not exist. */
+static bool real_name(const char *path, char *out, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    char *parent = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
+    char *real = parent ? realpath(parent, NULL) : NULL;
+    if (real)
+        snprintf(out, cap, "%s/%s", strcmp(real, "/") == 0 ? "" : real, slash ? slash + 1 : path);
+    free(parent);
+    free(real);
+    return real != NULL;
+}
+
+/* The manifest and the feature spec are two files, and neither may take
+ * the name of one of the set's own files (a shard, an index, the lock, the
+ * journal): one would replace the other, or vanish when the lock or
+ * journal is removed. */
+static int check_named_outputs(const cli_command *cmd, const output_set *set, const char *manifest,
+                               const char *feature_spec)
+{
+    char a[8400], b[8400], dir[8400];
+    if (manifest && feature_spec && real_name(manifest, a, sizeof a) && real_name(feature_spec, b, sizeof b) &&
+        strcmp(a, b) == 0) {
+        cli_error(cmd, "%s: --manifest and --feature-spec name the same file; give each its own name",
+                  feature_spec);
+        return EXIT_USAGE;
+    }
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%sx", set->dir);
+    if (!real_name(probe, dir, sizeof dir))
+        return EXIT_OK;
+    dir[strlen(dir) - 1] = '\0'; /* "/real/dir/" */
+    const char *named[] = {manifest, feature_spec};
+    const char *option[] = {"--manifest", "--feature-spec"};
+    for (size_t i = 0; i < 2; i++) {
+        if (!named[i] || !real_name(named[i], a, sizeof a))
+            continue;
+        const char *base = a + strlen(dir);
+        if (strncmp(a, dir, strlen(dir)) != 0 || strchr(base, '/') || ends_with(base, ".manifest.json") ||
+            classify(set, base) == NOT_OURS)
+            continue;
+        cli_error(cmd, "%s %s: that is the name of one of the output set's own files (a shard, an index, "
+                  "its lock or its journal); give another name, such as %s%s",
+                  option[i], named[i], set->prefix, i == 0 ? ".manifest.json" : ".spec.json");
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+int output_set_check_inputs(const cli_command *cmd, const output_set *set, const char *manifest,
+                            const char *feature_spec, char *const *inputs, size_t ninputs)
+{
+    (void)set;
+    const char *named[] = {manifest, feature_spec};
+    const char *option[] = {"--manifest", "--feature-spec"};
+    for (size_t i = 0; i < 2; i++) {
+        struct stat out, in;
+        if (!named[i] || strcmp(named[i], "-") == 0 || st_path_is_remote(named[i]) || stat(named[i], &out) != 0)
+            continue;
+        for (size_t k = 0; k < ninputs; k++) {
+            if (strcmp(inputs[k], "-") == 0 || st_path_is_remote(inputs[k]) || stat(inputs[k], &in) != 0 ||
+                in.st_ino != out.st_ino || in.st_dev != out.st_dev)
+                continue;
+            cli_error(cmd, "%s %s: that is one of this run's inputs (%s), which writing it would replace; "
+                      "give another name", option[i], named[i], inputs[k]);
+            return EXIT_USAGE;
+        }
+    }
+    return EXIT_OK;
+}
+
 int output_set_open(const cli_command *cmd, output_set *set, const char *prefix, const char *infix,
                     const char *manifest, const char *feature_spec, bool force, bool verbose)
 {
@@ -422,6 +474,9 @@ int output_set_open(const cli_command *cmd, output_set *set, const char *prefix,
         manifest = NULL;
     if (feature_spec && (strcmp(feature_spec, "-") == 0 || st_path_is_remote(feature_spec)))
         feature_spec = NULL;
+    int named_status = check_named_outputs(cmd, set, manifest, feature_spec);
+    if (named_status)
+        return named_status;
     make_tag(set);
     snprintf(set->tmp_prefix, sizeof set->tmp_prefix, "%s" TMP_MARK "%s-", set->dir, set->tag);
 

@@ -50,6 +50,10 @@ typedef struct output_set {
  * NULL).  infix: "-taskIIIII-of-NNNNN" under --task, else NULL. */
 int output_set_open(const cli_command *cmd, output_set *set, const char *prefix, const char *infix,
                     const char *manifest, const char *feature_spec, bool force, bool verbose);
+/* Refuses (prints why, returns exit status 2) a manifest or feature spec
+ * that is one of this run's inputs: --force would replace the input. */
+int output_set_check_inputs(const cli_command *cmd, const output_set *set, const char *manifest,
+                            const char *feature_spec, char *const *inputs, size_t ninputs);
 /* Writes the journal of the renames the sink is about to make. */
 int output_set_journal(output_set *set, const st_shard_sink *sink, const char *manifest,
                        const char *feature_spec, st_error *err);

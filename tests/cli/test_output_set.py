@@ -382,6 +382,88 @@ def test_names(tmp, taxi):
     check(r.returncode == 2 and "ends in '/'" in r.stderr, "split refuses it too")
 
 
+# ---- a hostile user's names: manifests, named outputs, hidden prefixes ----------------------
+
+
+def test_hostile_names(tmp, taxi):
+    # --force removes only what an earlier manifest could have written:
+    # shard names really inside its directory, not a file reached through a
+    # linked directory, nor any other file the manifest happens to list.
+    d = os.path.join(tmp, "hostile-manifest")
+    outside = os.path.join(tmp, "hostile-outside")
+    os.makedirs(d)
+    os.makedirs(outside)
+    for p in (outside + "/victim-00000-of-00001.tfrecord", d + "/data.csv", d + "/x-00000-of-00001.tfrecord"):
+        with open(p, "w") as f:
+            f.write("keep\n")
+    os.symlink(outside, d + "/link")
+    with open(d + "/t.manifest.json", "w") as f:
+        f.write('{"shards":[{"path":"link/victim-00000-of-00001.tfrecord"},{"path":"data.csv"},'
+                '{"path":"x-00000-of-00001.tfrecord"}]}')
+    r = st("convert", taxi, "-o", d + "/t", "-f", "-q")
+    check(r.returncode == 0 and os.path.exists(outside + "/victim-00000-of-00001.tfrecord")
+          and os.path.exists(d + "/data.csv") and not os.path.exists(d + "/x-00000-of-00001.tfrecord"),
+          f"--force removes a listed shard, never a file through a linked directory or a non-shard name "
+          f"({r.stderr.strip()[-200:]})")
+
+    # --manifest and --feature-spec never take a name that another output
+    # or an input has: with --force each of these replaced or lost a file
+    # and exited 0.
+    d = os.path.join(tmp, "hostile-named")
+    os.makedirs(d)
+    table = os.path.join(d, "in.csv")
+    with open(table, "w") as f:
+        f.write("a,b\n1,2\n")
+    cases = [("--manifest at a shard name", ["-o", d + "/u", "--manifest", d + "/u-00000-of-00001.tfrecord"]),
+             ("--manifest at the lock", ["-o", d + "/v", "--manifest", d + "/v.lock"]),
+             ("--manifest at the journal", ["-o", d + "/w", "--manifest", d + "/w.journal"]),
+             ("--feature-spec at a task's lock", ["-o", d + "/w", "--task", "1/2", "--feature-spec",
+                                                  d + "/w-task00001-of-00002.lock"]),
+             ("--manifest and --feature-spec at one file", ["-o", d + "/x", "--manifest", d + "/m.json",
+                                                            "--feature-spec", d + "/./m.json"]),
+             ("--manifest at an input", ["-o", d + "/y", "--manifest", table]),
+             ("--feature-spec at an input", ["-o", d + "/y", "--feature-spec", table])]
+    for what, args in cases:
+        r = st("convert", table, *args, "-f", "-q")
+        check(r.returncode == 2 and sorted(os.listdir(d)) == ["in.csv"] and open(table).read() == "a,b\n1,2\n",
+              f"{what} is refused before anything is written ({r.stderr.strip()[-200:]})")
+    for to in ("tfrecord", "avro"):
+        sd = os.path.join(tmp, "hostile-split-" + to)
+        r = st("convert", table, "-o", sd + "/a", "--to", to, "--no-manifest", "-q")
+        assert r.returncode == 0, r.stderr
+        shard = glob.glob(sd + "/a-*")[0]
+        before = open(shard, "rb").read()
+        r = st("split", shard, "-o", sd + "/b", "--manifest", shard, "-f", "-q")
+        check(r.returncode == 2 and "inputs" in r.stderr and open(shard, "rb").read() == before,
+              f"split of {to} refuses a manifest at its input too ({r.stderr.strip()[-200:]})")
+
+    # A manifest or feature spec in a directory that does not exist yet:
+    # made like the prefix's, not a failure after the whole conversion.
+    d = os.path.join(tmp, "hostile-dirs")
+    r = st("convert", taxi, "-o", d + "/data/t", "--manifest", d + "/meta/m.json",
+           "--feature-spec", d + "/spec/s.json", "-q")
+    check(r.returncode == 0 and os.path.exists(d + "/meta/m.json") and os.path.exists(d + "/spec/s.json"),
+          f"--manifest and --feature-spec in new directories ({r.stderr.strip()[-200:]})")
+    r = st("verify", "--manifest", d + "/meta/m.json", "--trust-manifest-paths")
+    check(r.returncode == 0, f"that manifest verifies ({r.stdout.strip()[-200:]} {r.stderr.strip()[-200:]})")
+
+    # A hidden prefix (-o out/.train) has earlier sets like any other.
+    d = os.path.join(tmp, "hostile-hidden")
+    r = st("convert", taxi, "-o", d + "/.h", "-s", "3", "-q", "--no-manifest")
+    check(r.returncode == 0, "a hidden prefix's first run")
+    r = st("convert", taxi, "-o", d + "/.h", "-s", "2", "-q")
+    check(r.returncode == 2 and ".h-00000-of-00003" in r.stderr, f"its earlier set is refused ({r.stderr.strip()[-200:]})")
+    r = st("convert", taxi, "-o", d + "/.h", "-s", "2", "-q", "-f")
+    check(r.returncode == 0 and sorted(os.listdir(d)) == [".h-00000-of-00002.tfrecord", ".h-00001-of-00002.tfrecord",
+                                                          ".h.manifest.json"],
+          f"and replaced with --force ({sorted(os.listdir(d))})")
+
+    # -o . and -o DIR/.. name directories, not the start of file names.
+    for o in (".", d + "/.", d + "/.."):
+        r = st("convert", taxi, "-o", o, cwd=d)
+        check(r.returncode == 2 and "names a directory" in r.stderr, f"-o {o} is a usage error with a hint")
+
+
 def main():
     global ST, SOURCE
     ST, SOURCE = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
@@ -398,7 +480,8 @@ def main():
                  ("two", lambda: test_two_runs(tmp, table_a, table_b)),
                  ("devices", lambda: test_not_regular(tmp, taxi)),
                  ("kills", lambda: test_kills(tmp, table_b, taxi)),
-                 ("names", lambda: test_names(tmp, taxi))]
+                 ("names", lambda: test_names(tmp, taxi)),
+                 ("hostile", lambda: test_hostile_names(tmp, taxi))]
         for name, fn in tests:
             if not only or name in only:
                 fn()
