@@ -164,10 +164,39 @@ static const char *basename_of(const char *path)
 
 /* ---- recovery from a dead run ------------------------------------------------------ */
 
+/* Whether a file begins as the manifest or feature spec a run writes
+ * ("{\n  \"format\"" or "{\n  \"features\""), and was written no earlier
+ * than the journal was (the run writes them after it). */
+static bool written_after(const char *path, const struct stat *st, const struct stat *journal)
+{
+    if (st->st_mtim.tv_sec < journal->st_mtim.tv_sec ||
+        (st->st_mtim.tv_sec == journal->st_mtim.tv_sec && st->st_mtim.tv_nsec < journal->st_mtim.tv_nsec))
+        return false;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    char head[16];
+    ssize_t n = read(fd, head, sizeof head);
+    close(fd);
+    return n >= 14 && (memcmp(head, "{\n  \"format\"", 12) == 0 || memcmp(head, "{\n  \"features\"", 14) == 0);
+}
+
+/* Whether a journal's final name is one a run of this prefix renames to:
+ * a shard or an index, not the lock, a manifest or another file whose name
+ * merely starts with the prefix's. */
+static bool shard_name_of_set(const output_set *set, const char *name)
+{
+    return classify(set, name) != NOT_OURS && !ends_with(name, ".lock") && !ends_with(name, ".journal") &&
+           !ends_with(name, ".manifest.json");
+}
+
 /* Undoes the unfinished commit a journal describes, checking that every file
- * it removes is the one the journal names: a final name only when it is the
- * very file (inode) that was renamed there, a manifest only when it is not
- * the one that was there before.  Returns how many files went. */
+ * it removes is the one the journal names: a final name only when it is a
+ * shard name of this prefix and the very file (inode) that was renamed
+ * there, a manifest only when it is not the one that was there before and
+ * is one a run wrote after the journal.  A journal is a file in the output
+ * directory that anyone who can write there could have planted: it never
+ * leads to a file that is not the set's own.  Returns how many files went. */
 static size_t roll_back(const output_set *set, const char *journal, bool *valid)
 {
     size_t removed = 0;
@@ -185,6 +214,11 @@ static size_t roll_back(const output_set *set, const char *journal, bool *valid)
         return 0;
     }
     *valid = true;
+    struct stat jst;
+    if (fstat(fileno(f), &jst) != 0) {
+        fclose(f);
+        return 0;
+    }
     char path[8400];
     while (fgets(line, sizeof line, f)) {
         char a[4200], b[4200];
@@ -198,14 +232,15 @@ static size_t roll_back(const output_set *set, const char *journal, bool *valid)
                 if (unlink(path) == 0)
                     removed++;
             }
-            if (!strchr(b, '/') && strncmp(b, set->base, strlen(set->base)) == 0) {
+            if (!strchr(b, '/') && shard_name_of_set(set, b)) {
                 join(path, sizeof path, set->dir, b);
                 if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_ino == ino && unlink(path) == 0)
                     removed++;
             }
         } else if (sscanf(line, "output %4199s %llu", a, &ino) == 2) {
             unescape(a);
-            if (lstat(a, &st) == 0 && S_ISREG(st.st_mode) && st.st_ino != ino && unlink(a) == 0)
+            if (lstat(a, &st) == 0 && S_ISREG(st.st_mode) && st.st_ino != ino && written_after(a, &st, &jst) &&
+                unlink(a) == 0)
                 removed++;
         }
     }

@@ -458,6 +458,25 @@ def test_hostile_names(tmp, taxi):
                                                           ".h.manifest.json"],
           f"and replaced with --force ({sorted(os.listdir(d))})")
 
+    # A journal is a file in the output directory that anyone who can
+    # write there could plant: rolling it back never removes a file that
+    # is not one the set's own run wrote (here an absolute path outside,
+    # and a file whose name merely starts with the prefix's).
+    d = os.path.join(tmp, "hostile-journal")
+    os.makedirs(d)
+    victim = os.path.join(tmp, "hostile-journal-victim.json")
+    with open(victim, "w") as f:
+        f.write('{\n  "format": "mine"}\n')
+    with open(d + "/t-notes.txt", "w") as f:
+        f.write("notes\n")
+    with open(d + "/t.journal", "w") as f:
+        f.write(f"shardtool-journal 1\nrename .tmp-stx-1 t-notes.txt {os.stat(d + '/t-notes.txt').st_ino}\n"
+                f"output {victim} 0\nend\n")
+    r = st("convert", taxi, "-o", d + "/t", "-q")
+    check(r.returncode == 0 and "rolled back" in r.stderr and os.path.exists(victim)
+          and os.path.exists(d + "/t-notes.txt"),
+          f"a planted journal removes nothing outside the set ({r.stderr.strip()[-200:]})")
+
     # -o . and -o DIR/.. name directories, not the start of file names.
     for o in (".", d + "/.", d + "/.."):
         r = st("convert", taxi, "-o", o, cwd=d)
