@@ -477,6 +477,13 @@ def test_hostile_names(tmp, taxi):
           and os.path.exists(d + "/t-notes.txt"),
           f"a planted journal removes nothing outside the set ({r.stderr.strip()[-200:]})")
 
+    # verify DIR over a commit that did not finish says so, -v or not.
+    d = os.path.join(tmp, "hostile-half")
+    r = st("convert", taxi, "-o", d + "/t", "-s", "3", "-q", env={"SHARDTOOL_TEST_KILL_AT": "rename:1"})
+    r = st("verify", d)
+    check(r.returncode == 0 and "t.journal" in r.stderr and "incomplete set" in r.stderr,
+          f"verify DIR notes a journal: the shards beside it may be half a set ({r.stderr.strip()[-200:]})")
+
     # -o . and -o DIR/.. name directories, not the start of file names.
     for o in (".", d + "/.", d + "/.."):
         r = st("convert", taxi, "-o", o, cwd=d)
