@@ -8,6 +8,7 @@
  * datums, because it is compressed as one and closed by its file's sync
  * marker.  The inputs' kind is told by content, as the other commands do. */
 #include "cli.h"
+#include "duplicate_inputs.h"
 #include "convert_pipeline.h"
 #include "output.h"
 #include "progress.h"
@@ -367,6 +368,8 @@ static int run_split(const cli_command *cmd, cli_values *v)
     char **paths;
     size_t npaths;
     status = cli_expand_inputs(cmd, v->positional, v->npositional, cli_has(v, "verbose"), &paths, &npaths);
+    if (status == EXIT_OK && (status = cli_refuse_duplicate_inputs(cmd, paths, npaths)) != EXIT_OK)
+        cli_free_list(paths, npaths);
     if (status) {
         cli_output_free(&out);
         return status;
