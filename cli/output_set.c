@@ -281,10 +281,42 @@ static size_t remove_dead_temps(const output_set *set, const char *tag, long pid
 
 /* ---- the earlier run's files ----------------------------------------------------- */
 
+/* "DIR/NAME" with DIR's links resolved, so that two spellings of one name
+ * compare equal; false when DIR does not exist. */
+static bool real_name(const char *path, char *out, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    char *parent = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
+    char *real = parent ? realpath(parent, NULL) : NULL;
+    if (real)
+        snprintf(out, cap, "%s/%s", strcmp(real, "/") == 0 ? "" : real, slash ? slash + 1 : path);
+    free(parent);
+    free(real);
+    return real != NULL;
+}
+
+/* Whether path is a file of another task of this distributed run: those
+ * are never an earlier set, wherever they are listed. */
+static bool other_task_file(const output_set *set, const char *path)
+{
+    char real[8400], dir[8400], probe[4200];
+    snprintf(probe, sizeof probe, "%sx", set->dir);
+    if (!set->tasks || !real_name(path, real, sizeof real) || !real_name(probe, dir, sizeof dir))
+        return false;
+    size_t n = strlen(dir) - 1; /* "/real/dir/" */
+    return strncmp(real, dir, n) == 0 && !strchr(real + n, '/') && classify(set, real + n) == SKIP;
+}
+
 /* The shards an earlier manifest lists (see manifest_shards.h). */
 static void add_listed(void *ctx, const char *path)
 {
-    add_earlier(ctx, path);
+    output_set *set = ctx;
+    if (other_task_file(set, path)) {
+        if (!set->other_task[0])
+            snprintf(set->other_task, sizeof set->other_task, "%s", path);
+        return;
+    }
+    add_earlier(set, path);
 }
 
 static void add_manifest_shards(output_set *set, const char *manifest)
@@ -339,6 +371,16 @@ static int find_earlier(const cli_command *cmd, output_set *set, const char *man
     for (size_t i = 0; i < scanned; i++)
         if (ends_with(set->earlier[i], ".manifest.json") || (manifest && strcmp(set->earlier[i], manifest) == 0))
             add_manifest_shards(set, set->earlier[i]);
+    /* Under --task, a --manifest that every task names alike holds another
+     * task's list: replacing it would lose that task's manifest. */
+    if (set->other_task[0] && manifest) {
+        cli_error(cmd,
+                  "%s: this manifest lists %s, a shard of another task of this distributed run; every "
+                  "task would write the same --manifest.  Give each task its own (with its index in the "
+                  "name), or leave --manifest out: each task then writes %s-taskIIIII-of-NNNNN.manifest.json",
+                  manifest, set->other_task, set->prefix);
+        return EXIT_USAGE;
+    }
 
     qsort(set->earlier, set->nearlier, sizeof *set->earlier, compare_names);
     if (set->nearlier && !set->force) {
@@ -410,20 +452,6 @@ static int take_lock(const cli_command *cmd, output_set *set, output_lock *l, co
         fputc('\n', stderr);
     }
     return EXIT_OK;
-}
-
-/* "DIR/NAME" with DIR's links resolved, so that two spellings of one name
- * compare equal; false when DIR does not exist. */
-static bool real_name(const char *path, char *out, size_t cap)
-{
-    const char *slash = strrchr(path, '/');
-    char *parent = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
-    char *real = parent ? realpath(parent, NULL) : NULL;
-    if (real)
-        snprintf(out, cap, "%s/%s", strcmp(real, "/") == 0 ? "" : real, slash ? slash + 1 : path);
-    free(parent);
-    free(real);
-    return real != NULL;
 }
 
 /* The manifest and the feature spec are two files, and neither may take

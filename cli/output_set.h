@@ -41,6 +41,7 @@ typedef struct output_set {
     output_lock set_lock;    /* tasks: PREFIX.lock, shared */
     char journal[4200];
     bool journal_written;
+    char other_task[4200];   /* a file of another task that an earlier manifest lists */
     char **earlier;          /* outputs of an earlier run, to replace with --force */
     size_t nearlier, capearlier;
 } output_set;

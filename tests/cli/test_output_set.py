@@ -477,6 +477,17 @@ def test_hostile_names(tmp, taxi):
           and os.path.exists(d + "/t-notes.txt"),
           f"a planted journal removes nothing outside the set ({r.stderr.strip()[-200:]})")
 
+    # Under --task, one --manifest named alike by every task: the second
+    # task is refused even with --force (it would replace the first task's
+    # manifest and remove that task's shards as an "earlier set").
+    d = os.path.join(tmp, "hostile-task-manifest")
+    r = st("convert", taxi, "-o", d + "/t", "--task", "0/2", "--manifest", d + "/m.json", "-q")
+    check(r.returncode == 0, "task 0 with --manifest m.json")
+    before = snapshot(d)
+    r = st("convert", taxi, "-o", d + "/t", "--task", "1/2", "--manifest", d + "/m.json", "-q", "-f")
+    check(r.returncode == 2 and "another task" in r.stderr and snapshot(d) == before,
+          f"task 1 with the same --manifest and --force is refused, task 0's files kept ({r.stderr.strip()[-200:]})")
+
     # verify DIR over a commit that did not finish says so, -v or not.
     d = os.path.join(tmp, "hostile-half")
     r = st("convert", taxi, "-o", d + "/t", "-s", "3", "-q", env={"SHARDTOOL_TEST_KILL_AT": "rename:1"})
