@@ -201,9 +201,20 @@ static size_t roll_back(const output_set *set, const char *journal, bool *valid)
 {
     size_t removed = 0;
     *valid = false;
-    FILE *f = fopen(journal, "r");
-    if (!f)
+    /* Only a regular file, not through a link: a FIFO planted at the name
+     * would block the open, a link could lead anywhere. */
+    int fd = open(journal, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat jst;
+    if (fd < 0 || fstat(fd, &jst) != 0 || !S_ISREG(jst.st_mode)) {
+        if (fd >= 0)
+            close(fd);
         return 0;
+    }
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        close(fd);
+        return 0;
+    }
     char line[8192] = "";
     if (!fgets(line, sizeof line, f) || strncmp(line, JOURNAL_MAGIC, strlen(JOURNAL_MAGIC)) != 0) {
         /* Empty or cut inside its first line: the run died while creating
@@ -214,11 +225,6 @@ static size_t roll_back(const output_set *set, const char *journal, bool *valid)
         return 0;
     }
     *valid = true;
-    struct stat jst;
-    if (fstat(fileno(f), &jst) != 0) {
-        fclose(f);
-        return 0;
-    }
     char path[8400];
     while (fgets(line, sizeof line, f)) {
         char a[4200], b[4200];

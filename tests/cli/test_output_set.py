@@ -488,6 +488,17 @@ def test_hostile_names(tmp, taxi):
     check(r.returncode == 2 and "another task" in r.stderr and snapshot(d) == before,
           f"task 1 with the same --manifest and --force is refused, task 0's files kept ({r.stderr.strip()[-200:]})")
 
+    # A FIFO at the journal's name is refused, not opened (which would block).
+    d = os.path.join(tmp, "hostile-fifo-journal")
+    os.makedirs(d)
+    os.mkfifo(d + "/t.journal")
+    try:
+        r = st("convert", taxi, "-o", d + "/t", "-q", timeout=20)
+        ok = r.returncode == 2 and "t.journal" in r.stderr and "remove it" in r.stderr
+    except subprocess.TimeoutExpired:
+        ok = False
+    check(ok, "a FIFO at PREFIX.journal is refused without blocking")
+
     # verify DIR over a commit that did not finish says so, -v or not.
     d = os.path.join(tmp, "hostile-half")
     r = st("convert", taxi, "-o", d + "/t", "-s", "3", "-q", env={"SHARDTOOL_TEST_KILL_AT": "rename:1"})
