@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -518,6 +519,45 @@ int output_set_check_inputs(const cli_command *cmd, const output_set *set, const
     return EXIT_OK;
 }
 
+/* The shared PREFIX.lock lets tasks of any count in; tasks of another
+ * count (--task I/M, M != N) are another distributed run, refused as a
+ * second plain run is.  Each task holds its own lock first, so of two runs
+ * starting together at least one sees the other's. */
+static int refuse_other_distributed_run(const cli_command *cmd, const output_set *set)
+{
+    DIR *d = opendir(dir_or_dot(set));
+    if (!d)
+        return EXIT_OK;
+    size_t blen = strlen(set->base);
+    struct dirent *e;
+    int status = EXIT_OK;
+    while (status == EXIT_OK && (e = readdir(d))) {
+        unsigned long long i, n;
+        int end = 0;
+        const char *name = e->d_name;
+        if (strncmp(name, set->base, blen) != 0 ||
+            sscanf(name + blen, "-task%llu-of-%llu.lock%n", &i, &n, &end) != 2 || name[blen + end] != '\0' ||
+            n == set->tasks)
+            continue;
+        char path[8400];
+        join(path, sizeof path, set->dir, name);
+        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        if (flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+            cli_error(cmd,
+                      "%s: a distributed run of %llu tasks is writing outputs with the prefix %s; this "
+                      "task (%llu of %llu) belongs to another run.  Wait for it to finish, or give this "
+                      "run its own prefix",
+                      path, n, set->prefix, set->task, set->tasks);
+            status = EXIT_USAGE;
+        }
+        close(fd);
+    }
+    closedir(d);
+    return status;
+}
+
 int output_set_open(const cli_command *cmd, output_set *set, const char *prefix, const char *infix,
                     const char *manifest, const char *feature_spec, bool force, bool verbose)
 {
@@ -558,6 +598,8 @@ int output_set_open(const cli_command *cmd, output_set *set, const char *prefix,
     }
     snprintf(path, sizeof path, "%s%s.lock", set->prefix, set->infix);
     if ((status = take_lock(cmd, set, &set->lock, path, true)))
+        return status;
+    if (set->tasks && (status = refuse_other_distributed_run(cmd, set)))
         return status;
     st_test_kill_point("locked", 0);
 

@@ -488,6 +488,22 @@ def test_hostile_names(tmp, taxi):
     check(r.returncode == 2 and "another task" in r.stderr and snapshot(d) == before,
           f"task 1 with the same --manifest and --force is refused, task 0's files kept ({r.stderr.strip()[-200:]})")
 
+    # Tasks of another count are another distributed run: while a task of
+    # --task I/2 holds its lock, a task of --task J/3 is refused; a task of
+    # the same run is not.
+    d = os.path.join(tmp, "hostile-two-runs-of-tasks")
+    os.makedirs(d)
+    with open(d + "/t-task00000-of-00002.lock", "w") as held:
+        held.write(f"4242@{socket.gethostname()} abc\n")
+        held.flush()
+        fcntl.flock(held, fcntl.LOCK_EX)
+        r = st("convert", taxi, "-o", d + "/t", "--task", "1/3", "-q")
+        check(r.returncode == 2 and "t-task00000-of-00002.lock" in r.stderr and "another run" in r.stderr
+              and not glob.glob(d + "/t-task00001-of-00003*"),
+              f"a task of another task count is refused while the first run's task works ({r.stderr.strip()[-200:]})")
+        r = st("convert", taxi, "-o", d + "/t", "--task", "1/2", "-q")
+        check(r.returncode == 0, f"a task of the same run is not ({r.stderr.strip()[-200:]})")
+
     # A FIFO at the journal's name is refused, not opened (which would block).
     d = os.path.join(tmp, "hostile-fifo-journal")
     os.makedirs(d)
