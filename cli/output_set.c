@@ -497,10 +497,70 @@ static int check_named_outputs(const cli_command *cmd, const output_set *set, co
     return EXIT_OK;
 }
 
+typedef struct {
+    dev_t dev;
+    ino_t ino;
+} file_id;
+
+static int compare_file_ids(const void *a, const void *b)
+{
+    const file_id *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* Reading the earlier set of this prefix together with other inputs reads
+ * its records a second time beside their source: "convert data/ -o
+ * data/train -f" run twice would double every record.  The earlier set
+ * alone (reshaping it in place, or split merging a prefix's task shards)
+ * is fine. */
+static int refuse_earlier_set_among_inputs(const cli_command *cmd, const output_set *set, char *const *inputs,
+                                           size_t ninputs)
+{
+    if (!set->nearlier || !ninputs)
+        return EXIT_OK;
+    file_id *ids = malloc(set->nearlier * sizeof *ids);
+    if (!ids)
+        return EXIT_OK; /* a check, not a requirement */
+    size_t n = 0;
+    for (size_t i = 0; i < set->nearlier; i++) {
+        struct stat st;
+        if (stat(set->earlier[i], &st) == 0 && S_ISREG(st.st_mode))
+            ids[n++] = (file_id){st.st_dev, st.st_ino};
+    }
+    qsort(ids, n, sizeof *ids, compare_file_ids);
+    const char *earlier = NULL, *other = NULL;
+    for (size_t k = 0; k < ninputs && !(earlier && other); k++) {
+        struct stat st;
+        bool found = false;
+        if (strcmp(inputs[k], "-") != 0 && !st_path_is_remote(inputs[k]) && stat(inputs[k], &st) == 0) {
+            file_id key = {st.st_dev, st.st_ino};
+            found = n && bsearch(&key, ids, n, sizeof *ids, compare_file_ids) != NULL;
+        }
+        if (found && !earlier)
+            earlier = inputs[k];
+        else if (!found && !other)
+            other = inputs[k];
+    }
+    free(ids);
+    if (!earlier || !other)
+        return EXIT_OK;
+    cli_error(cmd,
+              "%s: an output of an earlier run with the prefix %s is among this run's inputs, with other "
+              "inputs such as %s: its records would be read a second time beside their source.  Leave it "
+              "out of the inputs (name the source files, or a glob that matches only them), or write to a "
+              "prefix outside the input directory",
+              earlier, set->prefix, other);
+    return EXIT_USAGE;
+}
+
 int output_set_check_inputs(const cli_command *cmd, const output_set *set, const char *manifest,
                             const char *feature_spec, char *const *inputs, size_t ninputs)
 {
-    (void)set;
+    int status = set->local ? refuse_earlier_set_among_inputs(cmd, set, inputs, ninputs) : EXIT_OK;
+    if (status)
+        return status;
     const char *named[] = {manifest, feature_spec};
     const char *option[] = {"--manifest", "--feature-spec"};
     for (size_t i = 0; i < 2; i++) {

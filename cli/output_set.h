@@ -52,7 +52,9 @@ typedef struct output_set {
 int output_set_open(const cli_command *cmd, output_set *set, const char *prefix, const char *infix,
                     const char *manifest, const char *feature_spec, bool force, bool verbose);
 /* Refuses (prints why, returns exit status 2) a manifest or feature spec
- * that is one of this run's inputs: --force would replace the input. */
+ * that is one of this run's inputs (--force would replace the input), and
+ * inputs that hold files of the earlier set together with other files
+ * (the earlier set's records would be read again beside their source). */
 int output_set_check_inputs(const cli_command *cmd, const output_set *set, const char *manifest,
                             const char *feature_spec, char *const *inputs, size_t ninputs);
 /* Writes the journal of the renames the sink is about to make. */

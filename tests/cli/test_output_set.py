@@ -504,6 +504,23 @@ def test_hostile_names(tmp, taxi):
         r = st("convert", taxi, "-o", d + "/t", "--task", "1/2", "-q")
         check(r.returncode == 0, f"a task of the same run is not ({r.stderr.strip()[-200:]})")
 
+    # convert DIR -o DIR/t -f would read the earlier set's shards again
+    # beside their source: every record twice.  The earlier set alone (a
+    # reshape in place) is still fine.
+    d = os.path.join(tmp, "hostile-own-outputs")
+    os.makedirs(d)
+    shutil.copy(taxi, d + "/taxi.csv")
+    r = st("convert", d, "-o", d + "/t", "-q")
+    check(r.returncode == 0, "a first run over a directory into a prefix inside it")
+    before = snapshot(d)
+    r = st("convert", d, "-o", d + "/t", "-q", "-f")
+    check(r.returncode == 2 and "t-00000-of-00001.tfrecord" in r.stderr and "second time" in r.stderr
+          and snapshot(d) == before,
+          f"the rerun with --force refuses to read its earlier set beside the source ({r.stderr.strip()[-200:]})")
+    r = st("convert", d + "/t-00000-of-00001.tfrecord", "-o", d + "/t", "-s", "2", "-q", "-f")
+    check(r.returncode == 0 and len(records(glob.glob(d + "/t-*-of-00002.tfrecord"))) == 10000,
+          f"the earlier set alone is converted in place ({r.stderr.strip()[-200:]})")
+
     # A FIFO at the journal's name is refused, not opened (which would block).
     d = os.path.join(tmp, "hostile-fifo-journal")
     os.makedirs(d)
