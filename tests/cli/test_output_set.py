@@ -13,7 +13,12 @@
     name without a journal, and a rerun without --force gives the same
     bytes as a clean run, for every output mode;
   - a long prefix whose final names fit works; -o '' and -o DIR/ are
-    usage errors.
+    usage errors;
+  - a hostile user's names: an earlier manifest or a planted journal never
+    leads to removing a file outside the set, --manifest/--feature-spec
+    never take an input's or another output's name, tasks of another count
+    and an earlier set read beside its source are refused, a hidden prefix
+    and -o . are handled.
 Prints "N passed, M failed".
 """
 import fcntl
