@@ -119,6 +119,13 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
     else
         snprintf(out->manifest_path, sizeof out->manifest_path, "%s%s.manifest.json", prefix, out->infix);
     out->feature_spec = cli_text(v, "feature-spec", NULL);
+    /* A name that cannot be a file would fail only at the end of the run. */
+    const char *given[] = {manifest, out->feature_spec};
+    const char *option[] = {"--manifest", "--feature-spec"};
+    for (size_t i = 0; i < 2; i++)
+        if (given[i] && (!given[i][0] || given[i][strlen(given[i]) - 1] == '/'))
+            return cli_usage_error(cmd, "%s '%s': give a file name%s", option[i], given[i],
+                                   i == 0 ? " (or --no-manifest)" : "");
     /* The manifest and feature spec may go to another directory; like the
      * prefix's, it is made now, so that a missing one cannot fail the run
      * at its end. */
