@@ -1,6 +1,7 @@
 /* shardtool convert: any supported input into sharded output. */
 #include "cli.h"
 #include "convert_pipeline.h"
+#include "duplicate_inputs.h"
 #include "input.h"
 #include "output.h"
 #include "progress.h"
@@ -174,7 +175,11 @@ static int run_convert(const cli_command *cmd, cli_values *v)
 
     cli_input in;
     status = cli_input_open(cmd, v, &in);
+    if (status == EXIT_OK)
+        status = cli_refuse_duplicate_inputs(cmd, in.paths, in.npaths);
     if (status) {
+        if (in.paths)
+            cli_input_free(&in);
         cli_output_free(&out);
         return status;
     }

@@ -8,6 +8,7 @@
  * datums, because it is compressed as one and closed by its file's sync
  * marker.  The inputs' kind is told by content, as the other commands do. */
 #include "cli.h"
+#include "duplicate_inputs.h"
 #include "convert_pipeline.h"
 #include "output.h"
 #include "pipe_peek.h"
@@ -256,7 +257,7 @@ static int finish_avro(const cli_command *cmd, cli_output *out, st_error *err)
                                    "{\"command\":\"split\"}", out->force, err);
         st_feature_stats_free(&none);
         if (rc < 0)
-            return st_error_prefix(err, "%s: ", path);
+            return cli_output_error_at(err, path);
     }
     if (rc == ST_OK)
         rc = cli_output_commit(cmd, out, err);
@@ -317,6 +318,9 @@ static int split_avro(const cli_command *cmd, cli_values *v, const st_read_optio
     memset(&out, 0, sizeof out);
     if (status == EXIT_OK)
         status = cli_output_init(cmd, v, st_format_by_name("avro"), NULL, &out);
+    if (status == EXIT_OK)
+        status = output_set_check_inputs(cmd, &out.set, out.want_manifest ? out.manifest_path : NULL, NULL,
+                                         paths, npaths);
     st_avro_copy_header *header = NULL;
     st_error err = {0};
     if (status == EXIT_OK && st_avro_copy_header_new(first, &header, &err) < 0) {
@@ -393,6 +397,8 @@ static int run_split(const cli_command *cmd, cli_values *v)
     char **paths;
     size_t npaths;
     status = cli_expand_inputs(cmd, v->positional, v->npositional, cli_has(v, "verbose"), &paths, &npaths);
+    if (status == EXIT_OK && (status = cli_refuse_duplicate_inputs(cmd, paths, npaths)) != EXIT_OK)
+        cli_free_list(paths, npaths);
     if (status) {
         cli_output_free(&out);
         return status;

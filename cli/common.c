@@ -205,6 +205,12 @@ static int add_found_file(expander *x, const char *path, const struct stat *st)
         return EXIT_OK;
     }
     const char *side = st ? cli_side_file_kind(path) : NULL;
+    if (side && strcmp(side, "a rename journal") == 0)
+        /* Said without -v: the files beside it may be half of a set. */
+        fprintf(stderr, "shardtool %s: note: %s: a commit that has not finished (a run of that prefix is "
+                "renaming its shards, or was stopped while it did); the shards beside it may be an "
+                "incomplete set, which the next convert or split on that prefix rolls back\n",
+                x->cmd->name, path);
     if (side) {
         char why[96];
         snprintf(why, sizeof why, "%s written by shardtool", side);

@@ -70,6 +70,10 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
     if (prefix[strlen(prefix) - 1] == '/')
         return cli_usage_error(cmd, "-o %s: the prefix ends in '/'; it starts each file's name, so "
                                     "give a name after the directory, such as -o %strain", prefix, prefix);
+    const char *base = strrchr(prefix, '/') ? strrchr(prefix, '/') + 1 : prefix;
+    if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+        return cli_usage_error(cmd, "-o %s: the prefix names a directory; it starts each file's name, so "
+                                    "give a name in that directory, such as -o %s/train", prefix, prefix);
     snprintf(out->infix, sizeof out->infix, "%s", infix ? infix : "");
     int modes = cli_has(v, "shards") + cli_has(v, "shard-size") + cli_has(v, "records-per-shard");
     if (modes > 1)
@@ -115,7 +119,21 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
     else
         snprintf(out->manifest_path, sizeof out->manifest_path, "%s%s.manifest.json", prefix, out->infix);
     out->feature_spec = cli_text(v, "feature-spec", NULL);
+    /* A name that cannot be a file would fail only at the end of the run. */
+    const char *given[] = {manifest, out->feature_spec};
+    const char *option[] = {"--manifest", "--feature-spec"};
+    for (size_t i = 0; i < 2; i++)
+        if (given[i] && (!given[i][0] || given[i][strlen(given[i]) - 1] == '/'))
+            return cli_usage_error(cmd, "%s '%s': give a file name%s", option[i], given[i],
+                                   i == 0 ? " (or --no-manifest)" : "");
+    /* The manifest and feature spec may go to another directory; like the
+     * prefix's, it is made now, so that a missing one cannot fail the run
+     * at its end. */
     int status = make_parent_dirs(cmd, prefix);
+    const char *named[] = {out->want_manifest ? out->manifest_path : NULL, out->feature_spec};
+    for (size_t i = 0; i < 2 && !status; i++)
+        if (named[i] && strcmp(named[i], "-") != 0)
+            status = make_parent_dirs(cmd, named[i]);
     if (status)
         return status;
     status = output_set_open(cmd, &out->set, prefix, infix, out->want_manifest ? out->manifest_path : NULL,
@@ -200,6 +218,15 @@ static int derive_schema(cli_output *out, convert_job *job, st_error *err)
     return rc;
 }
 
+/* Puts "path: " before a message that does not already start with it. */
+int cli_output_error_at(st_error *err, const char *path)
+{
+    size_t n = strlen(path);
+    if (strncmp(err->msg, path, n) == 0 && err->msg[n] == ':')
+        return err->code;
+    return st_error_prefix(err, "%s: ", path);
+}
+
 static int finish_outputs(cli_output *out, convert_job *job, const char *options_json,
                           st_error *err)
 {
@@ -213,14 +240,14 @@ static int finish_outputs(cli_output *out, convert_job *job, const char *options
             rc = st_manifest_write(path, out->sink, out->format->name, out->wopt.compression,
                                    &job->stats, options_json, out->force, err);
         if (rc < 0)
-            return st_error_prefix(err, "%s: ", path);
+            return cli_output_error_at(err, path);
     }
     if (out->feature_spec) {
         rc = cli_output_check_path(out, out->feature_spec, err);
         if (rc == ST_OK)
             rc = st_feature_spec_write(out->feature_spec, &job->stats, out->force, err);
         if (rc < 0)
-            return st_error_prefix(err, "%s: ", out->feature_spec);
+            return cli_output_error_at(err, out->feature_spec);
     }
     return ST_OK;
 }
@@ -230,6 +257,10 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
 {
     st_error err = {0};
     out->sopt.infix = out->infix[0] ? out->infix : NULL;
+    int status = output_set_check_inputs(cmd, &out->set, out->want_manifest ? out->manifest_path : NULL,
+                                         out->feature_spec, job->paths, job->npaths);
+    if (status)
+        return status;
     int rc = ST_OK;
     if (out->format->writer->needs_schema)
         rc = derive_schema(out, job, &err);

@@ -2,6 +2,7 @@
 #include "output_set.h"
 
 #include "json_read.h"
+#include "manifest_shards.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,7 +60,9 @@ enum { NOT_OURS, EARLIER, SKIP };
 static int classify(const output_set *set, const char *name)
 {
     size_t blen = strlen(set->base);
-    if (name[0] == '.' || strncmp(name, set->base, blen) != 0)
+    /* Hidden names are temporary files, unless the prefix itself is hidden
+     * (-o out/.train). */
+    if ((name[0] == '.' && set->base[0] != '.') || strncmp(name, set->base, blen) != 0)
         return NOT_OURS;
     const char *r = name + blen;
     if (strcmp(r, ".lock") == 0)
@@ -161,17 +165,57 @@ static const char *basename_of(const char *path)
 
 /* ---- recovery from a dead run ------------------------------------------------------ */
 
+/* Whether a file begins as the manifest or feature spec a run writes
+ * ("{\n  \"format\"" or "{\n  \"features\""), and was written no earlier
+ * than the journal was (the run writes them after it). */
+static bool written_after(const char *path, const struct stat *st, const struct stat *journal)
+{
+    if (st->st_mtim.tv_sec < journal->st_mtim.tv_sec ||
+        (st->st_mtim.tv_sec == journal->st_mtim.tv_sec && st->st_mtim.tv_nsec < journal->st_mtim.tv_nsec))
+        return false;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    char head[16];
+    ssize_t n = read(fd, head, sizeof head);
+    close(fd);
+    return n >= 14 && (memcmp(head, "{\n  \"format\"", 12) == 0 || memcmp(head, "{\n  \"features\"", 14) == 0);
+}
+
+/* Whether a journal's final name is one a run of this prefix renames to:
+ * a shard or an index, not the lock, a manifest or another file whose name
+ * merely starts with the prefix's. */
+static bool shard_name_of_set(const output_set *set, const char *name)
+{
+    return classify(set, name) != NOT_OURS && !ends_with(name, ".lock") && !ends_with(name, ".journal") &&
+           !ends_with(name, ".manifest.json");
+}
+
 /* Undoes the unfinished commit a journal describes, checking that every file
- * it removes is the one the journal names: a final name only when it is the
- * very file (inode) that was renamed there, a manifest only when it is not
- * the one that was there before.  Returns how many files went. */
+ * it removes is the one the journal names: a final name only when it is a
+ * shard name of this prefix and the very file (inode) that was renamed
+ * there, a manifest only when it is not the one that was there before and
+ * is one a run wrote after the journal.  A journal is a file in the output
+ * directory that anyone who can write there could have planted: it never
+ * leads to a file that is not the set's own.  Returns how many files went. */
 static size_t roll_back(const output_set *set, const char *journal, bool *valid)
 {
     size_t removed = 0;
     *valid = false;
-    FILE *f = fopen(journal, "r");
-    if (!f)
+    /* Only a regular file, not through a link: a FIFO planted at the name
+     * would block the open, a link could lead anywhere. */
+    int fd = open(journal, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat jst;
+    if (fd < 0 || fstat(fd, &jst) != 0 || !S_ISREG(jst.st_mode)) {
+        if (fd >= 0)
+            close(fd);
         return 0;
+    }
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        close(fd);
+        return 0;
+    }
     char line[8192] = "";
     if (!fgets(line, sizeof line, f) || strncmp(line, JOURNAL_MAGIC, strlen(JOURNAL_MAGIC)) != 0) {
         /* Empty or cut inside its first line: the run died while creating
@@ -195,14 +239,15 @@ static size_t roll_back(const output_set *set, const char *journal, bool *valid)
                 if (unlink(path) == 0)
                     removed++;
             }
-            if (!strchr(b, '/') && strncmp(b, set->base, strlen(set->base)) == 0) {
+            if (!strchr(b, '/') && shard_name_of_set(set, b)) {
                 join(path, sizeof path, set->dir, b);
                 if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_ino == ino && unlink(path) == 0)
                     removed++;
             }
         } else if (sscanf(line, "output %4199s %llu", a, &ino) == 2) {
             unescape(a);
-            if (lstat(a, &st) == 0 && S_ISREG(st.st_mode) && st.st_ino != ino && unlink(a) == 0)
+            if (lstat(a, &st) == 0 && S_ISREG(st.st_mode) && st.st_ino != ino && written_after(a, &st, &jst) &&
+                unlink(a) == 0)
                 removed++;
         }
     }
@@ -243,38 +288,47 @@ static size_t remove_dead_temps(const output_set *set, const char *tag, long pid
 
 /* ---- the earlier run's files ----------------------------------------------------- */
 
-/* Adds the shards an earlier manifest lists: paths relative to the
- * manifest's directory, never absolute or with "..", which a run does not
- * remove. */
+/* "DIR/NAME" with DIR's links resolved, so that two spellings of one name
+ * compare equal; false when DIR does not exist. */
+static bool real_name(const char *path, char *out, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    char *parent = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
+    char *real = parent ? realpath(parent, NULL) : NULL;
+    if (real)
+        snprintf(out, cap, "%s/%s", strcmp(real, "/") == 0 ? "" : real, slash ? slash + 1 : path);
+    free(parent);
+    free(real);
+    return real != NULL;
+}
+
+/* Whether path is a file of another task of this distributed run: those
+ * are never an earlier set, wherever they are listed. */
+static bool other_task_file(const output_set *set, const char *path)
+{
+    char real[8400], dir[8400], probe[4200];
+    snprintf(probe, sizeof probe, "%sx", set->dir);
+    if (!set->tasks || !real_name(path, real, sizeof real) || !real_name(probe, dir, sizeof dir))
+        return false;
+    size_t n = strlen(dir) - 1; /* "/real/dir/" */
+    return strncmp(real, dir, n) == 0 && !strchr(real + n, '/') && classify(set, real + n) == SKIP;
+}
+
+/* The shards an earlier manifest lists (see manifest_shards.h). */
+static void add_listed(void *ctx, const char *path)
+{
+    output_set *set = ctx;
+    if (other_task_file(set, path)) {
+        if (!set->other_task[0])
+            snprintf(set->other_task, sizeof set->other_task, "%s", path);
+        return;
+    }
+    add_earlier(set, path);
+}
+
 static void add_manifest_shards(output_set *set, const char *manifest)
 {
-    st_error err = {0};
-    size_t len;
-    struct stat st;
-    if (stat(manifest, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (64 << 20))
-        return;
-    char *text = json_read_file(manifest, &len, &err);
-    if (!text)
-        return;
-    json_value root;
-    char msg[128];
-    if (json_parse(text, len, &root, msg, sizeof msg) == 0) {
-        const json_value *shards = json_get(&root, "shards");
-        const char *slash = strrchr(manifest, '/');
-        int dirlen = slash ? (int)(slash - manifest) + 1 : 0;
-        for (size_t i = 0; shards && shards->type == JSON_ARRAY && i < shards->count; i++) {
-            const json_value *p = json_get(&shards->items[i], "path");
-            if (!p || p->type != JSON_STRING || p->text[0] == '/' || strstr(p->text, ".."))
-                continue;
-            char path[8400];
-            snprintf(path, sizeof path, "%.*s%s", dirlen, manifest, p->text);
-            struct stat lst;
-            if (lstat(path, &lst) == 0 && S_ISREG(lst.st_mode))
-                add_earlier(set, path);
-        }
-        json_free(&root);
-    }
-    free(text);
+    manifest_shards_each(manifest, add_listed, set);
 }
 
 static int compare_names(const void *a, const void *b)
@@ -324,6 +378,16 @@ static int find_earlier(const cli_command *cmd, output_set *set, const char *man
     for (size_t i = 0; i < scanned; i++)
         if (ends_with(set->earlier[i], ".manifest.json") || (manifest && strcmp(set->earlier[i], manifest) == 0))
             add_manifest_shards(set, set->earlier[i]);
+    /* Under --task, a --manifest that every task names alike holds another
+     * task's list: replacing it would lose that task's manifest. */
+    if (set->other_task[0] && manifest) {
+        cli_error(cmd,
+                  "%s: this manifest lists %s, a shard of another task of this distributed run; every "
+                  "task would write the same --manifest.  Give each task its own (with its index in the "
+                  "name), or leave --manifest out: each task then writes %s-taskIIIII-of-NNNNN.manifest.json",
+                  manifest, set->other_task, set->prefix);
+        return EXIT_USAGE;
+    }
 
     if (set->nearlier > 1)
         qsort(set->earlier, set->nearlier, sizeof *set->earlier, compare_names);
@@ -398,6 +462,163 @@ static int take_lock(const cli_command *cmd, output_set *set, output_lock *l, co
     return EXIT_OK;
 }
 
+/* The manifest and the feature spec are two files, and neither may take
+ * the name of one of the set's own files (a shard, an index, the lock, the
+ * journal): one would replace the other, or vanish when the lock or
+ * journal is removed. */
+static int check_named_outputs(const cli_command *cmd, const output_set *set, const char *manifest,
+                               const char *feature_spec)
+{
+    char a[8400], b[8400], dir[8400];
+    if (manifest && feature_spec && real_name(manifest, a, sizeof a) && real_name(feature_spec, b, sizeof b) &&
+        strcmp(a, b) == 0) {
+        cli_error(cmd, "%s: --manifest and --feature-spec name the same file; give each its own name",
+                  feature_spec);
+        return EXIT_USAGE;
+    }
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%sx", set->dir);
+    if (!real_name(probe, dir, sizeof dir))
+        return EXIT_OK;
+    dir[strlen(dir) - 1] = '\0'; /* "/real/dir/" */
+    const char *named[] = {manifest, feature_spec};
+    const char *option[] = {"--manifest", "--feature-spec"};
+    for (size_t i = 0; i < 2; i++) {
+        if (!named[i] || !real_name(named[i], a, sizeof a))
+            continue;
+        const char *base = a + strlen(dir);
+        if (strncmp(a, dir, strlen(dir)) != 0 || strchr(base, '/') || ends_with(base, ".manifest.json") ||
+            classify(set, base) == NOT_OURS)
+            continue;
+        cli_error(cmd, "%s %s: that is the name of one of the output set's own files (a shard, an index, "
+                  "its lock or its journal); give another name, such as %s%s",
+                  option[i], named[i], set->prefix, i == 0 ? ".manifest.json" : ".spec.json");
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+typedef struct {
+    dev_t dev;
+    ino_t ino;
+} file_id;
+
+static int compare_file_ids(const void *a, const void *b)
+{
+    const file_id *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* Reading the earlier set of this prefix together with other inputs reads
+ * its records a second time beside their source: "convert data/ -o
+ * data/train -f" run twice would double every record.  The earlier set
+ * alone (reshaping it in place, or split merging a prefix's task shards)
+ * is fine. */
+static int refuse_earlier_set_among_inputs(const cli_command *cmd, const output_set *set, char *const *inputs,
+                                           size_t ninputs)
+{
+    if (!set->nearlier || !ninputs)
+        return EXIT_OK;
+    file_id *ids = malloc(set->nearlier * sizeof *ids);
+    if (!ids)
+        return EXIT_OK; /* a check, not a requirement */
+    size_t n = 0;
+    for (size_t i = 0; i < set->nearlier; i++) {
+        struct stat st;
+        if (stat(set->earlier[i], &st) == 0 && S_ISREG(st.st_mode))
+            ids[n++] = (file_id){st.st_dev, st.st_ino};
+    }
+    qsort(ids, n, sizeof *ids, compare_file_ids);
+    const char *earlier = NULL, *other = NULL;
+    for (size_t k = 0; k < ninputs && !(earlier && other); k++) {
+        struct stat st;
+        bool found = false;
+        if (strcmp(inputs[k], "-") != 0 && !st_path_is_remote(inputs[k]) && stat(inputs[k], &st) == 0) {
+            file_id key = {st.st_dev, st.st_ino};
+            found = n && bsearch(&key, ids, n, sizeof *ids, compare_file_ids) != NULL;
+        }
+        if (found && !earlier)
+            earlier = inputs[k];
+        else if (!found && !other)
+            other = inputs[k];
+    }
+    free(ids);
+    if (!earlier || !other)
+        return EXIT_OK;
+    cli_error(cmd,
+              "%s: an output of an earlier run with the prefix %s is among this run's inputs, with other "
+              "inputs such as %s: its records would be read a second time beside their source.  Leave it "
+              "out of the inputs (name the source files, or a glob that matches only them), or write to a "
+              "prefix outside the input directory",
+              earlier, set->prefix, other);
+    return EXIT_USAGE;
+}
+
+int output_set_check_inputs(const cli_command *cmd, const output_set *set, const char *manifest,
+                            const char *feature_spec, char *const *inputs, size_t ninputs)
+{
+    int status = set->local ? refuse_earlier_set_among_inputs(cmd, set, inputs, ninputs) : EXIT_OK;
+    if (status)
+        return status;
+    const char *named[] = {manifest, feature_spec};
+    const char *option[] = {"--manifest", "--feature-spec"};
+    for (size_t i = 0; i < 2; i++) {
+        struct stat out, in;
+        if (!named[i] || strcmp(named[i], "-") == 0 || st_path_is_remote(named[i]) || stat(named[i], &out) != 0)
+            continue;
+        for (size_t k = 0; k < ninputs; k++) {
+            if (strcmp(inputs[k], "-") == 0 || st_path_is_remote(inputs[k]) || stat(inputs[k], &in) != 0 ||
+                in.st_ino != out.st_ino || in.st_dev != out.st_dev)
+                continue;
+            cli_error(cmd, "%s %s: that is one of this run's inputs (%s), which writing it would replace; "
+                      "give another name", option[i], named[i], inputs[k]);
+            return EXIT_USAGE;
+        }
+    }
+    return EXIT_OK;
+}
+
+/* The shared PREFIX.lock lets tasks of any count in; tasks of another
+ * count (--task I/M, M != N) are another distributed run, refused as a
+ * second plain run is.  Each task holds its own lock first, so of two runs
+ * starting together at least one sees the other's. */
+static int refuse_other_distributed_run(const cli_command *cmd, const output_set *set)
+{
+    DIR *d = opendir(dir_or_dot(set));
+    if (!d)
+        return EXIT_OK;
+    size_t blen = strlen(set->base);
+    struct dirent *e;
+    int status = EXIT_OK;
+    while (status == EXIT_OK && (e = readdir(d))) {
+        unsigned long long i, n;
+        int end = 0;
+        const char *name = e->d_name;
+        if (strncmp(name, set->base, blen) != 0 ||
+            sscanf(name + blen, "-task%llu-of-%llu.lock%n", &i, &n, &end) != 2 || name[blen + end] != '\0' ||
+            n == set->tasks)
+            continue;
+        char path[8400];
+        join(path, sizeof path, set->dir, name);
+        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        if (flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+            cli_error(cmd,
+                      "%s: a distributed run of %llu tasks is writing outputs with the prefix %s; this "
+                      "task (%llu of %llu) belongs to another run.  Wait for it to finish, or give this "
+                      "run its own prefix",
+                      path, n, set->prefix, set->task, set->tasks);
+            status = EXIT_USAGE;
+        }
+        close(fd);
+    }
+    closedir(d);
+    return status;
+}
+
 int output_set_open(const cli_command *cmd, output_set *set, const char *prefix, const char *infix,
                     const char *manifest, const char *feature_spec, bool force, bool verbose)
 {
@@ -423,6 +644,9 @@ int output_set_open(const cli_command *cmd, output_set *set, const char *prefix,
         manifest = NULL;
     if (feature_spec && (strcmp(feature_spec, "-") == 0 || st_path_is_remote(feature_spec)))
         feature_spec = NULL;
+    int named_status = check_named_outputs(cmd, set, manifest, feature_spec);
+    if (named_status)
+        return named_status;
     make_tag(set);
     snprintf(set->tmp_prefix, sizeof set->tmp_prefix, "%s" TMP_MARK "%s-", set->dir, set->tag);
 
@@ -435,6 +659,8 @@ int output_set_open(const cli_command *cmd, output_set *set, const char *prefix,
     }
     snprintf(path, sizeof path, "%s%s.lock", set->prefix, set->infix);
     if ((status = take_lock(cmd, set, &set->lock, path, true)))
+        return status;
+    if (set->tasks && (status = refuse_other_distributed_run(cmd, set)))
         return status;
     st_test_kill_point("locked", 0);
 

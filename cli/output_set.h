@@ -41,6 +41,7 @@ typedef struct output_set {
     output_lock set_lock;    /* tasks: PREFIX.lock, shared */
     char journal[4200];
     bool journal_written;
+    char other_task[4200];   /* a file of another task that an earlier manifest lists */
     char **earlier;          /* outputs of an earlier run, to replace with --force */
     size_t nearlier, capearlier;
 } output_set;
@@ -50,6 +51,12 @@ typedef struct output_set {
  * NULL).  infix: "-taskIIIII-of-NNNNN" under --task, else NULL. */
 int output_set_open(const cli_command *cmd, output_set *set, const char *prefix, const char *infix,
                     const char *manifest, const char *feature_spec, bool force, bool verbose);
+/* Refuses (prints why, returns exit status 2) a manifest or feature spec
+ * that is one of this run's inputs (--force would replace the input), and
+ * inputs that hold files of the earlier set together with other files
+ * (the earlier set's records would be read again beside their source). */
+int output_set_check_inputs(const cli_command *cmd, const output_set *set, const char *manifest,
+                            const char *feature_spec, char *const *inputs, size_t ninputs);
 /* Writes the journal of the renames the sink is about to make. */
 int output_set_journal(output_set *set, const st_shard_sink *sink, const char *manifest,
                        const char *feature_spec, st_error *err);

@@ -7,6 +7,7 @@
 #include "../../src/record_json.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -80,6 +81,14 @@ static int put_float(st_buf *out, float v)
     int n = st_format_float32(tmp, sizeof tmp, v);
     if (n < 0)
         return ST_ENOMEM;
+    /* A whole number keeps a ".0" ("1.0", "-0.0"), as cat prints it, so
+     * that the column reads back as float (and -0.0 keeps its sign) here
+     * and in other CSV readers. */
+    if (isfinite(v) && !memchr(tmp, '.', (size_t)n) && !memchr(tmp, 'e', (size_t)n) &&
+        (size_t)n + 2 < sizeof tmp) {
+        memcpy(tmp + n, ".0", 3);
+        n += 2;
+    }
     return st_buf_append(out, tmp, (size_t)n);
 }
 
@@ -117,7 +126,7 @@ static int put_cell(st_buf *out, const st_feature *f, const csv_dialect *d, bool
     for (uint32_t i = 0; i < f->count; i++) {
         switch (f->kind) {
         case ST_KIND_INT64: st_json_int(&w, f->v.i64[i]); break;
-        case ST_KIND_FLOAT: st_json_float32(&w, f->v.f32[i]); break;
+        case ST_KIND_FLOAT: st_json_float32_kind(&w, f->v.f32[i]); break;
         case ST_KIND_BYTES: st_json_bytes(&w, f->v.bytes[i].data, f->v.bytes[i].len); break;
         default: break;
         }

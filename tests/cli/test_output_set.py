@@ -13,7 +13,12 @@
     name without a journal, and a rerun without --force gives the same
     bytes as a clean run, for every output mode;
   - a long prefix whose final names fit works; -o '' and -o DIR/ are
-    usage errors.
+    usage errors;
+  - a hostile user's names: an earlier manifest or a planted journal never
+    leads to removing a file outside the set, --manifest/--feature-spec
+    never take an input's or another output's name, tasks of another count
+    and an earlier set read beside its source are refused, a hidden prefix
+    and -o . are handled.
 Prints "N passed, M failed".
 """
 import fcntl
@@ -382,6 +387,169 @@ def test_names(tmp, taxi):
     check(r.returncode == 2 and "ends in '/'" in r.stderr, "split refuses it too")
 
 
+# ---- a hostile user's names: manifests, named outputs, hidden prefixes ----------------------
+
+
+def test_hostile_names(tmp, taxi):
+    # --force removes only what an earlier manifest could have written:
+    # shard names really inside its directory, not a file reached through a
+    # linked directory, nor any other file the manifest happens to list.
+    d = os.path.join(tmp, "hostile-manifest")
+    outside = os.path.join(tmp, "hostile-outside")
+    os.makedirs(d)
+    os.makedirs(outside)
+    for p in (outside + "/victim-00000-of-00001.tfrecord", d + "/data.csv", d + "/x-00000-of-00001.tfrecord"):
+        with open(p, "w") as f:
+            f.write("keep\n")
+    os.symlink(outside, d + "/link")
+    with open(d + "/t.manifest.json", "w") as f:
+        f.write('{"shards":[{"path":"link/victim-00000-of-00001.tfrecord"},{"path":"data.csv"},'
+                '{"path":"x-00000-of-00001.tfrecord"}]}')
+    r = st("convert", taxi, "-o", d + "/t", "-f", "-q")
+    check(r.returncode == 0 and os.path.exists(outside + "/victim-00000-of-00001.tfrecord")
+          and os.path.exists(d + "/data.csv") and not os.path.exists(d + "/x-00000-of-00001.tfrecord"),
+          f"--force removes a listed shard, never a file through a linked directory or a non-shard name "
+          f"({r.stderr.strip()[-200:]})")
+
+    # --manifest and --feature-spec never take a name that another output
+    # or an input has: with --force each of these replaced or lost a file
+    # and exited 0.
+    d = os.path.join(tmp, "hostile-named")
+    os.makedirs(d)
+    table = os.path.join(d, "in.csv")
+    with open(table, "w") as f:
+        f.write("a,b\n1,2\n")
+    cases = [("--manifest at a shard name", ["-o", d + "/u", "--manifest", d + "/u-00000-of-00001.tfrecord"]),
+             ("--manifest at the lock", ["-o", d + "/v", "--manifest", d + "/v.lock"]),
+             ("--manifest at the journal", ["-o", d + "/w", "--manifest", d + "/w.journal"]),
+             ("--feature-spec at a task's lock", ["-o", d + "/w", "--task", "1/2", "--feature-spec",
+                                                  d + "/w-task00001-of-00002.lock"]),
+             ("--manifest and --feature-spec at one file", ["-o", d + "/x", "--manifest", d + "/m.json",
+                                                            "--feature-spec", d + "/./m.json"]),
+             ("--manifest at an input", ["-o", d + "/y", "--manifest", table]),
+             ("--feature-spec at an input", ["-o", d + "/y", "--feature-spec", table])]
+    for what, args in cases:
+        r = st("convert", table, *args, "-f", "-q")
+        check(r.returncode == 2 and sorted(os.listdir(d)) == ["in.csv"] and open(table).read() == "a,b\n1,2\n",
+              f"{what} is refused before anything is written ({r.stderr.strip()[-200:]})")
+    for to in ("tfrecord", "avro"):
+        sd = os.path.join(tmp, "hostile-split-" + to)
+        r = st("convert", table, "-o", sd + "/a", "--to", to, "--no-manifest", "-q")
+        assert r.returncode == 0, r.stderr
+        shard = glob.glob(sd + "/a-*")[0]
+        before = open(shard, "rb").read()
+        r = st("split", shard, "-o", sd + "/b", "--manifest", shard, "-f", "-q")
+        check(r.returncode == 2 and "inputs" in r.stderr and open(shard, "rb").read() == before,
+              f"split of {to} refuses a manifest at its input too ({r.stderr.strip()[-200:]})")
+
+    # A manifest or feature spec in a directory that does not exist yet:
+    # made like the prefix's, not a failure after the whole conversion.
+    d = os.path.join(tmp, "hostile-dirs")
+    r = st("convert", taxi, "-o", d + "/data/t", "--manifest", d + "/meta/m.json",
+           "--feature-spec", d + "/spec/s.json", "-q")
+    check(r.returncode == 0 and os.path.exists(d + "/meta/m.json") and os.path.exists(d + "/spec/s.json"),
+          f"--manifest and --feature-spec in new directories ({r.stderr.strip()[-200:]})")
+    r = st("verify", "--manifest", d + "/meta/m.json", "--trust-manifest-paths")
+    check(r.returncode == 0, f"that manifest verifies ({r.stdout.strip()[-200:]} {r.stderr.strip()[-200:]})")
+
+    # A hidden prefix (-o out/.train) has earlier sets like any other.
+    d = os.path.join(tmp, "hostile-hidden")
+    r = st("convert", taxi, "-o", d + "/.h", "-s", "3", "-q", "--no-manifest")
+    check(r.returncode == 0, "a hidden prefix's first run")
+    r = st("convert", taxi, "-o", d + "/.h", "-s", "2", "-q")
+    check(r.returncode == 2 and ".h-00000-of-00003" in r.stderr, f"its earlier set is refused ({r.stderr.strip()[-200:]})")
+    r = st("convert", taxi, "-o", d + "/.h", "-s", "2", "-q", "-f")
+    check(r.returncode == 0 and sorted(os.listdir(d)) == [".h-00000-of-00002.tfrecord", ".h-00001-of-00002.tfrecord",
+                                                          ".h.manifest.json"],
+          f"and replaced with --force ({sorted(os.listdir(d))})")
+
+    # A journal is a file in the output directory that anyone who can
+    # write there could plant: rolling it back never removes a file that
+    # is not one the set's own run wrote (here an absolute path outside,
+    # and a file whose name merely starts with the prefix's).
+    d = os.path.join(tmp, "hostile-journal")
+    os.makedirs(d)
+    victim = os.path.join(tmp, "hostile-journal-victim.json")
+    with open(victim, "w") as f:
+        f.write('{\n  "format": "mine"}\n')
+    with open(d + "/t-notes.txt", "w") as f:
+        f.write("notes\n")
+    with open(d + "/t.journal", "w") as f:
+        f.write(f"shardtool-journal 1\nrename .tmp-stx-1 t-notes.txt {os.stat(d + '/t-notes.txt').st_ino}\n"
+                f"output {victim} 0\nend\n")
+    r = st("convert", taxi, "-o", d + "/t", "-q")
+    check(r.returncode == 0 and "rolled back" in r.stderr and os.path.exists(victim)
+          and os.path.exists(d + "/t-notes.txt"),
+          f"a planted journal removes nothing outside the set ({r.stderr.strip()[-200:]})")
+
+    # Under --task, one --manifest named alike by every task: the second
+    # task is refused even with --force (it would replace the first task's
+    # manifest and remove that task's shards as an "earlier set").
+    d = os.path.join(tmp, "hostile-task-manifest")
+    r = st("convert", taxi, "-o", d + "/t", "--task", "0/2", "--manifest", d + "/m.json", "-q")
+    check(r.returncode == 0, "task 0 with --manifest m.json")
+    before = snapshot(d)
+    r = st("convert", taxi, "-o", d + "/t", "--task", "1/2", "--manifest", d + "/m.json", "-q", "-f")
+    check(r.returncode == 2 and "another task" in r.stderr and snapshot(d) == before,
+          f"task 1 with the same --manifest and --force is refused, task 0's files kept ({r.stderr.strip()[-200:]})")
+
+    # Tasks of another count are another distributed run: while a task of
+    # --task I/2 holds its lock, a task of --task J/3 is refused; a task of
+    # the same run is not.
+    d = os.path.join(tmp, "hostile-two-runs-of-tasks")
+    os.makedirs(d)
+    with open(d + "/t-task00000-of-00002.lock", "w") as held:
+        held.write(f"4242@{socket.gethostname()} abc\n")
+        held.flush()
+        fcntl.flock(held, fcntl.LOCK_EX)
+        r = st("convert", taxi, "-o", d + "/t", "--task", "1/3", "-q")
+        check(r.returncode == 2 and "t-task00000-of-00002.lock" in r.stderr and "another run" in r.stderr
+              and not glob.glob(d + "/t-task00001-of-00003*"),
+              f"a task of another task count is refused while the first run's task works ({r.stderr.strip()[-200:]})")
+        r = st("convert", taxi, "-o", d + "/t", "--task", "1/2", "-q")
+        check(r.returncode == 0, f"a task of the same run is not ({r.stderr.strip()[-200:]})")
+
+    # convert DIR -o DIR/t -f would read the earlier set's shards again
+    # beside their source: every record twice.  The earlier set alone (a
+    # reshape in place) is still fine.
+    d = os.path.join(tmp, "hostile-own-outputs")
+    os.makedirs(d)
+    shutil.copy(taxi, d + "/taxi.csv")
+    r = st("convert", d, "-o", d + "/t", "-q")
+    check(r.returncode == 0, "a first run over a directory into a prefix inside it")
+    before = snapshot(d)
+    r = st("convert", d, "-o", d + "/t", "-q", "-f")
+    check(r.returncode == 2 and "t-00000-of-00001.tfrecord" in r.stderr and "second time" in r.stderr
+          and snapshot(d) == before,
+          f"the rerun with --force refuses to read its earlier set beside the source ({r.stderr.strip()[-200:]})")
+    r = st("convert", d + "/t-00000-of-00001.tfrecord", "-o", d + "/t", "-s", "2", "-q", "-f")
+    check(r.returncode == 0 and len(records(glob.glob(d + "/t-*-of-00002.tfrecord"))) == 10000,
+          f"the earlier set alone is converted in place ({r.stderr.strip()[-200:]})")
+
+    # A FIFO at the journal's name is refused, not opened (which would block).
+    d = os.path.join(tmp, "hostile-fifo-journal")
+    os.makedirs(d)
+    os.mkfifo(d + "/t.journal")
+    try:
+        r = st("convert", taxi, "-o", d + "/t", "-q", timeout=20)
+        ok = r.returncode == 2 and "t.journal" in r.stderr and "remove it" in r.stderr
+    except subprocess.TimeoutExpired:
+        ok = False
+    check(ok, "a FIFO at PREFIX.journal is refused without blocking")
+
+    # verify DIR over a commit that did not finish says so, -v or not.
+    d = os.path.join(tmp, "hostile-half")
+    r = st("convert", taxi, "-o", d + "/t", "-s", "3", "-q", env={"SHARDTOOL_TEST_KILL_AT": "rename:1"})
+    r = st("verify", d)
+    check(r.returncode == 0 and "t.journal" in r.stderr and "incomplete set" in r.stderr,
+          f"verify DIR notes a journal: the shards beside it may be half a set ({r.stderr.strip()[-200:]})")
+
+    # -o . and -o DIR/.. name directories, not the start of file names.
+    for o in (".", d + "/.", d + "/.."):
+        r = st("convert", taxi, "-o", o, cwd=d)
+        check(r.returncode == 2 and "names a directory" in r.stderr, f"-o {o} is a usage error with a hint")
+
+
 def main():
     global ST, SOURCE
     ST, SOURCE = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
@@ -398,7 +566,8 @@ def main():
                  ("two", lambda: test_two_runs(tmp, table_a, table_b)),
                  ("devices", lambda: test_not_regular(tmp, taxi)),
                  ("kills", lambda: test_kills(tmp, table_b, taxi)),
-                 ("names", lambda: test_names(tmp, taxi))]
+                 ("names", lambda: test_names(tmp, taxi)),
+                 ("hostile", lambda: test_hostile_names(tmp, taxi))]
         for name, fn in tests:
             if not only or name in only:
                 fn()

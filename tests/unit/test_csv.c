@@ -1568,12 +1568,13 @@ static void test_jsonl_roundtrip(void)
                            "\"big\":[16777216.0],\"nan\":[\"NaN\"]}\n"
                            "{\"a\":[-3],\"c\":[\"\xc3\xbf\"],\"nan\":[\"Infinity\"]}\n");
     CU_ASSERT_STRING_EQUAL(once.data, twice.data);
-    /* and CSV from JSON lines: lists as JSON arrays in cells */
+    /* and CSV from JSON lines: lists as JSON arrays in cells; whole floats
+     * keep ".0" so that they read back as float */
     st_buf csv = {0};
     rewrite(&st_format_jsonl, text, &st_format_csv, NULL, &csv, &rc);
     CU_ASSERT_EQUAL(rc, 0);
     CU_ASSERT_STRING_EQUAL(csv.data, "a,b,c,d.e,n,big,nan\n"
-                                     "1,\"[1.5,2]\",\"x\ny\",\"[\"\"p\"\",\"\"q\"\"]\",,16777216,NaN\n"
+                                     "1,\"[1.5,2.0]\",\"x\ny\",\"[\"\"p\"\",\"\"q\"\"]\",,16777216.0,NaN\n"
                                      "-3,,\xc3\xbf,,,,Infinity\n");
     st_buf_free(&once);
     st_buf_free(&twice);
