@@ -110,11 +110,11 @@ static void sync_dir(const output_set *set)
     }
 }
 
+/* Duplicates (a file found by the pattern and listed by a manifest too) are
+ * dropped once all are in (sort_unique_earlier): an earlier set may hold
+ * 100,000 shards, too many to compare each new name with every other. */
 static int add_earlier(output_set *set, const char *path)
 {
-    for (size_t i = 0; i < set->nearlier; i++)
-        if (strcmp(set->earlier[i], path) == 0)
-            return ST_OK;
     if (set->nearlier == set->capearlier) {
         size_t cap = set->capearlier ? set->capearlier * 2 : 16;
         char **p = realloc(set->earlier, cap * sizeof *p);
@@ -336,6 +336,21 @@ static int compare_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static void sort_unique_earlier(output_set *set)
+{
+    if (set->nearlier < 2)
+        return;
+    qsort(set->earlier, set->nearlier, sizeof *set->earlier, compare_names);
+    size_t kept = 1;
+    for (size_t i = 1; i < set->nearlier; i++) {
+        if (strcmp(set->earlier[i], set->earlier[kept - 1]) == 0)
+            free(set->earlier[i]);
+        else
+            set->earlier[kept++] = set->earlier[i];
+    }
+    set->nearlier = kept;
+}
+
 /* Lists every output of an earlier run with this prefix.  Any of them that
  * is not a regular file is refused outright. */
 static int find_earlier(const cli_command *cmd, output_set *set, const char *manifest,
@@ -389,8 +404,7 @@ static int find_earlier(const cli_command *cmd, output_set *set, const char *man
         return EXIT_USAGE;
     }
 
-    if (set->nearlier > 1)
-        qsort(set->earlier, set->nearlier, sizeof *set->earlier, compare_names);
+    sort_unique_earlier(set);
     if (set->nearlier && !set->force) {
         cli_error(cmd,
                   "%s: an output of an earlier run with the prefix %s exists (%zu file%s of that set); "

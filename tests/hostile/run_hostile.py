@@ -279,6 +279,26 @@ def case_sigint_remote_silent(ctx):
         server.server_close()
 
 
+def case_earlier_set_100k(ctx):
+    """An earlier set of 100,000 shards (the most --shards allows) is found
+    and refused in linear time, not by comparing every name with every other."""
+    d = ctx.path("earlier")
+    os.makedirs(d)
+    for i in range(100000):
+        open(os.path.join(d, "x-%05d-of-100000.tfrecord" % i), "w").close()
+    src = ctx.path("one.csv")
+    with open(src, "w") as f:
+        f.write("a\n1\n")
+    rc, _, err, secs = ctx.run(["convert", src, "-o", os.path.join(d, "x")], timeout=30)
+    if rc is None:
+        return "no answer in 30 s"
+    if rc != 2 or b"100000 files of that set" not in err:
+        return "exit %s: %s" % (rc, err.decode(errors="replace")[:200])
+    if secs > 5:
+        return "%.1f s of CPU to find the earlier set" % secs
+    return None
+
+
 CASES = [
     ("header-1m-columns", case_header_1m_columns),
     ("header-over-limit", case_header_over_limit),
@@ -292,6 +312,7 @@ CASES = [
     ("sigint-fifo-convert", case_sigint_fifo_convert),
     ("sigterm-stdin-silent", case_sigterm_stdin_silent),
     ("sigint-remote-silent", case_sigint_remote_silent),
+    ("earlier-set-100k", case_earlier_set_100k),
 ]
 
 
