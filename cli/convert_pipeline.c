@@ -312,25 +312,41 @@ static int process_item(run_state *rs, item *it, st_error *err)
     return ST_OK;
 }
 
+static const uint8_t *job_lossy_name_at(const void *array, size_t i, size_t *len)
+{
+    const convert_lossy_column *c = (const convert_lossy_column *)array + i;
+    *len = c->len;
+    return (const uint8_t *)c->name;
+}
+
+/* A unit's per-column narrowing counts into the run's (one entry per column
+ * in order of first change, found by name through the index). */
 static int merge_lossy(convert_job *job, const st_batch *b)
 {
     for (size_t i = 0; i < b->nlossy_columns; i++) {
         const st_lossy_column *l = &b->lossy_columns[i];
-        size_t k = 0;
-        while (k < job->nlossy_columns && !(job->lossy_columns[k].len == l->name.len &&
-                                             memcmp(job->lossy_columns[k].name, l->name.data, l->name.len) == 0))
-            k++;
-        if (k == job->nlossy_columns) {
-            convert_lossy_column *g = realloc(job->lossy_columns, (k + 1) * sizeof *g);
-            if (!g)
-                return ST_ENOMEM;
-            job->lossy_columns = g;
+        size_t k;
+        if (!st_name_index_find(&job->lossy_index, l->name.data, l->name.len, job_lossy_name_at,
+                                job->lossy_columns, &k)) {
+            k = job->nlossy_columns;
+            if (k == job->lossy_columns_cap) {
+                size_t cap = k ? k * 2 : 16;
+                convert_lossy_column *g = realloc(job->lossy_columns, cap * sizeof *g);
+                if (!g)
+                    return ST_ENOMEM;
+                job->lossy_columns = g;
+                job->lossy_columns_cap = cap;
+            }
             char *name = malloc(l->name.len + 1);
             if (!name)
                 return ST_ENOMEM;
             memcpy(name, l->name.data, l->name.len);
             name[l->name.len] = '\0';
-            g[k] = (convert_lossy_column){name, l->name.len, 0, 0, l->example};
+            job->lossy_columns[k] = (convert_lossy_column){name, l->name.len, 0, 0, l->example};
+            if (st_name_index_add(&job->lossy_index, k, job_lossy_name_at, job->lossy_columns)) {
+                free(name);
+                return ST_ENOMEM;
+            }
             job->nlossy_columns++;
         }
         job->lossy_columns[k].count += l->count;
@@ -406,7 +422,8 @@ void convert_job_free_results(convert_job *job)
         free(job->lossy_columns[i].name);
     free(job->lossy_columns);
     job->lossy_columns = NULL;
-    job->nlossy_columns = 0;
+    job->nlossy_columns = job->lossy_columns_cap = 0;
+    st_name_index_free(&job->lossy_index);
     st_schema_free(&job->input_columns);
 }
 

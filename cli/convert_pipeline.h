@@ -62,7 +62,8 @@ typedef struct convert_job {
     uint64_t lossy_floats;
     convert_lossy_column *lossy_columns; /* those the readers named, in order of first change */
     st_schema input_columns;            /* the inputs' schema columns, for empty_columns.h */
-    size_t nlossy_columns;
+    size_t nlossy_columns, lossy_columns_cap;
+    st_name_index lossy_index;           /* lossy_columns by name */
     uint64_t bytes_in;
 } convert_job;
 

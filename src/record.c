@@ -47,14 +47,23 @@ void st_batch_reset(st_batch *b)
     b->skipped_rows = 0;
     b->lossy_floats = 0;
     b->nlossy_columns = 0;
+    st_name_index_clear(&b->lossy_index);
 }
 
 void st_batch_free(st_batch *b)
 {
     free(b->records);
     free(b->lossy_columns);
+    st_name_index_free(&b->lossy_index);
     st_arena_free(&b->arena);
     memset(b, 0, sizeof *b);
+}
+
+static const uint8_t *lossy_name_at(const void *array, size_t i, size_t *len)
+{
+    const st_lossy_column *c = (const st_lossy_column *)array + i;
+    *len = c->name.len;
+    return c->name.data;
 }
 
 int st_batch_add_lossy(st_batch *b, const uint8_t *name, size_t len, uint64_t count,
@@ -62,13 +71,11 @@ int st_batch_add_lossy(st_batch *b, const uint8_t *name, size_t len, uint64_t co
 {
     if (!count)
         return ST_OK;
-    for (size_t i = 0; i < b->nlossy_columns; i++) {
-        st_lossy_column *c = &b->lossy_columns[i];
-        if (c->name.len == len && memcmp(c->name.data, name, len) == 0) {
-            c->count += count;
-            c->whole += whole;
-            return ST_OK;
-        }
+    size_t at;
+    if (st_name_index_find(&b->lossy_index, name, len, lossy_name_at, b->lossy_columns, &at)) {
+        b->lossy_columns[at].count += count;
+        b->lossy_columns[at].whole += whole;
+        return ST_OK;
     }
     if (b->nlossy_columns == b->lossy_columns_cap) {
         size_t cap = b->lossy_columns_cap ? b->lossy_columns_cap * 2 : 8;
@@ -81,7 +88,10 @@ int st_batch_add_lossy(st_batch *b, const uint8_t *name, size_t len, uint64_t co
     uint8_t *copy = st_arena_memdup(&b->arena, len ? name : (const uint8_t *)"", len ? len : 1);
     if (!copy)
         return ST_ENOMEM;
-    b->lossy_columns[b->nlossy_columns++] = (st_lossy_column){{copy, len}, count, whole, example};
+    b->lossy_columns[b->nlossy_columns] = (st_lossy_column){{copy, len}, count, whole, example};
+    if (st_name_index_add(&b->lossy_index, b->nlossy_columns, lossy_name_at, b->lossy_columns))
+        return ST_ENOMEM;
+    b->nlossy_columns++;
     return ST_OK;
 }
 

@@ -31,6 +31,7 @@
 #define ST_RECORD_H
 
 #include "buf.h"
+#include "name_index.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -107,6 +108,7 @@ typedef struct st_batch {
      * they count lossy_floats too). */
     st_lossy_column *lossy_columns;
     size_t nlossy_columns, lossy_columns_cap;
+    st_name_index lossy_index;   /* lossy_columns by name */
 } st_batch;
 
 void st_batch_init(st_batch *b);
