@@ -1,5 +1,6 @@
 /* Parsing command lines against a command's option tables, and --help. */
 #include "cli.h"
+#include "suggest.h"
 #include "../src/url_redact.h"
 
 #include <errno.h>
@@ -37,21 +38,13 @@ static cli_value *find_short(cli_values *v, char c)
 }
 
 /* The closest long option, for "did you mean" hints. */
-static const char *closest(const cli_values *v, const char *name)
+static const char *closest(const cli_values *v, const char *name, size_t len)
 {
-    const char *best = NULL;
-    size_t best_score = 0;
-    for (size_t i = 0; i < v->count; i++) {
-        const char *cand = v->values[i].option->name;
-        size_t score = 0;
-        while (cand[score] && name[score] && cand[score] == name[score])
-            score++;
-        if (score > best_score) {
-            best = cand;
-            best_score = score;
-        }
-    }
-    return best_score >= 2 ? best : NULL;
+    const char *names[256];
+    size_t n = 0;
+    for (size_t i = 0; i < v->count && n < sizeof names / sizeof *names; i++)
+        names[n++] = v->values[i].option->name;
+    return cli_suggest(name, len, names, n);
 }
 
 static int add_list_values(cli_value *val, const char *text)
@@ -150,7 +143,7 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_values *v, bool
             size_t len = eq ? (size_t)(eq - name) : strlen(name);
             val = find_long(v, name, len);
             if (!val) {
-                const char *hint = closest(v, name);
+                const char *hint = closest(v, name, len);
                 if (hint)
                     return cli_usage_error(cmd, "unknown option '%.*s' (did you mean --%s?)",
                                            (int)(len + 2), arg, hint);
