@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../src/shard.h"
 
@@ -68,14 +69,22 @@ static int add_list_values(cli_value *val, const char *text)
     }
 }
 
-static int check_choice(const cli_command *cmd, const cli_value *val, const char *text)
+/* Choices are matched in any case (TensorFlow spells compression GZIP and
+ * ZLIB); *canonical becomes the table's spelling, so that the commands
+ * compare with one spelling only. */
+static int check_choice(const cli_command *cmd, const cli_value *val, const char *text,
+                        const char **canonical)
 {
     const char *const *c = val->option->choices;
+    *canonical = text;
     if (!c)
         return EXIT_OK;
-    for (; *c; c++)
-        if (strcmp(*c, text) == 0)
+    for (; *c; c++) {
+        if (strcasecmp(*c, text) == 0) {
+            *canonical = *c;
             return EXIT_OK;
+        }
+    }
     char allowed[512] = "";
     for (c = val->option->choices; *c; c++) {
         strncat(allowed, *c, sizeof allowed - strlen(allowed) - 1);
@@ -90,7 +99,7 @@ static int set_value(const cli_command *cmd, cli_value *val, const char *text)
     val->set = true;
     if (val->option->arg == ARG_NONE)
         return EXIT_OK;
-    int rc = check_choice(cmd, val, text);
+    int rc = check_choice(cmd, val, text, &text);
     if (rc)
         return rc;
     if (val->option->arg == ARG_TEXT) {
