@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "../src/shard.h"
 
@@ -255,11 +257,86 @@ int cli_size(const cli_values *v, const cli_command *cmd, const char *name,
     return EXIT_OK;
 }
 
+/* The width help is wrapped to: the terminal's, else $COLUMNS, else 80;
+ * never below 60, which leaves the descriptions 30 columns. */
+static size_t help_width(void)
+{
+    long width = 0;
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        width = ws.ws_col;
+    const char *columns = getenv("COLUMNS");
+    if (width == 0 && columns)
+        width = strtol(columns, NULL, 10);
+    if (width <= 0)
+        width = 80;
+    return width < 60 ? 60 : (size_t)width;
+}
+
+/* Prints `text` from column `col` (where the cursor already is), breaking
+ * at spaces so that no line passes `width`; continuation lines start at
+ * column `indent` (a hanging indent).  A word longer than a line is
+ * printed whole. */
+static void print_wrapped(const char *text, size_t col, size_t indent, size_t width)
+{
+    const char *p = text;
+    while (*p) {
+        size_t room = width > col ? width - col : 0;
+        size_t len = strlen(p);
+        if (len <= room) {
+            fputs(p, stdout);
+            break;
+        }
+        size_t cut = room;
+        while (cut > 0 && p[cut] != ' ')
+            cut--;
+        if (cut == 0) {  /* one long word: print it whole */
+            cut = strcspn(p, " ");
+            if (!p[cut]) {
+                fputs(p, stdout);
+                break;
+            }
+        }
+        printf("%.*s\n%*s", (int)cut, p, (int)indent, "");
+        p += cut;
+        while (*p == ' ')
+            p++;
+        col = indent;
+    }
+    putchar('\n');
+}
+
 void cli_print_help(const cli_command *cmd)
 {
-    printf("Usage: shardtool %s %s\n\n%s\n", cmd->name, cmd->usage, cmd->summary);
-    if (cmd->description)
-        printf("\n%s\n", cmd->description);
+    size_t width = help_width();
+    enum { LEFT = 26, DESC_COL = 2 + LEFT + 2 };
+    char line[1024];
+    int used = snprintf(line, sizeof line, "Usage: shardtool %s ", cmd->name);
+    fputs(line, stdout);
+    print_wrapped(cmd->usage, (size_t)used, 4, width);
+    putchar('\n');
+    print_wrapped(cmd->summary, 0, 0, width);
+    if (cmd->description) {
+        /* Paragraphs are reflowed to the width: the line breaks in the
+         * source text are only where 80 columns would end them. */
+        const char *p = cmd->description;
+        while (*p) {
+            const char *end = strstr(p, "\n\n");
+            size_t len = end ? (size_t)(end - p) : strlen(p);
+            char *para = strndup(p, len);
+            if (!para)
+                break;
+            for (char *c = para; *c; c++)
+                if (*c == '\n')
+                    *c = ' ';
+            putchar('\n');
+            print_wrapped(para, 0, 0, width);
+            free(para);
+            p += len;
+            while (*p == '\n')
+                p++;
+        }
+    }
     printf("\nOptions:\n");
     for (const cli_option *const *g = cmd->groups; *g; g++) {
         for (const cli_option *o = *g; o->name; o++) {
@@ -270,13 +347,14 @@ void cli_print_help(const cli_command *cmd)
             else
                 snprintf(left, sizeof left, "    --%s%s%s", o->name, o->metavar ? " " : "",
                          o->metavar ? o->metavar : "");
-            if (strlen(left) > 26)
-                printf("  %s\n  %-26s  %s\n", left, "", o->help);
+            if (strlen(left) > LEFT)
+                printf("  %s\n  %-*s  ", left, LEFT, "");
             else
-                printf("  %-26s  %s\n", left, o->help);
+                printf("  %-*s  ", LEFT, left);
+            print_wrapped(o->help, DESC_COL, DESC_COL, width);
         }
     }
-    printf("  %-26s  %s\n", "-h, --help", "show this help");
+    printf("  %-*s  %s\n", LEFT, "-h, --help", "show this help");
     printf("\nSee shardtool-%s(1) for details.\n", cmd->name);
 }
 
