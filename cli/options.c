@@ -1,5 +1,6 @@
 /* Parsing command lines against a command's option tables, and --help. */
 #include "cli.h"
+#include "hints.h"
 #include "suggest.h"
 #include "../src/url_redact.h"
 
@@ -389,6 +390,7 @@ void cli_error_at(const cli_command *cmd, const char *path, const st_error *err)
         cli_error(cmd, "%s: %s", path, msg);
     else
         cli_error(cmd, "%s", msg);
+    cli_hint_for(cmd, err);
 }
 
 int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
