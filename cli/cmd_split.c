@@ -9,6 +9,7 @@
  * marker.  The inputs' kind is told by content, as the other commands do. */
 #include "cli.h"
 #include "duplicate_inputs.h"
+#include "hints.h"
 #include "convert_pipeline.h"
 #include "output.h"
 #include "pipe_peek.h"
@@ -387,6 +388,7 @@ static int run_split(const cli_command *cmd, cli_values *v)
     st_read_options_init(&ro);
     ro.payload_only = true;
     ro.skip_corrupt = cli_has(v, "skip-corrupt");
+    cli_hints_offer_skip_corrupt(!ro.skip_corrupt);
     const char *comp = cli_text(v, "input-compression", NULL);
     if (comp)
         ro.compression = (st_compression)st_compression_parse(comp);

@@ -3,6 +3,7 @@
 #include "empty_columns.h"
 #include "input.h"
 #include "json_read.h"
+#include "json_version.h"
 
 #include "../src/feature_stats.h"
 #include "../src/json.h"
@@ -284,6 +285,7 @@ static int run_stat(const cli_command *cmd, cli_values *v)
     st_jsonw_init(&w, &out, true);
     if (json) {
         st_json_begin_object(&w);
+        st_json_member_uint(&w, "version", CLI_JSON_VERSION);
         st_json_key(&w, "files");
         st_json_begin_array(&w);
     }

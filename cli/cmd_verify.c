@@ -2,6 +2,7 @@
 #include "verify.h"
 #include "side_files.h"
 #include "input.h"
+#include "json_version.h"
 
 #include "../formats/tfrecord/tfrecord.h"
 #include "../src/crc32c.h"
@@ -630,6 +631,7 @@ static int run_verify(const cli_command *cmd, cli_values *v)
     st_jsonw_init(&vc.w, &vc.out, true);
     if (vc.json) {
         st_json_begin_object(&vc.w);
+        st_json_member_uint(&vc.w, "version", CLI_JSON_VERSION);
         st_json_key(&vc.w, "files");
         st_json_begin_array(&vc.w);
     }

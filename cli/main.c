@@ -1,5 +1,6 @@
 /* shardtool: the command table and dispatch. */
 #include "cli.h"
+#include "suggest.h"
 
 #include "st_config.h"
 #include "remote.h"
@@ -42,6 +43,69 @@ static const cli_command *find_command(const char *name)
         if (strcmp(commands[i]->name, name) == 0)
             return commands[i];
     return NULL;
+}
+
+/* "convert, split, cat, verify, stat" */
+static void list_commands(char *buf, size_t size)
+{
+    buf[0] = '\0';
+    for (size_t i = 0; commands[i]; i++) {
+        strncat(buf, commands[i]->name, size - strlen(buf) - 1);
+        if (commands[i + 1])
+            strncat(buf, ", ", size - strlen(buf) - 1);
+    }
+}
+
+/* Which commands take option `arg` ("--json", "-j", "--json=x"), as
+ * "stat, verify"; empty when none does. */
+static void commands_taking(const char *arg, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    bool is_long = arg[1] == '-';
+    const char *name = arg + (is_long ? 2 : 1);
+    size_t len = strcspn(name, "=");
+    for (size_t i = 0; commands[i]; i++) {
+        bool takes = false;
+        for (const cli_option *const *g = commands[i]->groups; *g && !takes; g++)
+            for (const cli_option *o = *g; o->name && !takes; o++)
+                takes = is_long ? strlen(o->name) == len && strncmp(o->name, name, len) == 0
+                                : len >= 1 && o->short_name == name[0];
+        if (takes) {
+            if (buf[0])
+                strncat(buf, ", ", size - strlen(buf) - 1);
+            strncat(buf, commands[i]->name, size - strlen(buf) - 1);
+        }
+    }
+}
+
+/* A word where a command was expected: says which commands there are, the
+ * nearest one to a typo, and where an option belongs when one came first. */
+static int not_a_command(const char *word)
+{
+    char names[256];
+    list_commands(names, sizeof names);
+    if (word[0] == '-' && word[1]) {
+        char takers[256];
+        commands_taking(word, takers, sizeof takers);
+        fprintf(stderr, "shardtool: a command must come first (%s), then its options\n", names);
+        if (takers[0])
+            fprintf(stderr, "shardtool: '%s' is an option of: %s (e.g. 'shardtool %.*s %s ...')\n",
+                    word, takers, (int)strcspn(takers, ","), takers, word);
+        else
+            fprintf(stderr, "shardtool: '%s' is not an option of any command\n", word);
+    } else {
+        const char *cands[16];
+        size_t n = 0;
+        for (size_t i = 0; commands[i] && n < 16; i++)
+            cands[n++] = commands[i]->name;
+        const char *hint = cli_suggest(word, strlen(word), cands, n);
+        if (hint)
+            fprintf(stderr, "shardtool: '%s' is not a command (did you mean %s?)\n", word, hint);
+        else
+            fprintf(stderr, "shardtool: '%s' is not a command (%s)\n", word, names);
+    }
+    fprintf(stderr, "Try 'shardtool --help' for more information.\n");
+    return EXIT_USAGE;
 }
 
 /* One line per option: "command<TAB>--name<TAB>-s<TAB>METAVAR<TAB>choice,choice".
@@ -101,19 +165,19 @@ int main(int argc, char **argv)
         return EXIT_OK;
     }
     if (strcmp(first, "help") == 0) {
-        const cli_command *cmd = argc > 2 ? find_command(argv[2]) : NULL;
-        if (cmd)
-            cli_print_help(cmd);
-        else
+        if (argc <= 2) {
             print_usage(stdout);
+            return EXIT_OK;
+        }
+        const cli_command *cmd = find_command(argv[2]);
+        if (!cmd)
+            return not_a_command(argv[2]);
+        cli_print_help(cmd);
         return EXIT_OK;
     }
     const cli_command *cmd = find_command(first);
-    if (!cmd) {
-        fprintf(stderr, "shardtool: '%s' is not a command (convert, split, cat, verify, stat)\n"
-                        "Try 'shardtool --help' for more information.\n", first);
-        return EXIT_USAGE;
-    }
+    if (!cmd)
+        return not_a_command(first);
 
     cli_values values;
     bool help = false;

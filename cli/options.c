@@ -1,5 +1,7 @@
 /* Parsing command lines against a command's option tables, and --help. */
 #include "cli.h"
+#include "hints.h"
+#include "suggest.h"
 #include "../src/url_redact.h"
 
 #include <errno.h>
@@ -7,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "../src/shard.h"
 
@@ -37,21 +42,13 @@ static cli_value *find_short(cli_values *v, char c)
 }
 
 /* The closest long option, for "did you mean" hints. */
-static const char *closest(const cli_values *v, const char *name)
+static const char *closest(const cli_values *v, const char *name, size_t len)
 {
-    const char *best = NULL;
-    size_t best_score = 0;
-    for (size_t i = 0; i < v->count; i++) {
-        const char *cand = v->values[i].option->name;
-        size_t score = 0;
-        while (cand[score] && name[score] && cand[score] == name[score])
-            score++;
-        if (score > best_score) {
-            best = cand;
-            best_score = score;
-        }
-    }
-    return best_score >= 2 ? best : NULL;
+    const char *names[256];
+    size_t n = 0;
+    for (size_t i = 0; i < v->count && n < sizeof names / sizeof *names; i++)
+        names[n++] = v->values[i].option->name;
+    return cli_suggest(name, len, names, n);
 }
 
 static int add_list_values(cli_value *val, const char *text)
@@ -75,14 +72,22 @@ static int add_list_values(cli_value *val, const char *text)
     }
 }
 
-static int check_choice(const cli_command *cmd, const cli_value *val, const char *text)
+/* Choices are matched in any case (TensorFlow spells compression GZIP and
+ * ZLIB); *canonical becomes the table's spelling, so that the commands
+ * compare with one spelling only. */
+static int check_choice(const cli_command *cmd, const cli_value *val, const char *text,
+                        const char **canonical)
 {
     const char *const *c = val->option->choices;
+    *canonical = text;
     if (!c)
         return EXIT_OK;
-    for (; *c; c++)
-        if (strcmp(*c, text) == 0)
+    for (; *c; c++) {
+        if (strcasecmp(*c, text) == 0) {
+            *canonical = *c;
             return EXIT_OK;
+        }
+    }
     char allowed[512] = "";
     for (c = val->option->choices; *c; c++) {
         strncat(allowed, *c, sizeof allowed - strlen(allowed) - 1);
@@ -97,7 +102,7 @@ static int set_value(const cli_command *cmd, cli_value *val, const char *text)
     val->set = true;
     if (val->option->arg == ARG_NONE)
         return EXIT_OK;
-    int rc = check_choice(cmd, val, text);
+    int rc = check_choice(cmd, val, text, &text);
     if (rc)
         return rc;
     if (val->option->arg == ARG_TEXT) {
@@ -150,7 +155,7 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_values *v, bool
             size_t len = eq ? (size_t)(eq - name) : strlen(name);
             val = find_long(v, name, len);
             if (!val) {
-                const char *hint = closest(v, name);
+                const char *hint = closest(v, name, len);
                 if (hint)
                     return cli_usage_error(cmd, "unknown option '%.*s' (did you mean --%s?)",
                                            (int)(len + 2), arg, hint);
@@ -253,11 +258,86 @@ int cli_size(const cli_values *v, const cli_command *cmd, const char *name,
     return EXIT_OK;
 }
 
+/* The width help is wrapped to: the terminal's, else $COLUMNS, else 80;
+ * never below 60, which leaves the descriptions 30 columns. */
+static size_t help_width(void)
+{
+    long width = 0;
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        width = ws.ws_col;
+    const char *columns = getenv("COLUMNS");
+    if (width == 0 && columns)
+        width = strtol(columns, NULL, 10);
+    if (width <= 0)
+        width = 80;
+    return width < 60 ? 60 : (size_t)width;
+}
+
+/* Prints `text` from column `col` (where the cursor already is), breaking
+ * at spaces so that no line passes `width`; continuation lines start at
+ * column `indent` (a hanging indent).  A word longer than a line is
+ * printed whole. */
+static void print_wrapped(const char *text, size_t col, size_t indent, size_t width)
+{
+    const char *p = text;
+    while (*p) {
+        size_t room = width > col ? width - col : 0;
+        size_t len = strlen(p);
+        if (len <= room) {
+            fputs(p, stdout);
+            break;
+        }
+        size_t cut = room;
+        while (cut > 0 && p[cut] != ' ')
+            cut--;
+        if (cut == 0) {  /* one long word: print it whole */
+            cut = strcspn(p, " ");
+            if (!p[cut]) {
+                fputs(p, stdout);
+                break;
+            }
+        }
+        printf("%.*s\n%*s", (int)cut, p, (int)indent, "");
+        p += cut;
+        while (*p == ' ')
+            p++;
+        col = indent;
+    }
+    putchar('\n');
+}
+
 void cli_print_help(const cli_command *cmd)
 {
-    printf("Usage: shardtool %s %s\n\n%s\n", cmd->name, cmd->usage, cmd->summary);
-    if (cmd->description)
-        printf("\n%s\n", cmd->description);
+    size_t width = help_width();
+    enum { LEFT = 26, DESC_COL = 2 + LEFT + 2 };
+    char line[1024];
+    int used = snprintf(line, sizeof line, "Usage: shardtool %s ", cmd->name);
+    fputs(line, stdout);
+    print_wrapped(cmd->usage, (size_t)used, 4, width);
+    putchar('\n');
+    print_wrapped(cmd->summary, 0, 0, width);
+    if (cmd->description) {
+        /* Paragraphs are reflowed to the width: the line breaks in the
+         * source text are only where 80 columns would end them. */
+        const char *p = cmd->description;
+        while (*p) {
+            const char *end = strstr(p, "\n\n");
+            size_t len = end ? (size_t)(end - p) : strlen(p);
+            char *para = strndup(p, len);
+            if (!para)
+                break;
+            for (char *c = para; *c; c++)
+                if (*c == '\n')
+                    *c = ' ';
+            putchar('\n');
+            print_wrapped(para, 0, 0, width);
+            free(para);
+            p += len;
+            while (*p == '\n')
+                p++;
+        }
+    }
     printf("\nOptions:\n");
     for (const cli_option *const *g = cmd->groups; *g; g++) {
         for (const cli_option *o = *g; o->name; o++) {
@@ -268,13 +348,14 @@ void cli_print_help(const cli_command *cmd)
             else
                 snprintf(left, sizeof left, "    --%s%s%s", o->name, o->metavar ? " " : "",
                          o->metavar ? o->metavar : "");
-            if (strlen(left) > 26)
-                printf("  %s\n  %-26s  %s\n", left, "", o->help);
+            if (strlen(left) > LEFT)
+                printf("  %s\n  %-*s  ", left, LEFT, "");
             else
-                printf("  %-26s  %s\n", left, o->help);
+                printf("  %-*s  ", LEFT, left);
+            print_wrapped(o->help, DESC_COL, DESC_COL, width);
         }
     }
-    printf("  %-26s  %s\n", "-h, --help", "show this help");
+    printf("  %-*s  %s\n", LEFT, "-h, --help", "show this help");
     printf("\nSee shardtool-%s(1) for details.\n", cmd->name);
 }
 
@@ -309,6 +390,7 @@ void cli_error_at(const cli_command *cmd, const char *path, const st_error *err)
         cli_error(cmd, "%s: %s", path, msg);
     else
         cli_error(cmd, "%s", msg);
+    cli_hint_for(cmd, err);
 }
 
 int cli_usage_error(const cli_command *cmd, const char *fmt, ...)

@@ -75,20 +75,27 @@ def load(binary):
 
 
 def parse_help(text):
-    """{long name: description} from a command's --help."""
+    """{long name: description} from a command's --help.  A description
+    wraps onto indented continuation lines (a hanging indent); those are
+    joined back into one line."""
     helps = {}
-    pending = None
+    pending = None  # the option whose description starts on the next line
+    last = None     # the option whose description the next indented line continues
     for line in text.splitlines():
         m = re.match(r"^  (?:-\w, |    )--([\w-]+)(?: \S+)?(?:\s{2,}(.*))?$", line)
         if m:
             if m.group(2):
                 helps[m.group(1)] = m.group(2).strip()
-                pending = None
+                pending, last = None, m.group(1)
             else:
-                pending = m.group(1)
+                pending, last = m.group(1), None
         elif pending and line.startswith(" " * 8):
             helps[pending] = line.strip()
-            pending = None
+            pending, last = None, pending
+        elif last and line.startswith(" " * 8):
+            helps[last] += " " + line.strip()
+        else:
+            pending = last = None
     return helps
 
 

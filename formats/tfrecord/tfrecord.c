@@ -240,8 +240,11 @@ int st_tfrecord_next(st_tfrecord_reader *r, const uint8_t **data, size_t *len,
         uint64_t remaining = r->size > r->offset ? r->size - r->offset : 0;
         if (length > remaining || remaining - length < ST_TFRECORD_OVERHEAD)
             return reader_fault(r, ST_TFR_TRUNCATED, err,
-                                "length %llu but only %llu bytes remain",
-                                (unsigned long long)length, (unsigned long long)remaining);
+                                "a record of %llu bytes needs %llu bytes with its framing "
+                                "but only %llu remain",
+                                (unsigned long long)length,
+                                (unsigned long long)length + ST_TFRECORD_OVERHEAD,
+                                (unsigned long long)remaining);
     }
     if (length > r->max_record)
         return reader_fault(r, ST_TFR_TOO_LARGE, err,
@@ -254,8 +257,9 @@ int st_tfrecord_next(st_tfrecord_reader *r, const uint8_t **data, size_t *len,
         goto stream_failed;
     if ((size_t)avail < frame)
         return reader_fault(r, ST_TFR_TRUNCATED, err,
-                            "length %llu but the stream ends after %zd bytes of the record",
-                            (unsigned long long)length, avail);
+                            "a record of %llu bytes needs %zu bytes with its framing "
+                            "but the stream ends after %zd",
+                            (unsigned long long)length, frame, avail);
 
     h = r->data + r->start;
     const uint8_t *payload = h + ST_TFRECORD_HEADER_SIZE;

@@ -249,8 +249,9 @@ static int big_record(run_state *st, const uint8_t *head, size_t have, uint64_t 
     if (rc == ST_OK) {
         if (n < frame)
             fail(st, "truncated", index, offset, offset,
-                 "length %llu but the stream ends after %zu bytes of the record",
-                 (unsigned long long)len, n);
+                 "a record of %llu bytes needs %zu bytes with its framing "
+                 "but the stream ends after %zu",
+                 (unsigned long long)len, frame, n);
         else if (host_check(st, buf, len, index, offset) && st->stats)
             st->stats->host_records++;
     }
@@ -310,8 +311,11 @@ static enum walk_end walk_chunk(run_state *st, const uint8_t *buf, size_t n, uin
             uint64_t remaining = st->src->size > offset ? st->src->size - offset : 0;
             if (len > remaining || remaining - len < OVERHEAD) {
                 w->kind = "truncated";
-                snprintf(w->detail, sizeof w->detail, "length %llu but only %llu bytes remain",
-                         (unsigned long long)len, (unsigned long long)remaining);
+                snprintf(w->detail, sizeof w->detail,
+                         "a record of %llu bytes needs %llu bytes with its framing "
+                         "but only %llu remain",
+                         (unsigned long long)len, (unsigned long long)len + OVERHEAD,
+                         (unsigned long long)remaining);
                 return WALK_FAULT;
             }
         }
@@ -326,8 +330,9 @@ static enum walk_end walk_chunk(run_state *st, const uint8_t *buf, size_t n, uin
             if (st->eof) {
                 w->kind = "truncated";
                 snprintf(w->detail, sizeof w->detail,
-                         "length %llu but the stream ends after %zu bytes of the record",
-                         (unsigned long long)len, avail);
+                         "a record of %llu bytes needs %llu bytes with its framing "
+                         "but the stream ends after %zu",
+                         (unsigned long long)len, (unsigned long long)len + OVERHEAD, avail);
                 return WALK_FAULT;
             }
             if (len > st->cap - OVERHEAD) {

@@ -241,7 +241,9 @@ def check_help(binary, table, problems):
             problems.append(f"shardtool {cmd} --help: exit status {r.returncode}")
         listed = {}
         for line in r.stdout.splitlines():
-            m = re.match(r"^\s+(?:-(\w), )?--([\w-]+)(?: (\S+))?", line)
+            # Option lines only: a wrapped description's continuation line
+            # is indented further and may start with another option's name.
+            m = re.match(r"^  (?:-(\w), |    )--([\w-]+)(?: (\S+))?", line)
             if m:
                 listed[m.group(2)] = (m.group(1) or "", m.group(3) or "")
         for long, opt in options.items():

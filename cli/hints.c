@@ -1,0 +1,40 @@
+/* Hints after errors: what to run instead.  They go on a line of their own
+ * so that the error line stays the same for scripts that match it. */
+#include "hints.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static bool offer_skip_corrupt;
+
+void cli_hints_offer_skip_corrupt(bool offer)
+{
+    offer_skip_corrupt = offer;
+}
+
+/* A record the TFRecord reader found damaged: its messages read
+ * "record N at offset X: FAULT: detail". */
+static bool damaged_record(const char *msg)
+{
+    static const char *const faults[] = {": data crc: ", ": length crc: ", ": truncated: "};
+    for (size_t i = 0; i < sizeof faults / sizeof *faults; i++)
+        if (strstr(msg, faults[i]))
+            return true;
+    return false;
+}
+
+void cli_hint_for(const cli_command *cmd, const st_error *err)
+{
+    const char *name = cmd ? cmd->name : "";
+    const char *sep = cmd ? " " : "";
+    if (strstr(err->msg, ": not an Example: "))
+        fprintf(stderr,
+                "shardtool%s%s: hint: the records are not tf.train.Example messages; "
+                "'shardtool cat -f raw' prints them as they are\n",
+                sep, name);
+    else if (offer_skip_corrupt && err->code == ST_EDATA && damaged_record(err->msg))
+        fprintf(stderr,
+                "shardtool%s%s: hint: --skip-corrupt skips damaged records (counted and "
+                "reported) and copies the rest\n",
+                sep, name);
+}
