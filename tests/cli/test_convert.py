@@ -312,11 +312,39 @@ def test_progress_on_terminal(tmp):
     segments = [s.replace("\x1b[K", "") for s in re.split(r"[\r\n]", text) if "records" in s]
     check(signaled and segments and all(len(s) <= 29 for s in segments),
           f"on a 30-column terminal the progress line fits in 29 columns ({segments[:3]})")
-    check(segments and "ETA" not in segments[0], f"the first tick shows no ETA ({segments[:1]})")
     check(re.search(r"(^|\n)shardtool convert: interrupted", text) is not None,
           f"'interrupted' starts on a line of its own ({text[-200:]!r})")
     check(proc.returncode == -signal.SIGINT,
           f"after SIGINT the run dies by SIGINT (status 130) ({proc.returncode})")
+
+
+def test_no_early_eta(tmp, big):
+    """Progress on a terminal: no ETA while less than a second has passed
+    (the first ticks' rates gave ETAs of days)."""
+    master, slave = pty.openpty()
+    tty.setraw(slave)
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 200, 0, 0))
+    d = os.path.join(tmp, "progress-eta")
+    proc = subprocess.Popen([ST, "convert", big, "-o", d + "/t", "--jobs", "1", "--shuffle"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    proc.wait(timeout=60)
+    os.close(master)
+    segments = [x.replace("\x1b[K", "") for x in re.split(r"[\r\n]", seen.decode("utf-8", "replace"))]
+    early = [x for x in segments if re.search(r"records, .* 0s", x)]
+    check(proc.returncode == 0 and not any("ETA" in x for x in early),
+          f"no ETA in the first second ({early[:2]})")
+    check(any(x.startswith("writing shuffled records: 400000 of 400000 (100%)") for x in segments),
+          f"on a terminal the shuffle's writing phase ends at 100% ({segments[-6:]})")
 
 
 def main():
@@ -337,6 +365,7 @@ def main():
         test_existing_output(tmp, taxi)
         test_progress_to_log(tmp, big)
         test_progress_on_terminal(tmp)
+        test_no_early_eta(tmp, big)
     print(f"{results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] else 0
 
