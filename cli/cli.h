@@ -95,7 +95,13 @@ int cli_exit_for(int code);
 /* Signals: SIGINT / SIGTERM set the flag (and remove temporary files);
  * SIGPIPE is ignored so that a closed pipe is an EPIPE error we can handle. */
 extern volatile sig_atomic_t cli_interrupted;
+/* Set once a message has said "interrupted". */
+extern bool cli_said_interrupted;
 void cli_install_signal_handlers(void);
+/* After the cleanup of an interrupted run: says so (once), then dies by
+ * the signal with its default action, so a shell sees 128+N and a loop
+ * stops (as gzip, curl and git do).  Returns only when not interrupted. */
+void cli_die_if_interrupted(const cli_command *cmd);
 
 /* Expands inputs: "-" stays; a directory becomes its files (sorted, not
  * hidden, recursively, each directory once by device and inode); a glob

@@ -254,7 +254,7 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     status = cli_output_run(cmd, &out, &job, cli_has(v, "shuffle"), seed, opts);
     free(opts);
 
-    cli_progress_end(&progress);
+    cli_progress_end(&progress, status == EXIT_OK);
     if (status == EXIT_OK && !cli_has(v, "quiet"))
         cli_output_summary(cmd, &out, &job, in.npaths, cli_now() - progress.start);
     convert_job_free_results(&job);

@@ -350,7 +350,7 @@ static int split_avro(const cli_command *cmd, cli_values *v, const st_read_optio
     avro_run run = {0};
     cli_progress_start(&progress, cli_progress_wanted(v), 0);
     status = copy_blocks(cmd, paths, npaths, ro, first, first_at, out.sink, &progress, &run);
-    cli_progress_end(&progress);
+    cli_progress_end(&progress, status == EXIT_OK);
     if (status == EXIT_OK && cli_interrupted) {
         cli_error(cmd, "interrupted; removed the shards written so far");
         status = EXIT_DAMAGED;
@@ -431,7 +431,7 @@ static int run_split(const cli_command *cmd, cli_values *v)
     };
     cli_progress_start(&progress, cli_progress_wanted(v), 0);
     status = cli_output_run(cmd, &out, &job, false, 0, "{\"command\":\"split\"}");
-    cli_progress_end(&progress);
+    cli_progress_end(&progress, status == EXIT_OK);
     if (status == EXIT_OK && !cli_has(v, "quiet"))
         cli_output_summary(cmd, &out, &job, npaths, cli_now() - progress.start);
     convert_job_free_results(&job);

@@ -38,6 +38,7 @@ const cli_option cli_remote_options[] = {
 /* ---- signals --------------------------------------------------------------- */
 
 volatile sig_atomic_t cli_interrupted;
+bool cli_said_interrupted;
 
 static void on_signal(int sig)
 {
@@ -49,6 +50,23 @@ static void on_signal(int sig)
     }
     cli_interrupted = sig;
     st_tmpfiles_remove_all();
+}
+
+void cli_die_if_interrupted(const cli_command *cmd)
+{
+    int sig = cli_interrupted;
+    if (!sig)
+        return;
+    if (!cli_said_interrupted)
+        cli_error(cmd, "interrupted");
+    fflush(stdout);
+    fflush(stderr);
+    signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
 }
 
 void cli_install_signal_handlers(void)

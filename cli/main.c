@@ -198,5 +198,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "shardtool: writing to standard output: %s\n", strerror(errno));
         rc = EXIT_DAMAGED;
     }
+    /* Only after the cleanup above: dies by the signal that interrupted it. */
+    cli_die_if_interrupted(cmd);
     return rc;
 }

@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "hints.h"
 #include "suggest.h"
+#include "progress.h"
 #include "../src/url_redact.h"
 
 #include <errno.h>
@@ -366,6 +367,10 @@ static void vreport(const cli_command *cmd, const char *fmt, va_list ap)
     char msg[4096];
     vsnprintf(msg, sizeof msg, fmt, ap);
     st_text_redact_urls(msg, sizeof msg);
+    /* A message starts on its own line, never after a progress line. */
+    cli_progress_break_line();
+    if (strstr(msg, "interrupted"))
+        cli_said_interrupted = true;
     fprintf(stderr, "shardtool%s%s: %s\n", cmd ? " " : "", cmd ? cmd->name : "", msg);
 }
 

@@ -6,10 +6,12 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const char *const out_compressions[] = {"none", "gzip", "zlib", NULL};
 
@@ -28,30 +30,69 @@ const cli_option cli_output_options[] = {
     CLI_OPTIONS_END,
 };
 
-/* Creates the directories above a local prefix ("out/train" -> "out/"). */
-static int make_parent_dirs(const cli_command *cmd, const char *prefix)
+/* Removes the directories make_parent_dirs() made, deepest first, while
+ * they are empty (rmdir refuses the others). */
+static void remove_created_dirs(cli_output *out)
+{
+    char *path = out->created_dirs;
+    size_t len = strlen(path);
+    if (!path[0] || out->created_from > len)
+        return;
+    while (len > out->created_from) {
+        if (rmdir(path) != 0)
+            break;
+        while (len > out->created_from && path[len - 1] != '/')
+            len--;
+        while (len > out->created_from && path[len - 1] == '/')
+            len--;
+        path[len] = '\0';
+    }
+    out->created_from = SIZE_MAX;
+}
+
+/* Creates the directories above a local path ("out/train" -> "out/") and
+ * remembers the ones it made (once one is made, every one below it is new
+ * too).  A call that makes none leaves the record of an earlier call. */
+static int make_parent_dirs(const cli_command *cmd, const char *prefix, cli_output *out)
 {
     if (st_path_is_remote(prefix))
         return EXIT_OK;
-    char path[4096];
+    char path[sizeof out->created_dirs];
     snprintf(path, sizeof path, "%s", prefix);
     char *slash = strrchr(path, '/');
     if (!slash || slash == path)
         return EXIT_OK;
     *slash = '\0';
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/')
+    size_t len = strlen(path);
+    size_t created_from = len + 1; /* none made yet */
+    for (size_t i = 1; i <= len; i++) {
+        if (path[i] != '/' && path[i] != '\0')
             continue;
-        *p = '\0';
-        if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+        char saved = path[i];
+        path[i] = '\0';
+        if (mkdir(path, 0777) == 0) {
+            if (created_from > len) {
+                /* the start of this component */
+                size_t start = i;
+                while (start > 0 && path[start - 1] != '/')
+                    start--;
+                created_from = start;
+            }
+        } else if (errno != EEXIST) {
             cli_error(cmd, "%s: %s", path, strerror(errno));
+            path[i] = saved;
+            if (created_from <= len) {
+                memcpy(out->created_dirs, path, sizeof path);
+                out->created_from = created_from;
+            }
+            remove_created_dirs(out);
             return EXIT_USAGE;
         }
-        *p = '/';
+        path[i] = saved;
     }
-    if (mkdir(path, 0777) != 0 && errno != EEXIST) {
-        cli_error(cmd, "%s: %s", path, strerror(errno));
-        return EXIT_USAGE;
+    if (created_from <= len) {
+        memcpy(out->created_dirs, path, sizeof path);
+        out->created_from = created_from;
     }
     return EXIT_OK;
 }
@@ -128,18 +169,22 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
                                    i == 0 ? " (or --no-manifest)" : "");
     /* The manifest and feature spec may go to another directory; like the
      * prefix's, it is made now, so that a missing one cannot fail the run
-     * at its end. */
-    int status = make_parent_dirs(cmd, prefix);
+     * at its end.  The prefix's directories come last: they are the ones
+     * a failed run removes (out->created_dirs remembers one path). */
+    int status = EXIT_OK;
     const char *named[] = {out->want_manifest ? out->manifest_path : NULL, out->feature_spec};
     for (size_t i = 0; i < 2 && !status; i++)
         if (named[i] && strcmp(named[i], "-") != 0)
-            status = make_parent_dirs(cmd, named[i]);
+            status = make_parent_dirs(cmd, named[i], out);
+    if (!status)
+        status = make_parent_dirs(cmd, prefix, out);
     if (status)
         return status;
     status = output_set_open(cmd, &out->set, prefix, infix, out->want_manifest ? out->manifest_path : NULL,
                              out->feature_spec, out->force, cli_has(v, "verbose"));
     if (status) {
         output_set_close(&out->set);
+        remove_created_dirs(out);
         return status;
     }
     out->sopt.tmp_prefix = out->set.local ? out->set.tmp_prefix : NULL;
@@ -172,8 +217,10 @@ int cli_output_check_path(const cli_output *out, const char *path, st_error *err
 
 int cli_output_commit(const cli_command *cmd, cli_output *out, st_error *err)
 {
-    return output_set_commit(cmd, &out->set, out->sink, out->want_manifest ? out->manifest_path : NULL,
-                             out->feature_spec, out->inputs, out->ninputs, err);
+    int rc = output_set_commit(cmd, &out->set, out->sink, out->want_manifest ? out->manifest_path : NULL,
+                               out->feature_spec, out->inputs, out->ninputs, err);
+    out->committed = rc == ST_OK;
+    return rc;
 }
 
 void cli_output_abort(cli_output *out)
@@ -192,9 +239,22 @@ static int emit_to_shuffler(void *ctx, const uint8_t *encoded, size_t len, st_er
     return shuffler_add(ctx, encoded, len, err);
 }
 
+/* The drain after a shuffle is a phase of its own: it reports how many of
+ * the shuffled records are written, instead of a reading line frozen
+ * near its end. */
+typedef struct drain_state {
+    st_shard_sink *sink;
+    cli_progress *progress;
+    uint64_t written, total;
+} drain_state;
+
 static int drain_to_sink(void *ctx, const uint8_t *encoded, size_t len, st_error *err)
 {
-    return st_shard_sink_write(ctx, encoded, len, err);
+    drain_state *d = ctx;
+    int rc = st_shard_sink_write(d->sink, encoded, len, err);
+    if (rc == ST_OK && d->progress)
+        cli_progress_phase(d->progress, "writing shuffled records", ++d->written, d->total);
+    return rc;
 }
 
 static int derive_schema(cli_output *out, convert_job *job, st_error *err)
@@ -282,8 +342,10 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
     }
     if (rc == ST_OK)
         rc = convert_run(job, &err);
-    if (rc == ST_OK && sh)
-        rc = shuffler_drain(sh, drain_to_sink, out->sink, &cli_interrupted, &err);
+    if (rc == ST_OK && sh) {
+        drain_state d = {out->sink, job->progress, 0, job->records};
+        rc = shuffler_drain(sh, drain_to_sink, &d, &cli_interrupted, &err);
+    }
     shuffler_close(sh);
     if (rc == ST_OK && cli_interrupted)
         rc = st_error_set(&err, ST_ECANCELED, "interrupted");
@@ -331,4 +393,6 @@ void cli_output_free(cli_output *out)
     out->sink = NULL;
     output_set_close(&out->set);
     st_schema_free(&out->schema);
+    if (!out->committed)
+        remove_created_dirs(out);
 }

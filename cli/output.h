@@ -26,6 +26,12 @@ typedef struct cli_output {
     output_set set;               /* the lock, the earlier set, the journal */
     char *const *inputs;          /* this run's inputs: never removed as an earlier set's */
     size_t ninputs;
+    /* The directories this run created above the prefix: created_dirs
+     * from created_from on (its first byte is the first one made), so a
+     * failed run can remove them again when they are empty. */
+    char created_dirs[4096];
+    size_t created_from;
+    bool committed;
 } cli_output;
 
 /* Parses the output options and claims the prefix (output_set.h): refuses
@@ -50,6 +56,8 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
                    uint64_t seed, const char *options_json);
 void cli_output_summary(const cli_command *cmd, const cli_output *out, const convert_job *job,
                         size_t ninputs, double seconds);
+/* Releases the lock; after a run that did not commit, also removes the
+ * directories it created for the prefix, where they are empty. */
 void cli_output_free(cli_output *out);
 
 #endif

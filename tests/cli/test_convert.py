@@ -3,16 +3,23 @@
 
   - the same input gives byte-identical shards and manifest with --jobs 1 and 2;
   - a run killed with SIGKILL mid-way leaves no file under a final shard name;
-  - SIGINT stops a run cleanly: exit 1, "interrupted", nothing left behind;
+  - SIGINT stops a run cleanly: "interrupted", nothing left behind, then
+    death by SIGINT (status 130) so a shell loop stops too;
   - a file-size limit (as a full disk) fails cleanly, naming the path;
   - N tasks (--task I/N, run by GNU parallel) yield exactly the records of one run;
   - CSV -> TFRecord -> CSV gives back the same table;
   - --shuffle is a deterministic permutation;
-  - split re-shards and merges, counts and CRCs intact.
+  - split re-shards and merges, counts and CRCs intact;
+  - --progress to a log is plain lines ending at 100% (with --shuffle the
+    writing phase has its own); on a terminal (a pty) the line fits its
+    width, and "interrupted" starts on a line of its own.
 Prints "N passed, M failed".
 """
 import csv
+import fcntl
 import glob
+import pty
+import select
 import os
 import re
 import shutil
@@ -21,7 +28,10 @@ import struct
 import subprocess
 import sys
 import tempfile
+import termios
+import threading
 import time
+import tty
 
 ST = SOURCE = None
 results = {"passed": 0, "failed": 0}
@@ -100,14 +110,17 @@ def test_kill_and_interrupt(tmp, big):
     d = os.path.join(tmp, "interrupted")
     running, rc, err = run_until_temp_files(["convert", big, "-o", d + "/train", "--shards", "4", "--jobs", "1"],
                                             d, signal.SIGINT)
-    check(running and rc == 1 and "interrupted" in err, f"SIGINT stops with exit 1 and says so ({rc}, {err.strip()})")
-    check(os.listdir(d) == [], f"after SIGINT nothing is left ({os.listdir(d)})")
+    check(running and rc == -signal.SIGINT and "interrupted" in err,
+          f"SIGINT cleans up, says so, then dies by SIGINT (status 130) ({rc}, {err.strip()})")
+    check(not os.path.exists(d), f"after SIGINT nothing is left, not even the directory it made "
+                                 f"({os.listdir(d) if os.path.exists(d) else ''})")
 
     d = os.path.join(tmp, "interrupted-rotating")
     running, rc, err = run_until_temp_files(
         ["convert", big, "-o", d + "/train", "--records-per-shard", "20000", "--jobs", "1"], d, signal.SIGTERM)
-    check(running and rc == 1 and os.listdir(d) == [],
-          f"SIGTERM with rotating shards removes the finished .partial shards too ({os.listdir(d)})")
+    left = os.listdir(d) if os.path.exists(d) else None
+    check(running and rc == -signal.SIGTERM and left is None,
+          f"SIGTERM with rotating shards removes the finished .partial shards too ({left})")
 
 
 def test_disk_full(tmp, big):
@@ -117,8 +130,9 @@ def test_disk_full(tmp, big):
                         ST, big, d + "/train"], capture_output=True, text=True)
     check(r.returncode == 1 and "File too large" in r.stderr and d in r.stderr,
           f"a write that fails names the path and exits 1 ({r.returncode}: {r.stderr.strip()[-300:]})")
-    check(final_names(d) == [] and [n for n in os.listdir(d) if ".tmp-" in n] == [],
-          f"a failed run leaves nothing behind ({os.listdir(d)})")
+    # the run made d: a failed run removes it too (it is empty)
+    left = os.listdir(d) if os.path.exists(d) else None
+    check(left is None, f"a failed run leaves nothing behind, not even the directory it made ({left})")
 
 
 def split_csv(taxi, directory, parts):
@@ -221,6 +235,118 @@ def test_existing_output(tmp, taxi):
     check(r.returncode == 0 and read_all(glob.glob(d + "/*")) != before, "--force replaces it")
 
 
+def test_progress_to_log(tmp, big):
+    for extra in ([], ["--shuffle"]):
+        d = os.path.join(tmp, "progress-log" + "".join(extra))
+        r = st("convert", big, "-o", d + "/t", "--progress", "--jobs", "1", *extra)
+        lines = r.stderr.splitlines()
+        check(r.returncode == 0 and "\r" not in r.stderr and "\x1b" not in r.stderr,
+              f"--progress{' --shuffle' if extra else ''} to a pipe writes plain lines ({r.stderr[:200]!r})")
+        progress = [l for l in lines if not l.startswith("shardtool")]
+        if extra:
+            ok = bool(progress) and re.fullmatch(r"writing shuffled records: 400000 of 400000 \(100%\), \d+s",
+                                                 progress[-1])
+        else:
+            ok = bool(progress) and progress[-1].startswith("400000 records, 100%,")
+        check(ok, f"progress{' --shuffle' if extra else ''} ends with a line at 100% ({progress[-1:]})")
+
+
+def test_progress_on_terminal(tmp):
+    """A 30-column pty: progress fits; SIGINT: message on its own line, death by SIGINT."""
+    master, slave = pty.openpty()
+    tty.setraw(slave)  # no \n -> \r\n translation: the bytes as written
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 30, 0, 0))
+    d = os.path.join(tmp, "progress-tty")
+    proc = subprocess.Popen([ST, "convert", "--from", "csv", "-", "-o", d + "/t", "--jobs", "1"],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    stop = threading.Event()
+
+    def feed():
+        try:
+            proc.stdin.write(b"a,b,c\n")
+            i = 0
+            while not stop.is_set():
+                proc.stdin.write(b"".join(b"%d,%d.5,some text %d\n" % (j, j, j) for j in range(i, i + 5000)))
+                i += 5000
+        except (BrokenPipeError, ValueError, OSError):
+            pass
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    seen = b""
+    deadline = time.time() + 30
+    signaled = False
+    while time.time() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        if not signaled and b"records" in seen:
+            proc.send_signal(signal.SIGINT)
+            signaled = True
+        if signaled and proc.poll() is not None:
+            # what is left in the pty
+            while select.select([master], [], [], 0.2)[0]:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            break
+    stop.set()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    os.close(master)
+    text = seen.decode("utf-8", "replace")
+    segments = [s.replace("\x1b[K", "") for s in re.split(r"[\r\n]", text) if "records" in s]
+    check(signaled and segments and all(len(s) <= 29 for s in segments),
+          f"on a 30-column terminal the progress line fits in 29 columns ({segments[:3]})")
+    check(re.search(r"(^|\n)shardtool convert: interrupted", text) is not None,
+          f"'interrupted' starts on a line of its own ({text[-200:]!r})")
+    check(proc.returncode == -signal.SIGINT,
+          f"after SIGINT the run dies by SIGINT (status 130) ({proc.returncode})")
+
+
+def test_no_early_eta(tmp, big):
+    """Progress on a terminal: no ETA while less than a second has passed
+    (the first ticks' rates gave ETAs of days)."""
+    master, slave = pty.openpty()
+    tty.setraw(slave)
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 200, 0, 0))
+    d = os.path.join(tmp, "progress-eta")
+    proc = subprocess.Popen([ST, "convert", big, "-o", d + "/t", "--jobs", "1", "--shuffle"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    proc.wait(timeout=60)
+    os.close(master)
+    segments = [x.replace("\x1b[K", "") for x in re.split(r"[\r\n]", seen.decode("utf-8", "replace"))]
+    early = [x for x in segments if re.search(r"records, .* 0s", x)]
+    check(proc.returncode == 0 and not any("ETA" in x for x in early),
+          f"no ETA in the first second ({early[:2]})")
+    check(any(x.startswith("writing shuffled records: 400000 of 400000 (100%)") for x in segments),
+          f"on a terminal the shuffle's writing phase ends at 100% ({segments[-6:]})")
+
+
 def main():
     global ST, SOURCE
     ST, SOURCE = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
@@ -237,6 +363,9 @@ def main():
         test_round_trip(tmp, taxi)
         test_shuffle(tmp, taxi)
         test_existing_output(tmp, taxi)
+        test_progress_to_log(tmp, big)
+        test_progress_on_terminal(tmp)
+        test_no_early_eta(tmp, big)
     print(f"{results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] else 0
 
