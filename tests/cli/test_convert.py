@@ -251,6 +251,17 @@ def test_progress_to_log(tmp, big):
         check(ok, f"progress{' --shuffle' if extra else ''} ends with a line at 100% ({progress[-1:]})")
 
 
+def read_pty(master, wait=None):
+    """One read from a pty's master side: the bytes, b"" once the other side
+    is closed (Linux says EIO), or None when nothing came within `wait` s."""
+    if wait is not None and not select.select([master], [], [], wait)[0]:
+        return None
+    try:
+        return os.read(master, 65536)
+    except OSError:
+        return b""
+
+
 def test_progress_on_terminal(tmp):
     """A 30-column pty: progress fits; SIGINT: message on its own line, death by SIGINT."""
     master, slave = pty.openpty()
@@ -278,27 +289,16 @@ def test_progress_on_terminal(tmp):
     deadline = time.time() + 30
     signaled = False
     while time.time() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.1)
-        if ready:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
+        chunk = read_pty(master, 0.1)
+        if chunk == b"":
+            break
+        seen += chunk or b""
         if not signaled and b"records" in seen:
             proc.send_signal(signal.SIGINT)
             signaled = True
         if signaled and proc.poll() is not None:
             # what is left in the pty
-            while select.select([master], [], [], 0.2)[0]:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:
-                    break
-                if not chunk:
-                    break
+            while chunk := read_pty(master, 0.2):
                 seen += chunk
             break
     stop.set()
@@ -329,13 +329,7 @@ def test_no_early_eta(tmp, big):
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
     os.close(slave)
     seen = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
+    while chunk := read_pty(master):
         seen += chunk
     proc.wait(timeout=60)
     os.close(master)
