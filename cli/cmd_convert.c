@@ -105,7 +105,7 @@ static char *options_json(const cli_values *v, char **paths, size_t npaths, cons
     st_json_member_string(&w, "to", to);
     static const char *const shaping[] = {
         "from", "shards", "shard-size", "records-per-shard", "compression", "columns", "exclude",
-        "decimal", "delimiter", "quote", "no-header", "header", "skip-bad-rows", "empty",
+        "decimal", "nested", "maps", "delimiter", "quote", "no-header", "header", "skip-bad-rows", "empty",
         "schema", "type", "shuffle", "seed", "task", "tasks", "avro-codec", "widen", NULL,
     };
     for (const char *const *name = shaping; *name; name++) {

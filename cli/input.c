@@ -10,6 +10,8 @@
 static const char *const format_names[] = {"tfrecord", "csv", "tsv", "jsonl", "parquet", "avro", NULL};
 static const char *const compression_names[] = {"auto", "none", "gzip", "zlib", NULL};
 static const char *const decimal_names[] = {"float", "text", NULL};
+static const char *const nested_names[] = {"sequence", "refuse", NULL};
+static const char *const map_names[] = {"key-value", "by-key", NULL};
 static const char *const empty_names[] = {"omit", "empty", "error", NULL};
 
 const cli_option cli_input_options[] = {
@@ -18,6 +20,8 @@ const cli_option cli_input_options[] = {
     {"exclude", 0, ARG_LIST, "A,B,...", NULL, "leave these columns / features out"},
     {"decimal", 0, ARG_TEXT, "MODE", decimal_names, "decimals as float (default) or exact text"},
     {"strict-float", 0, ARG_NONE, NULL, NULL, "fail on values that change when narrowed to float32"},
+    {"nested", 0, ARG_TEXT, "MODE", nested_names, "lists of lists: SequenceExample FeatureLists (default) or refuse"},
+    {"maps", 0, ARG_TEXT, "MODE", map_names, "maps: parallel col.key/col.value lists (default) or by-key col.<key>"},
     {"max-record-size", 0, ARG_TEXT, "SIZE", NULL, "largest TFRecord record (default 1GiB), Parquet page or Avro block (256MiB), CSV or JSON row (64MiB)"},
     CLI_OPTIONS_END,
 };
@@ -127,6 +131,10 @@ int cli_input_init(const cli_command *cmd, const cli_values *v, cli_input *in)
     in->ro.exclude = cli_list(v, "exclude", &in->ro.nexclude);
     in->ro.decimal_text = strcmp(cli_text(v, "decimal", "float"), "text") == 0;
     in->ro.strict_float = cli_has(v, "strict-float");
+    in->ro.nested = strcmp(cli_text(v, "nested", "sequence"), "refuse") == 0 ? ST_NESTED_REFUSE
+                                                                             : ST_NESTED_SEQUENCE;
+    in->ro.maps = strcmp(cli_text(v, "maps", "key-value"), "by-key") == 0 ? ST_MAP_BY_KEY
+                                                                          : ST_MAP_KEY_VALUE;
     if (cli_size(v, cmd, "max-record-size", 0, &in->ro.max_record_size))
         return EXIT_USAGE;
 

@@ -31,6 +31,21 @@
 
 /* ---- reading -------------------------------------------------------------- */
 
+/* What a reader does with a column nested two lists deep (a Parquet LIST
+ * of LIST, an Avro array of arrays, a JSON array of arrays), or any leaf
+ * whose repetition depth is 2 (see NESTED DATA in shardtool-convert(1)). */
+typedef enum st_nested_mode {
+    ST_NESTED_SEQUENCE = 0,   /* records become SequenceExamples: the column is a FeatureList */
+    ST_NESTED_REFUSE = 1,     /* an error naming the column (plain Examples only) */
+} st_nested_mode;
+
+/* How a map (Parquet MAP, Avro map) becomes features. */
+typedef enum st_map_mode {
+    ST_MAP_KEY_VALUE = 0,     /* two parallel lists "col.key" and "col.value":
+                                 a bounded feature count whatever the keys */
+    ST_MAP_BY_KEY = 1,        /* one feature per key, "col.<key>" (small, fixed key sets) */
+} st_map_mode;
+
 typedef struct st_read_options {
     st_compression compression;     /* of the whole stream (TFRecord, text) */
     const char *const *columns;     /* projection: only these (NULL = all) */
@@ -39,6 +54,8 @@ typedef struct st_read_options {
     size_t nexclude;
     bool decimal_text;              /* decimals as exact text instead of float */
     bool strict_float;              /* a value that changes when narrowed to float32 is an error */
+    st_nested_mode nested;          /* lists of lists (default: SequenceExample) */
+    st_map_mode maps;               /* maps (default: col.key / col.value) */
     uint64_t max_record_size;       /* cap on one record / page / block */
     size_t unit_records;            /* aim for this many records per unit */
     bool payload_only;              /* TFRecord: records carry their payload, undecoded

@@ -136,6 +136,8 @@ typedef struct st_column {
     int64_t fixed_len;   /* values per record when constant, else -1 */
     bool empty;          /* a text column with no value in any row read: its
                             kind is only a default */
+    bool sequence;       /* a FeatureList of a SequenceExample (a list of
+                            lists): `repeated`, `fixed_len` describe its steps */
 } st_column;
 
 typedef struct st_schema {
