@@ -265,11 +265,15 @@ static int nested_leaf(pbuild *b, av_node *n, const naming *nm)
     r.nullable = true;
     r.repeated = true;
     r.fixed_len = -1;
-    r.keep = true;
     r.sequence = true;
-    n->rl = (int32_t)(b->slots.len / sizeof r);
-    if (n->rl < 0 || st_buf_append(&b->slots, &r, sizeof r))
+    /* --exclude COL.row_lengths leaves the lengths out, keeping the values. */
+    r.keep = st_avro_plan_selected(b->plan, (const char *)b->blob.data + r.name_off, r.name_len);
+    int32_t slot = (int32_t)(b->slots.len / sizeof r);
+    if (slot < 0 || st_buf_append(&b->slots, &r, sizeof r))
         return oom(b);
+    if (!r.keep)
+        return 0;
+    n->rl = slot;
     return push_node(b, &b->lv[1]->rows, n);
 }
 

@@ -462,6 +462,30 @@ static void test_arrow_types(void)
         }
         result_free(&r);
     }
+    /* The schema marks FeatureLists (and row lengths) as sequences. */
+    {
+        result r;
+        read_file("avro/arrow-testing/nested_lists.snappy.avro", NULL, &r);
+        ssize_t a = st_schema_find(&r.schema, "a"), rl = st_schema_find(&r.schema, "a.row_lengths");
+        ssize_t b = st_schema_find(&r.schema, "b");
+        CU_ASSERT_FATAL(a >= 0 && rl >= 0 && b >= 0);
+        CU_ASSERT_TRUE(r.schema.columns[a].sequence && r.schema.columns[a].repeated);
+        CU_ASSERT_TRUE(r.schema.columns[rl].sequence);
+        CU_ASSERT_EQUAL(r.schema.columns[rl].kind, ST_KIND_INT64);
+        CU_ASSERT_FALSE(r.schema.columns[b].sequence);
+        result_free(&r);
+        /* --exclude a.row_lengths keeps the values' FeatureList only. */
+        static const char *const no_rl[] = {"a.row_lengths"};
+        st_read_options o;
+        memset(&o, 0, sizeof o);
+        o.exclude = no_rl;
+        o.nexclude = 1;
+        read_file("avro/arrow-testing/nested_lists.snappy.avro", &o, &r);
+        CU_ASSERT_EQUAL(r.rc, 0);
+        CU_ASSERT_STRING_EQUAL(line(&r, 0), "{\"context\":{\"b\":[1]},\"feature_lists\":{\"a\":[[\"a\",\"b\",\"c\"],[\"d\"]]}}");
+        CU_ASSERT(st_schema_find(&r.schema, "a.row_lengths") < 0);
+        result_free(&r);
+    }
     static const char *const nested[][2] = {
         {"nested_lists.snappy.avro", "field \"a\": nested list (lists 3 deep)"},
         {"nullable.impala.avro", "field \"int_array_Array\": nested list (lists 2 deep)"},
