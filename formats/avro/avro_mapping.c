@@ -133,7 +133,7 @@ typedef struct pbuild {
     st_buf blob;
     st_buf slots;            /* av_slot[] */
     st_buf map_paths;        /* const char *[]: static paths of maps, for projection checks */
-    bool refuse_nested;      /* reading records; verify only walks the datums */
+    bool reading;            /* reading records; verify only walks the datums */
     st_nested_mode nested;
     st_map_mode maps;
     /* While compiling below the list at level 0 / 1 of the current path:
@@ -283,7 +283,7 @@ static int make_leaf(pbuild *b, av_node *n, const naming *nm, st_kind kind, int6
     n->in_map = nm->in_map;
     if (nm->in_map) {
         /* --maps by-key: names are made per key, so no FeatureLists here. */
-        if (nm->level >= 2 && b->refuse_nested && st_avro_plan_selected(b->plan, nm->path, strlen(nm->path)))
+        if (nm->level >= 2 && b->reading && st_avro_plan_selected(b->plan, nm->path, strlen(nm->path)))
             return st_error_set(b->err, ST_EUNSUPPORTED,
                                 "field \"%s\": lists of lists in a map read with --maps by-key cannot be "
                                 "named per key; use --maps key-value (the default), or leave it out "
@@ -307,7 +307,7 @@ static int make_leaf(pbuild *b, av_node *n, const naming *nm, st_kind kind, int6
     n->slot = (int32_t)(b->slots.len / sizeof s);
     if (n->slot < 0 || st_buf_append(&b->slots, &s, sizeof s))
         return oom(b);
-    if (s.keep && b->refuse_nested && nm->level >= 2)
+    if (s.keep && b->reading && nm->level >= 2)
         return nested_leaf(b, n, nm);
     return 0;
 }
@@ -331,7 +331,7 @@ static int compile(pbuild *b, av_schema *s, const naming *nm, int depth, av_node
  * left out by --columns / --exclude is only skipped, so it does not count. */
 static int refuse_keyed_map(pbuild *b, const naming *nm)
 {
-    if (!b->refuse_nested || !st_avro_plan_selected(b->plan, nm->path, strlen(nm->path)))
+    if (!b->reading || !st_avro_plan_selected(b->plan, nm->path, strlen(nm->path)))
         return 0;
     const char *field = nm->list_path && nm->list_path[0] ? nm->list_path : "value";
     return st_error_set(b->err, ST_EUNSUPPORTED,
@@ -715,7 +715,7 @@ int st_avro_plan_build(av_plan *plan, const av_schema *schema, const st_read_opt
 {
     memset(plan, 0, sizeof *plan);
     st_arena_init(&plan->arena, 16 * 1024);
-    pbuild b = {.plan = plan, .err = err, .refuse_nested = opt != NULL};
+    pbuild b = {.plan = plan, .err = err, .reading = opt != NULL};
     if (opt) {
         b.nested = opt->nested;
         b.maps = opt->maps;
