@@ -77,7 +77,22 @@ const char **empty_columns_find(const st_schema *columns, const st_feature_stats
     qsort(seen, nseen, sizeof *seen, name_cmp);
     for (size_t i = 0; i < columns->count; i++) {
         const char *name = columns->columns[i].name;
-        if (!name_in(seen, nseen, name, strlen(name)))
+        size_t len = strlen(name);
+        bool found = name_in(seen, nseen, name, len);
+        if (!found) {
+            /* A FeatureList is counted under "name[]" (feature_stats.c). */
+            char *listed = malloc(len + 3);
+            if (!listed) {
+                free(seen);
+                free(out);
+                return NULL;
+            }
+            memcpy(listed, name, len);
+            memcpy(listed + len, "[]", 3);
+            found = name_in(seen, nseen, listed, len + 2);
+            free(listed);
+        }
+        if (!found)
             out[(*n)++] = name;
     }
     free(seen);

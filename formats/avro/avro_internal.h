@@ -155,6 +155,19 @@ struct av_node {
     const uint32_t *sym_len;
     av_node **touch;         /* array: leaves present whenever the array is */
     size_t ntouch;
+    /* Nested lists (the depth rules of avro_mapping.c).  An array (or a
+     * key-value map) that is the outermost list of depth-2/3 leaves opens
+     * a FeatureList step for each of them per element; the second list on
+     * their path gives the step its kind when present, and, for depth-3
+     * leaves, starts a new row length per element. */
+    av_node **steps;         /* array at list level 0: leaves it opens steps for */
+    size_t nsteps;
+    av_node **kinds;         /* array at list level 1: leaves whose step it sets the kind of */
+    size_t nkinds;
+    av_node **rows;          /* array at list level 1: depth-3 leaves it starts a row for */
+    size_t nrows;
+    int32_t rl;              /* depth-3 leaves: the slot of "<leaf>.row_lengths"; else -1 */
+    bool list_item;          /* union that is an array item or a map value: a null is skipped */
 };
 
 typedef struct av_slot {
@@ -165,6 +178,7 @@ typedef struct av_slot {
     bool repeated;
     int64_t fixed_len;
     bool keep;
+    bool sequence;           /* a FeatureList (depth-2/3 leaf, or its row_lengths) */
 } av_slot;
 
 typedef struct av_plan {
@@ -174,7 +188,8 @@ typedef struct av_plan {
     size_t nslots;
     char *blob;              /* slot names and enum symbols, copied per unit */
     size_t blob_len;
-    bool has_maps;
+    bool has_maps;           /* maps read by key (--maps by-key) */
+    bool sequence;           /* some kept leaf is a FeatureList: records are SequenceExamples */
     bool top_is_record;
     bool decimal_text;
     /* Projection, for names made at decode time (map keys). */

@@ -35,18 +35,20 @@
  *                                      skipped.  Arrays of records give one
  *                                      feature per leaf ("phones.number"), each
  *                                      holding that field's values over all
- *                                      elements.  An array or a map below an
- *                                      array (arrays of arrays, of maps, of
- *                                      records holding arrays) is a nested list
- *                                      that an Example feature cannot hold
- *                                      without losing the inner boundaries: it
- *                                      is refused, naming the field and
- *                                      --exclude (see refuse_nested_list)
- *   map                                one feature per key, named "name.key"
+ *                                      elements.  Arrays below arrays: see
+ *                                      NESTING below
+ *   map (--maps key-value, default)    read as an array of {key, value}
+ *                                      records: "m.key" (bytes) and "m.value"
+ *                                      ("m.value.x" for record values), one
+ *                                      list level like an array; null values
+ *                                      are skipped, their keys kept
+ *   map (--maps by-key)                one feature per key, named "name.key"
  *                                      ("m" with key "k1" -> "m.k1"); record
  *                                      values give "name.key.field".  Map
  *                                      features are not listed in the schema
- *                                      (keys are only known per record)
+ *                                      (keys are only known per record); a
+ *                                      map inside a list, or lists of lists
+ *                                      inside a map, are refused
  *   union of null and one type         that type; absent when null
  *   union of several non-null types    one feature per branch, "name.branch",
  *                                      where branch is the type's name (int,
@@ -59,6 +61,31 @@
  *   recursive types                    refused, naming the field
  *   field attribute "tf_feature"       names the feature instead of the field
  *                                      name (the writer adds it, see below)
+ *
+ * NESTING (the depth rules every format follows)
+ *
+ *   A leaf's depth is the number of arrays and key-value maps on its path.
+ *
+ *   depth   feature
+ *   -----   -------------------------------------------------------------
+ *   0, 1    context features, as above
+ *   2       a FeatureList named by the leaf's dotted name: one step per
+ *           element of the outer list (the array at level 0 opens it), the
+ *           step's values those of the inner list.  The list at level 1
+ *           gives the step its kind when it is there: a null inner list is a
+ *           step with no kind (ST_KIND_NONE), an empty one a step of the
+ *           leaf's kind with no values.  A null outer list: no FeatureList;
+ *           an empty one: a FeatureList with no steps
+ *   3       FeatureList "col" (step i: the innermost values of outer element
+ *           i, concatenated) and int64 FeatureList "col.row_lengths" (step
+ *           i: one length per element of the level-1 list, 0 for a null
+ *           innermost list)
+ *   >= 4    refused, naming the field, its depth and --exclude
+ *
+ *   Records of a plan with a kept FeatureList leaf are all SequenceExamples
+ *   (plan->sequence); with --nested refuse a depth >= 2 leaf is an error.
+ *   Null items of an array / null map values are skipped and counted by
+ *   column for a note (avro_decode.c).
  *
  * WRITING (features -> Avro)
  *
@@ -106,8 +133,17 @@ typedef struct pbuild {
     st_buf blob;
     st_buf slots;            /* av_slot[] */
     st_buf map_paths;        /* const char *[]: static paths of maps, for projection checks */
-    bool refuse_nested;      /* reading records; verify only walks the datums */
+    bool reading;            /* reading records; verify only walks the datums */
+    st_nested_mode nested;
+    st_map_mode maps;
+    /* While compiling below the list at level 0 / 1 of the current path:
+     * where the leaves below register for its steps, kinds and rows. */
+    struct lvbufs *lv[2];
 } pbuild;
+
+struct lvbufs {
+    st_buf steps, kinds, rows;   /* av_node *[] */
+};
 
 static int oom(pbuild *b)
 {
@@ -170,6 +206,7 @@ static av_node *new_node(pbuild *b, av_op op, const char *path)
         memset(n, 0, sizeof *n);
         n->op = op;
         n->slot = -1;
+        n->rl = -1;
         n->keep = true;
         n->path = path;
     }
@@ -183,13 +220,75 @@ typedef struct naming {
     bool nullable;
     bool repeated;
     const char *list_path;   /* the outermost array above, when repeated */
+    int level;               /* lists (arrays, key-value maps) above: a leaf's depth */
 } naming;
+
+static int push_node(pbuild *b, st_buf *list, av_node *n)
+{
+    return st_buf_append(list, &n, sizeof n) ? oom(b) : 0;
+}
+
+/* A kept leaf two or three lists deep becomes a FeatureList; it registers
+ * with the lists on its path (see struct lvbufs).  Deeper, or with
+ * --nested refuse, it is an error naming it and the way out. */
+static int nested_leaf(pbuild *b, av_node *n, const naming *nm)
+{
+    const char *field = nm->path[0] ? nm->path : "value";
+    if (b->nested == ST_NESTED_REFUSE)
+        return st_error_set(b->err, ST_EUNSUPPORTED,
+                            "field \"%s\": nested list (lists %d deep) cannot be held by an Example "
+                            "feature without losing the inner lists; leave it out with --exclude %s, "
+                            "or drop --nested refuse: --nested sequence (the default) writes "
+                            "SequenceExamples", field, nm->level, field);
+    if (nm->level > 3)
+        return st_error_set(b->err, ST_EUNSUPPORTED,
+                            "field \"%s\": lists nested %d deep; a SequenceExample holds at most 3 "
+                            "(a FeatureList and its row lengths); leave it out with --exclude %s",
+                            field, nm->level, field);
+    if (!b->lv[0] || !b->lv[1])
+        return st_error_set(b->err, ST_EUNSUPPORTED, "field \"%s\": internal error: lists not tracked", field);
+    ((av_slot *)b->slots.data)[n->slot].sequence = true;
+    b->plan->sequence = true;
+    int rc = push_node(b, &b->lv[0]->steps, n);
+    if (!rc)
+        rc = push_node(b, &b->lv[1]->kinds, n);
+    if (rc || nm->level < 3)
+        return rc;
+    /* The row lengths: an int64 FeatureList beside the leaf's. */
+    static const char suffix[] = ".row_lengths";
+    size_t len = strlen(field);
+    av_slot r = {0};
+    if (blob_add(b, field, len, &r.name_off) || blob_add(b, suffix, sizeof suffix - 1, &(uint32_t){0}))
+        return b->err->code;
+    r.name_len = (uint32_t)(len + sizeof suffix - 1);
+    r.kind = ST_KIND_INT64;
+    r.nullable = true;
+    r.repeated = true;
+    r.fixed_len = -1;
+    r.sequence = true;
+    /* --exclude COL.row_lengths leaves the lengths out, keeping the values. */
+    r.keep = st_avro_plan_selected(b->plan, (const char *)b->blob.data + r.name_off, r.name_len);
+    int32_t slot = (int32_t)(b->slots.len / sizeof r);
+    if (slot < 0 || st_buf_append(&b->slots, &r, sizeof r))
+        return oom(b);
+    if (!r.keep)
+        return 0;
+    n->rl = slot;
+    return push_node(b, &b->lv[1]->rows, n);
+}
 
 static int make_leaf(pbuild *b, av_node *n, const naming *nm, st_kind kind, int64_t fixed_len)
 {
     n->kind = kind;
     n->in_map = nm->in_map;
     if (nm->in_map) {
+        /* --maps by-key: names are made per key, so no FeatureLists here. */
+        if (nm->level >= 2 && b->reading && st_avro_plan_selected(b->plan, nm->path, strlen(nm->path)))
+            return st_error_set(b->err, ST_EUNSUPPORTED,
+                                "field \"%s\": lists of lists in a map read with --maps by-key cannot be "
+                                "named per key; use --maps key-value (the default), or leave it out "
+                                "with --exclude %s", nm->list_path ? nm->list_path : nm->path,
+                                nm->list_path ? nm->list_path : nm->path);
         n->rel = nm->rel;
         n->rel_len = strlen(nm->rel);
         return 0;
@@ -208,6 +307,8 @@ static int make_leaf(pbuild *b, av_node *n, const naming *nm, st_kind kind, int6
     n->slot = (int32_t)(b->slots.len / sizeof s);
     if (n->slot < 0 || st_buf_append(&b->slots, &s, sizeof s))
         return oom(b);
+    if (s.keep && b->reading && nm->level >= 2)
+        return nested_leaf(b, n, nm);
     return 0;
 }
 
@@ -225,19 +326,18 @@ static const char *branch_name(const av_schema *s)
 
 static int compile(pbuild *b, av_schema *s, const naming *nm, int depth, av_node **out);
 
-/* An array or a map inside an array.  Flattening it would merge the inner
- * lists ([[1,2],[],[3]] -> [1,2,3]) or the values of different maps, so it
- * is refused until nested data is mapped.  A field left out by --columns /
- * --exclude is only skipped, so it does not count. */
-static int refuse_nested_list(pbuild *b, const av_schema *s, const naming *nm)
+/* A map read by key (--maps by-key) inside a list: its per-key features
+ * would merge the values of different maps, so it is refused.  A field
+ * left out by --columns / --exclude is only skipped, so it does not count. */
+static int refuse_keyed_map(pbuild *b, const naming *nm)
 {
-    if (!b->refuse_nested || !st_avro_plan_selected(b->plan, nm->path, strlen(nm->path)))
+    if (!b->reading || !st_avro_plan_selected(b->plan, nm->path, strlen(nm->path)))
         return 0;
     const char *field = nm->list_path && nm->list_path[0] ? nm->list_path : "value";
     return st_error_set(b->err, ST_EUNSUPPORTED,
-                        "field \"%s\": nested list (an array of %s) cannot be held by an Example "
-                        "feature without losing the inner lists; leave it out with --exclude %s",
-                        field, s->type == AV_MAP ? "maps" : "arrays", field);
+                        "field \"%s\": a map inside a list cannot be read with --maps by-key "
+                        "without merging the maps; use --maps key-value (the default), or leave it "
+                        "out with --exclude %s", field, field);
 }
 
 static int child_naming(pbuild *b, const naming *nm, const char *part, naming *child)
@@ -342,6 +442,76 @@ static int collect_touch(pbuild *b, av_node *n, st_buf *acc)
     }
 }
 
+static int node_list(pbuild *b, const st_buf *list, av_node ***out, size_t *n)
+{
+    *n = list->len / sizeof(av_node *);
+    *out = NULL;
+    if (!*n)
+        return 0;
+    *out = st_arena_memdup(&b->plan->arena, list->data, list->len);
+    return *out ? 0 : oom(b);
+}
+
+/* An array, or a map read as the array of its entries (entries = true).
+ * Its items are one list deeper; the lists at levels 0 and 1 collect the
+ * FeatureList leaves below them. */
+static int compile_array(pbuild *b, av_schema *s, const naming *nm, int depth, av_node *n, bool entries)
+{
+    int rc;
+    n->op = OP_ARRAY;
+    n->n = 1;
+    n->kids = st_arena_alloc(&b->plan->arena, sizeof *n->kids);
+    if (!n->kids)
+        return oom(b);
+    naming child = *nm;
+    child.repeated = true;
+    child.level = nm->level + 1;
+    if (!nm->repeated)
+        child.list_path = nm->path;
+    struct lvbufs mine = {0};
+    struct lvbufs *saved = NULL;
+    if (nm->level < 2) {
+        saved = b->lv[nm->level];
+        b->lv[nm->level] = &mine;
+    }
+    rc = compile(b, s->items, &child, depth + 1, &n->kids[0]);
+    if (nm->level < 2)
+        b->lv[nm->level] = saved;
+    if (!rc)
+        rc = node_list(b, &mine.steps, &n->steps, &n->nsteps);
+    if (!rc)
+        rc = node_list(b, &mine.kinds, &n->kinds, &n->nkinds);
+    if (!rc)
+        rc = node_list(b, &mine.rows, &n->rows, &n->nrows);
+    st_buf_free(&mine.steps);
+    st_buf_free(&mine.kinds);
+    st_buf_free(&mine.rows);
+    if (rc)
+        return rc;
+    /* A null item (or map value) is skipped: a list cannot hold it. */
+    av_node *item = n->kids[0];
+    if (entries)
+        item = item->kids[1];
+    if (item->op == OP_UNION) {
+        /* A null inner list of a FeatureList is a step with no kind, not a
+         * skipped value; a null innermost list (depth 3) is counted. */
+        bool lists = false;
+        for (size_t i = 0; i < item->n; i++)
+            lists = lists || item->kids[i]->op == OP_ARRAY || item->kids[i]->op == OP_MAP;
+        item->list_item = !lists || nm->level >= 1;
+    }
+    st_buf acc = {0};
+    rc = collect_touch(b, n->kids[0], &acc);
+    if (!rc && acc.len) {
+        n->ntouch = acc.len / sizeof(av_node *);
+        n->touch = st_arena_memdup(&b->plan->arena, acc.data, acc.len);
+        if (!n->touch)
+            rc = oom(b);
+    }
+    st_buf_free(&acc);
+    return rc;
+}
+
 static int compile(pbuild *b, av_schema *s, const naming *nm, int depth, av_node **out)
 {
     if (s->logical == AVL_DECIMAL && s->scale > 100)
@@ -428,33 +598,33 @@ static int compile(pbuild *b, av_schema *s, const naming *nm, int depth, av_node
     case AV_UNION:
         n->op = OP_UNION;
         return compile_union(b, s, nm, depth, n);
-    case AV_ARRAY: {
-        if (nm->repeated && (rc = refuse_nested_list(b, s, nm)))
-            return rc;
-        n->op = OP_ARRAY;
-        n->n = 1;
-        n->kids = st_arena_alloc(&b->plan->arena, sizeof *n->kids);
-        if (!n->kids)
-            return oom(b);
-        naming child = *nm;
-        child.repeated = true;
-        if (!nm->repeated)
-            child.list_path = nm->path;
-        if ((rc = compile(b, s->items, &child, depth + 1, &n->kids[0])))
-            return rc;
-        st_buf acc = {0};
-        rc = collect_touch(b, n->kids[0], &acc);
-        if (!rc && acc.len) {
-            n->ntouch = acc.len / sizeof(av_node *);
-            n->touch = st_arena_memdup(&b->plan->arena, acc.data, acc.len);
-            if (!n->touch)
-                rc = oom(b);
-        }
-        st_buf_free(&acc);
-        return rc;
-    }
+    case AV_ARRAY:
+        return compile_array(b, s, nm, depth, n, false);
     case AV_MAP: {
-        if (nm->repeated && (rc = refuse_nested_list(b, s, nm)))
+        if (b->maps == ST_MAP_KEY_VALUE) {
+            /* A map is read as the array of its entries, {key, value}: the
+             * encodings are the same (blocks of items; an item is the key
+             * string then the value). */
+            av_schema *str = st_arena_alloc(&b->plan->arena, sizeof *str);
+            av_schema *rec = st_arena_alloc(&b->plan->arena, sizeof *rec);
+            av_field *f = st_arena_alloc(&b->plan->arena, 2 * sizeof *f);
+            if (!str || !rec || !f)
+                return oom(b);
+            memset(str, 0, sizeof *str);
+            memset(rec, 0, sizeof *rec);
+            str->type = AV_STRING;
+            f[0] = (av_field){.name = "key", .type = str};
+            f[1] = (av_field){.name = "value", .type = s->items};
+            rec->type = AV_RECORD;
+            rec->fullname = rec->name = "entry";
+            rec->n = 2;
+            rec->fields = f;
+            av_schema entries = *s;
+            entries.type = AV_ARRAY;
+            entries.items = rec;
+            return compile_array(b, &entries, nm, depth, n, true);
+        }
+        if (nm->repeated && (rc = refuse_keyed_map(b, nm)))
             return rc;
         n->op = OP_MAP;
         n->in_map = nm->in_map;
@@ -545,8 +715,10 @@ int st_avro_plan_build(av_plan *plan, const av_schema *schema, const st_read_opt
 {
     memset(plan, 0, sizeof *plan);
     st_arena_init(&plan->arena, 16 * 1024);
-    pbuild b = {.plan = plan, .err = err, .refuse_nested = opt != NULL};
+    pbuild b = {.plan = plan, .err = err, .reading = opt != NULL};
     if (opt) {
+        b.nested = opt->nested;
+        b.maps = opt->maps;
         plan->decimal_text = opt->decimal_text;
         plan->columns = copy_list(&b, opt->columns, opt->ncolumns);
         plan->ncolumns = plan->columns ? opt->ncolumns : 0;
@@ -601,6 +773,7 @@ int st_avro_plan_columns(const av_plan *plan, st_schema *out, st_error *err)
         c->nullable = s->nullable;
         c->repeated = s->repeated;
         c->fixed_len = s->fixed_len;
+        c->sequence = s->sequence;
     }
     return 0;
 }

@@ -1,4 +1,31 @@
-/* A JSON object parser for JSON lines (see jsonl_parse.h). */
+/* A JSON object parser for JSON lines (see jsonl_parse.h).
+ *
+ * How a member's value becomes a field (the reader, jsonl_reader.c, turns
+ * fields into features):
+ *
+ *   value                            field
+ *   -------------------------------  --------------------------------------
+ *   null                             is_null: the feature is absent
+ *   number, string, true/false,      one value
+ *     {"base64": "..."}
+ *   object                           its members, named "parent.member"
+ *   array of scalars                 its values (depth 1); a null element
+ *                                    is an error ("null inside an array")
+ *   array of arrays (of arrays...)   the innermost values in order, and the
+ *                                    shape: each array's element count in
+ *                                    pre-order, JL_NULL_LIST for a null
+ *                                    element (a null list); depth = how
+ *                                    deep the deepest array is
+ *   array mixing arrays and values,  an error naming the key
+ *     array of objects
+ *
+ * The reader makes a key of depth 2 a FeatureList (one step per outer
+ * element, a null element a step with no kind), of depth 3 a FeatureList
+ * plus "<key>.row_lengths", and refuses depth 4 and more naming --exclude.
+ * JSON has no schema: a key's depth is the deepest any record shows, and
+ * every record's value for a FeatureList key must then be arrays exactly
+ * that deep ([] and null fit; a flat array or a single value is an error
+ * naming the record, line, byte offset and key). */
 #include "jsonl_parse.h"
 
 #include <math.h>
@@ -304,43 +331,96 @@ static int try_base64_object(jp *s, jl_value *v)
     return 1;
 }
 
-static int parse_array(jp *s)
+static int push_shape(jp *s, uint32_t t, size_t *at)
 {
-    jl_field *f = new_field(s, true);
-    if (!f)
+    jl_line *L = s->L;
+    if (L->nshape == L->scap) {
+        size_t cap = L->scap ? L->scap * 2 : 64;
+        uint32_t *p = realloc(L->shape, cap * sizeof *p);
+        if (!p)
+            return ST_ENOMEM;
+        L->shape = p;
+        L->scap = cap;
+    }
+    if (at)
+        *at = L->nshape;
+    L->shape[L->nshape++] = t;
+    return ST_OK;
+}
+
+/* The array at s->p, `level` arrays deep (1: the member's own).  Its
+ * elements are all scalars, or all arrays and nulls (a null list); a null
+ * among scalars, objects, and arrays beside scalars are errors. */
+static int parse_list(jp *s, size_t fi, unsigned level)
+{
+    if (++s->depth > JL_MAX_DEPTH)
+        return fail(s, "arrays nested too deeply for key '%s'", path_str(s));
+    jl_field *f = &s->L->fields[fi];
+    if (level > f->depth)
+        f->depth = (uint8_t)level;
+    size_t tok;
+    if (push_shape(s, 0, &tok))
         return ST_ENOMEM;
-    size_t fi = s->L->nfields - 1;
     s->p++;
     skip_ws(s);
     if (s->p < s->end && *s->p == ']') {
         s->p++;
+        s->depth--;
         return ST_OK;
     }
-    unsigned types = 0;
+    bool arrays = false, scalars = false;
+    const uint8_t *null_end = NULL;   /* just after the first null */
     uint32_t count = 0;
     for (;;) {
         skip_ws(s);
         if (s->p >= s->end)
             return fail(s, "array is not closed for key '%s'", path_str(s));
-        jl_value *v = new_value(s);
-        if (!v)
-            return ST_ENOMEM;
-        if (*s->p == '[')
-            return fail(s, "key '%s': nested arrays are not supported", path_str(s));
-        if (*s->p == '{') {
-            int rc = try_base64_object(s, v);
-            if (rc < 0)
+        if (*s->p == '[') {
+            if (scalars)
+                return fail(s, "key '%s': an array holds both values and arrays", path_str(s));
+            arrays = true;
+            int rc = parse_list(s, fi, level + 1);
+            if (rc)
                 return rc;
-            if (rc == 0)
-                return fail(s, "key '%s': arrays of objects are not supported", path_str(s));
         } else {
-            int rc = parse_scalar(s, v);
-            if (rc < 0)
-                return rc;
-            if (rc == 1)
-                return fail(s, "key '%s': null inside an array", path_str(s));
+            jl_value *v = new_value(s);
+            if (!v)
+                return ST_ENOMEM;
+            int rc;
+            if (*s->p == '{') {
+                rc = try_base64_object(s, v);
+                if (rc < 0)
+                    return rc;
+                if (rc == 0)
+                    return fail(s, "key '%s': arrays of objects are not supported", path_str(s));
+                rc = 0;
+            } else {
+                rc = parse_scalar(s, v);
+                if (rc < 0)
+                    return rc;
+            }
+            if (rc == 1) {
+                /* A null list when the array holds arrays; decided at its end. */
+                s->L->nvals--;
+                if (!null_end)
+                    null_end = s->p;
+                if (push_shape(s, JL_NULL_LIST, NULL))
+                    return ST_ENOMEM;
+            } else {
+                if (arrays)
+                    return fail(s, "key '%s': an array holds both arrays and values", path_str(s));
+                scalars = true;
+                f = &s->L->fields[fi];
+                f->types |= v->type;
+                if (f->count == 0 || level < f->sdepth_min)
+                    f->sdepth_min = (uint8_t)level;
+                if (f->count == 0 || level > f->sdepth_max)
+                    f->sdepth_max = (uint8_t)level;
+                if (f->count == UINT32_MAX)
+                    return fail(s, "key '%s': too many values", path_str(s));
+                f->count++;
+            }
         }
-        types |= v->type;
         count++;
         skip_ws(s);
         if (s->p < s->end && *s->p == ',') {
@@ -353,11 +433,30 @@ static int parse_array(jp *s)
         }
         return fail(s, "expected ',' or ']' in the array for key '%s'", path_str(s));
     }
-    if ((types & JL_NUMERIC) && (types & JL_TEXT))
-        return fail(s, "key '%s': array mixes numbers and strings", path_str(s));
+    /* Nulls beside values (or alone): a list of values cannot hold them. */
+    if (!arrays && null_end) {
+        s->p = null_end;
+        return fail(s, "key '%s': null inside an array", path_str(s));
+    }
+    s->L->shape[tok] = count;
+    s->depth--;
+    return ST_OK;
+}
+
+static int parse_array(jp *s)
+{
+    jl_field *f = new_field(s, true);
+    if (!f)
+        return ST_ENOMEM;
+    size_t fi = s->L->nfields - 1;
+    f->shape_first = s->L->nshape;
+    int rc = parse_list(s, fi, 1);
+    if (rc)
+        return rc;
     f = &s->L->fields[fi];
-    f->types = types;
-    f->count = count;
+    f->nshape = (uint32_t)(s->L->nshape - f->shape_first);
+    if ((f->types & JL_NUMERIC) && (f->types & JL_TEXT))
+        return fail(s, "key '%s': array mixes numbers and strings", path_str(s));
     return ST_OK;
 }
 
@@ -455,7 +554,7 @@ static int parse_object(jp *s)
 
 int jl_parse(jl_line *L, const uint8_t *p, size_t n, st_arena *arena, locale_t loc)
 {
-    L->nfields = L->nvals = 0;
+    L->nfields = L->nvals = L->nshape = 0;
     L->keys.len = L->path.len = 0;
     L->msg[0] = '\0';
     jp s = { L, p, p, p + n, arena, loc, 0 };
@@ -477,6 +576,7 @@ void jl_line_free(jl_line *L)
 {
     free(L->fields);
     free(L->vals);
+    free(L->shape);
     st_buf_free(&L->keys);
     st_buf_free(&L->path);
     memset(L, 0, sizeof *L);

@@ -1,9 +1,10 @@
 /* One JSON object (a line of JSON lines, or one object of the other shapes
  * of json_split.h), flattened into named fields of scalars.
  *
- * The parser does not build a tree: each member whose value is a scalar or
- * an array of scalars becomes a field named by its dotted path, with its
- * values appended to one array.  Strings are decoded into the arena given
+ * The parser does not build a tree: each member whose value is a scalar, an
+ * array of scalars or an array of arrays (of arrays...) of scalars becomes
+ * a field named by its dotted path, with its values appended to one array
+ * (and, for arrays, the element counts of each array in its shape).  Strings are decoded into the arena given
  * (so they may outlive the line); numbers keep a pointer to their text. */
 #ifndef ST_JSONL_PARSE_H
 #define ST_JSONL_PARSE_H
@@ -31,6 +32,9 @@ typedef struct jl_value {
     st_bytes text;           /* JL_STR / JL_B64 / JL_SPECIAL: the bytes; numbers: their text */
 } jl_value;
 
+/* A shape token for a null element of an array that holds arrays. */
+#define JL_NULL_LIST UINT32_MAX
+
 typedef struct jl_field {
     size_t key_off, key_len; /* in jl_line.keys */
     bool is_array;
@@ -38,6 +42,16 @@ typedef struct jl_field {
     unsigned types;          /* OR of the values' jl_type */
     size_t first;            /* values[first, first + count) */
     uint32_t count;
+    /* Nesting (arrays of arrays).  depth: how many arrays deep the deepest
+     * array is (0 for a scalar, 1 for a flat array); sdepth_min/max: the
+     * depths at which scalar values sit (valid when count > 0).  The shape
+     * of an array value is shape[shape_first, +nshape): each array's element
+     * count in pre-order, JL_NULL_LIST for a null element of an array that
+     * holds arrays.  The values are those of the innermost arrays in order. */
+    uint8_t depth;
+    uint8_t sdepth_min, sdepth_max;
+    size_t shape_first;
+    uint32_t nshape;
 } jl_field;
 
 typedef struct jl_line {
@@ -45,6 +59,8 @@ typedef struct jl_line {
     size_t nfields, fcap;
     jl_value *vals;
     size_t nvals, vcap;
+    uint32_t *shape;         /* array shapes, see jl_field */
+    size_t nshape, scap;
     st_buf keys;             /* every field's dotted name, one after another */
     st_buf path;             /* the name being built */
     char msg[256];           /* what went wrong, when jl_parse fails */

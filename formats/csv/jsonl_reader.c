@@ -3,7 +3,9 @@
  * Keys vary between records, so the "columns" are the keys met by the
  * inference pass (over the whole input when it can be read twice, else over
  * the first infer_rows records).  Each key's kind is decided there; keys
- * first met later keep the kind of their own values. */
+ * first met later keep the kind of their own values.  A key's depth (how
+ * deep its arrays nest) is decided there too: 2 or 3 makes it a FeatureList
+ * and every record a SequenceExample (see jsonl_parse.c for the rules). */
 #include "json_split.h"
 #include "jsonl_parse.h"
 
@@ -24,6 +26,7 @@ typedef struct jl_key {
     bool repeated;
     uint64_t present;        /* lines holding a non-null value */
     int64_t fixed_len;       /* -2 = not yet known, -1 = varies */
+    uint8_t depth;           /* deepest array nesting met (2, 3: a FeatureList) */
 } jl_key;
 
 /* Chunks of whole records, whatever the shape. */
@@ -108,6 +111,8 @@ typedef struct jsonl_reader {
     csv_chunk_queue pending;   /* chunks read during open(), replayed first */
     locale_t cloc;
     bool strict_float;
+    st_nested_mode nested;
+    bool sequence;           /* a kept key is a FeatureList: records are SequenceExamples */
     bool full_pass;
     uint64_t infer_rows;
     uint64_t rows_seen;
@@ -278,6 +283,8 @@ static int infer_chunk(jsonl_reader *r, const csv_chunk *ch, jl_line *L, st_aren
             }
             key->types |= f->types;
             key->present++;
+            if (f->depth > key->depth)
+                key->depth = f->depth;
             if (f->count > 1)
                 key->repeated = true;
             if (key->fixed_len == -2)
@@ -339,6 +346,34 @@ static int infer(jsonl_reader *r, const st_csv_options *co, st_error *err)
             k->kind = natural_kind(k->types);
         if (k->present < r->rows_seen)
             k->nullable = true;
+        if (k->depth >= 2) {
+            k->repeated = true;
+            k->fixed_len = -1;
+        }
+    }
+    return ST_OK;
+}
+
+/* Keys holding arrays of arrays: FeatureLists (2 or 3 deep), or errors
+ * naming the way out. */
+static int check_nesting(jsonl_reader *r, st_error *err)
+{
+    for (size_t i = 0; i < r->nkeys; i++) {
+        const jl_key *k = &r->keys[i];
+        if (!k->keep || k->depth < 2)
+            continue;
+        if (r->nested == ST_NESTED_REFUSE)
+            return st_error_set(err, ST_EUNSUPPORTED,
+                                "key '%s': arrays of arrays (lists %u deep) cannot be held by an "
+                                "Example feature without losing the inner lists; leave it out with "
+                                "--exclude %s, or drop --nested refuse: --nested sequence (the "
+                                "default) writes SequenceExamples", k->name, k->depth, k->name);
+        if (k->depth > 3)
+            return st_error_set(err, ST_EUNSUPPORTED,
+                                "key '%s': arrays nested %u deep; a SequenceExample holds at most 3 "
+                                "(a FeatureList and its row lengths); leave it out with --exclude %s",
+                                k->name, k->depth, k->name);
+        r->sequence = true;
     }
     return ST_OK;
 }
@@ -379,6 +414,7 @@ static int jsonl_open(void *priv, st_stream *in, const st_read_options *opt, st_
     r->in = in;
     r->name = in->name ? in->name : "<input>";
     r->strict_float = opt->strict_float;
+    r->nested = opt->nested;
     r->infer_rows = co->infer_rows ? co->infer_rows : CSV_DEFAULT_INFER_ROWS;
     if (copy_list(opt->columns, opt->columns ? opt->ncolumns : 0, &r->only, &r->nonly) ||
         copy_list(opt->exclude, opt->exclude ? opt->nexclude : 0, &r->exclude, &r->nexclude))
@@ -405,6 +441,8 @@ static int jsonl_open(void *priv, st_stream *in, const st_read_options *opt, st_
         return st_error_set(err, ST_ENOMEM, "out of memory");
     rc = infer(r, co, err);
     if (rc < 0)
+        return rc;
+    if ((rc = check_nesting(r, err)) < 0)
         return rc;
     /* A key asked for but absent from the whole input is a mistake. */
     if (r->full_pass) {
@@ -438,6 +476,7 @@ typedef struct jdec {
     const uint8_t *rs, *re;   /* its text */
     uint64_t lossy;
     st_error *err;
+    const void *line;         /* the parsed record (jl_line) */
 } jdec;
 
 /* "JSON record R (line L, byte offset B)" of a value (its text when it lies
@@ -545,15 +584,129 @@ static int convert(jdec *x, const jl_line *L, const jl_field *jf, st_feature *f,
     return ST_OK;
 }
 
+static const char *depth_words(const jl_field *jf)
+{
+    if (jf->depth >= 4)
+        return "arrays 4 or more deep";
+    if (jf->count && jf->sdepth_min != jf->sdepth_max)
+        return "values at several depths";
+    static const char *const words[] = {"a single value", "a flat array", "arrays of arrays", "arrays 3 deep"};
+    return words[jf->count ? jf->sdepth_max : jf->depth];
+}
+
+/* A record's value for a key of depth `depth` must have that shape: no
+ * array deeper, and values only in the innermost arrays ([], [[]], null
+ * lists fit any depth above theirs). */
+static int check_shape(jdec *x, const jl_field *jf, const jl_key *key, unsigned depth)
+{
+    bool ok = depth <= 1 ? jf->depth <= 1
+                         : jf->depth <= depth && (!jf->count || (jf->sdepth_min == depth && jf->sdepth_max == depth));
+    if (ok)
+        return ST_OK;
+    char at[128];
+    const jl_value *v = jf->count ? &((const jl_line *)x->line)->vals[jf->first] : NULL;
+    if (depth <= 1)
+        return st_error_set(x->err, ST_EDATA,
+                            "%s: key '%s' holds %s here but single values or flat arrays in the records "
+                            "its shape was inferred from%s; leave it out with --exclude %s",
+                            where(x, v, at, sizeof at), key->name, depth_words(jf),
+                            x->r->full_pass ? "" : " (the first records; infer from more)", key->name);
+    return st_error_set(x->err, ST_EDATA,
+                        "%s: key '%s' is a FeatureList (arrays %s in other records) but holds %s "
+                        "here; each of its values must be arrays that deep, [] or null; leave it "
+                        "out with --exclude %s",
+                        where(x, v, at, sizeof at), key->name, depth == 2 ? "of arrays" : "3 deep",
+                        depth_words(jf), key->name);
+}
+
+/* The FeatureList(s) of a key two or three arrays deep, from the field's
+ * shape: one step per outer element; a null element is a step with no kind.
+ * Depth 3 adds "<key>.row_lengths", the lengths of each step's inner lists. */
+static int build_lists(jdec *x, const jl_line *L, const jl_field *jf, const jl_key *key, st_kind kind,
+                       st_feature_list *lists, uint32_t *nl)
+{
+    st_arena *a = &x->out->arena;
+    const uint32_t *sh = L->shape + jf->shape_first;
+    uint32_t ns = jf->nshape, k = 0;
+    uint32_t outer = ns ? sh[k++] : 0;
+    bool deep = key->depth == 3;
+    st_feature *steps = st_arena_alloc(a, (outer ? outer : 1) * sizeof *steps * (deep ? 2 : 1));
+    if (!steps)
+        return st_error_set(x->err, ST_ENOMEM, "out of memory");
+    st_feature *rows = deep ? steps + outer : NULL;
+    size_t cursor = jf->first;
+    for (uint32_t i = 0; i < outer; i++) {
+        if (k >= ns)
+            return st_error_set(x->err, ST_EDATA, "key '%s': array shape out of step", key->name);
+        uint32_t t = sh[k++];
+        st_feature *f = &steps[i];
+        memset(f, 0, sizeof *f);
+        if (rows)
+            memset(&rows[i], 0, sizeof rows[i]);
+        if (t == JL_NULL_LIST)
+            continue; /* a null inner list: a step with no kind */
+        uint32_t total = t;
+        if (deep) {
+            int64_t *lens = st_arena_alloc(a, (t ? t : 1) * sizeof *lens);
+            if (!lens || t > ns - k)
+                return lens ? st_error_set(x->err, ST_EDATA, "key '%s': array shape out of step", key->name)
+                            : st_error_set(x->err, ST_ENOMEM, "out of memory");
+            total = 0;
+            for (uint32_t j = 0; j < t; j++) {
+                uint32_t u = sh[k++];
+                /* A null innermost list has length 0.  The count for the
+                 * note lands with the nested-data notes:
+                 * if (u == JL_NULL_LIST && st_batch_add_null_skipped(x->out,
+                 *         (const uint8_t *)key->name, key->len, 1))
+                 *     return st_error_set(x->err, ST_ENOMEM, "out of memory");
+                 */
+                lens[j] = u == JL_NULL_LIST ? 0 : u;
+                total += u == JL_NULL_LIST ? 0 : u;
+            }
+            rows[i].kind = ST_KIND_INT64;
+            rows[i].count = t;
+            rows[i].v.i64 = lens;
+        }
+        jl_field sub = *jf;
+        sub.first = cursor;
+        sub.count = total;
+        f->name.data = (const uint8_t *)key->name; /* for messages */
+        f->name.len = key->len;
+        int rc = convert(x, L, &sub, f, kind);
+        f->name.data = NULL;
+        f->name.len = 0;
+        if (rc)
+            return rc;
+        cursor += total;
+    }
+    st_feature_list *fl = &lists[(*nl)++];
+    fl->name = (st_bytes){(const uint8_t *)key->name, key->len};
+    fl->count = outer;
+    fl->steps = steps;
+    if (deep) {
+        char *name = st_arena_alloc(a, key->len + sizeof ".row_lengths");
+        if (!name)
+            return st_error_set(x->err, ST_ENOMEM, "out of memory");
+        memcpy(name, key->name, key->len);
+        memcpy(name + key->len, ".row_lengths", sizeof ".row_lengths");
+        fl = &lists[(*nl)++];
+        fl->name = (st_bytes){(const uint8_t *)name, key->len + sizeof ".row_lengths" - 1};
+        fl->count = outer;
+        fl->steps = rows;
+    }
+    return ST_OK;
+}
+
 static int jsonl_decode_unit(const void *priv, const st_unit *unit, st_batch *out, st_error *err)
 {
     const jsonl_reader *r = priv;
     const csv_chunk *ch = unit->data;
     const uint8_t *p = ch->data + ch->start, *end = ch->data + ch->len, *rs, *re;
-    jdec x = { r, out, ch, ch->row, NULL, NULL, 0, err };
+    jdec x = { r, out, ch, ch->row, NULL, NULL, 0, err, NULL };
     char at[128];
     jl_line L;
     memset(&L, 0, sizeof L);
+    x.line = &L;
     uint32_t *seen = r->nkeys ? calloc(r->nkeys, sizeof *seen) : NULL;
     uint32_t stamp = 0;
     int rc = ST_OK;
@@ -581,12 +734,15 @@ static int jsonl_decode_unit(const void *priv, const st_unit *unit, st_batch *ou
         st_record *rec = st_batch_add(out);
         st_feature *feats = rec ? st_arena_alloc(&out->arena, (L.nfields ? L.nfields : 1) * sizeof *feats)
                                 : NULL;
-        if (!feats) {
+        st_feature_list *lists = NULL;
+        if (feats && r->sequence)
+            lists = st_arena_alloc(&out->arena, (L.nfields ? L.nfields : 1) * 2 * sizeof *lists);
+        if (!feats || (r->sequence && !lists)) {
             rc = st_error_set(err, ST_ENOMEM, "out of memory");
             break;
         }
         stamp++;
-        uint32_t nf = 0;
+        uint32_t nf = 0, nl = 0;
         for (size_t i = 0; i < L.nfields && rc == ST_OK; i++) {
             const jl_field *jf = &L.fields[i];
             const uint8_t *name = jl_field_name(&L, jf);
@@ -603,11 +759,17 @@ static int jsonl_decode_unit(const void *priv, const st_unit *unit, st_batch *ou
                 seen[k] = stamp;
                 if (!key->keep || jf->is_null)
                     continue;
+                if ((rc = check_shape(&x, jf, key, key->depth)))
+                    break;
                 f->name.data = (const uint8_t *)key->name;
                 f->name.len = key->len;
                 kind = key->kind;
                 if (kind == ST_KIND_NONE && jf->count)
                     kind = natural_kind(jf->types);
+                if (key->depth >= 2) {
+                    rc = build_lists(&x, &L, jf, key, kind, lists, &nl);
+                    continue;
+                }
             } else {
                 bool forced;
                 kind = natural_kind(jf->types);
@@ -626,6 +788,16 @@ static int jsonl_decode_unit(const void *priv, const st_unit *unit, st_batch *ou
                     break;
                 if (jf->is_null)
                     continue;
+                if (jf->depth >= 2) {
+                    rc = st_error_set(err, ST_EDATA,
+                                      "%s: key '%.*s' holds arrays of arrays but was not met in the "
+                                      "records its shape was inferred from (the first records): a "
+                                      "FeatureList must be known before the first record is written; "
+                                      "infer from more records, or leave it out with --exclude %.*s",
+                                      where(&x, NULL, at, sizeof at), (int)jf->key_len, (const char *)name,
+                                      (int)jf->key_len, (const char *)name);
+                    break;
+                }
                 uint8_t *copy = st_arena_memdup(&out->arena, name, jf->key_len);
                 if (!copy) {
                     rc = st_error_set(err, ST_ENOMEM, "out of memory");
@@ -642,6 +814,9 @@ static int jsonl_decode_unit(const void *priv, const st_unit *unit, st_batch *ou
             break;
         rec->features = feats;
         rec->nfeatures = nf;
+        rec->lists = nl ? lists : NULL;
+        rec->nlists = nl;
+        rec->is_sequence = r->sequence;
     }
     free(seen);
     jl_line_free(&L);
@@ -662,6 +837,18 @@ static int jsonl_schema(void *priv, st_schema *out, st_error *err)
         c->nullable = k->nullable;
         c->repeated = k->repeated;
         c->fixed_len = k->fixed_len >= 0 ? k->fixed_len : -1;
+        c->sequence = k->depth >= 2;
+        if (k->depth == 3) {
+            char name[4096];
+            snprintf(name, sizeof name, "%s.row_lengths", k->name);
+            if (st_schema_add(out, name, ST_KIND_INT64))
+                return st_error_set(err, ST_ENOMEM, "out of memory");
+            c = &out->columns[out->count - 1];
+            c->nullable = k->nullable;
+            c->repeated = true;
+            c->fixed_len = -1;
+            c->sequence = true;
+        }
     }
     return ST_OK;
 }

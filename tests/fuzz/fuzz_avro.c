@@ -12,7 +12,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void run_reader(const uint8_t *data, size_t size, bool decimal_text)
+static void run_reader(const uint8_t *data, size_t size, bool decimal_text, st_map_mode maps)
 {
     st_stream *in;
     st_error err;
@@ -24,6 +24,7 @@ static void run_reader(const uint8_t *data, size_t size, bool decimal_text)
     memset(&opt, 0, sizeof opt);
     opt.max_record_size = 1 << 22;
     opt.decimal_text = decimal_text;
+    opt.maps = maps;
     st_batch b;
     st_batch_init(&b);
     if (priv && ops->open(priv, in, &opt, &err) == 0) {
@@ -74,7 +75,8 @@ static void put_long(st_buf *b, int64_t v)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size >= 3 && memcmp(data, "Obj", 3) == 0) {
-        run_reader(data, size, false);
+        run_reader(data, size, false, ST_MAP_KEY_VALUE);
+        run_reader(data, size, false, ST_MAP_BY_KEY);
         run_checks(data, size);
         return 0;
     }
@@ -100,7 +102,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (dlen)
         st_buf_append(&f, datums + 1, dlen - 1);
     st_buf_append(&f, sync, 16);
-    run_reader(f.data, f.len, (dlen && (datums[0] & 64)));
+    /* Its bits 6 and 7 pick --decimal text and --maps by-key. */
+    run_reader(f.data, f.len, (dlen && (datums[0] & 64)), dlen && (datums[0] & 128) ? ST_MAP_BY_KEY : ST_MAP_KEY_VALUE);
     run_checks(f.data, f.len);
     st_buf_free(&f);
     return 0;

@@ -242,17 +242,12 @@ static void test_unseekable_stream(void)
 {
     const char *files[] = {"avro/syncInMeta.avro", "avro/tfx/chicago_taxi_data.avro", "avro/weather-snappy.avro",
                            "avro/arrow-testing/nullable.impala.avro"};
-    /* nullable.impala's nested lists are refused: the rest (maps, records,
-     * arrays, unions) is read in small pieces. */
-    static const char *const nested[] = {"int_array_Array", "int_Map_Array", "nested_struct.C"};
-    st_read_options skip_nested;
-    memset(&skip_nested, 0, sizeof skip_nested);
-    skip_nested.exclude = nested;
-    skip_nested.nexclude = 3;
+    /* nullable.impala (maps, records, arrays, unions, lists of lists as
+     * FeatureLists) is read in small pieces too. */
     st_buf file = {0};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         CU_ASSERT_FATAL(load(files[i], &file));
-        const st_read_options *opt = strstr(files[i], "impala") ? &skip_nested : NULL;
+        const st_read_options *opt = NULL;
         result a, b;
         read_mem(&file, opt, &a);
         read_stream(open_drip(&file), opt, &b);
@@ -439,17 +434,70 @@ static void test_arrow_types(void)
         }
         result_free(&r);
     }
-    /* Nested lists (arrays of arrays, of maps, of records holding arrays) are
-     * refused, never flattened; leaving them out reads the rest. */
-    static const char *const nested[][2] = {
-        {"nested_lists.snappy.avro", "field \"a\": nested list (an array of arrays)"},
-        {"nullable.impala.avro", "field \"int_array_Array\": nested list (an array of arrays)"},
+    /* Nested lists (arrays of arrays, of maps, of records holding arrays)
+     * are FeatureLists; with --nested refuse they are refused, never
+     * flattened; leaving them out reads the rest. */
+    static const expect_line seq[] = {
+        {"nested_lists.snappy.avro", 0,
+         "{\"context\":{\"b\":[1]},\"feature_lists\":{\"a\":[[\"a\",\"b\",\"c\"],[\"d\"]],"
+         "\"a.row_lengths\":[[2,1],[0,1]]}}"},
+        {"nullable.impala.avro", 0,
+         "{\"context\":{\"id\":[1],\"int_array\":[1,2,3],\"int_map.key\":[\"k1\",\"k2\"],"
+         "\"int_map.value\":[1,100],\"nested_struct.A\":[1],\"nested_struct.b\":[1],"
+         "\"nested_struct.g.key\":[\"foo\"]},\"feature_lists\":{\"int_array_Array\":[[1,2],[3,4]],"
+         "\"int_Map_Array.key\":[[\"k1\"]],\"int_Map_Array.value\":[[1]],"
+         "\"nested_struct.C.d.E\":[[10,-10],[11]],\"nested_struct.C.d.F\":[[\"aaa\",\"bbb\"],[\"c\"]],"
+         "\"nested_struct.g.value.H.i\":[[1.1]]}}"},
     };
+    for (size_t i = 0; i < sizeof seq / sizeof *seq; i++) {
+        char rel[256];
+        snprintf(rel, sizeof rel, "avro/arrow-testing/%s", seq[i].file);
+        result r;
+        read_file(rel, NULL, &r);
+        CU_ASSERT_EQUAL(r.rc, 0);
+        if (strcmp(line(&r, seq[i].index), seq[i].json) != 0) {
+            fprintf(stderr, "\n%s record %zu:\n  got      %s\n  expected %s\n", seq[i].file, seq[i].index,
+                    line(&r, seq[i].index), seq[i].json);
+            CU_FAIL("arrow-testing nested record differs");
+        }
+        result_free(&r);
+    }
+    /* The schema marks FeatureLists (and row lengths) as sequences. */
+    {
+        result r;
+        read_file("avro/arrow-testing/nested_lists.snappy.avro", NULL, &r);
+        ssize_t a = st_schema_find(&r.schema, "a"), rl = st_schema_find(&r.schema, "a.row_lengths");
+        ssize_t b = st_schema_find(&r.schema, "b");
+        CU_ASSERT_FATAL(a >= 0 && rl >= 0 && b >= 0);
+        CU_ASSERT_TRUE(r.schema.columns[a].sequence && r.schema.columns[a].repeated);
+        CU_ASSERT_TRUE(r.schema.columns[rl].sequence);
+        CU_ASSERT_EQUAL(r.schema.columns[rl].kind, ST_KIND_INT64);
+        CU_ASSERT_FALSE(r.schema.columns[b].sequence);
+        result_free(&r);
+        /* --exclude a.row_lengths keeps the values' FeatureList only. */
+        static const char *const no_rl[] = {"a.row_lengths"};
+        st_read_options o;
+        memset(&o, 0, sizeof o);
+        o.exclude = no_rl;
+        o.nexclude = 1;
+        read_file("avro/arrow-testing/nested_lists.snappy.avro", &o, &r);
+        CU_ASSERT_EQUAL(r.rc, 0);
+        CU_ASSERT_STRING_EQUAL(line(&r, 0), "{\"context\":{\"b\":[1]},\"feature_lists\":{\"a\":[[\"a\",\"b\",\"c\"],[\"d\"]]}}");
+        CU_ASSERT(st_schema_find(&r.schema, "a.row_lengths") < 0);
+        result_free(&r);
+    }
+    static const char *const nested[][2] = {
+        {"nested_lists.snappy.avro", "field \"a\": nested list (lists 3 deep)"},
+        {"nullable.impala.avro", "field \"int_array_Array\": nested list (lists 2 deep)"},
+    };
+    st_read_options refuse;
+    memset(&refuse, 0, sizeof refuse);
+    refuse.nested = ST_NESTED_REFUSE;
     for (size_t i = 0; i < sizeof nested / sizeof *nested; i++) {
         char rel[256];
         snprintf(rel, sizeof rel, "avro/arrow-testing/%s", nested[i][0]);
         result r;
-        read_file(rel, NULL, &r);
+        read_file(rel, &refuse, &r);
         CU_ASSERT_EQUAL(r.rc, ST_EUNSUPPORTED);
         CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, nested[i][1]));
         CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "--exclude"));
@@ -460,6 +508,8 @@ static void test_arrow_types(void)
     memset(&flat, 0, sizeof flat);
     flat.exclude = impala_nested;
     flat.nexclude = 3;
+    flat.nested = ST_NESTED_REFUSE;
+    flat.maps = ST_MAP_BY_KEY;
     result imp;
     read_file("avro/arrow-testing/nullable.impala.avro", &flat, &imp);
     CU_ASSERT_EQUAL(imp.rc, 0);
@@ -493,17 +543,11 @@ static void test_arrow_types(void)
     const char *all[] = {"alltypes_dictionary", "dict-page-offset-zero", "fixed_length_decimal",
                          "fixed_length_decimal_legacy", "int64_decimal", "nonnullable.impala", "nulls.snappy",
                          "single_nan"};
-    /* nonnullable.impala's nested lists are left out (they are refused). */
-    static const char *const nonnull_nested[] = {"int_array_array", "int_map_array", "nested_Struct.c"};
-    st_read_options skip_nested;
-    memset(&skip_nested, 0, sizeof skip_nested);
-    skip_nested.exclude = nonnull_nested;
-    skip_nested.nexclude = 3;
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
         char rel[256];
         snprintf(rel, sizeof rel, "avro/arrow-testing/%s.avro", all[i]);
         result r;
-        read_file(rel, strstr(all[i], "impala") ? &skip_nested : NULL, &r);
+        read_file(rel, NULL, &r);
         CU_ASSERT_EQUAL(r.rc, 0);
         CU_ASSERT(r.records > 0);
         result_free(&r);
@@ -1010,7 +1054,13 @@ static void test_mapping_crafted(void)
     put_str(&d, "k3");
     put_long(&d, 0);   /* null */
     put_long(&d, 0);
-    expect_one(mapschema, &d, NULL, "{\"m.k1.x.long\":[7],\"m.k.2.x.string\":[\"s\"]}");
+    st_read_options by_key;
+    memset(&by_key, 0, sizeof by_key);
+    by_key.maps = ST_MAP_BY_KEY;
+    expect_one(mapschema, &d, &by_key, "{\"m.k1.x.long\":[7],\"m.k.2.x.string\":[\"s\"]}");
+    /* The default: keys and values as two lists, in stored order. */
+    expect_one(mapschema, &d, NULL, "{\"m.key\":[\"k1\",\"k.2\",\"k3\"],\"m.value.x.long\":[7],"
+               "\"m.value.x.string\":[\"s\"]}");
 
     /* Arrays: empty array present, null items skipped, array blocks with sizes. */
     const char *arrschema = "{\"type\":\"record\",\"name\":\"R\",\"fields\":["
@@ -1128,11 +1178,12 @@ static void test_projection(void)
     read_file("avro/js-tests/person-10.avro", &opt, &r);
     CU_ASSERT_EQUAL(r.rc, ST_EUSAGE);
     result_free(&r);
-    /* Map keys obey the projection too. */
+    /* Map keys obey the projection too (--maps by-key). */
     const char *mk[] = {"int_map.k2"};
     memset(&opt, 0, sizeof opt);
     opt.columns = mk;
     opt.ncolumns = 1;
+    opt.maps = ST_MAP_BY_KEY;
     read_file("avro/arrow-testing/nullable.impala.avro", &opt, &r);
     CU_ASSERT_EQUAL(r.rc, 0);
     CU_ASSERT_STRING_EQUAL(line(&r, 0), "{\"int_map.k2\":[100]}");

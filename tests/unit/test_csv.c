@@ -1247,7 +1247,18 @@ static void test_jsonl_errors(void)
         {"{\"a\": 1}\n{\"b\": [1, \"x\"]}\n",
          "JSON record 1 (line 2, byte offset 23): key 'b': array mixes numbers and strings"},
         {"{\"a\": 1}\n[1]\n", "JSON record 1 (line 2, byte offset 9): a record must be one JSON object"},
-        {"{\"a\": [[1]]}\n", "JSON record 0 (line 1, byte offset 7): key 'a': nested arrays are not supported"},
+        {"{\"a\": [[1], 2]}\n", "JSON record 0 (line 1, byte offset 13): key 'a': an array holds both arrays and values"},
+        {"{\"a\": [1, [2]]}\n", "JSON record 0 (line 1, byte offset 10): key 'a': an array holds both values and arrays"},
+        {"{\"a\": [[1, null]]}\n", "JSON record 0 (line 1, byte offset 15): key 'a': null inside an array"},
+        {"{\"a\": [[1]]}\n{\"a\": [2]}\n",
+         "JSON record 1 (line 2, byte offset 20): key 'a' is a FeatureList (arrays of arrays in other records) "
+         "but holds a flat array here; each of its values must be arrays that deep, [] or null; leave it out "
+         "with --exclude a"},
+        {"{\"a\": 7}\n{\"a\": [[[1]], [[2, 3]]]}\n",
+         "JSON record 0 (line 1, byte offset 6): key 'a' is a FeatureList (arrays 3 deep in other records) "
+         "but holds a single value here"},
+        {"{\"a\": [[[1]], [2]]}\n", "JSON record 0 (line 1, byte offset 9): key 'a' is a FeatureList (arrays 3 "
+         "deep in other records) but holds values at several depths here"},
         {"{\"a\": 1,}\n", "JSON record 0 (line 1, byte offset 8): expected a key"},
         {"{\"a\": 1} x\n", "JSON record 1 (line 1, byte offset 9): found 'x' where an object should begin"},
         {"{\"a\": \"x}\n", "JSON record 0 (line 1, byte offset 0): the object is not closed at the end of the "
@@ -1283,6 +1294,65 @@ static void test_jsonl_errors(void)
     CU_ASSERT_EQUAL(r.rc, ST_EDATA);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "JSON record 1 (line 2, byte offset 15): key 'a': 2.5 does not fit "
                                              "its kind int64"));
+    result_free(&r);
+}
+
+/* Arrays of arrays: FeatureLists of a SequenceExample (see jsonl_parse.c). */
+static void test_jsonl_nested(void)
+{
+    read_cfg cfg;
+    cfg_init(&cfg, &st_format_jsonl);
+    expect_json(&cfg,
+                "{\"id\": 1, \"seq\": [[1, 2], [], null, [3]], \"o\": {\"x\": [[0.5]]}}\n"
+                "{\"id\": 2, \"seq\": null}\n"
+                "{\"id\": 3, \"seq\": []}\n",
+                "{\"context\":{\"id\":[1]},\"feature_lists\":{\"seq\":[[1,2],[],[],[3]],\"o.x\":[[0.5]]}}\n"
+                "{\"context\":{\"id\":[2]},\"feature_lists\":{}}\n"
+                "{\"context\":{\"id\":[3]},\"feature_lists\":{\"seq\":[]}}\n");
+    /* Depth 3: the values of each outer element, and their row lengths;
+     * [] and [[]] fit a deeper key. */
+    expect_json(&cfg,
+                "{\"d\": [[[\"a\"], [], null], null, [], [[\"b\", \"c\"]]]}\n"
+                "{\"d\": [[]]}\n",
+                "{\"context\":{},\"feature_lists\":{\"d\":[[\"a\"],[],[],[\"b\",\"c\"]],"
+                "\"d.row_lengths\":[[1,0,0],[],[],[2]]}}\n"
+                "{\"context\":{},\"feature_lists\":{\"d\":[[]],\"d.row_lengths\":[[]]}}\n");
+    result r;
+    read_str(&cfg, "{\"d\": [[[1]]], \"s\": [[1]], \"k\": 1}\n", &r);
+    CU_ASSERT_EQUAL(r.rc, 0);
+    ssize_t d = st_schema_find(&r.schema, "d"), rl = st_schema_find(&r.schema, "d.row_lengths");
+    ssize_t sq = st_schema_find(&r.schema, "s"), k = st_schema_find(&r.schema, "k");
+    CU_ASSERT_FATAL(d >= 0 && rl >= 0 && sq >= 0 && k >= 0);
+    CU_ASSERT_TRUE(r.schema.columns[d].sequence && r.schema.columns[rl].sequence && r.schema.columns[sq].sequence);
+    CU_ASSERT_FALSE(r.schema.columns[k].sequence);
+    CU_ASSERT_EQUAL(r.schema.columns[rl].kind, ST_KIND_INT64);
+    result_free(&r);
+    /* Deeper than 3: an error naming the key and --exclude, which works. */
+    read_str(&cfg, "{\"a\": [[[[1]]]], \"b\": 1}\n", &r);
+    CU_ASSERT_EQUAL(r.rc, ST_EUNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "key 'a': arrays nested 4 deep"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "--exclude a"));
+    result_free(&r);
+    static const char *const ex[] = {"a"};
+    cfg.exclude = ex;
+    cfg.nexclude = 1;
+    expect_json(&cfg, "{\"a\": [[[[1]]]], \"b\": 1}\n", "{\"b\":[1]}\n");
+    cfg.exclude = NULL;
+    cfg.nexclude = 0;
+    /* Through a pipe: a key first met with arrays of arrays after the
+     * inferred records is an error (the records before are Examples). */
+    cfg.pipe = true;
+    cfg.co.infer_rows = 1;
+    read_str(&cfg, "{\"a\": 1}\n{\"b\": [[1]]}\n", &r);
+    CU_ASSERT_EQUAL(r.rc, ST_EDATA);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "JSON record 1 (line 2, byte offset 9): key 'b' holds arrays of "
+                                             "arrays but was not met in the records its shape was inferred from"));
+    result_free(&r);
+    read_str(&cfg, "{\"a\": [1]}\n{\"a\": [[1]]}\n", &r);
+    CU_ASSERT_EQUAL(r.rc, ST_EDATA);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "key 'a' holds arrays of arrays here but single values or flat "
+                                             "arrays in the records its shape was inferred from (the first "
+                                             "records; infer from more)"));
     result_free(&r);
 }
 
@@ -1637,6 +1707,7 @@ int main(void)
     CU_add_test(s, "float narrowing", test_float_lossy);
     CU_add_test(s, "jsonl basics", test_jsonl_basic);
     CU_add_test(s, "jsonl errors", test_jsonl_errors);
+    CU_add_test(s, "jsonl nested arrays", test_jsonl_nested);
     CU_add_test(s, "jsonl special values", test_jsonl_special);
     CU_add_test(s, "csv writer", test_csv_writer);
     CU_add_test(s, "csv roundtrip", test_csv_roundtrip);
