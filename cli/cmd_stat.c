@@ -168,6 +168,33 @@ static void json_file(st_jsonw *w, const file_stats *fs)
     st_json_end_object(w);
 }
 
+/* "3" when min and max agree, else "1..4". */
+static void range_text(char *out, size_t cap, uint32_t min, uint32_t max, bool any)
+{
+    if (min == max)
+        snprintf(out, cap, "%u", max);
+    else
+        snprintf(out, cap, "%u..%u", any ? min : 0, max);
+}
+
+static void value_range(char *out, size_t cap, const st_feature_stat *f)
+{
+    out[0] = '\0';
+    if (f->has_int)
+        snprintf(out, cap, "%" PRId64 " .. %" PRId64, f->min_int, f->max_int);
+    else if (f->has_float)
+        snprintf(out, cap, "%.9g .. %.9g", f->min_float, f->max_float);
+}
+
+static const char *kind_text(const st_feature_stat *f)
+{
+    bool mixed = (f->kinds & (f->kinds - 1)) != 0;
+    return mixed ? "mixed" : st_kind_name(st_feature_stat_kind(f));
+}
+
+/* Context features (or an Example's features), then SequenceExample
+ * FeatureLists in a table of their own: records that have the list, steps
+ * per record, values per step. */
 static void print_features(const st_feature_stats *fstats)
 {
     const st_feature_stat **sorted = st_feature_stats_sorted(fstats);
@@ -175,24 +202,43 @@ static void print_features(const st_feature_stats *fstats)
         free(sorted);
         return;
     }
-    printf("  %-32s %-11s %10s %13s  %s\n", "feature", "kind", "records", "length", "range");
+    size_t nlists = 0;
+    for (size_t i = 0; i < fstats->count; i++)
+        nlists += sorted[i]->sequence;
+    if (nlists < fstats->count)
+        printf("  %-32s %-11s %10s %13s  %s\n", "feature", "kind", "records", "length", "range");
     for (size_t i = 0; i < fstats->count; i++) {
         const st_feature_stat *f = sorted[i];
-        char length[32], range[96] = "";
-        if (f->min_len == f->max_len)
-            snprintf(length, sizeof length, "%u", f->max_len);
-        else
-            snprintf(length, sizeof length, "%u..%u", f->present ? f->min_len : 0, f->max_len);
-        if (f->has_int)
-            snprintf(range, sizeof range, "%" PRId64 " .. %" PRId64, f->min_int, f->max_int);
-        else if (f->has_float)
-            snprintf(range, sizeof range, "%.9g .. %.9g", f->min_float, f->max_float);
-        st_kind kind = st_feature_stat_kind(f);
-        bool mixed = (f->kinds & (f->kinds - 1)) != 0;
+        if (f->sequence)
+            continue;
+        char length[32], range[96];
+        range_text(length, sizeof length, f->min_len, f->max_len, f->present > 0);
+        value_range(range, sizeof range, f);
         char name[1024]; /* a NUL or control byte in a name shows as \xNN */
         st_feature_name_display(f->name, f->name_len, name, sizeof name);
-        printf("  %-32s %-11s %10" PRIu64 " %13s  %s\n", name,
-               mixed ? "mixed" : st_kind_name(kind), f->present, length, range);
+        printf("  %-32s %-11s %10" PRIu64 " %13s  %s\n", name, kind_text(f), f->present, length, range);
+    }
+    if (nlists)
+        printf("  %-32s %-11s %10s %20s %13s  %s\n", "feature list", "kind", "records", "steps (mean)",
+               "step length", "range");
+    for (size_t i = 0; i < fstats->count; i++) {
+        const st_feature_stat *f = sorted[i];
+        if (!f->sequence)
+            continue;
+        char steps[64], span[32], length[32], range[96];
+        range_text(span, sizeof span, f->min_steps, f->max_steps, f->present > 0);
+        snprintf(steps, sizeof steps, "%s (%.1f)", span,
+                 f->present ? (double)f->steps / (double)f->present : 0.0);
+        if (f->steps)
+            range_text(length, sizeof length, f->min_len, f->max_len, true);
+        else
+            snprintf(length, sizeof length, "-");
+        value_range(range, sizeof range, f);
+        char name[1024];
+        size_t n = st_feature_name_display(f->name, f->name_len, name, sizeof name - 2);
+        memcpy(name + n, "[]", 3);
+        printf("  %-32s %-11s %10" PRIu64 " %20s %13s  %s\n", name, kind_text(f), f->present, steps,
+               length, range);
     }
     free(sorted);
 }
@@ -256,7 +302,7 @@ static void print_file(const file_stats *fs)
         printf("  record size: min %" PRIu64 ", mean %.1f, max %" PRIu64 " bytes\n", fs->payload_min,
                (double)fs->payload_sum / (double)fs->payloads, fs->payload_max);
     if (fs->features.sequence_records)
-        printf("  %" PRIu64 " SequenceExamples (feature lists shown as name[])\n",
+        printf("  %" PRIu64 " SequenceExamples (context features, then feature lists as name[])\n",
                fs->features.sequence_records);
     print_features(&fs->features);
     size_t nempty;

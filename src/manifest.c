@@ -170,7 +170,7 @@ int st_feature_spec_json(const st_feature_stats *features, st_jsonw *w)
     for (size_t i = 0; i < features->count; i++) {
         const st_feature_stat *f = sorted[i];
         /* SequenceExample feature lists are not parse_example features. */
-        if (f->name_len >= 2 && memcmp(f->name + f->name_len - 2, "[]", 2) == 0)
+        if (f->sequence)
             continue;
         bool fixed = f->present == features->records && f->min_len == f->max_len;
         st_json_keyn(w, f->name, f->name_len); /* a NUL byte in the name as \u0000 */

@@ -13,8 +13,15 @@ typedef struct json_stream {
 
 static void stream_bytes(st_jsonw *w, json_stream *s, const uint8_t *data, size_t len);
 
+/* A Feature with no kind set (as TFX writes missing values) is null: an
+ * empty list [] is a Feature of a kind with no values, and the two stay
+ * apart (in a FeatureList, null is a step with no kind, [] an empty step). */
 static void feature_values(const st_feature *f, st_jsonw *w, json_stream *s)
 {
+    if (f->kind == ST_KIND_NONE) {
+        st_json_null(w);
+        return;
+    }
     st_json_begin_array(w);
     switch (f->kind) {
     case ST_KIND_INT64:
