@@ -16,7 +16,9 @@ are the same on every run.
 Also clicks_context.tfrecord (a context feature 'clicks' of bytes beside a
 FeatureList 'clicks' of int64: two names that must not be confused) and
 clicks_float.tfrecord (FeatureList 'clicks' of float: a kind that disagrees
-with events.tfrecord's).
+with events.tfrecord's), and damaged_step.tfrecord: a SequenceExample whose
+one step holds a packed Int64List cut inside a varint (well framed, CRCs
+right: only decoding finds the damage).
 """
 import gzip
 import os
@@ -87,6 +89,25 @@ def write(path, pb, records, kinds):
     return data
 
 
+def varint(n):
+    out = b""
+    while True:
+        c, n = n & 0x7F, n >> 7
+        if not n:
+            return out + bytes([c])
+        out += bytes([c | 0x80])
+
+
+def ld(field, body):
+    return varint(field << 3 | 2) + varint(len(body)) + body
+
+
+def damaged_step():
+    step = ld(3, ld(1, b"\x80"))  # Feature.int64_list, packed value cut short
+    entry = ld(1, b"clicks") + ld(2, ld(1, step))
+    return frame(ld(2, ld(1, entry)))  # SequenceExample.feature_lists
+
+
 def main():
     source, out = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
@@ -99,6 +120,8 @@ def main():
               [({"clicks": b"ten"}, {"clicks": [[10], [11]]})], {"clicks": "bytes", "[]clicks": "int64"})
         write(os.path.join(out, "clicks_float.tfrecord"), pb,
               [({"user": 6}, {"clicks": [[0.5]]})], {"user": "int64", "clicks": "float"})
+    with open(os.path.join(out, "damaged_step.tfrecord"), "wb") as f:
+        f.write(damaged_step())
     with open(os.path.join(out, "events.tfrecord.gz"), "wb") as f:
         with gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0) as g:
             g.write(data)
