@@ -273,6 +273,20 @@ static int derive_schema(cli_output *out, convert_job *job, st_error *err)
                           "hold; write tfrecord or jsonl instead",
                           name, out->format->name);
     }
+    /* A table row holds no list of lists: say which FeatureList, and where
+     * it can go, before any shard is opened. */
+    if (rc == ST_OK && (strcmp(out->format->name, "csv") == 0 || strcmp(out->format->name, "tsv") == 0)) {
+        for (size_t i = 0; i < out->schema.count; i++) {
+            if (!out->schema.columns[i].sequence)
+                continue;
+            rc = st_error_set(err, ST_EUSAGE,
+                              "the records are tf.train.SequenceExample (%" PRIu64 " of them) and FeatureList "
+                              "'%s' (a list of steps) cannot be a %s column: write --to jsonl or --to avro, "
+                              "which keep FeatureLists",
+                              stats.sequence_records, out->schema.columns[i].name, out->format->name);
+            break;
+        }
+    }
     st_feature_stats_free(&stats);
     out->wopt.schema = &out->schema;
     return rc;

@@ -251,8 +251,10 @@ int st_feature_stats_schema(const st_feature_stats *s, st_schema *out)
         c->repeated = !(f->min_len == 1 && f->max_len == 1);
         c->fixed_len = f->min_len == f->max_len ? (int64_t)f->min_len : -1;
         c->sequence = f->sequence;
-        if (f->sequence)
+        if (f->sequence) {
             c->repeated = true; /* a list of steps, whatever each holds */
+            c->null_steps = (f->kinds & (1u << ST_KIND_NONE)) != 0;
+        }
     }
     free(sorted);
     return ST_OK;

@@ -445,7 +445,7 @@ static void test_record_json(void)
     CU_ASSERT_EQUAL(st_record_to_json(&rec, fresh(false)), 0);
     CU_ASSERT_STRING_EQUAL(text(), "{\"i\":[-9223372036854775808,0,9223372036854775807],"
                                    "\"f\":[0.1,-0.0,\"NaN\"],"
-                                   "\"b\":[\"hi\",{\"base64\":\"/w==\"}],\"n\":null}");
+                                   "\"b\":[\"hi\",{\"base64\":\"/w==\"}],\"n\":[]}");
 
     /* A step with no kind is null, an empty step of a kind [] */
     st_feature steps[4] = {
@@ -461,7 +461,7 @@ static void test_record_json(void)
     st_record seq = {.features = fs + 3, .nfeatures = 1, .lists = lists, .nlists = 2,
                      .is_sequence = true};
     CU_ASSERT_EQUAL(st_record_to_json(&seq, fresh(false)), 0);
-    CU_ASSERT_STRING_EQUAL(text(), "{\"context\":{\"n\":null},\"feature_lists\":"
+    CU_ASSERT_STRING_EQUAL(text(), "{\"context\":{\"n\":[]},\"feature_lists\":"
                                    "{\"s\":[[-9223372036854775808,0],null,[\"hi\"],[]],\"e\":[]}}");
     st_record empty = {0};
     CU_ASSERT_EQUAL(st_record_to_json(&empty, fresh(false)), 0);
