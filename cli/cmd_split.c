@@ -386,7 +386,9 @@ static int run_split(const cli_command *cmd, cli_values *v)
 
     st_read_options ro;
     st_read_options_init(&ro);
-    ro.payload_only = true;
+    /* Payloads are copied as they are; --feature-spec decodes them too, to
+     * learn the features the spec describes. */
+    ro.payload_only = !cli_has(v, "feature-spec");
     ro.skip_corrupt = cli_has(v, "skip-corrupt");
     cli_hints_offer_skip_corrupt(!ro.skip_corrupt);
     const char *comp = cli_text(v, "input-compression", NULL);

@@ -4,6 +4,7 @@
 #include "input.h"
 #include "json_read.h"
 #include "json_version.h"
+#include "stat_spec.h"
 
 #include "../src/feature_stats.h"
 #include "../src/json.h"
@@ -16,6 +17,9 @@
 
 static const cli_option stat_options[] = {
     {"json", 0, ARG_NONE, NULL, NULL, "print one JSON document with \"files\" and \"total\""},
+    {"feature-spec", 0, ARG_TEXT, "FILE", NULL, "write the records' tf.io.parse_example (or parse_sequence_example) spec (- for stdout)"},
+    {"snippet", 0, ARG_NONE, NULL, NULL, "print a ready tf.data pipeline that parses these TFRecord files"},
+    {"defaults", 0, ARG_LIST, "NAME=VALUE,...", NULL, "default values of scalar features some records lack (with --feature-spec or --snippet)"},
     CLI_OPTIONS_END,
 };
 
@@ -168,6 +172,33 @@ static void json_file(st_jsonw *w, const file_stats *fs)
     st_json_end_object(w);
 }
 
+/* "3" when min and max agree, else "1..4". */
+static void range_text(char *out, size_t cap, uint32_t min, uint32_t max, bool any)
+{
+    if (min == max)
+        snprintf(out, cap, "%u", max);
+    else
+        snprintf(out, cap, "%u..%u", any ? min : 0, max);
+}
+
+static void value_range(char *out, size_t cap, const st_feature_stat *f)
+{
+    out[0] = '\0';
+    if (f->has_int)
+        snprintf(out, cap, "%" PRId64 " .. %" PRId64, f->min_int, f->max_int);
+    else if (f->has_float)
+        snprintf(out, cap, "%.9g .. %.9g", f->min_float, f->max_float);
+}
+
+static const char *kind_text(const st_feature_stat *f)
+{
+    bool mixed = (f->kinds & (f->kinds - 1)) != 0;
+    return mixed ? "mixed" : st_kind_name(st_feature_stat_kind(f));
+}
+
+/* Context features (or an Example's features), then SequenceExample
+ * FeatureLists in a table of their own: records that have the list, steps
+ * per record, values per step. */
 static void print_features(const st_feature_stats *fstats)
 {
     const st_feature_stat **sorted = st_feature_stats_sorted(fstats);
@@ -175,24 +206,43 @@ static void print_features(const st_feature_stats *fstats)
         free(sorted);
         return;
     }
-    printf("  %-32s %-11s %10s %13s  %s\n", "feature", "kind", "records", "length", "range");
+    size_t nlists = 0;
+    for (size_t i = 0; i < fstats->count; i++)
+        nlists += sorted[i]->sequence;
+    if (nlists < fstats->count)
+        printf("  %-32s %-11s %10s %13s  %s\n", "feature", "kind", "records", "length", "range");
     for (size_t i = 0; i < fstats->count; i++) {
         const st_feature_stat *f = sorted[i];
-        char length[32], range[96] = "";
-        if (f->min_len == f->max_len)
-            snprintf(length, sizeof length, "%u", f->max_len);
-        else
-            snprintf(length, sizeof length, "%u..%u", f->present ? f->min_len : 0, f->max_len);
-        if (f->has_int)
-            snprintf(range, sizeof range, "%" PRId64 " .. %" PRId64, f->min_int, f->max_int);
-        else if (f->has_float)
-            snprintf(range, sizeof range, "%.9g .. %.9g", f->min_float, f->max_float);
-        st_kind kind = st_feature_stat_kind(f);
-        bool mixed = (f->kinds & (f->kinds - 1)) != 0;
+        if (f->sequence)
+            continue;
+        char length[32], range[96];
+        range_text(length, sizeof length, f->min_len, f->max_len, f->present > 0);
+        value_range(range, sizeof range, f);
         char name[1024]; /* a NUL or control byte in a name shows as \xNN */
         st_feature_name_display(f->name, f->name_len, name, sizeof name);
-        printf("  %-32s %-11s %10" PRIu64 " %13s  %s\n", name,
-               mixed ? "mixed" : st_kind_name(kind), f->present, length, range);
+        printf("  %-32s %-11s %10" PRIu64 " %13s  %s\n", name, kind_text(f), f->present, length, range);
+    }
+    if (nlists)
+        printf("  %-32s %-11s %10s %20s %13s  %s\n", "feature list", "kind", "records", "steps (mean)",
+               "step length", "range");
+    for (size_t i = 0; i < fstats->count; i++) {
+        const st_feature_stat *f = sorted[i];
+        if (!f->sequence)
+            continue;
+        char steps[64], span[32], length[32], range[96];
+        range_text(span, sizeof span, f->min_steps, f->max_steps, f->present > 0);
+        snprintf(steps, sizeof steps, "%s (%.1f)", span,
+                 f->present ? (double)f->steps / (double)f->present : 0.0);
+        if (f->steps)
+            range_text(length, sizeof length, f->min_len, f->max_len, true);
+        else
+            snprintf(length, sizeof length, "-");
+        value_range(range, sizeof range, f);
+        char name[1024];
+        size_t n = st_feature_name_display(f->name, f->name_len, name, sizeof name - 2);
+        memcpy(name + n, "[]", 3);
+        printf("  %-32s %-11s %10" PRIu64 " %20s %13s  %s\n", name, kind_text(f), f->present, steps,
+               length, range);
     }
     free(sorted);
 }
@@ -256,7 +306,7 @@ static void print_file(const file_stats *fs)
         printf("  record size: min %" PRIu64 ", mean %.1f, max %" PRIu64 " bytes\n", fs->payload_min,
                (double)fs->payload_sum / (double)fs->payloads, fs->payload_max);
     if (fs->features.sequence_records)
-        printf("  %" PRIu64 " SequenceExamples (feature lists shown as name[])\n",
+        printf("  %" PRIu64 " SequenceExamples (context features, then feature lists as name[])\n",
                fs->features.sequence_records);
     print_features(&fs->features);
     size_t nempty;
@@ -268,15 +318,64 @@ static void print_file(const file_stats *fs)
         print_details(&fs->details);
 }
 
+/* --feature-spec, --snippet and --defaults: which go together. */
+static int spec_usage(const cli_command *cmd, const cli_values *v, st_spec_defaults *defaults)
+{
+    const char *spec = cli_text(v, "feature-spec", NULL);
+    bool snippet = cli_has(v, "snippet");
+    if (cli_has(v, "defaults") && !spec && !snippet)
+        return cli_usage_error(cmd, "--defaults chooses values for the feature spec: give --feature-spec "
+                                    "FILE or --snippet too");
+    if (snippet && cli_has(v, "json"))
+        return cli_usage_error(cmd, "--snippet prints Python, --json a JSON document: give one of them");
+    if (spec && strcmp(spec, "-") == 0 && (snippet || cli_has(v, "json")))
+        return cli_usage_error(cmd, "--feature-spec - prints the spec on standard output, where --%s "
+                                    "prints too: give the spec a file name",
+                               snippet ? "snippet" : "json");
+    if (spec && !spec[0])
+        return cli_usage_error(cmd, "--feature-spec '': give a file name (or - for standard output)");
+    size_t n = 0;
+    const char *const *items = cli_list(v, "defaults", &n);
+    for (size_t i = 0; i < n; i++) {
+        st_error err = {0};
+        if (st_spec_defaults_parse(defaults, items[i], &err))
+            return cli_usage_error(cmd, "%s", err.msg);
+    }
+    return EXIT_OK;
+}
+
 static int run_stat(const cli_command *cmd, cli_values *v)
 {
-    cli_input in;
-    int status = cli_input_open(cmd, v, &in);
-    if (status)
+    st_spec_defaults defaults = {0};
+    int status = spec_usage(cmd, v, &defaults);
+    if (status) {
+        st_spec_defaults_free(&defaults);
         return status;
+    }
+    cli_input in;
+    status = cli_input_open(cmd, v, &in);
+    if (status) {
+        st_spec_defaults_free(&defaults);
+        return status;
+    }
     char **paths = in.paths;
     size_t npaths = in.npaths;
-    bool json = cli_has(v, "json");
+    const char *spec_path = cli_text(v, "feature-spec", NULL);
+    bool snippet = cli_has(v, "snippet");
+    /* The spec or the snippet on standard output replaces the statistics. */
+    bool quiet = snippet || (spec_path && strcmp(spec_path, "-") == 0);
+    bool json = cli_has(v, "json") && !quiet;
+    stat_spec_inputs spec_in = {
+        .paths = paths,
+        .formats = calloc(npaths ? npaths : 1, sizeof *spec_in.formats),
+        .compressions = calloc(npaths ? npaths : 1, sizeof *spec_in.compressions),
+        .count = npaths,
+    };
+    if (!spec_in.formats || !spec_in.compressions) {
+        cli_error(cmd, "out of memory");
+        status = EXIT_DAMAGED;
+        npaths = 0;
+    }
     st_feature_stats total;
     st_feature_stats_init(&total);
     uint64_t total_records = 0, total_bytes = 0;
@@ -298,12 +397,14 @@ static int run_stat(const cli_command *cmd, cli_values *v)
         if (rc > status)
             status = rc;
         if (fs.format) {
+            spec_in.formats[i] = fs.format;
+            spec_in.compressions[i] = fs.compression;
             total_records += fs.records;
             total_bytes += fs.bytes;
             st_feature_stats_merge(&total, &fs.features);
             if (json)
                 json_file(&w, &fs);
-            else
+            else if (!quiet)
                 print_file(&fs);
         }
         st_feature_stats_free(&fs.features);
@@ -323,12 +424,20 @@ static int run_stat(const cli_command *cmd, cli_values *v)
         st_json_end_object(&w);
         fwrite(out.data, 1, out.len, stdout);
         fputc('\n', stdout);
-    } else if (npaths > 1) {
+    } else if (npaths > 1 && !quiet) {
         char size[32];
         size_line(size, sizeof size, total_bytes);
         printf("total: %zu files, %" PRIu64 " records, %s\n", npaths, total_records, size);
         print_features(&total);
     }
+    /* Only from inputs read whole: a spec of part of them would mislead. */
+    if (status == EXIT_OK && !cli_interrupted && spec_path)
+        status = stat_spec_write(cmd, spec_path, &total, &defaults);
+    if (status == EXIT_OK && !cli_interrupted && snippet)
+        status = stat_spec_snippet(cmd, &spec_in, &total, &defaults);
+    free(spec_in.formats);
+    free(spec_in.compressions);
+    st_spec_defaults_free(&defaults);
     st_buf_free(&out);
     st_feature_stats_free(&total);
     cli_input_free(&in);
@@ -344,7 +453,9 @@ const cli_command cmd_stat = {
     .description =
         "For each input and in total: records, bytes, compression, record sizes, and per\n"
         "feature its kind, how many records have it, its list lengths and numeric range.\n"
-        "Parquet and Avro inputs add their own details (row groups, codecs, blocks).",
+        "Parquet and Avro inputs add their own details (row groups, codecs, blocks).\n"
+        "--feature-spec FILE writes the spec convert --feature-spec writes, for any\n"
+        "TFRecord files; --snippet prints a tf.data pipeline that parses them.",
     .groups = stat_groups,
     .run = run_stat,
 };

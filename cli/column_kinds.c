@@ -17,11 +17,12 @@ void column_kinds_free(column_kinds *t)
     memset(t, 0, sizeof *t);
 }
 
-static size_t slot_of(const column_kinds *t, const uint8_t *name, size_t len)
+static size_t slot_of(const column_kinds *t, const uint8_t *name, size_t len, bool sequence)
 {
-    size_t j = st_name_hash(name, len) & (t->cap - 1);
+    size_t j = (st_name_hash(name, len) ^ (sequence ? 0x9e3779b97f4a7c15ull : 0)) & (t->cap - 1);
     while (t->items[j].name &&
-           !(t->items[j].len == len && memcmp(t->items[j].name, name, len) == 0))
+           !(t->items[j].len == len && t->items[j].sequence == sequence &&
+             memcmp(t->items[j].name, name, len) == 0))
         j = (j + 1) & (t->cap - 1);
     return j;
 }
@@ -30,12 +31,13 @@ const column_kind *column_kinds_find(const column_kinds *t, const uint8_t *name,
 {
     if (!t->count)
         return NULL;
-    const column_kind *k = &t->items[slot_of(t, name, len)];
+    const column_kind *k = &t->items[slot_of(t, name, len, false)];
     return k->name ? k : NULL;
 }
 
-/* The entry for name, added (kind NONE) when new; NULL on ENOMEM. */
-static column_kind *entry(column_kinds *t, const uint8_t *name, size_t len)
+/* The entry for name (a FeatureList's when sequence), added (kind NONE)
+ * when new; NULL on ENOMEM. */
+static column_kind *entry_of(column_kinds *t, const uint8_t *name, size_t len, bool sequence)
 {
     if ((t->count + 1) * 2 > t->cap) {
         column_kinds bigger = {.cap = t->cap ? t->cap * 2 : 64};
@@ -44,13 +46,14 @@ static column_kind *entry(column_kinds *t, const uint8_t *name, size_t len)
             return NULL;
         for (size_t i = 0; i < t->cap; i++)
             if (t->items[i].name)
-                bigger.items[slot_of(&bigger, (const uint8_t *)t->items[i].name, t->items[i].len)] =
+                bigger.items[slot_of(&bigger, (const uint8_t *)t->items[i].name, t->items[i].len,
+                                     t->items[i].sequence)] =
                     t->items[i];
         bigger.count = t->count;
         free(t->items);
         *t = bigger;
     }
-    column_kind *k = &t->items[slot_of(t, name, len)];
+    column_kind *k = &t->items[slot_of(t, name, len, sequence)];
     if (!k->name) {
         k->name = malloc(len + 1);
         if (!k->name)
@@ -59,9 +62,15 @@ static column_kind *entry(column_kinds *t, const uint8_t *name, size_t len)
         k->name[len] = '\0';
         k->len = len;
         k->kind = ST_KIND_NONE;
+        k->sequence = sequence;
         t->count++;
     }
     return k;
+}
+
+static column_kind *entry(column_kinds *t, const uint8_t *name, size_t len)
+{
+    return entry_of(t, name, len, false);
 }
 
 static st_kind wider(st_kind a, st_kind b)
@@ -89,18 +98,34 @@ static int disagree(const column_kind *k, st_kind kind, size_t input, char *cons
      * read the text as that kind; the others convert the values). */
     char type_hint[300];
     snprintf(type_hint, sizeof type_hint, "--type %.200s=%s, or ", k->name, st_kind_name(w));
+    if (k->sequence) {
+        /* --type and --widen rewrite context features only. */
+        if (k->input == input)
+            return st_error_set(err, ST_EDATA,
+                                "%s: FeatureList '%s' holds both %s and %s steps; records and the "
+                                "feature spec would disagree (--type and --widen change context "
+                                "features only): convert the inputs separately",
+                                paths[input], k->name, st_kind_name(k->kind), st_kind_name(kind));
+        return st_error_set(err, ST_EDATA,
+                            "%s: FeatureList '%s' is %s here but %s in %s; records and the feature "
+                            "spec would disagree (--type and --widen change context features "
+                            "only): convert the inputs separately",
+                            paths[input], k->name, st_kind_name(kind), st_kind_name(k->kind),
+                            paths[k->input]);
+    }
+    const char *what = "column";
     if (k->input == input)
         return st_error_set(err, ST_EDATA,
-                            "%s: column '%s' holds both %s and %s values; records and the feature "
+                            "%s: %s '%s' holds both %s and %s values; records and the feature "
                             "spec would disagree: give it one kind with %s--widen (int64 + float "
                             "-> float, anything + bytes -> bytes)",
-                            paths[input], k->name, st_kind_name(k->kind), st_kind_name(kind),
+                            paths[input], what, k->name, st_kind_name(k->kind), st_kind_name(kind),
                             type_hint);
     return st_error_set(err, ST_EDATA,
-                        "%s: column '%s' is %s here but %s in %s; records and the feature spec "
+                        "%s: %s '%s' is %s here but %s in %s; records and the feature spec "
                         "would disagree: give it one kind with %s--widen (int64 + float -> "
                         "float, anything + bytes -> bytes)",
-                        paths[input], k->name, st_kind_name(kind), st_kind_name(k->kind),
+                        paths[input], what, k->name, st_kind_name(kind), st_kind_name(k->kind),
                         paths[k->input], type_hint);
 }
 
@@ -114,7 +139,7 @@ int column_kinds_check(column_kinds *t, const st_feature_stats *stats, size_t in
         unsigned kinds = f->kinds & ~(1u << ST_KIND_NONE);
         if (!kinds)
             continue;
-        column_kind *k = entry(t, (const uint8_t *)f->name, f->name_len);
+        column_kind *k = entry_of(t, (const uint8_t *)f->name, f->name_len, f->sequence);
         if (!k)
             return st_error_set(err, ST_ENOMEM, "out of memory");
         for (st_kind kind = ST_KIND_BYTES; kind <= ST_KIND_INT64; kind++) {

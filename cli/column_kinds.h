@@ -19,6 +19,8 @@ typedef struct column_kind {
     size_t len;
     st_kind kind;
     size_t input;            /* the input that first gave it this kind */
+    bool sequence;           /* a SequenceExample FeatureList: apart from a
+                                context feature of the same name */
 } column_kind;
 
 typedef struct column_kinds {

@@ -1,6 +1,6 @@
 /* The notes at the end of a conversion that say what changed in the data
- * without stopping it: values narrowed to float32, by column, and columns
- * that left no feature. */
+ * without stopping it: values narrowed to float32, by column, columns
+ * that left no feature, and records written as SequenceExamples. */
 #include "convert_pipeline.h"
 #include "empty_columns.h"
 
@@ -28,8 +28,50 @@ static void lossy_column_note(const char *cmd, const convert_lossy_column *c)
     fprintf(stderr, " (--strict-float makes this an error)\n");
 }
 
+/* Once per run: the output records are SequenceExamples, which a reader
+ * parses with tf.io.parse_sequence_example, not parse_example. */
+static void sequence_note(const char *cmd, const convert_job *job)
+{
+    if (!job->stats.sequence_records)
+        return;
+    const st_feature_stat **sorted = st_feature_stats_sorted(&job->stats);
+    if (!sorted)
+        return;
+    size_t nlists = 0;
+    for (size_t i = 0; i < job->stats.count; i++)
+        nlists += sorted[i]->sequence;
+    fprintf(stderr, "shardtool %s: note: records are tf.train.SequenceExample", cmd);
+    if (nlists) {
+        fputs(": ", stderr);
+        size_t shown = 0, most = 4;
+        for (size_t i = 0; i < job->stats.count && shown < most; i++) {
+            if (!sorted[i]->sequence)
+                continue;
+            char name[256];
+            st_feature_name_display(sorted[i]->name, sorted[i]->name_len, name, sizeof name);
+            bool last = shown + 1 == nlists || shown + 1 == most;
+            fprintf(stderr, "%s'%s'", shown == 0 ? "" : last && nlists <= most ? " and " : ", ", name);
+            shown++;
+        }
+        if (nlists > most)
+            fprintf(stderr, " and %zu more", nlists - most);
+        fprintf(stderr, " %s FeatureList%s", nlists == 1 ? "is a" : "are", nlists == 1 ? "" : "s");
+    }
+    fprintf(stderr, " (%" PRIu64 " record%s)", job->stats.sequence_records,
+            job->stats.sequence_records == 1 ? "" : "s");
+    /* Nested columns of a table made them: --nested refuse gives Examples. */
+    bool from_table = false;
+    for (size_t i = 0; i < job->input_columns.count; i++)
+        from_table |= job->input_columns.columns[i].sequence;
+    if (from_table)
+        fputs("; --nested refuse for plain Examples", stderr);
+    fputc('\n', stderr);
+    free(sorted);
+}
+
 void convert_print_notes(const char *cmd, const convert_job *job)
 {
+    sequence_note(cmd, job);
     size_t nempty;
     const char **empty = empty_columns_find(&job->input_columns, &job->stats, &nempty);
     for (size_t i = 0; empty && i < nempty; i++)

@@ -240,7 +240,8 @@ static bool name_in(const st_bytes *name, const char *const *list, size_t n)
 }
 
 /* --columns / --exclude for readers that do not project themselves
- * (TFRecord, JSON lines); for the others it keeps what they kept.  A record
+ * (TFRecord, JSON lines), context features and FeatureLists alike; for the
+ * others it keeps what they kept.  A record
  * that loses features also loses its payload, so it is encoded again
  * rather than passed through. */
 static void project(const st_read_options *ro, st_record *rec)
@@ -255,8 +256,19 @@ static void project(const st_read_options *ro, st_record *rec)
         if (keep)
             rec->features[kept++] = rec->features[i];
     }
-    if (kept != rec->nfeatures) {
+    /* A SequenceExample's FeatureLists are selected by name too (the
+     * record stays a SequenceExample when none is kept). */
+    uint32_t kept_lists = 0;
+    for (uint32_t i = 0; i < rec->nlists; i++) {
+        const st_bytes *name = &rec->lists[i].name;
+        bool keep = (!ro->ncolumns || name_in(name, ro->columns, ro->ncolumns)) &&
+                    !name_in(name, ro->exclude, ro->nexclude);
+        if (keep)
+            rec->lists[kept_lists++] = rec->lists[i];
+    }
+    if (kept != rec->nfeatures || kept_lists != rec->nlists) {
         rec->nfeatures = kept;
+        rec->nlists = kept_lists;
         rec->payload.data = NULL;
         rec->payload.len = 0;
         rec->framed.data = NULL;

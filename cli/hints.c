@@ -27,7 +27,13 @@ void cli_hint_for(const cli_command *cmd, const st_error *err)
 {
     const char *name = cmd ? cmd->name : "";
     const char *sep = cmd ? " " : "";
-    if (strstr(err->msg, ": not an Example: "))
+    if (strstr(err->msg, ": not an Example: ") && cmd && strcmp(cmd->name, "split") == 0)
+        /* split decodes payloads only for --feature-spec */
+        fprintf(stderr,
+                "shardtool split: hint: --feature-spec decodes every record as a tf.train.Example "
+                "or SequenceExample, and these are not; without --feature-spec split copies them "
+                "as they are\n");
+    else if (strstr(err->msg, ": not an Example: "))
         fprintf(stderr,
                 "shardtool%s%s: hint: the records are not tf.train.Example messages; "
                 "'shardtool cat -f raw' prints them as they are\n",

@@ -24,7 +24,7 @@ const cli_option cli_output_options[] = {
     {"index", 0, ARG_NONE, NULL, NULL, "write SHARD.idx beside each shard (DALI: offset size per line)"},
     {"manifest", 0, ARG_TEXT, "PATH", NULL, "where to write the manifest (default PREFIX.manifest.json)"},
     {"no-manifest", 0, ARG_NONE, NULL, NULL, "write no manifest"},
-    {"feature-spec", 0, ARG_TEXT, "FILE", NULL, "write the features as a tf.io.parse_example spec (JSON)"},
+    {"feature-spec", 0, ARG_TEXT, "FILE", NULL, "write the features as a tf.io.parse_example (or parse_sequence_example) spec (JSON)"},
     {"force", 'f', ARG_NONE, NULL, NULL, "replace existing outputs"},
     {"progress", 0, ARG_NONE, NULL, NULL, "show progress even when stderr is not a terminal"},
     CLI_OPTIONS_END,
@@ -273,6 +273,20 @@ static int derive_schema(cli_output *out, convert_job *job, st_error *err)
                           "hold; write tfrecord or jsonl instead",
                           name, out->format->name);
     }
+    /* A table row holds no list of lists: say which FeatureList, and where
+     * it can go, before any shard is opened. */
+    if (rc == ST_OK && (strcmp(out->format->name, "csv") == 0 || strcmp(out->format->name, "tsv") == 0)) {
+        for (size_t i = 0; i < out->schema.count; i++) {
+            if (!out->schema.columns[i].sequence)
+                continue;
+            rc = st_error_set(err, ST_EUSAGE,
+                              "the records are tf.train.SequenceExample (%" PRIu64 " of them) and FeatureList "
+                              "'%s' (a list of steps) cannot be a %s column: write --to jsonl or --to avro, "
+                              "which keep FeatureLists",
+                              stats.sequence_records, out->schema.columns[i].name, out->format->name);
+            break;
+        }
+    }
     st_feature_stats_free(&stats);
     out->wopt.schema = &out->schema;
     return rc;
@@ -305,7 +319,7 @@ static int finish_outputs(cli_output *out, convert_job *job, const char *options
     if (out->feature_spec) {
         rc = cli_output_check_path(out, out->feature_spec, err);
         if (rc == ST_OK)
-            rc = st_feature_spec_write(out->feature_spec, &job->stats, out->force, err);
+            rc = st_feature_spec_write(out->feature_spec, &job->stats, NULL, out->force, err);
         if (rc < 0)
             return cli_output_error_at(err, out->feature_spec);
     }

@@ -43,7 +43,7 @@ static bool looks_like_feature_spec(const char *path)
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return false;
-    char head[32];
+    char head[48];
     ssize_t n = read(fd, head, sizeof head);
     close(fd);
     if (n <= 0)
@@ -57,8 +57,10 @@ static bool looks_like_feature_spec(const char *path)
         return false;
     while (i < len && (head[i] == ' ' || head[i] == '\t'))
         i++;
-    static const char key[] = "\"features\"";
-    return len - i >= sizeof key - 1 && memcmp(head + i, key, sizeof key - 1) == 0;
+    /* an Example spec, or a SequenceExample spec (context first) */
+    static const char key[] = "\"features\"", context[] = "\"context_features\"";
+    return (len - i >= sizeof key - 1 && memcmp(head + i, key, sizeof key - 1) == 0) ||
+           (len - i >= sizeof context - 1 && memcmp(head + i, context, sizeof context - 1) == 0);
 }
 
 const char *cli_side_file_kind(const char *path)

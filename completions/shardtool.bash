@@ -151,6 +151,9 @@ _shardtool_table()
     stat)
         table=(
             '--json - - -'
+            '--feature-spec - FILE -'
+            '--snippet - - -'
+            '--defaults - NAME=VALUE,... -'
             '--from - FORMAT tfrecord,csv,tsv,jsonl,parquet,avro'
             '--columns - A,B,... -'
             '--exclude - A,B,... -'

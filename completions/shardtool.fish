@@ -33,7 +33,7 @@ complete -c shardtool -n '__fish_seen_subcommand_from convert' -l compression-le
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l index -d 'write SHARD.idx beside each shard (DALI: offset size per line)'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l manifest -r -F -d 'where to write the manifest (default PREFIX.manifest.json)'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l no-manifest -d 'write no manifest'
-complete -c shardtool -n '__fish_seen_subcommand_from convert' -l feature-spec -r -F -d 'write the features as a tf.io.parse_example spec (JSON)'
+complete -c shardtool -n '__fish_seen_subcommand_from convert' -l feature-spec -r -F -d 'write the features as a tf.io.parse_example (or parse_sequence_example) spec (JSON)'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -s f -l force -d 'replace existing outputs'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l progress -d 'show progress even when stderr is not a terminal'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l from -x -a 'tfrecord csv tsv jsonl parquet avro' -d 'input format (default: detected from content, then name)'
@@ -79,7 +79,7 @@ complete -c shardtool -n '__fish_seen_subcommand_from split' -l compression-leve
 complete -c shardtool -n '__fish_seen_subcommand_from split' -l index -d 'write SHARD.idx beside each shard (DALI: offset size per line)'
 complete -c shardtool -n '__fish_seen_subcommand_from split' -l manifest -r -F -d 'where to write the manifest (default PREFIX.manifest.json)'
 complete -c shardtool -n '__fish_seen_subcommand_from split' -l no-manifest -d 'write no manifest'
-complete -c shardtool -n '__fish_seen_subcommand_from split' -l feature-spec -r -F -d 'write the features as a tf.io.parse_example spec (JSON)'
+complete -c shardtool -n '__fish_seen_subcommand_from split' -l feature-spec -r -F -d 'write the features as a tf.io.parse_example (or parse_sequence_example) spec (JSON)'
 complete -c shardtool -n '__fish_seen_subcommand_from split' -s f -l force -d 'replace existing outputs'
 complete -c shardtool -n '__fish_seen_subcommand_from split' -l progress -d 'show progress even when stderr is not a terminal'
 complete -c shardtool -n '__fish_seen_subcommand_from split' -l parallel -x -d 'remote transfers in flight at once (default 16)'
@@ -152,6 +152,9 @@ complete -c shardtool -n '__fish_seen_subcommand_from verify' -s h -l help -d 's
 
 # shardtool stat
 complete -c shardtool -n '__fish_seen_subcommand_from stat' -l json -d 'print one JSON document with "files" and "total"'
+complete -c shardtool -n '__fish_seen_subcommand_from stat' -l feature-spec -r -F -d 'write the records\' tf.io.parse_example (or parse_sequence_example) spec (- for stdout)'
+complete -c shardtool -n '__fish_seen_subcommand_from stat' -l snippet -d 'print a ready tf.data pipeline that parses these TFRecord files'
+complete -c shardtool -n '__fish_seen_subcommand_from stat' -l defaults -x -d 'default values of scalar features some records lack (with --feature-spec or --snippet)'
 complete -c shardtool -n '__fish_seen_subcommand_from stat' -l from -x -a 'tfrecord csv tsv jsonl parquet avro' -d 'input format (default: detected from content, then name)'
 complete -c shardtool -n '__fish_seen_subcommand_from stat' -l columns -x -d 'read only these columns / features'
 complete -c shardtool -n '__fish_seen_subcommand_from stat' -l exclude -x -d 'leave these columns / features out'

@@ -19,6 +19,12 @@ void st_feature_stats_free(st_feature_stats *s)
     memset(s, 0, sizeof *s);
 }
 
+/* A FeatureList and a context feature of one name are two entries. */
+static size_t hash_of(const uint8_t *name, size_t len, bool sequence)
+{
+    return (size_t)(st_name_hash(name, len) ^ (sequence ? 0x9e3779b97f4a7c15ull : 0));
+}
+
 static int grow(st_feature_stats *s)
 {
     size_t cap = s->cap ? s->cap * 2 : 64;
@@ -29,7 +35,7 @@ static int grow(st_feature_stats *s)
         st_feature_stat *old = &s->items[i];
         if (!old->name)
             continue;
-        size_t j = st_name_hash((const uint8_t *)old->name, old->name_len) & (cap - 1);
+        size_t j = hash_of((const uint8_t *)old->name, old->name_len, old->sequence) & (cap - 1);
         while (items[j].name)
             j = (j + 1) & (cap - 1);
         items[j] = *old;
@@ -41,13 +47,14 @@ static int grow(st_feature_stats *s)
     return ST_OK;
 }
 
-static st_feature_stat *lookup(st_feature_stats *s, const uint8_t *name, size_t len)
+static st_feature_stat *lookup(st_feature_stats *s, const uint8_t *name, size_t len, bool sequence)
 {
     if ((s->count + 1) * 2 > s->cap && grow(s))
         return NULL;
-    size_t j = st_name_hash(name, len) & (s->cap - 1);
+    size_t j = hash_of(name, len, sequence) & (s->cap - 1);
     while (s->items[j].name) {
-        if (s->items[j].name_len == len && memcmp(s->items[j].name, name, len) == 0)
+        if (s->items[j].name_len == len && s->items[j].sequence == sequence &&
+            memcmp(s->items[j].name, name, len) == 0)
             return &s->items[j];
         j = (j + 1) & (s->cap - 1);
     }
@@ -61,7 +68,9 @@ static st_feature_stat *lookup(st_feature_stats *s, const uint8_t *name, size_t 
         memcpy(f->name, name, len);
     f->name[len] = '\0';
     f->name_len = len;
+    f->sequence = sequence;
     f->min_len = UINT32_MAX;
+    f->min_steps = UINT32_MAX;
     f->first_seen = s->count++;
     return f;
 }
@@ -69,7 +78,6 @@ static st_feature_stat *lookup(st_feature_stats *s, const uint8_t *name, size_t 
 static void add_values(st_feature_stat *f, const st_feature *feat)
 {
     f->kinds |= 1u << feat->kind;
-    f->present++;
     f->values += feat->count;
     if (feat->count < f->min_len)
         f->min_len = feat->count;
@@ -110,11 +118,12 @@ int st_feature_stats_add(st_feature_stats *s, const st_record *rec)
         st_feature_stat *f;
         /* The pointer can repeat with other bytes (a reused buffer): compare them too. */
         if (i < ST_FEATURE_STATS_CACHE && feat->name.data && s->cached_name[i] == feat->name.data &&
+            !s->items[s->cached_slot[i]].sequence &&
             s->items[s->cached_slot[i]].name_len == feat->name.len &&
             memcmp(s->items[s->cached_slot[i]].name, feat->name.data, feat->name.len) == 0) {
             f = &s->items[s->cached_slot[i]];
         } else {
-            f = lookup(s, feat->name.data, feat->name.len);
+            f = lookup(s, feat->name.data, feat->name.len, false);
             if (!f)
                 return ST_ENOMEM;
             if (i < ST_FEATURE_STATS_CACHE) {
@@ -122,29 +131,23 @@ int st_feature_stats_add(st_feature_stats *s, const st_record *rec)
                 s->cached_slot[i] = (size_t)(f - s->items);
             }
         }
+        f->present++;
         add_values(f, feat);
     }
-    /* Feature lists count under "name[]" with the per-step lengths. */
+    /* Feature lists: presence and steps per record, values per step. */
     for (uint32_t i = 0; i < rec->nlists; i++) {
         const st_feature_list *fl = &rec->lists[i];
-        char small[512];
-        size_t len = fl->name.len;
-        /* The whole name, however long: cut, two lists could merge. */
-        char *name = len + 2 <= sizeof small ? small : malloc(len + 2);
-        if (!name)
-            return ST_ENOMEM;
-        if (len)
-            memcpy(name, fl->name.data, len);
-        memcpy(name + len, "[]", 2);
-        st_feature_stat *f = lookup(s, (const uint8_t *)name, len + 2);
-        if (name != small)
-            free(name);
+        st_feature_stat *f = lookup(s, fl->name.data, fl->name.len, true);
         if (!f)
             return ST_ENOMEM;
+        f->present++;
+        f->steps += fl->count;
+        if (fl->count < f->min_steps)
+            f->min_steps = fl->count;
+        if (fl->count > f->max_steps)
+            f->max_steps = fl->count;
         for (uint32_t k = 0; k < fl->count; k++)
             add_values(f, &fl->steps[k]);
-        if (fl->count == 0)
-            f->present++;
     }
     return ST_OK;
 }
@@ -158,11 +161,16 @@ int st_feature_stats_merge(st_feature_stats *into, const st_feature_stats *from)
         return ST_ENOMEM;
     for (size_t i = 0; i < from->count; i++) {
         const st_feature_stat *src = sorted[i];
-        st_feature_stat *dst = lookup(into, (const uint8_t *)src->name, src->name_len);
+        st_feature_stat *dst = lookup(into, (const uint8_t *)src->name, src->name_len, src->sequence);
         if (!dst) {
             free(sorted);
             return ST_ENOMEM;
         }
+        dst->steps += src->steps;
+        if (src->min_steps < dst->min_steps)
+            dst->min_steps = src->min_steps;
+        if (src->max_steps > dst->max_steps)
+            dst->max_steps = src->max_steps;
         dst->kinds |= src->kinds;
         dst->present += src->present;
         dst->values += src->values;
@@ -242,6 +250,11 @@ int st_feature_stats_schema(const st_feature_stats *s, st_schema *out)
         c->nullable = f->present < s->records;
         c->repeated = !(f->min_len == 1 && f->max_len == 1);
         c->fixed_len = f->min_len == f->max_len ? (int64_t)f->min_len : -1;
+        c->sequence = f->sequence;
+        if (f->sequence) {
+            c->repeated = true; /* a list of steps, whatever each holds */
+            c->null_steps = (f->kinds & (1u << ST_KIND_NONE)) != 0;
+        }
     }
     free(sorted);
     return ST_OK;
@@ -277,7 +290,17 @@ void st_feature_stats_json(const st_feature_stats *s, st_jsonw *w)
         const st_feature_stat *f = sorted[i];
         st_json_begin_object(w);
         st_json_key(w, "name");
-        st_json_stringn(w, f->name, f->name_len);
+        if (f->sequence) {
+            /* "name[]", as stat has always shown feature lists */
+            st_buf shown = {0};
+            if (st_buf_append(&shown, f->name, f->name_len) || st_buf_append(&shown, "[]", 2))
+                w->failed = true;
+            else
+                st_json_stringn(w, (const char *)shown.data, shown.len);
+            st_buf_free(&shown);
+        } else {
+            st_json_stringn(w, f->name, f->name_len);
+        }
         st_json_member_string(w, "kind", kinds_text(f->kinds));
         st_json_member_uint(w, "records", f->present);
         st_json_member_uint(w, "values", f->values);
@@ -292,6 +315,16 @@ void st_feature_stats_json(const st_feature_stats *s, st_jsonw *w)
         }
         if (f->nan_count)
             st_json_member_uint(w, "nan", f->nan_count);
+        if (f->sequence) {
+            st_json_member_bool(w, "feature_list", true);
+            st_json_key(w, "steps");
+            st_json_begin_object(w);
+            st_json_member_uint(w, "total", f->steps);
+            st_json_member_uint(w, "min", f->present ? f->min_steps : 0);
+            st_json_member_double(w, "mean", f->present ? (double)f->steps / (double)f->present : 0);
+            st_json_member_uint(w, "max", f->max_steps);
+            st_json_end_object(w);
+        }
         st_json_end_object(w);
     }
     st_json_end_array(w);

@@ -14,6 +14,14 @@
 typedef struct st_feature_stat {
     char *name;              /* name_len bytes (a NUL may be among them), then a NUL */
     size_t name_len;
+    /* A FeatureList of SequenceExamples: a name of its own beside a context
+     * feature of the same name.  Its kinds, values, lengths and ranges are
+     * over its steps (min_len/max_len: values per step); `present` counts
+     * the records that have the list, `steps` and min/max_steps the steps
+     * per record. */
+    bool sequence;
+    uint64_t steps;
+    uint32_t min_steps, max_steps;
     unsigned kinds;          /* bit (1 << st_kind) for every kind seen */
     uint64_t present;        /* records that have the feature */
     uint64_t values;         /* values over all records */
@@ -49,7 +57,9 @@ const st_feature_stat **st_feature_stats_sorted(const st_feature_stats *s);
  * Features were seen). */
 st_kind st_feature_stat_kind(const st_feature_stat *f);
 /* A schema: nullable when some records lack it, repeated unless every
- * present value list has length 1, fixed_len when constant.
+ * present value list has length 1, fixed_len when constant.  A FeatureList
+ * is a column of its own name with `sequence` set (repeated and fixed_len
+ * then describe its steps).
  * ST_EUNSUPPORTED when a name holds a NUL byte (schema names are C strings;
  * st_feature_stats_nul_name says which). */
 int st_feature_stats_schema(const st_feature_stats *s, st_schema *out);
@@ -60,7 +70,9 @@ const st_feature_stat *st_feature_stats_nul_name(const st_feature_stats *s);
  * included) and backslash as \xNN / \\; truncated to fit cap.  Returns the
  * length written (out is NUL-terminated). */
 size_t st_feature_name_display(const char *name, size_t len, char *out, size_t cap);
-/* {"name": ..., "kind": ..., "records": ..., "min_length": ..., ...} per feature. */
+/* {"name": ..., "kind": ..., "records": ..., "min_length": ..., ...} per
+ * feature; a FeatureList is named "name[]" and adds "feature_list": true and
+ * "steps": {"total", "min", "mean", "max"} (steps per record that has it). */
 void st_feature_stats_json(const st_feature_stats *s, st_jsonw *w);
 
 #endif

@@ -90,15 +90,6 @@ static int write_whole(const char *path, const st_buf *b, bool force, st_error *
     return rc;
 }
 
-static const char *tf_dtype(st_kind k)
-{
-    switch (k) {
-    case ST_KIND_INT64: return "int64";
-    case ST_KIND_FLOAT: return "float32";
-    default: return "string";
-    }
-}
-
 int st_manifest_write(const char *path, const st_shard_sink *sink, const char *format,
                       st_compression compression, const st_feature_stats *features,
                       const char *options_json, bool force, st_error *err)
@@ -155,52 +146,6 @@ int st_manifest_write(const char *path, const st_shard_sink *sink, const char *f
     }
     st_json_end_object(&w);
     int rc = w.failed ? st_error_set(err, ST_ENOMEM, "out of memory") : write_whole(path, &b, force, err);
-    st_buf_free(&b);
-    return rc;
-}
-
-int st_feature_spec_json(const st_feature_stats *features, st_jsonw *w)
-{
-    const st_feature_stat **sorted = st_feature_stats_sorted(features);
-    if (!sorted)
-        return ST_ENOMEM;
-    st_json_begin_object(w);
-    st_json_key(w, "features");
-    st_json_begin_object(w);
-    for (size_t i = 0; i < features->count; i++) {
-        const st_feature_stat *f = sorted[i];
-        /* SequenceExample feature lists are not parse_example features. */
-        if (f->name_len >= 2 && memcmp(f->name + f->name_len - 2, "[]", 2) == 0)
-            continue;
-        bool fixed = f->present == features->records && f->min_len == f->max_len;
-        st_json_keyn(w, f->name, f->name_len); /* a NUL byte in the name as \u0000 */
-        st_json_begin_object(w);
-        st_json_member_string(w, "type", fixed ? "FixedLenFeature" : "VarLenFeature");
-        if (fixed) {
-            st_json_key(w, "shape");
-            st_json_begin_array(w);
-            if (f->max_len != 1)
-                st_json_uint(w, f->max_len);
-            st_json_end_array(w);
-        }
-        st_json_member_string(w, "dtype", tf_dtype(st_feature_stat_kind(f)));
-        st_json_end_object(w);
-    }
-    st_json_end_object(w);
-    st_json_end_object(w);
-    free(sorted);
-    return w->failed;
-}
-
-int st_feature_spec_write(const char *path, const st_feature_stats *features, bool force,
-                          st_error *err)
-{
-    st_buf b = {0};
-    st_jsonw w;
-    st_jsonw_init(&w, &b, true);
-    int rc = st_feature_spec_json(features, &w)
-                 ? st_error_set(err, ST_ENOMEM, "out of memory")
-                 : write_whole(path, &b, force, err);
     st_buf_free(&b);
     return rc;
 }

@@ -10,6 +10,7 @@
 #ifndef ST_MANIFEST_H
 #define ST_MANIFEST_H
 
+#include "feature_spec.h"
 #include "feature_stats.h"
 #include "shard.h"
 
@@ -18,15 +19,5 @@
 int st_manifest_write(const char *path, const st_shard_sink *sink, const char *format,
                       st_compression compression, const st_feature_stats *features,
                       const char *options_json, bool force, st_error *err);
-
-/* Writes a feature spec a user turns into a tf.io.parse_example spec:
- * {"features": {"name": {"type": "FixedLenFeature", "shape": [n], "dtype":
- * "int64"}, "other": {"type": "VarLenFeature", "dtype": "string"}}}.
- * FixedLen when every record has the feature with the same length. */
-int st_feature_spec_write(const char *path, const st_feature_stats *features, bool force,
-                          st_error *err);
-/* The same document into a JSON writer (0 or ST_ENOMEM).  Names are JSON
- * strings: a NUL byte in a name is \u0000. */
-int st_feature_spec_json(const st_feature_stats *features, st_jsonw *w);
 
 #endif

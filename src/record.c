@@ -147,6 +147,8 @@ int st_schema_add(st_schema *s, const char *name, st_kind kind)
     c->sequence = false;
     c->fixed_len = 1;
     c->empty = false;
+    c->sequence = false;
+    c->null_steps = false;
     return ST_OK;
 }
 

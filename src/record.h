@@ -138,6 +138,8 @@ typedef struct st_column {
                             kind is only a default */
     bool sequence;       /* a FeatureList of a SequenceExample (a list of
                             lists): `repeated`, `fixed_len` describe its steps */
+    bool null_steps;     /* a FeatureList with steps of no kind (null inner
+                            lists), as observed over records */
 } st_column;
 
 typedef struct st_schema {

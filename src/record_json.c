@@ -64,8 +64,17 @@ static int record_to_json(const st_record *rec, st_jsonw *w, json_stream *s)
         const st_feature_list *l = &rec->lists[i];
         st_json_keyn(w, (const char *)l->name.data, l->name.len);
         st_json_begin_array(w);
-        for (uint32_t t = 0; t < l->count; t++)
-            feature_values(&l->steps[t], w, s);
+        /* A step with no kind (an empty Feature, as TFX writes missing
+         * values) is null, apart from an empty step of the list's kind,
+         * []: the null inner list of NESTED DATA in shardtool-convert(1).
+         * (A context feature with no kind stays [], as JSON lines readers
+         * give an empty list no kind.) */
+        for (uint32_t t = 0; t < l->count; t++) {
+            if (l->steps[t].kind == ST_KIND_NONE)
+                st_json_null(w);
+            else
+                feature_values(&l->steps[t], w, s);
+        }
         st_json_end_array(w);
     }
     st_json_end_object(w);

@@ -1,6 +1,13 @@
 /* The Avro writer ops: one binary datum per record, gathered into blocks
  * that are compressed with the chosen codec and closed by the sync marker.
- * The schema and the rules for names are described in avro_mapping.c. */
+ * The schema and the rules for names are described in avro_mapping.c.
+ *
+ * A SequenceExample's FeatureList (a column with `sequence`) is an array
+ * of arrays: one inner array per step, in order.  When some step has no
+ * kind (an empty Feature, as TFX writes missing values) the inner arrays
+ * are a union with null, and such a step is null; an empty step is an
+ * empty array.  A record without the list has null (the field is then
+ * nullable); a list of zero steps is an empty outer array. */
 #include "avro_internal.h"
 
 #include <inttypes.h>
@@ -53,6 +60,32 @@ static const char *avro_type(st_kind k)
     case ST_KIND_BYTES: return "bytes";
     default: return "null";
     }
+}
+
+/* A FeatureList whose steps never had a kind (only empty Features, or zero
+ * steps) still keeps its steps: as arrays of bytes, as a spec says string. */
+static st_kind step_kind(const st_column *c)
+{
+    return c->kind == ST_KIND_NONE ? ST_KIND_BYTES : c->kind;
+}
+
+/* {"type": "array", "items": ["null", {"type": "array", "items": "long"}]} */
+static void sequence_type(const st_column *c, st_jsonw *w)
+{
+    st_json_begin_object(w);
+    st_json_member_string(w, "type", "array");
+    st_json_key(w, "items");
+    if (c->null_steps) {
+        st_json_begin_array(w);
+        st_json_string(w, "null");
+    }
+    st_json_begin_object(w);
+    st_json_member_string(w, "type", "array");
+    st_json_member_string(w, "items", avro_type(step_kind(c)));
+    st_json_end_object(w);
+    if (c->null_steps)
+        st_json_end_array(w);
+    st_json_end_object(w);
 }
 
 /* The Avro names of the columns, made valid and unique (see avro_mapping.c). */
@@ -108,12 +141,14 @@ static int schema_json(const st_schema *schema, st_buf *out, st_error *err)
         if (strcmp(names[i], c->name) != 0)
             st_json_member_string(&w, "tf_feature", c->name);
         st_json_key(&w, "type");
-        bool nullable = c->nullable && c->kind != ST_KIND_NONE;
+        bool nullable = c->nullable && (c->kind != ST_KIND_NONE || c->sequence);
         if (nullable) {
             st_json_begin_array(&w);
             st_json_string(&w, "null");
         }
-        if (is_array(c) && c->kind != ST_KIND_NONE) {
+        if (c->sequence) {
+            sequence_type(c, &w);
+        } else if (is_array(c) && c->kind != ST_KIND_NONE) {
             st_json_begin_object(&w);
             st_json_member_string(&w, "type", "array");
             st_json_member_string(&w, "items", avro_type(c->kind));
@@ -202,15 +237,78 @@ static int encode_values(const st_feature *f, st_buf *out, st_error *err)
     return 0;
 }
 
+static const st_feature_list *find_list(const st_record *rec, const char *name)
+{
+    size_t len = strlen(name);
+    for (uint32_t i = 0; i < rec->nlists; i++)
+        if (rec->lists[i].name.len == len && memcmp(rec->lists[i].name.data, name, len) == 0)
+            return &rec->lists[i];
+    return NULL;
+}
+
+/* One FeatureList field: null (absent), or the array of step arrays. */
+static int encode_list(const st_column *c, const st_feature_list *l, st_buf *out, st_error *err)
+{
+    if (st_buf_reserve(out, 24))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    if (!l) {
+        if (!c->nullable)
+            return st_error_set(err, ST_EDATA, "record lacks FeatureList \"%s\", which the Avro schema "
+                                "says every record has", c->name);
+        put_long(out, 0);
+        return 0;
+    }
+    if (c->nullable)
+        put_long(out, 1);
+    if (l->count)
+        put_long(out, (int64_t)l->count);
+    for (uint32_t t = 0; t < l->count; t++) {
+        const st_feature *f = &l->steps[t];
+        if (f->kind != ST_KIND_NONE && f->kind != step_kind(c))
+            return st_error_set(err, ST_EDATA, "FeatureList \"%s\" step %" PRIu32 " is %s but the Avro "
+                                "schema says %s", c->name, t, st_kind_name(f->kind),
+                                st_kind_name(step_kind(c)));
+        if (f->kind == ST_KIND_NONE && !c->null_steps)
+            return st_error_set(err, ST_EDATA, "FeatureList \"%s\" step %" PRIu32 " has no kind but the "
+                                "Avro schema has no null steps", c->name, t);
+        if (st_buf_reserve(out, 24))
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        if (c->null_steps)
+            put_long(out, f->kind == ST_KIND_NONE ? 0 : 1);
+        if (f->kind == ST_KIND_NONE)
+            continue;
+        if (f->count)
+            put_long(out, (int64_t)f->count);
+        int rc = encode_values(f, out, err);
+        if (rc)
+            return rc;
+        if (st_buf_reserve(out, 1))
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        put_long(out, 0);
+    }
+    if (st_buf_reserve(out, 1))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    put_long(out, 0);
+    return 0;
+}
+
 static int encode(const st_write_options *opt, const st_record *rec, st_buf *out, st_error *err)
 {
     const st_schema *schema = opt ? opt->schema : NULL;
     if (!schema)
         return st_error_set(err, ST_EUSAGE, "the Avro writer needs the features' schema");
-    size_t matched = 0;
+    size_t matched = 0, matched_lists = 0;
     uint32_t cursor = 0;
     for (size_t i = 0; i < schema->count; i++) {
         const st_column *c = &schema->columns[i];
+        if (c->sequence) {
+            const st_feature_list *l = find_list(rec, c->name);
+            matched_lists += l != NULL;
+            int rc = encode_list(c, l, out, err);
+            if (rc)
+                return rc;
+            continue;
+        }
         const st_feature *f = find(rec, &cursor, c->name);
         matched += f != NULL;
         bool array = is_array(c);
@@ -266,6 +364,19 @@ static int encode(const st_write_options *opt, const st_record *rec, st_buf *out
                                     (int)(f->name.len > 200 ? 200 : f->name.len), (const char *)f->name.data);
         }
         return st_error_set(err, ST_EDATA, "record has a feature twice");
+    }
+    if (matched_lists != rec->nlists) {
+        for (uint32_t k = 0; k < rec->nlists; k++) {
+            const st_feature_list *l = &rec->lists[k];
+            bool known = false;
+            for (size_t i = 0; i < schema->count && !known; i++)
+                known = schema->columns[i].sequence && strlen(schema->columns[i].name) == l->name.len &&
+                        memcmp(schema->columns[i].name, l->name.data, l->name.len) == 0;
+            if (!known)
+                return st_error_set(err, ST_EDATA, "FeatureList \"%.*s\" is not in the Avro schema",
+                                    (int)(l->name.len > 200 ? 200 : l->name.len), (const char *)l->name.data);
+        }
+        return st_error_set(err, ST_EDATA, "record has a FeatureList twice");
     }
     return 0;
 }

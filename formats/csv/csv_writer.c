@@ -152,9 +152,13 @@ static int encode_text(const st_write_options *opt, const st_record *rec, st_buf
     const st_schema *s = opt->schema;
     if (!s)
         return st_error_set(err, ST_EUSAGE, "text table output needs the column names (a schema)");
-    if (rec->is_sequence)
+    /* A SequenceExample with a context only is a row like an Example. */
+    if (rec->is_sequence && rec->nlists)
         return st_error_set(err, ST_EUNSUPPORTED,
-                            "a SequenceExample cannot be written as a table row; use jsonl");
+                            "a SequenceExample's FeatureList '%.*s' cannot be a table column: write "
+                            "--to jsonl or --to avro, which keep FeatureLists",
+                            (int)(rec->lists[0].name.len > 200 ? 200 : rec->lists[0].name.len),
+                            (const char *)rec->lists[0].name.data);
     uint32_t matched = 0, cursor = 0;
     for (size_t i = 0; i < s->count; i++) {
         if (i && st_buf_append(out, &d.delim, 1))

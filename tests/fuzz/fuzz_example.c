@@ -9,8 +9,16 @@
  *   - the JSON writer accepts the record;
  *   - feature statistics (as stat, manifests and feature specs use them)
  *     hold every name byte for byte, NUL bytes included, through the
- *     per-position cache, a merge, the schema and the JSON writers. */
+ *     per-position cache, a merge, the schema and the JSON writers;
+ *   - a SequenceExample's FeatureLists are counted apart from context
+ *     features of the same name: records that have each list, steps per
+ *     record, and the feature spec decides every feature once, as a
+ *     parse_sequence_example spec exactly when a record is a
+ *     SequenceExample;
+ *   - the JSON of a SequenceExample is {"context": ..., "feature_lists": ...}
+ *     with one null per step with no kind. */
 #include "example.h"
+#include "feature_spec.h"
 #include "feature_stats.h"
 #include "json.h"
 #include "manifest.h"
@@ -91,6 +99,71 @@ static void check_names(const st_feature_stats *fs, const st_record *rec)
         if (!found)
             fail("feature statistics lost a name's bytes");
     }
+    for (uint32_t i = 0; i < rec->nlists; i++) {
+        const st_bytes *n = &rec->lists[i].name;
+        const st_feature_stat *list = NULL;
+        for (size_t k = 0; k < fs->cap && !list; k++) {
+            const st_feature_stat *f = &fs->items[k];
+            if (f->name && f->sequence && f->name_len == n->len &&
+                (n->len == 0 || memcmp(f->name, n->data, n->len) == 0) && f->name[n->len] == '\0')
+                list = f;
+        }
+        if (!list)
+            fail("feature statistics lost a FeatureList");
+        if (list->present > fs->records || list->max_steps < rec->lists[i].count ||
+            list->min_steps > rec->lists[i].count)
+            fail("FeatureList counts are not per record");
+    }
+}
+
+/* The spec decides every feature once, and is a parse_sequence_example
+ * spec exactly when some record is a SequenceExample. */
+static void check_spec(const st_feature_stats *fs)
+{
+    st_spec spec;
+    st_error err = {0};
+    if (st_spec_build(fs, NULL, &spec, &err))
+        fail("feature spec failed");
+    if (spec.count != fs->count || spec.sequence != (fs->sequence_records > 0))
+        fail("feature spec lost features");
+    for (size_t i = 0; i < spec.count; i++) {
+        const st_spec_feature *e = &spec.items[i];
+        unsigned k = e->stat->kinds;
+        if (e->fixed && (k & (k - 1)))
+            fail("a FixedLen feature of mixed kinds");
+        if (e->fixed && (k & (1u << ST_KIND_NONE)))
+            fail("a FixedLen feature with a Feature of no kind");
+        if (e->sequence != e->stat->sequence)
+            fail("a FeatureList in the context spec");
+    }
+    st_buf out = {0};
+    st_jsonw w;
+    st_jsonw_init(&w, &out, false);
+    if (st_spec_json(&spec, &w))
+        fail("feature spec JSON failed");
+    st_buf_free(&out);
+    st_spec_free(&spec);
+}
+
+/* {"context": ..., "feature_lists": ...}, a step with no kind as null. */
+static void check_sequence_json(const st_record *rec, const st_buf *text)
+{
+    if (!rec->is_sequence)
+        return;
+    if (text->len < 11 || memcmp(text->data, "{\"context\":", 11) != 0 ||
+        !memmem(text->data, text->len, "\"feature_lists\":", 16))
+        fail("SequenceExample JSON is not context + feature_lists");
+    size_t none = 0, nulls = 0;
+    for (uint32_t i = 0; i < rec->nlists; i++)
+        for (uint32_t t = 0; t < rec->lists[i].count; t++)
+            none += rec->lists[i].steps[t].kind == ST_KIND_NONE;
+    /* "null" appears nowhere else: strings are quoted, names are keys. */
+    for (const uint8_t *p = text->data, *end = text->data + text->len;
+         (p = memmem(p, (size_t)(end - p), "null", 4)) != NULL; p += 4)
+        if (p > text->data && (p[-1] == '[' || p[-1] == ','))
+            nulls++;
+    if (nulls < none)
+        fail("a step with no kind is not null");
 }
 
 static void check_stats(const st_record *rec, const st_record *again)
@@ -123,6 +196,7 @@ static void check_stats(const st_record *rec, const st_record *again)
         if (!strstr(shown, "\\x00") && bad->name_len < 12)
             fail("a NUL in a name is not shown");
     }
+    check_spec(&merged);
     st_buf out = {0};
     st_jsonw w;
     st_jsonw_init(&w, &out, true);
@@ -166,6 +240,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     st_jsonw_init(&w, &text, false);
     if (st_record_to_json(&rec, &w))
         fail("JSON writer failed");
+    check_sequence_json(&rec, &text);
     check_stats(&rec, &back);
     st_buf_free(&enc);
     st_buf_free(&text);

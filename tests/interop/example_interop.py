@@ -307,8 +307,13 @@ def expected_bytes(b):
         return {"base64": base64.b64encode(b).decode("ascii")}
 
 
-def check_values(where, feat, got):
+def check_values(where, feat, got, step=False):
     kind = feat.WhichOneof("kind")
+    if kind is None and step:
+        # A step with no list set prints as null, apart from an empty step.
+        if got is not None:
+            fail("%s: no list set, got %r (expected null)" % (where, got))
+        return
     if not isinstance(got, list):
         return fail("%s: not a list: %r" % (where, got))
     if kind is None:
@@ -357,7 +362,7 @@ def check_record(where, msg, got):
             fail("%s.%r: %d steps, got %d" % (where, name, len(fl.feature), len(steps)))
             continue
         for s, step in enumerate(fl.feature):
-            check_values("%s.%r[%d]" % (where, name, s), step, steps[s])
+            check_values("%s.%r[%d]" % (where, name, s), step, steps[s], step=True)
 
 
 def canonical(msg):

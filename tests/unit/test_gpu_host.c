@@ -523,6 +523,10 @@ static void test_validator_corpus(void)
         "tfrecord/tfx/tfrecord_sequence/Split-eval/data_tfrecord_eval.gz",
         "tfrecord/tfx/csv_example_gen/Split-eval/data_tfrecord-00000-of-00012.gz",
         "tfrecord/tfx/penguin/Split-train/data_tfrecord-00000-of-00001.gz",
+        /* SequenceExamples from python3-protobuf: empty steps, steps with no
+         * kind, zero steps; and one whose step is damaged */
+        "tfrecord/sequence/events.tfrecord",
+        "tfrecord/sequence/damaged_step.tfrecord",
     };
     parity p = {0};
     unsigned records = 0;

@@ -447,20 +447,22 @@ static void test_record_json(void)
                                    "\"f\":[0.1,-0.0,\"NaN\"],"
                                    "\"b\":[\"hi\",{\"base64\":\"/w==\"}],\"n\":[]}");
 
-    st_feature steps[3] = {
+    /* A step with no kind is null, an empty step of a kind [] */
+    st_feature steps[4] = {
         {.kind = ST_KIND_INT64, .count = 2, .v.i64 = ints},
         {.kind = ST_KIND_NONE},
         {.kind = ST_KIND_BYTES, .count = 1, .v.bytes = strs},
+        {.kind = ST_KIND_INT64, .count = 0, .v.i64 = ints},
     };
     st_feature_list lists[2] = {
-        {.name = {(const uint8_t *)"s", 1}, .count = 3, .steps = steps},
+        {.name = {(const uint8_t *)"s", 1}, .count = 4, .steps = steps},
         {.name = {(const uint8_t *)"e", 1}, .count = 0},
     };
     st_record seq = {.features = fs + 3, .nfeatures = 1, .lists = lists, .nlists = 2,
                      .is_sequence = true};
     CU_ASSERT_EQUAL(st_record_to_json(&seq, fresh(false)), 0);
     CU_ASSERT_STRING_EQUAL(text(), "{\"context\":{\"n\":[]},\"feature_lists\":"
-                                   "{\"s\":[[-9223372036854775808,0],[],[\"hi\"]],\"e\":[]}}");
+                                   "{\"s\":[[-9223372036854775808,0],null,[\"hi\"],[]],\"e\":[]}}");
     st_record empty = {0};
     CU_ASSERT_EQUAL(st_record_to_json(&empty, fresh(false)), 0);
     CU_ASSERT_STRING_EQUAL(text(), "{}");
