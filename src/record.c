@@ -144,7 +144,6 @@ int st_schema_add(st_schema *s, const char *name, st_kind kind)
     c->kind = kind;
     c->nullable = false;
     c->repeated = false;
-    c->sequence = false;
     c->fixed_len = 1;
     c->empty = false;
     c->sequence = false;

@@ -1306,7 +1306,7 @@ static void test_jsonl_nested(void)
                 "{\"id\": 1, \"seq\": [[1, 2], [], null, [3]], \"o\": {\"x\": [[0.5]]}}\n"
                 "{\"id\": 2, \"seq\": null}\n"
                 "{\"id\": 3, \"seq\": []}\n",
-                "{\"context\":{\"id\":[1]},\"feature_lists\":{\"seq\":[[1,2],[],[],[3]],\"o.x\":[[0.5]]}}\n"
+                "{\"context\":{\"id\":[1]},\"feature_lists\":{\"seq\":[[1,2],[],null,[3]],\"o.x\":[[0.5]]}}\n"
                 "{\"context\":{\"id\":[2]},\"feature_lists\":{}}\n"
                 "{\"context\":{\"id\":[3]},\"feature_lists\":{\"seq\":[]}}\n");
     /* Depth 3: the values of each outer element, and their row lengths;
@@ -1314,8 +1314,8 @@ static void test_jsonl_nested(void)
     expect_json(&cfg,
                 "{\"d\": [[[\"a\"], [], null], null, [], [[\"b\", \"c\"]]]}\n"
                 "{\"d\": [[]]}\n",
-                "{\"context\":{},\"feature_lists\":{\"d\":[[\"a\"],[],[],[\"b\",\"c\"]],"
-                "\"d.row_lengths\":[[1,0,0],[],[],[2]]}}\n"
+                "{\"context\":{},\"feature_lists\":{\"d\":[[\"a\"],null,[],[\"b\",\"c\"]],"
+                "\"d.row_lengths\":[[1,0,0],null,[],[2]]}}\n"
                 "{\"context\":{},\"feature_lists\":{\"d\":[[]],\"d.row_lengths\":[[]]}}\n");
     result r;
     read_str(&cfg, "{\"d\": [[[1]]], \"s\": [[1]], \"k\": 1}\n", &r);
