@@ -91,6 +91,10 @@ void cli_error_at(const cli_command *cmd, const char *path, const st_error *err)
 int cli_usage_error(const cli_command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The exit status for a failed operation. */
 int cli_exit_for(int code);
+/* The exit status for an input that failed to open or read, the same in
+ * every command (shardtool(1), EXIT STATUS): damaged or unsupported data
+ * is 1, an input that is missing or cannot be read at all is 2. */
+int cli_exit_for_input(int code);
 
 /* Signals: SIGINT / SIGTERM set the flag (and remove temporary files);
  * SIGPIPE is ignored so that a closed pipe is an EPIPE error we can handle. */

@@ -205,8 +205,7 @@ static int cat_file(const cli_command *cmd, cat_state *cs, const cli_input *in, 
     st_error err = {0};
     if (st_reader_open(path, in->format, &ro, &r, &err) < 0) {
         cli_error_at(cmd, path, &err);
-        /* An interrupt is a stopped run (1), not a bad input (2). */
-        return err.code == ST_ECANCELED ? EXIT_DAMAGED : EXIT_USAGE;
+        return cli_exit_for_input(err.code);
     }
     int status = EXIT_OK;
     if (cs->mode != CAT_JSON && strcmp(r->format->name, "tfrecord") == 0) {

@@ -121,14 +121,14 @@ static int open_avro(const cli_command *cmd, const char *path, const st_read_opt
     int rc = probe_input(path, &avro, &s, &err);
     if (rc < 0) {
         cli_error_at(cmd, path, &err);
-        return EXIT_USAGE;
+        return cli_exit_for_input(rc);
     }
     if (!avro)
         return mix_error(cmd, path, false, first_path);
     rc = st_avro_blocks_open(s, ro, out, &err);
     if (rc < 0) {
         cli_error_at(cmd, path, &err);
-        return EXIT_USAGE;
+        return cli_exit_for_input(rc);
     }
     if (first && st_avro_blocks_compatible(first, *out, &err) < 0) {
         st_avro_blocks_close(*out);
@@ -172,7 +172,7 @@ static int classify_inputs(const cli_command *cmd, char **paths, size_t npaths, 
     int rc = st_avro_blocks_open(s, ro, first, &err);
     if (rc < 0) {
         cli_error_at(cmd, paths[i0], &err);
-        return EXIT_USAGE;
+        return cli_exit_for_input(rc);
     }
     *first_at = i0;
     for (size_t i = i0 + 1; i < npaths; i++) {

@@ -75,8 +75,7 @@ static int stat_file(const cli_command *cmd, const cli_input *in, file_stats *fs
     st_error err = {0};
     if (st_reader_open(fs->path, in->format, &in->ro, &r, &err) < 0) {
         cli_error_at(cmd, fs->path, &err);
-        /* An interrupt is a stopped run (1), not a bad input (2). */
-        return err.code == ST_ECANCELED ? EXIT_DAMAGED : EXIT_USAGE;
+        return cli_exit_for_input(err.code);
     }
     fs->format = r->format;
     fs->compression = r->compression;

@@ -409,6 +409,21 @@ int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
     return EXIT_USAGE;
 }
 
+int cli_exit_for_input(int code)
+{
+    switch (code) {
+    case ST_OK:
+        return EXIT_OK;
+    case ST_EDATA:          /* the bytes are there but damaged */
+    case ST_EUNSUPPORTED:   /* as convert says of a value it cannot convert */
+    case ST_ENOMEM:
+    case ST_ECANCELED:      /* an interrupt is a stopped run, not a bad input */
+        return EXIT_DAMAGED;
+    default:                /* missing, unreadable, refused by a server, misused */
+        return EXIT_USAGE;
+    }
+}
+
 int cli_exit_for(int code)
 {
     switch (code) {
