@@ -1,5 +1,6 @@
 #include "output.h"
 
+#include "output_prefix.h"
 #include "shuffle.h"
 
 #include "../src/manifest.h"
@@ -108,13 +109,13 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
     if (!prefix[0])
         return cli_usage_error(cmd, "-o '': the output prefix is empty; give a path and a name "
                                     "to start each file with, such as -o out/train");
-    if (prefix[strlen(prefix) - 1] == '/')
-        return cli_usage_error(cmd, "-o %s: the prefix ends in '/'; it starts each file's name, so "
-                                    "give a name after the directory, such as -o %strain", prefix, prefix);
-    const char *base = strrchr(prefix, '/') ? strrchr(prefix, '/') + 1 : prefix;
-    if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
-        return cli_usage_error(cmd, "-o %s: the prefix names a directory; it starts each file's name, so "
-                                    "give a name in that directory, such as -o %s/train", prefix, prefix);
+    char ext[64];
+    st_shard_extension(ext, sizeof ext, format->writer ? format->writer->extension : "",
+                       (st_compression)st_compression_parse(cli_text(v, "compression", "none")));
+    int status = cli_output_prefix(cmd, prefix, ext, cli_has(v, "quiet"), out->prefix, sizeof out->prefix);
+    if (status)
+        return status;
+    prefix = out->prefix;
     snprintf(out->infix, sizeof out->infix, "%s", infix ? infix : "");
     int modes = cli_has(v, "shards") + cli_has(v, "shard-size") + cli_has(v, "records-per-shard");
     if (modes > 1)
@@ -157,8 +158,9 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
     out->want_manifest = !cli_has(v, "no-manifest");
     if (manifest)
         snprintf(out->manifest_path, sizeof out->manifest_path, "%s", manifest);
-    else
-        snprintf(out->manifest_path, sizeof out->manifest_path, "%s%s.manifest.json", prefix, out->infix);
+    else if ((size_t)snprintf(out->manifest_path, sizeof out->manifest_path, "%s%s.manifest.json", prefix,
+                              out->infix) >= sizeof out->manifest_path)
+        return cli_usage_error(cmd, "-o %s: the prefix is too long", prefix);
     out->feature_spec = cli_text(v, "feature-spec", NULL);
     /* A name that cannot be a file would fail only at the end of the run. */
     const char *given[] = {manifest, out->feature_spec};
@@ -171,7 +173,6 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
      * prefix's, it is made now, so that a missing one cannot fail the run
      * at its end.  The prefix's directories come last: they are the ones
      * a failed run removes (out->created_dirs remembers one path). */
-    int status = EXIT_OK;
     const char *named[] = {out->want_manifest ? out->manifest_path : NULL, out->feature_spec};
     for (size_t i = 0; i < 2 && !status; i++)
         if (named[i] && strcmp(named[i], "-") != 0)

@@ -16,6 +16,7 @@ typedef struct cli_output {
     const st_format *format;
     st_write_options wopt;
     st_shard_options sopt;
+    char prefix[4096];            /* -o as normalised (output_prefix.h) */
     char infix[64];
     bool want_manifest;           /* not --no-manifest */
     char manifest_path[4096];     /* --manifest, or the default PREFIX[INFIX].manifest.json */
