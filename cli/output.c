@@ -1,5 +1,6 @@
 #include "output.h"
 
+#include "open_files.h"
 #include "output_prefix.h"
 #include "shuffle.h"
 
@@ -141,6 +142,9 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
             return EXIT_USAGE;
         if (out->sopt.count == 0 || out->sopt.count > 100000)
             return cli_usage_error(cmd, "--shards must be between 1 and 100000");
+        if (!st_path_is_remote(prefix) &&
+            cli_reserve_open_files(cmd, out->sopt.count, cli_has(v, "index") ? 2 : 1))
+            return EXIT_USAGE;
     }
     const char *comp = cli_text(v, "compression", "none");
     out->wopt.compression = (st_compression)st_compression_parse(comp);
