@@ -278,6 +278,7 @@ static void avro_summary(const cli_command *cmd, const cli_output *out, const av
             seconds > 0 ? (double)run->records / seconds : 0);
     if (out->want_manifest)
         fprintf(stderr, "shardtool %s: manifest: %s\n", cmd->name, out->manifest_path);
+    cli_output_note_empty(cmd, out);
     if (!st_avro_blocks_checks_codec(first))
         fprintf(stderr, "shardtool %s: note: this build cannot decompress codec \"%s\": only the blocks' "
                 "framing and sync markers were checked\n", cmd->name, st_avro_blocks_codec(first));

@@ -371,6 +371,20 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
     return EXIT_OK;
 }
 
+void cli_output_note_empty(const cli_command *cmd, const cli_output *out)
+{
+    size_t shards = st_shard_sink_count(out->sink), empty = 0;
+    for (size_t i = 0; i < shards; i++)
+        if (st_shard_sink_shard(out->sink, i)->records == 0)
+            empty++;
+    /* One shard of nothing is an empty input, said by the count already. */
+    if (empty && shards > 1)
+        fprintf(stderr, "shardtool %s: note: %zu of the %zu shards %s empty: %" PRIu64 " record%s for %zu "
+                "shards (a smaller --shards avoids %s)\n", cmd->name, empty, shards, empty == 1 ? "is" : "are",
+                st_shard_sink_records(out->sink), st_shard_sink_records(out->sink) == 1 ? "" : "s", shards,
+                empty == 1 ? "it" : "them");
+}
+
 void cli_output_summary(const cli_command *cmd, const cli_output *out, const convert_job *job,
                         size_t ninputs, double seconds)
 {
@@ -383,6 +397,7 @@ void cli_output_summary(const cli_command *cmd, const cli_output *out, const con
             shards == 1 ? "" : "s", mib, seconds, seconds > 0 ? (double)job->records / seconds : 0);
     if (out->want_manifest)
         fprintf(stderr, "shardtool %s: manifest: %s\n", cmd->name, out->manifest_path);
+    cli_output_note_empty(cmd, out);
     if (job->skipped_rows) {
         /* convert skips malformed rows (--skip-bad-rows), split damaged records (--skip-corrupt). */
         const char *what = strcmp(cmd->name, "split") == 0 ? "damaged record" : "bad row";
