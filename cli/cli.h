@@ -41,6 +41,7 @@ typedef struct cli_option {
 typedef struct cli_value {
     const cli_option *option;
     bool set;
+    bool via_short;              /* last given by its short name (-f, not --format) */
     const char *text;            /* ARG_TEXT: the last value given */
     char **list;                 /* ARG_LIST: every value, split at commas */
     size_t nlist;
@@ -121,6 +122,9 @@ void cli_free_list(char **list, size_t n);
 /* Remote support: reads the remote options and registers the fetcher. */
 int cli_remote_setup(const cli_command *cmd, const cli_values *v);
 void cli_remote_teardown(void);
+
+/* Whether the option was last given by its short name. */
+bool cli_given_short(const cli_values *v, const char *name);
 
 /* Whether stderr is a terminal, and whether progress is wanted. */
 bool cli_progress_wanted(const cli_values *v);

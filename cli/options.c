@@ -171,6 +171,7 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_values *v, bool
             if (arg[2])
                 inline_value = arg + 2;
         }
+        val->via_short = arg[1] != '-';
         if (val->option->arg == ARG_NONE) {
             if (inline_value)
                 return cli_usage_error(cmd, "--%s takes no value", val->option->name);
@@ -214,6 +215,12 @@ bool cli_has(const cli_values *v, const char *name)
 {
     const cli_value *val = lookup(v, name);
     return val && val->set;
+}
+
+bool cli_given_short(const cli_values *v, const char *name)
+{
+    const cli_value *val = lookup(v, name);
+    return val && val->set && val->via_short;
 }
 
 const char *cli_text(const cli_values *v, const char *name, const char *fallback)
