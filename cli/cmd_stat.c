@@ -3,6 +3,7 @@
 #include "empty_columns.h"
 #include "input.h"
 #include "json_read.h"
+#include "stat_details.h"
 #include "json_version.h"
 
 #include "../src/feature_stats.h"
@@ -186,61 +187,12 @@ static void print_features(const st_feature_stats *fstats)
             snprintf(range, sizeof range, "%" PRId64 " .. %" PRId64, f->min_int, f->max_int);
         else if (f->has_float)
             snprintf(range, sizeof range, "%.9g .. %.9g", f->min_float, f->max_float);
-        st_kind kind = st_feature_stat_kind(f);
-        bool mixed = (f->kinds & (f->kinds - 1)) != 0;
         char name[1024]; /* a NUL or control byte in a name shows as \xNN */
         st_feature_name_display(f->name, f->name_len, name, sizeof name);
         printf("  %-32s %-11s %10" PRIu64 " %13s  %s\n", name,
-               mixed ? "mixed" : st_kind_name(kind), f->present, length, range);
+               st_feature_stat_kinds(f), f->present, length, range);
     }
     free(sorted);
-}
-
-/* Re-emits a parsed JSON value through the writer (pretty). */
-static void emit_json(st_jsonw *w, const json_value *v)
-{
-    switch (v->type) {
-    case JSON_NULL: st_json_null(w); break;
-    case JSON_BOOL: st_json_bool(w, v->boolean); break;
-    case JSON_NUMBER: st_json_raw(w, v->text, strlen(v->text)); break;
-    case JSON_STRING: st_json_string(w, v->text); break;
-    case JSON_ARRAY:
-        st_json_begin_array(w);
-        for (size_t i = 0; i < v->count; i++)
-            emit_json(w, &v->items[i]);
-        st_json_end_array(w);
-        break;
-    case JSON_OBJECT:
-        st_json_begin_object(w);
-        for (size_t i = 0; i < v->count; i++) {
-            st_json_key(w, v->keys[i]);
-            emit_json(w, &v->items[i]);
-        }
-        st_json_end_object(w);
-        break;
-    }
-}
-
-/* The format's details (Parquet row groups, Avro blocks), indented under the file. */
-static void print_details(const st_buf *details)
-{
-    json_value root;
-    char msg[128];
-    if (json_parse((const char *)details->data, details->len, &root, msg, sizeof msg))
-        return;
-    st_buf out = {0};
-    st_jsonw w;
-    st_jsonw_init(&w, &out, true);
-    emit_json(&w, &root);
-    json_free(&root);
-    printf("  details:\n    ");
-    for (size_t i = 0; i < out.len; i++) {
-        putchar(out.data[i]);
-        if (out.data[i] == '\n')
-            fputs("    ", stdout);
-    }
-    putchar('\n');
-    st_buf_free(&out);
 }
 
 static void print_file(const file_stats *fs)
@@ -264,7 +216,7 @@ static void print_file(const file_stats *fs)
         printf("  column %s is empty in every row: no feature\n", empty[i]);
     free((void *)empty);
     if (fs->details.len)
-        print_details(&fs->details);
+        stat_print_details(&fs->details);
 }
 
 static int run_stat(const cli_command *cmd, cli_values *v)
