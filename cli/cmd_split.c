@@ -8,6 +8,7 @@
  * datums, because it is compressed as one and closed by its file's sync
  * marker.  The inputs' kind is told by content, as the other commands do. */
 #include "cli.h"
+#include "skip_log.h"
 #include "duplicate_inputs.h"
 #include "hints.h"
 #include "convert_pipeline.h"
@@ -253,9 +254,12 @@ static int finish_avro(const cli_command *cmd, cli_output *out, st_error *err)
         st_feature_stats none;
         st_feature_stats_init(&none);
         rc = cli_output_check_path(out, path, err);
-        if (rc == ST_OK)
-            rc = st_manifest_write(path, out->sink, "avro", ST_COMPRESSION_NONE, &none,
-                                   "{\"command\":\"split\"}", out->force, err);
+        if (rc == ST_OK) {
+            char *skipped = out->skips ? skip_log_json(out->skips) : NULL;
+            rc = st_manifest_write_skipped(path, out->sink, "avro", ST_COMPRESSION_NONE, &none,
+                                           "{\"command\":\"split\"}", skipped, out->force, err);
+            free(skipped);
+        }
         st_feature_stats_free(&none);
         if (rc < 0)
             return cli_output_error_at(err, path);
@@ -313,7 +317,7 @@ static int check_avro_usage(const cli_command *cmd, const cli_values *v)
  * shards whose record counts differ by at most one block's, and the size
  * and record limits are passed by less than one block. */
 static int split_avro(const cli_command *cmd, cli_values *v, const st_read_options *ro, char **paths,
-                      size_t npaths, st_avro_blocks *first, size_t first_at)
+                      size_t npaths, st_avro_blocks *first, size_t first_at, skip_log *skips)
 {
     int status = check_avro_usage(cmd, v);
     cli_output out;
@@ -356,7 +360,10 @@ static int split_avro(const cli_command *cmd, cli_values *v, const st_read_optio
         cli_error(cmd, "interrupted; removed the shards written so far");
         status = EXIT_DAMAGED;
     }
+    if (cli_has(v, "verbose") && !cli_has(v, "quiet"))
+        skip_log_print(skips, cmd->name);
     if (status == EXIT_OK) {
+        out.skips = skips;
         int rc = finish_avro(cmd, &out, &err);
         if (rc < 0) {
             cli_error_at(cmd, NULL, &err);
@@ -390,6 +397,11 @@ static int run_split(const cli_command *cmd, cli_values *v)
     ro.payload_only = true;
     ro.skip_corrupt = cli_has(v, "skip-corrupt");
     cli_hints_offer_skip_corrupt(!ro.skip_corrupt);
+    /* Where each skipped record was: listed with -v, and in the manifest. */
+    skip_log skips;
+    skip_log_init(&skips, "record");
+    ro.on_skip = skip_log_add;
+    ro.on_skip_ctx = &skips;
     const char *comp = cli_text(v, "input-compression", NULL);
     if (comp)
         ro.compression = (st_compression)st_compression_parse(comp);
@@ -412,8 +424,11 @@ static int run_split(const cli_command *cmd, cli_values *v)
     status = classify_inputs(cmd, paths, npaths, &ro, &avro, &first, &first_at);
     if (status != EXIT_OK || avro) {
         cli_output_free(&out);
-        if (status == EXIT_OK)
-            status = split_avro(cmd, v, &ro, paths, npaths, first, first_at);
+        if (status == EXIT_OK) {
+            skips.unit = "block";
+            status = split_avro(cmd, v, &ro, paths, npaths, first, first_at, &skips);
+        }
+        skip_log_free(&skips);
         cli_free_list(paths, npaths);
         return status;
     }
@@ -431,10 +446,14 @@ static int run_split(const cli_command *cmd, cli_values *v)
         .progress = &progress,
     };
     cli_progress_start(&progress, cli_progress_wanted(v), 0);
+    out.skips = &skips;
     status = cli_output_run(cmd, &out, &job, false, 0, "{\"command\":\"split\"}");
     cli_progress_end(&progress, status == EXIT_OK);
+    if (cli_has(v, "verbose") && !cli_has(v, "quiet"))
+        skip_log_print(&skips, cmd->name);
     if (status == EXIT_OK && !cli_has(v, "quiet"))
         cli_output_summary(cmd, &out, &job, npaths, cli_now() - progress.start);
+    skip_log_free(&skips);
     convert_job_free_results(&job);
     cli_free_list(paths, npaths);
     cli_output_free(&out);

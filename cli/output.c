@@ -3,6 +3,7 @@
 #include "open_files.h"
 #include "output_prefix.h"
 #include "shuffle.h"
+#include "skip_log.h"
 
 #include "../src/manifest.h"
 
@@ -301,9 +302,12 @@ static int finish_outputs(cli_output *out, convert_job *job, const char *options
     if (out->want_manifest) {
         const char *path = out->manifest_path;
         rc = cli_output_check_path(out, path, err);
-        if (rc == ST_OK)
-            rc = st_manifest_write(path, out->sink, out->format->name, out->wopt.compression,
-                                   &job->stats, options_json, out->force, err);
+        if (rc == ST_OK) {
+            char *skipped = out->skips ? skip_log_json(out->skips) : NULL;
+            rc = st_manifest_write_skipped(path, out->sink, out->format->name, out->wopt.compression,
+                                           &job->stats, options_json, skipped, out->force, err);
+            free(skipped);
+        }
         if (rc < 0)
             return cli_output_error_at(err, path);
     }

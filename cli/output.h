@@ -21,6 +21,7 @@ typedef struct cli_output {
     bool want_manifest;           /* not --no-manifest */
     char manifest_path[4096];     /* --manifest, or the default PREFIX[INFIX].manifest.json */
     const char *feature_spec;
+    const struct skip_log *skips; /* what split --skip-corrupt skipped, for the manifest, or NULL */
     bool force;
     st_schema schema;
     st_shard_sink *sink;
