@@ -17,6 +17,7 @@
 #include "progress.h"
 
 #include "../formats/avro/avro_format.h"
+#include "../formats/tfrecord/tfrecord.h"
 #include "../src/manifest.h"
 
 #include <inttypes.h>
@@ -77,6 +78,46 @@ static bool is_pipe_not_avro(const char *path)
     }
     const st_format *f = st_format_by_extension(path);
     return !f || strcmp(f->name, "avro") != 0;
+}
+
+/* What a local input that is plainly not a shard looks like ("jsonl",
+ * "csv", "parquet"), or NULL: split copies TFRecord or Avro, and a table
+ * read as TFRecord would only be reported as damage (status 1) where it is
+ * the wrong input (status 2, as verify says of text).  A name that says
+ * TFRecord, a compressed input, or bytes that detect as TFRecord are left
+ * to the TFRecord way. */
+static const char *not_a_shard(const char *path)
+{
+    struct stat st;
+    if (!is_local(path) || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return NULL;
+    const st_format *by_name = st_format_by_extension(path);
+    if (by_name && strcmp(by_name->name, "tfrecord") == 0)
+        return NULL;
+    st_stream *s;
+    st_error err;
+    if (st_stream_open(path, &s, &err) < 0)
+        return NULL;
+    uint8_t head[64];
+    ssize_t n = st_stream_peek(&s, head, sizeof head, &err);
+    st_stream_close(s);
+    if (n <= 0 || st_compression_sniff(head, (size_t)n) != ST_COMPRESSION_NONE)
+        return NULL;
+    /* Named as text and holding anything: text whatever its size (as verify says). */
+    static const char *const texts[] = {"csv", "tsv", "jsonl", NULL};
+    for (size_t i = 0; by_name && texts[i]; i++)
+        if (strcmp(by_name->name, texts[i]) == 0)
+            return texts[i];
+    if (n < ST_TFRECORD_HEADER_SIZE)
+        return NULL;
+    const st_format *f = st_format_detect(path, head, (size_t)n);
+    if (!f)
+        return NULL;
+    static const char *const tables[] = {"csv", "tsv", "jsonl", "parquet", NULL};
+    for (size_t i = 0; tables[i]; i++)
+        if (strcmp(f->name, tables[i]) == 0)
+            return tables[i];
+    return NULL;
 }
 
 /* Opens path and tells by its first bytes (then its name, as every command
@@ -163,6 +204,13 @@ static int classify_inputs(const cli_command *cmd, char **paths, size_t npaths, 
      * as it always has. */
     if (is_pipe_not_avro(paths[i0]) || probe_input(paths[i0], avro, &s, &err) < 0 || !*avro) {
         *avro = false;
+        for (size_t i = i0; i < npaths; i++) {
+            const char *kind = not_a_shard(paths[i]);
+            if (kind)
+                return cli_usage_error(cmd, "%s: this looks like %s, not a TFRecord or Avro file: split "
+                                            "copies those; convert reads %s (shardtool convert %s -o PREFIX)",
+                                       paths[i], kind, kind, paths[i]);
+        }
         for (size_t i = i0 + 1; i < npaths; i++) {
             bool other;
             if (is_local(paths[i]) && probe_input(paths[i], &other, NULL, &err) == ST_OK && other)

@@ -29,6 +29,7 @@ def main():
         "badline.jsonl": (b'{"a":1}\n{"a":\n', DAMAGED, ["convert", "cat", "stat"]),
         "unclosed.jsonl": (b'{"a":\n', DAMAGED, ["convert", "cat", "stat"]),
         "short.csv": (b"a,b\n1,2\n3\n", DAMAGED, ["convert", "cat", "stat"]),
+        "badline.tfrecord": (b'{"a":1}\n{"a":\n', DAMAGED, ["cat", "stat", "verify", "split"]),
         "truncated.tfrecord": (struct.pack("<Q", 100) + b"\0\0\0\0" + b"x" * 10, DAMAGED,
                                ["convert", "cat", "stat", "verify", "split"]),
         "footer.parquet": (b"PAR1" + b"x" * 12 + b"PAR1", DAMAGED, ["convert", "cat", "stat", "verify"]),
@@ -36,8 +37,11 @@ def main():
         "header.avro": (b"Obj\x01\xff\xff\xff\xff\xff\xff", DAMAGED,
                         ["convert", "cat", "stat", "verify", "split"]),
         "missing.jsonl": (None, USAGE, ["convert", "cat", "stat", "verify", "split"]),
-        # verify and split take shards only: text is the wrong input, not damage
-        "text.jsonl": (b'{"a":1}\n', USAGE, ["verify"]),
+        # verify and split take shards only: a table is the wrong input, not damage
+        "text.jsonl": (b'{"a":1}\n{"a":2}\n', USAGE, ["verify", "split"]),
+        "tiny.csv": (b"a\n1\n", USAGE, ["verify", "split"]),
+        "table.parquet": (open(os.path.join(sys.argv[2], "tests", "data", "parquet", "alltypes_plain.parquet"),
+                               "rb").read(), USAGE, ["split"]),
     }
     passed = failed = 0
     for name, (data, want, commands) in inputs.items():
