@@ -9,6 +9,8 @@
  * marker.  The inputs' kind is told by content, as the other commands do. */
 #include "cli.h"
 #include "skip_log.h"
+#include "convert_verbose.h"
+#include "input.h"
 #include "duplicate_inputs.h"
 #include "hints.h"
 #include "convert_pipeline.h"
@@ -239,6 +241,23 @@ static int classify_inputs(const cli_command *cmd, char **paths, size_t npaths, 
     return EXIT_OK;
 }
 
+/* split -v: each local input as detected, and the plan (convert_verbose.h). */
+static void say_plan(const cli_command *cmd, const cli_values *v, const st_read_options *ro, char **paths,
+                     size_t npaths, const cli_output *out)
+{
+    if (!cli_has(v, "verbose") || cli_has(v, "quiet"))
+        return;
+    cli_input in;
+    memset(&in, 0, sizeof in);
+    in.paths = paths;
+    in.npaths = npaths;
+    in.ro = *ro;
+    in.ro.on_skip = NULL; /* this look is not the run */
+    in.ro.skip_corrupt = false;
+    convert_say_inputs(cmd, &in);
+    convert_say_plan(cmd, &in, out, 1, 0, 0, false, false);
+}
+
 /* ---- Avro: whole blocks --------------------------------------------------------- */
 
 typedef struct avro_run {
@@ -399,6 +418,7 @@ static int split_avro(const cli_command *cmd, cli_values *v, const st_read_optio
 
     out.inputs = paths;
     out.ninputs = npaths;
+    say_plan(cmd, v, ro, paths, npaths, &out);
     cli_progress progress;
     avro_run run = {0};
     cli_progress_start(&progress, cli_progress_wanted(v), 0);
@@ -481,6 +501,7 @@ static int run_split(const cli_command *cmd, cli_values *v)
         return status;
     }
 
+    say_plan(cmd, v, &ro, paths, npaths, &out);
     cli_progress progress;
     convert_job job = {
         .paths = paths,
