@@ -304,7 +304,7 @@ const cli_command cmd_cat = {
         "(local paths, globs, directories, - for standard input, or URLs) and writes their\n"
         "records to standard output.  JSON lines show each record as an object of feature\n"
         "name -> array of values.  --format tfrecord re-frames records, so\n"
-        "'shardtool cat a.tfrecord.gz b.tfrecord -f tfrecord > all.tfrecord' merges files.",
+        "'shardtool cat a.tfrecord.gz b.tfrecord --format tfrecord > all.tfrecord' merges files.",
     .groups = cat_groups,
     .run = run_cat,
 };

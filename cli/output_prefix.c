@@ -58,8 +58,8 @@ int cli_output_prefix(const cli_command *cmd, const char *given, const char *ext
 {
     if (strcmp(given, "-") == 0)
         return cli_usage_error(cmd, "-o -: shards are files, not a stream; to write records to "
-                                    "standard output use 'shardtool cat -f tfrecord FILE...' (or "
-                                    "-f json), or give a prefix such as -o out/train");
+                                    "standard output use 'shardtool cat --format tfrecord FILE...' (or "
+                                    "--format json), or give a prefix such as -o out/train");
     int n;
     if (is_directory(given)) {
         size_t len = strlen(given);
