@@ -167,8 +167,8 @@ static void chunk_event(st_xfer *x)
     st_robj *o = x->owner;
     if (!o || !x->headers_ok)
         return;
-    if (x->range_ignored)
-        o->no_ranges = true;
+    if (x->range_ignored && o->ident.known)
+        o->no_ranges = true; /* (without a size, what one chunk holds is all there is to read) */
     if (st_xfer_finished(x))
         st_chunk_learn(o->c, x);
     if (o->claimed)
@@ -662,7 +662,7 @@ int st_rstream_open(st_remote_ctx *c, const char *url, st_stream **out, st_error
         st_xfer *x = o->ring[o->head];
         while (!x->headers_ok && !st_xfer_finished(x))
             st_fetch_wait(f);
-        if (x->range_ignored)
+        if (x->range_ignored && o->ident.known)
             o->no_ranges = true;
         if (x->state == ST_XS_FAILED && !o->ident.known) {
             rc = x->err.code;
