@@ -41,6 +41,7 @@ typedef struct cli_option {
 typedef struct cli_value {
     const cli_option *option;
     bool set;
+    bool via_short;              /* last given by its short name (-f, not --format) */
     const char *text;            /* ARG_TEXT: the last value given */
     char **list;                 /* ARG_LIST: every value, split at commas */
     size_t nlist;
@@ -91,6 +92,10 @@ void cli_error_at(const cli_command *cmd, const char *path, const st_error *err)
 int cli_usage_error(const cli_command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The exit status for a failed operation. */
 int cli_exit_for(int code);
+/* The exit status for an input that failed to open or read, the same in
+ * every command (shardtool(1), EXIT STATUS): damaged or unsupported data
+ * is 1, an input that is missing or cannot be read at all is 2. */
+int cli_exit_for_input(int code);
 
 /* Signals: SIGINT / SIGTERM set the flag (and remove temporary files);
  * SIGPIPE is ignored so that a closed pipe is an EPIPE error we can handle. */
@@ -117,6 +122,9 @@ void cli_free_list(char **list, size_t n);
 /* Remote support: reads the remote options and registers the fetcher. */
 int cli_remote_setup(const cli_command *cmd, const cli_values *v);
 void cli_remote_teardown(void);
+
+/* Whether the option was last given by its short name. */
+bool cli_given_short(const cli_values *v, const char *name);
 
 /* Whether stderr is a terminal, and whether progress is wanted. */
 bool cli_progress_wanted(const cli_values *v);

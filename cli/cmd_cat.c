@@ -20,6 +20,7 @@ static const cli_option cat_options[] = {
     {"skip", 0, ARG_TEXT, "N", NULL, "skip the first N records (over all inputs)"},
     {"format", 'f', ARG_TEXT, "FORMAT", cat_formats,
      "json (default): one object per record; tfrecord: framed records; raw: varint-length-prefixed payloads"},
+    {"force", 0, ARG_NONE, NULL, NULL, "write tfrecord or raw (binary) output to a terminal too"},
     CLI_OPTIONS_END,
 };
 
@@ -205,8 +206,7 @@ static int cat_file(const cli_command *cmd, cat_state *cs, const cli_input *in, 
     st_error err = {0};
     if (st_reader_open(path, in->format, &ro, &r, &err) < 0) {
         cli_error_at(cmd, path, &err);
-        /* An interrupt is a stopped run (1), not a bad input (2). */
-        return err.code == ST_ECANCELED ? EXIT_DAMAGED : EXIT_USAGE;
+        return cli_exit_for_input(err.code);
     }
     int status = EXIT_OK;
     if (cs->mode != CAT_JSON && strcmp(r->format->name, "tfrecord") == 0) {
@@ -257,6 +257,16 @@ static int run_cat(const cli_command *cmd, cli_values *v)
     cs.mode = strcmp(mode, "tfrecord") == 0 ? CAT_TFRECORD : strcmp(mode, "raw") == 0 ? CAT_RAW : CAT_JSON;
     if (cli_uint(v, cmd, "lines", UINT64_MAX, &cs.limit) || cli_uint(v, cmd, "skip", 0, &cs.skip))
         return EXIT_USAGE;
+    /* -f is --force in convert and split: --format is the spelling that
+     * means the same in every command. */
+    if (cli_given_short(v, "format") && !cli_has(v, "quiet"))
+        fprintf(stderr, "shardtool cat: note: -f means --force in convert and split; spell it --format "
+                        "here (-f still works in cat)\n");
+    /* Frames on a terminal are noise that can upset it, as zstd refuses. */
+    if (cs.mode != CAT_JSON && !cli_has(v, "force") && isatty(STDOUT_FILENO))
+        return cli_usage_error(cmd, "--format %s writes binary data, and standard output is a terminal; "
+                                    "redirect it (> FILE, or | another command), use --format json to "
+                                    "read the records, or give --force", mode);
     cli_input in;
     int status = cli_input_open(cmd, v, &in);
     if (status)
@@ -294,7 +304,7 @@ const cli_command cmd_cat = {
         "(local paths, globs, directories, - for standard input, or URLs) and writes their\n"
         "records to standard output.  JSON lines show each record as an object of feature\n"
         "name -> array of values.  --format tfrecord re-frames records, so\n"
-        "'shardtool cat a.tfrecord.gz b.tfrecord -f tfrecord > all.tfrecord' merges files.",
+        "'shardtool cat a.tfrecord.gz b.tfrecord --format tfrecord > all.tfrecord' merges files.",
     .groups = cat_groups,
     .run = run_cat,
 };

@@ -1,5 +1,6 @@
 /* shardtool convert: any supported input into sharded output. */
 #include "cli.h"
+#include "convert_verbose.h"
 #include "convert_pipeline.h"
 #include "duplicate_inputs.h"
 #include "input.h"
@@ -229,6 +230,11 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     out.wopt.format_options = &in.csv;
     if (tasks > 1 && !by_units)
         select_task_inputs(in.paths, &in.npaths, task, tasks);
+
+    if (cli_has(v, "verbose") && !cli_has(v, "quiet")) {
+        convert_say_inputs(cmd, &in);
+        convert_say_plan(cmd, &in, &out, jobs, task, tasks, by_units, cli_has(v, "shuffle"));
+    }
 
     cli_progress progress;
     convert_job job = {

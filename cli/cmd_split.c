@@ -8,6 +8,9 @@
  * datums, because it is compressed as one and closed by its file's sync
  * marker.  The inputs' kind is told by content, as the other commands do. */
 #include "cli.h"
+#include "skip_log.h"
+#include "convert_verbose.h"
+#include "input.h"
 #include "duplicate_inputs.h"
 #include "hints.h"
 #include "convert_pipeline.h"
@@ -16,6 +19,7 @@
 #include "progress.h"
 
 #include "../formats/avro/avro_format.h"
+#include "../formats/tfrecord/tfrecord.h"
 #include "../src/manifest.h"
 
 #include <inttypes.h>
@@ -78,6 +82,55 @@ static bool is_pipe_not_avro(const char *path)
     return !f || strcmp(f->name, "avro") != 0;
 }
 
+/* What a local input that is plainly not a shard looks like ("jsonl",
+ * "csv", "parquet"), or NULL: split copies TFRecord or Avro, and a table
+ * read as TFRecord would only be reported as damage (status 1) where it is
+ * the wrong input (status 2, as verify says of text).  A name that says
+ * TFRecord, a compressed input, or bytes that detect as TFRecord are left
+ * to the TFRecord way. */
+static const char *not_a_shard(const char *path)
+{
+    static const char *const tables[] = {"csv", "tsv", "jsonl", "parquet", NULL};
+    const st_format *by_name = st_format_by_extension(path);
+    /* An object in a store is judged by its name alone (reading its first
+     * bytes would cost a request), so that a table gives the same status
+     * there as on a local disk. */
+    if (!is_local(path) && !is_stdin(path)) {
+        for (size_t i = 0; by_name && tables[i]; i++)
+            if (strcmp(by_name->name, tables[i]) == 0)
+                return tables[i];
+        return NULL;
+    }
+    struct stat st;
+    if (!is_local(path) || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return NULL;
+    if (by_name && strcmp(by_name->name, "tfrecord") == 0)
+        return NULL;
+    st_stream *s;
+    st_error err;
+    if (st_stream_open(path, &s, &err) < 0)
+        return NULL;
+    uint8_t head[64];
+    ssize_t n = st_stream_peek(&s, head, sizeof head, &err);
+    st_stream_close(s);
+    if (n <= 0 || st_compression_sniff(head, (size_t)n) != ST_COMPRESSION_NONE)
+        return NULL;
+    /* Named as text and holding anything: text whatever its size (as verify says). */
+    static const char *const texts[] = {"csv", "tsv", "jsonl", NULL};
+    for (size_t i = 0; by_name && texts[i]; i++)
+        if (strcmp(by_name->name, texts[i]) == 0)
+            return texts[i];
+    if (n < ST_TFRECORD_HEADER_SIZE)
+        return NULL;
+    const st_format *f = st_format_detect(path, head, (size_t)n);
+    if (!f)
+        return NULL;
+    for (size_t i = 0; tables[i]; i++)
+        if (strcmp(f->name, tables[i]) == 0)
+            return tables[i];
+    return NULL;
+}
+
 /* Opens path and tells by its first bytes (then its name, as every command
  * does) whether it is an Avro file.  When it is and `keep` is given, the
  * stream is kept there, nothing consumed; otherwise it is closed. */
@@ -121,14 +174,14 @@ static int open_avro(const cli_command *cmd, const char *path, const st_read_opt
     int rc = probe_input(path, &avro, &s, &err);
     if (rc < 0) {
         cli_error_at(cmd, path, &err);
-        return EXIT_USAGE;
+        return cli_exit_for_input(rc);
     }
     if (!avro)
         return mix_error(cmd, path, false, first_path);
     rc = st_avro_blocks_open(s, ro, out, &err);
     if (rc < 0) {
         cli_error_at(cmd, path, &err);
-        return EXIT_USAGE;
+        return cli_exit_for_input(rc);
     }
     if (first && st_avro_blocks_compatible(first, *out, &err) < 0) {
         st_avro_blocks_close(*out);
@@ -162,6 +215,13 @@ static int classify_inputs(const cli_command *cmd, char **paths, size_t npaths, 
      * as it always has. */
     if (is_pipe_not_avro(paths[i0]) || probe_input(paths[i0], avro, &s, &err) < 0 || !*avro) {
         *avro = false;
+        for (size_t i = i0; i < npaths; i++) {
+            const char *kind = not_a_shard(paths[i]);
+            if (kind)
+                return cli_usage_error(cmd, "%s: this looks like %s, not a TFRecord or Avro file: split "
+                                            "copies those; convert reads %s (shardtool convert %s -o PREFIX)",
+                                       paths[i], kind, kind, paths[i]);
+        }
         for (size_t i = i0 + 1; i < npaths; i++) {
             bool other;
             if (is_local(paths[i]) && probe_input(paths[i], &other, NULL, &err) == ST_OK && other)
@@ -172,7 +232,7 @@ static int classify_inputs(const cli_command *cmd, char **paths, size_t npaths, 
     int rc = st_avro_blocks_open(s, ro, first, &err);
     if (rc < 0) {
         cli_error_at(cmd, paths[i0], &err);
-        return EXIT_USAGE;
+        return cli_exit_for_input(rc);
     }
     *first_at = i0;
     for (size_t i = i0 + 1; i < npaths; i++) {
@@ -188,6 +248,23 @@ static int classify_inputs(const cli_command *cmd, char **paths, size_t npaths, 
         }
     }
     return EXIT_OK;
+}
+
+/* split -v: each local input as detected, and the plan (convert_verbose.h). */
+static void say_plan(const cli_command *cmd, const cli_values *v, const st_read_options *ro, char **paths,
+                     size_t npaths, const cli_output *out)
+{
+    if (!cli_has(v, "verbose") || cli_has(v, "quiet"))
+        return;
+    cli_input in;
+    memset(&in, 0, sizeof in);
+    in.paths = paths;
+    in.npaths = npaths;
+    in.ro = *ro;
+    in.ro.on_skip = NULL; /* this look is not the run */
+    in.ro.skip_corrupt = false;
+    convert_say_inputs(cmd, &in);
+    convert_say_plan(cmd, &in, out, 1, 0, 0, false, false);
 }
 
 /* ---- Avro: whole blocks --------------------------------------------------------- */
@@ -253,9 +330,12 @@ static int finish_avro(const cli_command *cmd, cli_output *out, st_error *err)
         st_feature_stats none;
         st_feature_stats_init(&none);
         rc = cli_output_check_path(out, path, err);
-        if (rc == ST_OK)
-            rc = st_manifest_write(path, out->sink, "avro", ST_COMPRESSION_NONE, &none,
-                                   "{\"command\":\"split\"}", out->force, err);
+        if (rc == ST_OK) {
+            char *skipped = out->skips ? skip_log_json(out->skips) : NULL;
+            rc = st_manifest_write_skipped(path, out->sink, "avro", ST_COMPRESSION_NONE, &none,
+                                           "{\"command\":\"split\"}", skipped, out->force, err);
+            free(skipped);
+        }
         st_feature_stats_free(&none);
         if (rc < 0)
             return cli_output_error_at(err, path);
@@ -278,6 +358,7 @@ static void avro_summary(const cli_command *cmd, const cli_output *out, const av
             seconds > 0 ? (double)run->records / seconds : 0);
     if (out->want_manifest)
         fprintf(stderr, "shardtool %s: manifest: %s\n", cmd->name, out->manifest_path);
+    cli_output_note_empty(cmd, out);
     if (!st_avro_blocks_checks_codec(first))
         fprintf(stderr, "shardtool %s: note: this build cannot decompress codec \"%s\": only the blocks' "
                 "framing and sync markers were checked\n", cmd->name, st_avro_blocks_codec(first));
@@ -312,7 +393,7 @@ static int check_avro_usage(const cli_command *cmd, const cli_values *v)
  * shards whose record counts differ by at most one block's, and the size
  * and record limits are passed by less than one block. */
 static int split_avro(const cli_command *cmd, cli_values *v, const st_read_options *ro, char **paths,
-                      size_t npaths, st_avro_blocks *first, size_t first_at)
+                      size_t npaths, st_avro_blocks *first, size_t first_at, skip_log *skips)
 {
     int status = check_avro_usage(cmd, v);
     cli_output out;
@@ -346,6 +427,7 @@ static int split_avro(const cli_command *cmd, cli_values *v, const st_read_optio
 
     out.inputs = paths;
     out.ninputs = npaths;
+    say_plan(cmd, v, ro, paths, npaths, &out);
     cli_progress progress;
     avro_run run = {0};
     cli_progress_start(&progress, cli_progress_wanted(v), 0);
@@ -355,7 +437,10 @@ static int split_avro(const cli_command *cmd, cli_values *v, const st_read_optio
         cli_error(cmd, "interrupted; removed the shards written so far");
         status = EXIT_DAMAGED;
     }
+    if (cli_has(v, "verbose") && !cli_has(v, "quiet"))
+        skip_log_print(skips, cmd->name);
     if (status == EXIT_OK) {
+        out.skips = skips;
         int rc = finish_avro(cmd, &out, &err);
         if (rc < 0) {
             cli_error_at(cmd, NULL, &err);
@@ -391,6 +476,11 @@ static int run_split(const cli_command *cmd, cli_values *v)
     ro.payload_only = !cli_has(v, "feature-spec");
     ro.skip_corrupt = cli_has(v, "skip-corrupt");
     cli_hints_offer_skip_corrupt(!ro.skip_corrupt);
+    /* Where each skipped record was: listed with -v, and in the manifest. */
+    skip_log skips;
+    skip_log_init(&skips, "record");
+    ro.on_skip = skip_log_add;
+    ro.on_skip_ctx = &skips;
     const char *comp = cli_text(v, "input-compression", NULL);
     if (comp)
         ro.compression = (st_compression)st_compression_parse(comp);
@@ -413,12 +503,16 @@ static int run_split(const cli_command *cmd, cli_values *v)
     status = classify_inputs(cmd, paths, npaths, &ro, &avro, &first, &first_at);
     if (status != EXIT_OK || avro) {
         cli_output_free(&out);
-        if (status == EXIT_OK)
-            status = split_avro(cmd, v, &ro, paths, npaths, first, first_at);
+        if (status == EXIT_OK) {
+            skips.unit = "block";
+            status = split_avro(cmd, v, &ro, paths, npaths, first, first_at, &skips);
+        }
+        skip_log_free(&skips);
         cli_free_list(paths, npaths);
         return status;
     }
 
+    say_plan(cmd, v, &ro, paths, npaths, &out);
     cli_progress progress;
     convert_job job = {
         .paths = paths,
@@ -432,10 +526,14 @@ static int run_split(const cli_command *cmd, cli_values *v)
         .progress = &progress,
     };
     cli_progress_start(&progress, cli_progress_wanted(v), 0);
+    out.skips = &skips;
     status = cli_output_run(cmd, &out, &job, false, 0, "{\"command\":\"split\"}");
     cli_progress_end(&progress, status == EXIT_OK);
+    if (cli_has(v, "verbose") && !cli_has(v, "quiet"))
+        skip_log_print(&skips, cmd->name);
     if (status == EXIT_OK && !cli_has(v, "quiet"))
         cli_output_summary(cmd, &out, &job, npaths, cli_now() - progress.start);
+    skip_log_free(&skips);
     convert_job_free_results(&job);
     cli_free_list(paths, npaths);
     cli_output_free(&out);

@@ -3,6 +3,7 @@
 #include "empty_columns.h"
 #include "input.h"
 #include "json_read.h"
+#include "stat_details.h"
 #include "json_version.h"
 #include "stat_spec.h"
 
@@ -79,8 +80,7 @@ static int stat_file(const cli_command *cmd, const cli_input *in, file_stats *fs
     st_error err = {0};
     if (st_reader_open(fs->path, in->format, &in->ro, &r, &err) < 0) {
         cli_error_at(cmd, fs->path, &err);
-        /* An interrupt is a stopped run (1), not a bad input (2). */
-        return err.code == ST_ECANCELED ? EXIT_DAMAGED : EXIT_USAGE;
+        return cli_exit_for_input(err.code);
     }
     fs->format = r->format;
     fs->compression = r->compression;
@@ -190,12 +190,6 @@ static void value_range(char *out, size_t cap, const st_feature_stat *f)
         snprintf(out, cap, "%.9g .. %.9g", f->min_float, f->max_float);
 }
 
-static const char *kind_text(const st_feature_stat *f)
-{
-    bool mixed = (f->kinds & (f->kinds - 1)) != 0;
-    return mixed ? "mixed" : st_kind_name(st_feature_stat_kind(f));
-}
-
 /* Context features (or an Example's features), then SequenceExample
  * FeatureLists in a table of their own: records that have the list, steps
  * per record, values per step. */
@@ -220,7 +214,7 @@ static void print_features(const st_feature_stats *fstats)
         value_range(range, sizeof range, f);
         char name[1024]; /* a NUL or control byte in a name shows as \xNN */
         st_feature_name_display(f->name, f->name_len, name, sizeof name);
-        printf("  %-32s %-11s %10" PRIu64 " %13s  %s\n", name, kind_text(f), f->present, length, range);
+        printf("  %-32s %-11s %10" PRIu64 " %13s  %s\n", name, st_feature_stat_kinds(f), f->present, length, range);
     }
     if (nlists)
         printf("  %-32s %-11s %10s %20s %13s  %s\n", "feature list", "kind", "records", "steps (mean)",
@@ -241,57 +235,10 @@ static void print_features(const st_feature_stats *fstats)
         char name[1024];
         size_t n = st_feature_name_display(f->name, f->name_len, name, sizeof name - 2);
         memcpy(name + n, "[]", 3);
-        printf("  %-32s %-11s %10" PRIu64 " %20s %13s  %s\n", name, kind_text(f), f->present, steps,
+        printf("  %-32s %-11s %10" PRIu64 " %20s %13s  %s\n", name, st_feature_stat_kinds(f), f->present, steps,
                length, range);
     }
     free(sorted);
-}
-
-/* Re-emits a parsed JSON value through the writer (pretty). */
-static void emit_json(st_jsonw *w, const json_value *v)
-{
-    switch (v->type) {
-    case JSON_NULL: st_json_null(w); break;
-    case JSON_BOOL: st_json_bool(w, v->boolean); break;
-    case JSON_NUMBER: st_json_raw(w, v->text, strlen(v->text)); break;
-    case JSON_STRING: st_json_string(w, v->text); break;
-    case JSON_ARRAY:
-        st_json_begin_array(w);
-        for (size_t i = 0; i < v->count; i++)
-            emit_json(w, &v->items[i]);
-        st_json_end_array(w);
-        break;
-    case JSON_OBJECT:
-        st_json_begin_object(w);
-        for (size_t i = 0; i < v->count; i++) {
-            st_json_key(w, v->keys[i]);
-            emit_json(w, &v->items[i]);
-        }
-        st_json_end_object(w);
-        break;
-    }
-}
-
-/* The format's details (Parquet row groups, Avro blocks), indented under the file. */
-static void print_details(const st_buf *details)
-{
-    json_value root;
-    char msg[128];
-    if (json_parse((const char *)details->data, details->len, &root, msg, sizeof msg))
-        return;
-    st_buf out = {0};
-    st_jsonw w;
-    st_jsonw_init(&w, &out, true);
-    emit_json(&w, &root);
-    json_free(&root);
-    printf("  details:\n    ");
-    for (size_t i = 0; i < out.len; i++) {
-        putchar(out.data[i]);
-        if (out.data[i] == '\n')
-            fputs("    ", stdout);
-    }
-    putchar('\n');
-    st_buf_free(&out);
 }
 
 static void print_file(const file_stats *fs)
@@ -315,7 +262,7 @@ static void print_file(const file_stats *fs)
         printf("  column %s is empty in every row: no feature\n", empty[i]);
     free((void *)empty);
     if (fs->details.len)
-        print_details(&fs->details);
+        stat_print_details(&fs->details);
 }
 
 /* --feature-spec, --snippet and --defaults: which go together. */

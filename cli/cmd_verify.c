@@ -31,7 +31,8 @@ static const cli_option verify_options[] = {
     {"manifest", 0, ARG_TEXT, "FILE", NULL, "check the shards a manifest lists: presence, counts, checksums"},
     {"trust-manifest-paths", 0, ARG_NONE, NULL, NULL, "let the manifest name shards outside its own directory"},
     {"from", 0, ARG_TEXT, "FORMAT", verify_formats, "input format (default: detected)"},
-    {"compression", 0, ARG_TEXT, "TYPE", compression_names, "TFRecord stream compression (default: auto)"},
+    {"input-compression", 0, ARG_TEXT, "TYPE", compression_names, "TFRecord stream compression (default: auto)"},
+    {"compression", 0, ARG_TEXT, "TYPE", compression_names, "older spelling of --input-compression"},
     {"max-record-size", 0, ARG_TEXT, "SIZE", NULL, "largest TFRecord record (default 1GiB), Parquet page or Avro block (256MiB)"},
     {"device", 0, ARG_TEXT, "DEVICE", verify_devices, "where to verify: auto (default), cpu or cuda"},
     CLI_OPTIONS_END,
@@ -596,7 +597,8 @@ static int run_verify(const cli_command *cmd, cli_values *v)
     vc.json = cli_has(v, "json");
     vc.quiet = cli_has(v, "quiet");
     vc.opt.decode = cli_has(v, "decode");
-    vc.opt.compression = (st_compression)st_compression_parse(cli_text(v, "compression", "auto"));
+    const char *input_compression = cli_input_compression(cmd, v);
+    vc.opt.compression = (st_compression)st_compression_parse(input_compression ? input_compression : "auto");
     if (cli_size(v, cmd, "max-record-size", 0, &vc.opt.max_record_size))
         return EXIT_USAGE;
     const char *from = cli_text(v, "from", NULL);

@@ -36,7 +36,7 @@ void cli_hint_for(const cli_command *cmd, const st_error *err)
     else if (strstr(err->msg, ": not an Example: "))
         fprintf(stderr,
                 "shardtool%s%s: hint: the records are not tf.train.Example messages; "
-                "'shardtool cat -f raw' prints them as they are\n",
+                "'shardtool cat --format raw' prints them as they are\n",
                 sep, name);
     else if (offer_skip_corrupt && err->code == ST_EDATA && damaged_record(err->msg))
         fprintf(stderr,

@@ -27,7 +27,8 @@ const cli_option cli_input_options[] = {
 };
 
 const cli_option cli_input_compression_option[] = {
-    {"compression", 0, ARG_TEXT, "TYPE", compression_names, "input stream compression (default: auto)"},
+    {"input-compression", 0, ARG_TEXT, "TYPE", compression_names, "input stream compression (default: auto)"},
+    {"compression", 0, ARG_TEXT, "TYPE", compression_names, "older spelling of --input-compression"},
     CLI_OPTIONS_END,
 };
 
@@ -121,10 +122,7 @@ int cli_input_init(const cli_command *cmd, const cli_values *v, cli_input *in)
         if (!in->format)
             return cli_usage_error(cmd, "--from: unknown format '%s'", from);
     }
-    /* convert and split use --compression for their output. */
-    const char *comp = cli_text(v, "input-compression", NULL);
-    if (!comp && !cli_has(v, "output"))
-        comp = cli_text(v, "compression", NULL);
+    const char *comp = cli_input_compression(cmd, v);
     if (comp)
         in->ro.compression = (st_compression)st_compression_parse(comp);
     in->ro.columns = cli_list(v, "columns", &in->ro.ncolumns);
@@ -198,4 +196,19 @@ void cli_input_free(cli_input *in)
     in->paths = NULL;
     in->npaths = 0;
     st_schema_free(&in->types);
+}
+
+const char *cli_input_compression(const cli_command *cmd, const cli_values *v)
+{
+    const char *comp = cli_text(v, "input-compression", NULL);
+    if (comp)
+        return comp;
+    /* convert and split use --compression for their output. */
+    if (cli_has(v, "output") || !cli_has(v, "compression"))
+        return NULL;
+    if (!cli_has(v, "quiet"))
+        fprintf(stderr, "shardtool %s: note: --compression is the output's compression in convert and "
+                        "split; for an input spell it --input-compression (the old spelling still works "
+                        "here)\n", cmd->name);
+    return cli_text(v, "compression", NULL);
 }

@@ -9,7 +9,8 @@
 #include "../formats/format.h"
 
 extern const cli_option cli_input_options[];  /* --from, --compression, --columns, ... */
-extern const cli_option cli_input_compression_option[]; /* --compression, for cat and stat */
+/* --input-compression, and --compression, its older spelling, for cat and stat. */
+extern const cli_option cli_input_compression_option[];
 extern const cli_option cli_text_options[];   /* CSV / TSV / JSON lines: --delimiter, ... */
 
 typedef struct cli_input {
@@ -27,5 +28,10 @@ int cli_input_init(const cli_command *cmd, const cli_values *v, cli_input *in);
  * (at least one is required).  On failure `in` is already freed. */
 int cli_input_open(const cli_command *cmd, const cli_values *v, cli_input *in);
 void cli_input_free(cli_input *in);
+
+/* The input compression asked for, or NULL: --input-compression, or in a
+ * command without output (cat, stat, verify) --compression, the older
+ * spelling, with a note that it is the output's in convert and split. */
+const char *cli_input_compression(const cli_command *cmd, const cli_values *v);
 
 #endif

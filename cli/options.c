@@ -171,6 +171,7 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_values *v, bool
             if (arg[2])
                 inline_value = arg + 2;
         }
+        val->via_short = arg[1] != '-';
         if (val->option->arg == ARG_NONE) {
             if (inline_value)
                 return cli_usage_error(cmd, "--%s takes no value", val->option->name);
@@ -214,6 +215,12 @@ bool cli_has(const cli_values *v, const char *name)
 {
     const cli_value *val = lookup(v, name);
     return val && val->set;
+}
+
+bool cli_given_short(const cli_values *v, const char *name)
+{
+    const cli_value *val = lookup(v, name);
+    return val && val->set && val->via_short;
 }
 
 const char *cli_text(const cli_values *v, const char *name, const char *fallback)
@@ -407,6 +414,21 @@ int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
     fprintf(stderr, "Try 'shardtool %s%s--help' for more information.\n", cmd ? cmd->name : "",
             cmd ? " " : "");
     return EXIT_USAGE;
+}
+
+int cli_exit_for_input(int code)
+{
+    switch (code) {
+    case ST_OK:
+        return EXIT_OK;
+    case ST_EDATA:          /* the bytes are there but damaged */
+    case ST_EUNSUPPORTED:   /* as convert says of a value it cannot convert */
+    case ST_ENOMEM:
+    case ST_ECANCELED:      /* an interrupt is a stopped run, not a bad input */
+        return EXIT_DAMAGED;
+    default:                /* missing, unreadable, refused by a server, misused */
+        return EXIT_USAGE;
+    }
 }
 
 int cli_exit_for(int code)

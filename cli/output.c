@@ -1,6 +1,9 @@
 #include "output.h"
 
+#include "open_files.h"
+#include "output_prefix.h"
 #include "shuffle.h"
+#include "skip_log.h"
 
 #include "../src/manifest.h"
 
@@ -108,13 +111,13 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
     if (!prefix[0])
         return cli_usage_error(cmd, "-o '': the output prefix is empty; give a path and a name "
                                     "to start each file with, such as -o out/train");
-    if (prefix[strlen(prefix) - 1] == '/')
-        return cli_usage_error(cmd, "-o %s: the prefix ends in '/'; it starts each file's name, so "
-                                    "give a name after the directory, such as -o %strain", prefix, prefix);
-    const char *base = strrchr(prefix, '/') ? strrchr(prefix, '/') + 1 : prefix;
-    if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
-        return cli_usage_error(cmd, "-o %s: the prefix names a directory; it starts each file's name, so "
-                                    "give a name in that directory, such as -o %s/train", prefix, prefix);
+    char ext[64];
+    st_shard_extension(ext, sizeof ext, format->writer ? format->writer->extension : "",
+                       (st_compression)st_compression_parse(cli_text(v, "compression", "none")));
+    int status = cli_output_prefix(cmd, prefix, ext, cli_has(v, "quiet"), out->prefix, sizeof out->prefix);
+    if (status)
+        return status;
+    prefix = out->prefix;
     snprintf(out->infix, sizeof out->infix, "%s", infix ? infix : "");
     int modes = cli_has(v, "shards") + cli_has(v, "shard-size") + cli_has(v, "records-per-shard");
     if (modes > 1)
@@ -140,6 +143,9 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
             return EXIT_USAGE;
         if (out->sopt.count == 0 || out->sopt.count > 100000)
             return cli_usage_error(cmd, "--shards must be between 1 and 100000");
+        if (!st_path_is_remote(prefix) &&
+            cli_reserve_open_files(cmd, out->sopt.count, cli_has(v, "index") ? 2 : 1))
+            return EXIT_USAGE;
     }
     const char *comp = cli_text(v, "compression", "none");
     out->wopt.compression = (st_compression)st_compression_parse(comp);
@@ -157,8 +163,9 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
     out->want_manifest = !cli_has(v, "no-manifest");
     if (manifest)
         snprintf(out->manifest_path, sizeof out->manifest_path, "%s", manifest);
-    else
-        snprintf(out->manifest_path, sizeof out->manifest_path, "%s%s.manifest.json", prefix, out->infix);
+    else if ((size_t)snprintf(out->manifest_path, sizeof out->manifest_path, "%s%s.manifest.json", prefix,
+                              out->infix) >= sizeof out->manifest_path)
+        return cli_usage_error(cmd, "-o %s: the prefix is too long", prefix);
     out->feature_spec = cli_text(v, "feature-spec", NULL);
     /* A name that cannot be a file would fail only at the end of the run. */
     const char *given[] = {manifest, out->feature_spec};
@@ -171,7 +178,6 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
      * prefix's, it is made now, so that a missing one cannot fail the run
      * at its end.  The prefix's directories come last: they are the ones
      * a failed run removes (out->created_dirs remembers one path). */
-    int status = EXIT_OK;
     const char *named[] = {out->want_manifest ? out->manifest_path : NULL, out->feature_spec};
     for (size_t i = 0; i < 2 && !status; i++)
         if (named[i] && strcmp(named[i], "-") != 0)
@@ -310,9 +316,12 @@ static int finish_outputs(cli_output *out, convert_job *job, const char *options
     if (out->want_manifest) {
         const char *path = out->manifest_path;
         rc = cli_output_check_path(out, path, err);
-        if (rc == ST_OK)
-            rc = st_manifest_write(path, out->sink, out->format->name, out->wopt.compression,
-                                   &job->stats, options_json, out->force, err);
+        if (rc == ST_OK) {
+            char *skipped = out->skips ? skip_log_json(out->skips) : NULL;
+            rc = st_manifest_write_skipped(path, out->sink, out->format->name, out->wopt.compression,
+                                           &job->stats, options_json, skipped, out->force, err);
+            free(skipped);
+        }
         if (rc < 0)
             return cli_output_error_at(err, path);
     }
@@ -380,6 +389,20 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
     return EXIT_OK;
 }
 
+void cli_output_note_empty(const cli_command *cmd, const cli_output *out)
+{
+    size_t shards = st_shard_sink_count(out->sink), empty = 0;
+    for (size_t i = 0; i < shards; i++)
+        if (st_shard_sink_shard(out->sink, i)->records == 0)
+            empty++;
+    /* One shard of nothing is an empty input, said by the count already. */
+    if (empty && shards > 1)
+        fprintf(stderr, "shardtool %s: note: %zu of the %zu shards %s empty: %" PRIu64 " record%s for %zu "
+                "shards (a smaller --shards avoids %s)\n", cmd->name, empty, shards, empty == 1 ? "is" : "are",
+                st_shard_sink_records(out->sink), st_shard_sink_records(out->sink) == 1 ? "" : "s", shards,
+                empty == 1 ? "it" : "them");
+}
+
 void cli_output_summary(const cli_command *cmd, const cli_output *out, const convert_job *job,
                         size_t ninputs, double seconds)
 {
@@ -392,6 +415,7 @@ void cli_output_summary(const cli_command *cmd, const cli_output *out, const con
             shards == 1 ? "" : "s", mib, seconds, seconds > 0 ? (double)job->records / seconds : 0);
     if (out->want_manifest)
         fprintf(stderr, "shardtool %s: manifest: %s\n", cmd->name, out->manifest_path);
+    cli_output_note_empty(cmd, out);
     if (job->skipped_rows) {
         /* convert skips malformed rows (--skip-bad-rows), split damaged records (--skip-corrupt). */
         const char *what = strcmp(cmd->name, "split") == 0 ? "damaged record" : "bad row";

@@ -16,10 +16,12 @@ typedef struct cli_output {
     const st_format *format;
     st_write_options wopt;
     st_shard_options sopt;
+    char prefix[4096];            /* -o as normalised (output_prefix.h) */
     char infix[64];
     bool want_manifest;           /* not --no-manifest */
     char manifest_path[4096];     /* --manifest, or the default PREFIX[INFIX].manifest.json */
     const char *feature_spec;
+    const struct skip_log *skips; /* what split --skip-corrupt skipped, for the manifest, or NULL */
     bool force;
     st_schema schema;
     st_shard_sink *sink;
@@ -54,6 +56,8 @@ void cli_output_abort(cli_output *out);
  * manifest and feature spec.  On failure everything written is removed. */
 int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bool shuffle,
                    uint64_t seed, const char *options_json);
+/* A note naming how many shards got no record (--shards above the record count). */
+void cli_output_note_empty(const cli_command *cmd, const cli_output *out);
 void cli_output_summary(const cli_command *cmd, const cli_output *out, const convert_job *job,
                         size_t ninputs, double seconds);
 /* Releases the lock; after a run that did not commit, also removes the

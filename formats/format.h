@@ -63,6 +63,12 @@ typedef struct st_read_options {
     bool skip_corrupt;              /* TFRecord: skip damaged records (counted in
                                        st_batch.skipped_rows) instead of failing */
     const void *format_options;     /* e.g. struct st_csv_options for csv/tsv */
+    /* With skip_corrupt: called for each damaged record (TFRecord) or
+     * block (Avro) skipped, from the thread reading that input, with the
+     * input's name, the record's or block's index, the byte offset where it
+     * starts (in the decompressed stream) and why.  NULL: only counted. */
+    void (*on_skip)(void *ctx, const char *path, uint64_t index, uint64_t offset, const char *why);
+    void *on_skip_ctx;
 } st_read_options;
 
 void st_read_options_init(st_read_options *o);

@@ -282,6 +282,11 @@ static const char *kinds_text(unsigned kinds)
     return "mixed";
 }
 
+const char *st_feature_stat_kinds(const st_feature_stat *f)
+{
+    return kinds_text(f->kinds);
+}
+
 void st_feature_stats_json(const st_feature_stats *s, st_jsonw *w)
 {
     const st_feature_stat **sorted = st_feature_stats_sorted(s);

@@ -56,6 +56,10 @@ const st_feature_stat **st_feature_stats_sorted(const st_feature_stats *s);
 /* The dominant kind (int64 < float < bytes when mixed; NONE when only empty
  * Features were seen). */
 st_kind st_feature_stat_kind(const st_feature_stat *f);
+/* The kinds a feature was seen with, as stat prints them in text and JSON
+ * alike: "int64", "int64|none" (some records hold no value list), "mixed"
+ * for three kinds or more. */
+const char *st_feature_stat_kinds(const st_feature_stat *f);
 /* A schema: nullable when some records lack it, repeated unless every
  * present value list has length 1, fixed_len when constant.  A FeatureList
  * is a column of its own name with `sequence` set (repeated and fixed_len

@@ -94,6 +94,15 @@ int st_manifest_write(const char *path, const st_shard_sink *sink, const char *f
                       st_compression compression, const st_feature_stats *features,
                       const char *options_json, bool force, st_error *err)
 {
+    return st_manifest_write_skipped(path, sink, format, compression, features, options_json, NULL, force,
+                                     err);
+}
+
+int st_manifest_write_skipped(const char *path, const st_shard_sink *sink, const char *format,
+                              st_compression compression, const st_feature_stats *features,
+                              const char *options_json, const char *skipped_json, bool force,
+                              st_error *err)
+{
     st_buf b = {0};
     st_jsonw w;
     st_jsonw_init(&w, &b, true);
@@ -143,6 +152,10 @@ int st_manifest_write(const char *path, const st_shard_sink *sink, const char *f
     if (options_json) {
         st_json_key(&w, "options");
         st_json_raw(&w, options_json, strlen(options_json));
+    }
+    if (skipped_json) {
+        st_json_key(&w, "skipped");
+        st_json_raw(&w, skipped_json, strlen(skipped_json));
     }
     st_json_end_object(&w);
     int rc = w.failed ? st_error_set(err, ST_ENOMEM, "out of memory") : write_whole(path, &b, force, err);

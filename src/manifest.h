@@ -19,5 +19,11 @@
 int st_manifest_write(const char *path, const st_shard_sink *sink, const char *format,
                       st_compression compression, const st_feature_stats *features,
                       const char *options_json, bool force, st_error *err);
+/* The same, with "skipped" (skipped_json, one JSON object: what split
+ * --skip-corrupt skipped and where) when it is not NULL. */
+int st_manifest_write_skipped(const char *path, const st_shard_sink *sink, const char *format,
+                              st_compression compression, const st_feature_stats *features,
+                              const char *options_json, const char *skipped_json, bool force,
+                              st_error *err);
 
 #endif

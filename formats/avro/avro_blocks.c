@@ -44,6 +44,8 @@ struct st_avro_blocks {
 
     uint64_t max_block;
     bool skip_corrupt;
+    void (*on_skip)(void *ctx, const char *path, uint64_t index, uint64_t offset, const char *why);
+    void *on_skip_ctx;
     uint64_t index;          /* of the next block */
     uint64_t skipped;
     size_t handed;           /* bytes of the block handed out, consumed on the next call */
@@ -141,6 +143,8 @@ int st_avro_blocks_open(st_stream *in, const st_read_options *opt, st_avro_block
     b->s = in;
     b->max_block = opt && opt->max_record_size ? opt->max_record_size : AV_DEFAULT_MAX_BLOCK;
     b->skip_corrupt = opt && opt->skip_corrupt;
+    b->on_skip = opt ? opt->on_skip : NULL;
+    b->on_skip_ctx = opt ? opt->on_skip_ctx : NULL;
     uint64_t size;
     st_error ignored;
     if (in->ops->size && st_stream_size(in, &size, &ignored) == 0) {
@@ -324,6 +328,8 @@ static int skip_damaged(st_avro_blocks *b, size_t whole, size_t guess, st_error 
 {
     if (!b->skip_corrupt)
         return ST_EDATA;
+    if (b->on_skip)
+        b->on_skip(b->on_skip_ctx, b->s->name ? b->s->name : "", b->index, b->offset, err->msg);
     b->skipped++;
     b->index++;
     if (whole) {

@@ -106,11 +106,12 @@ static int apply_selection(csv_reader *r, const st_read_options *opt, const st_c
                 r->cols[i].action = CSV_SKIP;
         free(want);
     }
+    /* A column to leave out that this input lacks is fine: a table whose
+     * schema grew over time has it in its later files only. */
     for (size_t k = 0; opt->exclude && k < opt->nexclude; k++) {
         ssize_t i = find_column(r, opt->exclude[k]);
-        if (i < 0)
-            return st_error_set(err, ST_EUSAGE, "no column named '%s'", opt->exclude[k]);
-        r->cols[i].action = CSV_SKIP;
+        if (i >= 0)
+            r->cols[i].action = CSV_SKIP;
     }
     if (co->types) {
         for (size_t k = 0; k < co->types->count; k++) {

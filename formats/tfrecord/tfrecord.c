@@ -356,6 +356,9 @@ typedef struct tfr_reader {
     st_tfrecord_reader rr;
     bool payload_only;
     bool skip_corrupt;
+    void (*on_skip)(void *ctx, const char *path, uint64_t index, uint64_t offset, const char *why);
+    void *on_skip_ctx;
+    const char *name;           /* the input's, for on_skip */
     size_t unit_bytes;
     size_t unit_records;
 } tfr_reader;
@@ -385,6 +388,9 @@ static int tfr_open(void *priv, st_stream *in, const st_read_options *opt, st_er
     t->unit_bytes = 4 << 20;
     t->payload_only = opt->payload_only;
     t->skip_corrupt = opt->skip_corrupt;
+    t->on_skip = opt->on_skip;
+    t->on_skip_ctx = opt->on_skip_ctx;
+    t->name = in->name;
     return st_tfrecord_reader_init(&t->rr, in, opt->max_record_size, err);
 }
 
@@ -437,10 +443,12 @@ static int tfr_next_unit(void *priv, st_unit *unit, st_error *err)
     while (u->count < t->unit_records && u->payloads.len < t->unit_bytes) {
         const uint8_t *data, *framed;
         size_t len;
-        uint64_t offset = t->rr.offset;
+        uint64_t offset = t->rr.offset, index = t->rr.index;
         int r = st_tfrecord_next(&t->rr, &data, &len, &framed, err);
         if (r < 0 && t->skip_corrupt && r == ST_EDATA && t->rr.fault != ST_TFR_STREAM) {
             u->skipped++;
+            if (t->on_skip)
+                t->on_skip(t->on_skip_ctx, t->name ? t->name : "", index, offset, err->msg);
             r = st_tfrecord_resync(&t->rr, err);
             if (r > 0)
                 continue;

@@ -23,6 +23,13 @@
  * Every range must carry the same ETag (or Last-Modified) and size as the
  * first, else the read fails with "object changed while being read".
  *
+ * A server that ignores Range (a plain HTTP server answering 200 with the
+ * whole object, such as python3 -m http.server) is found by the first
+ * answer.  An object no larger than WHOLE_LIMIT is then read whole, once,
+ * into memory, and every read() and pread() is served from there; a
+ * larger one is refused with what to do, since every range would cost a
+ * download of the whole object.
+ *
  * Memory: window x chunk_size per open stream (up to MAX_WINDOW chunks
  * fetched before it was opened), CACHE_BLOCKS blocks for pread, and
  * parallel x chunk_size for announced objects not yet opened. */
@@ -39,6 +46,7 @@
 #define FOOTER_BLOCK ((size_t)64 << 10) /* as Arrow's first read of a footer */
 #define SNIFF_BYTES ((uint64_t)64 << 10)
 #define READ_SLICE ((size_t)512 << 10)
+#define WHOLE_LIMIT ((uint64_t)256 << 20) /* read whole from a server without Range */
 enum { ISSUE_LATER = 1 }; /* issue_chunk: no buffer for a background chunk yet */
 
 typedef struct cblock {
@@ -63,6 +71,9 @@ struct st_robj {
     st_robj *pnext;              /* announced list */
     cblock cache[CACHE_BLOCKS];
     uint64_t clock;
+    bool no_ranges;              /* the server answered a range with the whole object */
+    bool whole_ready;            /* whole holds the object (ident.size bytes) */
+    uint8_t *whole;
 };
 
 typedef struct rstream {
@@ -122,6 +133,8 @@ static int issue_chunk(st_robj *o, int priority)
 /* Keeps an open stream's window full (lock held). */
 static void sched_stream(st_robj *o)
 {
+    if (o->no_ranges)
+        return; /* later ranges would be answered from the start again */
     size_t want = o->seq_started ? (size_t)o->c->window : 1;
     while (o->count < want && more_to_issue(o))
         if (issue_chunk(o, 0))
@@ -141,7 +154,7 @@ static void sched_prefetch(st_remote_ctx *c)
     size_t budget = (size_t)st_fetch_config(c->f)->parallel;
     size_t per_object = c->sequential ? MAX_WINDOW : 1;
     for (st_robj *o = c->pf_head; o && c->pf_chunks < budget; o = o->pnext) {
-        while (c->pf_chunks < budget && o->count < per_object && more_to_issue(o)) {
+        while (c->pf_chunks < budget && o->count < per_object && more_to_issue(o) && !o->no_ranges) {
             if (issue_chunk(o, 1))
                 return;
             c->pf_chunks++;
@@ -154,6 +167,8 @@ static void chunk_event(st_xfer *x)
     st_robj *o = x->owner;
     if (!o || !x->headers_ok)
         return;
+    if (x->range_ignored && o->ident.known)
+        o->no_ranges = true; /* (without a size, what one chunk holds is all there is to read) */
     if (st_xfer_finished(x))
         st_chunk_learn(o->c, x);
     if (o->claimed)
@@ -187,6 +202,7 @@ static void robj_free_locked(st_robj *o)
     o->count = 0;
     for (int i = 0; i < CACHE_BLOCKS; i++)
         free(o->cache[i].data);
+    free(o->whole);
     st_rurl_free(&o->addr);
     free(o);
 }
@@ -203,12 +219,69 @@ static void pop_head(st_robj *o)
 
 /* ---- stream ops ------------------------------------------------------ */
 
+static st_xfer *range_xfer(st_robj *o, uint64_t off, size_t len, uint8_t *dest, st_error *err);
+
+/* From a server that ignores Range: reads the whole object into o->whole
+ * once (lock held), within WHOLE_LIMIT. */
+static int ensure_whole(st_robj *o, st_error *err)
+{
+    if (o->whole_ready)
+        return ST_OK;
+    if (!o->ident.known)
+        return st_error_set(err, ST_EUNSUPPORTED,
+                            "%s: the server ignores Range requests and does not say the object's "
+                            "size, so it cannot be read; copy it locally first", o->addr.url);
+    if (o->ident.size > WHOLE_LIMIT)
+        return st_error_set(err, ST_EUNSUPPORTED,
+                            "%s: the server ignores Range requests, and the object (%" PRIu64
+                            " bytes) is larger than the %" PRIu64 " bytes shardtool reads whole "
+                            "from such a server; serve it with Range support (nginx, S3, GCS) or "
+                            "copy it locally first", o->addr.url, o->ident.size, WHOLE_LIMIT);
+    if (o->ident.size == 0) {
+        o->whole_ready = true;
+        return ST_OK;
+    }
+    st_fetcher *f = o->c->f;
+    st_xfer *x = range_xfer(o, 0, (size_t)o->ident.size, NULL, err);
+    if (!x)
+        return err ? err->code : ST_ENOMEM;
+    st_fetch_submit_locked(f, x);
+    while (!st_xfer_finished(x))
+        st_fetch_wait(f);
+    int rc = ST_OK;
+    if (x->state == ST_XS_FAILED) {
+        rc = x->err.code;
+        if (err)
+            *err = x->err;
+    } else if (x->got != o->ident.size) {
+        rc = st_error_set(err, ST_EDATA, "%s: object ended before offset %" PRIu64, x->display,
+                          o->ident.size);
+    } else {
+        o->whole = x->dest;
+        o->whole_ready = true;
+        x->dest = NULL;
+        x->dest_owned = false;
+    }
+    st_fetch_release_locked(f, x);
+    return rc;
+}
+
 /* Lends the unread bytes of the head chunk (lock held): waits until at
  * least `want` of them have arrived, or the chunk is complete.  Returns the
  * count, 0 at the end of the object, or an error. */
 static ssize_t lend_locked(st_robj *o, size_t want, const uint8_t **data, st_error *err)
 {
     st_fetcher *f = o->c->f;
+    if (o->no_ranges) {
+        int rc = ensure_whole(o, err);
+        if (rc)
+            return rc;
+        if (o->read_bytes >= o->ident.size)
+            return 0;
+        *data = o->whole + o->read_bytes;
+        uint64_t left = o->ident.size - o->read_bytes;
+        return (ssize_t)(left < SSIZE_MAX ? left : SSIZE_MAX);
+    }
     /* A sniff of the first bytes (format detection) does not open the
      * window: the reader may go on with pread() only. */
     if (!o->seq_started && o->read_bytes >= SNIFF_BYTES) {
@@ -270,6 +343,11 @@ static ssize_t rs_lend(st_stream *s, size_t want, const uint8_t **data, st_error
 
 static void consume_locked(st_robj *o, size_t n)
 {
+    if (o->no_ranges) {
+        o->delivered = true;
+        o->read_bytes += n;
+        return;
+    }
     st_xfer *x = o->ring[o->head];
     o->consumed += n;
     o->delivered = true;
@@ -470,6 +548,13 @@ static ssize_t rs_pread(st_stream *s, void *buf, size_t n, uint64_t offset, st_e
         n = (size_t)(size - offset);
     if (n > SSIZE_MAX)
         n = SSIZE_MAX;
+    if (o->no_ranges) {
+        int rc = ensure_whole(o, err);
+        if (rc == ST_OK)
+            memcpy(buf, o->whole + offset, n);
+        st_fetch_unlock(f);
+        return rc ? rc : (ssize_t)n;
+    }
     size_t done = 0;
     int rc = ST_OK;
     while (done < n && rc == ST_OK) {
@@ -577,6 +662,8 @@ int st_rstream_open(st_remote_ctx *c, const char *url, st_stream **out, st_error
         st_xfer *x = o->ring[o->head];
         while (!x->headers_ok && !st_xfer_finished(x))
             st_fetch_wait(f);
+        if (x->range_ignored && o->ident.known)
+            o->no_ranges = true;
         if (x->state == ST_XS_FAILED && !o->ident.known) {
             rc = x->err.code;
             if (err)

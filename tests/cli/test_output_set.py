@@ -12,8 +12,9 @@
     renames with the test-only SHARDTOOL_TEST_KILL_AT) leaves no final
     name without a journal, and a rerun without --force gives the same
     bytes as a clean run, for every output mode;
-  - a long prefix whose final names fit works; -o '' and -o DIR/ are
-    usage errors;
+  - a long prefix whose final names fit works; -o '' and -o - are usage
+    errors; -o DIR/ (or an existing DIR, or .) writes DIR/part-*; a typed
+    extension (-o t.tfrecord.gz) is dropped from the prefix;
   - a hostile user's names: an earlier manifest or a planted journal never
     leads to removing a file outside the set, --manifest/--feature-spec
     never take an input's or another output's name, tasks of another count
@@ -381,10 +382,22 @@ def test_names(tmp, taxi):
           f"a 230-byte name prefix whose final names fit works ({r.stderr.strip()[-200:]})")
     r = st("convert", taxi, "-o", "", cwd=d)  # in d: a run that took it would write .manifest.json here
     check(r.returncode == 2 and "empty" in r.stderr and "-o out/train" in r.stderr, "-o '' is a usage error with a hint")
-    r = st("convert", taxi, "-o", d + "/")
-    check(r.returncode == 2 and "ends in '/'" in r.stderr, "a prefix that ends in '/' is a usage error with a hint")
-    r = st("split", glob.glob(d + "/p*-00000-of-00003.tfrecord")[0], "-o", d + "/")
-    check(r.returncode == 2 and "ends in '/'" in r.stderr, "split refuses it too")
+    e = os.path.join(tmp, "dir-prefix")
+    r = st("convert", taxi, "-o", e + "/")
+    check(r.returncode == 0 and "is a directory" in r.stderr and
+          sorted(os.listdir(e)) == ["part-00000-of-00001.tfrecord", "part.manifest.json"],
+          f"a prefix that ends in '/' writes DIR/part-*, saying so ({r.stderr.strip()[-200:]})")
+    r = st("split", glob.glob(d + "/p*-00000-of-00003.tfrecord")[0], "-o", e + "/split/")
+    check(r.returncode == 0 and os.path.exists(e + "/split/part-00000-of-00001.tfrecord"), "split does the same")
+    r = st("convert", taxi, "-o", e, "--force", "-q")
+    check(r.returncode == 0 and r.stderr == "" and os.path.exists(e + "/part-00000-of-00001.tfrecord"),
+          "an existing directory without '/' is one too")
+    r = st("convert", taxi, "-o", "-", cwd=e)
+    check(r.returncode == 2 and "shardtool cat" in r.stderr and not glob.glob(e + "/-*"),
+          "-o - is refused with a hint at cat")
+    r = st("convert", taxi, "-o", e + "/t.tfrecord.gz", "-z", "gzip")
+    check(r.returncode == 0 and "own extension" in r.stderr and os.path.exists(e + "/t-00000-of-00001.tfrecord.gz")
+          and os.path.exists(e + "/t.manifest.json"), "a typed extension is dropped from the prefix, saying so")
 
 
 # ---- a hostile user's names: manifests, named outputs, hidden prefixes ----------------------
@@ -544,10 +557,11 @@ def test_hostile_names(tmp, taxi):
     check(r.returncode == 0 and "t.journal" in r.stderr and "incomplete set" in r.stderr,
           f"verify DIR notes a journal: the shards beside it may be half a set ({r.stderr.strip()[-200:]})")
 
-    # -o . and -o DIR/.. name directories, not the start of file names.
-    for o in (".", d + "/.", d + "/.."):
-        r = st("convert", taxi, "-o", o, cwd=d)
-        check(r.returncode == 2 and "names a directory" in r.stderr, f"-o {o} is a usage error with a hint")
+    # -o . and -o DIR/.. name directories: their files are DIR/part-*.
+    for o, where in ((".", d), (d + "/.", d), (d + "/..", tmp)):
+        r = st("convert", taxi, "-o", o, "--force", cwd=d)
+        check(r.returncode == 0 and os.path.exists(os.path.join(where, "part-00000-of-00001.tfrecord")),
+              f"-o {o} writes part-* in that directory ({r.stderr.strip()[-200:]})")
 
 
 def main():

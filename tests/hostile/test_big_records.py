@@ -273,7 +273,7 @@ def main():
         shutil.copyfile(binary, binary2)
         bounded("convert of three large records",
                 ["convert", "-j", "2", binary, text, binary2, "-o", out + "/m", "-s", "2"])
-        bounded("cat -f tfrecord", ["cat", "-f", "tfrecord", binary])
+        bounded("cat -f tfrecord", ["cat", "--format", "tfrecord", binary])
     print(f"{results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] else 0
 

@@ -494,7 +494,7 @@ def run_cases(exe, data_dir, tmp, www, ngx, srv, proxy, gcs, started):
     # ---- 1. the same output as the local file, for every command ----
     commands = [
         ("cat", lambda x, o: ["cat", x], "stdout"),
-        ("cat -f tfrecord", lambda x, o: ["cat", "-f", "tfrecord", x], "stdout"),
+        ("cat -f tfrecord", lambda x, o: ["cat", "--format", "tfrecord", x], "stdout"),
         ("stat --json", lambda x, o: ["stat", "--json", x], "stat"),
         ("verify --json", lambda x, o: ["verify", "--json", x], "verify"),
         ("convert", lambda x, o: ["convert", x, "-o", o + "/part", "--shards", "2"], "outputs"),

@@ -146,7 +146,7 @@ def main():
                 work = tempfile.mkdtemp(dir=tmp, prefix="ok-")
                 tf, csv = make("in/mnist.tfrecord"), make("in/taxi.csv")
                 run(["cat", "-v", "--retries", "0", tf], work, 0)
-                run(["cat", "-v", "-f", "tfrecord", tf], work, 0)
+                run(["cat", "-v", "--format", "tfrecord", tf], work, 0)
                 _, out, _ = run(["stat", "-v", tf], work, 0)
                 if "127.0.0.1" not in out or "in/mnist.tfrecord" not in out:
                     fail("stat does not name the object: %s", out[:300])
