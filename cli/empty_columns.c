@@ -77,6 +77,9 @@ const char **empty_columns_find(const st_schema *columns, const st_feature_stats
     qsort(seen, nseen, sizeof *seen, name_cmp);
     for (size_t i = 0; i < columns->count; i++) {
         const char *name = columns->columns[i].name;
+        /* FeatureLists are not among the context features counted here */
+        if (columns->columns[i].sequence)
+            continue;
         if (!name_in(seen, nseen, name, strlen(name)))
             out[(*n)++] = name;
     }
