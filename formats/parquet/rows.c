@@ -40,14 +40,45 @@
  *     or an un-annotated repeated field)               is present with zero values, a null
  *                                                    list is absent.  Null ELEMENTS inside
  *                                                    a list are skipped (an Example list
- *                                                    cannot hold a null)
+ *                                                    cannot hold a null) and counted per
+ *                                                    column (st_batch_add_null_skipped)
  *   list of structs                                  one multi-value feature per struct
- *                                                    field ("points.x", "points.y")
+ *                                                    field ("points.x", "points.y"),
+ *                                                    value i of each from element i
  *   struct / nested group                            dotted names ("address.city")
- *   list of lists, MAP (any nesting)                 an ST_EUNSUPPORTED error naming the
- *                                                    column; leave it out with --exclude
+ *   MAP m (spec, legacy MAP_KEY_VALUE, optional      "m.key" and "m.value" (a struct value:
+ *     key, no value field)                             "m.value.f"), a list level each
+ *   MAP with --maps by-key                           "m.<key>" per entry ("m.<k1>.<k2>" for
+ *                                                    a map of maps), the map levels taken
+ *                                                    out of the depth; a map inside a list
+ *                                                    is an error
  *   annotation impossible for its physical type      an error naming the column
  *     (DATE on INT64, TIMESTAMP on INT32, ...)
+ *
+ * Nesting: a leaf's depth is its count of lists and maps (its max
+ * repetition level, less the map levels --maps by-key names features by)
+ *
+ *   depth  becomes
+ *   -----  --------------------------------------------------------------------
+ *   0      a scalar feature; null here or above: absent
+ *   1      a list feature (above)
+ *   2      a FeatureList named by the leaf (records become SequenceExamples,
+ *          the other features their context): one step per outer element,
+ *          holding its inner list; empty inner list: a step of the column's
+ *          kind with zero values; null inner list: a step with no kind
+ *          (ST_KIND_NONE); null outer list: no FeatureList; empty outer list:
+ *          zero steps
+ *   3      FeatureList "col", step i the innermost values of outer element i
+ *          concatenated, and int64 FeatureList "col.row_lengths", step i the
+ *          lengths of element i's inner lists (tf.RaggedFeature RowLengths);
+ *          a null innermost list has length 0 and is counted as a null
+ *   >= 4   an error naming the column and the list or map to --exclude
+ *   >= 2   with --nested refuse: an error naming the column
+ *
+ * Levels: an entry's repetition level r says the lists of levels r+1 ..
+ * max_rep start anew and level r gets a new element; its definition level,
+ * compared with level[k].empty_def (schema.h), says whether the list at
+ * level k is null (below), empty (equal) or has an element (above).
  */
 #include "rows.h"
 
