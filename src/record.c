@@ -177,6 +177,7 @@ int st_schema_add(st_schema *s, const char *name, st_kind kind)
     c->repeated = false;
     c->fixed_len = 1;
     c->empty = false;
+    c->sequence = false;
     return ST_OK;
 }
 

@@ -380,9 +380,23 @@ static int keyed_name(build *b, const st_pq_row_column *c, const st_bytes *keys,
     return 0;
 }
 
+/* Whether this column already gave a feature of that name in this row
+ * (a key twice in one map: one Example cannot hold both). */
+static bool seen_before(const build *b, st_bytes name, size_t f0, size_t l0)
+{
+    for (size_t i = f0; i < b->g.nfeats; i++)
+        if (b->g.feats[i].name.len == name.len && !memcmp(b->g.feats[i].name.data, name.data, name.len))
+            return true;
+    for (size_t i = l0; i < b->g.nlists; i++)
+        if (b->g.lists[i].name.len == name.len && !memcmp(b->g.lists[i].name.data, name.data, name.len))
+            return true;
+    return false;
+}
+
 /* --maps by-key: one feature per map entry, named by its keys. */
 static int emit_by_key(build *b, st_pq_row_column *c, size_t e0, size_t e1, cursor *k)
 {
+    size_t f0 = b->g.nfeats, l0 = b->g.nlists;
     int M = c->base;
     st_bytes keys[ST_PQ_MAX_LEVELS + 1];
     char texts[ST_PQ_MAX_LEVELS + 1][32];
@@ -431,6 +445,11 @@ static int emit_by_key(build *b, st_pq_row_column *c, size_t e0, size_t e1, curs
         }
         st_bytes name;
         int rc = keyed_name(b, c, keys, &name);
+        if (!rc && seen_before(b, name, f0, l0))
+            return st_error_set(b->err, ST_EDATA,
+                                "column '%s': the key '%.*s' appears twice in one map of row %zu; --maps by-key "
+                                "needs distinct keys (the default --maps key-value keeps them all)",
+                                c->leaf->path, (int)keys[M].len, (const char *)keys[M].data, b->row);
         if (!rc)
             rc = emit(b, c, e, end, name, k);
         if (rc)
