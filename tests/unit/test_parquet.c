@@ -635,6 +635,25 @@ static void test_good_files(void)
                     CU_ASSERT(fa->v.bytes[v].len == fb->v.bytes[v].len &&
                               memcmp(fa->v.bytes[v].data, fb->v.bytes[v].data, fa->v.bytes[v].len) == 0);
             }
+            /* FeatureLists (lists of lists, maps of lists): the same steps */
+            CU_ASSERT_EQUAL_FATAL(a->is_sequence, b->is_sequence);
+            CU_ASSERT_EQUAL_FATAL(a->nlists, b->nlists);
+            for (uint32_t k = 0; k < a->nlists; k++) {
+                const st_feature_list *la = &a->lists[k], *lb = &b->lists[k];
+                CU_ASSERT_FATAL(la->name.len == lb->name.len && !memcmp(la->name.data, lb->name.data, la->name.len));
+                CU_ASSERT_EQUAL_FATAL(la->count, lb->count);
+                for (uint32_t step = 0; step < la->count; step++) {
+                    const st_feature *fa = &la->steps[step], *fb = &lb->steps[step];
+                    CU_ASSERT_EQUAL_FATAL(fa->kind, fb->kind);
+                    CU_ASSERT_EQUAL_FATAL(fa->count, fb->count);
+                    size_t sz = fa->kind == ST_KIND_INT64 ? 8 : fa->kind == ST_KIND_FLOAT ? 4 : 0;
+                    if (sz && fa->count)
+                        CU_ASSERT(memcmp(fa->v.i64, fb->v.i64, sz * fa->count) == 0);
+                    for (uint32_t v = 0; fa->kind == ST_KIND_BYTES && v < fa->count; v++)
+                        CU_ASSERT(fa->v.bytes[v].len == fb->v.bytes[v].len &&
+                                  memcmp(fa->v.bytes[v].data, fb->v.bytes[v].data, fa->v.bytes[v].len) == 0);
+                }
+            }
         }
         table_free(&u);
         table_free(&t);
