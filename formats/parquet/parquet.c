@@ -279,8 +279,14 @@ static int strict_float_error(const pq_reader *r, const st_unit *unit, const st_
 {
     uint64_t seen = 0, record = unit->first_record;
     for (size_t k = base; k < out->count; k++) {
-        const st_feature *f = st_record_find(&out->records[k], (const char *)c->name.data, c->name.len);
+        const st_record *rec = &out->records[k];
+        const st_feature *f = st_record_find(rec, (const char *)c->name.data, c->name.len);
         seen += f ? f->count : 0;
+        /* a FeatureList's values are in its steps */
+        for (uint32_t i = 0; i < rec->nlists; i++)
+            if (rec->lists[i].name.len == c->name.len && !memcmp(rec->lists[i].name.data, c->name.data, c->name.len))
+                for (uint32_t t = 0; t < rec->lists[i].count; t++)
+                    seen += rec->lists[i].steps[t].count;
         if (seen > l->first) {
             record = unit->first_record + (k - base);
             break;

@@ -316,6 +316,14 @@ def main():
     check(r.returncode == 1 and "'deep" in r.stderr and "--exclude deep" in r.stderr,
           f"depth 4 refused: {r.stderr.strip()[-200:]}")
 
+    # --strict-float names the record whose FeatureList holds the changed value
+    src = os.path.join(tmp, "strict.parquet")
+    duck("write", src, "SELECT i, CASE WHEN i = 3 THEN [[1.5], [16777217.0]]::DOUBLE[][] "
+                       "ELSE [[1.5]]::DOUBLE[][] END AS d FROM range(5) t(i)")
+    r = convert(src, os.path.join(tmp, "strict"), "--strict-float")
+    check(r.returncode == 1 and "record 3, column 'd': 16777217 becomes 16777216" in r.stderr,
+          f"--strict-float in a FeatureList: {r.stderr.strip()[-200:]}")
+
     # 2. the corpus's nested files
     for name in ["incorrect_map_schema", "nested_maps.snappy", "nested_lists.snappy", "nonnullable.impala",
                  "nullable.impala", "old_list_structure"]:
