@@ -866,6 +866,61 @@ static void test_known_values(void)
     }
 }
 
+/* The schema of nested files: FeatureLists are marked sequence (with the
+ * row lengths of a depth-3 list beside them), maps give key/value lists,
+ * and the records are SequenceExamples with the steps rows.c describes. */
+static const st_column *column_named(const st_schema *s, const char *name)
+{
+    ssize_t i = st_schema_find(s, name);
+    CU_ASSERT_FATAL(i >= 0);
+    return &s->columns[i];
+}
+
+static void test_nested_schema(void)
+{
+    table t;
+    CU_ASSERT_EQUAL_FATAL(read_table("nested_lists.snappy.parquet", NULL, &t), 0);
+    CU_ASSERT_EQUAL(t.schema.count, 3);
+    const st_column *a = column_named(&t.schema, "a"), *rl = column_named(&t.schema, "a.row_lengths");
+    CU_ASSERT(a->sequence && a->repeated && a->kind == ST_KIND_BYTES);
+    CU_ASSERT(rl->sequence && rl->kind == ST_KIND_INT64);
+    CU_ASSERT(!column_named(&t.schema, "b")->sequence);
+    /* row 0: [[["a","b"],["c"]],[null,["d"]]] */
+    const st_record *r = &t.batch.records[0];
+    CU_ASSERT(r->is_sequence);
+    CU_ASSERT_EQUAL_FATAL(r->nlists, 2);
+    CU_ASSERT_EQUAL_FATAL(r->lists[0].count, 2);
+    CU_ASSERT_EQUAL(r->lists[0].steps[0].count, 3);
+    CU_ASSERT_EQUAL(r->lists[0].steps[1].count, 1);
+    CU_ASSERT_EQUAL_FATAL(r->lists[1].steps[1].count, 2);
+    CU_ASSERT_EQUAL(r->lists[1].steps[1].v.i64[0], 0);   /* the null innermost list */
+    CU_ASSERT_EQUAL(r->lists[1].steps[1].v.i64[1], 1);
+    CU_ASSERT_EQUAL(t.batch.nnull_columns, 1);
+    CU_ASSERT_EQUAL(t.batch.null_columns[0].count, 3);
+    table_free(&t);
+
+    CU_ASSERT_EQUAL_FATAL(read_table("nested_maps.snappy.parquet", NULL, &t), 0);
+    CU_ASSERT(!column_named(&t.schema, "a.key")->sequence && column_named(&t.schema, "a.key")->repeated);
+    CU_ASSERT(column_named(&t.schema, "a.value.key")->sequence);
+    /* row 2: {"c": null}: one step with no kind */
+    r = &t.batch.records[2];
+    CU_ASSERT_EQUAL_FATAL(r->nlists, 2);
+    CU_ASSERT_EQUAL_FATAL(r->lists[0].count, 1);
+    CU_ASSERT_EQUAL(r->lists[0].steps[0].kind, ST_KIND_NONE);
+    /* row 3: {"d": {}}: one empty int64 step */
+    CU_ASSERT_EQUAL(t.batch.records[3].lists[0].steps[0].kind, ST_KIND_INT64);
+    CU_ASSERT_EQUAL(t.batch.records[3].lists[0].steps[0].count, 0);
+    table_free(&t);
+
+    /* --nested refuse keeps the error */
+    st_read_options o;
+    memset(&o, 0, sizeof o);
+    o.nested = ST_NESTED_REFUSE;
+    CU_ASSERT_EQUAL(read_table("old_list_structure.parquet", &o, &t), ST_EUNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.err.msg, "--exclude a"));
+    table_free(&t);
+}
+
 static void test_projection(void)
 {
     st_read_options o;
@@ -1090,6 +1145,7 @@ int main(int argc, char **argv)
     CU_add_test(s, "byte stream split pairs", test_byte_stream_split_pairs);
     CU_add_test(s, "known values", test_known_values);
     CU_add_test(s, "projection", test_projection);
+    CU_add_test(s, "nested schema and steps", test_nested_schema);
     CU_add_test(s, "bad files", test_bad_files);
     CU_add_test(s, "fuzzing files", test_fuzzing_files);
     CU_add_test(s, "decompression bomb", test_bomb);
