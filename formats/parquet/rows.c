@@ -358,9 +358,13 @@ static int keyed_name(build *b, const st_pq_row_column *c, const st_bytes *keys,
     size_t nl = strlen(leaf->name), total = 0, at = 0;
     for (int l = 1; l <= c->base; l++) {
         size_t from = l == 1 ? 0 : leaf->level[l - 1].name_len + leaf->level[l - 1].name_skip;
+        if (from > leaf->level[l].name_len || leaf->level[l].name_len > nl)
+            return st_error_set(b->err, ST_EDATA, "column '%s': cannot name its map entries", leaf->path);
         total += leaf->level[l].name_len - from + 1 + keys[l].len;
     }
     size_t tail = leaf->level[c->base].name_len + leaf->level[c->base].name_skip;
+    if (tail > nl)
+        return st_error_set(b->err, ST_EDATA, "column '%s': cannot name its map entries", leaf->path);
     total += nl - tail;
     uint8_t *dst = st_arena_alloc(&b->out->arena, total ? total : 1);
     if (!dst)

@@ -27,7 +27,6 @@ typedef struct ctx {
     int nmaps;
     bool map_group;                /* this node is a map's repeated key/value group */
     int key_level;                 /* under the key of the map at this level (0: none) */
-    bool in_map;
     const char *top;               /* set below the root */
     size_t top_len;
     size_t map_len;                /* schema path of the outermost MAP (length), 0 if none */
@@ -339,7 +338,7 @@ static int visit(walk *w, ctx c, int depth, bool omit_name, bool omit_only_child
             (!omit_name && (rc = append_component(&w->name, &shown))))
             return st_error_set(w->err, ST_ENOMEM, "out of memory building the Parquet schema");
         if (c.map_group && e->repetition == PQ_REPEATED && c.rep <= ST_PQ_MAX_LEVELS)
-            c.level[c.rep].name_len = (uint16_t)(w->name.len < UINT16_MAX ? w->name.len : UINT16_MAX);
+            c.level[c.rep].name_len = w->name.len;
         if (!c.top) {
             c.top = (const char *)e->name.data;
             c.top_len = e->name.len;
@@ -383,7 +382,7 @@ static int visit(walk *w, ctx c, int depth, bool omit_name, bool omit_only_child
                 ctx cc = c;
                 cc.key_level = i == 0 ? lv : 0;
                 if (i == 1 && lv <= ST_PQ_MAX_LEVELS)
-                    cc.level[lv].name_skip = (uint16_t)(before + 6 - (before ? 0 : 1) - c.level[lv].name_len);
+                    cc.level[lv].name_skip = before + (before ? 6 : 5) - c.level[lv].name_len;
                 rc = visit(w, cc, depth + 1, false, false, false, i == 0 ? "key" : i == 1 ? "value" : NULL);
             }
         } else if (list) {

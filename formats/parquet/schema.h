@@ -46,8 +46,8 @@ typedef struct st_pq_level {
     int empty_def;          /* def level of an empty list / map here; below: null */
     bool map;               /* a map's key/value group */
     uint32_t element;       /* schema element index of the repeated node */
-    uint16_t name_len;      /* length of the map column's feature name (the prefix) */
-    uint16_t name_skip;     /* length of the ".value" (or ".other") part after it; 0 for the key */
+    size_t name_len;        /* length of the map column's feature name (the prefix) */
+    size_t name_skip;       /* length of the ".value" part after it; 0 for the key */
 } st_pq_level;
 
 enum st_pq_shape {
