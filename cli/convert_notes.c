@@ -10,6 +10,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 static void lossy_column_note(const char *cmd, const convert_lossy_column *c)
 {
@@ -69,9 +70,25 @@ static void sequence_note(const char *cmd, const convert_job *job)
     free(sorted);
 }
 
+/* A list element or map value that was null: an int64 / float / bytes list
+ * cannot hold it, so it was left out (never silently). */
+static void null_column_note(const char *cmd, const convert_lossy_column *c)
+{
+    fprintf(stderr,
+            "shardtool %s: note: column '%s': %" PRIu64 " null value%s skipped (a list cannot hold a null)", cmd,
+            c->name, c->count, c->count == 1 ? "" : "s");
+    size_t n = c->len;
+    if (n > 6 && memcmp(c->name + n - 6, ".value", 6) == 0)
+        fprintf(stderr, "; their keys are kept, so '%.*s.key' and '%s' no longer line up for those records",
+                (int)(n - 6), c->name, c->name);
+    fprintf(stderr, "\n");
+}
+
 void convert_print_notes(const char *cmd, const convert_job *job)
 {
     sequence_note(cmd, job);
+    for (size_t i = 0; i < job->nnull_columns; i++)
+        null_column_note(cmd, &job->null_columns[i]);
     size_t nempty;
     const char **empty = empty_columns_find(&job->input_columns, &job->stats, &nempty);
     for (size_t i = 0; empty && i < nempty; i++)

@@ -333,38 +333,48 @@ static const uint8_t *job_lossy_name_at(const void *array, size_t i, size_t *len
 
 /* A unit's per-column narrowing counts into the run's (one entry per column
  * in order of first change, found by name through the index). */
-static int merge_lossy(convert_job *job, const st_batch *b)
+static int merge_columns(const st_lossy_column *from, size_t n, convert_lossy_column **cols, size_t *ncols,
+                         size_t *cap_cols, st_name_index *index)
 {
-    for (size_t i = 0; i < b->nlossy_columns; i++) {
-        const st_lossy_column *l = &b->lossy_columns[i];
+    for (size_t i = 0; i < n; i++) {
+        const st_lossy_column *l = &from[i];
         size_t k;
-        if (!st_name_index_find(&job->lossy_index, l->name.data, l->name.len, job_lossy_name_at,
-                                job->lossy_columns, &k)) {
-            k = job->nlossy_columns;
-            if (k == job->lossy_columns_cap) {
+        if (!st_name_index_find(index, l->name.data, l->name.len, job_lossy_name_at, *cols, &k)) {
+            k = *ncols;
+            if (k == *cap_cols) {
                 size_t cap = k ? k * 2 : 16;
-                convert_lossy_column *g = realloc(job->lossy_columns, cap * sizeof *g);
+                convert_lossy_column *g = realloc(*cols, cap * sizeof *g);
                 if (!g)
                     return ST_ENOMEM;
-                job->lossy_columns = g;
-                job->lossy_columns_cap = cap;
+                *cols = g;
+                *cap_cols = cap;
             }
             char *name = malloc(l->name.len + 1);
             if (!name)
                 return ST_ENOMEM;
             memcpy(name, l->name.data, l->name.len);
             name[l->name.len] = '\0';
-            job->lossy_columns[k] = (convert_lossy_column){name, l->name.len, 0, 0, l->example};
-            if (st_name_index_add(&job->lossy_index, k, job_lossy_name_at, job->lossy_columns)) {
+            (*cols)[k] = (convert_lossy_column){name, l->name.len, 0, 0, l->example};
+            if (st_name_index_add(index, k, job_lossy_name_at, *cols)) {
                 free(name);
                 return ST_ENOMEM;
             }
-            job->nlossy_columns++;
+            (*ncols)++;
         }
-        job->lossy_columns[k].count += l->count;
-        job->lossy_columns[k].whole += l->whole;
+        (*cols)[k].count += l->count;
+        (*cols)[k].whole += l->whole;
     }
     return ST_OK;
+}
+
+static int merge_lossy(convert_job *job, const st_batch *b)
+{
+    if (merge_columns(b->lossy_columns, b->nlossy_columns, &job->lossy_columns, &job->nlossy_columns,
+                      &job->lossy_columns_cap, &job->lossy_index))
+        return ST_ENOMEM;
+    /* Null list elements / map values skipped, by column, summed the same way. */
+    return merge_columns(b->null_columns, b->nnull_columns, &job->null_columns, &job->nnull_columns,
+                         &job->null_columns_cap, &job->null_index);
 }
 
 static int process(void *ctx, void *p, st_error *err)
@@ -436,6 +446,12 @@ void convert_job_free_results(convert_job *job)
     job->lossy_columns = NULL;
     job->nlossy_columns = job->lossy_columns_cap = 0;
     st_name_index_free(&job->lossy_index);
+    for (size_t i = 0; i < job->nnull_columns; i++)
+        free(job->null_columns[i].name);
+    free(job->null_columns);
+    job->null_columns = NULL;
+    job->nnull_columns = job->null_columns_cap = 0;
+    st_name_index_free(&job->null_index);
     st_schema_free(&job->input_columns);
 }
 

@@ -64,6 +64,11 @@ typedef struct convert_job {
     st_schema input_columns;            /* the inputs' schema columns, for empty_columns.h */
     size_t nlossy_columns, lossy_columns_cap;
     st_name_index lossy_index;           /* lossy_columns by name */
+    /* Null list elements / map values the readers skipped, by column
+     * (count only; in order of first skip). */
+    convert_lossy_column *null_columns;
+    size_t nnull_columns, null_columns_cap;
+    st_name_index null_index;
     uint64_t bytes_in;
 } convert_job;
 

@@ -51,9 +51,12 @@ int empty_columns_collect(st_reader *r, st_schema *columns, st_error *err)
         rc = st_error_set(err, ST_ENOMEM, "out of memory");
     for (size_t i = 0; rc == ST_OK && i < s.count; i++) {
         const char *name = s.columns[i].name;
-        if (!name_in(sorted, known, name, strlen(name)) &&
-            st_schema_add(columns, name, s.columns[i].kind))
-            rc = st_error_set(err, ST_ENOMEM, "out of memory");
+        if (!name_in(sorted, known, name, strlen(name))) {
+            if (st_schema_add(columns, name, s.columns[i].kind))
+                rc = st_error_set(err, ST_ENOMEM, "out of memory");
+            else
+                columns->columns[columns->count - 1].sequence = s.columns[i].sequence;
+        }
     }
     free(sorted);
     st_schema_free(&s);

@@ -48,6 +48,8 @@ void st_batch_reset(st_batch *b)
     b->lossy_floats = 0;
     b->nlossy_columns = 0;
     st_name_index_clear(&b->lossy_index);
+    b->nnull_columns = 0;
+    st_name_index_clear(&b->null_index);
 }
 
 void st_batch_free(st_batch *b)
@@ -55,6 +57,8 @@ void st_batch_free(st_batch *b)
     free(b->records);
     free(b->lossy_columns);
     st_name_index_free(&b->lossy_index);
+    free(b->null_columns);
+    st_name_index_free(&b->null_index);
     st_arena_free(&b->arena);
     memset(b, 0, sizeof *b);
 }
@@ -92,6 +96,33 @@ int st_batch_add_lossy(st_batch *b, const uint8_t *name, size_t len, uint64_t co
     if (st_name_index_add(&b->lossy_index, b->nlossy_columns, lossy_name_at, b->lossy_columns))
         return ST_ENOMEM;
     b->nlossy_columns++;
+    return ST_OK;
+}
+
+int st_batch_add_null_skipped(st_batch *b, const uint8_t *name, size_t len, uint64_t count)
+{
+    if (!count)
+        return ST_OK;
+    size_t at;
+    if (st_name_index_find(&b->null_index, name, len, lossy_name_at, b->null_columns, &at)) {
+        b->null_columns[at].count += count;
+        return ST_OK;
+    }
+    if (b->nnull_columns == b->null_columns_cap) {
+        size_t cap = b->null_columns_cap ? b->null_columns_cap * 2 : 8;
+        st_lossy_column *c = realloc(b->null_columns, cap * sizeof *c);
+        if (!c)
+            return ST_ENOMEM;
+        b->null_columns = c;
+        b->null_columns_cap = cap;
+    }
+    uint8_t *copy = st_arena_memdup(&b->arena, len ? name : (const uint8_t *)"", len ? len : 1);
+    if (!copy)
+        return ST_ENOMEM;
+    b->null_columns[b->nnull_columns] = (st_lossy_column){{copy, len}, count, 0, 0};
+    if (st_name_index_add(&b->null_index, b->nnull_columns, lossy_name_at, b->null_columns))
+        return ST_ENOMEM;
+    b->nnull_columns++;
     return ST_OK;
 }
 

@@ -109,6 +109,12 @@ typedef struct st_batch {
     st_lossy_column *lossy_columns;
     size_t nlossy_columns, lossy_columns_cap;
     st_name_index lossy_index;   /* lossy_columns by name */
+    /* Null list elements and null map values a reader had to skip (an
+     * int64 / float / bytes list cannot hold a null), by column
+     * (st_batch_add_null_skipped; only name and count are used). */
+    st_lossy_column *null_columns;
+    size_t nnull_columns, null_columns_cap;
+    st_name_index null_index;    /* null_columns by name */
 } st_batch;
 
 void st_batch_init(st_batch *b);
@@ -120,6 +126,10 @@ st_record *st_batch_add(st_batch *b);
  * first) to the column's entry; ST_ENOMEM on failure. */
 int st_batch_add_lossy(st_batch *b, const uint8_t *name, size_t len, uint64_t count,
                        uint64_t whole, double example);
+
+/* Adds `count` null values skipped in the column (a list element or map
+ * value that a list cannot hold); ST_ENOMEM on failure. */
+int st_batch_add_null_skipped(st_batch *b, const uint8_t *name, size_t len, uint64_t count);
 
 /* Finds a feature by name (linear; records are small). */
 const st_feature *st_record_find(const st_record *r, const char *name, size_t len);

@@ -5,6 +5,7 @@
 #include "page.h"
 #include "parquet.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static void json_bytes_text(st_jsonw *w, const st_bytes *b)
@@ -77,8 +78,45 @@ static void column_json(st_jsonw *w, const st_pq_file *f, const st_pq_leaf *leaf
     st_json_end_object(w);
 }
 
-static void schema_json(st_jsonw *w, const st_pq_file *f, bool decimal_text)
+/* What convert makes of a leaf under the read options (rows.c): "scalar",
+ * "list", "feature_list" (a FeatureList of a SequenceExample, with
+ * "<name>.row_lengths" beside it at depth 3), "by_key" (features named
+ * "<map>.<key>", from the data), "keys" (the names of by_key features), or
+ * "error" with the reason in "unreadable". */
+static const char AS_FEATURE_LIST[] = "feature_list", AS_ERROR[] = "error";
+
+static const char *becomes(const st_pq_file *f, const st_pq_leaf *leaf, const st_read_options *opt, int *depth)
 {
+    bool by_key = opt && opt->maps == ST_MAP_BY_KEY && leaf->nmaps > 0;
+    *depth = leaf->max_rep;
+    if (leaf->problem)
+        return AS_ERROR;
+    if (by_key && leaf->map_key) {
+        /* the keys name the features of the map's values, when it has some */
+        for (uint32_t i = 0; i < f->schema.nleaves; i++) {
+            const st_pq_leaf *v = &f->schema.leaves[i];
+            if (!v->map_key && v->nmaps >= leaf->max_rep &&
+                v->level[leaf->max_rep].element == leaf->level[leaf->max_rep].element)
+                return "keys";
+        }
+        by_key = false;
+    }
+    if (by_key) {
+        for (int l = 1; l <= leaf->nmaps; l++)
+            if (!leaf->level[l].map)
+                return AS_ERROR;
+        *depth -= leaf->nmaps;
+    }
+    if (*depth >= 4 || (*depth >= 2 && opt && opt->nested == ST_NESTED_REFUSE))
+        return AS_ERROR;
+    if (by_key)
+        return "by_key";
+    return *depth == 0 ? "scalar" : *depth == 1 ? "list" : AS_FEATURE_LIST;
+}
+
+static void schema_json(st_jsonw *w, const st_pq_file *f, const st_read_options *opt)
+{
+    bool decimal_text = opt && opt->decimal_text;
     st_json_key(w, "schema");
     st_json_begin_array(w);
     for (uint32_t i = 0; i < f->schema.nleaves; i++) {
@@ -96,9 +134,61 @@ static void schema_json(st_jsonw *w, const st_pq_file *f, bool decimal_text)
         st_json_member_int(w, "max_repetition_level", leaf->max_rep);
         st_json_member_string(w, "kind", st_kind_name(st_pq_leaf_kind(leaf, decimal_text)));
         st_json_member_string(w, "shape", leaf->shape == PQ_SHAPE_LIST ? "list" : "scalar");
+        /* the nesting (rows.c): lists and maps on the path, and what it becomes */
+        int depth;
+        const char *as = becomes(f, leaf, opt, &depth);
+        st_json_member_int(w, "maps", leaf->nmaps);
+        st_json_member_int(w, "depth", depth);
+        st_json_member_string(w, "becomes", as);
+        if (as == AS_FEATURE_LIST && depth == 3) {
+            char rl[4096];
+            snprintf(rl, sizeof rl, "%s.row_lengths", leaf->name);
+            st_json_member_string(w, "row_lengths", rl);
+        }
         if (leaf->problem)
             st_json_member_string(w, "unreadable", leaf->problem);
+        else if (as == AS_ERROR)
+            st_json_member_string(w, "unreadable",
+                                  depth >= 4 ? "nested more than 3 lists deep; leave it out with --exclude"
+                                  : depth >= 2 ? "a list of lists, refused with --nested refuse"
+                                               : "a map inside a list, which --maps by-key cannot name");
         st_json_end_object(w);
+    }
+    st_json_end_array(w);
+    /* The whole schema tree, groups included, in file order (depth-first). */
+    st_json_key(w, "schema_tree");
+    st_json_begin_array(w);
+    const st_pq_file_meta *m = &f->meta;
+    int32_t left[66];   /* children still to come at each open level */
+    int top = -1;
+    for (uint32_t i = 0; i < m->nschema; i++) {
+        const st_pq_schema_element *e = &m->schema[i];
+        while (top >= 0 && left[top] <= 0)
+            top--;
+        if (top >= 0)
+            left[top]--;
+        bool group = e->num_children > 0 || e->type < 0;
+        st_json_begin_object(w);
+        st_json_key(w, "name");
+        json_bytes_text(w, &e->name);
+        st_json_member_int(w, "level", top + 1);
+        st_json_key(w, "physical");
+        if (group)
+            st_json_null(w);
+        else
+            st_json_string(w, st_pq_physical_name(e->type));
+        st_json_key(w, "logical");
+        logical_json(w, e);
+        st_json_key(w, "repetition");
+        if (i == 0)
+            st_json_null(w);
+        else
+            st_json_string(w, st_pq_repetition_name(e->repetition));
+        if (group)
+            st_json_member_int(w, "children", e->num_children > 0 ? e->num_children : 0);
+        st_json_end_object(w);
+        if (group && e->num_children > 0 && top < 64)
+            left[++top] = e->num_children;
     }
     st_json_end_array(w);
 }
@@ -134,7 +224,7 @@ int st_pq_inspect(st_stream *in, const st_read_options *opt, st_jsonw *w, st_err
         st_json_end_object(w);
     }
     st_json_end_array(w);
-    schema_json(w, &f, opt && opt->decimal_text);
+    schema_json(w, &f, opt);
     st_pq_file_close(&f);
     return w->failed ? w->failed : 0;
 }

@@ -26,12 +26,22 @@
 #define DEFAULT_UNIT_CELLS ((uint64_t)1 << 21)
 #define MIN_UNIT_ROWS 8192
 
+/* How one column read is assembled (rows.h). */
+typedef struct pq_plan {
+    uint32_t leaf;
+    int base, depth;
+    int key_col[ST_PQ_MAX_LEVELS + 1];   /* indexes into the plan */
+    bool keys_only;
+} pq_plan;
+
 typedef struct pq_reader {
     st_pq_file file;
     bool decimal_text;
     bool strict_float;
-    uint32_t *sel;            /* selected leaves, in schema order */
+    pq_plan *sel;             /* columns read: the selected leaves in schema order, then
+                               * key columns read only for --maps by-key names */
     uint32_t nsel;
+    bool sequence;            /* some column is a FeatureList: records are SequenceExamples */
     uint64_t unit_rows;       /* rows per unit when a row group is split */
     uint64_t split_above;     /* split row groups of more rows than this */
     /* next_unit's position */
@@ -45,6 +55,78 @@ typedef struct pq_unit {
     uint32_t rg;
     uint64_t row_start, row_end;
 } pq_unit;
+
+static int find_plan(const pq_reader *r, uint32_t leaf)
+{
+    for (uint32_t j = 0; j < r->nsel; j++)
+        if (r->sel[j].leaf == leaf)
+            return (int)j;
+    return -1;
+}
+
+/* The key column of a leaf's map at level l. */
+static int find_key_leaf(const st_pq_schema *s, const st_pq_leaf *leaf, int l)
+{
+    for (uint32_t i = 0; i < s->nleaves; i++) {
+        const st_pq_leaf *k = &s->leaves[i];
+        if (k->map_key && k->max_rep == l && k->level[l].element == leaf->level[l].element)
+            return (int)i;
+    }
+    return -1;
+}
+
+/* The nesting rules of rows.c for one selected leaf: its depth after
+ * --maps by-key took the map levels into the name, and the errors for
+ * what cannot be written. */
+static int plan_column(pq_reader *r, uint32_t j, const st_read_options *opt, st_error *err)
+{
+    const st_pq_schema *s = &r->file.schema;
+    const st_pq_leaf *leaf = &s->leaves[r->sel[j].leaf];
+    pq_plan *p = &r->sel[j];
+    bool by_key = opt && opt->maps == ST_MAP_BY_KEY && leaf->nmaps > 0 && !leaf->map_key;
+    p->base = 0;
+    if (by_key) {
+        int m = leaf->nmaps;
+        for (int l = 1; l <= m; l++)
+            if (!leaf->level[l].map)
+                return st_error_set(err, ST_EUNSUPPORTED,
+                                    "column '%s' has a map inside a list: --maps by-key names features by the keys "
+                                    "of maps that are not inside lists; use --maps key-value (the default), or "
+                                    "leave it out with --exclude %s",
+                                    leaf->path, leaf->nest_root);
+        for (int l = 1; l <= m; l++) {
+            int k = find_key_leaf(s, leaf, l);
+            if (k < 0)
+                return st_error_set(err, ST_EUNSUPPORTED,
+                                    "column '%s': its map has no key column to name features by; use --maps "
+                                    "key-value (the default)",
+                                    leaf->path);
+            int at = find_plan(r, (uint32_t)k);
+            if (at < 0) {
+                at = (int)r->nsel++;
+                r->sel[at] = (pq_plan){.leaf = (uint32_t)k};
+            }
+            r->sel[at].keys_only = true;
+            p = &r->sel[j];
+            p->key_col[l] = at;
+        }
+        p->base = m;
+    }
+    p->depth = leaf->max_rep - p->base;
+    if (p->depth >= 4)
+        return st_error_set(err, ST_EUNSUPPORTED,
+                            "column '%s' is nested %d lists (or maps) deep; a SequenceExample holds 3 at most "
+                            "(a FeatureList and its row lengths): leave it out with --exclude %s",
+                            leaf->path, p->depth, leaf->nest_root);
+    if (p->depth >= 2 && opt && opt->nested == ST_NESTED_REFUSE)
+        return st_error_set(err, ST_EUNSUPPORTED,
+                            "column '%s' is %s (%d repeated levels), which a tf.train.Example feature cannot "
+                            "hold; leave it out with --exclude %s, or write SequenceExamples with --nested "
+                            "sequence (the default)",
+                            leaf->path, leaf->nmaps ? "part of a MAP nested in a list or map" : "a list of lists",
+                            leaf->max_rep, leaf->nest_root);
+    return 0;
+}
 
 static int select_columns(pq_reader *r, const st_read_options *opt, st_error *err)
 {
@@ -83,20 +165,27 @@ static int select_columns(pq_reader *r, const st_read_options *opt, st_error *er
         if (leaf->problem) {
             if (leaf->problem_code == ST_EUNSUPPORTED)
                 rc = st_error_set(err, ST_EUNSUPPORTED, "column '%s' %s; leave it out with --exclude %s", leaf->path,
-                                  leaf->problem, leaf->top);
+                                  leaf->problem, leaf->nest_root);
             else
                 rc = st_error_set(err, leaf->problem_code, "column '%s': %s", leaf->path, leaf->problem);
             break;
         }
         for (uint32_t j = 0; j < r->nsel; j++) {
-            if (strcmp(s->leaves[r->sel[j]].name, leaf->name) == 0) {
+            if (strcmp(s->leaves[r->sel[j].leaf].name, leaf->name) == 0) {
                 rc = st_error_set(err, ST_EUNSUPPORTED, "columns '%s' and '%s' would both be the feature '%s'",
-                                  s->leaves[r->sel[j]].path, leaf->path, leaf->name);
+                                  s->leaves[r->sel[j].leaf].path, leaf->path, leaf->name);
                 break;
             }
         }
-        r->sel[r->nsel++] = i;
+        r->sel[r->nsel++] = (pq_plan){.leaf = i};
     }
+    /* Then the nesting of each (by-key may add key columns after them). */
+    uint32_t nselected = r->nsel;
+    for (uint32_t j = 0; !rc && j < nselected; j++)
+        rc = plan_column(r, j, opt, err);
+    for (uint32_t j = 0; !rc && j < r->nsel; j++)
+        if (!r->sel[j].keys_only && r->sel[j].depth >= 2)
+            r->sequence = true;
     if (!rc && !r->nsel)
         rc = st_error_set(err, ST_EUSAGE, "no columns left to read");
     free(on);
@@ -190,8 +279,14 @@ static int strict_float_error(const pq_reader *r, const st_unit *unit, const st_
 {
     uint64_t seen = 0, record = unit->first_record;
     for (size_t k = base; k < out->count; k++) {
-        const st_feature *f = st_record_find(&out->records[k], (const char *)c->name.data, c->name.len);
+        const st_record *rec = &out->records[k];
+        const st_feature *f = st_record_find(rec, (const char *)c->name.data, c->name.len);
         seen += f ? f->count : 0;
+        /* a FeatureList's values are in its steps */
+        for (uint32_t i = 0; i < rec->nlists; i++)
+            if (rec->lists[i].name.len == c->name.len && !memcmp(rec->lists[i].name.data, c->name.data, c->name.len))
+                for (uint32_t t = 0; t < rec->lists[i].count; t++)
+                    seen += rec->lists[i].steps[t].count;
         if (seen > l->first) {
             record = unit->first_record + (k - base);
             break;
@@ -223,14 +318,29 @@ static int pq_decode_unit(const void *priv, const st_unit *unit, st_batch *out, 
         return st_error_set(err, ST_ENOMEM, "out of memory");
     int rc = 0;
     for (uint32_t j = 0; j < r->nsel && !rc; j++) {
-        const st_pq_leaf *leaf = &r->file.schema.leaves[r->sel[j]];
+        const pq_plan *p = &r->sel[j];
+        const st_pq_leaf *leaf = &r->file.schema.leaves[p->leaf];
         st_pq_row_column *c = &cols[j];
+        memset(c, 0, sizeof *c);
         c->leaf = leaf;
         c->kind = st_pq_leaf_kind(leaf, r->decimal_text);
+        c->base = p->base;
+        c->depth = p->depth;
+        c->keys_only = p->keys_only;
+        memcpy(c->key_col, p->key_col, sizeof c->key_col);
         c->name.len = strlen(leaf->name);
         c->name.data = st_arena_memdup(&out->arena, leaf->name, c->name.len);
         if (!c->name.data)
             return st_error_set(err, ST_ENOMEM, "out of memory");
+        if (c->depth == 3) {
+            /* tf.RaggedFeature's RowLengths partition: "<name>.row_lengths" */
+            char *ln = st_arena_alloc(&out->arena, c->name.len + 12);
+            if (!ln)
+                return st_error_set(err, ST_ENOMEM, "out of memory");
+            memcpy(ln, leaf->name, c->name.len);
+            memcpy(ln + c->name.len, ".row_lengths", 12);
+            c->lengths_name = (st_bytes){(const uint8_t *)ln, c->name.len + 12};
+        }
         lossy[j] = (st_pq_lossy){.first = UINT64_MAX};
         st_pq_column_request rq = {
             .file = &r->file,
@@ -248,10 +358,13 @@ static int pq_decode_unit(const void *priv, const st_unit *unit, st_batch *out, 
     }
     size_t base = out->count;
     if (!rc)
-        rc = st_pq_rows_build(cols, r->nsel, nrows, out, err);
+        rc = st_pq_rows_build(cols, r->nsel, nrows, r->sequence, out, err);
     if (rc)
         return st_error_prefix(err, "rows %llu to %llu: ", (unsigned long long)unit->first_record,
                                (unsigned long long)(unit->first_record + nrows));
+    for (uint32_t j = 0; j < r->nsel; j++)
+        if (st_batch_add_null_skipped(out, cols[j].name.data, cols[j].name.len, cols[j].nulls))
+            return st_error_set(err, ST_ENOMEM, "out of memory");
     for (uint32_t j = 0; j < r->nsel; j++) {
         const st_pq_lossy *l = &lossy[j];
         if (!l->count)
@@ -269,11 +382,32 @@ static int pq_schema(void *priv, st_schema *out, st_error *err)
 {
     pq_reader *r = priv;
     for (uint32_t j = 0; j < r->nsel; j++) {
-        const st_pq_leaf *leaf = &r->file.schema.leaves[r->sel[j]];
+        const pq_plan *p = &r->sel[j];
+        const st_pq_leaf *leaf = &r->file.schema.leaves[p->leaf];
+        /* --maps by-key names come from the data: not known here */
+        if (p->keys_only || p->base)
+            continue;
         if (st_schema_add(out, leaf->name, st_pq_leaf_kind(leaf, r->decimal_text)))
             return st_error_set(err, ST_ENOMEM, "out of memory");
         st_column *c = &out->columns[out->count - 1];
-        if (leaf->shape == PQ_SHAPE_LIST) {
+        if (p->depth >= 2) {
+            /* a FeatureList: its steps are lists */
+            c->sequence = true;
+            c->repeated = true;
+            c->nullable = true;
+            c->fixed_len = -1;
+            if (p->depth == 3) {
+                char name[4096];
+                snprintf(name, sizeof name, "%s.row_lengths", leaf->name);
+                if (st_schema_add(out, name, ST_KIND_INT64))
+                    return st_error_set(err, ST_ENOMEM, "out of memory");
+                c = &out->columns[out->count - 1];
+                c->sequence = true;
+                c->repeated = true;
+                c->nullable = true;
+                c->fixed_len = -1;
+            }
+        } else if (p->depth == 1) {
             c->repeated = true;
             c->nullable = leaf->list_def > 0;
             c->fixed_len = -1;

@@ -23,7 +23,10 @@ typedef struct walk {
 typedef struct ctx {
     int def, rep;
     int list_def;                  /* def before the first repeated level, -1 if none */
-    bool in_map;
+    st_pq_level level[ST_PQ_MAX_LEVELS + 1];
+    int nmaps;
+    bool map_group;                /* this node is a map's repeated key/value group */
+    int key_level;                 /* under the key of the map at this level (0: none) */
     const char *top;               /* set below the root */
     size_t top_len;
     size_t map_len;                /* schema path of the outermost MAP (length), 0 if none */
@@ -263,6 +266,9 @@ static int add_leaf(walk *w, const st_pq_schema_element *e, const ctx *c)
     leaf->max_rep = c->rep;
     leaf->list_def = c->list_def;
     leaf->shape = c->rep ? PQ_SHAPE_LIST : PQ_SHAPE_SCALAR;
+    memcpy(leaf->level, c->level, sizeof leaf->level);
+    leaf->nmaps = c->nmaps;
+    leaf->map_key = c->key_level && c->key_level == c->rep;
     leaf->name = buf_strdup(&w->name);
     leaf->path = buf_strdup(&w->path);
     leaf->top = malloc(c->top_len + 1);
@@ -272,32 +278,26 @@ static int add_leaf(walk *w, const st_pq_schema_element *e, const ctx *c)
     memcpy(leaf->top, c->top, c->top_len);
     leaf->top[c->top_len] = '\0';
     resolve_type(leaf);
-    size_t root = 0;
-    if (c->in_map) {
-        set_problem(leaf, ST_EUNSUPPORTED, "is part of a MAP, which a tf.train.Example feature cannot hold");
-        root = c->map_len;
-    } else if (c->rep > 1) {
-        set_problem(leaf, ST_EUNSUPPORTED,
-                    "is a list of lists (%d repeated levels), which a tf.train.Example feature cannot hold", c->rep);
-        root = c->list_len;
-    }
-    /* What to leave out: the map or outer list itself, not its siblings. */
-    if (root) {
-        char *r = malloc(root + 1);
-        if (!r)
-            return st_error_set(w->err, ST_ENOMEM, "out of memory building the Parquet schema");
-        memcpy(r, w->path.data, root);
-        r[root] = '\0';
-        free(leaf->top);
-        leaf->top = r;
-    }
+    if (c->rep > ST_PQ_MAX_LEVELS)
+        set_problem(leaf, ST_EUNSUPPORTED, "is nested %d lists or maps deep, more than %d", c->rep,
+                    ST_PQ_MAX_LEVELS);
+    /* What to leave out when it cannot be converted: the map or outer list
+     * itself, not its siblings. */
+    size_t root = c->map_len && (!c->list_len || c->map_len < c->list_len) ? c->map_len : c->list_len;
+    if (!root)
+        root = w->path.len;
+    leaf->nest_root = malloc(root + 1);
+    if (!leaf->nest_root)
+        return st_error_set(w->err, ST_ENOMEM, "out of memory building the Parquet schema");
+    memcpy(leaf->nest_root, w->path.data, root);
+    leaf->nest_root[root] = '\0';
     return 0;
 }
 
 /* Visits schema element w->next and its subtree.  omit_name: this node is a
  * synthetic list level whose name does not appear in feature names;
  * omit_only_child: its single child is the 3-level list's element. */
-static int visit(walk *w, ctx c, int depth, bool omit_name, bool omit_only_child, bool is_root)
+static int visit(walk *w, ctx c, int depth, bool omit_name, bool omit_only_child, bool is_root, const char *rename)
 {
     if (depth > MAX_SCHEMA_DEPTH)
         return st_error_set(w->err, ST_EDATA, "the schema is nested more than %d levels deep", MAX_SCHEMA_DEPTH);
@@ -313,14 +313,32 @@ static int visit(walk *w, ctx c, int depth, bool omit_name, bool omit_only_child
         } else if (e->repetition == PQ_REPEATED) {
             if (c.list_def < 0)
                 c.list_def = c.def;
-            if (!c.list_len)
+            /* A repeated group annotated MAP itself (no MAP parent) is a map level too. */
+            if (!c.map_group && is_group(e) && is_map_annotated(e)) {
+                c.map_group = true;
+                if (!c.map_len)
+                    c.map_len = w->path.len + (w->path.len ? 1 : 0) + e->name.len;
+            }
+            if (!c.list_len && !c.map_group)
                 c.list_len = w->path.len + (w->path.len ? 1 : 0) + e->name.len;
+            if (c.rep < ST_PQ_MAX_LEVELS) {
+                st_pq_level *l = &c.level[c.rep + 1];
+                l->empty_def = c.def;
+                l->map = c.map_group;
+                l->element = w->next - 1;
+                c.nmaps += c.map_group;
+            }
             c.def++;
             c.rep++;
         }
+        st_bytes shown = e->name;
+        if (rename)
+            shown = (st_bytes){(const uint8_t *)rename, strlen(rename)};
         if ((rc = append_component(&w->path, &e->name)) ||
-            (!omit_name && (rc = append_component(&w->name, &e->name))))
+            (!omit_name && (rc = append_component(&w->name, &shown))))
             return st_error_set(w->err, ST_ENOMEM, "out of memory building the Parquet schema");
+        if (c.map_group && e->repetition == PQ_REPEATED && c.rep <= ST_PQ_MAX_LEVELS)
+            c.level[c.rep].name_len = w->name.len;
         if (!c.top) {
             c.top = (const char *)e->name.data;
             c.top_len = e->name.len;
@@ -341,23 +359,42 @@ static int visit(walk *w, ctx c, int depth, bool omit_name, bool omit_only_child
                                 (int)e->name.len, (const char *)e->name.data, (int)n);
         bool list = !is_root && is_list_annotated(e) && n == 1 &&
                     w->m->schema[w->next].repetition == PQ_REPEATED;
-        if (!is_root && is_map_annotated(e) && !c.in_map) {
-            c.in_map = true;
+        /* A MAP: one repeated group of key and value (spec), or a repeated
+         * group annotated MAP / MAP_KEY_VALUE (legacy, handled above). */
+        bool map = !is_root && e->repetition != PQ_REPEATED && is_map_annotated(e) && n == 1 &&
+                   w->m->schema[w->next].repetition == PQ_REPEATED && is_group(&w->m->schema[w->next]);
+        bool kv = c.map_group && e->repetition == PQ_REPEATED;   /* this node is the key/value group */
+        c.map_group = false;
+        if (map && !c.map_len)
             c.map_len = w->path.len;
-        }
         if (list && !c.list_len)
             c.list_len = w->path.len;
         rc = 0;
-        if (list) {
+        if (map) {
+            c.map_group = true;
+            rc = visit(w, c, depth + 1, true, false, false, NULL);
+        } else if (kv) {
+            /* key first, value second (as the format says), named so
+             * whatever the file calls them. */
+            int lv = c.rep;
+            size_t before = w->name.len;
+            for (int32_t i = 0; i < n && !rc; i++) {
+                ctx cc = c;
+                cc.key_level = i == 0 ? lv : 0;
+                if (i == 1 && lv <= ST_PQ_MAX_LEVELS)
+                    cc.level[lv].name_skip = before + (before ? 6 : 5) - c.level[lv].name_len;
+                rc = visit(w, cc, depth + 1, false, false, false, i == 0 ? "key" : i == 1 ? "value" : NULL);
+            }
+        } else if (list) {
             const st_pq_schema_element *r = &w->m->schema[w->next];
             bool r_is_element = !is_group(r) || r->num_children != 1 ||
                                 (r->name.len == 5 && memcmp(r->name.data, "array", 5) == 0) ||
                                 (r->name.len == e->name.len + 6 && memcmp(r->name.data, e->name.data, e->name.len) == 0 &&
                                  memcmp(r->name.data + e->name.len, "_tuple", 6) == 0);
-            rc = visit(w, c, depth + 1, true, !r_is_element, false);
+            rc = visit(w, c, depth + 1, true, !r_is_element, false, NULL);
         } else {
             for (int32_t i = 0; i < n && !rc; i++)
-                rc = visit(w, c, depth + 1, omit_only_child, false, false);
+                rc = visit(w, c, depth + 1, omit_only_child, false, false, NULL);
         }
     }
     w->name.len = name_len;
@@ -373,7 +410,7 @@ int st_pq_schema_build(const st_pq_file_meta *meta, st_pq_schema *out, st_error 
         return st_error_set(err, ST_ENOMEM, "out of memory building the Parquet schema");
     walk w = {.m = meta, .out = out, .err = err};
     ctx c = {.list_def = -1};
-    int rc = visit(&w, c, 0, true, false, true);
+    int rc = visit(&w, c, 0, true, false, true, NULL);
     if (!rc && w.next != meta->nschema)
         rc = st_error_set(err, ST_EDATA, "the schema has %u elements but its root's subtree holds %u",
                           meta->nschema, w.next);
@@ -392,6 +429,7 @@ void st_pq_schema_free(st_pq_schema *s)
         free(s->leaves[i].name);
         free(s->leaves[i].path);
         free(s->leaves[i].top);
+        free(s->leaves[i].nest_root);
         free(s->leaves[i].problem);
     }
     free(s->leaves);

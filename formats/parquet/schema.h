@@ -6,7 +6,12 @@
  * of a LIST (3-level "list"/"element", 2-level "array" / "x_tuple" /
  * repeated primitive) are dropped, so a LIST column `tags` is the feature
  * "tags", and a list of structs gives "tags.a", "tags.b".  An un-annotated
- * repeated field keeps its own name. */
+ * repeated field keeps its own name.  A MAP's repeated key/value group is
+ * dropped too and its first two children are named "key" and "value",
+ * whatever the file calls them ("m.key", "m.value", "m.value.f1").
+ *
+ * Each repeated level (a list or a map) of a leaf is described by level[k],
+ * k = 1 .. max_rep, outermost first: the nesting rules are in rows.c. */
 #ifndef ST_PQ_SCHEMA_H
 #define ST_PQ_SCHEMA_H
 
@@ -31,6 +36,20 @@ enum st_pq_conv {
     PQ_CONV_DECIMAL,    /* unscaled from INT32/INT64/FLBA/BYTE_ARRAY -> float or text */
 };
 
+/* Repeated levels a leaf may have and still be described; deeper leaves
+ * are refused (rows.c handles up to 3 lists, after map levels are taken
+ * out with --maps by-key). */
+#define ST_PQ_MAX_LEVELS 8
+
+/* One repeated level (list or map) on a leaf's path. */
+typedef struct st_pq_level {
+    int empty_def;          /* def level of an empty list / map here; below: null */
+    bool map;               /* a map's key/value group */
+    uint32_t element;       /* schema element index of the repeated node */
+    size_t name_len;        /* length of the map column's feature name (the prefix) */
+    size_t name_skip;       /* length of the ".value" part after it; 0 for the key */
+} st_pq_level;
+
 enum st_pq_shape {
     PQ_SHAPE_SCALAR,    /* no repeated level: one value or missing */
     PQ_SHAPE_LIST,      /* one repeated level: a multi-value feature */
@@ -46,12 +65,16 @@ typedef struct st_pq_leaf {
     int max_def, max_rep;
     int list_def;                    /* def level of an empty list (shape LIST) */
     int shape;
+    st_pq_level level[ST_PQ_MAX_LEVELS + 1];   /* [1 .. max_rep] */
+    int nmaps;                       /* map levels on the path */
+    bool map_key;                    /* the key of the map at level max_rep */
+    char *nest_root;                 /* path of the outermost list or map, for --exclude hints */
     int conv;
     int physical;
     int32_t type_length;
     int32_t scale, precision;        /* DECIMAL */
-    /* Set when the column cannot be read: ST_EUNSUPPORTED (list of lists,
-     * map) or ST_EDATA (annotation impossible for the physical type).
+    /* Set when the column cannot be read: ST_EUNSUPPORTED (nested more than
+     * ST_PQ_MAX_LEVELS deep) or ST_EDATA (annotation impossible for the physical type).
      * Only an error when the column is selected. */
     int problem_code;
     char *problem;

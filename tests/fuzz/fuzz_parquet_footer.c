@@ -1,5 +1,6 @@
 /* Fuzz target: a whole Parquet file.  Opens it from memory with the reader
- * ops, decodes every unit (small units, a 16 MiB page limit), then runs
+ * ops, decodes every unit (small units, a 16 MiB page limit; maps as
+ * key/value lists, then by key), then runs
  * verify and inspect on it.  Any outcome but a crash, a hang or a runaway
  * allocation is fine. */
 #include "../../formats/format.h"
@@ -10,7 +11,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void read_all(const uint8_t *data, size_t size, bool decimal_text)
+static void read_all(const uint8_t *data, size_t size, bool decimal_text, st_map_mode maps)
 {
     st_error err;
     st_stream *in;
@@ -21,6 +22,7 @@ static void read_all(const uint8_t *data, size_t size, bool decimal_text)
     o.max_record_size = 16u << 20;
     o.unit_records = 100;
     o.decimal_text = decimal_text;
+    o.maps = maps;
     const st_reader_ops *ops = st_format_parquet.reader;
     void *priv = calloc(1, ops->priv_size);
     if (priv && ops->open(priv, in, &o, &err) == 0) {
@@ -46,8 +48,8 @@ static void read_all(const uint8_t *data, size_t size, bool decimal_text)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    read_all(data, size, false);
-    read_all(data, size, true);
+    read_all(data, size, false, ST_MAP_KEY_VALUE);
+    read_all(data, size, true, ST_MAP_BY_KEY);   /* maps named by their keys (rows.c) */
 
     st_error err;
     st_stream *in;

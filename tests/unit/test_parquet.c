@@ -560,22 +560,24 @@ static const struct {
     {"floating_orders_nan_count.parquet", 50, NULL},
     {"hadoop_lz4_compressed.parquet", 4, NULL},
     {"hadoop_lz4_compressed_larger.parquet", 10000, NULL},
+    {"incorrect_map_schema.parquet", 1, NULL},
     {"int32_decimal.parquet", 24, NULL},
     {"int32_with_null_pages.parquet", 1000, NULL},
     {"int64_decimal.parquet", 24, NULL},
     {"list_columns.parquet", 3, NULL},
     {"lz4_raw_compressed.parquet", 4, NULL},
     {"lz4_raw_compressed_larger.parquet", 10000, NULL},
-    {"map_no_value.parquet", 3, "my_map,my_map_no_v"},
+    {"map_no_value.parquet", 3, NULL},
     {"nan_in_stats.parquet", 2, NULL},
-    {"nested_lists.snappy.parquet", 3, "a"},
-    {"nested_maps.snappy.parquet", 6, "a"},
+    {"nested_lists.snappy.parquet", 3, NULL},
+    {"nested_maps.snappy.parquet", 6, NULL},
     {"nested_structs.rust.parquet", 1, NULL},
     {"non_hadoop_lz4_compressed.parquet", 4, NULL},
-    {"nonnullable.impala.parquet", 1, "Int_Map,int_array_array,int_map_array,nested_Struct"},
+    {"nonnullable.impala.parquet", 1, NULL},
     {"null_list.parquet", 1, NULL},
-    {"nullable.impala.parquet", 7, "int_Map_Array,int_array_Array,int_map,nested_struct"},
+    {"nullable.impala.parquet", 7, NULL},
     {"nulls.snappy.parquet", 8, NULL},
+    {"old_list_structure.parquet", 1, NULL},
     {"overflow_i16_page_cnt.parquet", 40000, NULL},
     {"page_v2_empty_compressed.parquet", 10, NULL},
     {"plain-dict-uncompressed-checksum.parquet", 1000, NULL},
@@ -632,6 +634,25 @@ static void test_good_files(void)
                 for (uint32_t v = 0; !sz && v < fa->count; v++)
                     CU_ASSERT(fa->v.bytes[v].len == fb->v.bytes[v].len &&
                               memcmp(fa->v.bytes[v].data, fb->v.bytes[v].data, fa->v.bytes[v].len) == 0);
+            }
+            /* FeatureLists (lists of lists, maps of lists): the same steps */
+            CU_ASSERT_EQUAL_FATAL(a->is_sequence, b->is_sequence);
+            CU_ASSERT_EQUAL_FATAL(a->nlists, b->nlists);
+            for (uint32_t k = 0; k < a->nlists; k++) {
+                const st_feature_list *la = &a->lists[k], *lb = &b->lists[k];
+                CU_ASSERT_FATAL(la->name.len == lb->name.len && !memcmp(la->name.data, lb->name.data, la->name.len));
+                CU_ASSERT_EQUAL_FATAL(la->count, lb->count);
+                for (uint32_t step = 0; step < la->count; step++) {
+                    const st_feature *fa = &la->steps[step], *fb = &lb->steps[step];
+                    CU_ASSERT_EQUAL_FATAL(fa->kind, fb->kind);
+                    CU_ASSERT_EQUAL_FATAL(fa->count, fb->count);
+                    size_t sz = fa->kind == ST_KIND_INT64 ? 8 : fa->kind == ST_KIND_FLOAT ? 4 : 0;
+                    if (sz && fa->count)
+                        CU_ASSERT(memcmp(fa->v.i64, fb->v.i64, sz * fa->count) == 0);
+                    for (uint32_t v = 0; fa->kind == ST_KIND_BYTES && v < fa->count; v++)
+                        CU_ASSERT(fa->v.bytes[v].len == fb->v.bytes[v].len &&
+                                  memcmp(fa->v.bytes[v].data, fb->v.bytes[v].data, fa->v.bytes[v].len) == 0);
+                }
             }
         }
         table_free(&u);
@@ -845,6 +866,61 @@ static void test_known_values(void)
     }
 }
 
+/* The schema of nested files: FeatureLists are marked sequence (with the
+ * row lengths of a depth-3 list beside them), maps give key/value lists,
+ * and the records are SequenceExamples with the steps rows.c describes. */
+static const st_column *column_named(const st_schema *s, const char *name)
+{
+    ssize_t i = st_schema_find(s, name);
+    CU_ASSERT_FATAL(i >= 0);
+    return &s->columns[i];
+}
+
+static void test_nested_schema(void)
+{
+    table t;
+    CU_ASSERT_EQUAL_FATAL(read_table("nested_lists.snappy.parquet", NULL, &t), 0);
+    CU_ASSERT_EQUAL(t.schema.count, 3);
+    const st_column *a = column_named(&t.schema, "a"), *rl = column_named(&t.schema, "a.row_lengths");
+    CU_ASSERT(a->sequence && a->repeated && a->kind == ST_KIND_BYTES);
+    CU_ASSERT(rl->sequence && rl->kind == ST_KIND_INT64);
+    CU_ASSERT(!column_named(&t.schema, "b")->sequence);
+    /* row 0: [[["a","b"],["c"]],[null,["d"]]] */
+    const st_record *r = &t.batch.records[0];
+    CU_ASSERT(r->is_sequence);
+    CU_ASSERT_EQUAL_FATAL(r->nlists, 2);
+    CU_ASSERT_EQUAL_FATAL(r->lists[0].count, 2);
+    CU_ASSERT_EQUAL(r->lists[0].steps[0].count, 3);
+    CU_ASSERT_EQUAL(r->lists[0].steps[1].count, 1);
+    CU_ASSERT_EQUAL_FATAL(r->lists[1].steps[1].count, 2);
+    CU_ASSERT_EQUAL(r->lists[1].steps[1].v.i64[0], 0);   /* the null innermost list */
+    CU_ASSERT_EQUAL(r->lists[1].steps[1].v.i64[1], 1);
+    CU_ASSERT_EQUAL(t.batch.nnull_columns, 1);
+    CU_ASSERT_EQUAL(t.batch.null_columns[0].count, 3);
+    table_free(&t);
+
+    CU_ASSERT_EQUAL_FATAL(read_table("nested_maps.snappy.parquet", NULL, &t), 0);
+    CU_ASSERT(!column_named(&t.schema, "a.key")->sequence && column_named(&t.schema, "a.key")->repeated);
+    CU_ASSERT(column_named(&t.schema, "a.value.key")->sequence);
+    /* row 2: {"c": null}: one step with no kind */
+    r = &t.batch.records[2];
+    CU_ASSERT_EQUAL_FATAL(r->nlists, 2);
+    CU_ASSERT_EQUAL_FATAL(r->lists[0].count, 1);
+    CU_ASSERT_EQUAL(r->lists[0].steps[0].kind, ST_KIND_NONE);
+    /* row 3: {"d": {}}: one empty int64 step */
+    CU_ASSERT_EQUAL(t.batch.records[3].lists[0].steps[0].kind, ST_KIND_INT64);
+    CU_ASSERT_EQUAL(t.batch.records[3].lists[0].steps[0].count, 0);
+    table_free(&t);
+
+    /* --nested refuse keeps the error */
+    st_read_options o;
+    memset(&o, 0, sizeof o);
+    o.nested = ST_NESTED_REFUSE;
+    CU_ASSERT_EQUAL(read_table("old_list_structure.parquet", &o, &t), ST_EUNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.err.msg, "--exclude a"));
+    table_free(&t);
+}
+
 static void test_projection(void)
 {
     st_read_options o;
@@ -900,11 +976,8 @@ static const struct {
     {"rle-dict-uncompressed-corrupt-checksum.parquet", ST_EDATA, "CRC"},
     {"nation.dict-malformed.parquet", ST_EDATA, "page"},
     {"int96_from_spark.parquet", ST_EDATA, "INT96"},
-    {"large_string_map.brotli.parquet", ST_EUNSUPPORTED, "MAP"},
-    {"nested_lists.snappy.parquet", ST_EUNSUPPORTED, "--exclude a"},
-    {"nested_maps.snappy.parquet", ST_EUNSUPPORTED, "MAP"},
-    {"old_list_structure.parquet", ST_EUNSUPPORTED, "list of lists"},
-    {"incorrect_map_schema.parquet", ST_EUNSUPPORTED, "MAP"},
+    /* a key chunk of 2 GiB behind 4 KiB: refused before anything is allocated */
+    {"large_string_map.brotli.parquet", ST_EDATA, "larger than the limit"},
 };
 
 static void test_bad_files(void)
@@ -951,7 +1024,10 @@ static void test_fuzzing_files(void)
         snprintf(rel, sizeof rel, "arrow-testing/fuzzing/%s", names[i]);
         table t;
         int rc = read_table(rel, NULL, &t);
-        CU_ASSERT(rc < 0);  /* every one of them is damaged or unsupported */
+        /* every one of them is damaged, but crash-649c... differs from
+         * nullable.impala.parquet in one byte that no value or level depends on */
+        if (strncmp(names[i], "crash-649c", 10) != 0)
+            CU_ASSERT(rc < 0);
         table_free(&t);
     }
     (void)dir;
@@ -1069,6 +1145,7 @@ int main(int argc, char **argv)
     CU_add_test(s, "byte stream split pairs", test_byte_stream_split_pairs);
     CU_add_test(s, "known values", test_known_values);
     CU_add_test(s, "projection", test_projection);
+    CU_add_test(s, "nested schema and steps", test_nested_schema);
     CU_add_test(s, "bad files", test_bad_files);
     CU_add_test(s, "fuzzing files", test_fuzzing_files);
     CU_add_test(s, "decompression bomb", test_bomb);
