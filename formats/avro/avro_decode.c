@@ -965,16 +965,13 @@ int st_avro_decode_block(av_decoder *d, const av_decode_ctx *ctx, const uint8_t 
                 return oom(d);
         }
         /* Null list items and map values skipped, for the note that names
-         * their column.  The batch counter lands with the nested-data notes:
-         *
-         * for (size_t i = 0; i < d->nnulls_by; i++) {
-         *     const av_node *u = d->nulls_by[i].node;
-         *     const char *name = u->path && u->path[0] ? u->path : "value";
-         *     if (st_batch_add_null_skipped(out, (const uint8_t *)name, strlen(name),
-         *                                   d->nulls_by[i].count))
-         *         return oom(d);
-         * }
-         */
+         * their column. */
+        for (size_t i = 0; i < d->nnulls_by; i++) {
+            const av_node *u = d->nulls_by[i].node;
+            const char *name = u->path && u->path[0] ? u->path : "value";
+            if (st_batch_add_null_skipped(out, (const uint8_t *)name, strlen(name), d->nulls_by[i].count))
+                return oom(d);
+        }
     }
     return 0;
 }

@@ -654,12 +654,10 @@ static int build_lists(jdec *x, const jl_line *L, const jl_field *jf, const jl_k
             total = 0;
             for (uint32_t j = 0; j < t; j++) {
                 uint32_t u = sh[k++];
-                /* A null innermost list has length 0.  The count for the
-                 * note lands with the nested-data notes:
-                 * if (u == JL_NULL_LIST && st_batch_add_null_skipped(x->out,
-                 *         (const uint8_t *)key->name, key->len, 1))
-                 *     return st_error_set(x->err, ST_ENOMEM, "out of memory");
-                 */
+                /* A null innermost list has length 0, counted for the note
+                 * that names the column. */
+                if (u == JL_NULL_LIST && st_batch_add_null_skipped(x->out, (const uint8_t *)key->name, key->len, 1))
+                    return st_error_set(x->err, ST_ENOMEM, "out of memory");
                 lens[j] = u == JL_NULL_LIST ? 0 : u;
                 total += u == JL_NULL_LIST ? 0 : u;
             }
