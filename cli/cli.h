@@ -121,6 +121,6 @@ void cli_remote_teardown(void);
 /* Whether stderr is a terminal, and whether progress is wanted. */
 bool cli_progress_wanted(const cli_values *v);
 
-extern const cli_command cmd_cat, cmd_verify, cmd_stat, cmd_convert, cmd_split;
+extern const cli_command cmd_cat, cmd_verify, cmd_stat, cmd_convert, cmd_split, cmd_combine;
 
 #endif

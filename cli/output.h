@@ -21,6 +21,7 @@ typedef struct cli_output {
     char manifest_path[4096];     /* --manifest, or the default PREFIX[INFIX].manifest.json */
     const char *feature_spec;
     bool force;
+    bool resume;                  /* --resume: this run (task) replaces its own unfinished outputs */
     st_schema schema;
     st_shard_sink *sink;
     output_set set;               /* the lock, the earlier set, the journal */

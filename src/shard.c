@@ -156,6 +156,11 @@ static char *final_name(const st_shard_sink *s, uint64_t index, uint64_t total, 
 {
     char buf[4096], ext[128];
     snprintf(ext, sizeof ext, "%s%s", s->ext, what);
+    if (s->opt.number_total) {
+        /* One task's share of a distributed set (see number_base). */
+        index += s->opt.number_base;
+        total = s->opt.number_total;
+    }
     if (st_shard_name(buf, sizeof buf, s->opt.prefix, s->opt.infix, index, total, ext))
         return NULL;
     return strdup(buf);

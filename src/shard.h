@@ -50,6 +50,10 @@ typedef struct st_shard_options {
     /* finish() leaves the shards under their temporary names; the caller
      * publishes them with st_shard_sink_publish() (after its journal). */
     bool defer_publish;
+    /* --shards under --task I/N: this task's shards are numbered from
+     * number_base in a set of number_total (I*S and N*S), so that every
+     * task writes final names of one set.  0: numbered 0..count-1 of count. */
+    uint64_t number_base, number_total;
 } st_shard_options;
 
 typedef struct st_shard_info {

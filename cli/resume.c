@@ -1,0 +1,95 @@
+/* --resume (see resume.h). */
+#include "resume.h"
+
+#include "json_read.h"
+#include "manifest_read.h"
+
+#include "../src/crc32c.h"
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Whether the file has this size and CRC32C (read once, never written). */
+static bool same_bytes(const char *path, uint64_t bytes, const char *crc_hex, char *why, size_t whycap)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(why, whycap, "%s is missing", path);
+        if (fd >= 0)
+            close(fd);
+        return false;
+    }
+    if ((uint64_t)st.st_size != bytes) {
+        snprintf(why, whycap, "%s has %llu bytes, not the %llu its manifest lists", path,
+                 (unsigned long long)st.st_size, (unsigned long long)bytes);
+        close(fd);
+        return false;
+    }
+    static uint8_t buf[1 << 20];
+    uint32_t crc = 0;
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0)
+        crc = st_crc32c(crc, buf, (size_t)n);
+    close(fd);
+    char hex[9];
+    snprintf(hex, sizeof hex, "%08x", crc);
+    if (n < 0 || strcmp(hex, crc_hex) != 0) {
+        snprintf(why, whycap, "%s does not have the CRC32C its manifest lists", path);
+        return false;
+    }
+    return true;
+}
+
+bool resume_finished(const char *manifest_path, const char *options_json, bool indexes, size_t *shards,
+                     char *why, size_t whycap)
+{
+    *shards = 0;
+    struct stat st;
+    if (lstat(manifest_path, &st) != 0) {
+        snprintf(why, whycap, "no manifest %s", manifest_path);
+        return false;
+    }
+    size_t len;
+    st_error err = {0};
+    char *text = json_read_file(manifest_path, &len, &err);
+    if (!text) {
+        snprintf(why, whycap, "%s", err.msg);
+        return false;
+    }
+    /* The manifest holds the run's options verbatim (st_manifest_write). */
+    char *key = malloc(strlen(options_json) + 16);
+    bool same = key && (sprintf(key, "\"options\": %s", options_json), strstr(text, key) != NULL);
+    free(key);
+    manifest m;
+    char msg[256];
+    if (!same || manifest_parse(text, len, &m, msg, sizeof msg) != 0) {
+        snprintf(why, whycap, "%s was written with other options", manifest_path);
+        free(text);
+        return false;
+    }
+    free(text);
+    bool ok = true;
+    for (size_t i = 0; i < m.count && ok; i++) {
+        const manifest_entry *e = &m.entries[i];
+        char path[4096], idx[4200];
+        if (e->problem || !e->has_bytes || !e->has_crc ||
+            manifest_resolve(manifest_path, e->path, true, path, sizeof path, msg, sizeof msg) != 0) {
+            snprintf(why, whycap, "%s: entry %zu is not usable", manifest_path, i);
+            ok = false;
+        } else if (!same_bytes(path, e->bytes, e->crc32c, why, whycap)) {
+            ok = false;
+        } else if (indexes && (snprintf(idx, sizeof idx, "%s.idx", path), lstat(idx, &st) != 0)) {
+            snprintf(why, whycap, "%s is missing", idx);
+            ok = false;
+        }
+    }
+    *shards = m.count;
+    manifest_free(&m);
+    return ok;
+}
