@@ -191,7 +191,9 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     out.wopt.codec = cli_text(v, "avro-codec", "deflate");
 
     cli_input in;
-    status = cli_input_open(cmd, v, &in);
+    /* Downloads start once this task knows its share, and whether it has
+     * anything left to do (--resume). */
+    status = cli_input_open_later(cmd, v, &in);
     if (status == EXIT_OK)
         status = cli_refuse_duplicate_inputs(cmd, in.paths, in.npaths);
     if (status) {
@@ -287,6 +289,7 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     }
     if (out.resume && cli_has(v, "verbose"))
         fprintf(stderr, "shardtool convert: --resume: converting again (%s)\n", why);
+    cli_prefetch_inputs(in.paths, in.npaths);
     cli_progress_start(&progress, cli_progress_wanted(v), job.total_input_bytes);
     status = cli_output_run(cmd, &out, &job, cli_has(v, "shuffle"), seed, opts);
     free(opts);
