@@ -43,13 +43,13 @@ typedef struct task_doc {
 /* One feature of the combined schema: the first task's object, with the
  * counts of all tasks added up. */
 typedef struct merged_feature {
-    const char *name;
-    const char *kind;
+    char *name;
+    char *kind;
     uint64_t records, values, nan;
     bool has_nan;
     uint64_t min_len, max_len;
     bool any_present;
-    const json_value *min, *max; /* the smallest / largest, as their literals */
+    json_value min, max;         /* the smallest / largest (NUMBER: only type and text used) */
     bool numeric_limits;
 } merged_feature;
 
@@ -256,7 +256,9 @@ static int merge_feature(combine_state *c, const task_doc *doc, const json_value
             c->capfeatures = cap;
         }
         m = &c->features[c->nfeatures++];
-        *m = (merged_feature){.name = name, .kind = kind};
+        *m = (merged_feature){.name = strdup(name), .kind = strdup(kind)};
+        if (!m->name || !m->kind)
+            return fail(c, doc->path, "out of memory");
     } else if (strcmp(m->kind, kind) != 0) {
         return fail(c, doc->path, "feature '%s' is %s here but %s in another task: the tasks did not "
                     "agree on the schema (give every task the same --type, or --widen)",
@@ -276,11 +278,18 @@ static int merge_feature(combine_state *c, const task_doc *doc, const json_value
         m->max_len = max_len;
     const json_value *lo = json_get(f, "min"), *hi = json_get(f, "max");
     if (lo && hi && lo->type == JSON_NUMBER && hi->type == JSON_NUMBER) {
+        /* Copied: each task's document is freed once it is read. */
+        if (!m->numeric_limits || compare_numbers(lo, &m->min) < 0) {
+            free(m->min.text);
+            m->min = (json_value){.type = JSON_NUMBER, .text = strdup(lo->text)};
+        }
+        if (!m->numeric_limits || compare_numbers(hi, &m->max) > 0) {
+            free(m->max.text);
+            m->max = (json_value){.type = JSON_NUMBER, .text = strdup(hi->text)};
+        }
         m->numeric_limits = true;
-        if (!m->min || compare_numbers(lo, m->min) < 0)
-            m->min = lo;
-        if (!m->max || compare_numbers(hi, m->max) > 0)
-            m->max = hi;
+        if (!m->min.text || !m->max.text)
+            return fail(c, doc->path, "out of memory");
     }
     return EXIT_OK;
 }
@@ -288,9 +297,9 @@ static int merge_feature(combine_state *c, const task_doc *doc, const json_value
 /* ---- the shards ------------------------------------------------------------------- */
 
 typedef struct shard_ref {
-    const char *path;
+    char *path;
     uint64_t records, bytes;
-    const char *crc;
+    char crc[9];
     bool seen;
 } shard_ref;
 
@@ -347,7 +356,9 @@ static int add_task(combine_state *c, unsigned long long index, const task_doc *
             c->inputs = more;
             c->capinputs = cap;
         }
-        c->inputs[c->ninputs++] = inputs->items[i].text;
+        if (!(c->inputs[c->ninputs] = strdup(inputs->items[i].text)))
+            return fail(c, doc->path, "out of memory");
+        c->ninputs++;
     }
     const json_value *list = json_get(root, "shards");
     if (!list || list->type != JSON_ARRAY || list->count != count)
@@ -373,7 +384,12 @@ static int add_task(combine_state *c, unsigned long long index, const task_doc *
         shard_ref *s = &shards[num];
         if (s->seen)
             return fail(c, doc->path, "%s is listed twice", path);
-        *s = (shard_ref){path, records, bytes, crc, true};
+        if (strlen(crc) != 8)
+            return fail(c, doc->path, "%s: crc32c '%s' is not 8 hex digits", path, crc);
+        *s = (shard_ref){.path = strdup(path), .records = records, .bytes = bytes, .seen = true};
+        memcpy(s->crc, crc, 9);
+        if (!s->path)
+            return fail(c, doc->path, "out of memory");
     }
     const json_value *features = json_get(root, "features");
     for (size_t i = 0; features && features->type == JSON_ARRAY && i < features->count; i++) {
@@ -406,9 +422,9 @@ static void write_features(combine_state *c, st_jsonw *w, uint64_t total_records
         st_json_member_uint(w, "max_length", f->max_len);
         if (f->numeric_limits) {
             st_json_key(w, "min");
-            st_json_raw(w, f->min->text, strlen(f->min->text));
+            st_json_raw(w, f->min.text, strlen(f->min.text));
             st_json_key(w, "max");
-            st_json_raw(w, f->max->text, strlen(f->max->text));
+            st_json_raw(w, f->max.text, strlen(f->max.text));
         }
         if (f->has_nan)
             st_json_member_uint(w, "nan", f->nan);
@@ -494,6 +510,12 @@ static int run_combine(const cli_command *cmd, cli_values *v)
             }
         }
         status = add_task(&c, i, &c.docs[0], &first_options, shards, per_task);
+        /* Only the first task's document is kept (to compare the others
+         * with); what the others add was copied. */
+        if (i > 0) {
+            json_free(&doc->root);
+            doc->parsed = false;
+        }
     }
     /* Every task holds exactly its own numbers, so all were seen; checked
      * again here so that the promise does not rest on the reasoning. */
@@ -587,8 +609,18 @@ static int run_combine(const cli_command *cmd, cli_values *v)
             json_free(&c.docs[i].root);
     }
     free(c.docs);
+    for (size_t i = 0; i < c.nfeatures; i++) {
+        free(c.features[i].name);
+        free(c.features[i].kind);
+        free(c.features[i].min.text);
+        free(c.features[i].max.text);
+    }
     free(c.features);
+    for (size_t i = 0; i < c.ninputs; i++)
+        free(c.inputs[i]);
     free(c.inputs);
+    for (uint64_t i = 0; shards && i < total; i++)
+        free(shards[i].path);
     free(shards);
     free(first_options);
     return status;

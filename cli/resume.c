@@ -46,10 +46,17 @@ static bool same_bytes(const char *path, uint64_t bytes, const char *crc_hex, ch
     return true;
 }
 
-bool resume_finished(const char *manifest_path, const char *options_json, bool indexes, size_t *shards,
-                     char *why, size_t whycap)
+static const char *base_of(const char *path)
 {
-    *shards = 0;
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+bool resume_check(const char *manifest_path, const char *options_json, bool indexes, char *const *names,
+                  size_t n, st_shard_keep *keep, size_t *kept, char *why, size_t whycap)
+{
+    *kept = 0;
+    why[0] = '\0';
     struct stat st;
     if (lstat(manifest_path, &st) != 0) {
         snprintf(why, whycap, "no manifest %s", manifest_path);
@@ -74,22 +81,38 @@ bool resume_finished(const char *manifest_path, const char *options_json, bool i
         return false;
     }
     free(text);
-    bool ok = true;
-    for (size_t i = 0; i < m.count && ok; i++) {
+    bool all = true;
+    for (size_t i = 0; i < m.count; i++) {
         const manifest_entry *e = &m.entries[i];
-        char path[4096], idx[4200];
-        if (e->problem || !e->has_bytes || !e->has_crc ||
+        char path[4096], idx[4200], one[8800];
+        bool ok = true;
+        if (e->problem || !e->has_bytes || !e->has_crc || !e->has_records ||
             manifest_resolve(manifest_path, e->path, true, path, sizeof path, msg, sizeof msg) != 0) {
-            snprintf(why, whycap, "%s: entry %zu is not usable", manifest_path, i);
+            snprintf(one, sizeof one, "%s: entry %zu is not usable", manifest_path, i);
             ok = false;
-        } else if (!same_bytes(path, e->bytes, e->crc32c, why, whycap)) {
+        } else if (!same_bytes(path, e->bytes, e->crc32c, one, sizeof one)) {
             ok = false;
         } else if (indexes && (snprintf(idx, sizeof idx, "%s.idx", path), lstat(idx, &st) != 0)) {
-            snprintf(why, whycap, "%s is missing", idx);
+            snprintf(one, sizeof one, "%s is missing", idx);
             ok = false;
         }
+        if (!ok) {
+            if (all)
+                snprintf(why, whycap, "%s", one);
+            all = false;
+            continue;
+        }
+        (*kept)++;
+        /* Kept only under the very name this run gives that shard. */
+        for (size_t j = 0; names && j < n; j++) {
+            size_t k = (i + j) % n; /* in order: the first one tried matches */
+            if (strcmp(base_of(names[k]), base_of(path)) == 0) {
+                keep[k] = (st_shard_keep){.keep = true, .records = e->records, .bytes = e->bytes,
+                                          .crc32c = (uint32_t)strtoul(e->crc32c, NULL, 16)};
+                break;
+            }
+        }
     }
-    *shards = m.count;
     manifest_free(&m);
-    return ok;
+    return all;
 }

@@ -7,7 +7,10 @@
  * so a manifest without a journal beside it means every shard it lists was
  * complete.  --resume keeps such a set when the manifest was written with
  * the same options (inputs, task, shards, ...) and every shard it lists is
- * still there with its size and CRC32C; anything else of the run's own is
+ * still there with its size and CRC32C.  When only some are (a shard lost
+ * or damaged later), the run converts again but writes only the others:
+ * the sink counts the records dealt to a kept shard instead of writing
+ * them (st_shard_options.keep).  Anything else of the run's own is
  * replaced, as --force would. */
 #ifndef ST_CLI_RESUME_H
 #define ST_CLI_RESUME_H
@@ -15,10 +18,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* True when the manifest at manifest_path vouches for a finished run with
- * exactly these options: *shards receives its shard count.  False with a
- * reason in why (no manifest, other options, a shard missing or changed). */
-bool resume_finished(const char *manifest_path, const char *options_json, bool indexes, size_t *shards,
-                     char *why, size_t whycap);
+#include "../src/shard.h"
+
+/* Reads the manifest at manifest_path, written by an earlier run with
+ * exactly these options, and checks every shard it lists.  names (n of
+ * them, or NULL): the shards this run would write, in order (--shards);
+ * keep[i] is set for each of them that the manifest lists and that is
+ * intact.  Returns true when everything the manifest lists is intact (the
+ * earlier run finished: nothing to do); false with the first reason in why
+ * (no manifest, other options, a shard missing or changed).  *kept: how
+ * many shards are intact. */
+bool resume_check(const char *manifest_path, const char *options_json, bool indexes, char *const *names,
+                  size_t n, st_shard_keep *keep, size_t *kept, char *why, size_t whycap);
 
 #endif

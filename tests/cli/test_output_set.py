@@ -176,6 +176,17 @@ def test_tasks_together(tmp, big):
     r = st("convert", big, "-o", d + "/train", "--shards", "2", "--task", "1/4", "--resume")
     check(r.returncode == 0 and "finished before" in r.stderr and before == {p: os.stat(p).st_mtime_ns for p in shards},
           f"--resume keeps a finished task and writes nothing ({r.stderr.strip()[-200:]})")
+    # A shard of the task damaged after the run: --resume writes that one
+    # again and keeps the task's other shard as it is.
+    with open(d + "/train-00003-of-00008.tfrecord", "ab") as f:
+        f.write(b"x")
+    keep = d + "/train-00002-of-00008.tfrecord"
+    kept = (os.stat(keep).st_ino, os.stat(keep).st_mtime_ns)
+    r = st("convert", big, "-o", d + "/train", "--shards", "2", "--task", "1/4", "--resume")
+    check(r.returncode == 0 and "keeping 1 of 2 shards" in r.stderr
+          and (os.stat(keep).st_ino, os.stat(keep).st_mtime_ns) == kept
+          and st("verify", "-q", "--manifest", d + "/train-task00001-of-00004.manifest.json").returncode == 0,
+          f"--resume writes only the damaged shard again ({r.stderr.strip()[-300:]})")
     r = st("combine", d + "/train")
     check(r.returncode == 0 and os.path.exists(d + "/train.manifest.json"), f"combine ({r.stderr.strip()[-200:]})")
     r = st("convert", big, "-o", d + "/train", "--shards", "2", "-q", "--task", "1/4", "-f")
