@@ -121,6 +121,8 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerParameters=sched_interval=1
 MinJobAge=5
 PlugStackConfig=/dev/null
 StateSaveLocation={d}/state
