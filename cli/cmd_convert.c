@@ -267,34 +267,11 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     };
     job.total_input_bytes = total_size(in.paths, in.npaths);
 
-
     char *opts = options_json(v, in.paths, in.npaths, to, &out.sopt, task, tasks);
     size_t kept = 0;
     char why[8800] = "";
-    /* --resume: the names this run gives its shards, to keep the intact
-     * ones of an earlier run with the same options (--shards only: with a
-     * size or record limit the shards are only known at the end). */
-    char **names = NULL;
     st_shard_keep *keep = NULL;
-    size_t nnames = 0;
-    if (out.resume && out.sopt.mode == ST_SHARD_BY_COUNT) {
-        names = calloc(out.sopt.count, sizeof *names);
-        keep = calloc(out.sopt.count, sizeof *keep);
-        char ext[128], name[8400];
-        st_shard_extension(ext, sizeof ext, out_format->writer->extension, out.wopt.compression);
-        for (uint64_t i = 0; names && keep && i < out.sopt.count; i++) {
-            uint64_t total = out.sopt.number_total ? out.sopt.number_total : out.sopt.count;
-            if (st_shard_name(name, sizeof name, out.sopt.prefix, NULL, out.sopt.number_base + i, total, ext) ||
-                !(names[i] = strdup(name)))
-                break;
-            nnames++;
-        }
-    }
-    bool finished = out.resume && out.want_manifest &&
-                    resume_check(out.manifest_path, opts, out.sopt.index, nnames == out.sopt.count ? names : NULL,
-                                 nnames, keep, &kept, why, sizeof why);
-    cli_free_list(names, nnames);
-    if (finished) {
+    if (out.resume && resume_plan(&out, opts, &keep, &kept, why, sizeof why)) {
         /* Finished before: nothing is read or written again. */
         if (!cli_has(v, "quiet"))
             fprintf(stderr, "shardtool convert: %s: --resume: %s finished before; kept its %zu shard%s\n",
@@ -310,15 +287,12 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         cli_output_free(&out);
         return EXIT_OK;
     }
-    size_t keeping = 0;
-    for (size_t i = 0; keep && i < nnames; i++)
-        keeping += keep[i].keep;
-    if (keeping) {
+    if (keep) {
         /* Only the lost or damaged shards are written again. */
         out.sopt.keep = keep;
         if (!cli_has(v, "quiet"))
-            fprintf(stderr, "shardtool convert: --resume: keeping %zu of %zu shards of the earlier run; "
-                    "writing the others again (%s)\n", keeping, nnames, why);
+            fprintf(stderr, "shardtool convert: --resume: keeping %zu of %llu shards of the earlier run; "
+                    "writing the others again (%s)\n", kept, (unsigned long long)out.sopt.count, why);
     } else if (out.resume && cli_has(v, "verbose")) {
         fprintf(stderr, "shardtool convert: --resume: converting again (%s)\n", why);
     }

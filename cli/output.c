@@ -161,6 +161,9 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
     out->resume = cli_has(v, "resume");
     if (out->resume && out->force)
         return cli_usage_error(cmd, "give only one of --resume and --force");
+    if (out->resume && cli_has(v, "no-manifest"))
+        return cli_usage_error(cmd, "--resume needs the manifest: it is what proves which shards an earlier "
+                                    "run finished; leave out --no-manifest");
     if (out->resume && st_path_is_remote(prefix))
         return cli_usage_error(cmd, "--resume needs a local (or shared) output directory: with object "
                                     "storage, shardtool cannot check an earlier run's objects; rerun the "

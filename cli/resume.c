@@ -116,3 +116,46 @@ bool resume_check(const char *manifest_path, const char *options_json, bool inde
     manifest_free(&m);
     return all;
 }
+
+bool resume_plan(const cli_output *out, const char *options_json, st_shard_keep **keep, size_t *kept, char *why,
+                 size_t whycap)
+{
+    *keep = NULL;
+    *kept = 0;
+    snprintf(why, whycap, "no manifest");
+    if (!out->want_manifest)
+        return false;
+    /* The names this run gives its shards (--shards only: with a size or
+     * record limit they are known only at the end, so only a finished run
+     * is kept). */
+    const st_shard_options *o = &out->sopt;
+    size_t n = o->mode == ST_SHARD_BY_COUNT ? (size_t)o->count : 0;
+    char **names = n ? calloc(n, sizeof *names) : NULL;
+    st_shard_keep *k = n ? calloc(n, sizeof *k) : NULL;
+    size_t named = 0;
+    char ext[128], name[8400];
+    st_shard_extension(ext, sizeof ext, out->format->writer->extension, out->wopt.compression);
+    uint64_t total = o->number_total ? o->number_total : o->count;
+    for (size_t i = 0; names && k && i < n; i++) {
+        if (st_shard_name(name, sizeof name, o->prefix, NULL, o->number_base + i, total, ext) ||
+            !(names[i] = strdup(name)))
+            break;
+        named++;
+    }
+    bool complete = named == n && names && k;
+    bool finished = resume_check(out->manifest_path, options_json, o->index, complete ? names : NULL,
+                                 complete ? n : 0, k, kept, why, whycap);
+    for (size_t i = 0; i < named; i++)
+        free(names[i]);
+    free(names);
+    size_t keeping = 0;
+    for (size_t i = 0; complete && !finished && i < n; i++)
+        keeping += k[i].keep;
+    if (keeping) {
+        *keep = k;
+        *kept = keeping;
+    } else {
+        free(k);
+    }
+    return finished;
+}

@@ -18,6 +18,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "output.h"
+
 #include "../src/shard.h"
 
 /* Reads the manifest at manifest_path, written by an earlier run with
@@ -30,5 +32,13 @@
  * many shards are intact. */
 bool resume_check(const char *manifest_path, const char *options_json, bool indexes, char *const *names,
                   size_t n, st_shard_keep *keep, size_t *kept, char *why, size_t whycap);
+
+/* --resume for the run `out` is about to make with these options: true
+ * when its earlier run finished (nothing to do; *kept: its shards).  Else,
+ * with --shards, *keep (malloc'd; NULL when none) marks the shards of the
+ * earlier run that are intact, *kept of them, for out->sopt.keep; why
+ * says what is missing or changed. */
+bool resume_plan(const cli_output *out, const char *options_json, st_shard_keep **keep, size_t *kept, char *why,
+                 size_t whycap);
 
 #endif
