@@ -117,6 +117,12 @@ void cli_die_if_interrupted(const cli_command *cmd);
  * interrupt stops the walk with EXIT_DAMAGED. */
 int cli_expand_inputs(const cli_command *cmd, char **args, size_t nargs, bool verbose,
                       char ***out, size_t *nout);
+/* The same without starting the downloads of remote inputs: for a run that
+ * keeps only some of them (a task's share) or none (--resume of a finished
+ * task); it calls cli_prefetch_inputs() on the ones it reads. */
+int cli_expand_inputs_later(const cli_command *cmd, char **args, size_t nargs, bool verbose,
+                            char ***out, size_t *nout);
+void cli_prefetch_inputs(char *const *paths, size_t n);
 void cli_free_list(char **list, size_t n);
 
 /* Remote support: reads the remote options and registers the fetcher. */
@@ -129,6 +135,6 @@ bool cli_given_short(const cli_values *v, const char *name);
 /* Whether stderr is a terminal, and whether progress is wanted. */
 bool cli_progress_wanted(const cli_values *v);
 
-extern const cli_command cmd_cat, cmd_verify, cmd_stat, cmd_convert, cmd_split;
+extern const cli_command cmd_cat, cmd_verify, cmd_stat, cmd_convert, cmd_split, cmd_combine;
 
 #endif

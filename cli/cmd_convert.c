@@ -6,6 +6,7 @@
 #include "input.h"
 #include "output.h"
 #include "progress.h"
+#include "resume.h"
 
 #include "../src/json.h"
 #include "../src/url_redact.h"
@@ -28,6 +29,7 @@ static const cli_option convert_options[] = {
     {"seed", 0, ARG_TEXT, "S", NULL, "seed of --shuffle (default 0)"},
     {"task", 0, ARG_TEXT, "I/N", NULL, "convert only task I's share of the inputs (0-based, of N)"},
     {"tasks", 0, ARG_TEXT, "N", NULL, "N tasks; this task's index from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID"},
+    {"resume", 0, ARG_NONE, NULL, NULL, "keep a finished earlier run of this task (same options, shards intact); else replace it"},
     {"avro-codec", 0, ARG_TEXT, "CODEC", avro_codecs, "block codec of --to avro (default deflate)"},
     {"widen", 0, ARG_NONE, NULL, NULL, "give a column whose kinds differ across inputs the wider kind"},
     CLI_OPTIONS_END,
@@ -89,7 +91,8 @@ static void select_task_inputs(char **paths, size_t *npaths, uint64_t index, uin
 
 /* The run's options as JSON, for the manifest: what shaped the output, and
  * nothing that does not (no --jobs, no times). */
-static char *options_json(const cli_values *v, char **paths, size_t npaths, const char *to)
+static char *options_json(const cli_values *v, char **paths, size_t npaths, const char *to,
+                          const st_shard_options *sopt, uint64_t task, uint64_t tasks)
 {
     st_buf b = {0};
     st_jsonw w;
@@ -125,6 +128,20 @@ static char *options_json(const cli_values *v, char **paths, size_t npaths, cons
         } else {
             st_json_bool(&w, true);
         }
+    }
+    /* Which share of the distributed set this task wrote: what `shardtool
+     * combine` checks (every task once, shard numbers without gap or
+     * overlap).  Under --tasks the index comes from the environment, so it
+     * is recorded here. */
+    if (tasks > 1) {
+        st_json_key(&w, "task_share");
+        st_json_begin_object(&w);
+        st_json_member_uint(&w, "task", task);
+        st_json_member_uint(&w, "tasks", tasks);
+        st_json_member_uint(&w, "first_shard", sopt->number_base);
+        st_json_member_uint(&w, "shards", sopt->count);
+        st_json_member_uint(&w, "total_shards", sopt->number_total);
+        st_json_end_object(&w);
     }
     st_json_end_object(&w);
     st_buf_append(&b, "", 1);
@@ -175,7 +192,9 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     out.wopt.codec = cli_text(v, "avro-codec", "deflate");
 
     cli_input in;
-    status = cli_input_open(cmd, v, &in);
+    /* Downloads start once this task knows its share, and whether it has
+     * anything left to do (--resume). */
+    status = cli_input_open_later(cmd, v, &in);
     if (status == EXIT_OK)
         status = cli_refuse_duplicate_inputs(cmd, in.paths, in.npaths);
     if (status) {
@@ -254,11 +273,40 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     };
     job.total_input_bytes = total_size(in.paths, in.npaths);
 
+    char *opts = options_json(v, in.paths, in.npaths, to, &out.sopt, task, tasks);
+    size_t kept = 0;
+    char why[8800] = "";
+    st_shard_keep *keep = NULL;
+    if (out.resume && resume_plan(&out, opts, &keep, &kept, why, sizeof why)) {
+        /* Finished before: nothing is read or written again. */
+        if (!cli_has(v, "quiet"))
+            fprintf(stderr, "shardtool convert: %s: --resume: %s finished before; kept its %zu shard%s\n",
+                    out.manifest_path, tasks > 1 ? "this task" : "this run", kept, kept == 1 ? "" : "s");
+        free(opts);
+        free(keep);
+        convert_job_free_results(&job);
+        column_kinds_free(&widen);
+        column_kinds_free(&forced);
+        st_schema_free(&widen_csv);
+        cli_input_free(&in);
+        out.committed = true;
+        cli_output_free(&out);
+        return EXIT_OK;
+    }
+    if (keep) {
+        /* Only the lost or damaged shards are written again. */
+        out.sopt.keep = keep;
+        if (!cli_has(v, "quiet"))
+            fprintf(stderr, "shardtool convert: --resume: keeping %zu of %llu shards of the earlier run; "
+                    "writing the others again (%s)\n", kept, (unsigned long long)out.sopt.count, why);
+    } else if (out.resume && cli_has(v, "verbose")) {
+        fprintf(stderr, "shardtool convert: --resume: converting again (%s)\n", why);
+    }
+    cli_prefetch_inputs(in.paths, in.npaths);
     cli_progress_start(&progress, cli_progress_wanted(v), job.total_input_bytes);
-
-    char *opts = options_json(v, in.paths, in.npaths, to);
     status = cli_output_run(cmd, &out, &job, cli_has(v, "shuffle"), seed, opts);
     free(opts);
+    free(keep);
 
     cli_progress_end(&progress, status == EXIT_OK);
     if (status == EXIT_OK && !cli_has(v, "quiet"))

@@ -29,6 +29,7 @@ static const cli_option verify_options[] = {
     {"json", 0, ARG_NONE, NULL, NULL, "print one JSON document instead of a line per file"},
     {"decode", 0, ARG_NONE, NULL, NULL, "also parse every payload as a tf.train.Example"},
     {"manifest", 0, ARG_TEXT, "FILE", NULL, "check the shards a manifest lists: presence, counts, checksums"},
+    {"max-imbalance", 0, ARG_TEXT, "F", NULL, "with --manifest: fail when (max - min) / mean records per shard passes F"},
     {"trust-manifest-paths", 0, ARG_NONE, NULL, NULL, "let the manifest name shards outside its own directory"},
     {"from", 0, ARG_TEXT, "FORMAT", verify_formats, "input format (default: detected)"},
     {"input-compression", 0, ARG_TEXT, "TYPE", compression_names, "TFRecord stream compression (default: auto)"},
@@ -604,6 +605,16 @@ static int run_verify(const cli_command *cmd, cli_values *v)
     const char *from = cli_text(v, "from", NULL);
     vc.forced = from ? st_format_by_name(from) : NULL;
     const char *manifest = cli_text(v, "manifest", NULL);
+    const char *imbalance = cli_text(v, "max-imbalance", NULL);
+    if (imbalance) {
+        char *end;
+        vc.max_imbalance = strtod(imbalance, &end);
+        if (end == imbalance || *end || !(vc.max_imbalance >= 0))
+            return cli_usage_error(cmd, "--max-imbalance: expected a number >= 0 such as 0.05, not '%s'", imbalance);
+        if (!manifest)
+            return cli_usage_error(cmd, "--max-imbalance needs --manifest (the records per shard come from it)");
+        vc.check_balance = true;
+    }
     if (v->npositional == 0 && !manifest)
         return cli_usage_error(cmd, "no input files (use - for standard input, or --manifest FILE)");
     vc.device = cli_text(v, "device", "auto");

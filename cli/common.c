@@ -320,7 +320,26 @@ static int add_remote(const cli_command *cmd, path_list *l, const char *url)
 #endif
 }
 
-int cli_expand_inputs(const cli_command *cmd, char **args, size_t nargs, bool verbose,
+void cli_prefetch_inputs(char *const *paths, size_t n)
+{
+#if ST_HAVE_REMOTE_MODULE
+    /* Remote objects start downloading now, in order and a bounded number
+     * at a time, so that reading them one after another finds data waiting. */
+    const char **remote = calloc(n, sizeof *remote);
+    size_t nremote = 0;
+    for (size_t i = 0; remote && i < n; i++)
+        if (st_path_is_remote(paths[i]))
+            remote[nremote++] = paths[i];
+    if (nremote)
+        st_remote_prefetch(remote, nremote);
+    free(remote);
+#else
+    (void)paths;
+    (void)n;
+#endif
+}
+
+static int expand_inputs(const cli_command *cmd, char **args, size_t nargs, bool verbose, bool prefetch,
                       char ***out, size_t *nout)
 {
     path_list l = {0};
@@ -382,21 +401,23 @@ int cli_expand_inputs(const cli_command *cmd, char **args, size_t nargs, bool ve
         cli_free_list(l.items, l.count);
         return rc;
     }
-#if ST_HAVE_REMOTE_MODULE
-    /* Remote objects start downloading now, in order and a bounded number
-     * at a time, so that reading them one after another finds data waiting. */
-    const char **remote = calloc(l.count, sizeof *remote);
-    size_t nremote = 0;
-    for (size_t i = 0; remote && i < l.count; i++)
-        if (st_path_is_remote(l.items[i]))
-            remote[nremote++] = l.items[i];
-    if (nremote)
-        st_remote_prefetch(remote, nremote);
-    free(remote);
-#endif
+    if (prefetch)
+        cli_prefetch_inputs(l.items, l.count);
     *out = l.items;
     *nout = l.count;
     return EXIT_OK;
+}
+
+int cli_expand_inputs(const cli_command *cmd, char **args, size_t nargs, bool verbose,
+                      char ***out, size_t *nout)
+{
+    return expand_inputs(cmd, args, nargs, verbose, true, out, nout);
+}
+
+int cli_expand_inputs_later(const cli_command *cmd, char **args, size_t nargs, bool verbose,
+                            char ***out, size_t *nout)
+{
+    return expand_inputs(cmd, args, nargs, verbose, false, out, nout);
 }
 
 void cli_free_list(char **list, size_t n)

@@ -176,7 +176,7 @@ int cli_input_init(const cli_command *cmd, const cli_values *v, cli_input *in)
     return EXIT_OK;
 }
 
-int cli_input_open(const cli_command *cmd, const cli_values *v, cli_input *in)
+static int input_open(const cli_command *cmd, const cli_values *v, cli_input *in, bool prefetch)
 {
     if (v->npositional == 0) {
         memset(in, 0, sizeof *in);
@@ -184,10 +184,22 @@ int cli_input_open(const cli_command *cmd, const cli_values *v, cli_input *in)
     }
     int status = cli_input_init(cmd, v, in);
     if (status == EXIT_OK)
-        status = cli_expand_inputs(cmd, v->positional, v->npositional, cli_has(v, "verbose"), &in->paths, &in->npaths);
+        status = (prefetch ? cli_expand_inputs : cli_expand_inputs_later)(cmd, v->positional, v->npositional,
+                                                                          cli_has(v, "verbose"), &in->paths,
+                                                                          &in->npaths);
     if (status != EXIT_OK)
         cli_input_free(in);
     return status;
+}
+
+int cli_input_open(const cli_command *cmd, const cli_values *v, cli_input *in)
+{
+    return input_open(cmd, v, in, true);
+}
+
+int cli_input_open_later(const cli_command *cmd, const cli_values *v, cli_input *in)
+{
+    return input_open(cmd, v, in, false);
 }
 
 void cli_input_free(cli_input *in)

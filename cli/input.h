@@ -27,6 +27,9 @@ int cli_input_init(const cli_command *cmd, const cli_values *v, cli_input *in);
 /* cli_input_init, then the positional arguments expanded into in->paths
  * (at least one is required).  On failure `in` is already freed. */
 int cli_input_open(const cli_command *cmd, const cli_values *v, cli_input *in);
+/* The same, without starting the downloads of remote inputs (see
+ * cli_expand_inputs_later). */
+int cli_input_open_later(const cli_command *cmd, const cli_values *v, cli_input *in);
 void cli_input_free(cli_input *in);
 
 /* The input compression asked for, or NULL: --input-compression, or in a

@@ -16,6 +16,7 @@ static const cli_command *const commands[] = {
     &cmd_cat,
     &cmd_verify,
     &cmd_stat,
+    &cmd_combine,
     NULL,
 };
 

@@ -184,6 +184,15 @@ int manifest_parse(const char *text, size_t len, manifest *m, char *msg, size_t 
                 m->csv_quote = q->text[0];
         }
         m->csv_no_header = json_get(options, "no-header") != NULL;
+        const json_value *share = json_get(options, "task_share");
+        uint64_t first, count, total;
+        if (share && share->type == JSON_OBJECT && json_uint(json_get(share, "first_shard"), &first) &&
+            json_uint(json_get(share, "shards"), &count) && json_uint(json_get(share, "total_shards"), &total) &&
+            count <= total && first <= total - count) {
+            m->share_first = first;
+            m->share_count = count;
+            m->share_total = total;
+        }
     }
     m->entries = calloc(shards->count ? shards->count : 1, sizeof *m->entries);
     if (!m->entries) {

@@ -28,6 +28,10 @@ typedef struct manifest {
     /* CSV / TSV output shaped by the run's options ("options" member). */
     char csv_quote;                /* 0: the default '"' */
     bool csv_no_quote, csv_no_header;
+    /* A task manifest of a distributed run ("task_share" in "options"):
+     * its shards are numbers [share_first, share_first + share_count) of a
+     * set of share_total; the other numbers are other tasks'.  0: none. */
+    uint64_t share_first, share_count, share_total;
     manifest_entry *entries;
     size_t count;
 } manifest;

@@ -147,6 +147,37 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
             cli_reserve_open_files(cmd, out->sopt.count, cli_has(v, "index") ? 2 : 1))
             return EXIT_USAGE;
     }
+    /* Under --task I/N, --shards S numbers this task's shards I*S ...
+     * I*S+S-1 of N*S: every task writes final names of one conventional
+     * set, and nothing needs renaming or rewriting afterwards.  A size or
+     * record limit cannot know N*S before the data is read. */
+    unsigned long long task = 0, tasks = 0;
+    if (infix && sscanf(infix, "-task%llu-of-%llu", &task, &tasks) == 2 && tasks > 0) {
+        if (out->sopt.mode != ST_SHARD_BY_COUNT)
+            return cli_usage_error(cmd, "--%s cannot be used with --task or --tasks: every task names its "
+                                        "shards N-of-TOTAL, and TOTAL must be known before the data is "
+                                        "read; give --shards S (each task writes S shards of N*S)",
+                                   cli_has(v, "shard-size") ? "shard-size" : "records-per-shard");
+        if (out->sopt.count > UINT64_MAX / tasks)
+            return cli_usage_error(cmd, "--shards %llu with %llu tasks: too many shards",
+                                   (unsigned long long)out->sopt.count, tasks);
+        out->sopt.number_base = task * out->sopt.count;
+        out->sopt.number_total = tasks * out->sopt.count;
+    }
+    out->resume = cli_has(v, "resume");
+    if (out->resume && out->force)
+        return cli_usage_error(cmd, "give only one of --resume and --force");
+    if (out->resume && cli_has(v, "no-manifest"))
+        return cli_usage_error(cmd, "--resume needs the manifest: it is what proves which shards an earlier "
+                                    "run finished; leave out --no-manifest");
+    if (out->resume && st_path_is_remote(prefix))
+        return cli_usage_error(cmd, "--resume needs a local (or shared) output directory: with object "
+                                    "storage, shardtool cannot check an earlier run's objects; rerun the "
+                                    "task with --force");
+    /* What --resume does not keep, it replaces: this run's (task's) own
+     * unfinished or damaged outputs, as --force would. */
+    if (out->resume)
+        out->sopt.force = out->force = true;
     const char *comp = cli_text(v, "compression", "none");
     out->wopt.compression = (st_compression)st_compression_parse(comp);
     uint64_t level;
@@ -186,8 +217,9 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
         status = make_parent_dirs(cmd, prefix, out);
     if (status)
         return status;
-    status = output_set_open(cmd, &out->set, prefix, infix, out->want_manifest ? out->manifest_path : NULL,
-                             out->feature_spec, out->force, cli_has(v, "verbose"));
+    status = output_set_open(cmd, &out->set, prefix, infix, out->sopt.number_total ? out->sopt.count : 0,
+                             out->want_manifest ? out->manifest_path : NULL, out->feature_spec,
+                             out->force, cli_has(v, "verbose"));
     if (status) {
         output_set_close(&out->set);
         remove_created_dirs(out);
@@ -339,7 +371,9 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
                    uint64_t seed, const char *options_json)
 {
     st_error err = {0};
-    out->sopt.infix = out->infix[0] ? out->infix : NULL;
+    /* A task's shards carry final numbers, not the task's infix (which
+     * names its manifest, lock and journal). */
+    out->sopt.infix = out->infix[0] && !out->sopt.number_total ? out->infix : NULL;
     int status = output_set_check_inputs(cmd, &out->set, out->want_manifest ? out->manifest_path : NULL,
                                          out->feature_spec, job->paths, job->npaths);
     if (status)

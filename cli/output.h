@@ -23,6 +23,7 @@ typedef struct cli_output {
     const char *feature_spec;
     const struct skip_log *skips; /* what split --skip-corrupt skipped, for the manifest, or NULL */
     bool force;
+    bool resume;                  /* --resume: this run (task) replaces its own unfinished outputs */
     st_schema schema;
     st_shard_sink *sink;
     output_set set;               /* the lock, the earlier set, the journal */

@@ -53,6 +53,16 @@ static bool numbered_output(const char *r)
 
 enum { NOT_OURS, EARLIER, SKIP };
 
+/* Whether "-00005-of-00032..." is a shard number of the same distributed
+ * set (the same N*S) that another task owns. */
+static bool other_tasks_number(const output_set *set, const char *r)
+{
+    unsigned long long i, n;
+    if (sscanf(r, "-%llu-of-%llu", &i, &n) != 2 || n != set->shard_total)
+        return false;
+    return i < set->shard_first || i - set->shard_first >= set->shard_count;
+}
+
 /* What a directory entry is to this run: an output of an earlier run with
  * this prefix, something to leave alone (a lock, the files of another task
  * of this distributed run), or not an output of this prefix at all
@@ -66,6 +76,12 @@ static int classify(const output_set *set, const char *name)
         return NOT_OURS;
     const char *r = name + blen;
     if (strcmp(r, ".lock") == 0)
+        return SKIP;
+    /* Under --task, PREFIX.manifest.json is the whole run's, made from the
+     * task manifests by `shardtool combine`; no task owns it. */
+    if (set->tasks && strcmp(r, ".manifest.json") == 0)
+        return SKIP;
+    if (set->shard_total && numbered_output(r) && other_tasks_number(set, r))
         return SKIP;
     if (strcmp(r, ".manifest.json") == 0 || strcmp(r, ".journal") == 0 || numbered_output(r))
         return EARLIER;
@@ -634,7 +650,7 @@ static int refuse_other_distributed_run(const cli_command *cmd, const output_set
 }
 
 int output_set_open(const cli_command *cmd, output_set *set, const char *prefix, const char *infix,
-                    const char *manifest, const char *feature_spec, bool force, bool verbose)
+                    uint64_t task_shards, const char *manifest, const char *feature_spec, bool force, bool verbose)
 {
     memset(set, 0, sizeof *set);
     set->opened = true;
@@ -652,6 +668,11 @@ int output_set_open(const cli_command *cmd, output_set *set, const char *prefix,
     snprintf(set->infix, sizeof set->infix, "%s", infix ? infix : "");
     if (infix && sscanf(infix, "-task%llu-of-%llu", &set->task, &set->tasks) != 2)
         set->tasks = 0;
+    if (set->tasks && task_shards) {
+        set->shard_count = task_shards;
+        set->shard_first = set->task * task_shards;
+        set->shard_total = set->tasks * task_shards;
+    }
     /* A manifest sent to standard output or to object storage is no file
      * of this directory's set. */
     if (manifest && (strcmp(manifest, "-") == 0 || st_path_is_remote(manifest)))

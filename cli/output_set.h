@@ -35,6 +35,10 @@ typedef struct output_set {
     const char *base;        /* points into prefix: "train" */
     char infix[64];          /* "-task00001-of-00004" or "" */
     unsigned long long task, tasks;  /* tasks == 0: not a task */
+    /* Under --task with --shards S: this task owns shard numbers
+     * [shard_first, shard_first + S) of shard_total (N*S); the other
+     * numbers of that total belong to the other tasks of the run. */
+    unsigned long long shard_first, shard_count, shard_total;
     char tag[40];            /* unique to this run */
     char tmp_prefix[4200];   /* temporary names: dir + ".tmp-st" + tag + "-" */
     output_lock lock;        /* the run's (or task's) own lock */
@@ -48,9 +52,10 @@ typedef struct output_set {
 
 /* Claims the prefix for this run; prints why not and returns the exit
  * status.  manifest / feature_spec: the paths this run will write (or
- * NULL).  infix: "-taskIIIII-of-NNNNN" under --task, else NULL. */
+ * NULL).  infix: "-taskIIIII-of-NNNNN" under --task, else NULL; task_shards:
+ * the task's --shards S (its shards are numbered I*S ... of N*S), or 0. */
 int output_set_open(const cli_command *cmd, output_set *set, const char *prefix, const char *infix,
-                    const char *manifest, const char *feature_spec, bool force, bool verbose);
+                    uint64_t task_shards, const char *manifest, const char *feature_spec, bool force, bool verbose);
 /* Refuses (prints why, returns exit status 2) a manifest or feature spec
  * that is one of this run's inputs (--force would replace the input), and
  * inputs that hold files of the earlier set together with other files

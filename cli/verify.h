@@ -19,6 +19,8 @@ typedef struct verify_ctx {
     bool json;
     bool quiet;
     const char *device;
+    bool check_balance;            /* --max-imbalance given */
+    double max_imbalance;          /* (max - min) / mean records per shard allowed */
     st_jsonw w;
     st_buf out;
     uint64_t files, damaged, unreadable, records, bytes;

@@ -224,7 +224,19 @@ static int compare_strings(const void *a, const void *b)
 /* One directory's files that follow a pattern of the set but are not
  * listed (listed: sorted).  Local directories only: listing a bucket
  * prefix is not done here. */
-static void report_unlisted_in(verify_ctx *vc, const shard_pattern *p, char **listed, size_t nlisted)
+/* Whether a shard name holds a number of the distributed set that another
+ * task's manifest lists (m: a task manifest): not this manifest's to claim. */
+static bool other_tasks_shard(const manifest *m, const shard_pattern *p, const char *name)
+{
+    unsigned long long i, n;
+    if (!m->share_total || sscanf(name + strlen(p->prefix), "-%llu-of-%llu", &i, &n) != 2 ||
+        n != m->share_total)
+        return false;
+    return i < m->share_first || i - m->share_first >= m->share_count;
+}
+
+static void report_unlisted_in(verify_ctx *vc, const manifest *m, const shard_pattern *p, char **listed,
+                               size_t nlisted)
 {
     DIR *d = opendir(p->dir[0] ? p->dir : ".");
     if (!d)
@@ -234,7 +246,7 @@ static void report_unlisted_in(verify_ctx *vc, const shard_pattern *p, char **li
     struct dirent *de;
     while ((de = readdir(d)) != NULL && !cli_interrupted) {
         size_t shard_len;
-        if (!shard_pattern_matches(p, de->d_name, &shard_len))
+        if (!shard_pattern_matches(p, de->d_name, &shard_len) || other_tasks_shard(m, p, de->d_name))
             continue;
         char path[8192];
         snprintf(path, sizeof path, "%s%.*s", p->dir, (int)shard_len, de->d_name);
@@ -269,7 +281,7 @@ static void report_unlisted_in(verify_ctx *vc, const shard_pattern *p, char **li
 }
 
 /* Every distinct pattern of the listed local shards, each directory read once. */
-static void report_unlisted(verify_ctx *vc, char **listed, size_t nlisted)
+static void report_unlisted(verify_ctx *vc, const manifest *m, char **listed, size_t nlisted)
 {
     if (nlisted > 1)
         qsort(listed, nlisted, sizeof *listed, compare_strings);
@@ -290,9 +302,39 @@ static void report_unlisted(verify_ctx *vc, char **listed, size_t nlisted)
             break;
         seen = more;
         seen[nseen++] = p;
-        report_unlisted_in(vc, &p, listed, nlisted);
+        report_unlisted_in(vc, m, &p, listed, nlisted);
     }
     free(seen);
+}
+
+/* ---- balance -------------------------------------------------------------------------- */
+
+/* --max-imbalance: how even the shards are, from the manifest's record
+ * counts.  Data-parallel training waits at the end of an epoch for the
+ * largest shard, so (max - min) / mean is what is checked. */
+static void check_balance(verify_ctx *vc, const char *given_path, const manifest *m)
+{
+    uint64_t lo = UINT64_MAX, hi = 0, sum = 0, n = 0;
+    for (size_t i = 0; i < m->count; i++) {
+        const manifest_entry *e = &m->entries[i];
+        if (e->problem || !e->has_records)
+            continue;
+        lo = e->records < lo ? e->records : lo;
+        hi = e->records > hi ? e->records : hi;
+        sum += e->records;
+        n++;
+    }
+    if (!n)
+        return;
+    double mean = (double)sum / (double)n;
+    double imbalance = mean > 0 ? ((double)hi - (double)lo) / mean : 0;
+    char msg[300];
+    snprintf(msg, sizeof msg, "records per shard min %" PRIu64 " max %" PRIu64 " mean %.1f: imbalance %.4f "
+             "(--max-imbalance %g)", lo, hi, mean, imbalance, vc->max_imbalance);
+    if (imbalance > vc->max_imbalance)
+        report_failure(vc, given_path, "uneven shards", msg);
+    else if (!vc->json && !vc->quiet)
+        printf("%s: balance: %s\n", given_path, msg);
 }
 
 /* ---- the manifest ------------------------------------------------------------------- */
@@ -394,7 +436,9 @@ int verify_manifest(verify_ctx *vc, const char *given_path, bool trust_paths)
             fflush(stdout);
     }
     if (!cli_interrupted)
-        report_unlisted(vc, listed, nlisted);
+        report_unlisted(vc, &m, listed, nlisted);
+    if (vc->check_balance && !cli_interrupted)
+        check_balance(vc, given_path, &m);
     for (size_t i = 0; i < nlisted; i++)
         free(listed[i]);
     free(listed);

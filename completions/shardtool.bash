@@ -18,6 +18,7 @@ _shardtool_table()
             '--seed - S -'
             '--task - I/N -'
             '--tasks - N -'
+            '--resume - - -'
             '--avro-codec - CODEC null,deflate,snappy,zstandard,bzip2,xz'
             '--widen - - -'
             '--shards -s N -'
@@ -133,6 +134,7 @@ _shardtool_table()
             '--json - - -'
             '--decode - - -'
             '--manifest - FILE -'
+            '--max-imbalance - F -'
             '--trust-manifest-paths - - -'
             '--from - FORMAT tfrecord,parquet,avro'
             '--input-compression - TYPE auto,none,gzip,zlib'
@@ -189,6 +191,13 @@ _shardtool_table()
             '--verbose -v - -'
         )
         ;;
+    combine)
+        table=(
+            '--force -f - -'
+            '--quiet -q - -'
+            '--verbose -v - -'
+        )
+        ;;
     *)
         table=()
         ;;
@@ -200,7 +209,7 @@ _shardtool()
     local cur=${COMP_WORDS[COMP_CWORD]}
     local prev=
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local commands='convert split cat verify stat'
+    local commands='convert split cat verify stat combine'
     COMPREPLY=()
 
     if ((COMP_CWORD == 1)); then

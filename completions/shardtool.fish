@@ -11,8 +11,9 @@ complete -c shardtool -n __fish_use_subcommand -f -a split -d 're-shard or merge
 complete -c shardtool -n __fish_use_subcommand -f -a cat -d 'stream records out as JSON lines, TFRecords or raw payloads'
 complete -c shardtool -n __fish_use_subcommand -f -a verify -d 'check framing, CRCs, compression and (with --decode) every Example'
 complete -c shardtool -n __fish_use_subcommand -f -a stat -d 'count records and bytes, and show the feature schema'
+complete -c shardtool -n __fish_use_subcommand -f -a combine -d 'combine the task manifests of a distributed run into one manifest'
 complete -c shardtool -n __fish_use_subcommand -f -a help -d "show a command's options"
-complete -c shardtool -n '__fish_seen_subcommand_from help' -f -a 'convert split cat verify stat'
+complete -c shardtool -n '__fish_seen_subcommand_from help' -f -a 'convert split cat verify stat combine'
 
 # shardtool convert
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -s o -l output -r -F -d 'output path prefix: PREFIX-00000-of-00008.tfrecord (required)'
@@ -23,6 +24,7 @@ complete -c shardtool -n '__fish_seen_subcommand_from convert' -l shuffle -d 'sh
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l seed -x -d 'seed of --shuffle (default 0)'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l task -x -d 'convert only task I\'s share of the inputs (0-based, of N)'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l tasks -x -d 'N tasks; this task\'s index from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID'
+complete -c shardtool -n '__fish_seen_subcommand_from convert' -l resume -d 'keep a finished earlier run of this task (same options, shards intact); else replace it'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l avro-codec -x -a 'null deflate snappy zstandard bzip2 xz' -d 'block codec of --to avro (default deflate)'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l widen -d 'give a column whose kinds differ across inputs the wider kind'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -s s -l shards -x -d 'write N shards, records dealt round robin (default 1)'
@@ -135,6 +137,7 @@ complete -c shardtool -n '__fish_seen_subcommand_from cat' -s h -l help -d 'show
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l json -d 'print one JSON document instead of a line per file'
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l decode -d 'also parse every payload as a tf.train.Example'
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l manifest -r -F -d 'check the shards a manifest lists: presence, counts, checksums'
+complete -c shardtool -n '__fish_seen_subcommand_from verify' -l max-imbalance -x -d 'with --manifest: fail when (max - min) / mean records per shard passes F'
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l trust-manifest-paths -d 'let the manifest name shards outside its own directory'
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l from -x -a 'tfrecord parquet avro' -d 'input format (default: detected)'
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l input-compression -x -a 'auto none gzip zlib' -d 'TFRecord stream compression (default: auto)'
@@ -189,3 +192,9 @@ complete -c shardtool -n '__fish_seen_subcommand_from stat' -l gcs-token-file -r
 complete -c shardtool -n '__fish_seen_subcommand_from stat' -s q -l quiet -d 'print nothing but errors (no progress, no summary)'
 complete -c shardtool -n '__fish_seen_subcommand_from stat' -s v -l verbose -d 'say more about what is being done'
 complete -c shardtool -n '__fish_seen_subcommand_from stat' -s h -l help -d 'show this help'
+
+# shardtool combine
+complete -c shardtool -n '__fish_seen_subcommand_from combine' -s f -l force -d 'replace an existing PREFIX.manifest.json'
+complete -c shardtool -n '__fish_seen_subcommand_from combine' -s q -l quiet -d 'print nothing but errors (no progress, no summary)'
+complete -c shardtool -n '__fish_seen_subcommand_from combine' -s v -l verbose -d 'say more about what is being done'
+complete -c shardtool -n '__fish_seen_subcommand_from combine' -s h -l help -d 'show this help'

@@ -156,6 +156,11 @@ static char *final_name(const st_shard_sink *s, uint64_t index, uint64_t total, 
 {
     char buf[4096], ext[128];
     snprintf(ext, sizeof ext, "%s%s", s->ext, what);
+    if (s->opt.number_total) {
+        /* One task's share of a distributed set (see number_base). */
+        index += s->opt.number_base;
+        total = s->opt.number_total;
+    }
     if (st_shard_name(buf, sizeof buf, s->opt.prefix, s->opt.infix, index, total, ext))
         return NULL;
     return strdup(buf);
@@ -418,6 +423,8 @@ int st_shard_sink_open(const st_shard_options *opt, st_shard_sink **out, st_erro
         s->open[i].fd = s->open[i].index_fd = -1;
     if (!s->provisional) {
         for (size_t i = 0; i < s->nopen; i++) {
+            if (s->local && opt->keep && opt->keep[i].keep)
+                continue; /* counted only (write_unit) */
             int rc = shard_open(s, &s->open[i], i, err);
             if (rc < 0) {
                 st_shard_sink_abort(s);
@@ -517,8 +524,16 @@ static int shard_full_by_size(st_shard_sink *s, open_shard *sh, size_t len, bool
 int st_shard_sink_write_unit(st_shard_sink *s, const uint8_t *encoded, size_t len,
                              uint64_t records, st_error *err)
 {
-    if (!s->provisional)
-        return write_to(s, &s->open[s->next_unit % s->nopen], encoded, len, records, err);
+    if (!s->provisional) {
+        open_shard *sh = &s->open[s->next_unit % s->nopen];
+        if (!sh->top) { /* a kept shard (opt.keep) */
+            sh->records += records;
+            s->next_record += records;
+            s->next_unit++;
+            return ST_OK;
+        }
+        return write_to(s, sh, encoded, len, records, err);
+    }
 
     open_shard *sh = &s->open[0];
     if (s->current_open) {
@@ -545,6 +560,34 @@ int st_shard_sink_write_unit(st_shard_sink *s, const uint8_t *encoded, size_t le
         s->current_open = true;
     }
     return write_to(s, sh, encoded, len, records, err);
+}
+
+/* Records a shard kept from an earlier run (opt.keep) as done and
+ * published, once the records dealt to it show the same inputs. */
+static int keep_shard(st_shard_sink *s, size_t i, st_error *err)
+{
+    const st_shard_keep *k = &s->opt.keep[i];
+    open_shard *sh = &s->open[i];
+    char *path = final_name(s, i, s->opt.count, "");
+    if (!path)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    if (sh->records != k->records) {
+        int rc = st_error_set(err, ST_EDATA,
+                              "%s: kept from the earlier run, which put %" PRIu64 " records in it; this run "
+                              "deals it %" PRIu64 ": the inputs changed since (use --force to convert anew)",
+                              path, k->records, sh->records);
+        free(path);
+        return rc;
+    }
+    sh->path = path;
+    if (s->opt.index && !(sh->index_path = final_name(s, i, s->opt.count, ".idx")))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    if (remember_done(s, sh, k->bytes, k->crc32c))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    s->done[s->ndone - 1].published = true;
+    s->done[s->ndone - 1].kept = true;
+    s->total_bytes += k->bytes;
+    return ST_OK;
 }
 
 /* Gives the shards kept under temporary names their PREFIX-i-of-N names. */
@@ -655,7 +698,7 @@ int st_shard_sink_finish(st_shard_sink *s, st_error *err)
             return rc;
     } else {
         for (size_t i = 0; i < s->nopen; i++) {
-            int rc = shard_close(s, &s->open[i], err);
+            int rc = s->open[i].top ? shard_close(s, &s->open[i], err) : keep_shard(s, i, err);
             if (rc < 0)
                 return rc;
         }
@@ -687,7 +730,7 @@ void st_shard_sink_abort(st_shard_sink *s)
             unlink(d->tmp_path);
         if (d->index_tmp)
             unlink(d->index_tmp);
-        if (d->published && s->local) {
+        if (d->published && s->local && !d->kept) {
             unlink(d->path);
             if (d->index_path)
                 unlink(d->index_path);

@@ -33,6 +33,13 @@ typedef enum st_shard_mode {
     ST_SHARD_BY_RECORDS,    /* rotate by record count */
 } st_shard_mode;
 
+/* --resume: a shard of an earlier, identical run that is kept as it is. */
+typedef struct st_shard_keep {
+    bool keep;
+    uint64_t records, bytes;         /* as the earlier run's manifest lists them */
+    uint32_t crc32c;
+} st_shard_keep;
+
 typedef struct st_shard_options {
     const char *prefix;              /* path prefix, local or remote */
     const char *infix;               /* inserted after the prefix, e.g. "-task00001of00004" (may be NULL) */
@@ -50,6 +57,15 @@ typedef struct st_shard_options {
     /* finish() leaves the shards under their temporary names; the caller
      * publishes them with st_shard_sink_publish() (after its journal). */
     bool defer_publish;
+    /* --shards under --task I/N: this task's shards are numbered from
+     * number_base in a set of number_total (I*S and N*S), so that every
+     * task writes final names of one set.  0: numbered 0..count-1 of count. */
+    uint64_t number_base, number_total;
+    /* BY_COUNT, local: count entries, or NULL.  A kept shard is neither
+     * opened nor written; the records dealt to it are only counted, and
+     * finish() fails (ST_EDATA) unless they are as many as keep[i]
+     * says, since then the inputs are not what the earlier run read. */
+    const st_shard_keep *keep;
 } st_shard_options;
 
 typedef struct st_shard_info {
@@ -58,6 +74,7 @@ typedef struct st_shard_info {
     char *index_path;                /* final .idx path, or NULL */
     char *index_tmp;                 /* the index until published, or NULL */
     bool published;                  /* now under its final name(s) */
+    bool kept;                       /* an earlier run's shard, kept (opt.keep): never removed */
     uint64_t records;
     uint64_t bytes;                  /* as stored (compressed when compressed) */
     uint32_t crc32c;                 /* of the stored bytes */

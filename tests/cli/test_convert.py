@@ -164,8 +164,17 @@ def test_tasks_with_parallel(tmp, taxi):
                         "-o", out + "/train", "--shards", "2", "--quiet", "--task", "{}/4"] + types + [":::", "0", "1", "2", "3"],
                        capture_output=True, text=True)
     check(r.returncode == 0, f"4 tasks under GNU parallel succeed ({r.stderr.strip()[-300:]})")
-    shards = sorted(glob.glob(out + "/train-task*.tfrecord"))
-    check(len(shards) == 8, f"4 tasks x 2 shards, names that never collide ({len(shards)})")
+    shards = sorted(glob.glob(out + "/train-*.tfrecord"))
+    check(shards == [f"{out}/train-{i:05d}-of-00008.tfrecord" for i in range(8)],
+          f"4 tasks x 2 shards under the final names of one set of 8 ({shards})")
+    r = st("combine", out + "/train")
+    check(r.returncode == 0, f"combine joins the 4 task manifests ({r.stderr.strip()[-300:]})")
+    r = st("verify", "--decode", "--manifest", out + "/train.manifest.json", "--max-imbalance", "1")
+    check(r.returncode == 0 and "8 intact" in r.stdout and "balance: records per shard min 714 max 1429" in r.stdout,
+          f"the combined manifest verifies every shard, and the balance ({r.stdout.strip()[-300:]})")
+    # 7 files dealt whole to 4 tasks: one task has half the records of the others.
+    r = st("verify", "--manifest", out + "/train.manifest.json", "--max-imbalance", "0.5")
+    check(r.returncode == 1 and "uneven shards" in r.stdout, f"--max-imbalance fails an uneven set ({r.stdout.strip()[-200:]})")
     single = os.path.join(tmp, "single")
     r = st("convert", *inputs, "-o", single + "/train", "--shards", "2", "--quiet", *types)
     check(r.returncode == 0, "the single run succeeds")

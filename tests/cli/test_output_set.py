@@ -156,30 +156,49 @@ def test_tasks_together(tmp, big):
     outs = [p.communicate(timeout=120) for p in procs]
     check(all(p.returncode == 0 for p in procs),
           f"4 tasks of one run write into one prefix at the same time ({[o[1].strip()[-200:] for o in outs]})")
-    shards = sorted(glob.glob(d + "/train-task*-of-00004-*.tfrecord"))
-    check(len(shards) == 8 and len(glob.glob(d + "/train-task*.manifest.json")) == 4,
-          f"each task wrote its shards and task manifest ({sorted(os.listdir(d))})")
+    shards = sorted(glob.glob(d + "/train-*-of-00008.tfrecord"))
+    check(shards == [f"{d}/train-{i:05d}-of-00008.tfrecord" for i in range(8)]
+          and len(glob.glob(d + "/train-task*.manifest.json")) == 4,
+          f"the tasks wrote one set under final names, and a task manifest each ({sorted(os.listdir(d))})")
     check(not [n for n in os.listdir(d) if n.endswith((".lock", ".journal")) or n.startswith(".")],
           f"no lock, journal or temporary file is left ({sorted(os.listdir(d))})")
-    others = {n: b for n, b in snapshot(d).items() if "task00001" not in n}
+    mine = ("train-00002-of-00008", "train-00003-of-00008", "task00001")
+    others = {n: b for n, b in snapshot(d).items() if not n.startswith(mine) and "task00001" not in n}
+    r = st("convert", big, "-o", d + "/train", "--shards", "2", "-q", "--task", "1/4")
+    check(r.returncode == 2 and "train-00002-of-00008" in r.stderr, "a task run again refuses its own earlier outputs")
     r = st("convert", big, "-o", d + "/train", "--shards", "3", "-q", "--task", "1/4")
-    check(r.returncode == 2 and "task00001" in r.stderr, "a task run again refuses its own earlier outputs")
-    r = st("convert", big, "-o", d + "/train", "--shards", "3", "-q", "--task", "1/4", "-f")
-    check(r.returncode == 0 and len(glob.glob(d + "/train-task00001-of-00004-*-of-00003.tfrecord")) == 3
-          and not glob.glob(d + "/train-task00001-of-00004-*-of-00002.tfrecord"),
-          f"with --force the task replaces only its own set ({r.stderr.strip()[-200:]})")
-    check({n: b for n, b in snapshot(d).items() if "task00001" not in n} == others,
+    check(r.returncode == 2 and "train-00000-of-00008" in r.stderr,
+          "a task of another shard count refuses the set of the first count as an earlier set")
+    r = st("convert", big, "-o", d + "/train", "--shards", "2", "-q", "--task", "1/4", "-f")
+    check(r.returncode == 0, f"with --force the task replaces its own shards ({r.stderr.strip()[-200:]})")
+    check({n: b for n, b in snapshot(d).items() if not n.startswith(mine) and "task00001" not in n} == others,
           "the other tasks' files are untouched")
+    before = {p: os.stat(p).st_mtime_ns for p in shards}
+    r = st("convert", big, "-o", d + "/train", "--shards", "2", "--task", "1/4", "--resume")
+    check(r.returncode == 0 and "finished before" in r.stderr and before == {p: os.stat(p).st_mtime_ns for p in shards},
+          f"--resume keeps a finished task and writes nothing ({r.stderr.strip()[-200:]})")
+    # A shard of the task damaged after the run: --resume writes that one
+    # again and keeps the task's other shard as it is.
+    with open(d + "/train-00003-of-00008.tfrecord", "ab") as f:
+        f.write(b"x")
+    keep = d + "/train-00002-of-00008.tfrecord"
+    kept = (os.stat(keep).st_ino, os.stat(keep).st_mtime_ns)
+    r = st("convert", big, "-o", d + "/train", "--shards", "2", "--task", "1/4", "--resume")
+    check(r.returncode == 0 and "keeping 1 of 2 shards" in r.stderr
+          and (os.stat(keep).st_ino, os.stat(keep).st_mtime_ns) == kept
+          and st("verify", "-q", "--manifest", d + "/train-task00001-of-00004.manifest.json").returncode == 0,
+          f"--resume writes only the damaged shard again ({r.stderr.strip()[-300:]})")
+    r = st("combine", d + "/train")
+    check(r.returncode == 0 and os.path.exists(d + "/train.manifest.json"), f"combine ({r.stderr.strip()[-200:]})")
+    r = st("convert", big, "-o", d + "/train", "--shards", "2", "-q", "--task", "1/4", "-f")
+    check(r.returncode == 0 and os.path.exists(d + "/train.manifest.json"),
+          "the combined manifest is the whole run's: a task does not take it for its own earlier output")
     r = st("convert", big, "-o", d + "/train", "-q")
-    check(r.returncode == 2 and "task0000" in r.stderr, "a plain run refuses the tasks' outputs as an earlier set")
-    task_shards = sorted(glob.glob(d + "/train-task*.tfrecord"))
-    r = st("split", *task_shards, "-o", d + "/train", "--shards", "3", "-q", "-f")
-    check(r.returncode == 0 and all(os.path.exists(p) for p in task_shards) and "kept 9 files" in r.stderr
+    check(r.returncode == 2 and "train-0000" in r.stderr, "a plain run refuses the tasks' outputs as an earlier set")
+    r = st("split", *shards, "-o", d + "/train", "--shards", "3", "-q", "-f")
+    check(r.returncode == 0 and all(os.path.exists(p) for p in shards) and "kept 8 files" in r.stderr
           and not glob.glob(d + "/train-task*.manifest.json"),
           f"split -f merging a prefix's task shards into that prefix never removes its inputs ({r.stderr.strip()})")
-
-
-# ---- issue 11 item 10: --shard-size counts bytes on disk -----------------------------------
 
 
 def test_shard_size_on_disk(tmp, big):

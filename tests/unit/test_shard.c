@@ -167,6 +167,63 @@ static void test_round_robin_with_checksums_and_index(void)
     remove_dir();
 }
 
+/* A task's share of a distributed set: shards numbered from number_base
+ * of number_total; with keep, a kept shard is counted, not written, and
+ * survives an abort. */
+static void test_task_numbers_and_kept_shards(void)
+{
+    fresh_dir();
+    st_shard_options opt;
+    st_write_options wopt;
+    char prefix[300];
+    base_options(&opt, &wopt, prefix);
+    opt.mode = ST_SHARD_BY_COUNT;
+    opt.count = 2;
+    opt.number_base = 4; /* task 2 of 4, --shards 2 */
+    opt.number_total = 8;
+    st_shard_sink *s;
+    CU_ASSERT_EQUAL_FATAL(write_records(&opt, 5, &s), 0);
+    char name[512];
+    snprintf(name, sizeof name, "%s/train-00004-of-00008.tfrecord", dir);
+    CU_ASSERT_STRING_EQUAL(st_shard_sink_shard(s, 0)->path, name);
+    snprintf(name, sizeof name, "%s/train-00005-of-00008.tfrecord", dir);
+    CU_ASSERT_STRING_EQUAL(st_shard_sink_shard(s, 1)->path, name);
+    st_shard_info first = *st_shard_sink_shard(s, 0);
+    struct stat before;
+    CU_ASSERT_EQUAL_FATAL(stat(first.path, &before), 0);
+    char kept_path[512];
+    snprintf(kept_path, sizeof kept_path, "%s", first.path);
+    st_shard_sink_free(s);
+
+    /* Shard 4 kept: the same records are dealt to it but not written. */
+    unlink(name);
+    st_shard_keep keep[2] = {{.keep = true, .records = first.records, .bytes = first.bytes,
+                              .crc32c = first.crc32c}};
+    opt.keep = keep;
+    opt.force = true;
+    CU_ASSERT_EQUAL_FATAL(write_records(&opt, 5, &s), 0);
+    CU_ASSERT_TRUE(st_shard_sink_shard(s, 0)->kept);
+    CU_ASSERT_EQUAL(st_shard_sink_shard(s, 0)->crc32c, first.crc32c);
+    CU_ASSERT_EQUAL(st_shard_sink_shard(s, 1)->records, 2);
+    struct stat after;
+    CU_ASSERT_EQUAL(stat(kept_path, &after), 0);
+    CU_ASSERT_TRUE(after.st_ino == before.st_ino && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
+    CU_ASSERT_EQUAL(access(name, F_OK), 0);
+    st_shard_sink_abort(s); /* an abort removes what this run wrote, not the kept shard */
+    CU_ASSERT_EQUAL(access(kept_path, F_OK), 0);
+    CU_ASSERT_NOT_EQUAL(access(name, F_OK), 0);
+    st_shard_sink_free(s);
+
+    /* Other inputs deal the kept shard another count: refused. */
+    st_error err;
+    CU_ASSERT_EQUAL(st_shard_sink_open(&opt, &s, &err), 0);
+    CU_ASSERT_EQUAL(st_shard_sink_finish(s, &err), ST_EDATA);
+    st_shard_sink_abort(s);
+    st_shard_sink_free(s);
+    CU_ASSERT_EQUAL(access(kept_path, F_OK), 0);
+    remove_dir();
+}
+
 static void test_rotation_renames_at_the_end(void)
 {
     fresh_dir();
@@ -258,6 +315,7 @@ static const CU_TestInfo suite_tests[] = {
     {"rotation by records and bytes, renamed at the end", test_rotation_renames_at_the_end},
     {"abort removes everything", test_abort_removes_everything},
     {"gzip shards: checksum of the stored bytes", test_gzip_shards},
+    {"task numbers of a distributed set, kept shards (--resume)", test_task_numbers_and_kept_shards},
     CU_TEST_INFO_NULL,
 };
 #include "cunit_main.h"

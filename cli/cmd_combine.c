@@ -1,0 +1,641 @@
+/* shardtool combine: one manifest for a distributed run, made from its
+ * task manifests alone.
+ *
+ * Every task of `convert --task I/N --shards S` writes shards I*S ...
+ * I*S+S-1 of N*S under their final names and its own task manifest
+ * (PREFIX-taskIIIII-of-NNNNN.manifest.json).  combine reads only those
+ * manifests (O(manifests), never a shard), checks that they describe one
+ * run -- every task once, shard numbers covering 0 ... N*S-1 without gap or
+ * overlap, the same format, compression, options and feature kinds -- and
+ * writes PREFIX.manifest.json, which `verify --manifest` checks as the
+ * manifest of a single run. */
+#include "cli.h"
+#include "json_read.h"
+#include "manifest_read.h"
+
+#include "../src/json.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const cli_option combine_options[] = {
+    {"force", 'f', ARG_NONE, NULL, NULL, "replace an existing PREFIX.manifest.json"},
+    CLI_OPTIONS_END,
+};
+
+static const cli_option *const combine_groups[] = {combine_options, cli_common_options, NULL};
+
+/* One task manifest, parsed. */
+typedef struct task_doc {
+    char *path;
+    json_value root;
+    bool parsed;
+} task_doc;
+
+/* One feature of the combined schema: the first task's object, with the
+ * counts of all tasks added up. */
+typedef struct merged_feature {
+    char *name;
+    char *kind;
+    uint64_t records, values, nan;
+    bool has_nan;
+    uint64_t min_len, max_len;
+    bool any_present;
+    json_value min, max;         /* the smallest / largest (NUMBER: only type and text used) */
+    bool numeric_limits;
+} merged_feature;
+
+typedef struct combine_state {
+    const cli_command *cmd;
+    const char *prefix;
+    char dir[4096];
+    const char *base;
+    task_doc *docs;                  /* by task index */
+    unsigned long long tasks;
+    merged_feature *features;
+    size_t nfeatures, capfeatures;
+    char **inputs;
+    size_t ninputs, capinputs;
+} combine_state;
+
+static int fail(const combine_state *c, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(const combine_state *c, const char *path, const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cli_error(c->cmd, "%s: %s", path, msg);
+    return EXIT_DAMAGED;
+}
+
+/* ---- finding the task manifests: one directory listing ----------------------- */
+
+static int find_task_manifests(combine_state *c)
+{
+    DIR *d = opendir(c->dir[0] ? c->dir : ".");
+    if (!d) {
+        cli_error(c->cmd, "%s: %s", c->dir[0] ? c->dir : ".", strerror(errno));
+        return EXIT_USAGE;
+    }
+    size_t blen = strlen(c->base);
+    struct dirent *e;
+    int status = EXIT_OK;
+    while (status == EXIT_OK && (e = readdir(d))) {
+        unsigned long long i, n;
+        int end = 0;
+        if (strncmp(e->d_name, c->base, blen) != 0 ||
+            sscanf(e->d_name + blen, "-task%5llu-of-%5llu.manifest.json%n", &i, &n, &end) != 2 ||
+            e->d_name[blen + end] != '\0' || n == 0 || i >= n)
+            continue;
+        char path[8400];
+        snprintf(path, sizeof path, "%s%s", c->dir, e->d_name);
+        if (!c->tasks) {
+            c->tasks = n;
+            c->docs = calloc(n, sizeof *c->docs);
+            if (!c->docs) {
+                cli_error(c->cmd, "out of memory");
+                status = EXIT_DAMAGED;
+                break;
+            }
+        } else if (n != c->tasks) {
+            status = fail(c, path, "a task manifest of a run of %llu tasks beside those of a run of %llu; "
+                          "one prefix holds one distributed run: remove the other run's files",
+                          n, c->tasks);
+            break;
+        }
+        if (c->docs[i].path) {
+            /* Two spellings of one number ("-task1-of-4" is not written,
+             * but "-task000001" would parse): the same task twice. */
+            status = fail(c, path, "task %llu of %llu has two manifests (also %s)", i, n, c->docs[i].path);
+            break;
+        }
+        if (!(c->docs[i].path = strdup(path))) {
+            cli_error(c->cmd, "out of memory");
+            status = EXIT_DAMAGED;
+        }
+    }
+    closedir(d);
+    if (status)
+        return status;
+    if (!c->tasks) {
+        cli_error(c->cmd, "%s: no task manifest (%s-taskIIIII-of-NNNNN.manifest.json); combine is for the "
+                  "task manifests that `convert --task I/N` writes", c->prefix, c->prefix);
+        return EXIT_USAGE;
+    }
+    size_t missing = 0;
+    char list[512] = "";
+    for (unsigned long long i = 0; i < c->tasks; i++) {
+        if (c->docs[i].path)
+            continue;
+        if (missing++ < 8) {
+            size_t n = strlen(list);
+            snprintf(list + n, sizeof list - n, "%s%llu", n ? ", " : "", i);
+        }
+    }
+    if (missing) {
+        cli_error(c->cmd, "%s: %zu of %llu tasks have no manifest (task%s %s%s): they have not finished; "
+                  "run them (again: --resume keeps the finished ones)",
+                  c->prefix, missing, c->tasks, missing == 1 ? "" : "s", list, missing > 8 ? ", ..." : "");
+        return EXIT_DAMAGED;
+    }
+    return EXIT_OK;
+}
+
+/* ---- comparing options ------------------------------------------------------------ */
+
+/* Writes a parsed JSON value back (numbers keep their literal). */
+static void emit(st_jsonw *w, const json_value *v)
+{
+    switch (v->type) {
+    case JSON_NULL: st_json_null(w); break;
+    case JSON_BOOL: st_json_bool(w, v->boolean); break;
+    case JSON_NUMBER: st_json_raw(w, v->text, strlen(v->text)); break;
+    case JSON_STRING: st_json_string(w, v->text); break;
+    case JSON_ARRAY:
+        st_json_begin_array(w);
+        for (size_t i = 0; i < v->count; i++)
+            emit(w, &v->items[i]);
+        st_json_end_array(w);
+        break;
+    case JSON_OBJECT:
+        st_json_begin_object(w);
+        for (size_t i = 0; i < v->count; i++) {
+            st_json_key(w, v->keys[i]);
+            emit(w, &v->items[i]);
+        }
+        st_json_end_object(w);
+        break;
+    }
+}
+
+/* What differs from task to task by design: its share of the inputs and
+ * its number. */
+static bool per_task_option(const char *key)
+{
+    return !strcmp(key, "inputs") || !strcmp(key, "task") || !strcmp(key, "tasks") || !strcmp(key, "task_share");
+}
+
+/* The options that shaped every task alike, as compact JSON (malloc'd). */
+static char *shared_options(const json_value *options)
+{
+    st_buf b = {0};
+    st_jsonw w;
+    st_jsonw_init(&w, &b, false);
+    st_json_begin_object(&w);
+    for (size_t i = 0; options && options->type == JSON_OBJECT && i < options->count; i++) {
+        if (per_task_option(options->keys[i]))
+            continue;
+        st_json_key(&w, options->keys[i]);
+        emit(&w, &options->items[i]);
+    }
+    st_json_end_object(&w);
+    st_buf_append(&b, "", 1);
+    return (char *)b.data;
+}
+
+static const char *text_of(const json_value *obj, const char *key)
+{
+    const json_value *v = json_get(obj, key);
+    return v && v->type == JSON_STRING ? v->text : NULL;
+}
+
+static bool same_text(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* ---- the features ----------------------------------------------------------------- */
+
+/* -1, 0, 1 as a < b, numerically (integers exactly, else as doubles). */
+static int compare_numbers(const json_value *a, const json_value *b)
+{
+    char *ea, *eb;
+    errno = 0;
+    long long ia = strtoll(a->text, &ea, 10), ib = strtoll(b->text, &eb, 10);
+    if (!*ea && !*eb && !errno)
+        return ia < ib ? -1 : ia > ib;
+    double da = strtod(a->text, NULL), db = strtod(b->text, NULL);
+    return da < db ? -1 : da > db;
+}
+
+static int merge_feature(combine_state *c, const task_doc *doc, const json_value *f, size_t hint)
+{
+    const char *name = text_of(f, "name"), *kind = text_of(f, "kind");
+    uint64_t records = 0, values = 0, min_len = 0, max_len = 0, nan = 0;
+    if (!name || !kind || !json_uint(json_get(f, "records"), &records) ||
+        !json_uint(json_get(f, "values"), &values))
+        return fail(c, doc->path, "a feature without its name, kind or counts: not a manifest that "
+                    "shardtool wrote");
+    json_uint(json_get(f, "min_length"), &min_len);
+    json_uint(json_get(f, "max_length"), &max_len);
+    /* Tasks list their features in the same order: try the same place first. */
+    merged_feature *m = NULL;
+    if (hint < c->nfeatures && strcmp(c->features[hint].name, name) == 0)
+        m = &c->features[hint];
+    for (size_t i = 0; !m && i < c->nfeatures; i++)
+        if (strcmp(c->features[i].name, name) == 0)
+            m = &c->features[i];
+    if (!m) {
+        if (c->nfeatures == c->capfeatures) {
+            size_t cap = c->capfeatures ? c->capfeatures * 2 : 32;
+            merged_feature *more = realloc(c->features, cap * sizeof *more);
+            if (!more)
+                return fail(c, doc->path, "out of memory");
+            c->features = more;
+            c->capfeatures = cap;
+        }
+        m = &c->features[c->nfeatures++];
+        *m = (merged_feature){.name = strdup(name), .kind = strdup(kind)};
+        if (!m->name || !m->kind)
+            return fail(c, doc->path, "out of memory");
+    } else if (strcmp(m->kind, kind) != 0) {
+        return fail(c, doc->path, "feature '%s' is %s here but %s in another task: the tasks did not "
+                    "agree on the schema (give every task the same --type, or --widen)",
+                    name, kind, m->kind);
+    }
+    m->records += records;
+    m->values += values;
+    if (json_uint(json_get(f, "nan"), &nan)) {
+        m->nan += nan;
+        m->has_nan = true;
+    }
+    if (records) {
+        m->min_len = m->any_present && m->min_len < min_len ? m->min_len : min_len;
+        m->any_present = true;
+    }
+    if (max_len > m->max_len)
+        m->max_len = max_len;
+    const json_value *lo = json_get(f, "min"), *hi = json_get(f, "max");
+    if (lo && hi && lo->type == JSON_NUMBER && hi->type == JSON_NUMBER) {
+        /* Copied: each task's document is freed once it is read. */
+        if (!m->numeric_limits || compare_numbers(lo, &m->min) < 0) {
+            free(m->min.text);
+            m->min = (json_value){.type = JSON_NUMBER, .text = strdup(lo->text)};
+        }
+        if (!m->numeric_limits || compare_numbers(hi, &m->max) > 0) {
+            free(m->max.text);
+            m->max = (json_value){.type = JSON_NUMBER, .text = strdup(hi->text)};
+        }
+        m->numeric_limits = true;
+        if (!m->min.text || !m->max.text)
+            return fail(c, doc->path, "out of memory");
+    }
+    return EXIT_OK;
+}
+
+/* ---- the shards ------------------------------------------------------------------- */
+
+typedef struct shard_ref {
+    char *path;
+    uint64_t records, bytes;
+    char crc[9];
+    bool seen;
+} shard_ref;
+
+/* Checks one task's manifest against its place in the run, and puts its
+ * shards in their numbered places. */
+static int add_task(combine_state *c, unsigned long long index, const task_doc *first, char **first_options,
+                    shard_ref *shards, uint64_t per_task)
+{
+    const task_doc *doc = &c->docs[index];
+    const json_value *root = &doc->root;
+    const json_value *options = json_get(root, "options");
+    const json_value *share = json_get(options, "task_share");
+    uint64_t task, tasks, first_shard, count, total;
+    if (!share || !json_uint(json_get(share, "task"), &task) || !json_uint(json_get(share, "tasks"), &tasks) ||
+        !json_uint(json_get(share, "first_shard"), &first_shard) || !json_uint(json_get(share, "shards"), &count) ||
+        !json_uint(json_get(share, "total_shards"), &total))
+        return fail(c, doc->path, "no \"task_share\" in its options: not a task manifest of `convert --task I/N "
+                    "--shards S` (an older version's task shards can be merged with split)");
+    if (task != index || tasks != c->tasks)
+        return fail(c, doc->path, "its contents are those of task %" PRIu64 " of %" PRIu64
+                    ", not of the task its name says (%llu of %llu)", task, tasks, index, c->tasks);
+    if (count != per_task || total != per_task * c->tasks || first_shard != index * per_task)
+        return fail(c, doc->path, "this task wrote %" PRIu64 " shards (%" PRIu64 " ... of %" PRIu64
+                    "), the first task %" PRIu64 ": every task of one run needs the same --shards",
+                    count, first_shard, total, per_task);
+    if (!same_text(text_of(root, "format"), text_of(&first->root, "format")) ||
+        !same_text(text_of(root, "compression"), text_of(&first->root, "compression")))
+        return fail(c, doc->path, "its format or compression differs from %s's: every task of one run "
+                    "needs the same --to and --compression", first->path);
+    char *opts = shared_options(options);
+    if (!opts)
+        return fail(c, doc->path, "out of memory");
+    if (!*first_options) {
+        *first_options = opts;
+    } else {
+        bool same = strcmp(opts, *first_options) == 0;
+        if (!same) {
+            cli_error(c->cmd, "%s: its options differ from %s's: %s against %s; every task of one run "
+                      "needs the same options", doc->path, first->path, opts, *first_options);
+            free(opts);
+            return EXIT_DAMAGED;
+        }
+        free(opts);
+    }
+    const json_value *inputs = json_get(options, "inputs");
+    for (size_t i = 0; inputs && inputs->type == JSON_ARRAY && i < inputs->count; i++) {
+        if (inputs->items[i].type != JSON_STRING)
+            continue;
+        if (c->ninputs == c->capinputs) {
+            size_t cap = c->capinputs ? c->capinputs * 2 : 64;
+            char **more = realloc(c->inputs, cap * sizeof *more);
+            if (!more)
+                return fail(c, doc->path, "out of memory");
+            c->inputs = more;
+            c->capinputs = cap;
+        }
+        if (!(c->inputs[c->ninputs] = strdup(inputs->items[i].text)))
+            return fail(c, doc->path, "out of memory");
+        c->ninputs++;
+    }
+    const json_value *list = json_get(root, "shards");
+    if (!list || list->type != JSON_ARRAY || list->count != count)
+        return fail(c, doc->path, "it lists %zu shards, not the %" PRIu64 " its task wrote",
+                    list && list->type == JSON_ARRAY ? list->count : 0, count);
+    size_t blen = strlen(c->base);
+    for (size_t i = 0; i < list->count; i++) {
+        const json_value *e = &list->items[i];
+        const char *path = text_of(e, "path"), *crc = text_of(e, "crc32c");
+        uint64_t records, bytes;
+        unsigned long long num, of;
+        int end = 0;
+        if (!path || !crc || !json_uint(json_get(e, "records"), &records) || !json_uint(json_get(e, "bytes"), &bytes))
+            return fail(c, doc->path, "shard %zu: no path, records, bytes or crc32c", i);
+        if (strchr(path, '/') || strncmp(path, c->base, blen) != 0 ||
+            sscanf(path + blen, "-%llu-of-%llu%n", &num, &of, &end) != 2 || path[blen + end] != '.' ||
+            of != total)
+            return fail(c, doc->path, "shard %zu: %s is not named %s-NNNNN-of-%05" PRIu64 ".* beside the "
+                        "manifest", i, path, c->base, total);
+        if (num < first_shard || num - first_shard >= count)
+            return fail(c, doc->path, "%s: shard number %llu is outside this task's share (%" PRIu64
+                        " ... %" PRIu64 ")", path, num, first_shard, first_shard + count - 1);
+        shard_ref *s = &shards[num];
+        if (s->seen)
+            return fail(c, doc->path, "%s is listed twice", path);
+        if (strlen(crc) != 8)
+            return fail(c, doc->path, "%s: crc32c '%s' is not 8 hex digits", path, crc);
+        *s = (shard_ref){.path = strdup(path), .records = records, .bytes = bytes, .seen = true};
+        memcpy(s->crc, crc, 9);
+        if (!s->path)
+            return fail(c, doc->path, "out of memory");
+    }
+    const json_value *features = json_get(root, "features");
+    for (size_t i = 0; features && features->type == JSON_ARRAY && i < features->count; i++) {
+        int status = merge_feature(c, doc, &features->items[i], i);
+        if (status)
+            return status;
+    }
+    return EXIT_OK;
+}
+
+static int compare_strings(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* ---- writing ---------------------------------------------------------------------- */
+
+static void write_features(combine_state *c, st_jsonw *w, uint64_t total_records)
+{
+    (void)total_records;
+    st_json_begin_array(w);
+    for (size_t i = 0; i < c->nfeatures; i++) {
+        const merged_feature *f = &c->features[i];
+        st_json_begin_object(w);
+        st_json_member_string(w, "name", f->name);
+        st_json_member_string(w, "kind", f->kind);
+        st_json_member_uint(w, "records", f->records);
+        st_json_member_uint(w, "values", f->values);
+        st_json_member_uint(w, "min_length", f->any_present ? f->min_len : 0);
+        st_json_member_uint(w, "max_length", f->max_len);
+        if (f->numeric_limits) {
+            st_json_key(w, "min");
+            st_json_raw(w, f->min.text, strlen(f->min.text));
+            st_json_key(w, "max");
+            st_json_raw(w, f->max.text, strlen(f->max.text));
+        }
+        if (f->has_nan)
+            st_json_member_uint(w, "nan", f->nan);
+        st_json_end_object(w);
+    }
+    st_json_end_array(w);
+}
+
+/* Temporary file + rename: the combined manifest appears whole or not at all. */
+static int write_file(const combine_state *c, const char *path, const st_buf *b)
+{
+    char tmp[8500];
+    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return fail(c, tmp, "%s", strerror(errno));
+    bool ok = write(fd, b->data, b->len) == (ssize_t)b->len && write(fd, "\n", 1) == 1 && fsync(fd) == 0;
+    ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return fail(c, path, "%s", strerror(e));
+    }
+    return EXIT_OK;
+}
+
+static int run_combine(const cli_command *cmd, cli_values *v)
+{
+    if (v->npositional != 1)
+        return cli_usage_error(cmd, "give one PREFIX: the -o of the tasks' convert");
+    combine_state c = {.cmd = cmd, .prefix = v->positional[0]};
+    if (st_path_is_remote(c.prefix))
+        return cli_usage_error(cmd, "%s: combine reads task manifests from a local or shared directory",
+                               c.prefix);
+    const char *slash = strrchr(c.prefix, '/');
+    size_t dirlen = slash ? (size_t)(slash - c.prefix) + 1 : 0;
+    snprintf(c.dir, sizeof c.dir, "%.*s", (int)dirlen, c.prefix);
+    c.base = c.prefix + dirlen;
+    if (!c.base[0])
+        return cli_usage_error(cmd, "%s: give the prefix with its name, such as out/train", c.prefix);
+    char out_path[8400];
+    snprintf(out_path, sizeof out_path, "%s.manifest.json", c.prefix);
+    struct stat st;
+    if (!cli_has(v, "force") && lstat(out_path, &st) == 0) {
+        cli_error(cmd, "%s: already exists (use --force to replace it)", out_path);
+        return EXIT_USAGE;
+    }
+
+    int status = find_task_manifests(&c);
+    shard_ref *shards = NULL;
+    char *first_options = NULL;
+    uint64_t per_task = 0, total = 0;
+    for (unsigned long long i = 0; status == EXIT_OK && i < c.tasks; i++) {
+        task_doc *doc = &c.docs[i];
+        size_t len;
+        st_error err = {0};
+        char *text = json_read_file(doc->path, &len, &err);
+        char msg[256];
+        if (!text) {
+            cli_error_at(cmd, doc->path, &err);
+            status = EXIT_DAMAGED;
+            break;
+        }
+        if (json_parse(text, len, &doc->root, msg, sizeof msg) != 0 || doc->root.type != JSON_OBJECT) {
+            free(text);
+            status = fail(&c, doc->path, "not a manifest (%s)", msg);
+            break;
+        }
+        free(text);
+        doc->parsed = true;
+        if (i == 0) {
+            const json_value *share = json_get(json_get(&doc->root, "options"), "task_share");
+            if (!json_uint(json_get(share, "shards"), &per_task) || per_task == 0 ||
+                per_task > UINT64_MAX / c.tasks || per_task * c.tasks > 100000000) {
+                status = fail(&c, doc->path, "no usable \"task_share\" in its options: not a task manifest of "
+                              "`convert --task I/N --shards S`");
+                break;
+            }
+            total = per_task * c.tasks;
+            if (!(shards = calloc(total, sizeof *shards))) {
+                status = fail(&c, doc->path, "out of memory");
+                break;
+            }
+        }
+        status = add_task(&c, i, &c.docs[0], &first_options, shards, per_task);
+        /* Only the first task's document is kept (to compare the others
+         * with); what the others add was copied. */
+        if (i > 0) {
+            json_free(&doc->root);
+            doc->parsed = false;
+        }
+    }
+    /* Every task holds exactly its own numbers, so all were seen; checked
+     * again here so that the promise does not rest on the reasoning. */
+    for (uint64_t i = 0; status == EXIT_OK && i < total; i++)
+        if (!shards[i].seen)
+            status = fail(&c, c.prefix, "shard %" PRIu64 " of %" PRIu64 " is in no task manifest", i, total);
+
+    if (status == EXIT_OK) {
+        uint64_t records = 0, bytes = 0, lo = UINT64_MAX, hi = 0;
+        for (uint64_t i = 0; i < total; i++) {
+            records += shards[i].records;
+            bytes += shards[i].bytes;
+            lo = shards[i].records < lo ? shards[i].records : lo;
+            hi = shards[i].records > hi ? shards[i].records : hi;
+        }
+        double mean = (double)records / (double)total;
+        st_buf b = {0};
+        st_jsonw w;
+        st_jsonw_init(&w, &b, true);
+        st_json_begin_object(&w);
+        st_json_member_string(&w, "format", text_of(&c.docs[0].root, "format"));
+        st_json_member_string(&w, "compression", text_of(&c.docs[0].root, "compression")
+                                                     ? text_of(&c.docs[0].root, "compression") : "none");
+        st_json_key(&w, "shards");
+        st_json_begin_array(&w);
+        for (uint64_t i = 0; i < total; i++) {
+            st_json_begin_object(&w);
+            st_json_member_string(&w, "path", shards[i].path);
+            st_json_member_uint(&w, "records", shards[i].records);
+            st_json_member_uint(&w, "bytes", shards[i].bytes);
+            st_json_member_string(&w, "crc32c", shards[i].crc);
+            st_json_end_object(&w);
+        }
+        st_json_end_array(&w);
+        st_json_key(&w, "total");
+        st_json_begin_object(&w);
+        st_json_member_uint(&w, "shards", total);
+        st_json_member_uint(&w, "records", records);
+        st_json_member_uint(&w, "bytes", bytes);
+        st_json_end_object(&w);
+        /* How even the shards are: a data-parallel epoch ends with the
+         * largest shard, so max against mean is what costs. */
+        st_json_key(&w, "balance");
+        st_json_begin_object(&w);
+        st_json_member_uint(&w, "min_records", lo);
+        st_json_member_uint(&w, "max_records", hi);
+        st_json_member_double(&w, "mean_records", mean);
+        st_json_member_double(&w, "imbalance", mean > 0 ? ((double)hi - (double)lo) / mean : 0);
+        st_json_end_object(&w);
+        st_json_key(&w, "features");
+        write_features(&c, &w, records);
+        st_json_key(&w, "options");
+        /* The shared options, with every task's inputs (sorted, once) and
+         * the number of tasks. */
+        json_value opts;
+        char msg[64];
+        if (json_parse(first_options, strlen(first_options), &opts, msg, sizeof msg) == 0) {
+            st_json_begin_object(&w);
+            if (c.ninputs > 1)
+                qsort(c.inputs, c.ninputs, sizeof *c.inputs, compare_strings);
+            st_json_key(&w, "inputs");
+            st_json_begin_array(&w);
+            for (size_t i = 0; i < c.ninputs; i++)
+                if (i == 0 || strcmp(c.inputs[i], c.inputs[i - 1]) != 0)
+                    st_json_string(&w, c.inputs[i]);
+            st_json_end_array(&w);
+            for (size_t i = 0; i < opts.count; i++) {
+                st_json_key(&w, opts.keys[i]);
+                emit(&w, &opts.items[i]);
+            }
+            char n[32];
+            snprintf(n, sizeof n, "%llu", c.tasks);
+            st_json_member_string(&w, "tasks", n);
+            st_json_end_object(&w);
+            json_free(&opts);
+        } else {
+            st_json_raw(&w, first_options, strlen(first_options));
+        }
+        st_json_end_object(&w);
+        status = w.failed ? fail(&c, out_path, "out of memory") : write_file(&c, out_path, &b);
+        st_buf_free(&b);
+        if (status == EXIT_OK && !cli_has(v, "quiet"))
+            fprintf(stderr,
+                    "shardtool combine: %s: %llu tasks, %" PRIu64 " shards, %" PRIu64 " records; records per "
+                    "shard min %" PRIu64 " max %" PRIu64 " mean %.1f\n",
+                    out_path, c.tasks, total, records, lo, hi, mean);
+    }
+    for (unsigned long long i = 0; c.docs && i < c.tasks; i++) {
+        free(c.docs[i].path);
+        if (c.docs[i].parsed)
+            json_free(&c.docs[i].root);
+    }
+    free(c.docs);
+    for (size_t i = 0; i < c.nfeatures; i++) {
+        free(c.features[i].name);
+        free(c.features[i].kind);
+        free(c.features[i].min.text);
+        free(c.features[i].max.text);
+    }
+    free(c.features);
+    for (size_t i = 0; i < c.ninputs; i++)
+        free(c.inputs[i]);
+    free(c.inputs);
+    for (uint64_t i = 0; shards && i < total; i++)
+        free(shards[i].path);
+    free(shards);
+    free(first_options);
+    return status;
+}
+
+const cli_command cmd_combine = {
+    .name = "combine",
+    .summary = "combine the task manifests of a distributed run into one manifest",
+    .usage = "[OPTIONS] PREFIX",
+    .description =
+        "Reads the task manifests that `convert --task I/N --shards S -o PREFIX` writes\n"
+        "(PREFIX-taskIIIII-of-NNNNN.manifest.json), never the shards, checks that every\n"
+        "task is there once, that the shard numbers cover 0 ... N*S-1 without gap or\n"
+        "overlap and that all tasks used the same options and schema, and writes\n"
+        "PREFIX.manifest.json for `verify --manifest`.",
+    .groups = combine_groups,
+    .run = run_combine,
+};

@@ -1,0 +1,161 @@
+/* --resume (see resume.h). */
+#include "resume.h"
+
+#include "json_read.h"
+#include "manifest_read.h"
+
+#include "../src/crc32c.h"
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Whether the file has this size and CRC32C (read once, never written). */
+static bool same_bytes(const char *path, uint64_t bytes, const char *crc_hex, char *why, size_t whycap)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(why, whycap, "%s is missing", path);
+        if (fd >= 0)
+            close(fd);
+        return false;
+    }
+    if ((uint64_t)st.st_size != bytes) {
+        snprintf(why, whycap, "%s has %llu bytes, not the %llu its manifest lists", path,
+                 (unsigned long long)st.st_size, (unsigned long long)bytes);
+        close(fd);
+        return false;
+    }
+    static uint8_t buf[1 << 20];
+    uint32_t crc = 0;
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0)
+        crc = st_crc32c(crc, buf, (size_t)n);
+    close(fd);
+    char hex[9];
+    snprintf(hex, sizeof hex, "%08x", crc);
+    if (n < 0 || strcmp(hex, crc_hex) != 0) {
+        snprintf(why, whycap, "%s does not have the CRC32C its manifest lists", path);
+        return false;
+    }
+    return true;
+}
+
+static const char *base_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+bool resume_check(const char *manifest_path, const char *options_json, bool indexes, char *const *names,
+                  size_t n, st_shard_keep *keep, size_t *kept, char *why, size_t whycap)
+{
+    *kept = 0;
+    why[0] = '\0';
+    struct stat st;
+    if (lstat(manifest_path, &st) != 0) {
+        snprintf(why, whycap, "no manifest %s", manifest_path);
+        return false;
+    }
+    size_t len;
+    st_error err = {0};
+    char *text = json_read_file(manifest_path, &len, &err);
+    if (!text) {
+        snprintf(why, whycap, "%s", err.msg);
+        return false;
+    }
+    /* The manifest holds the run's options verbatim (st_manifest_write). */
+    char *key = malloc(strlen(options_json) + 16);
+    bool same = key && (sprintf(key, "\"options\": %s", options_json), strstr(text, key) != NULL);
+    free(key);
+    manifest m;
+    char msg[256];
+    if (!same || manifest_parse(text, len, &m, msg, sizeof msg) != 0) {
+        snprintf(why, whycap, "%s was written with other options", manifest_path);
+        free(text);
+        return false;
+    }
+    free(text);
+    bool all = true;
+    for (size_t i = 0; i < m.count; i++) {
+        const manifest_entry *e = &m.entries[i];
+        char path[4096], idx[4200], one[8800];
+        bool ok = true;
+        if (e->problem || !e->has_bytes || !e->has_crc || !e->has_records ||
+            manifest_resolve(manifest_path, e->path, true, path, sizeof path, msg, sizeof msg) != 0) {
+            snprintf(one, sizeof one, "%s: entry %zu is not usable", manifest_path, i);
+            ok = false;
+        } else if (!same_bytes(path, e->bytes, e->crc32c, one, sizeof one)) {
+            ok = false;
+        } else if (indexes && (snprintf(idx, sizeof idx, "%s.idx", path), lstat(idx, &st) != 0)) {
+            snprintf(one, sizeof one, "%s is missing", idx);
+            ok = false;
+        }
+        if (!ok) {
+            if (all)
+                snprintf(why, whycap, "%s", one);
+            all = false;
+            continue;
+        }
+        (*kept)++;
+        /* Kept only under the very name this run gives that shard. */
+        for (size_t j = 0; names && j < n; j++) {
+            size_t k = (i + j) % n; /* in order: the first one tried matches */
+            if (strcmp(base_of(names[k]), base_of(path)) == 0) {
+                keep[k] = (st_shard_keep){.keep = true, .records = e->records, .bytes = e->bytes,
+                                          .crc32c = (uint32_t)strtoul(e->crc32c, NULL, 16)};
+                break;
+            }
+        }
+    }
+    manifest_free(&m);
+    return all;
+}
+
+bool resume_plan(const cli_output *out, const char *options_json, st_shard_keep **keep, size_t *kept, char *why,
+                 size_t whycap)
+{
+    *keep = NULL;
+    *kept = 0;
+    snprintf(why, whycap, "no manifest");
+    if (!out->want_manifest)
+        return false;
+    /* The names this run gives its shards (--shards only: with a size or
+     * record limit they are known only at the end, so only a finished run
+     * is kept). */
+    const st_shard_options *o = &out->sopt;
+    size_t n = o->mode == ST_SHARD_BY_COUNT ? (size_t)o->count : 0;
+    char **names = n ? calloc(n, sizeof *names) : NULL;
+    st_shard_keep *k = n ? calloc(n, sizeof *k) : NULL;
+    size_t named = 0;
+    char ext[128], name[8400];
+    st_shard_extension(ext, sizeof ext, out->format->writer->extension, out->wopt.compression);
+    uint64_t total = o->number_total ? o->number_total : o->count;
+    for (size_t i = 0; names && k && i < n; i++) {
+        if (st_shard_name(name, sizeof name, o->prefix, NULL, o->number_base + i, total, ext) ||
+            !(names[i] = strdup(name)))
+            break;
+        named++;
+    }
+    bool complete = named == n && names && k;
+    bool finished = resume_check(out->manifest_path, options_json, o->index, complete ? names : NULL,
+                                 complete ? n : 0, k, kept, why, whycap);
+    for (size_t i = 0; i < named; i++)
+        free(names[i]);
+    free(names);
+    size_t keeping = 0;
+    for (size_t i = 0; complete && !finished && i < n; i++)
+        keeping += k[i].keep;
+    if (keeping) {
+        *keep = k;
+        *kept = keeping;
+    } else {
+        free(k);
+    }
+    return finished;
+}
