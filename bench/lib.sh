@@ -33,3 +33,24 @@ peak_mb() { echo $(( $(cat "$WORK/.peak") / 1024 )); }
 
 ratio() { awk "BEGIN{printf \"%.2f\", $1 / $2}"; }
 rate() { awk "BEGIN{printf \"%.0f\", $1 / $2 / 1e6}"; }
+
+# median_of N CMD...: like best_of, but prints the median wall time (the
+# machine is shared: a median says more than the best run); peak_mb then
+# gives the largest peak RSS of the N runs.
+median_of() {
+  local n=$1; shift
+  local times=() t rss start end
+  local PEAK_KB=0
+  for _ in $(seq "$n"); do
+    start=$(date +%s%N)
+    /usr/bin/time -f "%M" -o "$WORK/.time" "$@" > /dev/null 2> "$WORK/.stderr" || {
+      cat "$WORK/.stderr" >&2; return 1; }
+    end=$(date +%s%N)
+    t=$(awk "BEGIN{printf \"%.3f\", ($end - $start) / 1e9}")
+    times+=("$t")
+    read -r rss < "$WORK/.time"
+    [ "$rss" -gt "$PEAK_KB" ] && PEAK_KB=$rss
+  done
+  echo "$PEAK_KB" > "$WORK/.peak"
+  printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'
+}

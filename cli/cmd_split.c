@@ -17,6 +17,7 @@
 
 #include "../formats/avro/avro_format.h"
 #include "../src/manifest.h"
+#include "../src/pipeline.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -417,6 +418,8 @@ static int run_split(const cli_command *cmd, cli_values *v)
         return status;
     }
 
+    /* Compressed output: every core compresses (the copy itself is cheap). */
+    out.sopt.compress_threads = st_cpu_count();
     cli_progress progress;
     convert_job job = {
         .paths = paths,

@@ -101,6 +101,7 @@ struct st_shard_sink {
     uint64_t overhead;      /* bytes the writer adds around one record (TFRecord: 16) */
     bool buffering;         /* the writer holds records back (seen a write that wrote nothing) */
     bool finished;
+    st_compress_pool *pool; /* compresses every shard's blocks (opt.compress_threads) */
 };
 
 void st_shard_extension(char *out, size_t cap, const char *base, st_compression c)
@@ -281,7 +282,14 @@ static int shard_open(st_shard_sink *s, open_shard *sh, uint64_t index, st_error
     sh->top = layer;
     st_compression comp = s->opt.wopt->compression;
     if (comp != ST_COMPRESSION_NONE && comp != ST_COMPRESSION_AUTO) {
-        rc = st_ostream_compress(layer, comp, s->opt.wopt->compression_level, &sh->top, err);
+        if (!s->pool && s->opt.compress_threads > 0 &&
+            (rc = st_compress_pool_create(s->opt.compress_threads, &s->pool, err)) < 0) {
+            st_ostream_close(layer);
+            sh->top = NULL;
+            goto fail;
+        }
+        rc = st_ostream_compress_parallel(layer, comp, s->opt.wopt->compression_level, s->pool,
+                                          &sh->top, err);
         if (rc < 0) {
             sh->top = NULL; /* the compressor closed the layer */
             goto fail;
@@ -701,6 +709,7 @@ void st_shard_sink_free(st_shard_sink *s)
         return;
     for (size_t i = 0; i < s->nopen; i++)
         shard_discard(s, &s->open[i]);
+    st_compress_pool_free(s->pool); /* after every compressing shard is gone */
     for (size_t i = 0; i < s->ndone; i++) {
         free(s->done[i].path);
         free(s->done[i].tmp_path);

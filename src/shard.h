@@ -50,6 +50,9 @@ typedef struct st_shard_options {
     /* finish() leaves the shards under their temporary names; the caller
      * publishes them with st_shard_sink_publish() (after its journal). */
     bool defer_publish;
+    /* --compression: threads that compress the shards' blocks in parallel
+     * (0: the writing thread does); the bytes are the same either way. */
+    int compress_threads;
 } st_shard_options;
 
 typedef struct st_shard_info {
