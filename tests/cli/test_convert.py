@@ -262,6 +262,39 @@ def test_shuffle(tmp, taxi):
     check(ra == rb, "the same seed gives the same order")
     check(ra != rp and sorted(ra) == sorted(rp), "the shuffle is a permutation of the records")
 
+    # Across several buckets (drained while the next one loads), the order
+    # is exactly the documented one: record i to bucket splitmix64(seed ^
+    # i*K1) mod B, then each bucket in turn, Fisher-Yates shuffled with the
+    # state seed ^ K2*(b+1).
+    mask = (1 << 64) - 1
+
+    def splitmix64(state):
+        state = (state + 0x9e3779b97f4a7c15) & mask
+        z = state
+        z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & mask
+        z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & mask
+        return state, z ^ (z >> 31)
+
+    nb, seed = 5, 7
+    buckets = [[] for _ in range(nb)]
+    for i, rec in enumerate(rp):
+        _, h = splitmix64(seed ^ ((i * 0xd1b54a32d192ed03) & mask))
+        buckets[h % nb].append(rec)
+    want = []
+    for b, items in enumerate(buckets):
+        state = seed ^ ((0x632be59bd9b4e019 * (b + 1)) & mask)
+        for i in range(len(items), 1, -1):
+            state, z = splitmix64(state)
+            j = z % i
+            items[i - 1], items[j] = items[j], items[i - 1]
+        want += items
+    c = os.path.join(tmp, "shuf-c")
+    env = dict(os.environ, SHARDTOOL_TEST_SHUFFLE_BUCKETS=str(nb))
+    r = st("convert", taxi, "-o", c + "/train", "--shuffle", "--seed", str(seed), "--quiet", env=env)
+    rc_ = records_json(sorted(glob.glob(c + "/train-*.tfrecord")))
+    check(r.returncode == 0 and len(rp) > 100 and rc_ == want,
+          f"--shuffle over {nb} buckets gives exactly the documented order")
+
 
 def test_existing_output(tmp, taxi):
     d = os.path.join(tmp, "exists")
