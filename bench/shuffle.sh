@@ -14,10 +14,10 @@ cat "$csv" > /dev/null
 
 convert=("$ST" convert "$csv" --shards 8 --jobs 2 --force --quiet)
 t_plain=$(median_of "$runs" "${convert[@]}" -o "$WORK/out-plain/x")
-rss_plain=$(peak_mb)
+rss_plain=$(peak_mb); cpu_plain=$(cpu_s)
 t_shuf=$(median_of "$runs" "${convert[@]}" -o "$WORK/out-shuf/x" --shuffle --seed 1)
-rss_shuf=$(peak_mb)
+rss_shuf=$(peak_mb); cpu_shuf=$(cpu_s)
 echo "input: $csv ($rows rows); median of $runs runs"
-echo "convert --shards 8 --jobs 2:           ${t_plain} s, peak RSS ${rss_plain} MB"
-echo "convert ... --shuffle:                 ${t_shuf} s, peak RSS ${rss_shuf} MB"
-echo "ratio shuffle / plain = $(ratio "$t_shuf" "$t_plain")  (target <= 1.3)"
+echo "convert --shards 8 --jobs 2:           ${t_plain} s (CPU ${cpu_plain} s), peak RSS ${rss_plain} MB"
+echo "convert ... --shuffle:                 ${t_shuf} s (CPU ${cpu_shuf} s), peak RSS ${rss_shuf} MB"
+echo "ratio shuffle / plain = $(ratio "$t_shuf" "$t_plain")  (target <= 1.3); CPU $(ratio "$cpu_shuf" "$cpu_plain")"

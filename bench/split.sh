@@ -19,13 +19,13 @@ out=${OUT:-$WORK/split-out}
 mkdir -p "$out"
 
 t_cp=$(median_of "$runs" cp "$shard" "$out/copy.tfrecord")
-rss_cp=$(peak_mb)
+rss_cp=$(peak_mb); cpu_cp=$(cpu_s)
 t_split=$(median_of "$runs" "$ST" split "$shard" -o "$out/s" --shards 16 --force --quiet)
-rss_split=$(peak_mb)
+rss_split=$(peak_mb); cpu_split=$(cpu_s)
 t_split_sz=$(median_of "$runs" "$ST" split "$shard" -o "$out/z" --shard-size 64MiB --force --quiet)
 echo "input: $shard ($bytes bytes); output in $out; median of $runs runs"
-echo "cp:                        ${t_cp} s  ($(rate "$bytes" "$t_cp") MB/s), peak RSS ${rss_cp} MB"
-echo "split --shards 16:         ${t_split} s  ($(rate "$bytes" "$t_split") MB/s), peak RSS ${rss_split} MB"
+echo "cp:                        ${t_cp} s  ($(rate "$bytes" "$t_cp") MB/s, CPU ${cpu_cp} s), peak RSS ${rss_cp} MB"
+echo "split --shards 16:         ${t_split} s  ($(rate "$bytes" "$t_split") MB/s, CPU ${cpu_split} s), peak RSS ${rss_split} MB"
 echo "split --shard-size 64MiB:  ${t_split_sz} s"
-echo "ratio split / cp = $(ratio "$t_split" "$t_cp")  (target <= 2.0)"
+echo "ratio split / cp = $(ratio "$t_split" "$t_cp")  (target <= 2.0); CPU $(ratio "$cpu_split" "$cpu_cp")"
 rm -rf "$out"

@@ -22,9 +22,9 @@ fi
 bytes=$(stat -c %s "$shard")
 cat "$shard" "$set_dir"/s-*.tfrecord > /dev/null   # into the page cache
 
-t_cat=$(median_of "$runs" cat "$shard")
+t_cat=$(median_of "$runs" cat "$shard"); cpu_cat=$(cpu_s)
 t_verify=$(median_of "$runs" "$ST" verify --jobs 1 "$shard")
-rss_verify=$(peak_mb)
+rss_verify=$(peak_mb); cpu_verify=$(cpu_s)
 t_decode=$(median_of "$runs" "$ST" verify --jobs 1 --decode "$shard")
 t_cat_set=$(median_of "$runs" bash -c "cat '$set_dir'/s-*.tfrecord")
 t_verify_set=$(median_of "$runs" bash -c "'$ST' verify '$set_dir'/s-*.tfrecord")
@@ -33,6 +33,6 @@ echo "shard: $bytes bytes, $(("$bytes" / 3203000 * 1000)) records; median of $ru
 echo "cat > /dev/null:             ${t_cat} s  ($(rate "$bytes" "$t_cat") MB/s)"
 echo "verify (1 thread):           ${t_verify} s  ($(rate "$bytes" "$t_verify") MB/s), peak RSS ${rss_verify} MB"
 echo "verify --decode (1 thread):  ${t_decode} s  ($(rate "$bytes" "$t_decode") MB/s)"
-echo "verify throughput / cat throughput = $(ratio "$t_cat" "$t_verify")  (target >= 0.75)"
+echo "verify throughput / cat throughput = $(ratio "$t_cat" "$t_verify")  (target >= 0.75); CPU cat ${cpu_cat} s, verify ${cpu_verify} s"
 echo "8-shard set: cat ${t_cat_set} s, verify (all cores) ${t_verify_set} s, peak RSS ${rss_set} MB"
 echo "set: verify throughput / cat throughput = $(ratio "$t_cat_set" "$t_verify_set")  (target > 1.0)"
