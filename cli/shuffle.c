@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 enum { BUCKET_TARGET = 64 << 20, UNKNOWN_SIZE_BUCKETS = 256, MAX_BUCKETS = 4096 };
@@ -96,6 +97,7 @@ typedef struct loaded {
     shuffler *s;
     size_t b;
     uint8_t *data;
+    size_t mapped;          /* data is the bucket file mapped (this many bytes), not a copy */
     slice *items;
     size_t count;
     int rc;
@@ -118,14 +120,22 @@ static void load_bucket(loaded *l)
     }
     if (size == 0)
         return;
-    l->data = malloc((size_t)size);
-    if (!l->data) {
-        l->rc = st_error_set(&l->err, ST_ENOMEM, "out of memory for a %ld-byte shuffle bucket", size);
-        return;
-    }
-    if (fread(l->data, 1, (size_t)size, f) != (size_t)size) {
-        l->rc = st_error_errno(&l->err, errno, "reading a --shuffle temporary file");
-        return;
+    /* Mapped, the bucket's pages are used where they lie in the page cache
+     * instead of being copied out; read into memory where that fails. */
+    void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fileno(f), 0);
+    if (m != MAP_FAILED) {
+        l->data = m;
+        l->mapped = (size_t)size;
+    } else {
+        l->data = malloc((size_t)size);
+        if (!l->data) {
+            l->rc = st_error_set(&l->err, ST_ENOMEM, "out of memory for a %ld-byte shuffle bucket", size);
+            return;
+        }
+        if (fread(l->data, 1, (size_t)size, f) != (size_t)size) {
+            l->rc = st_error_errno(&l->err, errno, "reading a --shuffle temporary file");
+            return;
+        }
     }
     size_t count = 0, cap = 1024;
     slice *items = malloc(cap * sizeof *items);
@@ -168,9 +178,15 @@ static void *load_main(void *arg)
 static void unload(loaded *l)
 {
     free(l->items);
-    free(l->data);
+    if (l->mapped)
+        munmap(l->data, l->mapped);
+    else
+        free(l->data);
+    if (l->data) /* emptied: its disk space and cache go now, not at the end */
+        (void)ftruncate(fileno(l->s->buckets[l->b]), 0);
     l->items = NULL;
     l->data = NULL;
+    l->mapped = 0;
 }
 
 /* Records far apart in the bucket are emitted one after another: the next
