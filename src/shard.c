@@ -80,6 +80,9 @@ typedef struct open_shard {
     char *index_tmp;
     uint64_t records;
     uint64_t flushed_at;    /* top->written at the last compressor flush */
+    uint64_t stored_at_flush; /* stored.bytes then: unlike stored.bytes between
+                               * flushes, it does not depend on how far the
+                               * compressing threads have got */
     uint64_t buffered;      /* record bytes the writer may still hold (CSV lines, an Avro block) */
 } open_shard;
 
@@ -507,10 +510,12 @@ static int shard_full_by_size(st_shard_sink *s, open_shard *sh, size_t len, bool
         *full = sh->top->written + sh->buffered + next > max;
         return ST_OK;
     }
+    /* Only what is known at a flush counts, so that the shards are the same
+     * whatever the number of compressing threads. */
     uint64_t pending = sh->top->written - sh->flushed_at + sh->buffered;
-    if (sh->stored.bytes + deflate_bound(pending + next) <= max)
+    if (sh->stored_at_flush + deflate_bound(pending + next) <= max)
         return ST_OK;
-    if (pending == 0 || sh->stored.bytes + max / 64 >= max) {
+    if (pending == 0 || sh->stored_at_flush + max / 64 >= max) {
         *full = true;
         return ST_OK;
     }
@@ -518,7 +523,8 @@ static int shard_full_by_size(st_shard_sink *s, open_shard *sh, size_t len, bool
     if (rc < 0)
         return rc;
     sh->flushed_at = sh->top->written;
-    *full = sh->stored.bytes + deflate_bound(sh->buffered + next) > max;
+    sh->stored_at_flush = sh->stored.bytes;
+    *full = sh->stored_at_flush + deflate_bound(sh->buffered + next) > max;
     return ST_OK;
 }
 

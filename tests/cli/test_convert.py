@@ -122,6 +122,18 @@ def test_compressed_shards(tmp, big):
             check(r.returncode == 0, f"gzip -t accepts the shards ({r.stderr.strip()[-200:]})")
         r = st("verify", *shards)
         check(r.returncode == 0, f"verify reads the {kind} shards ({r.stderr.strip()[-200:]})")
+    # --shard-size counts compressed bytes; where it cuts may not depend on
+    # how far the compressing threads have got.
+    outs = []
+    for jobs in ("1", "2", "3", "2"):
+        d = os.path.join(tmp, f"sized{len(outs)}")
+        r = st("convert", small, "-o", os.path.join(d, "t"), "--shard-size", "700KiB", "--jobs", jobs,
+               "--compression", "gzip", "--quiet")
+        check(r.returncode == 0, f"convert --shard-size --compression gzip --jobs {jobs} succeeds ({r.stderr.strip()[-200:]})")
+        outs.append(read_all(sorted(glob.glob(os.path.join(d, "*")))))
+    sizes = [len(v) for k, v in outs[0].items() if k.endswith(".gz")]
+    check(all(o == outs[0] for o in outs) and len(sizes) > 3 and max(sizes) <= 700 << 10,
+          "--shard-size with gzip: the same shards (each within the size) with any --jobs, run after run")
 
 
 def run_until_temp_files(args, directory, sig):
