@@ -33,3 +33,29 @@ peak_mb() { echo $(( $(cat "$WORK/.peak") / 1024 )); }
 
 ratio() { awk "BEGIN{printf \"%.2f\", $1 / $2}"; }
 rate() { awk "BEGIN{printf \"%.0f\", $1 / $2 / 1e6}"; }
+
+# median_of N CMD...: like best_of, but prints the median wall time (the
+# machine is shared: a median says more than the best run); peak_mb then
+# gives the largest peak RSS of the N runs, and cpu_s the median CPU time
+# (user + system, children included), which other load on the machine
+# disturbs far less than wall time.
+median_of() {
+  local n=$1; shift
+  local times=() cpus=() t rss usr sys start end
+  local PEAK_KB=0
+  for _ in $(seq "$n"); do
+    start=$(date +%s%N)
+    /usr/bin/time -f "%M %U %S" -o "$WORK/.time" "$@" > /dev/null 2> "$WORK/.stderr" || {
+      cat "$WORK/.stderr" >&2; return 1; }
+    end=$(date +%s%N)
+    t=$(awk "BEGIN{printf \"%.3f\", ($end - $start) / 1e9}")
+    times+=("$t")
+    read -r rss usr sys < <(tail -n 1 "$WORK/.time")
+    cpus+=("$(awk "BEGIN{printf \"%.2f\", $usr + $sys}")")
+    [ "$rss" -gt "$PEAK_KB" ] && PEAK_KB=$rss
+  done
+  echo "$PEAK_KB" > "$WORK/.peak"
+  printf '%s\n' "${cpus[@]}" | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}' > "$WORK/.cpu"
+  printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'
+}
+cpu_s() { cat "$WORK/.cpu"; }

@@ -9,6 +9,7 @@
 #include "resume.h"
 
 #include "../src/json.h"
+#include "../src/pipeline.h"
 #include "../src/url_redact.h"
 
 #include <stdio.h>
@@ -247,6 +248,8 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     }
     /* --delimiter, --quote and friends shape CSV / TSV output too. */
     out.wopt.format_options = &in.csv;
+    /* The compressing shards' blocks go to as many threads as decoding. */
+    out.sopt.compress_threads = jobs > 0 ? (int)jobs : st_cpu_count();
     if (tasks > 1 && !by_units)
         select_task_inputs(in.paths, &in.npaths, task, tasks);
 

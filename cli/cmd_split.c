@@ -21,6 +21,7 @@
 #include "../formats/avro/avro_format.h"
 #include "../formats/tfrecord/tfrecord.h"
 #include "../src/manifest.h"
+#include "../src/pipeline.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -513,6 +514,8 @@ static int run_split(const cli_command *cmd, cli_values *v)
     }
 
     say_plan(cmd, v, &ro, paths, npaths, &out);
+    /* Compressed output: every core compresses (the copy itself is cheap). */
+    out.sopt.compress_threads = st_cpu_count();
     cli_progress progress;
     convert_job job = {
         .paths = paths,

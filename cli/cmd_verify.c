@@ -7,10 +7,12 @@
 #include "../formats/tfrecord/tfrecord.h"
 #include "../src/crc32c.h"
 #include "../src/json.h"
+#include "../src/pipeline.h"
 #include "../src/url_redact.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,7 @@ static const cli_option verify_options[] = {
     {"compression", 0, ARG_TEXT, "TYPE", compression_names, "older spelling of --input-compression"},
     {"max-record-size", 0, ARG_TEXT, "SIZE", NULL, "largest TFRecord record (default 1GiB), Parquet page or Avro block (256MiB)"},
     {"device", 0, ARG_TEXT, "DEVICE", verify_devices, "where to verify: auto (default), cpu or cuda"},
+    {"jobs", 'j', ARG_TEXT, "N", NULL, "check N files at once (default: all cores); reports keep their order"},
     CLI_OPTIONS_END,
 };
 
@@ -464,6 +467,121 @@ void account(verify_ctx *vc, const char *path, const file_result *res,
         report_text_file(vc, path, res, manifest_problem);
 }
 
+/* ---- several files at once ---------------------------------------------------- */
+
+/* Workers take the files in turn and check them; the main thread reports
+ * each as soon as it and every file before it are done, so the output is
+ * the same as one file after another.  A worker runs at most `window`
+ * files ahead of the report, so results held stay few. */
+typedef struct verify_pool {
+    verify_ctx *vc;
+    char **paths;
+    const char **unexpanded;
+    size_t npaths;
+    file_result *res;     /* window slots: file i in res[i % window] */
+    bool *done;
+    size_t window;
+    size_t next;          /* the next file a worker takes */
+    size_t reported;      /* files reported so far */
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+} verify_pool;
+
+static void check_one(verify_ctx *vc, const char *path, const char *unexpanded, file_result *res)
+{
+    if (unexpanded) {
+        /* Its expansion failed and said why on stderr; it is still one of the files. */
+        memset(res, 0, sizeof *res);
+        st_error_set(&res->err, ST_ENOTFOUND, "%s", unexpanded);
+        res->reported = true;
+    } else {
+        verify_file(vc, path, res);
+    }
+}
+
+static void *verify_worker(void *arg)
+{
+    verify_pool *p = arg;
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        while (p->next < p->npaths && p->next >= p->reported + p->window && !cli_interrupted)
+            pthread_cond_wait(&p->changed, &p->lock);
+        if (p->next >= p->npaths || cli_interrupted)
+            break;
+        size_t i = p->next++;
+        pthread_mutex_unlock(&p->lock);
+        file_result res;
+        check_one(p->vc, p->paths[i], p->unexpanded[i], &res);
+        pthread_mutex_lock(&p->lock);
+        p->res[i % p->window] = res;
+        p->done[i % p->window] = true;
+        pthread_cond_broadcast(&p->changed);
+    }
+    pthread_cond_broadcast(&p->changed);
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+/* Checks and reports every file, `jobs` at a time. */
+static void verify_files(verify_ctx *vc, char **paths, const char **unexpanded, size_t npaths,
+                         int jobs)
+{
+    if (jobs > (int)npaths)
+        jobs = (int)npaths;
+    verify_pool p = {.vc = vc, .paths = paths, .unexpanded = unexpanded, .npaths = npaths,
+                     .window = (size_t)(jobs > 1 ? jobs : 1) * 4};
+    pthread_t *threads = NULL;
+    int started = 0;
+    if (jobs > 1) {
+        p.res = calloc(p.window, sizeof *p.res);
+        p.done = calloc(p.window, sizeof *p.done);
+        threads = calloc((size_t)jobs, sizeof *threads);
+        pthread_mutex_init(&p.lock, NULL);
+        pthread_cond_init(&p.changed, NULL);
+        if (p.res && p.done && threads)
+            for (; started < jobs; started++)
+                if (pthread_create(&threads[started], NULL, verify_worker, &p) != 0)
+                    break;
+    }
+    if (started == 0) { /* one at a time (or no threads to be had) */
+        for (size_t i = 0; i < npaths && !cli_interrupted; i++) {
+            file_result res;
+            check_one(vc, paths[i], unexpanded[i], &res);
+            account(vc, paths[i], &res, NULL);
+            if (!vc->json)
+                fflush(stdout);
+        }
+    } else {
+        pthread_mutex_lock(&p.lock);
+        while (p.reported < npaths) {
+            size_t slot = p.reported % p.window;
+            while (!p.done[slot] && !(cli_interrupted && p.next <= p.reported))
+                pthread_cond_wait(&p.changed, &p.lock);
+            if (!p.done[slot])
+                break; /* interrupted: no worker will take it */
+            file_result res = p.res[slot];
+            p.done[slot] = false;
+            pthread_mutex_unlock(&p.lock);
+            account(vc, paths[p.reported], &res, NULL);
+            if (!vc->json)
+                fflush(stdout);
+            pthread_mutex_lock(&p.lock);
+            p.reported++;
+            pthread_cond_broadcast(&p.changed);
+        }
+        pthread_mutex_unlock(&p.lock);
+        for (int t = 0; t < started; t++)
+            pthread_join(threads[t], NULL);
+    }
+    if (jobs > 1) {
+        pthread_cond_destroy(&p.changed);
+        pthread_mutex_destroy(&p.lock);
+    }
+    free(threads);
+    free(p.res);
+    free(p.done);
+}
+
 /* ---- the command ---------------------------------------------------------------- */
 
 static int choose_device(const cli_command *cmd, const char *device, bool *use_gpu)
@@ -602,6 +720,11 @@ static int run_verify(const cli_command *cmd, cli_values *v)
     vc.opt.compression = (st_compression)st_compression_parse(input_compression ? input_compression : "auto");
     if (cli_size(v, cmd, "max-record-size", 0, &vc.opt.max_record_size))
         return EXIT_USAGE;
+    uint64_t njobs;
+    if (cli_uint(v, cmd, "jobs", 0, &njobs))
+        return EXIT_USAGE;
+    if (njobs > 1024)
+        return cli_usage_error(cmd, "--jobs must be between 1 and 1024 (0 or no --jobs: all cores)");
     const char *from = cli_text(v, "from", NULL);
     vc.forced = from ? st_format_by_name(from) : NULL;
     const char *manifest = cli_text(v, "manifest", NULL);
@@ -652,20 +775,9 @@ static int run_verify(const cli_command *cmd, cli_values *v)
     int status = EXIT_OK;
     if (manifest)
         status = verify_manifest(&vc, manifest, cli_has(v, "trust-manifest-paths"));
-    for (size_t i = 0; i < npaths && !cli_interrupted; i++) {
-        file_result res;
-        if (unexpanded[i]) {
-            /* Its expansion failed and said why on stderr; it is still one of the files. */
-            memset(&res, 0, sizeof res);
-            st_error_set(&res.err, ST_ENOTFOUND, "%s", unexpanded[i]);
-            res.reported = true;
-        } else {
-            verify_file(&vc, paths[i], &res);
-        }
-        account(&vc, paths[i], &res, NULL);
-        if (!vc.json)
-            fflush(stdout);
-    }
+    /* The GPU session serves one file at a time. */
+    int jobs = use_gpu ? 1 : (int)(njobs ? njobs : (uint64_t)st_cpu_count());
+    verify_files(&vc, paths, unexpanded, npaths, jobs);
     double seconds = now_seconds() - start;
     if (vc.json) {
         st_json_end_array(&vc.w);

@@ -7,7 +7,8 @@
  * Every permutation of records within a bucket is equally likely and the
  * bucket of each record is uniform, so the result is a uniform-enough
  * global shuffle; the same input, seed and bucket count give the same
- * order.  B is chosen so a bucket holds about 64 MiB. */
+ * order.  B is chosen so a bucket holds about 64 MiB of input; draining
+ * holds two buckets (one written out, the next being loaded). */
 #ifndef ST_CLI_SHUFFLE_H
 #define ST_CLI_SHUFFLE_H
 

@@ -141,6 +141,7 @@ _shardtool_table()
             '--compression - TYPE auto,none,gzip,zlib'
             '--max-record-size - SIZE -'
             '--device - DEVICE auto,cpu,cuda'
+            '--jobs -j N -'
             '--parallel - N -'
             '--chunk-size - SIZE -'
             '--retries - N -'

@@ -144,6 +144,7 @@ complete -c shardtool -n '__fish_seen_subcommand_from verify' -l input-compressi
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l compression -x -a 'auto none gzip zlib' -d 'older spelling of --input-compression'
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l max-record-size -x -d 'largest TFRecord record (default 1GiB), Parquet page or Avro block (256MiB)'
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l device -x -a 'auto cpu cuda' -d 'where to verify: auto (default), cpu or cuda'
+complete -c shardtool -n '__fish_seen_subcommand_from verify' -s j -l jobs -x -d 'check N files at once (default: all cores); reports keep their order'
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l parallel -x -d 'remote transfers in flight at once (default 16)'
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l chunk-size -x -d 'size of ranged reads and upload parts (default: reads sized to the link, up to 8MiB)'
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l retries -x -d 'retries of a failed remote request (default 5)'

@@ -80,6 +80,9 @@ typedef struct open_shard {
     char *index_tmp;
     uint64_t records;
     uint64_t flushed_at;    /* top->written at the last compressor flush */
+    uint64_t stored_at_flush; /* stored.bytes then: unlike stored.bytes between
+                               * flushes, it does not depend on how far the
+                               * compressing threads have got */
     uint64_t buffered;      /* record bytes the writer may still hold (CSV lines, an Avro block) */
 } open_shard;
 
@@ -101,6 +104,7 @@ struct st_shard_sink {
     uint64_t overhead;      /* bytes the writer adds around one record (TFRecord: 16) */
     bool buffering;         /* the writer holds records back (seen a write that wrote nothing) */
     bool finished;
+    st_compress_pool *pool; /* compresses every shard's blocks (opt.compress_threads) */
 };
 
 void st_shard_extension(char *out, size_t cap, const char *base, st_compression c)
@@ -286,7 +290,14 @@ static int shard_open(st_shard_sink *s, open_shard *sh, uint64_t index, st_error
     sh->top = layer;
     st_compression comp = s->opt.wopt->compression;
     if (comp != ST_COMPRESSION_NONE && comp != ST_COMPRESSION_AUTO) {
-        rc = st_ostream_compress(layer, comp, s->opt.wopt->compression_level, &sh->top, err);
+        if (!s->pool && s->opt.compress_threads > 0 &&
+            (rc = st_compress_pool_create(s->opt.compress_threads, &s->pool, err)) < 0) {
+            st_ostream_close(layer);
+            sh->top = NULL;
+            goto fail;
+        }
+        rc = st_ostream_compress_parallel(layer, comp, s->opt.wopt->compression_level, s->pool,
+                                          &sh->top, err);
         if (rc < 0) {
             sh->top = NULL; /* the compressor closed the layer */
             goto fail;
@@ -506,10 +517,12 @@ static int shard_full_by_size(st_shard_sink *s, open_shard *sh, size_t len, bool
         *full = sh->top->written + sh->buffered + next > max;
         return ST_OK;
     }
+    /* Only what is known at a flush counts, so that the shards are the same
+     * whatever the number of compressing threads. */
     uint64_t pending = sh->top->written - sh->flushed_at + sh->buffered;
-    if (sh->stored.bytes + deflate_bound(pending + next) <= max)
+    if (sh->stored_at_flush + deflate_bound(pending + next) <= max)
         return ST_OK;
-    if (pending == 0 || sh->stored.bytes + max / 64 >= max) {
+    if (pending == 0 || sh->stored_at_flush + max / 64 >= max) {
         *full = true;
         return ST_OK;
     }
@@ -517,7 +530,8 @@ static int shard_full_by_size(st_shard_sink *s, open_shard *sh, size_t len, bool
     if (rc < 0)
         return rc;
     sh->flushed_at = sh->top->written;
-    *full = sh->stored.bytes + deflate_bound(sh->buffered + next) > max;
+    sh->stored_at_flush = sh->stored.bytes;
+    *full = sh->stored_at_flush + deflate_bound(sh->buffered + next) > max;
     return ST_OK;
 }
 
@@ -744,6 +758,7 @@ void st_shard_sink_free(st_shard_sink *s)
         return;
     for (size_t i = 0; i < s->nopen; i++)
         shard_discard(s, &s->open[i]);
+    st_compress_pool_free(s->pool); /* after every compressing shard is gone */
     for (size_t i = 0; i < s->ndone; i++) {
         free(s->done[i].path);
         free(s->done[i].tmp_path);

@@ -66,6 +66,9 @@ typedef struct st_shard_options {
      * finish() fails (ST_EDATA) unless they are as many as keep[i]
      * says, since then the inputs are not what the earlier run read. */
     const st_shard_keep *keep;
+    /* --compression: threads that compress the shards' blocks in parallel
+     * (0: the writing thread does); the bytes are the same either way. */
+    int compress_threads;
 } st_shard_options;
 
 typedef struct st_shard_info {

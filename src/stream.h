@@ -184,10 +184,24 @@ void st_ostream_close(st_ostream *o);
 st_ostream *st_ostream_alloc(const st_ostream_ops *ops, const char *name, size_t extra);
 
 /* Wraps `inner` (taking ownership) in a compressing writer; commit finishes
- * the compressed stream and then commits inner.  level -1 = zlib default.
- * On failure `inner` has been closed. */
+ * the compressed stream and then commits inner.  level -1 = the default (6).
+ * The stream is one gzip member (or zlib stream) made of 256 KiB input
+ * blocks compressed independently, each primed with the 32 KiB before it
+ * (src/deflate_block.h): its bytes depend on the input, the level and the
+ * flushes, never on threads.  On failure `inner` has been closed. */
 int st_ostream_compress(st_ostream *inner, st_compression c, int level,
                         st_ostream **out, st_error *err);
+
+/* Threads that compress the blocks of any number of such writers at once
+ * (pigz-style); the writers put the blocks' outputs in order.  Free the
+ * pool only after every writer using it is committed or aborted. */
+typedef struct st_compress_pool st_compress_pool;
+int st_compress_pool_create(int threads, st_compress_pool **out, st_error *err);
+void st_compress_pool_free(st_compress_pool *p);
+/* st_ostream_compress() with the blocks compressed by `pool` (NULL: in the
+ * writing thread); the output is the same bytes either way. */
+int st_ostream_compress_parallel(st_ostream *inner, st_compression c, int level,
+                                 st_compress_pool *pool, st_ostream **out, st_error *err);
 
 /* Temporary files of this process that must go if it is interrupted: the
  * CLI's signal handler calls st_tmpfiles_remove_all() (async-signal-safe). */

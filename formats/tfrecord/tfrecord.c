@@ -364,10 +364,13 @@ typedef struct tfr_reader {
 } tfr_reader;
 
 typedef struct tfr_unit {
-    st_buf payloads;            /* the records' payloads, back to back */
+    /* The records' whole frames as read (CRCs checked), back to back: a
+     * TFRecord writer writes them out as they are (split, and convert to
+     * TFRecord), without framing them and computing their CRCs again. */
+    st_buf payloads;
     size_t count;
     size_t cap;
-    size_t *ends;               /* end of record i in payloads */
+    size_t *ends;               /* end of record i's frame in payloads */
     uint64_t *offsets;          /* stream offset of record i, for messages */
     uint64_t skipped;           /* damaged records skipped (--skip-corrupt) */
     /* A large record ends its unit and is not copied: the reader's buffer
@@ -422,9 +425,9 @@ static int tfr_unit_grow(tfr_unit *u)
     return ST_OK;
 }
 
-static int tfr_unit_push(tfr_unit *u, const uint8_t *data, size_t len, uint64_t offset)
+static int tfr_unit_push(tfr_unit *u, const uint8_t *framed, size_t len, uint64_t offset)
 {
-    if (tfr_unit_grow(u) || st_buf_append(&u->payloads, data, len))
+    if (tfr_unit_grow(u) || st_buf_append(&u->payloads, framed, len + ST_TFRECORD_OVERHEAD))
         return ST_ENOMEM;
     u->ends[u->count] = u->payloads.len;
     u->offsets[u->count] = offset;
@@ -440,6 +443,12 @@ static int tfr_next_unit(void *priv, st_unit *unit, st_error *err)
         return st_error_set(err, ST_ENOMEM, "out of memory");
     unit->first_record = t->rr.index;
     unit->offset = t->rr.offset;
+    /* Room for a whole unit at once: growing by doubling would copy every
+     * byte once more (pages not used are never touched). */
+    if (st_buf_reserve(&u->payloads, t->unit_bytes + (64 << 10))) {
+        tfr_unit_free(u);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
     while (u->count < t->unit_records && u->payloads.len < t->unit_bytes) {
         const uint8_t *data, *framed;
         size_t len;
@@ -474,7 +483,7 @@ static int tfr_next_unit(void *priv, st_unit *unit, st_error *err)
                 break; /* the block is the unit's last record */
             }
         }
-        if (tfr_unit_push(u, data, len, offset)) {
+        if (tfr_unit_push(u, framed, len, offset)) {
             tfr_unit_free(u);
             return st_error_set(err, ST_ENOMEM, "out of memory");
         }
@@ -498,13 +507,10 @@ static int tfr_decode_unit(const void *priv, const st_unit *unit, st_batch *out,
         st_record *rec = st_batch_add(out);
         if (!rec)
             return st_error_set(err, ST_ENOMEM, "out of memory");
-        const uint8_t *payload = u->payloads.data + begin;
-        size_t len = u->ends[i] - begin;
         bool in_block = u->block && i + 1 == u->count;
-        if (in_block) {
-            payload = u->block_frame + ST_TFRECORD_HEADER_SIZE;
-            len = u->block_len;
-        }
+        const uint8_t *frame = in_block ? u->block_frame : u->payloads.data + begin;
+        size_t len = in_block ? u->block_len : u->ends[i] - begin - ST_TFRECORD_OVERHEAD;
+        const uint8_t *payload = frame + ST_TFRECORD_HEADER_SIZE;
         int r = t->payload_only ? ST_OK : st_example_decode(payload, len, &out->arena, rec, err);
         if (r < 0)
             return st_error_prefix(err, "record %llu at offset %llu: not an Example: ",
@@ -512,12 +518,10 @@ static int tfr_decode_unit(const void *priv, const st_unit *unit, st_batch *out,
                                    (unsigned long long)u->offsets[i]);
         rec->payload.data = payload;
         rec->payload.len = len;
-        if (in_block) {
-            /* The frame as read (CRCs checked): a TFRecord writer can write
-             * it out as it is. */
-            rec->framed.data = u->block_frame;
-            rec->framed.len = len + ST_TFRECORD_OVERHEAD;
-        }
+        /* The frame as read (CRCs checked): a TFRecord writer can write it
+         * out as it is. */
+        rec->framed.data = frame;
+        rec->framed.len = len + ST_TFRECORD_OVERHEAD;
         begin = u->ends[i];
     }
     return ST_OK;

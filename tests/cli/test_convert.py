@@ -2,6 +2,9 @@
 """convert and split as a user runs them: determinism, safety and tasks.
 
   - the same input gives byte-identical shards and manifest with --jobs 1 and 2;
+  - --compression gzip / zlib (blocks compressed in parallel) gives the same
+    bytes with any --jobs, one gzip member / zlib stream that Python's zlib
+    and gzip -t read, holding exactly the uncompressed shard's bytes;
   - a run killed with SIGKILL mid-way leaves no file under a final shard name;
   - SIGINT stops a run cleanly: "interrupted", nothing left behind, then
     death by SIGINT (status 130) so a shell loop stops too;
@@ -83,6 +86,54 @@ def test_jobs_identical(tmp, taxi):
     check(outs[0].keys() == outs[1].keys() and len(outs[0]) == 7,
           "--jobs 1 and --jobs 2 write the same files (3 shards, 3 indexes, manifest)")
     check(outs[0] == outs[1], "--jobs 1 and --jobs 2 outputs are byte-identical")
+
+
+def test_compressed_shards(tmp, big):
+    import zlib
+    small = os.path.join(tmp, "compress.csv")
+    with open(big) as f, open(small, "w") as g:
+        for i, line in enumerate(f):
+            if i > 60000:
+                break
+            g.write(line)
+    plain_dir = os.path.join(tmp, "plain")
+    r = st("convert", small, "-o", os.path.join(plain_dir, "t"), "--shards", "3", "--quiet")
+    check(r.returncode == 0, f"plain convert succeeds ({r.stderr.strip()[-200:]})")
+    plain = [open(p, "rb").read() for p in sorted(glob.glob(os.path.join(plain_dir, "t-*")))]
+    for kind, wbits, ext in (("gzip", 31, "gz"), ("zlib", 15, "zz")):
+        outs = []
+        for jobs in ("1", "2", "3"):
+            d = os.path.join(tmp, f"{kind}{jobs}")
+            r = st("convert", small, "-o", os.path.join(d, "t"), "--shards", "3", "--jobs", jobs,
+                   "--compression", kind, "--quiet")
+            check(r.returncode == 0, f"convert --compression {kind} --jobs {jobs} succeeds ({r.stderr.strip()[-200:]})")
+            outs.append(read_all(sorted(glob.glob(os.path.join(d, "*")))))
+        check(outs[0] == outs[1] == outs[2] and len(outs[0]) == 4,
+              f"--compression {kind}: --jobs 1, 2 and 3 write byte-identical shards and manifest")
+        shards = sorted(glob.glob(os.path.join(tmp, f"{kind}1", "t-*." + ext)))
+        same = len(shards) == 3
+        for i, p in enumerate(shards):
+            z = zlib.decompressobj(wbits)
+            data = z.decompress(open(p, "rb").read())
+            same = same and z.eof and z.unused_data == b"" and data == plain[i] and len(data) > 1 << 20
+        check(same, f"--compression {kind}: each shard is one stream (Python's zlib) holding the plain shard's bytes")
+        if kind == "gzip" and shutil.which("gzip"):
+            r = subprocess.run(["gzip", "-t"] + shards, capture_output=True, text=True)
+            check(r.returncode == 0, f"gzip -t accepts the shards ({r.stderr.strip()[-200:]})")
+        r = st("verify", *shards)
+        check(r.returncode == 0, f"verify reads the {kind} shards ({r.stderr.strip()[-200:]})")
+    # --shard-size counts compressed bytes; where it cuts may not depend on
+    # how far the compressing threads have got.
+    outs = []
+    for jobs in ("1", "2", "3", "2"):
+        d = os.path.join(tmp, f"sized{len(outs)}")
+        r = st("convert", small, "-o", os.path.join(d, "t"), "--shard-size", "700KiB", "--jobs", jobs,
+               "--compression", "gzip", "--quiet")
+        check(r.returncode == 0, f"convert --shard-size --compression gzip --jobs {jobs} succeeds ({r.stderr.strip()[-200:]})")
+        outs.append(read_all(sorted(glob.glob(os.path.join(d, "*")))))
+    sizes = [len(v) for k, v in outs[0].items() if k.endswith(".gz")]
+    check(all(o == outs[0] for o in outs) and len(sizes) > 3 and max(sizes) <= 700 << 10,
+          "--shard-size with gzip: the same shards (each within the size) with any --jobs, run after run")
 
 
 def run_until_temp_files(args, directory, sig):
@@ -232,6 +283,39 @@ def test_shuffle(tmp, taxi):
     check(ra == rb, "the same seed gives the same order")
     check(ra != rp and sorted(ra) == sorted(rp), "the shuffle is a permutation of the records")
 
+    # Across several buckets (drained while the next one loads), the order
+    # is exactly the documented one: record i to bucket splitmix64(seed ^
+    # i*K1) mod B, then each bucket in turn, Fisher-Yates shuffled with the
+    # state seed ^ K2*(b+1).
+    mask = (1 << 64) - 1
+
+    def splitmix64(state):
+        state = (state + 0x9e3779b97f4a7c15) & mask
+        z = state
+        z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & mask
+        z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & mask
+        return state, z ^ (z >> 31)
+
+    nb, seed = 5, 7
+    buckets = [[] for _ in range(nb)]
+    for i, rec in enumerate(rp):
+        _, h = splitmix64(seed ^ ((i * 0xd1b54a32d192ed03) & mask))
+        buckets[h % nb].append(rec)
+    want = []
+    for b, items in enumerate(buckets):
+        state = seed ^ ((0x632be59bd9b4e019 * (b + 1)) & mask)
+        for i in range(len(items), 1, -1):
+            state, z = splitmix64(state)
+            j = z % i
+            items[i - 1], items[j] = items[j], items[i - 1]
+        want += items
+    c = os.path.join(tmp, "shuf-c")
+    env = dict(os.environ, SHARDTOOL_TEST_SHUFFLE_BUCKETS=str(nb))
+    r = st("convert", taxi, "-o", c + "/train", "--shuffle", "--seed", str(seed), "--quiet", env=env)
+    rc_ = records_json(sorted(glob.glob(c + "/train-*.tfrecord")))
+    check(r.returncode == 0 and len(rp) > 100 and rc_ == want,
+          f"--shuffle over {nb} buckets gives exactly the documented order")
+
 
 def test_existing_output(tmp, taxi):
     d = os.path.join(tmp, "exists")
@@ -362,6 +446,7 @@ def main():
         big = os.path.join(tmp, "big.csv")
         make_big_csv(big, 400000)
         test_jobs_identical(tmp, taxi)
+        test_compressed_shards(tmp, big)
         test_kill_and_interrupt(tmp, big)
         test_disk_full(tmp, big)
         test_tasks_with_parallel(tmp, taxi)

@@ -130,6 +130,39 @@ static void test_random_buffers(void)
     free(buf);
 }
 
+/* Every implementation against the table at every length 0..1024 and
+ * every alignment 0..63 (where head, tail and fold-reduction code lives),
+ * then at large lengths around the folding loops' strides. */
+static void test_every_length(void)
+{
+    const size_t big = (4u << 20) + 4096;
+    uint8_t *buf = malloc(big + 64);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+    for (size_t i = 0; i < big + 64; i++)
+        buf[i] = (uint8_t)rng();
+    st_crc32c_fn table = table_impl()->fn;
+    for (size_t i = 0; i < n_impls; i++) {
+        if (!impls[i].available)
+            continue;
+        for (size_t off = 0; off < 64; off++)
+            for (size_t len = 0; len <= 1024; len++) {
+                uint32_t seed = (uint32_t)(len * 2654435761u + off);
+                uint32_t want = table(seed, buf + off, len);
+                uint32_t got = impls[i].fn(seed, buf + off, len);
+                if (got != want)
+                    printf("\n  %s: len %zu off %zu: %08x != %08x\n", impls[i].name, len, off, got, want);
+                CU_ASSERT_EQUAL_FATAL(got, want);
+            }
+        static const size_t larges[] = { 4095, 4096, 65536 + 255, 65536 + 256 + 64 + 16 + 7,
+                                         (1u << 20) + 1, (4u << 20) + 4096 };
+        for (size_t l = 0; l < sizeof larges / sizeof *larges; l++)
+            for (size_t off = 0; off < 64; off += 13)
+                CU_ASSERT_EQUAL_FATAL(impls[i].fn(7, buf + off, larges[l]),
+                                      table(7, buf + off, larges[l]));
+    }
+    free(buf);
+}
+
 static void test_chained(void)
 {
     uint8_t *buf = malloc(BIG);
@@ -210,6 +243,7 @@ int main(void)
     CU_add_test(s, "implementations listed", test_impls_listed);
     CU_add_test(s, "known vectors", test_known_vectors);
     CU_add_test(s, "random buffers vs table", test_random_buffers);
+    CU_add_test(s, "every length and alignment", test_every_length);
     CU_add_test(s, "chained calls", test_chained);
     CU_add_test(s, "mask", test_mask);
     CU_add_test(s, "real TFRecord CRCs", test_real_tfrecord);

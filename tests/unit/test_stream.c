@@ -740,6 +740,131 @@ static void test_compress_round_trip(void)
     empty_tmpdir();
 }
 
+/* Inflates the whole of data as exactly one gzip member (wbits 31) or one
+ * zlib stream (15): nothing may follow its end. */
+static bool one_stream_is(const uint8_t *data, size_t len, int wbits, const uint8_t *want,
+                          size_t want_len)
+{
+    size_t n;
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, wbits) != Z_OK)
+        return false;
+    uint8_t *out = malloc(want_len + 1);
+    z.next_in = (Bytef *)data;
+    z.avail_in = (uInt)len;
+    z.next_out = out;
+    z.avail_out = (uInt)want_len + 1;
+    int r = inflate(&z, Z_FINISH);
+    n = want_len + 1 - z.avail_out;
+    bool ok = r == Z_STREAM_END && z.avail_in == 0 && n == want_len &&
+              memcmp(out, want, want_len) == 0;
+    inflateEnd(&z);
+    free(out);
+    return ok;
+}
+
+/* Writes data compressed (pool NULL: in this thread), with sync flushes at
+ * `flush_at` offsets, and returns the file's bytes. */
+static uint8_t *compress_to_file(const char *name, st_compression kind, int level,
+                                 st_compress_pool *pool, const uint8_t *data, size_t len,
+                                 const size_t *flush_at, size_t nflush, size_t *clen)
+{
+    char path[512];
+    path_in_tmp(path, sizeof path, name);
+    st_error err = { 0 };
+    st_ostream *file, *o;
+    CU_ASSERT_EQUAL_FATAL(st_ostream_create(path, ST_OSTREAM_FORCE, &file, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(st_ostream_compress_parallel(file, kind, level, pool, &o, &err), 0);
+    size_t off = 0;
+    for (size_t f = 0; f <= nflush; f++) {
+        size_t end = f < nflush ? flush_at[f] : len;
+        while (off < end) {
+            size_t k = end - off < 50001 ? end - off : 50001;
+            CU_ASSERT_EQUAL(st_ostream_write(o, data + off, k, &err), 0);
+            off += k;
+        }
+        if (f < nflush)
+            CU_ASSERT_EQUAL(st_ostream_flush(o, &err), 0);
+    }
+    CU_ASSERT_EQUAL(st_ostream_commit(o, &err), 0);
+    st_ostream_close(o);
+    return slurp(path, clen);
+}
+
+/* The writer cuts the input into blocks compressed independently (by a
+ * pool of threads or in the writing thread) and joins them: the result is
+ * one gzip member / zlib stream that zlib reads, the same bytes with or
+ * without threads, at every level, across flushes and block edges. */
+static void test_compress_blocks(void)
+{
+    static const st_compression kinds[] = { ST_COMPRESSION_GZIP, ST_COMPRESSION_ZLIB };
+    size_t len = 1300 * 1000 + 7; /* five 256 KiB blocks and a piece */
+    uint8_t *data = pattern(len, 77);
+    /* flushes: inside a block, twice in a row, right after a short block */
+    static const size_t flush_at[] = { 10, 300000, 300000, 310000, 262144 * 3 };
+    st_error err = { 0 };
+    st_compress_pool *pool;
+    CU_ASSERT_EQUAL_FATAL(st_compress_pool_create(3, &pool, &err), 0);
+    empty_tmpdir();
+    for (int k = 0; k < 2; k++) {
+        int wbits = kinds[k] == ST_COMPRESSION_GZIP ? 31 : 15;
+        for (int level = -1; level <= 9; level++) {
+            for (int fl = 0; fl < 2; fl++) {
+                size_t nflush = fl ? sizeof flush_at / sizeof *flush_at : 0;
+                size_t la, lb;
+                uint8_t *a = compress_to_file("a", kinds[k], level, NULL, data, len, flush_at, nflush, &la);
+                uint8_t *b = compress_to_file("b", kinds[k], level, pool, data, len, flush_at, nflush, &lb);
+                CU_ASSERT_TRUE(one_stream_is(a, la, wbits, data, len));
+                CU_ASSERT_TRUE(la == lb && memcmp(a, b, la) == 0);
+                if (level != 0)
+                    CU_ASSERT_TRUE(la < len / 5 * 3);
+                if (kinds[k] == ST_COMPRESSION_ZLIB) /* the header's check bits hold */
+                    CU_ASSERT_EQUAL((a[0] * 256 + a[1]) % 31, 0);
+                free(a);
+                free(b);
+            }
+        }
+        /* an empty stream is a valid empty one */
+        size_t le;
+        uint8_t *e = compress_to_file("e", kinds[k], -1, pool, data, 0, NULL, 0, &le);
+        CU_ASSERT_TRUE(one_stream_is(e, le, wbits, data, 0));
+        free(e);
+    }
+    /* Several writers share one pool, their blocks interleaved (shards). */
+    st_ostream *o[3];
+    char path[3][512];
+    for (int w = 0; w < 3; w++) {
+        char name[16];
+        snprintf(name, sizeof name, "w%d", w);
+        path_in_tmp(path[w], sizeof path[w], name);
+        st_ostream *file;
+        CU_ASSERT_EQUAL_FATAL(st_ostream_create(path[w], ST_OSTREAM_FORCE, &file, &err), 0);
+        CU_ASSERT_EQUAL_FATAL(st_ostream_compress_parallel(file, kinds[w % 2], 6, pool, &o[w], &err), 0);
+    }
+    for (size_t off = 0; off < len; off += 40000)
+        for (int w = 0; w < 3; w++)
+            CU_ASSERT_EQUAL(st_ostream_write(o[w], data + off, len - off < 40000 ? len - off : 40000, &err), 0);
+    for (int w = 0; w < 3; w++) {
+        CU_ASSERT_EQUAL(st_ostream_commit(o[w], &err), 0);
+        st_ostream_close(o[w]);
+        size_t cl;
+        uint8_t *c = slurp(path[w], &cl);
+        CU_ASSERT_TRUE(one_stream_is(c, cl, w % 2 ? 15 : 31, data, len));
+        free(c);
+    }
+    /* an aborted writer waits for its blocks and leaves nothing */
+    st_ostream *file, *a;
+    CU_ASSERT_EQUAL_FATAL(st_ostream_create(path[0], ST_OSTREAM_FORCE, &file, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(st_ostream_compress_parallel(file, ST_COMPRESSION_GZIP, 1, pool, &a, &err), 0);
+    CU_ASSERT_EQUAL(st_ostream_write(a, data, len, &err), 0);
+    st_ostream_close(a);
+    CU_ASSERT_EQUAL(count_tmp_siblings(), 0);
+    st_compress_pool_free(pool);
+    free(data);
+    empty_tmpdir();
+}
+
 /* A full disk, simulated with a file size limit in a child process. */
 static int fsize_child(const char *path)
 {
@@ -875,6 +1000,7 @@ int main(void)
     CU_add_test(s, "real gzip TFRecord", test_real_gzip_tfrecord);
     CU_add_test(s, "ostream commit, abort, exists", test_ostream_commit_abort_exists);
     CU_add_test(s, "compress round trip", test_compress_round_trip);
+    CU_add_test(s, "compress in blocks, with and without threads", test_compress_blocks);
     CU_add_test(s, "file size limit", test_file_size_limit);
     CU_add_test(s, "broken pipe", test_broken_pipe);
     CU_add_test(s, "fd output", test_fd_output);

@@ -263,6 +263,53 @@ static void test_probe(void)
     st_buf_free(&f);
 }
 
+/* Every record the reader hands on carries its frame as read (CRCs checked
+ * once), so that split and convert to TFRecord write it out as it is
+ * instead of framing it and computing its CRCs again: small records in a
+ * unit's buffer as well as a large one handed over whole. */
+static void test_units_keep_frames(void)
+{
+    size_t sizes[] = {0, 1, 100, 7000, 2 << 20, 3, 40};
+    size_t n = sizeof sizes / sizeof *sizes;
+    st_buf f = make_file(sizes, n);
+    st_stream *in;
+    st_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(st_stream_open_memory(f.data, f.len, "mem", &in, &err), 0);
+    const st_reader_ops *ops = st_format_tfrecord.reader;
+    void *priv = calloc(1, ops->priv_size);
+    st_read_options o;
+    memset(&o, 0, sizeof o); /* as st_read_options_init, not linked here */
+    o.compression = ST_COMPRESSION_NONE;
+    o.payload_only = true; /* not Examples: only the frames matter here */
+    CU_ASSERT_EQUAL_FATAL(ops->open(priv, in, &o, &err), 0);
+    st_batch b;
+    st_batch_init(&b);
+    size_t seen = 0, offset = 0;
+    st_unit u = {0};
+    while (ops->next_unit(priv, &u, &err) > 0) {
+        st_batch_reset(&b);
+        CU_ASSERT_EQUAL_FATAL(ops->decode_unit(priv, &u, &b, &err), 0);
+        for (size_t i = 0; i < b.count; i++, seen++) {
+            const st_record *rec = &b.records[i];
+            CU_ASSERT_FATAL(seen < n);
+            CU_ASSERT_EQUAL(rec->payload.len, sizes[seen]);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(rec->framed.data);
+            CU_ASSERT_EQUAL_FATAL(rec->framed.len, sizes[seen] + ST_TFRECORD_OVERHEAD);
+            CU_ASSERT_EQUAL(memcmp(rec->framed.data, f.data + offset, rec->framed.len), 0);
+            CU_ASSERT_PTR_EQUAL(rec->payload.data, rec->framed.data + ST_TFRECORD_HEADER_SIZE);
+            offset += rec->framed.len;
+        }
+        ops->free_unit(priv, &u);
+        memset(&u, 0, sizeof u);
+    }
+    CU_ASSERT_EQUAL(seen, n);
+    st_batch_free(&b);
+    ops->close(priv);
+    free(priv);
+    st_stream_close(in);
+    st_buf_free(&f);
+}
+
 #define SUITE_NAME "tfrecord"
 static const CU_TestInfo suite_tests[] = {
     {"empty record framing matches TensorFlow", test_empty_record_framing},
@@ -273,6 +320,7 @@ static const CU_TestInfo suite_tests[] = {
     {"a huge length is refused, not allocated", test_huge_length_is_not_allocated},
     {"resync skips damaged records", test_resync_skips_damage},
     {"probe", test_probe},
+    {"units keep every record's frame as read", test_units_keep_frames},
     CU_TEST_INFO_NULL,
 };
 #include "cunit_main.h"
