@@ -454,7 +454,7 @@ int convert_run(convert_job *job, st_error *err)
     return rc;
 }
 
-int convert_scan_schema(const convert_job *job, st_feature_stats *stats, st_error *err)
+int convert_scan_schema(const convert_job *job, st_feature_stats *stats, st_schema *columns, st_error *err)
 {
     st_batch batch;
     st_batch_init(&batch);
@@ -470,6 +470,11 @@ int convert_scan_schema(const convert_job *job, st_feature_stats *stats, st_erro
         rc = st_reader_open(job->paths[i], job->from, job->ro, &r, err);
         if (rc < 0) {
             st_error_prefix(err, "%s: ", job->paths[i]);
+            break;
+        }
+        if (columns && empty_columns_collect(r, columns, err) < 0) {
+            rc = st_error_prefix(err, "%s: ", job->paths[i]);
+            st_reader_close(r);
             break;
         }
         int got;

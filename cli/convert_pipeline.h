@@ -79,6 +79,8 @@ int convert_run(convert_job *job, st_error *err);
 
 /* Reads every input once, only to learn the features (for writers that
  * need a schema before the first record, such as Avro and CSV). */
-int convert_scan_schema(const convert_job *job, st_feature_stats *stats, st_error *err);
+/* `columns` (may be NULL) gets the inputs' own schema columns, in their
+ * order, for the readers that have one. */
+int convert_scan_schema(const convert_job *job, st_feature_stats *stats, st_schema *columns, st_error *err);
 
 #endif

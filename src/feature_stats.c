@@ -66,8 +66,11 @@ static st_feature_stat *lookup(st_feature_stats *s, const uint8_t *name, size_t 
     return f;
 }
 
-static void add_values(st_feature_stat *f, const st_feature *feat)
+static void add_values(st_feature_stat *f, const st_feature *feat, bool check_utf8)
 {
+    if (check_utf8 && feat->kind == ST_KIND_BYTES && !f->not_utf8)
+        for (uint32_t i = 0; i < feat->count && !f->not_utf8; i++)
+            f->not_utf8 = !st_utf8_valid(feat->v.bytes[i].data, feat->v.bytes[i].len);
     f->kinds |= 1u << feat->kind;
     f->present++;
     f->values += feat->count;
@@ -122,7 +125,7 @@ int st_feature_stats_add(st_feature_stats *s, const st_record *rec)
                 s->cached_slot[i] = (size_t)(f - s->items);
             }
         }
-        add_values(f, feat);
+        add_values(f, feat, s->check_utf8);
     }
     /* Feature lists count under "name[]" with the per-step lengths. */
     for (uint32_t i = 0; i < rec->nlists; i++) {
@@ -141,8 +144,9 @@ int st_feature_stats_add(st_feature_stats *s, const st_record *rec)
             free(name);
         if (!f)
             return ST_ENOMEM;
+        f->sequence = true;
         for (uint32_t k = 0; k < fl->count; k++)
-            add_values(f, &fl->steps[k]);
+            add_values(f, &fl->steps[k], s->check_utf8);
         if (fl->count == 0)
             f->present++;
     }
@@ -185,6 +189,8 @@ int st_feature_stats_merge(st_feature_stats *into, const st_feature_stats *from)
             dst->has_float = true;
         }
         dst->nan_count += src->nan_count;
+        dst->not_utf8 |= src->not_utf8;
+        dst->sequence |= src->sequence;
     }
     free(sorted);
     return ST_OK;
@@ -234,12 +240,20 @@ int st_feature_stats_schema(const st_feature_stats *s, st_schema *out)
     }
     for (size_t i = 0; i < s->count; i++) {
         const st_feature_stat *f = sorted[i];
-        if (st_schema_add(out, f->name, st_feature_stat_kind(f))) {
+        /* A FeatureList's column is named without the "[]" of its stats. */
+        bool seq = f->sequence && f->name_len >= 2;
+        char *name = seq ? strndup(f->name, f->name_len - 2) : f->name;
+        int rc = name ? st_schema_add(out, name, st_feature_stat_kind(f)) : ST_ENOMEM;
+        if (seq)
+            free(name);
+        if (rc) {
             free(sorted);
             return ST_ENOMEM;
         }
         st_column *c = &out->columns[out->count - 1];
-        c->nullable = f->present < s->records;
+        c->not_utf8 = f->not_utf8;
+        c->sequence = seq;
+        c->nullable = seq || f->present < s->records;
         c->repeated = !(f->min_len == 1 && f->max_len == 1);
         c->fixed_len = f->min_len == f->max_len ? (int64_t)f->min_len : -1;
     }

@@ -23,6 +23,8 @@ typedef struct st_feature_stat {
     double min_float, max_float;
     uint64_t nan_count;
     uint64_t first_seen;     /* order of first appearance, for stable output */
+    bool not_utf8;           /* a bytes value is not valid UTF-8 (with check_utf8) */
+    bool sequence;           /* a FeatureList, counted under "name[]" */
 } st_feature_stat;
 
 #define ST_FEATURE_STATS_CACHE 64
@@ -32,6 +34,9 @@ typedef struct st_feature_stats {
     size_t cap, count;
     uint64_t records;
     uint64_t sequence_records;
+    /* Check bytes values for UTF-8 (st_feature_stat.not_utf8): off by
+     * default, it costs a pass over every value. */
+    bool check_utf8;
     /* Readers of tables give every record the same name pointers in the same
      * order: feature i of the last record, and its slot, skip the hashing. */
     const uint8_t *cached_name[ST_FEATURE_STATS_CACHE];
@@ -49,7 +54,9 @@ const st_feature_stat **st_feature_stats_sorted(const st_feature_stats *s);
  * Features were seen). */
 st_kind st_feature_stat_kind(const st_feature_stat *f);
 /* A schema: nullable when some records lack it, repeated unless every
- * present value list has length 1, fixed_len when constant.
+ * present value list has length 1, fixed_len when constant.  A FeatureList
+ * ("name[]" among the stats) is column "name" with `sequence` set,
+ * nullable, its step lengths in repeated / fixed_len.
  * ST_EUNSUPPORTED when a name holds a NUL byte (schema names are C strings;
  * st_feature_stats_nul_name says which). */
 int st_feature_stats_schema(const st_feature_stats *s, st_schema *out);

@@ -138,6 +138,8 @@ typedef struct st_column {
                             kind is only a default */
     bool sequence;       /* a FeatureList of a SequenceExample (a list of
                             lists): `repeated`, `fixed_len` describe its steps */
+    bool not_utf8;       /* bytes: some value is not valid UTF-8 (known only
+                            where the schema was derived with that check) */
 } st_column;
 
 typedef struct st_schema {

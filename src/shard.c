@@ -495,6 +495,10 @@ static int shard_full_by_size(st_shard_sink *s, open_shard *sh, size_t len, bool
     *full = false;
     if (sh->records == 0)
         return ST_OK; /* a record larger than the limit still gets a shard */
+    if (sh->top->ops == &crc_layer_ops && s->opt.writer->pending) { /* the writer knows */
+        *full = sh->top->written + s->opt.writer->pending(sh->writer_priv, len) > max;
+        return ST_OK;
+    }
     if (sh->top->ops == &crc_layer_ops) { /* uncompressed */
         *full = sh->top->written + sh->buffered + next > max;
         return ST_OK;

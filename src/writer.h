@@ -35,6 +35,11 @@ typedef struct st_writer_ops {
     /* Writes trailers; does not commit the ostream (the shard sink does). */
     int (*finish)(void *priv, st_error *err);
     void (*close)(void *priv);
+    /* Optional, for writers that hold records back (Parquet's row groups):
+     * at most how many bytes the file would still grow by if finish() were
+     * called after one more record of next_len encoded bytes.  --shard-size
+     * then counts it instead of guessing. */
+    uint64_t (*pending)(void *priv, size_t next_len);
 } st_writer_ops;
 
 #endif
