@@ -94,7 +94,22 @@ static bool build_dictionary(st_pqw_column *c, uint32_t *entries_out, bool *nome
                 break;
             }
             const dict_entry *d = &entries[e - 1];
-            if (d->len == len && memcmp(c->values.data + d->off, v, len) == 0) {
+            const uint8_t *dv = c->values.data + d->off;
+            bool same;
+            if (fixed == 8) {
+                uint64_t a, b;
+                memcpy(&a, dv, 8);
+                memcpy(&b, v, 8);
+                same = a == b;
+            } else if (fixed == 4) {
+                uint32_t a, b;
+                memcpy(&a, dv, 4);
+                memcpy(&b, v, 4);
+                same = a == b;
+            } else {
+                same = d->len == len && memcmp(dv, v, len) == 0;
+            }
+            if (same) {
                 idx[k] = e - 1;
                 break;
             }
