@@ -127,8 +127,8 @@ static int writer_open(void *priv, st_ostream *out, const st_write_options *opt,
     w->settings.page_version = po && po->page_version == 2 ? 2 : 1;
     w->row_group_size = po && po->row_group_size ? po->row_group_size : DEFAULT_ROW_GROUP;
     if (opt->schema->count == 0)
-        return st_error_set(err, ST_EUNSUPPORTED, "the records have no features (every value of the "
-                            "input is null or missing), and a Parquet file needs at least one column");
+        return st_error_set(err, ST_EUNSUPPORTED, "the records have no features (the input is empty, or "
+                            "every value is null or missing), and a Parquet file needs at least one column");
     rc = st_pqw_columns_from_schema(opt->schema, po && po->bytes_binary, &w->cols, err);
     if (rc)
         return rc;
