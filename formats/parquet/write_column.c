@@ -246,6 +246,16 @@ static int write_data_page(st_pqw_column *c, const st_pqw_settings *s, chunk_out
     int rc = st_pq_compress(s->codec, s->level, page->data + skip, page->len - skip, &c->packed, err);
     if (rc)
         return rc;
+    /* v2 can say its values are stored as they are: done when compressing
+     * does not make them smaller (no values at all: some readers refuse a
+     * codec's encoding of nothing). */
+    bool compressed = s->codec != PQ_CODEC_UNCOMPRESSED;
+    if (v2 && compressed && c->packed.len >= page->len - skip) {
+        compressed = false;
+        st_buf_clear(&c->packed);
+        if (st_buf_append(&c->packed, page->data + skip, page->len - skip))
+            return nomem(err);
+    }
     size_t stored = skip + c->packed.len;
     uint32_t crc = page_crc(page->data, skip, c->packed.data, c->packed.len);
 
@@ -282,7 +292,7 @@ static int write_data_page(st_pqw_column *c, const st_pqw_settings *s, chunk_out
         st_pq_tw_i32(&tw, 4, enc);
         st_pq_tw_i32(&tw, 5, (int32_t)def_len);
         st_pq_tw_i32(&tw, 6, (int32_t)rep_len);
-        st_pq_tw_bool(&tw, 7, s->codec != PQ_CODEC_UNCOMPRESSED);
+        st_pq_tw_bool(&tw, 7, compressed);
         st_pq_tw_end(&tw);
     }
     st_pq_tw_end(&tw);
@@ -461,9 +471,11 @@ uint64_t st_pqw_column_bound(const st_pqw_column *c, const st_pqw_settings *s)
     /* Per page: a header and compression's worst case; the chunk's metadata
      * with its statistics and path. */
     uint64_t pages = raw / PAGE_TARGET + 2;
-    uint64_t meta = 160 + 2 * strlen(c->name) + 2 * STAT_MAX_LEN;
-    if (c->physical != PQ_BYTE_ARRAY)
-        meta = 160 + 2 * strlen(c->name);
+    /* (A byte array's statistics hold its min and max as they are now;
+     * the next record's part is counted by the writer.) */
+    uint64_t meta = 160 + 2 * strlen(c->name);
+    if (c->physical == PQ_BYTE_ARRAY && c->has_minmax)
+        meta += (c->min_len > STAT_MAX_LEN ? 0 : c->min_len) + (c->max_len > STAT_MAX_LEN ? 0 : c->max_len);
     return st_pq_compress_bound(s->codec, (size_t)raw) + raw / 8 + pages * 64 + meta;
 }
 

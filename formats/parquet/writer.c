@@ -207,9 +207,19 @@ static uint64_t writer_pending(void *priv, size_t next_len)
     uint64_t b = footer_bound(w);
     for (size_t i = 0; i < w->ncols; i++)
         b += st_pqw_column_bound(&w->cols[i], &w->settings);
-    /* The next record's row form is at least its PLAIN values; its levels
-     * and compression's worst case are allowed for. */
-    return b + st_pq_compress_bound(w->settings.codec, next_len) + next_len / 4 + 64;
+    /* The next record's row form is at least its PLAIN values; its levels,
+     * compression's worst case and the statistics its values may become
+     * (a new min or max, at most twice its bytes) are allowed for. */
+    return b + st_pq_compress_bound(w->settings.codec, next_len) + next_len / 4 + 2 * (uint64_t)next_len + 64;
+}
+
+static int writer_flush(void *priv, st_error *err)
+{
+    pq_writer *w = priv;
+    if (w->rg_rows == 0)
+        return 0;
+    int rc = flush_row_group(w, err);
+    return rc < 0 ? rc : 1;
 }
 
 static int writer_finish(void *priv, st_error *err)
@@ -273,4 +283,5 @@ const st_writer_ops st_pq_writer_ops = {
     .finish = writer_finish,
     .close = writer_close,
     .pending = writer_pending,
+    .flush = writer_flush,
 };

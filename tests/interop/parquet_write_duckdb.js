@@ -150,10 +150,11 @@ async function duckRows(files, what) {
     if (t.typeId === T.LIST) return { name: n, sql: `list_transform(${c}, x -> ${tokExpr('x', t.valueType)})` };
     return { name: n, sql: `CASE WHEN ${c} IS NULL THEN NULL ELSE [${tokExpr(c, t)}] END` };
   });
-  const out = path.join(workDir, 'duck.json');
+  const out = path.join(workDir, `duck${++runs}.json`);
   const select = cols.length ? cols.map((c, i) => `${c.sql} AS c${i}`).join(', ') : '1 AS none';
   await con.run(`COPY (SELECT ${select} FROM ${src}) TO ${lit(out)} (FORMAT json)`);
   const text = readFileSync(out, 'utf8');
+  rmSync(out);
   const fix = (tok) => (tok.startsWith('f:') ? floatToken(tok === 'f:nan' || tok === 'f:-nan' ? NaN : tok === 'f:inf' ? Infinity : tok === 'f:-inf' ? -Infinity : parseFloat(tok.slice(2))) : tok);
   return text.split('\n').filter((l) => l.length).map((l) => {
     const row = JSON.parse(l);
@@ -186,9 +187,11 @@ for (const c of codecs) for (const v of ['1', '2']) combos.push([c, v]);
 
 // Converts `src` with one codec / page version and compares DuckDB's rows
 // (and our reader's) with the source's.
+let runs = 0;
 async function check(src, want, codec, version, extra = [], ownReader = true) {
   const what = `${path.relative(dataDir, src) || src} (${codec}, v${version}${extra.length ? ' ' + extra.join(' ') : ''})`;
-  const prefix = path.join(workDir, 'out', 'p');
+  // A new name each time: DuckDB may keep a file's metadata by its name.
+  const prefix = path.join(workDir, 'out', `p${++runs}`);
   rmSync(path.join(workDir, 'out'), { recursive: true, force: true });
   const r = tryst(['convert', src, '-o', prefix, '--to', 'parquet', '--parquet-codec', codec, '--page-version', version,
     '--quiet', '--no-manifest', ...extra]);
@@ -303,7 +306,7 @@ if (generated.length > 1) {
   const want = catRows(src);
   for (const [mode, extra] of [['--shards 3', ['--shards', '3']], ['--records-per-shard 70', ['--records-per-shard', '70']],
     ['--shard-size 9KiB', ['--shard-size', '9KiB', '--row-group-size', '2KiB']]]) {
-    const prefix = path.join(workDir, 'shards', 'x');
+    const prefix = path.join(workDir, 'shards', `x${++runs}`);
     rmSync(path.dirname(prefix), { recursive: true, force: true });
     const r = tryst(['convert', src, '-o', prefix, '--to', 'parquet', '--quiet', ...extra]);
     if (!r.ok) { fail(mode, r.err); continue; }
