@@ -8,6 +8,7 @@
 #include "progress.h"
 #include "resume.h"
 
+#include "../formats/parquet/write.h"
 #include "../src/json.h"
 #include "../src/pipeline.h"
 #include "../src/url_redact.h"
@@ -17,9 +18,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const char *const to_formats[] = {"tfrecord", "avro", "csv", "tsv", "jsonl", NULL};
+static const char *const to_formats[] = {"tfrecord", "avro", "csv", "tsv", "jsonl", "parquet", NULL};
 static const char *const input_compressions[] = {"auto", "none", "gzip", "zlib", NULL};
 static const char *const avro_codecs[] = {"null", "deflate", "snappy", "zstandard", "bzip2", "xz", NULL};
+static const char *const parquet_codecs[] = {"snappy", "zstd", "gzip", "lz4_raw", "uncompressed", NULL};
+static const char *const page_versions[] = {"1", "2", NULL};
+static const char *const bytes_as[] = {"auto", "binary", NULL};
 
 static const cli_option convert_options[] = {
     {"output", 'o', ARG_TEXT, "PREFIX", NULL, "output path prefix: PREFIX-00000-of-00008.tfrecord (required)"},
@@ -33,6 +37,10 @@ static const cli_option convert_options[] = {
     {"resume", 0, ARG_NONE, NULL, NULL, "keep a finished earlier run of this task (same options, shards intact); else replace it"},
     {"avro-codec", 0, ARG_TEXT, "CODEC", avro_codecs, "block codec of --to avro (default deflate)"},
     {"widen", 0, ARG_NONE, NULL, NULL, "give a column whose kinds differ across inputs the wider kind"},
+    {"parquet-codec", 0, ARG_TEXT, "CODEC", parquet_codecs, "page codec of --to parquet (default snappy)"},
+    {"row-group-size", 0, ARG_TEXT, "SIZE", NULL, "--to parquet: uncompressed bytes per row group (default 128MiB)"},
+    {"page-version", 0, ARG_TEXT, "V", page_versions, "--to parquet: data page version 1 (default) or 2"},
+    {"bytes-as", 0, ARG_TEXT, "TYPE", bytes_as, "--to parquet: bytes as STRING when all UTF-8 (auto) or binary"},
     CLI_OPTIONS_END,
 };
 
@@ -111,7 +119,8 @@ static char *options_json(const cli_values *v, char **paths, size_t npaths, cons
     static const char *const shaping[] = {
         "from", "shards", "shard-size", "records-per-shard", "compression", "columns", "exclude",
         "decimal", "nested", "maps", "delimiter", "quote", "no-header", "header", "skip-bad-rows", "empty",
-        "schema", "type", "shuffle", "seed", "task", "tasks", "avro-codec", "widen", NULL,
+        "schema", "type", "shuffle", "seed", "task", "tasks", "avro-codec", "widen", "parquet-codec",
+        "row-group-size", "page-version", "bytes-as", NULL,
     };
     for (const char *const *name = shaping; *name; name++) {
         if (!cli_has(v, *name))
@@ -165,6 +174,41 @@ static uint64_t total_size(char **paths, size_t n)
     return total;
 }
 
+/* The options of --to parquet, refused with any other output. */
+static int parquet_options(const cli_command *cmd, const cli_values *v, const st_format *to,
+                           st_pq_write_options *po)
+{
+    static const char *const own[] = {"parquet-codec", "row-group-size", "page-version", "bytes-as", NULL};
+    bool parquet = strcmp(to->name, "parquet") == 0;
+    memset(po, 0, sizeof *po);
+    for (const char *const *name = own; *name; name++)
+        if (!parquet && cli_has(v, *name))
+            return cli_usage_error(cmd, "--%s is for --to parquet", *name);
+    if (!parquet)
+        return EXIT_OK;
+    if (cli_has(v, "compression"))
+        return cli_usage_error(cmd, "--compression compresses whole files, which a Parquet reader cannot "
+                                    "read; give --parquet-codec (snappy, zstd, gzip, lz4_raw) instead");
+    po->codec = cli_text(v, "parquet-codec", "snappy");
+    po->level = -1;
+    if (cli_has(v, "compression-level")) {
+        uint64_t level;
+        if (cli_uint(v, cmd, "compression-level", 0, &level))
+            return EXIT_USAGE;
+        po->level = (int)level;
+        if (strcmp(po->codec, "gzip") == 0 && level > 9)
+            return cli_usage_error(cmd, "--compression-level must be 0 to 9 for gzip pages");
+        if (strcmp(po->codec, "zstd") == 0 && level == 0)
+            po->level = -1; /* zstd's 0 means its default */
+    }
+    if (cli_has(v, "row-group-size") &&
+        (cli_size(v, cmd, "row-group-size", 0, &po->row_group_size) || po->row_group_size == 0))
+        return cli_usage_error(cmd, "--row-group-size must be a positive size");
+    po->page_version = strcmp(cli_text(v, "page-version", "1"), "2") == 0 ? 2 : 1;
+    po->bytes_binary = strcmp(cli_text(v, "bytes-as", "auto"), "binary") == 0;
+    return EXIT_OK;
+}
+
 static int run_convert(const cli_command *cmd, cli_values *v)
 {
     const char *to = cli_text(v, "to", "tfrecord");
@@ -191,6 +235,12 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     if (status)
         return status;
     out.wopt.codec = cli_text(v, "avro-codec", "deflate");
+    st_pq_write_options parquet;
+    status = parquet_options(cmd, v, out_format, &parquet);
+    if (status) {
+        cli_output_free(&out);
+        return status;
+    }
 
     cli_input in;
     /* Downloads start once this task knows its share, and whether it has
@@ -250,6 +300,8 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     out.wopt.format_options = &in.csv;
     /* The compressing shards' blocks go to as many threads as decoding. */
     out.sopt.compress_threads = jobs > 0 ? (int)jobs : st_cpu_count();
+    if (out_format->writer == &st_pq_writer_ops)
+        out.wopt.format_options = &parquet;
     if (tasks > 1 && !by_units)
         select_task_inputs(in.paths, &in.npaths, task, tasks);
 

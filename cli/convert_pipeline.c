@@ -295,6 +295,7 @@ static int process_item(run_state *rs, item *it, st_error *err)
             return st_error_set(err, ST_ENOMEM, "out of memory");
         }
     }
+    it->stats.check_utf8 = job->check_utf8;
     const st_format *tfrecord = st_format_by_name("tfrecord");
     bool frames_pass = tfrecord && job->writer == tfrecord->writer;
     for (size_t i = 0; i < it->batch.count; i++) {
@@ -307,7 +308,9 @@ static int process_item(run_state *rs, item *it, st_error *err)
         if (job->widen && column_kinds_widen_record(job->widen, rec, &it->batch))
             return st_error_set(err, ST_ENOMEM, "out of memory");
         it->direct[i] = (st_bytes){0};
-        if (frames_pass && !job->forced && !job->widen && rec->framed.data && rec->payload.data) {
+        if (!job->writer) {
+            /* the schema scan: statistics only */
+        } else if (frames_pass && !job->forced && !job->widen && rec->framed.data && rec->payload.data) {
             /* What the TFRecord writer would write, byte for byte (a record
              * that --type or --widen may change is encoded again). */
             it->direct[i] = rec->framed;
@@ -482,38 +485,40 @@ int convert_run(convert_job *job, st_error *err)
     return rc;
 }
 
-int convert_scan_schema(const convert_job *job, st_feature_stats *stats, st_error *err)
+static int discard_emit(void *ctx, const uint8_t *encoded, size_t len, st_error *err)
 {
-    st_batch batch;
-    st_batch_init(&batch);
-    int rc = ST_OK;
-    for (size_t i = 0; i < job->npaths && rc == ST_OK; i++) {
-        if (strcmp(job->paths[i], "-") == 0) {
-            rc = st_error_set(err, ST_EUSAGE,
-                              "this output format needs the features before the first record; "
-                              "standard input cannot be read twice (convert to a file first)");
-            break;
-        }
-        st_reader *r;
-        rc = st_reader_open(job->paths[i], job->from, job->ro, &r, err);
-        if (rc < 0) {
-            st_error_prefix(err, "%s: ", job->paths[i]);
-            break;
-        }
-        int got;
-        while ((got = st_reader_next_batch(r, &batch, err)) > 0 && !(job->cancel && *job->cancel)) {
-            for (size_t k = 0; k < batch.count && rc == ST_OK; k++) {
-                project(job->ro, &batch.records[k]);
-                if (st_feature_stats_add(stats, &batch.records[k]))
-                    rc = st_error_set(err, ST_ENOMEM, "out of memory");
-            }
-        }
-        if (got < 0) {
-            rc = got;
-            st_error_prefix(err, "%s: ", job->paths[i]);
-        }
-        st_reader_close(r);
+    (void)ctx, (void)encoded, (void)len, (void)err;
+    return ST_OK;
+}
+
+int convert_scan_schema(const convert_job *job, st_feature_stats *stats, st_schema *columns, st_error *err)
+{
+    for (size_t i = 0; i < job->npaths; i++)
+        if (strcmp(job->paths[i], "-") == 0)
+            return st_error_set(err, ST_EUSAGE,
+                                "this output format needs the features before the first record; "
+                                "standard input cannot be read twice (convert to a file first)");
+    convert_job scan = {
+        .paths = job->paths,
+        .npaths = job->npaths,
+        .from = job->from,
+        .ro = job->ro,
+        .writer = NULL,
+        .wopt = job->wopt,
+        .emit = discard_emit,
+        .jobs = job->jobs,
+        .cancel = job->cancel,
+        .widen = job->widen,
+        .forced = job->forced,
+        .check_utf8 = stats->check_utf8,
+    };
+    int rc = convert_run(&scan, err);
+    if (rc == ST_OK && st_feature_stats_merge(stats, &scan.stats))
+        rc = st_error_set(err, ST_ENOMEM, "out of memory");
+    if (rc == ST_OK && columns) {
+        *columns = scan.input_columns;
+        scan.input_columns = (st_schema){0};
     }
-    st_batch_free(&batch);
+    convert_job_free_results(&scan);
     return rc;
 }

@@ -53,6 +53,8 @@ typedef struct convert_job {
     const column_kinds *widen;
     /* --type for readers that do not apply it (column_kinds_force_record). */
     const column_kinds *forced;
+    /* Check bytes values for UTF-8 in the statistics (st_feature_stats.check_utf8). */
+    bool check_utf8;
 
     /* Results. */
     st_feature_stats stats;
@@ -83,7 +85,12 @@ void convert_job_free_results(convert_job *job);
 int convert_run(convert_job *job, st_error *err);
 
 /* Reads every input once, only to learn the features (for writers that
- * need a schema before the first record, such as Avro and CSV). */
-int convert_scan_schema(const convert_job *job, st_feature_stats *stats, st_error *err);
+ * need a schema before the first record, such as Avro, Parquet and CSV):
+ * the same pipeline as the conversion, on the same threads, with the same
+ * --type and --widen applied, but no encoding and nothing written (and
+ * every unit, whatever the task).  stats->check_utf8 is honoured.
+ * `columns` (may be NULL, else empty) gets the inputs' own schema columns,
+ * in their order, for the readers that have one. */
+int convert_scan_schema(const convert_job *job, st_feature_stats *stats, st_schema *columns, st_error *err);
 
 #endif

@@ -23,7 +23,7 @@ const cli_option cli_output_options[] = {
     {"shard-size", 0, ARG_TEXT, "SIZE", NULL, "start a new shard before one passes SIZE (e.g. 256MiB)"},
     {"records-per-shard", 0, ARG_TEXT, "N", NULL, "start a new shard every N records"},
     {"compression", 'z', ARG_TEXT, "TYPE", out_compressions, "compress each shard as one GZIP or ZLIB stream"},
-    {"compression-level", 0, ARG_TEXT, "N", NULL, "zlib level 0-9 (default 6)"},
+    {"compression-level", 0, ARG_TEXT, "N", NULL, "zlib level 0-9 (default 6); with --to parquet the codec's level"},
     {"index", 0, ARG_NONE, NULL, NULL, "write SHARD.idx beside each shard (DALI: offset size per line)"},
     {"manifest", 0, ARG_TEXT, "PATH", NULL, "where to write the manifest (default PREFIX.manifest.json)"},
     {"no-manifest", 0, ARG_NONE, NULL, NULL, "write no manifest"},
@@ -181,8 +181,10 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
     const char *comp = cli_text(v, "compression", "none");
     out->wopt.compression = (st_compression)st_compression_parse(comp);
     uint64_t level;
-    if (cli_uint(v, cmd, "compression-level", 6, &level) || level > 9)
-        return cli_usage_error(cmd, "--compression-level must be 0 to 9");
+    /* zlib's levels; Parquet's zstd pages take up to 22. */
+    uint64_t max_level = strcmp(format->name, "parquet") == 0 ? 22 : 9;
+    if (cli_uint(v, cmd, "compression-level", 6, &level) || level > max_level)
+        return cli_usage_error(cmd, "--compression-level must be 0 to %d", (int)max_level);
     out->wopt.compression_level = (int)level;
     if (out->sopt.index && out->wopt.compression != ST_COMPRESSION_NONE)
         return cli_usage_error(cmd, "--index needs uncompressed shards: DALI's index holds byte "
@@ -295,13 +297,36 @@ static int drain_to_sink(void *ctx, const uint8_t *encoded, size_t len, st_error
     return rc;
 }
 
+/* Puts the columns in the inputs' own order (a Parquet, Avro or CSV
+ * input's schema) instead of the order of first appearance, which a first
+ * row with nulls would shuffle; features the inputs' schemas do not name
+ * (TFRecord) keep theirs, after the others. */
+static void order_like_inputs(st_schema *schema, const st_schema *inputs)
+{
+    size_t placed = 0;
+    for (size_t k = 0; k < inputs->count; k++) {
+        ssize_t at = st_schema_find(schema, inputs->columns[k].name);
+        if (at < 0 || (size_t)at < placed)
+            continue;
+        st_column c = schema->columns[at];
+        memmove(&schema->columns[placed + 1], &schema->columns[placed], ((size_t)at - placed) * sizeof c);
+        schema->columns[placed++] = c;
+    }
+}
+
 static int derive_schema(cli_output *out, convert_job *job, st_error *err)
 {
     st_feature_stats stats;
     st_feature_stats_init(&stats);
-    int rc = convert_scan_schema(job, &stats, err);
+    /* Parquet gives bytes the STRING type only when every value is UTF-8. */
+    stats.check_utf8 = strcmp(out->format->name, "parquet") == 0;
+    st_schema inputs = {0};
+    int rc = convert_scan_schema(job, &stats, &inputs, err);
     if (rc == ST_OK)
         rc = st_feature_stats_schema(&stats, &out->schema);
+    if (rc == ST_OK)
+        order_like_inputs(&out->schema, &inputs);
+    st_schema_free(&inputs);
     if (rc == ST_EUNSUPPORTED && st_feature_stats_nul_name(&stats)) {
         const st_feature_stat *f = st_feature_stats_nul_name(&stats);
         char name[256];

@@ -11,7 +11,7 @@ _shardtool_table()
     convert)
         table=(
             '--output -o PREFIX -'
-            '--to -t FORMAT tfrecord,avro,csv,tsv,jsonl'
+            '--to -t FORMAT tfrecord,avro,csv,tsv,jsonl,parquet'
             '--input-compression - TYPE auto,none,gzip,zlib'
             '--jobs -j N -'
             '--shuffle - - -'
@@ -21,6 +21,10 @@ _shardtool_table()
             '--resume - - -'
             '--avro-codec - CODEC null,deflate,snappy,zstandard,bzip2,xz'
             '--widen - - -'
+            '--parquet-codec - CODEC snappy,zstd,gzip,lz4_raw,uncompressed'
+            '--row-group-size - SIZE -'
+            '--page-version - V 1,2'
+            '--bytes-as - TYPE auto,binary'
             '--shards -s N -'
             '--shard-size - SIZE -'
             '--records-per-shard - N -'

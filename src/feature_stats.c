@@ -75,8 +75,11 @@ static st_feature_stat *lookup(st_feature_stats *s, const uint8_t *name, size_t 
     return f;
 }
 
-static void add_values(st_feature_stat *f, const st_feature *feat)
+static void add_values(st_feature_stat *f, const st_feature *feat, bool check_utf8)
 {
+    if (check_utf8 && feat->kind == ST_KIND_BYTES && !f->not_utf8)
+        for (uint32_t i = 0; i < feat->count && !f->not_utf8; i++)
+            f->not_utf8 = !st_utf8_valid(feat->v.bytes[i].data, feat->v.bytes[i].len);
     f->kinds |= 1u << feat->kind;
     f->values += feat->count;
     if (feat->count < f->min_len)
@@ -132,7 +135,7 @@ int st_feature_stats_add(st_feature_stats *s, const st_record *rec)
             }
         }
         f->present++;
-        add_values(f, feat);
+        add_values(f, feat, s->check_utf8);
     }
     /* Feature lists: presence and steps per record, values per step. */
     for (uint32_t i = 0; i < rec->nlists; i++) {
@@ -147,7 +150,7 @@ int st_feature_stats_add(st_feature_stats *s, const st_record *rec)
         if (fl->count > f->max_steps)
             f->max_steps = fl->count;
         for (uint32_t k = 0; k < fl->count; k++)
-            add_values(f, &fl->steps[k]);
+            add_values(f, &fl->steps[k], s->check_utf8);
     }
     return ST_OK;
 }
@@ -193,6 +196,8 @@ int st_feature_stats_merge(st_feature_stats *into, const st_feature_stats *from)
             dst->has_float = true;
         }
         dst->nan_count += src->nan_count;
+        dst->not_utf8 |= src->not_utf8;
+        dst->sequence |= src->sequence;
     }
     free(sorted);
     return ST_OK;
@@ -247,6 +252,7 @@ int st_feature_stats_schema(const st_feature_stats *s, st_schema *out)
             return ST_ENOMEM;
         }
         st_column *c = &out->columns[out->count - 1];
+        c->not_utf8 = f->not_utf8;
         c->nullable = f->present < s->records;
         c->repeated = !(f->min_len == 1 && f->max_len == 1);
         c->fixed_len = f->min_len == f->max_len ? (int64_t)f->min_len : -1;

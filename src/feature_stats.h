@@ -31,6 +31,7 @@ typedef struct st_feature_stat {
     double min_float, max_float;
     uint64_t nan_count;
     uint64_t first_seen;     /* order of first appearance, for stable output */
+    bool not_utf8;           /* a bytes value is not valid UTF-8 (with check_utf8) */
 } st_feature_stat;
 
 #define ST_FEATURE_STATS_CACHE 64
@@ -40,6 +41,9 @@ typedef struct st_feature_stats {
     size_t cap, count;
     uint64_t records;
     uint64_t sequence_records;
+    /* Check bytes values for UTF-8 (st_feature_stat.not_utf8): off by
+     * default, it costs a pass over every value. */
+    bool check_utf8;
     /* Readers of tables give every record the same name pointers in the same
      * order: feature i of the last record, and its slot, skip the hashing. */
     const uint8_t *cached_name[ST_FEATURE_STATS_CACHE];

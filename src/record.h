@@ -150,6 +150,8 @@ typedef struct st_column {
                             lists): `repeated`, `fixed_len` describe its steps */
     bool null_steps;     /* a FeatureList with steps of no kind (null inner
                             lists), as observed over records */
+    bool not_utf8;       /* bytes: some value is not valid UTF-8 (known only
+                            where the schema was derived with that check) */
 } st_column;
 
 typedef struct st_schema {

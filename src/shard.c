@@ -513,6 +513,28 @@ static int shard_full_by_size(st_shard_sink *s, open_shard *sh, size_t len, bool
     *full = false;
     if (sh->records == 0)
         return ST_OK; /* a record larger than the limit still gets a shard */
+    if (sh->top->ops == &crc_layer_ops && s->opt.writer->pending) { /* the writer knows */
+        const st_writer_ops *w = s->opt.writer;
+        if (sh->top->written + w->pending(sh->writer_priv, len) <= max)
+            return ST_OK;
+        /* The bound takes what the writer holds at its worst (uncompressed,
+         * every byte incompressible).  Before giving up on the shard, the
+         * writer writes it out, learning its real size, as the sync flush
+         * below does for a deflater; the last check bounded exactly what
+         * it holds, so this cannot pass the limit.  Once less than 1/64 of
+         * it is left, the shard is closed instead. */
+        if (w->flush && sh->top->written + max / 64 < max) {
+            int rc = w->flush(sh->writer_priv, err);
+            if (rc < 0)
+                return rc;
+            if (rc > 0) {
+                *full = sh->top->written + w->pending(sh->writer_priv, len) > max;
+                return ST_OK;
+            }
+        }
+        *full = true;
+        return ST_OK;
+    }
     if (sh->top->ops == &crc_layer_ops) { /* uncompressed */
         *full = sh->top->written + sh->buffered + next > max;
         return ST_OK;

@@ -35,6 +35,15 @@ typedef struct st_writer_ops {
     /* Writes trailers; does not commit the ostream (the shard sink does). */
     int (*finish)(void *priv, st_error *err);
     void (*close)(void *priv);
+    /* Optional, for writers that hold records back (Parquet's row groups):
+     * at most how many bytes the file would still grow by if finish() were
+     * called after one more record of next_len encoded bytes.  --shard-size
+     * then counts it instead of guessing. */
+    uint64_t (*pending)(void *priv, size_t next_len);
+    /* Optional, with pending: writes out the records held (a row group) so
+     * that their real size replaces the bound.  Returns 1 when it wrote
+     * something, 0 when it held nothing, < 0 on error. */
+    int (*flush)(void *priv, st_error *err);
 } st_writer_ops;
 
 #endif

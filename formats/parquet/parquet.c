@@ -9,6 +9,7 @@
  * decode_unit() reads the selected columns' chunks for those rows (ranged
  *               reads, from any thread) and assembles records. */
 #include "parquet.h"
+#include "write.h"
 #include "column.h"
 #include "file.h"
 #include "rows.h"
@@ -433,10 +434,11 @@ static const char *const parquet_extensions[] = {".parquet", ".parq", ".pq", NUL
 
 const st_format st_format_parquet = {
     .name = "parquet",
-    .description = "Apache Parquet (read)",
+    .description = "Apache Parquet",
     .extensions = parquet_extensions,
     .probe = st_pq_probe,
     .reader = &parquet_reader,
+    .writer = &st_pq_writer_ops,
     .verify = st_pq_verify,
     .inspect = st_pq_inspect,
 };

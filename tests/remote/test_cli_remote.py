@@ -696,6 +696,23 @@ def run_cases(exe, data_dir, tmp, www, ngx, srv, proxy, gcs, started):
                 fail("%s differs from the local conversion", k)
     res.check("3 convert -o s3:// uploads shards, then the manifest; bytes equal a local run", convert_up)
 
+    def convert_parquet_up():
+        # Parquet shards are written once, front to back (column chunks,
+        # then the footer): they upload like any other shard.
+        ref = os.path.join(tmp, "refpq")
+        tool.ok(["convert", mnist, "-o", ref + "/train", "--to", "parquet", "--shards", "2", "-q"])
+        local = files_of(ref)
+        tool.ok(["convert", mnist, "-o", "s3://%s/pq/train" % BUCKET, "--to", "parquet", "--shards", "2",
+                 "--endpoint", endpoint, "-q"])
+        names = [n for n in sorted(local) if n.endswith(".parquet")]
+        if len(names) != 2:
+            fail("local run wrote %s", sorted(local))
+        got = s3_objects(["pq/" + n for n in names])
+        for n in names:
+            if got["pq/" + n] != local[n]:
+                fail("%s differs from the local conversion", n)
+    res.check("3 convert --to parquet -o s3:// uploads complete files equal to a local run", convert_parquet_up)
+
     def verify_manifest():
         out, err = tool.ok(["verify", "--manifest", "s3://%s/out/train.manifest.json" % BUCKET,
                             "--endpoint", endpoint])

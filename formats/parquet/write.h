@@ -1,0 +1,34 @@
+/* The Parquet writer: `convert --to parquet`.
+ *
+ * Files of the writer, one job each:
+ *   write_thrift.c    Thrift compact protocol encoding
+ *   write_levels.c    RLE / bit-packed hybrid (levels, dictionary indices)
+ *   codec_compress.c  page compression
+ *   write_column.c    one column chunk: levels, values, statistics, dictionary, pages
+ *   write_schema.c    features -> Parquet schema (the mapping is there)
+ *   writer.c          the writer ops: records -> row groups -> file, footer
+ */
+#ifndef ST_PQ_WRITE_H
+#define ST_PQ_WRITE_H
+
+#include "../format.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Passed as st_write_options.format_options (NULL = defaults). */
+typedef struct st_pq_write_options {
+    const char *codec;        /* "snappy" (default), "zstd", "gzip", "lz4_raw", "uncompressed" */
+    int level;                /* codec level; < 0 = the codec's default */
+    uint64_t row_group_size;  /* uncompressed bytes per row group (0 = 128 MiB) */
+    int page_version;         /* 1 (default) or 2 */
+    bool bytes_binary;        /* bytes columns stay BINARY, never STRING */
+} st_pq_write_options;
+
+/* 0 when `name` is a codec the writer has, else ST_EUSAGE naming them. */
+int st_pq_write_codec_check(const char *name, st_error *err);
+
+extern const st_writer_ops st_pq_writer_ops;
+
+#endif

@@ -1,0 +1,492 @@
+/* A column chunk written out (see write_column.h): a dictionary page when
+ * the chunk's distinct values are few, then data pages of about 1 MiB of
+ * values each, cut at record boundaries; statistics and the ColumnChunk
+ * metadata. */
+#include "metadata.h"
+#include "write_codec.h"
+#include "write_column.h"
+#include "write_levels.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#define PAGE_TARGET ((size_t)1 << 20)
+/* A dictionary larger than this, or with more entries, is given up for PLAIN. */
+#define DICT_MAX_BYTES ((size_t)1 << 20)
+#define DICT_MAX_ENTRIES 65536u
+/* Byte-array statistics longer than this are left out (a truncated max
+ * would need rounding up). */
+#define STAT_MAX_LEN 4096
+
+static int nomem(st_error *err)
+{
+    return st_error_set(err, ST_ENOMEM, "out of memory");
+}
+
+/* ---- dictionary ----------------------------------------------------------- */
+
+typedef struct dict_entry {
+    size_t off;      /* of the value's PLAIN bytes in c->values */
+    uint32_t len;    /* PLAIN bytes (with the length prefix for byte arrays) */
+} dict_entry;
+
+static uint64_t hash_bytes(const uint8_t *p, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+    while (n >= 8) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        h = (h ^ x) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+        p += 8;
+        n -= 8;
+    }
+    uint64_t x = 0;
+    memcpy(&x, p, n);
+    h = (h ^ x) * 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 29);
+}
+
+/* Builds the dictionary and every value's index (c->indices); false when
+ * the chunk has too many distinct values for one, or it would not pay. */
+static bool build_dictionary(st_pqw_column *c, uint32_t *entries_out, bool *nomem_out)
+{
+    *nomem_out = false;
+    if (c->nvalues == 0 || c->nvalues > UINT32_MAX)
+        return false;
+    size_t slots = 1 << 17; /* twice the entries at most */
+    st_buf_clear(&c->table);
+    st_buf_clear(&c->indices);
+    st_buf_clear(&c->dict);
+    if (st_buf_reserve(&c->table, slots * sizeof(uint32_t) + DICT_MAX_ENTRIES * sizeof(dict_entry)) ||
+        st_buf_reserve(&c->indices, c->nvalues * sizeof(uint32_t))) {
+        *nomem_out = true;
+        return false;
+    }
+    uint32_t *table = (uint32_t *)c->table.data;
+    dict_entry *entries = (dict_entry *)(c->table.data + slots * sizeof(uint32_t));
+    memset(table, 0, slots * sizeof(uint32_t));
+    uint32_t *idx = (uint32_t *)c->indices.data;
+    uint32_t n = 0;
+    size_t dict_bytes = 0;
+    size_t fixed = c->physical == PQ_INT64 ? 8 : c->physical == PQ_FLOAT ? 4 : 0;
+    const uint8_t *v = c->values.data, *end = v + c->values.len;
+    for (uint64_t k = 0; k < c->nvalues; k++) {
+        size_t len = fixed;
+        if (!fixed) {
+            uint32_t l;
+            memcpy(&l, v, 4);
+            len = 4 + (size_t)l;
+        }
+        uint64_t h = hash_bytes(v, len);
+        size_t s = (size_t)h & (slots - 1);
+        for (;;) {
+            uint32_t e = table[s];
+            if (e == 0) {
+                if (n == DICT_MAX_ENTRIES || dict_bytes + len > DICT_MAX_BYTES)
+                    return false;
+                entries[n].off = (size_t)(v - c->values.data);
+                entries[n].len = (uint32_t)len;
+                dict_bytes += len;
+                table[s] = ++n;
+                idx[k] = n - 1;
+                break;
+            }
+            const dict_entry *d = &entries[e - 1];
+            const uint8_t *dv = c->values.data + d->off;
+            bool same;
+            if (fixed == 8) {
+                uint64_t a, b;
+                memcpy(&a, dv, 8);
+                memcpy(&b, v, 8);
+                same = a == b;
+            } else if (fixed == 4) {
+                uint32_t a, b;
+                memcpy(&a, dv, 4);
+                memcpy(&b, v, 4);
+                same = a == b;
+            } else {
+                same = d->len == len && memcmp(dv, v, len) == 0;
+            }
+            if (same) {
+                idx[k] = e - 1;
+                break;
+            }
+            s = (s + 1) & (slots - 1);
+        }
+        v += len;
+    }
+    (void)end;
+    /* Worth it only when the dictionary and the indices are smaller than
+     * the values themselves. */
+    size_t bw = (size_t)st_pq_bit_width(n ? n - 1 : 0);
+    if (dict_bytes + c->nvalues * bw / 8 >= c->values.len)
+        return false;
+    if (st_buf_reserve(&c->dict, dict_bytes)) {
+        *nomem_out = true;
+        return false;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        memcpy(c->dict.data + c->dict.len, c->values.data + entries[i].off, entries[i].len);
+        c->dict.len += entries[i].len;
+    }
+    c->indices.len = c->nvalues * sizeof(uint32_t);
+    *entries_out = n;
+    return true;
+}
+
+/* ---- pages ------------------------------------------------------------------ */
+
+typedef struct chunk_out {
+    st_ostream *out;
+    uint64_t *offset;
+    uint64_t uncompressed, compressed;   /* headers included */
+    st_buf header;
+} chunk_out;
+
+/* Writes one page: header (with the CRC of body as stored) and body. */
+static int emit_page(chunk_out *co, st_buf *header, const uint8_t *body, size_t body_len, st_error *err)
+{
+    int rc = st_ostream_write(co->out, header->data, header->len, err);
+    if (!rc && body_len)
+        rc = st_ostream_write(co->out, body, body_len, err);
+    if (rc)
+        return rc;
+    *co->offset += header->len + body_len;
+    co->compressed += header->len + body_len;
+    return 0;
+}
+
+static uint32_t page_crc(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
+{
+    uLong crc = crc32(0L, Z_NULL, 0);
+    if (al)
+        crc = crc32_z(crc, a, al);
+    if (bl)
+        crc = crc32_z(crc, b, bl);
+    return (uint32_t)crc;
+}
+
+static int write_dictionary_page(st_pqw_column *c, const st_pqw_settings *s, chunk_out *co, uint32_t n,
+                                 st_error *err)
+{
+    int rc = st_pq_compress(s->codec, s->level, c->dict.data, c->dict.len, &c->packed, err);
+    if (rc)
+        return rc;
+    st_buf_clear(&co->header);
+    st_pq_tw tw;
+    st_pq_tw_init(&tw, &co->header);
+    st_pq_tw_begin(&tw);
+    st_pq_tw_i32(&tw, 1, PQ_PAGE_DICTIONARY);
+    st_pq_tw_i32(&tw, 2, (int32_t)c->dict.len);
+    st_pq_tw_i32(&tw, 3, (int32_t)c->packed.len);
+    st_pq_tw_i32(&tw, 4, (int32_t)page_crc(c->packed.data, c->packed.len, NULL, 0));
+    st_pq_tw_struct(&tw, 7);
+    st_pq_tw_i32(&tw, 1, (int32_t)n);
+    st_pq_tw_i32(&tw, 2, PQ_ENC_PLAIN);
+    st_pq_tw_end(&tw);
+    st_pq_tw_end(&tw);
+    if (tw.failed)
+        return nomem(err);
+    co->uncompressed += co->header.len + c->dict.len;
+    return emit_page(co, &co->header, c->packed.data, c->packed.len, err);
+}
+
+/* A data page of level entries [l0, l1) holding values [v0, v1) whose
+ * PLAIN bytes are values[b0, b1). */
+static int write_data_page(st_pqw_column *c, const st_pqw_settings *s, chunk_out *co, size_t l0, size_t l1,
+                           size_t v0, size_t v1, size_t b0, size_t b1, bool dict, uint32_t dict_n, st_error *err)
+{
+    st_buf *page = &c->page;
+    st_buf_clear(page);
+    bool v2 = s->page_version == 2;
+    size_t nlev = l1 - l0;
+    size_t rep_len = 0, def_len = 0;
+    /* Levels: v1 prefixes each with its length and compresses them with
+     * the values; v2 keeps them apart, uncompressed, lengths in the header. */
+    for (int which = 0; which < 2; which++) {
+        bool is_rep = which == 0;
+        if (is_rep && !c->max_rep)
+            continue;
+        const uint8_t *lv = (is_rep ? c->rep.data : c->def.data) + l0;
+        int width = st_pq_bit_width((uint32_t)(is_rep ? c->max_rep : c->max_def));
+        size_t at = page->len;
+        if (!v2) {
+            if (st_buf_reserve(page, 4))
+                return nomem(err);
+            page->len += 4;
+        }
+        if (st_pq_rle_encode8(lv, nlev, width, page))
+            return nomem(err);
+        size_t len = page->len - at - (v2 ? 0 : 4);
+        if (!v2) {
+            uint32_t l32 = (uint32_t)len;
+            memcpy(page->data + at, &l32, 4);
+        }
+        if (is_rep)
+            rep_len = len;
+        else
+            def_len = len;
+    }
+    size_t levels_len = page->len;
+    if (dict) {
+        int bw = st_pq_bit_width(dict_n ? dict_n - 1 : 0);
+        if (st_buf_reserve(page, 1))
+            return nomem(err);
+        page->data[page->len++] = (uint8_t)bw;
+        if (st_pq_rle_encode32((const uint32_t *)c->indices.data + v0, v1 - v0, bw, page))
+            return nomem(err);
+    } else if (st_buf_append(page, c->values.data + b0, b1 - b0)) {
+        return nomem(err);
+    }
+    size_t uncompressed = page->len;
+    /* v1 compresses levels and values together; v2 only the values. */
+    size_t skip = v2 ? levels_len : 0;
+    int rc = st_pq_compress(s->codec, s->level, page->data + skip, page->len - skip, &c->packed, err);
+    if (rc)
+        return rc;
+    /* v2 can say its values are stored as they are: done when compressing
+     * does not make them smaller (no values at all: some readers refuse a
+     * codec's encoding of nothing). */
+    bool compressed = s->codec != PQ_CODEC_UNCOMPRESSED;
+    if (v2 && compressed && c->packed.len >= page->len - skip) {
+        compressed = false;
+        st_buf_clear(&c->packed);
+        if (st_buf_append(&c->packed, page->data + skip, page->len - skip))
+            return nomem(err);
+    }
+    size_t stored = skip + c->packed.len;
+    uint32_t crc = page_crc(page->data, skip, c->packed.data, c->packed.len);
+
+    size_t rows = 0;
+    if (v2) {
+        if (c->max_rep) {
+            for (size_t i = l0; i < l1; i++)
+                rows += c->rep.data[i] == 0;
+        } else {
+            rows = nlev;
+        }
+    }
+    st_buf_clear(&co->header);
+    st_pq_tw tw;
+    st_pq_tw_init(&tw, &co->header);
+    st_pq_tw_begin(&tw);
+    st_pq_tw_i32(&tw, 1, v2 ? PQ_PAGE_DATA_V2 : PQ_PAGE_DATA);
+    st_pq_tw_i32(&tw, 2, (int32_t)uncompressed);
+    st_pq_tw_i32(&tw, 3, (int32_t)stored);
+    st_pq_tw_i32(&tw, 4, (int32_t)crc);
+    int enc = dict ? PQ_ENC_RLE_DICTIONARY : PQ_ENC_PLAIN;
+    if (!v2) {
+        st_pq_tw_struct(&tw, 5);
+        st_pq_tw_i32(&tw, 1, (int32_t)nlev);
+        st_pq_tw_i32(&tw, 2, enc);
+        st_pq_tw_i32(&tw, 3, PQ_ENC_RLE);
+        st_pq_tw_i32(&tw, 4, PQ_ENC_RLE);
+        st_pq_tw_end(&tw);
+    } else {
+        st_pq_tw_struct(&tw, 8);
+        st_pq_tw_i32(&tw, 1, (int32_t)nlev);
+        st_pq_tw_i32(&tw, 2, (int32_t)(nlev - (v1 - v0)));
+        st_pq_tw_i32(&tw, 3, (int32_t)rows);
+        st_pq_tw_i32(&tw, 4, enc);
+        st_pq_tw_i32(&tw, 5, (int32_t)def_len);
+        st_pq_tw_i32(&tw, 6, (int32_t)rep_len);
+        st_pq_tw_bool(&tw, 7, compressed);
+        st_pq_tw_end(&tw);
+    }
+    st_pq_tw_end(&tw);
+    if (tw.failed)
+        return nomem(err);
+    co->uncompressed += co->header.len + uncompressed;
+    if (!v2)
+        return emit_page(co, &co->header, c->packed.data, c->packed.len, err);
+    /* v2: the levels as they are, then the compressed values. */
+    rc = st_ostream_write(co->out, co->header.data, co->header.len, err);
+    if (!rc && levels_len)
+        rc = st_ostream_write(co->out, page->data, levels_len, err);
+    if (!rc && c->packed.len)
+        rc = st_ostream_write(co->out, c->packed.data, c->packed.len, err);
+    if (rc)
+        return rc;
+    *co->offset += co->header.len + stored;
+    co->compressed += co->header.len + stored;
+    return 0;
+}
+
+/* ---- metadata ------------------------------------------------------------------ */
+
+static void write_statistics(const st_pqw_column *c, st_pq_tw *tw)
+{
+    st_pq_tw_struct(tw, 12);
+    st_pq_tw_i64(tw, 3, (int64_t)c->nulls);
+    if (c->has_minmax) {
+        uint8_t mn[8], mx[8];
+        const void *pmin = mn, *pmax = mx;
+        size_t lmin = 0, lmax = 0;
+        if (c->physical == PQ_INT64) {
+            memcpy(mn, &c->min_i, 8);
+            memcpy(mx, &c->max_i, 8);
+            lmin = lmax = 8;
+        } else if (c->physical == PQ_FLOAT) {
+            /* The spec's rule for zeros: a min of zero is -0, a max of zero +0. */
+            float a = c->min_f == 0 ? -0.0f : c->min_f;
+            float b = c->max_f == 0 ? +0.0f : c->max_f;
+            memcpy(mn, &a, 4);
+            memcpy(mx, &b, 4);
+            lmin = lmax = 4;
+        } else {
+            pmin = c->values.data + c->min_off;
+            pmax = c->values.data + c->max_off;
+            lmin = c->min_len;
+            lmax = c->max_len;
+        }
+        if (lmin <= STAT_MAX_LEN && lmax <= STAT_MAX_LEN) {
+            st_pq_tw_binary(tw, 5, pmax, lmax);
+            st_pq_tw_binary(tw, 6, pmin, lmin);
+        }
+    }
+    st_pq_tw_end(tw);
+}
+
+static void write_path(const st_pqw_column *c, st_pq_tw *tw)
+{
+    uint32_t n = c->shape == PQW_SCALAR ? 1 : c->shape == PQW_LIST ? 3 : 5;
+    st_pq_tw_list(tw, 3, PQ_T_BINARY, n);
+    static const char *const parts[] = {"list", "element", "list", "element"};
+    const uint8_t *name = (const uint8_t *)c->name;
+    size_t len = strlen(c->name);
+    st_buf *out = tw->out;
+    for (uint32_t i = 0; i < n && !tw->failed; i++) {
+        const char *p = i == 0 ? (const char *)name : parts[i - 1];
+        size_t l = i == 0 ? len : strlen(p);
+        uint8_t b[10];
+        size_t k = 0;
+        uint64_t v = l;
+        while (v >= 0x80) {
+            b[k++] = (uint8_t)(v | 0x80);
+            v >>= 7;
+        }
+        b[k++] = (uint8_t)v;
+        if (st_buf_append(out, b, k) || st_buf_append(out, p, l))
+            tw->failed = true;
+    }
+}
+
+int st_pqw_column_flush(st_pqw_column *c, const st_pqw_settings *s, st_ostream *out, uint64_t *offset,
+                        st_pq_tw *tw, uint64_t *uncompressed, uint64_t *compressed, st_error *err)
+{
+    chunk_out co = {.out = out, .offset = offset};
+    uint64_t start = *offset;
+    uint32_t dict_n = 0;
+    bool no_memory;
+    bool dict = build_dictionary(c, &dict_n, &no_memory);
+    if (no_memory)
+        return nomem(err);
+    int rc = 0;
+    uint64_t dict_offset = *offset;
+    if (dict)
+        rc = write_dictionary_page(c, s, &co, dict_n, err);
+    uint64_t data_offset = *offset;
+
+    /* Data pages: cut after PAGE_TARGET bytes of values, at a record start. */
+    size_t fixed = c->physical == PQ_INT64 ? 8 : c->physical == PQ_FLOAT ? 4 : 0;
+    const uint8_t *def = c->def.data, *rep = c->rep.data;
+    size_t l0 = 0, v0 = 0, b0 = 0, vi = 0, bi = 0;
+    uint8_t maxd = (uint8_t)c->max_def;
+    for (size_t i = 0; i < c->nlevels && !rc; i++) {
+        bool record_start = !c->max_rep || rep[i] == 0;
+        if (record_start && i > l0 && (bi - b0) + (i - l0) >= PAGE_TARGET) {
+            rc = write_data_page(c, s, &co, l0, i, v0, vi, b0, bi, dict, dict_n, err);
+            l0 = i;
+            v0 = vi;
+            b0 = bi;
+        }
+        if (def[i] == maxd) {
+            if (fixed) {
+                bi += fixed;
+            } else {
+                uint32_t l;
+                memcpy(&l, c->values.data + bi, 4);
+                bi += 4 + (size_t)l;
+            }
+            vi++;
+        }
+    }
+    if (!rc && (c->nlevels > l0 || c->nlevels == 0))
+        rc = write_data_page(c, s, &co, l0, c->nlevels, v0, vi, b0, bi, dict, dict_n, err);
+    if (rc)
+        return rc;
+
+    /* The ColumnChunk. */
+    st_pq_tw_begin(tw);
+    st_pq_tw_i64(tw, 2, (int64_t)start);
+    st_pq_tw_struct(tw, 3);
+    st_pq_tw_i32(tw, 1, c->physical);
+    if (dict) {
+        st_pq_tw_list(tw, 2, PQ_T_I32, 3);
+        st_pq_tw_elem_i32(tw, PQ_ENC_PLAIN);
+        st_pq_tw_elem_i32(tw, PQ_ENC_RLE);
+        st_pq_tw_elem_i32(tw, PQ_ENC_RLE_DICTIONARY);
+    } else {
+        st_pq_tw_list(tw, 2, PQ_T_I32, 2);
+        st_pq_tw_elem_i32(tw, PQ_ENC_PLAIN);
+        st_pq_tw_elem_i32(tw, PQ_ENC_RLE);
+    }
+    write_path(c, tw);
+    st_pq_tw_i32(tw, 4, s->codec);
+    st_pq_tw_i64(tw, 5, (int64_t)c->nlevels);
+    st_pq_tw_i64(tw, 6, (int64_t)co.uncompressed);
+    st_pq_tw_i64(tw, 7, (int64_t)co.compressed);
+    st_pq_tw_i64(tw, 9, (int64_t)data_offset);
+    if (dict)
+        st_pq_tw_i64(tw, 11, (int64_t)dict_offset);
+    write_statistics(c, tw);
+    st_pq_tw_end(tw);
+    st_pq_tw_end(tw);
+    if (tw->failed)
+        return nomem(err);
+    *uncompressed += co.uncompressed;
+    *compressed += co.compressed;
+    st_buf_free(&co.header);
+
+    st_buf_clear(&c->def);
+    st_buf_clear(&c->rep);
+    st_buf_clear(&c->values);
+    c->nlevels = c->nvalues = c->nulls = 0;
+    c->has_minmax = false;
+    /* Scratch is not kept: a shard holds many columns, and only one of
+     * them is being written at a time. */
+    st_buf_free(&c->page);
+    st_buf_free(&c->packed);
+    st_buf_free(&c->dict);
+    st_buf_free(&c->indices);
+    st_buf_free(&c->table);
+    return 0;
+}
+
+uint64_t st_pqw_column_bound(const st_pqw_column *c, const st_pqw_settings *s)
+{
+    uint64_t raw = st_pqw_column_bytes(c);
+    /* Per page: a header and compression's worst case; the chunk's metadata
+     * with its statistics and path. */
+    uint64_t pages = raw / PAGE_TARGET + 2;
+    /* (A byte array's statistics hold its min and max as they are now;
+     * the next record's part is counted by the writer.) */
+    uint64_t meta = 160 + 2 * strlen(c->name);
+    if (c->physical == PQ_BYTE_ARRAY && c->has_minmax)
+        meta += (c->min_len > STAT_MAX_LEN ? 0 : c->min_len) + (c->max_len > STAT_MAX_LEN ? 0 : c->max_len);
+    return st_pq_compress_bound(s->codec, (size_t)raw) + raw / 8 + pages * 64 + meta;
+}
+
+void st_pqw_column_free(st_pqw_column *c)
+{
+    st_buf_free(&c->def);
+    st_buf_free(&c->rep);
+    st_buf_free(&c->values);
+    st_buf_free(&c->page);
+    st_buf_free(&c->packed);
+    st_buf_free(&c->dict);
+    st_buf_free(&c->indices);
+    st_buf_free(&c->table);
+}

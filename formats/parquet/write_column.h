@@ -1,0 +1,82 @@
+/* One column of the Parquet writer: how a feature is laid out (its shape
+ * and levels), its values as the encoder's compact row form, and the
+ * column chunk of the row group being gathered, written out as pages. */
+#ifndef ST_PQ_WRITE_COLUMN_H
+#define ST_PQ_WRITE_COLUMN_H
+
+#include "../../src/buf.h"
+#include "../../src/error.h"
+#include "../../src/record.h"
+#include "../../src/stream.h"
+#include "write_thrift.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum st_pqw_shape {
+    PQW_SCALAR,     /* optional <type> name                        def 0..1 */
+    PQW_LIST,       /* optional LIST of required <type>            def 0..2, rep 0..1 */
+    PQW_SEQUENCE,   /* optional LIST of optional LIST of <type>    def 0..4, rep 0..2 */
+} st_pqw_shape;
+
+/* How every column chunk of a file is written. */
+typedef struct st_pqw_settings {
+    int codec;               /* enum st_pq_codec */
+    int level;
+    int page_version;        /* 1 or 2 */
+} st_pqw_settings;
+
+typedef struct st_pqw_column {
+    const char *name;
+    st_kind kind;            /* of the values (NONE columns hold INT64 lists that stay empty) */
+    int physical;            /* PQ_INT64, PQ_FLOAT, PQ_BYTE_ARRAY */
+    bool string;             /* BYTE_ARRAY with the STRING logical type */
+    st_pqw_shape shape;
+    int max_def, max_rep;
+
+    /* The chunk being gathered. */
+    st_buf def, rep;         /* one byte per level entry (rep unused for scalars) */
+    st_buf values;           /* PLAIN encoded */
+    uint64_t nlevels, nvalues, nulls;
+    bool has_minmax;
+    int64_t min_i, max_i;
+    float min_f, max_f;
+    size_t min_off, min_len, max_off, max_len;   /* byte arrays: in `values` */
+
+    /* Scratch kept between chunks. */
+    st_buf page, packed, dict, indices, table;
+} st_pqw_column;
+
+/* ---- the row form (write_row.c) -------------------------------------------
+ * encode() turns each feature into its column's row form, in schema order:
+ * a varint tag (0 = null; scalar: 1 = a value follows; list: count + 1,
+ * then the values; sequence: steps + 1, then per step 0 = a step with no
+ * kind, or count + 1 and the values), values PLAIN encoded (int64 8 bytes,
+ * float 4 bytes, bytes a 4-byte length and the bytes). */
+
+/* The shape a schema column is written in. */
+st_pqw_shape st_pqw_shape_of(const st_column *sc);
+/* Appends the row form of f (or of fl for a sequence; NULL = absent). */
+int st_pqw_row_encode(const st_column *c, const st_feature *f, const st_feature_list *fl,
+                      st_buf *out, st_error *err);
+/* Reads one column's row form at *p (advanced) into the chunk. */
+int st_pqw_row_add(st_pqw_column *c, const uint8_t **p, const uint8_t *end, st_error *err);
+
+/* ---- the chunk (write_column.c) -------------------------------------------- */
+
+/* Bytes the chunk holds (levels and values, uncompressed). */
+static inline uint64_t st_pqw_column_bytes(const st_pqw_column *c)
+{
+    return c->def.len + c->rep.len + c->values.len;
+}
+
+/* Writes the chunk's pages at *offset (advanced) and its ColumnChunk
+ * struct to tw; adds its sizes to *uncompressed and *compressed; empties
+ * the chunk. */
+int st_pqw_column_flush(st_pqw_column *c, const st_pqw_settings *s, st_ostream *out, uint64_t *offset,
+                        st_pq_tw *tw, uint64_t *uncompressed, uint64_t *compressed, st_error *err);
+/* The most the chunk can take on disk, page headers and its metadata included. */
+uint64_t st_pqw_column_bound(const st_pqw_column *c, const st_pqw_settings *s);
+void st_pqw_column_free(st_pqw_column *c);
+
+#endif

@@ -1,0 +1,290 @@
+/* The row form between encode() and write() (see write_column.h): encode()
+ * runs on the pipeline's threads, so everything that can be done per
+ * record is done there; write() only appends levels and copies values. */
+#include "metadata.h"
+#include "write_column.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+static size_t put_varint(uint8_t *o, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        o[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    o[n++] = (uint8_t)v;
+    return n;
+}
+
+static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    uint64_t r = 0;
+    for (int shift = 0; shift < 64 && *p < end; shift += 7) {
+        uint8_t b = *(*p)++;
+        r |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *v = r;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int kind_check(const st_column *c, const st_feature *f, st_error *err)
+{
+    if (f->kind == ST_KIND_NONE || f->kind == c->kind || f->count == 0)
+        return 0;
+    if (c->kind == ST_KIND_NONE && f->kind == ST_KIND_INT64)
+        return 0; /* a column seen only empty is written as INT64 */
+    return st_error_set(err, ST_EDATA, "feature \"%s\" is %s but the Parquet column is %s", c->name,
+                        st_kind_name(f->kind), st_kind_name(c->kind == ST_KIND_NONE ? ST_KIND_INT64 : c->kind));
+}
+
+/* The values of f, PLAIN encoded, preceded by the tag count + 1. */
+static int put_values(const st_column *c, const st_feature *f, st_buf *out, st_error *err)
+{
+    int rc = kind_check(c, f, err);
+    if (rc)
+        return rc;
+    uint32_t n = f->kind == ST_KIND_NONE ? 0 : f->count;
+    size_t need = 10;
+    switch (f->kind) {
+    case ST_KIND_INT64: need += (size_t)n * 8; break;
+    case ST_KIND_FLOAT: need += (size_t)n * 4; break;
+    case ST_KIND_BYTES:
+        for (uint32_t k = 0; k < n; k++) {
+            if (f->v.bytes[k].len > UINT32_MAX)
+                return st_error_set(err, ST_EUNSUPPORTED, "feature \"%s\": a value of %zu bytes is "
+                                    "larger than Parquet's 4 GiB", c->name, f->v.bytes[k].len);
+            need += 4 + f->v.bytes[k].len;
+        }
+        break;
+    default: break;
+    }
+    if (st_buf_reserve(out, need))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    out->len += put_varint(out->data + out->len, (uint64_t)n + 1);
+    uint8_t *o = out->data + out->len;
+    switch (f->kind) {
+    case ST_KIND_INT64:
+        memcpy(o, f->v.i64, (size_t)n * 8); /* little-endian hosts only, as the reader */
+        o += (size_t)n * 8;
+        break;
+    case ST_KIND_FLOAT:
+        memcpy(o, f->v.f32, (size_t)n * 4);
+        o += (size_t)n * 4;
+        break;
+    case ST_KIND_BYTES:
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t len = (uint32_t)f->v.bytes[k].len;
+            memcpy(o, &len, 4);
+            if (len)
+                memcpy(o + 4, f->v.bytes[k].data, len);
+            o += 4 + len;
+        }
+        break;
+    default: break;
+    }
+    out->len = (size_t)(o - out->data);
+    return 0;
+}
+
+int st_pqw_row_encode(const st_column *c, const st_feature *f, const st_feature_list *fl,
+                      st_buf *out, st_error *err)
+{
+    if (st_buf_reserve(out, 10))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    switch (st_pqw_shape_of(c)) {
+    case PQW_SCALAR:
+        if (!f || f->kind == ST_KIND_NONE || f->count == 0) {
+            out->data[out->len++] = 0;
+            return 0;
+        }
+        if (f->count != 1)
+            return st_error_set(err, ST_EDATA, "feature \"%s\" has %" PRIu32 " values but its Parquet "
+                                "column holds one", c->name, f->count);
+        return put_values(c, f, out, err); /* tag 2: one value */
+    case PQW_LIST:
+        if (!f) {
+            out->data[out->len++] = 0;
+            return 0;
+        }
+        return put_values(c, f, out, err);
+    case PQW_SEQUENCE:
+        if (!fl) {
+            out->data[out->len++] = 0;
+            return 0;
+        }
+        out->len += put_varint(out->data + out->len, (uint64_t)fl->count + 1);
+        for (uint32_t s = 0; s < fl->count; s++) {
+            const st_feature *step = &fl->steps[s];
+            if (step->kind == ST_KIND_NONE) {
+                if (st_buf_reserve(out, 1))
+                    return st_error_set(err, ST_ENOMEM, "out of memory");
+                out->data[out->len++] = 0;
+                continue;
+            }
+            int rc = put_values(c, step, out, err);
+            if (rc)
+                return rc;
+        }
+        return 0;
+    }
+    return 0;
+}
+
+/* ---- write(): the row form into the chunk --------------------------------- */
+
+static int damaged(const st_pqw_column *c, st_error *err)
+{
+    return st_error_set(err, ST_EDATA, "column \"%s\": the encoded record is damaged", c->name);
+}
+
+static int cmp_bytes(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
+{
+    int r = memcmp(a, b, al < bl ? al : bl);
+    return r ? r : (al > bl) - (al < bl);
+}
+
+/* Copies n values at *p into the chunk and updates the statistics. */
+static int add_values(st_pqw_column *c, uint64_t n, const uint8_t **p, const uint8_t *end, st_error *err)
+{
+    if (n == 0)
+        return 0;
+    const uint8_t *start = *p;
+    size_t base = c->values.len;
+    if (c->physical == PQ_INT64 || c->physical == PQ_FLOAT) {
+        size_t w = c->physical == PQ_INT64 ? 8 : 4;
+        if ((uint64_t)(end - start) / w < n)
+            return damaged(c, err);
+        for (uint64_t k = 0; k < n; k++) {
+            if (c->physical == PQ_INT64) {
+                int64_t v;
+                memcpy(&v, start + k * 8, 8);
+                if (!c->has_minmax || v < c->min_i)
+                    c->min_i = v;
+                if (!c->has_minmax || v > c->max_i)
+                    c->max_i = v;
+                c->has_minmax = true;
+            } else {
+                float v;
+                memcpy(&v, start + k * 4, 4);
+                if (v != v)
+                    continue; /* NaN takes no part in min and max */
+                if (!c->has_minmax || v < c->min_f)
+                    c->min_f = v;
+                if (!c->has_minmax || v > c->max_f)
+                    c->max_f = v;
+                c->has_minmax = true;
+            }
+        }
+        *p = start + n * w;
+    } else {
+        const uint8_t *q = start;
+        for (uint64_t k = 0; k < n; k++) {
+            uint32_t len;
+            if (end - q < 4)
+                return damaged(c, err);
+            memcpy(&len, q, 4);
+            if ((size_t)(end - q - 4) < len)
+                return damaged(c, err);
+            size_t off = base + (size_t)(q - start) + 4;
+            const uint8_t *v = q + 4;
+            if (!c->has_minmax) {
+                c->min_off = c->max_off = off;
+                c->min_len = c->max_len = len;
+                c->has_minmax = true;
+            } else {
+                /* min and max point into `values`, which may not hold this
+                 * record's bytes yet: compare against where they will be. */
+                const uint8_t *mn = c->min_off < base ? c->values.data + c->min_off : start + (c->min_off - base);
+                const uint8_t *mx = c->max_off < base ? c->values.data + c->max_off : start + (c->max_off - base);
+                if (cmp_bytes(v, len, mn, c->min_len) < 0) {
+                    c->min_off = off;
+                    c->min_len = len;
+                } else if (cmp_bytes(v, len, mx, c->max_len) > 0) {
+                    c->max_off = off;
+                    c->max_len = len;
+                }
+            }
+            q += 4 + (size_t)len;
+        }
+        *p = q;
+    }
+    if (st_buf_append(&c->values, start, (size_t)(*p - start)))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    c->nvalues += n;
+    return 0;
+}
+
+static int levels(st_pqw_column *c, uint8_t def, uint8_t rep, uint64_t count)
+{
+    if (st_buf_reserve(&c->def, count) || (c->max_rep && st_buf_reserve(&c->rep, count)))
+        return ST_ENOMEM;
+    memset(c->def.data + c->def.len, def, count);
+    c->def.len += count;
+    if (c->max_rep) {
+        if (count) {
+            c->rep.data[c->rep.len++] = rep;
+            memset(c->rep.data + c->rep.len, c->max_rep, count - 1);
+            c->rep.len += count - 1;
+        }
+    }
+    c->nlevels += count;
+    if (def < c->max_def)
+        c->nulls += count;
+    return 0;
+}
+
+int st_pqw_row_add(st_pqw_column *c, const uint8_t **p, const uint8_t *end, st_error *err)
+{
+    uint64_t tag;
+    if (get_varint(p, end, &tag))
+        return damaged(c, err);
+    int rc = 0;
+    switch (c->shape) {
+    case PQW_SCALAR:
+        if (tag == 0)
+            rc = levels(c, 0, 0, 1);
+        else if ((rc = levels(c, 1, 0, 1)) == 0)
+            return add_values(c, 1, p, end, err);
+        break;
+    case PQW_LIST:
+        if (tag <= 1) {
+            rc = levels(c, (uint8_t)tag, 0, 1);
+        } else if ((rc = levels(c, 2, 0, tag - 1)) == 0) {
+            return add_values(c, tag - 1, p, end, err);
+        }
+        break;
+    case PQW_SEQUENCE:
+        if (tag <= 1) {
+            rc = levels(c, (uint8_t)tag, 0, 1);
+            break;
+        }
+        for (uint64_t s = 0; s + 1 < tag && rc == 0; s++) {
+            uint8_t rep = s == 0 ? 0 : 1;
+            uint64_t n;
+            if (get_varint(p, end, &n))
+                return damaged(c, err);
+            if (n <= 1) {
+                rc = levels(c, (uint8_t)(2 + n), rep, 1);
+            } else {
+                /* The step's first value starts it (rep), the others repeat the inner list. */
+                rc = levels(c, 4, rep, 1);
+                if (rc == 0 && n > 2)
+                    rc = levels(c, 4, 2, n - 2);
+                if (rc == 0) {
+                    rc = add_values(c, n - 1, p, end, err);
+                    if (rc)
+                        return rc;
+                }
+            }
+        }
+        break;
+    }
+    if (rc == ST_ENOMEM)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    return rc;
+}

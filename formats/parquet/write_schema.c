@@ -1,0 +1,120 @@
+/* How features become Parquet columns (the mapping of shardtool-convert(1),
+ * "Parquet output"):
+ *   int64 -> INT64, float -> FLOAT, bytes -> BYTE_ARRAY, with the STRING
+ *   logical type when every value of the inputs is valid UTF-8 (and
+ *   --bytes-as binary was not given);
+ *   a feature that always holds one value -> an optional column (absent:
+ *   null); any other -> an optional 3-level LIST of required elements
+ *   (absent: a null list; no values: an empty list);
+ *   a FeatureList -> an optional LIST of optional LISTs (a step with no
+ *   kind: a null inner list);
+ *   a feature only ever seen with no values (no kind) -> a LIST of INT64
+ *   whose lists are empty. */
+#include "metadata.h"
+#include "write_schema.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+st_pqw_shape st_pqw_shape_of(const st_column *sc)
+{
+    if (sc->sequence)
+        return PQW_SEQUENCE;
+    if (sc->repeated || sc->fixed_len != 1 || sc->kind == ST_KIND_NONE)
+        return PQW_LIST;
+    return PQW_SCALAR;
+}
+
+int st_pqw_columns_from_schema(const st_schema *schema, bool bytes_binary, st_pqw_column **out,
+                               st_error *err)
+{
+    st_pqw_column *cols = calloc(schema->count ? schema->count : 1, sizeof *cols);
+    if (!cols)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    for (size_t i = 0; i < schema->count; i++) {
+        const st_column *sc = &schema->columns[i];
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(schema->columns[k].name, sc->name) == 0) {
+                free(cols);
+                return st_error_set(err, ST_EUNSUPPORTED,
+                                    "\"%s\" is both a feature and a FeatureList; a Parquet file "
+                                    "cannot hold two columns of one name (rename one, or --exclude it)",
+                                    sc->name);
+            }
+        st_pqw_column *c = &cols[i];
+        c->name = sc->name;
+        c->kind = sc->kind;
+        c->physical = sc->kind == ST_KIND_FLOAT ? PQ_FLOAT : sc->kind == ST_KIND_BYTES ? PQ_BYTE_ARRAY : PQ_INT64;
+        c->string = sc->kind == ST_KIND_BYTES && !sc->not_utf8 && !bytes_binary;
+        c->shape = st_pqw_shape_of(sc);
+        c->max_def = c->shape == PQW_SEQUENCE ? 4 : c->shape == PQW_LIST ? 2 : 1;
+        c->max_rep = c->shape == PQW_SEQUENCE ? 2 : c->shape == PQW_LIST ? 1 : 0;
+    }
+    *out = cols;
+    return 0;
+}
+
+static void group(st_pq_tw *tw, const char *name, int repetition, int children, bool list)
+{
+    st_pq_tw_begin(tw);
+    st_pq_tw_i32(tw, 3, repetition);
+    st_pq_tw_string(tw, 4, name);
+    st_pq_tw_i32(tw, 5, children);
+    if (list) {
+        st_pq_tw_i32(tw, 6, PQ_CT_LIST);
+        st_pq_tw_struct(tw, 10);
+        st_pq_tw_struct(tw, PQ_LT_LIST);
+        st_pq_tw_end(tw);
+        st_pq_tw_end(tw);
+    }
+    st_pq_tw_end(tw);
+}
+
+static void leaf(st_pq_tw *tw, const st_pqw_column *c, const char *name, int repetition)
+{
+    st_pq_tw_begin(tw);
+    st_pq_tw_i32(tw, 1, c->physical);
+    st_pq_tw_i32(tw, 3, repetition);
+    st_pq_tw_string(tw, 4, name);
+    if (c->string) {
+        st_pq_tw_i32(tw, 6, PQ_CT_UTF8);
+        st_pq_tw_struct(tw, 10);
+        st_pq_tw_struct(tw, PQ_LT_STRING);
+        st_pq_tw_end(tw);
+        st_pq_tw_end(tw);
+    }
+    st_pq_tw_end(tw);
+}
+
+void st_pqw_schema_write(st_pq_tw *tw, const st_pqw_column *cols, size_t n)
+{
+    uint32_t elements = 1;
+    for (size_t i = 0; i < n; i++)
+        elements += cols[i].shape == PQW_SCALAR ? 1 : cols[i].shape == PQW_LIST ? 3 : 5;
+    st_pq_tw_list(tw, 2, PQ_T_STRUCT, elements);
+    /* The root. */
+    st_pq_tw_begin(tw);
+    st_pq_tw_string(tw, 4, "schema");
+    st_pq_tw_i32(tw, 5, (int32_t)n);
+    st_pq_tw_end(tw);
+    for (size_t i = 0; i < n; i++) {
+        const st_pqw_column *c = &cols[i];
+        switch (c->shape) {
+        case PQW_SCALAR:
+            leaf(tw, c, c->name, PQ_OPTIONAL);
+            break;
+        case PQW_LIST:
+            group(tw, c->name, PQ_OPTIONAL, 1, true);
+            group(tw, "list", PQ_REPEATED, 1, false);
+            leaf(tw, c, "element", PQ_REQUIRED);
+            break;
+        case PQW_SEQUENCE:
+            group(tw, c->name, PQ_OPTIONAL, 1, true);
+            group(tw, "list", PQ_REPEATED, 1, false);
+            group(tw, "element", PQ_OPTIONAL, 1, true);
+            group(tw, "list", PQ_REPEATED, 1, false);
+            leaf(tw, c, "element", PQ_REQUIRED);
+            break;
+        }
+    }
+}
