@@ -297,6 +297,7 @@ static int process_item(run_state *rs, item *it, st_error *err)
     }
     const st_format *tfrecord = st_format_by_name("tfrecord");
     bool frames_pass = tfrecord && job->writer == tfrecord->writer;
+    st_feature_stats_new_batch(&it->stats);
     for (size_t i = 0; i < it->batch.count; i++) {
         st_record *rec = &it->batch.records[i];
         project(job->ro, rec);
@@ -502,6 +503,7 @@ int convert_scan_schema(const convert_job *job, st_feature_stats *stats, st_erro
         }
         int got;
         while ((got = st_reader_next_batch(r, &batch, err)) > 0 && !(job->cancel && *job->cancel)) {
+            st_feature_stats_new_batch(stats);
             for (size_t k = 0; k < batch.count && rc == ST_OK; k++) {
                 project(job->ro, &batch.records[k]);
                 if (st_feature_stats_add(stats, &batch.records[k]))
