@@ -104,6 +104,7 @@ static int stat_file(const cli_command *cmd, const cli_input *in, file_stats *fs
         }
         if (rc == 0 || cli_interrupted)
             break;
+        st_feature_stats_new_batch(&fs->features);
         for (size_t i = 0; i < batch.count; i++) {
             const st_record *rec = &batch.records[i];
             if (st_feature_stats_add(&fs->features, rec)) {

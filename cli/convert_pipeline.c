@@ -298,6 +298,7 @@ static int process_item(run_state *rs, item *it, st_error *err)
     it->stats.check_utf8 = job->check_utf8;
     const st_format *tfrecord = st_format_by_name("tfrecord");
     bool frames_pass = tfrecord && job->writer == tfrecord->writer;
+    st_feature_stats_new_batch(&it->stats);
     for (size_t i = 0; i < it->batch.count; i++) {
         st_record *rec = &it->batch.records[i];
         project(job->ro, rec);

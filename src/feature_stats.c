@@ -111,6 +111,12 @@ static void add_values(st_feature_stat *f, const st_feature *feat, bool check_ut
     }
 }
 
+void st_feature_stats_new_batch(st_feature_stats *s)
+{
+    if (++s->batch == 0)
+        s->batch = 1; /* 0 means "no batch said": every hit is compared */
+}
+
 int st_feature_stats_add(st_feature_stats *s, const st_record *rec)
 {
     s->records++;
@@ -119,12 +125,18 @@ int st_feature_stats_add(st_feature_stats *s, const st_record *rec)
     for (uint32_t i = 0; i < rec->nfeatures; i++) {
         const st_feature *feat = &rec->features[i];
         st_feature_stat *f;
-        /* The pointer can repeat with other bytes (a reused buffer): compare them too. */
+        /* The pointer can repeat with other bytes in another batch (a reused
+         * buffer): compare them once per batch. */
         if (i < ST_FEATURE_STATS_CACHE && feat->name.data && s->cached_name[i] == feat->name.data &&
-            !s->items[s->cached_slot[i]].sequence &&
-            s->items[s->cached_slot[i]].name_len == feat->name.len &&
-            memcmp(s->items[s->cached_slot[i]].name, feat->name.data, feat->name.len) == 0) {
+            (s->batch != 0 && s->cached_batch[i] == s->batch)) {
             f = &s->items[s->cached_slot[i]];
+        } else if (i < ST_FEATURE_STATS_CACHE && feat->name.data &&
+                   s->cached_name[i] == feat->name.data &&
+                   !s->items[s->cached_slot[i]].sequence &&
+                   s->items[s->cached_slot[i]].name_len == feat->name.len &&
+                   memcmp(s->items[s->cached_slot[i]].name, feat->name.data, feat->name.len) == 0) {
+            f = &s->items[s->cached_slot[i]];
+            s->cached_batch[i] = s->batch;
         } else {
             f = lookup(s, feat->name.data, feat->name.len, false);
             if (!f)
@@ -132,6 +144,7 @@ int st_feature_stats_add(st_feature_stats *s, const st_record *rec)
             if (i < ST_FEATURE_STATS_CACHE) {
                 s->cached_name[i] = feat->name.data;
                 s->cached_slot[i] = (size_t)(f - s->items);
+                s->cached_batch[i] = s->batch;
             }
         }
         f->present++;

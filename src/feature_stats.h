@@ -45,13 +45,24 @@ typedef struct st_feature_stats {
      * default, it costs a pass over every value. */
     bool check_utf8;
     /* Readers of tables give every record the same name pointers in the same
-     * order: feature i of the last record, and its slot, skip the hashing. */
+     * order: feature i of the last record, and its slot, skip the hashing.
+     * A pointer can come back with other bytes in a later batch (a reused
+     * buffer), so a hit is checked byte for byte once per batch: an entry
+     * whose cached_batch is the current `batch` (never 0) was checked. */
     const uint8_t *cached_name[ST_FEATURE_STATS_CACHE];
     size_t cached_slot[ST_FEATURE_STATS_CACHE];
+    uint64_t cached_batch[ST_FEATURE_STATS_CACHE];
+    uint64_t batch;
 } st_feature_stats;
 
 void st_feature_stats_init(st_feature_stats *s);
 void st_feature_stats_free(st_feature_stats *s);
+/* The records added from now on belong to another batch: their names
+ * live in other memory.  Within one batch a name pointer always means the
+ * same bytes (the records of a batch live side by side), so a caller that
+ * says where batches start saves a name compare per feature and record;
+ * one that never does is still right, only slower. */
+void st_feature_stats_new_batch(st_feature_stats *s);
 int st_feature_stats_add(st_feature_stats *s, const st_record *rec);
 int st_feature_stats_merge(st_feature_stats *into, const st_feature_stats *from);
 /* The features in order of first appearance (caller frees the array). */

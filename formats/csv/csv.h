@@ -123,6 +123,8 @@ typedef struct st_csv_options {
     const st_schema *widen_types;
     size_t chunk_size;         /* bytes of text per unit (0 = 1 MiB); tests use tiny ones */
     bool no_full_scan;         /* infer from infer_rows even when the input could be read twice */
+    unsigned infer_threads;    /* threads of the whole-input inference pass (0 = the cores
+                                * online, at most 8); the types never depend on it */
 } st_csv_options;
 
 void st_csv_options_init(st_csv_options *o);

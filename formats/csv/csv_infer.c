@@ -8,6 +8,7 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 bool csv_infer_open_columns(const csv_reader *r)
 {
@@ -32,15 +33,16 @@ static inline bool at_field_end(const uint8_t *t, uint8_t delim)
     return *t == delim || *t == '\n' || (*t == '\r' && t[1] == '\n');
 }
 
-/* The verdict on a value (general path). */
-static uint8_t judge_span(const csv_column *c, const csv_span *s)
+/* The verdict on a value (general path).  try_int: the column may still
+ * be int64 (otherwise an integer is simply "not int"). */
+static uint8_t judge_span(bool try_int, const csv_span *s)
 {
     if (s->len == 0)
         return V_EMPTY;
     if (s->flags & CSV_SPAN_ESCAPED)
         return V_VALUE | V_NOT_INT | V_NOT_FLOAT; /* doubled quotes or text after the quote */
     int64_t v;
-    if (c->can_int && csv_parse_int64(s->ptr, s->len, &v))
+    if (try_int && csv_parse_int64(s->ptr, s->len, &v))
         return V_VALUE;
     return V_VALUE | V_NOT_INT | (csv_is_number(s->ptr, s->len) ? 0 : V_NOT_FLOAT);
 }
@@ -52,26 +54,36 @@ typedef struct judged {
 } judged;
 
 /* The general path: quoted fields, exponents, words, long numbers. */
-static judged judge_slow(const csv_reader *r, const csv_column *c, const uint8_t *p,
+static judged judge_slow(const csv_reader *r, bool try_int, const uint8_t *p,
                          const uint8_t *end)
 {
     csv_span sp;
     judged j;
     j.end = csv_field(&r->d, p, end, &sp);
     j.newlines = sp.newlines;
-    j.verdict = judge_span(c, &sp);
+    j.verdict = judge_span(try_int, &sp);
     return j;
 }
 
 /* Scratch: the row's verdicts, what the chunk's good rows said, and which
- * columns still need judging (fixed for the chunk). */
+ * columns still need judging (fixed for the chunk: CSV_JUDGE bits). */
 typedef struct infer_state {
     uint8_t *verdicts;
     uint8_t *said;
-    uint8_t *judge;
+    const uint8_t *judge;
 } infer_state;
 
-static void apply_said(csv_reader *r, const uint8_t *said)
+void csv_infer_snapshot(const csv_reader *r, uint8_t *judge)
+{
+    for (size_t i = 0; i < r->ncols; i++) {
+        const csv_column *c = &r->cols[i];
+        bool open = c->action != CSV_SKIP && !c->forced && (c->can_int || c->can_float);
+        judge[i] = open ? (uint8_t)(CSV_JUDGE | (c->can_int ? CSV_JUDGE_INT : 0)) : 0;
+    }
+    judge[r->ncols] = 0;
+}
+
+void csv_infer_apply(csv_reader *r, const uint8_t *said)
 {
     for (size_t i = 0; i < r->ncols; i++) {
         csv_column *c = &r->cols[i];
@@ -96,7 +108,7 @@ static int ragged(const csv_reader *r, const csv_chunk *ch, uint64_t line, uint6
 }
 
 /* The verdict on a plain field (no quotes) from its character counts. */
-static inline uint8_t plain_verdict(const csv_column *c, const uint8_t *p, size_t len, bool other,
+static inline uint8_t plain_verdict(bool try_int, const uint8_t *p, size_t len, bool other,
                                     bool signs_ok, unsigned ndots, unsigned first_sign)
 {
     if (len == 0)
@@ -104,7 +116,7 @@ static inline uint8_t plain_verdict(const csv_column *c, const uint8_t *p, size_
     if (other) {
         /* Letters: an exponent, inf, nan, or text. */
         csv_span sp = {p, len, 0, 0};
-        return judge_span(c, &sp);
+        return judge_span(try_int, &sp);
     }
     size_t digits = len - ndots - first_sign;
     if (!signs_ok || digits == 0 || ndots > 1)
@@ -114,7 +126,7 @@ static inline uint8_t plain_verdict(const csv_column *c, const uint8_t *p, size_
     if (digits <= 18)
         return V_VALUE;
     csv_span sp = {p, len, 0, 0};
-    return judge_span(c, &sp);
+    return judge_span(try_int, &sp);
 }
 
 #if defined(__SSE2__)
@@ -122,7 +134,7 @@ static inline uint8_t plain_verdict(const csv_column *c, const uint8_t *p, size_
  * turned into bit masks, fields are the runs between separator bits, and a
  * field's verdict comes from counting bits (digits, one dot, a leading
  * sign) without looking at its bytes again. */
-static int infer_plain(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t limit,
+static int infer_plain(const csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t limit,
                        infer_state *st, st_error *err)
 {
     const uint8_t *const buf = ch->data;
@@ -169,7 +181,7 @@ static int infer_plain(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint6
                         first_sign = a_first_sign;
                         signs_ok = !a_sign_bad && sg == 0;
                     }
-                    v = plain_verdict(&r->cols[col], buf + fs, flen, other, signs_ok, ndots, first_sign);
+                    v = plain_verdict(judge[col] & CSV_JUDGE_INT, buf + fs, flen, other, signs_ok, ndots, first_sign);
                 } else {
                     v = flen ? V_VALUE : V_EMPTY;
                 }
@@ -219,7 +231,7 @@ static int infer_plain(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint6
 }
 #endif
 
-static int infer_scalar(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t limit,
+static int infer_scalar(const csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t limit,
                         infer_state *st, st_error *err)
 {
     const uint8_t *p = ch->data + ch->start;
@@ -267,7 +279,7 @@ static int infer_scalar(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint
                     verdicts[col] = v;
                     p = t + (*t == '\r');
                 } else {
-                    judged j = judge_slow(r, &r->cols[col], p, end);
+                    judged j = judge_slow(r, judge[col] & CSV_JUDGE_INT, p, end);
                     verdicts[col] = j.verdict;
                     line += j.newlines;
                     p = j.end;
@@ -279,7 +291,7 @@ static int infer_scalar(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint
                 verdicts[col] = t == p || (*t == '\n' && t == p + 1 && *p == '\r') ? V_EMPTY : V_VALUE;
                 p = t;
             } else if (judge[col]) {
-                judged j = judge_slow(r, &r->cols[col], p, end);
+                judged j = judge_slow(r, judge[col] & CSV_JUDGE_INT, p, end);
                 verdicts[col] = j.verdict;
                 line += j.newlines;
                 p = j.end;
@@ -311,6 +323,19 @@ static int infer_scalar(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint
     return rc;
 }
 
+int csv_infer_scan(const csv_reader *r, const csv_chunk *ch, const uint8_t *judge,
+                   uint8_t *verdicts, uint8_t *said, uint64_t *rows, uint64_t limit, st_error *err)
+{
+    infer_state st = {verdicts, said, judge};
+    memset(said, 0, r->ncols + 1);
+    memset(verdicts, 0, r->ncols + 1);
+#if defined(__SSE2__)
+    if (csv_plain_chunk(&r->d, ch))
+        return infer_plain(r, ch, rows, limit, &st, err);
+#endif
+    return infer_scalar(r, ch, rows, limit, &st, err);
+}
+
 int csv_infer_chunk(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t limit,
                     st_error *err)
 {
@@ -323,21 +348,9 @@ int csv_infer_chunk(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t
         r->scratch = s;
         r->scratch_cap = need;
     }
-    infer_state st = {r->scratch, r->scratch + ncols + 1, r->scratch + 2 * (ncols + 1)};
-    for (size_t i = 0; i < ncols; i++) {
-        const csv_column *c = &r->cols[i];
-        st.said[i] = 0;
-        st.verdicts[i] = 0;
-        st.judge[i] = c->action != CSV_SKIP && !c->forced && (c->can_int || c->can_float);
-    }
-    st.judge[ncols] = 0;
-    int rc;
-#if defined(__SSE2__)
-    if (csv_plain_chunk(&r->d, ch))
-        rc = infer_plain(r, ch, rows, limit, &st, err);
-    else
-#endif
-        rc = infer_scalar(r, ch, rows, limit, &st, err);
-    apply_said(r, st.said);
+    uint8_t *judge = r->scratch + 2 * (ncols + 1);
+    csv_infer_snapshot(r, judge);
+    int rc = csv_infer_scan(r, ch, judge, r->scratch, r->scratch + ncols + 1, rows, limit, err);
+    csv_infer_apply(r, r->scratch + ncols + 1);
     return rc;
 }

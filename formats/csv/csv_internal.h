@@ -369,6 +369,27 @@ int csv_infer_chunk(csv_reader *r, const csv_chunk *ch, uint64_t *rows, uint64_t
 /* Whether any column still needs looking at. */
 bool csv_infer_open_columns(const csv_reader *r);
 
+/* The same pass in pieces, for inferring chunks on several threads: what a
+ * chunk's rows say depends only on its text and a snapshot of which columns
+ * are still open, and the sayings of chunks are merged (in input order, so
+ * that errors and the early stop come out as with one thread) into the
+ * columns by csv_infer_apply. */
+enum {
+    CSV_JUDGE = 1,      /* the column is still int64 or float */
+    CSV_JUDGE_INT = 2,  /* ... and still int64 */
+};
+/* judge: ncols + 1 bytes. */
+void csv_infer_snapshot(const csv_reader *r, uint8_t *judge);
+/* verdicts, said: ncols + 1 bytes each; reads only r's dialect and
+ * options, never its columns, so it may run beside csv_infer_apply. */
+int csv_infer_scan(const csv_reader *r, const csv_chunk *ch, const uint8_t *judge,
+                   uint8_t *verdicts, uint8_t *said, uint64_t *rows, uint64_t limit, st_error *err);
+void csv_infer_apply(csv_reader *r, const uint8_t *said);
+/* The pass over a whole input (csv_infer_full.c), on up to `threads`
+ * threads (0 = the cores online) with chunks of chunk_size bytes. */
+int csv_infer_full(csv_reader *r, st_stream *src, bool use_pread, size_t chunk_size,
+                   unsigned threads, st_error *err);
+
 /* Shared between the readers (csv_reader.c). */
 locale_t csv_c_locale(st_error *err);
 st_stream *csv_reopen_for_pass(st_stream *in, st_error *err);

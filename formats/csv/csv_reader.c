@@ -290,34 +290,6 @@ static int numbered_names(csv_reader *r, size_t n, st_error *err)
     return ST_OK;
 }
 
-/* Type inference over the whole input with a separate chunker. */
-static int infer_full(csv_reader *r, st_stream *src, bool use_pread, st_error *err)
-{
-    csv_chunker ic;
-    csv_chunker_init(&ic, src, &r->d, CSV_MAX_CHUNK, r->ch.max_record, use_pread);
-    uint64_t rows = 0;
-    int rc;
-    csv_chunk ch;
-    while ((rc = csv_chunker_next(&ic, &ch, err)) > 0) {
-        if (st_interrupted()) { /* a pass over a large file takes a while */
-            csv_chunk_free(&ch);
-            rc = st_error_set(err, ST_ECANCELED, "interrupted");
-            break;
-        }
-        if (ch.offset == 0) {
-            ch.start = r->header_end; /* same bytes as the main pass saw */
-            ch.line = r->header_line;
-            ch.row = r->row_bias;
-        }
-        rc = csv_infer_chunk(r, &ch, &rows, 0, err);
-        csv_chunker_recycle(&ic, &ch);
-        if (rc < 0 || !csv_infer_open_columns(r))
-            break;
-    }
-    csv_chunker_free(&ic);
-    return rc < 0 ? rc : ST_OK;
-}
-
 /* Type inference over the first infer_rows rows, which are kept to be
  * decoded again. */
 static int infer_prefix(csv_reader *r, st_error *err)
@@ -438,16 +410,19 @@ static int reader_open(void *priv, st_stream *in, const st_read_options *opt, st
     if ((rc = apply_selection(r, opt, co, err)) < 0)
         return rc;
 
-    /* Columns to infer are those kept and not forced. */
+    /* Columns to infer are those kept and not forced.  The whole-input pass
+     * reads large chunks, or the unit size when one is given (tests cut
+     * tiny ones to put many chunks in flight). */
     if (csv_infer_open_columns(r)) {
+        size_t pass_chunk = co->chunk_size ? co->chunk_size : CSV_MAX_CHUNK;
         /* Reading twice is cheap for a local file, not for a remote object. */
         if (st_stream_can_seek(in) && !co->no_full_scan && !st_path_is_remote(r->name)) {
-            rc = infer_full(r, in, true, err);
+            rc = csv_infer_full(r, in, true, pass_chunk, co->infer_threads, err);
             r->full_pass = true;
         } else {
             st_stream *again = co->no_full_scan ? NULL : csv_reopen_for_pass(in, err);
             if (again) {
-                rc = infer_full(r, again, false, err);
+                rc = csv_infer_full(r, again, false, pass_chunk, co->infer_threads, err);
                 st_stream_close(again);
                 r->full_pass = true;
             } else {

@@ -1112,6 +1112,172 @@ static void test_gzip_full_pass(void)
     unlink(path);
 }
 
+/* ---- the whole-input inference pass on several threads ---------------------- */
+
+/* Same outcome: code, message, schema (kinds, nullable, empty) and records. */
+static bool same_result(const result *a, const result *b)
+{
+    if (a->rc != b->rc || (a->rc && strcmp(a->err.msg, b->err.msg) != 0)) {
+        fprintf(stderr, "\n%d %s\n%d %s\n", a->rc, a->err.msg, b->rc, b->err.msg);
+        return false;
+    }
+    if (a->schema.count != b->schema.count)
+        return false;
+    for (size_t i = 0; i < a->schema.count; i++) {
+        const st_column *x = &a->schema.columns[i], *y = &b->schema.columns[i];
+        if (strcmp(x->name, y->name) || x->kind != y->kind || x->nullable != y->nullable ||
+            x->empty != y->empty) {
+            fprintf(stderr, "\ncolumn %s: kind %d/%d nullable %d/%d empty %d/%d\n", x->name,
+                    x->kind, y->kind, x->nullable, y->nullable, x->empty, y->empty);
+            return false;
+        }
+    }
+    return a->records == b->records && a->json.len == b->json.len &&
+           memcmp(a->json.data, b->json.data, a->json.len) == 0;
+}
+
+/* One thread (the pass as it always was) against several, at chunk sizes
+ * from the default 4 MiB down to tiny ones, which put many chunks in
+ * flight and merge them out of the order they finish in.  (The chunk size
+ * itself may matter: the pass stops at the end of the chunk after which
+ * every column is text.) */
+static void read_either(const read_cfg *cfg, const void *data, size_t len, const char *rel,
+                        result *res)
+{
+    if (rel)
+        read_path(cfg, rel, res);
+    else
+        read_mem(cfg, data, len, res);
+}
+
+static void check_threads_agree(const read_cfg *base, const void *data, size_t len, const char *rel)
+{
+    static const size_t chunks[] = {0, 1, 37, 256, 4096};
+    for (size_t i = 0; i < sizeof chunks / sizeof *chunks; i++) {
+        read_cfg one = *base;
+        one.co.infer_threads = 1;
+        one.co.chunk_size = chunks[i];
+        result ref;
+        read_either(&one, data, len, rel, &ref);
+        for (unsigned threads = 2; threads <= 8; threads *= 2) {
+            read_cfg many = one;
+            many.co.infer_threads = threads;
+            result got;
+            read_either(&many, data, len, rel, &got);
+            bool same = same_result(&ref, &got);
+            if (!same)
+                fprintf(stderr, "%s: chunk %zu, %u threads\n", rel ? rel : "<text>", chunks[i],
+                        threads);
+            CU_ASSERT(same);
+            result_free(&got);
+        }
+        result_free(&ref);
+    }
+}
+
+static void test_parallel_inference_files(void)
+{
+    static const struct { const char *rel; char delim; } files[] = {
+        {"csv/arrow-testing/aggregate_test_100.csv", ','},
+        {"csv/csv-spectrum/comma_in_quotes.csv", ','},
+        {"csv/csv-spectrum/empty.csv", ','},
+        {"csv/csv-spectrum/empty_crlf.csv", ','},
+        {"csv/csv-spectrum/escaped_quotes.csv", ','},
+        {"csv/csv-spectrum/json.csv", ','},
+        {"csv/csv-spectrum/newlines.csv", ','},
+        {"csv/csv-spectrum/newlines_crlf.csv", ','},
+        {"csv/csv-spectrum/quotes_and_newlines.csv", ','},
+        {"csv/csv-spectrum/simple.csv", ','},
+        {"csv/csv-spectrum/simple_crlf.csv", ','},
+        {"csv/csv-spectrum/utf8.csv", ','},
+        {"csv/duckdb/csv_quoted_newline_odd.csv", ','},
+        {"csv/duckdb/greek_utf8.csv", ','},
+        {"csv/duckdb/imdb_movie_info_escaped.csv", ','},
+        {"csv/duckdb/ncvoter.csv", ','},
+        {"csv/duckdb/semicolon_quote.csv", ';'},
+        {"csv/duckdb/utf8bom.csv", ','},
+        {"csv/duckdb/web_page.csv", '|'},
+        {"csv/tfx/chicago_taxi_data.csv", ','},
+        {"csv/tfx/empty_column.csv", ','},
+        {"csv/tfx/multi_line_string.csv", ','},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        for (int skip = 0; skip < 2; skip++) {
+            read_cfg cfg;
+            cfg_init(&cfg, &st_format_csv);
+            cfg.co.delimiter = files[i].delim;
+            cfg.co.skip_bad_rows = skip;
+            check_threads_agree(&cfg, NULL, 0, files[i].rel);
+        }
+    }
+}
+
+/* The trap of inferring in pieces: the only value that widens a column sits
+ * in the last chunk; ragged rows in several chunks (the first one is the
+ * error); every column text early and an empty cell only afterwards (the
+ * pass stops once nothing is left to learn, so the column stays not
+ * nullable, with one thread or many). */
+static void test_parallel_inference_trap(void)
+{
+    st_buf text = {0};
+    st_buf_append_str(&text, "a,b,c,d\n");
+    for (int i = 0; i < 3000; i++)
+        st_buf_printf(&text, "%d,%d,%d.5,%d\n", i, -i, i, (int)(rng() % 1000));
+    st_buf_append_str(&text, "1.5,x,,7\n");
+    read_cfg cfg;
+    cfg_init(&cfg, &st_format_csv);
+    for (unsigned threads = 1; threads <= 4; threads++) {
+        cfg.co.infer_threads = threads;
+        cfg.co.chunk_size = 64;
+        result r;
+        read_mem(&cfg, text.data, text.len, &r);
+        CU_ASSERT_EQUAL(r.rc, 0);
+        CU_ASSERT_EQUAL(kind_of(&r, "a"), ST_KIND_FLOAT);
+        CU_ASSERT_EQUAL(kind_of(&r, "b"), ST_KIND_BYTES);
+        CU_ASSERT_EQUAL(kind_of(&r, "c"), ST_KIND_FLOAT);
+        CU_ASSERT_EQUAL(kind_of(&r, "d"), ST_KIND_INT64);
+        CU_ASSERT_TRUE(r.schema.count == 4 && r.schema.columns[2].nullable);
+        CU_ASSERT_TRUE(r.schema.count == 4 && !r.schema.columns[0].nullable);
+        result_free(&r);
+    }
+    check_threads_agree(&cfg, text.data, text.len, NULL);
+
+    /* Ragged rows near the start and near the end. */
+    st_buf bad = {0};
+    st_buf_append_str(&bad, "a,b\n");
+    for (int i = 0; i < 2000; i++)
+        st_buf_printf(&bad, i == 700 || i == 1900 ? "%d\n" : "%d,%d\n", i, i);
+    cfg.co.infer_threads = 4;
+    cfg.co.chunk_size = 64;
+    result r;
+    read_mem(&cfg, bad.data, bad.len, &r);
+    CU_ASSERT_EQUAL(r.rc, ST_EDATA);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "line 702 (row 701): expected 2 fields, found 1"));
+    result_free(&r);
+    check_threads_agree(&cfg, bad.data, bad.len, NULL);
+    cfg.co.skip_bad_rows = true;
+    check_threads_agree(&cfg, bad.data, bad.len, NULL);
+    cfg.co.skip_bad_rows = false;
+
+    /* Everything text from the first rows; an empty cell comes much later. */
+    bad.len = 0;
+    st_buf_append_str(&bad, "s,t\nx,y\n");
+    for (int i = 0; i < 3000; i++)
+        st_buf_printf(&bad, "%d,%d\n", i, i);
+    st_buf_append_str(&bad, ",\n");
+    for (unsigned threads = 1; threads <= 4; threads++) {
+        cfg.co.infer_threads = threads;
+        read_mem(&cfg, bad.data, bad.len, &r);
+        CU_ASSERT_EQUAL(r.rc, 0);
+        CU_ASSERT_EQUAL(kind_of(&r, "s"), ST_KIND_BYTES);
+        CU_ASSERT_TRUE(r.schema.count == 2 && !r.schema.columns[0].nullable);
+        result_free(&r);
+    }
+    check_threads_agree(&cfg, bad.data, bad.len, NULL);
+    st_buf_free(&bad);
+    st_buf_free(&text);
+}
+
 /* ---- float narrowing -------------------------------------------------------- */
 
 /* The rule of csv.h, computed the slow and obvious way. */
@@ -1704,6 +1870,8 @@ int main(void)
     CU_add_test(s, "forced types and projection", test_forced_types_and_projection);
     CU_add_test(s, "prefix inference", test_prefix_inference);
     CU_add_test(s, "gzip full pass", test_gzip_full_pass);
+    CU_add_test(s, "parallel inference: files", test_parallel_inference_files);
+    CU_add_test(s, "parallel inference: last-chunk widening, errors, early stop", test_parallel_inference_trap);
     CU_add_test(s, "float narrowing", test_float_lossy);
     CU_add_test(s, "jsonl basics", test_jsonl_basic);
     CU_add_test(s, "jsonl errors", test_jsonl_errors);

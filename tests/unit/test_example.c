@@ -3,6 +3,7 @@
  * a clean ST_EDATA with check() agreeing, and randomized records compared
  * against protobuf-c's generated code in both directions. */
 #include "example.h"
+#include "feature_stats.h"
 #include "example.pb-c.h"
 
 #include <CUnit/Basic.h>
@@ -1238,6 +1239,51 @@ static void test_record_helpers(void)
     st_schema_free(&s);
 }
 
+/* Feature statistics trust a repeated name pointer within one batch and
+ * compare its bytes again in the next (a reader may reuse the buffer). */
+static uint64_t stat_present(const st_feature_stats *s, const char *name)
+{
+    const st_feature_stat **sorted = st_feature_stats_sorted(s);
+    uint64_t n = UINT64_MAX;
+    for (size_t i = 0; i < s->count; i++)
+        if (sorted[i]->name_len == strlen(name) && memcmp(sorted[i]->name, name, strlen(name)) == 0)
+            n = sorted[i]->present;
+    free(sorted);
+    return n;
+}
+
+static void test_feature_stats_batches(void)
+{
+    for (int say_batches = 0; say_batches < 2; say_batches++) {
+        char buf[4] = "abc";
+        int64_t one = 1;
+        st_feature f[2] = {
+            {.name = {(const uint8_t *)buf, 3}, .kind = ST_KIND_INT64, .count = 1, .v.i64 = &one},
+            {.name = {(const uint8_t *)"zz", 2}, .kind = ST_KIND_INT64, .count = 1, .v.i64 = &one},
+        };
+        st_record rec;
+        memset(&rec, 0, sizeof rec);
+        rec.features = f;
+        rec.nfeatures = 2;
+        st_feature_stats s;
+        st_feature_stats_init(&s);
+        if (say_batches)
+            st_feature_stats_new_batch(&s);
+        for (int i = 0; i < 3; i++)
+            CU_ASSERT_EQUAL(st_feature_stats_add(&s, &rec), 0);
+        memcpy(buf, "xyz", 3); /* the same pointer, other bytes: a later batch */
+        if (say_batches)
+            st_feature_stats_new_batch(&s);
+        for (int i = 0; i < 2; i++)
+            CU_ASSERT_EQUAL(st_feature_stats_add(&s, &rec), 0);
+        CU_ASSERT_EQUAL(s.count, 3);
+        CU_ASSERT_EQUAL(stat_present(&s, "abc"), 3);
+        CU_ASSERT_EQUAL(stat_present(&s, "xyz"), 2);
+        CU_ASSERT_EQUAL(stat_present(&s, "zz"), 5);
+        st_feature_stats_free(&s);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -1266,6 +1312,7 @@ int main(int argc, char **argv)
     CU_add_test(s, "corpus SequenceExamples", test_corpus_sequence_examples);
     CU_add_test(s, "corpus non-Example payloads", test_corpus_not_examples);
     CU_add_test(s, "record helpers", test_record_helpers);
+    CU_add_test(s, "feature stats: names once per batch", test_feature_stats_batches);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failures = CU_get_number_of_failures();
