@@ -24,9 +24,12 @@ uint64_t *convert_dealing_starts(char *const *paths, size_t npaths, st_compressi
  * overflow. */
 void convert_dealing_range(uint64_t total, uint64_t task, uint64_t tasks, uint64_t *begin, uint64_t *end);
 
-/* The CSV / JSON lines chunk size for dealing `total` bytes by bytes among
- * `tasks`: about 1/128 of a share, between 16 KiB and the usual 1 MiB, so
- * that the unit holding a range boundary moves a share by under 1%. */
+/* The unit size for dealing `total` bytes among `tasks` (CSV / JSON lines
+ * chunks, and the cap on Avro and TFRecord units): about 1/128 of a share,
+ * between 16 KiB and the usual 1 MiB, so that the unit holding a range
+ * boundary moves a share by under 1%.  The same in every task, since it
+ * derives from the total and the task count only: all tasks cut the same
+ * units. */
 size_t convert_dealing_chunk(uint64_t total, uint64_t tasks);
 
 #endif
