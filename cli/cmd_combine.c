@@ -329,6 +329,21 @@ static int add_task(combine_state *c, unsigned long long index, const task_doc *
         !same_text(text_of(root, "compression"), text_of(&first->root, "compression")))
         return fail(c, doc->path, "its format or compression differs from %s's: every task of one run "
                     "needs the same --to and --compression", first->path);
+    /* The rule that shared the inputs out (convert's "dealing"), and for
+     * "bytes" the total it divided: tasks that disagree may have lost or
+     * doubled the records at their shares' edges. */
+    const json_value *first_share = json_get(json_get(&first->root, "options"), "task_share");
+    uint64_t in_bytes = 0, first_in_bytes = 0;
+    bool has_bytes = json_uint(json_get(share, "input_bytes"), &in_bytes);
+    bool first_has_bytes = json_uint(json_get(first_share, "input_bytes"), &first_in_bytes);
+    if (!same_text(text_of(share, "dealing"), text_of(first_share, "dealing")) || has_bytes != first_has_bytes ||
+        in_bytes != first_in_bytes)
+        return fail(c, doc->path, "its inputs were shared out by another rule than %s's (dealing %s of %" PRIu64
+                    " input bytes against %s of %" PRIu64 "): every task of one run needs the same inputs, "
+                    "unchanged while the run lasts; run the differing tasks again", first->path,
+                    text_of(share, "dealing") ? text_of(share, "dealing") : "by files",
+                    in_bytes, text_of(first_share, "dealing") ? text_of(first_share, "dealing") : "by files",
+                    first_in_bytes);
     char *opts = shared_options(options);
     if (!opts)
         return fail(c, doc->path, "out of memory");

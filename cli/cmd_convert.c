@@ -1,6 +1,7 @@
 /* shardtool convert: any supported input into sharded output. */
 #include "cli.h"
 #include "convert_verbose.h"
+#include "convert_dealing.h"
 #include "convert_pipeline.h"
 #include "duplicate_inputs.h"
 #include "input.h"
@@ -101,7 +102,9 @@ static void select_task_inputs(char **paths, size_t *npaths, uint64_t index, uin
 /* The run's options as JSON, for the manifest: what shaped the output, and
  * nothing that does not (no --jobs, no times). */
 static char *options_json(const cli_values *v, char **paths, size_t npaths, const char *to,
-                          const st_shard_options *sopt, uint64_t task, uint64_t tasks)
+                          const st_shard_options *sopt, uint64_t task, uint64_t tasks,
+                          const char *dealing, const uint64_t *starts, uint64_t range_begin,
+                          uint64_t range_end)
 {
     st_buf b = {0};
     st_jsonw w;
@@ -151,6 +154,16 @@ static char *options_json(const cli_values *v, char **paths, size_t npaths, cons
         st_json_member_uint(&w, "first_shard", sopt->number_base);
         st_json_member_uint(&w, "shards", sopt->count);
         st_json_member_uint(&w, "total_shards", sopt->number_total);
+        /* The rule that shared the inputs out, the same in every task of
+         * one run (combine checks): "bytes" (the units whose first byte
+         * lies in this task's range of the inputs concatenated), "files"
+         * (whole inputs I, I+N, ...) or "units" (every N-th unit). */
+        st_json_member_string(&w, "dealing", dealing);
+        if (starts) {
+            st_json_member_uint(&w, "input_bytes", starts[npaths]);
+            st_json_member_uint(&w, "range_begin", range_begin);
+            st_json_member_uint(&w, "range_end", range_end);
+        }
         st_json_end_object(&w);
     }
     st_json_end_object(&w);
@@ -302,12 +315,29 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     out.sopt.compress_threads = jobs > 0 ? (int)jobs : st_cpu_count();
     if (out_format->writer == &st_pq_writer_ops)
         out.wopt.format_options = &parquet;
-    if (tasks > 1 && !by_units)
+    /* Better: local inputs whose units carry file offsets are dealt by
+     * bytes, so that tasks get shares within a unit of the mean whatever
+     * the inputs' sizes (cli/convert_dealing.h). */
+    uint64_t *starts = tasks > 1 ? convert_dealing_starts(in.paths, in.npaths, in.ro.compression) : NULL;
+    uint64_t range_begin = 0, range_end = 0;
+    if (starts) {
+        convert_dealing_range(starts[in.npaths], task, tasks, &range_begin, &range_end);
+        by_units = false;
+        /* Text is cut into units of chunk_size bytes: small enough that a
+         * share holds many of them, the same in every task (it derives
+         * from the total and the task count only), so that all tasks cut
+         * the same units. */
+        if (!in.csv.chunk_size)
+            in.csv.chunk_size = convert_dealing_chunk(starts[in.npaths], tasks);
+        in.ro.unit_bytes = convert_dealing_chunk(starts[in.npaths], tasks);
+    }
+    const char *dealing = starts ? "bytes" : by_units ? "units" : "files";
+    if (tasks > 1 && !by_units && !starts)
         select_task_inputs(in.paths, &in.npaths, task, tasks);
 
     if (cli_has(v, "verbose") && !cli_has(v, "quiet")) {
         convert_say_inputs(cmd, &in);
-        convert_say_plan(cmd, &in, &out, jobs, task, tasks, by_units, cli_has(v, "shuffle"));
+        convert_say_plan(cmd, &in, &out, jobs, task, tasks, dealing, cli_has(v, "shuffle"));
     }
 
     cli_progress progress;
@@ -325,10 +355,14 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         .task_count = by_units ? tasks : 0,
         .widen = widening ? &widen : NULL,
         .forced = forced.count ? &forced : NULL,
+        .input_starts = starts,
+        .range_begin = range_begin,
+        .range_end = range_end,
     };
     job.total_input_bytes = total_size(in.paths, in.npaths);
 
-    char *opts = options_json(v, in.paths, in.npaths, to, &out.sopt, task, tasks);
+    char *opts = options_json(v, in.paths, in.npaths, to, &out.sopt, task, tasks, dealing, starts, range_begin,
+                              range_end);
     size_t kept = 0;
     char why[8800] = "";
     st_shard_keep *keep = NULL;
@@ -339,6 +373,7 @@ static int run_convert(const cli_command *cmd, cli_values *v)
                     out.manifest_path, tasks > 1 ? "this task" : "this run", kept, kept == 1 ? "" : "s");
         free(opts);
         free(keep);
+        free(starts);
         convert_job_free_results(&job);
         column_kinds_free(&widen);
         column_kinds_free(&forced);
@@ -362,6 +397,7 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     status = cli_output_run(cmd, &out, &job, cli_has(v, "shuffle"), seed, opts);
     free(opts);
     free(keep);
+    free(starts);
 
     cli_progress_end(&progress, status == EXIT_OK);
     if (status == EXIT_OK && !cli_has(v, "quiet"))

@@ -187,6 +187,14 @@ static int produce(void *ctx, void **out, st_error *err)
         if (!rs->current) {
             if (rs->next_path == job->npaths)
                 return 0;
+            if (job->input_starts && (job->input_starts[rs->next_path] >= job->range_end ||
+                                      job->input_starts[rs->next_path + 1] <= job->range_begin)) {
+                /* Every unit of this input starts outside the task's range:
+                 * it is not even opened. */
+                rs->finished_bytes += job->input_starts[rs->next_path + 1] - job->input_starts[rs->next_path];
+                rs->next_path++;
+                continue;
+            }
             int rc = open_next_source(rs, err);
             if (rc < 0)
                 return rc;
@@ -202,6 +210,25 @@ static int produce(void *ctx, void **out, st_error *err)
                 s->reader->format->reader->free_unit(s->reader->priv, &it->unit);
             item_put(&rs->pool, it);
             continue;
+        }
+        if (rc > 0 && job->input_starts) {
+            /* Owned by the task whose byte range holds its first byte; the
+             * decode is skipped, not the scan that found the unit. */
+            uint64_t first = job->input_starts[s->index] + it->unit.offset;
+            if (first < job->range_begin || first >= job->range_end) {
+                if (s->reader->format->reader->free_unit)
+                    s->reader->format->reader->free_unit(s->reader->priv, &it->unit);
+                item_put(&rs->pool, it);
+                /* Past the range: text chunks, Avro blocks and TFRecord
+                 * records come in file order, so nothing after is this
+                 * task's (Parquet's row groups need not: read on). */
+                if (first >= job->range_end && strcmp(s->reader->format->name, "parquet") != 0) {
+                    rs->next_path = job->npaths;
+                    rs->current = NULL;
+                    source_release(s);
+                }
+                continue;
+            }
         }
         if (rc > 0) {
             atomic_fetch_add(&s->refs, 1);

@@ -48,6 +48,12 @@ typedef struct convert_job {
      * task, so N tasks together convert every record exactly once. */
     uint64_t task_index;
     uint64_t task_count;                /* 0 or 1: keep every unit */
+    /* Distributed runs dealt by bytes (cmd_convert's dealing rule): input i
+     * spans [input_starts[i], input_starts[i + 1]) of all inputs
+     * concatenated, and this task keeps the units whose first byte lies in
+     * [range_begin, range_end).  NULL: not dealt by bytes. */
+    const uint64_t *input_starts;
+    uint64_t range_begin, range_end;
     /* --widen: the kind every column is written as (column_kinds.h); NULL
      * makes a column whose kinds disagree across inputs an error. */
     const column_kinds *widen;

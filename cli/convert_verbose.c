@@ -67,14 +67,15 @@ void convert_say_inputs(const cli_command *cmd, const cli_input *in)
 }
 
 void convert_say_plan(const cli_command *cmd, const cli_input *in, const cli_output *out, uint64_t jobs,
-                      uint64_t task, uint64_t tasks, bool by_units, bool shuffle)
+                      uint64_t task, uint64_t tasks, const char *dealing, bool shuffle)
 {
     int threads = jobs > 0 ? (int)jobs : st_cpu_count();
     fprintf(stderr, "shardtool %s: plan: %zu input%s", cmd->name, in->npaths, in->npaths == 1 ? "" : "s");
     if (tasks > 1)
         fprintf(stderr, " for task %" PRIu64 " of %" PRIu64 " (%s)", task, tasks,
-                by_units ? "every task reads every input and keeps its share of their units"
-                         : "whole files per task");
+                !strcmp(dealing, "bytes")   ? "the units that start in its share of the inputs' bytes"
+                : !strcmp(dealing, "units") ? "every task reads every input and keeps its share of their units"
+                                            : "whole files per task");
     fprintf(stderr, ", read in units (row groups, blocks or chunks) by %d job%s, ", threads,
             threads == 1 ? "" : "s");
     switch (out->sopt.mode) {

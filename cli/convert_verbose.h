@@ -17,6 +17,6 @@ void convert_say_inputs(const cli_command *cmd, const cli_input *in);
 
 /* "plan: 3 inputs, whole files per task, 4 jobs, 8 shards (records dealt round robin)". */
 void convert_say_plan(const cli_command *cmd, const cli_input *in, const cli_output *out, uint64_t jobs,
-                      uint64_t task, uint64_t tasks, bool by_units, bool shuffle);
+                      uint64_t task, uint64_t tasks, const char *dealing, bool shuffle);
 
 #endif

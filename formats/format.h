@@ -58,6 +58,9 @@ typedef struct st_read_options {
     st_map_mode maps;               /* maps (default: col.key / col.value) */
     uint64_t max_record_size;       /* cap on one record / page / block */
     size_t unit_records;            /* aim for this many records per unit */
+    size_t unit_bytes;              /* Avro / TFRecord: and at most about this many bytes
+                                       (0: the format's default); a distributed run dealt
+                                       by bytes asks for small units */
     bool payload_only;              /* TFRecord: records carry their payload, undecoded
                                        (cat --format tfrecord|raw, split) */
     bool skip_corrupt;              /* TFRecord: skip damaged records (counted in

@@ -91,7 +91,8 @@ static int reader_next_unit(void *priv, st_unit *unit, st_error *err)
         return st_error_set(err, ST_ENOMEM, "out of memory");
     uint64_t records = 0;
     int rc = 0;
-    while (records < r->unit_records && u->data.len < AV_UNIT_BYTES) {
+    size_t unit_cap = r->opt.unit_bytes && r->opt.unit_bytes < AV_UNIT_BYTES ? r->opt.unit_bytes : AV_UNIT_BYTES;
+    while (records < r->unit_records && u->data.len < unit_cap) {
         av_block_info b;
         const char *kind;
         st_error *e = u->n ? &r->pending : err;

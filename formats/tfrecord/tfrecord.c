@@ -388,7 +388,7 @@ static int tfr_open(void *priv, st_stream *in, const st_read_options *opt, st_er
 {
     tfr_reader *t = priv;
     t->unit_records = opt->unit_records ? opt->unit_records : 4096;
-    t->unit_bytes = 4 << 20;
+    t->unit_bytes = opt->unit_bytes && opt->unit_bytes < ((size_t)4 << 20) ? opt->unit_bytes : (size_t)4 << 20;
     t->payload_only = opt->payload_only;
     t->skip_corrupt = opt->skip_corrupt;
     t->on_skip = opt->on_skip;

@@ -21,6 +21,7 @@ Prints "N passed, M failed".
 import csv
 import fcntl
 import glob
+import json
 import pty
 import select
 import os
@@ -221,11 +222,12 @@ def test_tasks_with_parallel(tmp, taxi):
     r = st("combine", out + "/train")
     check(r.returncode == 0, f"combine joins the 4 task manifests ({r.stderr.strip()[-300:]})")
     r = st("verify", "--decode", "--manifest", out + "/train.manifest.json", "--max-imbalance", "1")
-    check(r.returncode == 0 and "8 intact" in r.stdout and "balance: records per shard min 714 max 1429" in r.stdout,
-          f"the combined manifest verifies every shard, and the balance ({r.stdout.strip()[-300:]})")
-    # 7 files dealt whole to 4 tasks: one task has half the records of the others.
-    r = st("verify", "--manifest", out + "/train.manifest.json", "--max-imbalance", "0.5")
-    check(r.returncode == 1 and "uneven shards" in r.stdout, f"--max-imbalance fails an uneven set ({r.stdout.strip()[-200:]})")
+    balance = re.search(r"imbalance ([0-9.]+)", r.stdout)
+    check(r.returncode == 0 and "8 intact" in r.stdout and balance and float(balance.group(1)) < 0.05,
+          f"the combined manifest verifies every shard, and the balance: 7 files dealt by bytes to 4 tasks "
+          f"give even shards ({r.stdout.strip()[-300:]})")
+    r = st("verify", "--manifest", out + "/train.manifest.json", "--max-imbalance", "0.0001")
+    check(r.returncode == 1 and "uneven shards" in r.stdout, f"--max-imbalance fails a set less even than asked ({r.stdout.strip()[-200:]})")
     single = os.path.join(tmp, "single")
     r = st("convert", *inputs, "-o", single + "/train", "--shards", "2", "--quiet", *types)
     check(r.returncode == 0, "the single run succeeds")
@@ -238,6 +240,142 @@ def test_tasks_with_parallel(tmp, taxi):
           "split merges the tasks' shards into one set with the same records")
     r = st("verify", "--manifest", merged + "/train.manifest.json")
     check(r.returncode == 0 and "3 intact" in r.stdout, "the merged set verifies against its manifest")
+
+
+def rows_csv(path, start, rows):
+    """A CSV of `rows` distinct records (ids from `start`) of 31 bytes each,
+    so that shares of bytes are shares of records."""
+    with open(path, "w") as f:
+        f.write("id,value,word\n")
+        for i in range(start, start + rows):
+            f.write("%08d,%012.2f,w%07d\n" % (i, i * 0.25, i % 99991))
+
+
+def run_tasks(inputs, out, tasks, extra=()):
+    """Runs the tasks one after another; returns each task's records (from
+    its task manifest) and all shards' records as sorted JSON lines."""
+    per_task = []
+    for i in range(tasks):
+        r = st("convert", *inputs, "-o", out + "/t", "--shards", "2", "--quiet", "--task", f"{i}/{tasks}", *extra)
+        if r.returncode != 0:
+            check(False, f"task {i}/{tasks} succeeds ({r.stderr.strip()[-300:]})")
+            return None, None
+        with open(f"{out}/t-task{i:05d}-of-{tasks:05d}.manifest.json") as f:
+            m = json.load(f)
+        per_task.append((sum(e["records"] for e in m["shards"]), m["options"]["task_share"]))
+    shards = sorted(glob.glob(out + "/t-*-of-*.*"))
+    shards = [p for p in shards if not p.endswith(".json")]
+    return per_task, sorted(records_json(shards))
+
+
+def single_run(inputs, out, extra=()):
+    r = st("convert", *inputs, "-o", out + "/t", "--shards", "2", "--quiet", *extra)
+    assert r.returncode == 0, r.stderr
+    return sorted(records_json(sorted(glob.glob(out + "/t-*.tfrecord"))))
+
+
+def test_tasks_by_bytes(tmp):
+    """Inputs of very different sizes are dealt by bytes: every task's share
+    is within a few percent of the mean, and the tasks together hold each
+    record of a single run exactly once."""
+    d = os.path.join(tmp, "bytes")
+    os.makedirs(d)
+    # One large CSV and five small ones: dealt by files, one task would
+    # take nearly everything.
+    inputs = []
+    start = 0
+    for name, rows in (("a", 400), ("b", 150000), ("c", 90), ("d", 2000), ("e", 30), ("f", 700)):
+        p = os.path.join(d, name + ".csv")
+        rows_csv(p, start, rows)
+        start += rows
+        inputs.append(p)
+    per_task, ours = run_tasks(inputs, os.path.join(d, "tasks"), 4)
+    if per_task is None:
+        return
+    counts = [n for n, _ in per_task]
+    mean = sum(counts) / len(counts)
+    print(f"     CSV 1 large + 5 small, 4 tasks: records per task {counts}, "
+          f"worst {max(abs(c - mean) / mean for c in counts):.4f} from the mean")
+    check(all(share["dealing"] == "bytes" for _, share in per_task) and
+          all(abs(c - mean) <= 0.03 * mean for c in counts),
+          f"every task's share of 1 large + 5 small CSV inputs is within 3% of the mean ({counts})")
+    ranges = [(share["range_begin"], share["range_end"]) for _, share in per_task]
+    total = sum(os.path.getsize(p) for p in inputs)
+    check(ranges[0][0] == 0 and ranges[-1][1] == total and
+          all(ranges[i][1] == ranges[i + 1][0] for i in range(3)),
+          f"the tasks' byte ranges cover the {total} input bytes without gap or overlap ({ranges})")
+    one = single_run(inputs, os.path.join(d, "single"))
+    check(len(ours) == start and ours == one,
+          f"the tasks together hold each record of a single run exactly once ({len(ours)} of {len(one)})")
+    r = st("combine", os.path.join(d, "tasks", "t"))
+    check(r.returncode == 0, f"combine accepts tasks that dealt by bytes ({r.stderr.strip()[-300:]})")
+
+    # A unit starting exactly at a range boundary: two headerless files of
+    # the same size, two tasks; task 1's range starts at b.csv's first byte.
+    e = os.path.join(tmp, "edge")
+    os.makedirs(e)
+    with open(os.path.join(e, "a.csv"), "w") as f:
+        f.write("".join("%d,x\n" % i for i in range(100, 600)))
+    with open(os.path.join(e, "b.csv"), "w") as f:
+        f.write("".join("%d,y\n" % i for i in range(100, 600)))
+    edge = [os.path.join(e, "a.csv"), os.path.join(e, "b.csv")]
+    per_task, ours = run_tasks(edge, os.path.join(e, "tasks"), 2, ["--no-header"])
+    if per_task is not None:
+        check(per_task[1][1]["range_begin"] == os.path.getsize(edge[0]) and [n for n, _ in per_task] == [500, 500]
+              and ours == single_run(edge, os.path.join(e, "single"), ["--no-header"]),
+              f"a unit starting exactly at a range boundary is the later task's, once ({per_task})")
+
+    # Parquet: row groups carry file offsets (files of 1, 3 and 8 row groups).
+    sys.path.insert(0, os.path.join(SOURCE, "tests", "remote"))
+    from test_cli_remote import repeat_row_groups
+    with open(os.path.join(SOURCE, "tests", "data", "parquet", "tfx", "chicago_taxi_data.parquet"), "rb") as f:
+        taxi = f.read()
+    pq = os.path.join(tmp, "pq")
+    os.makedirs(pq)
+    pq_inputs = []
+    for name, copies in (("a", 1), ("b", 8), ("c", 3)):
+        p = os.path.join(pq, name + ".parquet")
+        with open(p, "wb") as f:
+            f.write(taxi if copies == 1 else repeat_row_groups(taxi, copies))
+        pq_inputs.append(p)
+    per_task, ours = run_tasks(pq_inputs, os.path.join(pq, "tasks"), 4)
+    if per_task is not None:
+        counts = [n for n, _ in per_task]
+        one = single_run(pq_inputs, os.path.join(pq, "single"))
+        print(f"     Parquet 1 + 8 + 3 row groups, 4 tasks: records per task {counts}")
+        # 12 row groups of 10000 records, the unit of dealing: each task
+        # within one row group of the mean (3).
+        check(all(abs(c - 30000) <= 10000 for c in counts) and sum(counts) == 120000 and ours == one,
+              f"Parquet row groups dealt by bytes: each task within one row group of the mean, "
+              f"each record once ({counts})")
+
+    # Avro: blocks carry file offsets (a large file and two small ones).
+    av = os.path.join(tmp, "av")
+    os.makedirs(av)
+    av_inputs = []
+    start = 0
+    for name, rows in (("a", 3000), ("b", 400000), ("c", 500)):
+        src = os.path.join(av, name + ".csv")
+        rows_csv(src, start, rows)
+        start += rows
+        # Uncompressed blocks: bytes per record about even, so that shares
+        # of bytes are shares of records.
+        r = st("convert", src, "-o", os.path.join(av, name), "--to", "avro", "--avro-codec", "null",
+               "--shards", "1", "--quiet")
+        assert r.returncode == 0, r.stderr
+        av_inputs.append(os.path.join(av, name + "-00000-of-00001.avro"))
+    per_task, ours = run_tasks(av_inputs, os.path.join(av, "tasks"), 4)
+    if per_task is not None:
+        counts = [n for n, _ in per_task]
+        mean = sum(counts) / len(counts)
+        one = single_run(av_inputs, os.path.join(av, "single"))
+        print(f"     Avro 1 large + 2 small, 4 tasks: records per task {counts}, "
+              f"worst {max(abs(c - mean) / mean for c in counts):.4f} from the mean")
+        # The unit here is one block (256 KiB as shardtool writes them,
+        # about 16400 records, a sixth of a share): each share is within
+        # one block of the mean.
+        check(all(abs(c - mean) <= 16500 for c in counts) and len(ours) == start and ours == one,
+              f"Avro blocks dealt by bytes: shares within one block of the mean, each record once ({counts})")
 
 
 def parse_cell(text):
@@ -450,6 +588,7 @@ def main():
         test_kill_and_interrupt(tmp, big)
         test_disk_full(tmp, big)
         test_tasks_with_parallel(tmp, taxi)
+        test_tasks_by_bytes(tmp)
         test_round_trip(tmp, taxi)
         test_shuffle(tmp, taxi)
         test_existing_output(tmp, taxi)
