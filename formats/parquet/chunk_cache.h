@@ -18,7 +18,7 @@
 /* Row groups whose selected chunks are larger than this in all are not
  * shared (each unit reads what it needs, as before): the memory of a
  * shared row group is its stored bytes. */
-#define ST_PQ_SHARE_MAX_BYTES ((uint64_t)256 << 20)
+#define ST_PQ_SHARE_MAX_BYTES ((uint64_t)128 << 20)
 
 typedef struct st_pq_shared_rg st_pq_shared_rg;
 
