@@ -348,7 +348,7 @@ static int strict_float_error(const pq_reader *r, const st_unit *unit, const st_
 static int pq_decode_unit(const void *priv, const st_unit *unit, st_batch *out, st_error *err)
 {
     const pq_reader *r = priv;
-    const pq_unit *u = unit->data;
+    pq_unit *u = unit->data;
     size_t nrows = (size_t)(u->row_end - u->row_start);
     st_pq_row_column *cols = st_arena_alloc(&out->arena, r->nsel * sizeof *cols);
     st_pq_lossy *lossy = st_arena_alloc(&out->arena, (r->nsel ? r->nsel : 1) * sizeof *lossy);
@@ -397,6 +397,12 @@ static int pq_decode_unit(const void *priv, const st_unit *unit, st_batch *out, 
             break;
         }
         rc = st_pq_column_read(&rq, &c->data, err);
+    }
+    /* The results are copies: the shared chunks can go once the row
+     * group's last unit is here, not when it leaves the pipeline. */
+    if (u->shared) {
+        st_pq_chunk_cache_release(r->cache, u->shared);
+        u->shared = NULL;
     }
     size_t base = out->count;
     if (!rc)
