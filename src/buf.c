@@ -133,8 +133,18 @@ void *st_arena_memdup(st_arena *a, const void *src, size_t n)
     return p;
 }
 
+static void free_chunks(st_arena_chunk *c);
+
 void st_arena_reset(st_arena *a)
 {
+    /* Spares that stayed unused through a whole use of the arena are more
+     * than its batches need (a larger batch once, or big chunks of sizes
+     * no longer asked for): freed, so that a recycled arena holds about
+     * what its last batch used and memory does not creep up with the
+     * number of batches. */
+    free_chunks(a->spare);
+    free_chunks(a->spare_big);
+    a->spare = a->spare_big = NULL;
     st_arena_chunk *c = a->head;
     while (c) {
         st_arena_chunk *next = c->next;

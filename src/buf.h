@@ -43,7 +43,8 @@ void st_arena_init(st_arena *a, size_t chunk_size);
 /* 16-byte aligned; NULL only when memory is exhausted. */
 void *st_arena_alloc(st_arena *a, size_t n);
 void *st_arena_memdup(st_arena *a, const void *src, size_t n);
-/* Forgets every allocation but keeps the memory for reuse. */
+/* Forgets every allocation but keeps the memory for reuse: the chunks of
+ * this use, not spares left unused by it (they are freed). */
 void st_arena_reset(st_arena *a);
 void st_arena_free(st_arena *a);
 

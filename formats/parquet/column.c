@@ -585,7 +585,8 @@ int st_pq_column_read(const st_pq_column_request *rq, st_pq_column_data *out, st
     uint32_t page_no = 0;
     uint64_t page_off = 0;
     bool in_page = false;
-    rc = st_pq_pages_init(&pp, rq->file, cc, err);
+    rc = rq->chunk_bytes ? st_pq_pages_init_mem(&pp, rq->file, cc, rq->chunk_bytes, err)
+                         : st_pq_pages_init(&pp, rq->file, cc, err);
     while (!rc && !d->done && (rc = st_pq_pages_next(&pp, &pg, err)) == 1) {
         rc = 0;
         if (st_pq_decoder_skip(d, &pg))

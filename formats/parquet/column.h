@@ -22,6 +22,7 @@ typedef struct st_pq_column_request {
     st_arena *dict_arena;          /* receives dictionary bytes (may equal arena) */
     st_pq_lossy *lossy;            /* floats changed by narrowing */
     st_pq_unmappable *unmappable;  /* verify: unmappable values counted, not errors (convert.h) */
+    const uint8_t *chunk_bytes;    /* when set, the chunk's bytes already read (chunk_cache.h) */
 } st_pq_column_request;
 
 typedef struct st_pq_column_data {

@@ -26,9 +26,23 @@ int st_pq_pages_init(st_pq_pages *pp, const st_pq_file *f, const st_pq_column_ch
     return 0;
 }
 
+int st_pq_pages_init_mem(st_pq_pages *pp, const st_pq_file *f, const st_pq_column_chunk *cc, const uint8_t *bytes,
+                         st_error *err)
+{
+    int rc = st_pq_pages_init(pp, f, cc, err);
+    if (rc)
+        return rc;
+    pp->win.data = (uint8_t *)bytes;
+    pp->win.len = pp->win.cap = (size_t)(pp->end - pp->begin);
+    pp->win_off = pp->begin;
+    pp->borrowed = true;
+    return 0;
+}
+
 void st_pq_pages_free(st_pq_pages *pp)
 {
-    st_buf_free(&pp->win);
+    if (!pp->borrowed)
+        st_buf_free(&pp->win);
 }
 
 /* Makes [off, off + need) available in the window; returns how many bytes
@@ -37,17 +51,32 @@ static int64_t ensure(st_pq_pages *pp, uint64_t off, size_t need, uint64_t ahead
 {
     if (off >= pp->win_off && off + need <= pp->win_off + pp->win.len)
         return (int64_t)(pp->win_off + pp->win.len - off);
+    if (pp->borrowed)  /* the window is the whole chunk */
+        return st_error_set(err, ST_EDATA, "page runs past the end of its column chunk");
     uint64_t want = need > ahead ? need : ahead;
     if (want > pp->end - off)
         want = pp->end - off;
     if (want < need)
         return st_error_set(err, ST_EDATA, "page runs past the end of its column chunk");
-    pp->win.len = 0;
-    if (st_buf_reserve(&pp->win, (size_t)want))
+    /* What the window already holds from off on (the start of a page
+     * whose header was read with the header window) is kept, not read
+     * again. */
+    size_t keep = 0;
+    if (off >= pp->win_off && off < pp->win_off + pp->win.len) {
+        keep = (size_t)(pp->win_off + pp->win.len - off);
+        memmove(pp->win.data, pp->win.data + (off - pp->win_off), keep);
+    }
+    pp->win.len = keep;
+    if (st_buf_reserve(&pp->win, (size_t)want - keep)) {
+        pp->win.len = 0;
         return st_error_set(err, ST_ENOMEM, "out of memory reading a column chunk");
-    int rc = st_stream_pread_full(pp->file->in, pp->win.data, (size_t)want, off, err);
-    if (rc)
+    }
+    pp->win_off = off;
+    int rc = st_stream_pread_full(pp->file->in, pp->win.data + keep, (size_t)want - keep, off + keep, err);
+    if (rc) {
+        pp->win.len = 0;
         return rc;
+    }
     pp->win.len = (size_t)want;
     pp->win_off = off;
     return (int64_t)want;

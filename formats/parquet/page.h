@@ -26,9 +26,14 @@ typedef struct st_pq_pages {
     uint32_t count;            /* pages seen */
     st_buf win;                /* window of file bytes [win_off, win_off + win.len) */
     uint64_t win_off;
+    bool borrowed;             /* win is the whole chunk, held by the caller */
 } st_pq_pages;
 
 int st_pq_pages_init(st_pq_pages *pp, const st_pq_file *f, const st_pq_column_chunk *cc, st_error *err);
+/* The same over the chunk's bytes already in memory (`bytes` holds the
+ * chunk's range, see st_pq_chunk_range, and outlives pp): no reads. */
+int st_pq_pages_init_mem(st_pq_pages *pp, const st_pq_file *f, const st_pq_column_chunk *cc, const uint8_t *bytes,
+                         st_error *err);
 void st_pq_pages_free(st_pq_pages *pp);
 /* Reads the next page header: 1 = *pg set, 0 = end of chunk, < 0 = error
  * (the message says "page N at offset X"). */

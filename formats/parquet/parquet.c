@@ -10,6 +10,7 @@
  *               reads, from any thread) and assembles records. */
 #include "parquet.h"
 #include "write.h"
+#include "chunk_cache.h"
 #include "column.h"
 #include "file.h"
 #include "rows.h"
@@ -49,12 +50,16 @@ typedef struct pq_reader {
     uint32_t rg;
     uint64_t rg_row;
     bool rg_checked;          /* st_pq_row_group_check passed for rg */
+    st_pq_shared_rg *rg_shared; /* rg's chunks shared by its units (NULL: each reads its own) */
     uint64_t record;
+    uint32_t *sel_columns;    /* leaf column index of each selected column */
+    st_pq_chunk_cache *cache; /* written from decode_unit's threads */
 } pq_reader;
 
 typedef struct pq_unit {
     uint32_t rg;
     uint64_t row_start, row_end;
+    st_pq_shared_rg *shared;
 } pq_unit;
 
 static int find_plan(const pq_reader *r, uint32_t leaf)
@@ -196,9 +201,16 @@ static int select_columns(pq_reader *r, const st_read_options *opt, st_error *er
 static void pq_close(void *priv)
 {
     pq_reader *r = priv;
+    if (r->cache) {
+        st_pq_chunk_cache_free(r->cache);
+        free(r->cache);
+        r->cache = NULL;
+    }
     st_pq_file_close(&r->file);
     free(r->sel);
     r->sel = NULL;
+    free(r->sel_columns);
+    r->sel_columns = NULL;
 }
 
 static int pq_open(void *priv, st_stream *in, const st_read_options *opt, st_error *err)
@@ -208,6 +220,18 @@ static int pq_open(void *priv, st_stream *in, const st_read_options *opt, st_err
     int rc = st_pq_file_open(&r->file, in, opt ? opt->max_record_size : 0, NULL, err);
     if (!rc)
         rc = select_columns(r, opt, err);
+    if (!rc) {
+        r->sel_columns = calloc(r->nsel, sizeof *r->sel_columns);
+        r->cache = calloc(1, sizeof *r->cache);
+        if (!r->sel_columns || !r->cache || st_pq_chunk_cache_init(r->cache)) {
+            free(r->cache);
+            r->cache = NULL;
+            rc = st_error_set(err, ST_ENOMEM, "out of memory");
+        } else {
+            for (uint32_t j = 0; j < r->nsel; j++)
+                r->sel_columns[j] = r->file.schema.leaves[r->sel[j].leaf].column;
+        }
+    }
     if (rc) {
         pq_close(r);
         return rc;
@@ -244,6 +268,7 @@ static int pq_next_unit(void *priv, st_unit *unit, st_error *err)
         r->rg++;
         r->rg_row = 0;
         r->rg_checked = false;
+        r->rg_shared = NULL;
     }
     if (r->rg >= m->nrow_groups)
         return 0;
@@ -252,9 +277,19 @@ static int pq_next_unit(void *priv, st_unit *unit, st_error *err)
     /* Split a large row group into equal parts of about unit_rows. */
     uint64_t parts = rows <= r->split_above ? 1 : (rows + r->unit_rows - 1) / r->unit_rows;
     uint64_t per = (rows + parts - 1) / parts;
+    if (parts > 1 && r->rg_row == 0) {
+        /* Pages may hold rows of several units: read the chunks once. */
+        uint64_t units = (rows + per - 1) / per;
+        err->code = 0;
+        r->rg_shared = st_pq_chunk_cache_share(r->cache, &r->file, r->rg, r->sel_columns, r->nsel,
+                                               (uint32_t)units, err);
+        if (!r->rg_shared && err->code)
+            return err->code;
+    }
     pq_unit *u = malloc(sizeof *u);
     if (!u)
         return st_error_set(err, ST_ENOMEM, "out of memory");
+    u->shared = r->rg_shared;
     u->rg = r->rg;
     u->row_start = r->rg_row;
     u->row_end = r->rg_row + per < rows ? r->rg_row + per : rows;
@@ -268,7 +303,10 @@ static int pq_next_unit(void *priv, st_unit *unit, st_error *err)
 
 static void pq_free_unit(const void *priv, st_unit *unit)
 {
-    (void)priv;
+    const pq_reader *r = priv;
+    pq_unit *u = unit->data;
+    if (u && u->shared)
+        st_pq_chunk_cache_release(r->cache, u->shared);
     free(unit->data);
     unit->data = NULL;
 }
@@ -311,7 +349,7 @@ static int strict_float_error(const pq_reader *r, const st_unit *unit, const st_
 static int pq_decode_unit(const void *priv, const st_unit *unit, st_batch *out, st_error *err)
 {
     const pq_reader *r = priv;
-    const pq_unit *u = unit->data;
+    pq_unit *u = unit->data;
     size_t nrows = (size_t)(u->row_end - u->row_start);
     st_pq_row_column *cols = st_arena_alloc(&out->arena, r->nsel * sizeof *cols);
     st_pq_lossy *lossy = st_arena_alloc(&out->arena, (r->nsel ? r->nsel : 1) * sizeof *lossy);
@@ -355,7 +393,17 @@ static int pq_decode_unit(const void *priv, const st_unit *unit, st_batch *out, 
             .dict_arena = &out->arena,
             .lossy = &lossy[j],
         };
+        if (u->shared && (rc = st_pq_chunk_cache_get(r->cache, u->shared, j, &rq.chunk_bytes, err))) {
+            st_error_prefix(err, "row group %u, column '%s': ", u->rg, leaf->path);
+            break;
+        }
         rc = st_pq_column_read(&rq, &c->data, err);
+    }
+    /* The results are copies: the shared chunks can go once the row
+     * group's last unit is here, not when it leaves the pipeline. */
+    if (u->shared) {
+        st_pq_chunk_cache_release(r->cache, u->shared);
+        u->shared = NULL;
     }
     size_t base = out->count;
     if (!rc)

@@ -453,6 +453,47 @@ static void path_of(char *out, size_t cap, const char *rel)
     snprintf(out, cap, "%s/parquet/%s", data_dir, rel);
 }
 
+/* A stream that counts the bytes read from the file under it. */
+typedef struct counting {
+    st_stream *in;
+    uint64_t *count;
+} counting;
+
+static ssize_t counting_pread(st_stream *s, void *buf, size_t n, uint64_t off, st_error *err)
+{
+    counting *c = (counting *)(s + 1);
+    ssize_t r = c->in->ops->pread(c->in, buf, n, off, err);
+    if (r > 0)
+        __atomic_fetch_add(c->count, (uint64_t)r, __ATOMIC_RELAXED);
+    return r;
+}
+
+static ssize_t counting_read(st_stream *s, void *buf, size_t n, st_error *err)
+{
+    counting *c = (counting *)(s + 1);
+    ssize_t r = st_stream_read(c->in, buf, n, err);
+    if (r > 0)
+        *c->count += (uint64_t)r;
+    return r;
+}
+
+static int counting_size(st_stream *s, uint64_t *size, st_error *err)
+{
+    return st_stream_size(((counting *)(s + 1))->in, size, err);
+}
+
+static void counting_close(st_stream *s)
+{
+    st_stream_close(((counting *)(s + 1))->in);
+}
+
+static const st_stream_ops counting_ops = {
+    .kind = "file", .read = counting_read, .pread = counting_pread, .size = counting_size, .close = counting_close,
+};
+
+/* Bytes read from the file by the last read_table. */
+static uint64_t table_bytes_read;
+
 /* Reads a whole file into one batch through the reader ops. */
 static int read_table(const char *rel, const st_read_options *opt, table *t)
 {
@@ -464,10 +505,14 @@ static int read_table(const char *rel, const st_read_options *opt, table *t)
     memset(&o, 0, sizeof o);
     if (!opt)
         opt = &o;
-    st_stream *in;
-    t->rc = st_stream_open_file(path, &in, &t->err);
+    st_stream *file;
+    t->rc = st_stream_open_file(path, &file, &t->err);
     if (t->rc)
         return t->rc;
+    table_bytes_read = 0;
+    st_stream *in = st_stream_alloc(&counting_ops, path, sizeof(counting));
+    CU_ASSERT_FATAL(in != NULL);
+    *(counting *)(in + 1) = (counting){.in = file, .count = &table_bytes_read};
     const st_reader_ops *ops = st_format_parquet.reader;
     void *priv = calloc(1, ops->priv_size);
     t->rc = ops->open(priv, in, opt, &t->err);
@@ -618,9 +663,17 @@ static void test_good_files(void)
         CU_ASSERT_EQUAL(rc, 0);
         CU_ASSERT_EQUAL(t.batch.count, good_files[i].rows);
         /* Cut into small units, the same rows come out. */
+        uint64_t whole_read = table_bytes_read;
         table u;
         o.unit_records = 7;
         CU_ASSERT_EQUAL(read_table(good_files[i].file, &o, &u), 0);
+        /* ...and each column chunk is read once, however many units share
+         * its pages (a few bytes more for the trailing pages the whole
+         * read stops before). */
+        if (table_bytes_read > whole_read + whole_read / 20 + 4096)
+            fprintf(stderr, "\n%s: %llu bytes read in units of 7 rows, %llu in one\n", good_files[i].file,
+                    (unsigned long long)table_bytes_read, (unsigned long long)whole_read);
+        CU_ASSERT(table_bytes_read <= whole_read + whole_read / 20 + 4096);
         CU_ASSERT_EQUAL(u.batch.count, t.batch.count);
         for (size_t r = 0; r < t.batch.count && r < u.batch.count; r++) {
             const st_record *a = &t.batch.records[r], *b = &u.batch.records[r];

@@ -2,6 +2,7 @@
  * tmp+rename outputs (commit, abort, --force, a full disk, a closed pipe).
  * Compressed inputs are made here with zlib directly (not with our writer)
  * and one is a real gzip TFRecord written by TensorFlow. */
+#include "buf.h"
 #include "crc32c.h"
 #include "stream.h"
 
@@ -201,6 +202,32 @@ static int decompress_mem(const uint8_t *comp, size_t len, st_compression c, siz
 }
 
 /* ---- input ---------------------------------------------------------------- */
+
+/* A recycled arena reuses its chunks, but spares that a whole use of the
+ * arena left unused are freed: memory follows the last batch, it does not
+ * pile up with every batch of a new size. */
+static void test_arena_trim(void)
+{
+    st_arena a;
+    st_arena_init(&a, 64 * 1024);
+    void *big = st_arena_alloc(&a, 1 << 20);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+    for (int i = 0; i < 4; i++)
+        CU_ASSERT_PTR_NOT_NULL(st_arena_alloc(&a, 60 * 1024));
+    st_arena_reset(&a);
+    /* the same use again: the same memory */
+    CU_ASSERT_PTR_EQUAL(st_arena_alloc(&a, 1 << 20), big);
+    st_arena_reset(&a);
+    /* a use with only small allocations: the big chunk and the standard
+     * chunks beyond the one used are not kept past the next reset */
+    CU_ASSERT_PTR_NOT_NULL(st_arena_alloc(&a, 100));
+    st_arena_reset(&a);
+    CU_ASSERT_PTR_NULL(a.spare_big);
+    CU_ASSERT_PTR_NOT_NULL(a.spare);
+    st_arena_reset(&a);
+    CU_ASSERT_PTR_NULL(a.spare);
+    st_arena_free(&a);
+}
 
 static void test_file_read_pread_size(void)
 {
@@ -988,6 +1015,7 @@ int main(void)
     if (CU_initialize_registry() != CUE_SUCCESS)
         return 2;
     CU_pSuite s = CU_add_suite("stream", NULL, NULL);
+    CU_add_test(s, "arena keeps what its last use needed", test_arena_trim);
     CU_add_test(s, "file read, pread, size", test_file_read_pread_size);
     CU_add_test(s, "open errors and remote dispatch", test_open_errors);
     CU_add_test(s, "pipe is sequential", test_pipe_is_sequential);

@@ -1,0 +1,46 @@
+/* The column chunks of a row group that is split into several units, read
+ * once and shared by those units.
+ *
+ * Without it every unit of a split row group would read its columns'
+ * chunks again: pages that hold rows of several units (DuckDB writes one
+ * page per column chunk) are read, by each unit, from their start.  A
+ * shared row group is created by next_unit (one thread) with the number of
+ * units cut from it; each unit's free_unit releases it, the last one frees
+ * the bytes.  Units decoded on several threads load each chunk once: the
+ * first to need it reads it (one ranged read), the others wait for it. */
+#ifndef ST_PQ_CHUNK_CACHE_H
+#define ST_PQ_CHUNK_CACHE_H
+
+#include "file.h"
+
+#include <pthread.h>
+
+/* Row groups whose selected chunks are larger than this in all are not
+ * shared (each unit reads what it needs, as before): the memory of a
+ * shared row group is its stored bytes. */
+#define ST_PQ_SHARE_MAX_BYTES ((uint64_t)128 << 20)
+
+typedef struct st_pq_shared_rg st_pq_shared_rg;
+
+typedef struct st_pq_chunk_cache {
+    pthread_mutex_t mu;
+    st_pq_shared_rg *live;     /* shared row groups not yet released by all their units */
+} st_pq_chunk_cache;
+
+int st_pq_chunk_cache_init(st_pq_chunk_cache *c);
+/* Frees the row groups left (units never freed). */
+void st_pq_chunk_cache_free(st_pq_chunk_cache *c);
+
+/* Shares row group rg among `units` units, for the chunks of the `ncols`
+ * columns given by leaf column index; NULL (with *err unset) when not worth
+ * it or too large, NULL with err->code set on failure. */
+st_pq_shared_rg *st_pq_chunk_cache_share(st_pq_chunk_cache *c, const st_pq_file *f, uint32_t rg,
+                                         const uint32_t *columns, uint32_t ncols, uint32_t units, st_error *err);
+/* The stored bytes of the k-th column given to share (read on first use);
+ * valid until the unit calling it is released. */
+int st_pq_chunk_cache_get(st_pq_chunk_cache *c, st_pq_shared_rg *s, uint32_t k, const uint8_t **bytes,
+                          st_error *err);
+/* One unit of the row group is done with it. */
+void st_pq_chunk_cache_release(st_pq_chunk_cache *c, st_pq_shared_rg *s);
+
+#endif
