@@ -9,6 +9,21 @@
  * megabyte or 20,000 rows; this is far above that and keeps a hostile
  * header from making us allocate gigabytes for levels. */
 #define MAX_PAGE_ENTRIES ((size_t)1 << 24)
+/* A data page's entries (levels and values) cost at least one bit each of
+ * its uncompressed body, so a page may hold up to 8 per byte of what it
+ * says it inflates to (checked when inflating), whatever MAX_PAGE_ENTRIES
+ * says: writers such as DuckDB put 20M entries of a list of lists in one
+ * page.  The cap keeps a hostile header's count from costing more than a
+ * few GiB of levels. */
+#define MAX_PAGE_ENTRIES_BY_SIZE ((size_t)1 << 28)
+
+static size_t page_entries_limit(const st_pq_page_header *h)
+{
+    size_t by_size = h->uncompressed_size > 0 ? (size_t)h->uncompressed_size * 8 : 0;
+    if (by_size > MAX_PAGE_ENTRIES_BY_SIZE)
+        by_size = MAX_PAGE_ENTRIES_BY_SIZE;
+    return by_size > MAX_PAGE_ENTRIES ? by_size : MAX_PAGE_ENTRIES;
+}
 
 struct st_pq_decoder {
     st_pq_column_request rq;
@@ -368,9 +383,9 @@ static int data_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, st_erro
     int rc;
     d->seen_data = true;
     *stage = PQ_STAGE_DECODE;
-    if (n > MAX_PAGE_ENTRIES)
-        return st_error_set(err, ST_EDATA, "page claims %zu values, more than the %zu a page may hold", n,
-                            MAX_PAGE_ENTRIES);
+    if (n > page_entries_limit(h))
+        return st_error_set(err, ST_EDATA, "page claims %zu values, more than the %zu a page of %d bytes may hold",
+                            n, page_entries_limit(h), h->uncompressed_size);
     *stage = PQ_STAGE_CRC;
     if ((rc = st_pq_page_check_crc(pg, err)))
         return rc;

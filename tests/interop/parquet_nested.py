@@ -324,6 +324,18 @@ def main():
     check(r.returncode == 1 and "record 3, column 'd': 16777217 becomes 16777216" in r.stderr,
           f"--strict-float in a FeatureList: {r.stderr.strip()[-200:]}")
 
+    # one page holding more than 2^24 entries (DuckDB writes a whole row
+    # group's list of lists as one page): read, counted right
+    src = os.path.join(tmp, "bigpage.parquet")
+    duck("write", src, "SELECT [[k % 2 = 0 FOR k IN range(4)] FOR o IN range(4500000)] AS b")
+    r = convert(src, os.path.join(tmp, "bigpage"))
+    if check(r.returncode == 0, f"a page of 18M entries converts ({r.stderr.strip()[-200:]})"):
+        r = subprocess.run([SHARDTOOL, "stat", "--json"] + glob.glob(os.path.join(tmp, "bigpage-*.tfrecord")),
+                           capture_output=True, text=True)
+        feats = json.loads(r.stdout)["files"][0]["features"] if r.returncode == 0 else []
+        steps = [f.get("steps", {}).get("total") for f in feats if f.get("feature_list")]
+        check(steps == [4500000], f"a page of 18M entries: 4.5M steps, got {steps}")
+
     # 2. the corpus's nested files
     for name in ["incorrect_map_schema", "nested_maps.snappy", "nested_lists.snappy", "nonnullable.impala",
                  "nullable.impala", "old_list_structure"]:
