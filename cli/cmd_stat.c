@@ -40,21 +40,6 @@ typedef struct file_stats {
     st_buf details;            /* the format's own JSON members, or empty */
 } file_stats;
 
-static void size_line(char *out, size_t cap, uint64_t bytes)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)bytes;
-    int u = 0;
-    while (v >= 1024 && u < 4) {
-        v /= 1024;
-        u++;
-    }
-    if (u == 0)
-        snprintf(out, cap, "%" PRIu64 " B", bytes);
-    else
-        snprintf(out, cap, "%.1f %s", v, units[u]);
-}
-
 /* Format-specific members (Parquet row groups, Avro codec and blocks). */
 static void inspect_file(const cli_input *in, file_stats *fs)
 {
@@ -245,7 +230,7 @@ static void print_features(const st_feature_stats *fstats)
 static void print_file(const file_stats *fs)
 {
     char size[32], shown[4096];
-    size_line(size, sizeof size, fs->bytes);
+    stat_size_text(size, sizeof size, fs->bytes);
     printf("%s: %s%s%s%s, %" PRIu64 " records, %s\n", st_url_shown(fs->path, shown, sizeof shown), fs->format ? fs->format->name : "?",
            fs->compression > ST_COMPRESSION_NONE ? " (" : "",
            fs->compression > ST_COMPRESSION_NONE ? st_compression_name(fs->compression) : "",
@@ -374,7 +359,7 @@ static int run_stat(const cli_command *cmd, cli_values *v)
         fputc('\n', stdout);
     } else if (npaths > 1 && !quiet) {
         char size[32];
-        size_line(size, sizeof size, total_bytes);
+        stat_size_text(size, sizeof size, total_bytes);
         printf("total: %zu files, %" PRIu64 " records, %s\n", npaths, total_records, size);
         print_features(&total);
     }

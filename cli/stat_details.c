@@ -16,7 +16,8 @@
 #define LINE_WIDTH 100   /* a value longer than this is summarised */
 #define FEW_VALUES 8     /* distinct values listed per member of an array of objects */
 
-static void print_size(uint64_t bytes)
+
+void stat_size_text(char *out, size_t cap, uint64_t bytes)
 {
     static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     double v = (double)bytes;
@@ -26,9 +27,16 @@ static void print_size(uint64_t bytes)
         u++;
     }
     if (u == 0)
-        printf("%" PRIu64 " B", bytes);
+        snprintf(out, cap, "%" PRIu64 " B", bytes);
     else
-        printf("%.1f %s", v, units[u]);
+        snprintf(out, cap, "%.1f %s", v, units[u]);
+}
+
+static void print_size(uint64_t bytes)
+{
+    char text[32];
+    stat_size_text(text, sizeof text, bytes);
+    fputs(text, stdout);
 }
 
 /* ---- names and counts ---------------------------------------------------------- */

@@ -8,5 +8,8 @@
 
 /* Prints the summary of `details` (a JSON object) indented under a file. */
 void stat_print_details(const st_buf *details);
+/* bytes as text in the largest binary unit that keeps it at or above 1
+ * ("512 B", "1.5 MiB"), for stat's lines. */
+void stat_size_text(char *out, size_t cap, uint64_t bytes);
 
 #endif
