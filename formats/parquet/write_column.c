@@ -128,7 +128,8 @@ static bool build_dictionary(st_pqw_column *c, uint32_t *entries_out, bool *nome
         return false;
     }
     for (uint32_t i = 0; i < n; i++) {
-        memcpy(c->dict.data + c->dict.len, c->values.data + entries[i].off, entries[i].len);
+        if (entries[i].len) /* an empty string may sit in an empty buffer */
+            memcpy(c->dict.data + c->dict.len, c->values.data + entries[i].off, entries[i].len);
         c->dict.len += entries[i].len;
     }
     c->indices.len = c->nvalues * sizeof(uint32_t);

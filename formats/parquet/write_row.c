@@ -69,11 +69,13 @@ static int put_values(const st_column *c, const st_feature *f, st_buf *out, st_e
     uint8_t *o = out->data + out->len;
     switch (f->kind) {
     case ST_KIND_INT64:
-        memcpy(o, f->v.i64, (size_t)n * 8); /* little-endian hosts only, as the reader */
+        if (n) /* an empty list may have no value pointer */
+            memcpy(o, f->v.i64, (size_t)n * 8); /* little-endian hosts only, as the reader */
         o += (size_t)n * 8;
         break;
     case ST_KIND_FLOAT:
-        memcpy(o, f->v.f32, (size_t)n * 4);
+        if (n)
+            memcpy(o, f->v.f32, (size_t)n * 4);
         o += (size_t)n * 4;
         break;
     case ST_KIND_BYTES:
