@@ -434,8 +434,8 @@ int st_shard_sink_open(const st_shard_options *opt, st_shard_sink **out, st_erro
         s->open[i].fd = s->open[i].index_fd = -1;
     if (!s->provisional) {
         for (size_t i = 0; i < s->nopen; i++) {
-            if (s->local && opt->keep && opt->keep[i].keep)
-                continue; /* counted only (write_unit) */
+            if (opt->keep && opt->keep[i].keep)
+                continue; /* counted only (write_unit); a kept object is never uploaded again */
             int rc = shard_open(s, &s->open[i], i, err);
             if (rc < 0) {
                 st_shard_sink_abort(s);

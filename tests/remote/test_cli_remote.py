@@ -799,6 +799,39 @@ def run_cases(exe, data_dir, tmp, www, ngx, srv, proxy, gcs, started):
             fail("objects under fail/: %s", body[:500])
     res.check("3 an upload failing half-way leaves no shard (multipart aborted)", failed_upload)
 
+    def resume_remote():
+        # --task --resume with s3 output: the task manifest in the bucket says
+        # which shards the earlier run finished; an object of that size and
+        # CRC32C (read back) is kept and never uploaded again.
+        cmd = ["convert", mnist, "-o", "s3://%s/rs/train" % BUCKET, "--shards", "2", "--task", "1/2",
+               "--endpoint", endpoint, "-q"]
+        tool.ok(cmd)
+        shards = ["rs/train-00002-of-00004.tfrecord", "rs/train-00003-of-00004.tfrecord"]
+        first = s3_objects(shards)
+        if any(v is None for v in first.values()):
+            fail("the task did not upload %s", shards)
+
+        def rerun(what, expect_puts):
+            n0 = len(proxy.traffic)
+            tool.ok(cmd + ["--resume"])
+            ups = sorted(set(p.split("?")[0] for m, p, r, s, n in proxy.traffic[n0:]
+                             if m in ("PUT", "POST", "DELETE")))
+            shard_ups = [p for p in ups if not p.endswith(".manifest.json")]
+            if shard_ups != ["/%s/%s" % (BUCKET, k) for k in expect_puts]:
+                fail("%s: --resume uploaded %s, expected only %s", what, ups, expect_puts)
+            if s3_objects(shards) != first:
+                fail("%s: the shards differ from the first run's", what)
+        srv.request("DELETE", "/%s/%s" % (BUCKET, shards[1]))
+        rerun("a deleted shard", [shards[1]])
+        s3_put(shards[0], first[shards[0]][:-5])
+        rerun("a truncated shard", [shards[0]])
+        body = bytearray(first[shards[1]])
+        body[100] ^= 1
+        s3_put(shards[1], bytes(body))
+        rerun("a shard of the same size, other bytes", [shards[1]])
+        rerun("a finished task", [])
+    res.check("3 convert --task --resume -o s3:// uploads only the missing or damaged shards", resume_remote)
+
     # ---- 4. a wrong secret ----
     def wrong_secret():
         bad = "wrongSECRETvalue9876"
