@@ -5,6 +5,7 @@
 #include "manifest_read.h"
 
 #include "../src/crc32c.h"
+#include "../src/remote/remote.h"
 #include "../src/stream.h"
 
 #include <fcntl.h>
@@ -53,9 +54,41 @@ static bool same_remote_bytes(const char *url, uint64_t bytes, const char *crc_h
     return true;
 }
 
-/* Whether the file has this size and CRC32C (read once, never written). */
-static bool same_bytes(const char *path, uint64_t bytes, const char *crc_hex, char *why, size_t whycap)
+/* Whether the S3 object has the size and ETag its upload was answered
+ * with: one HEAD, no data read.  Any change to the object (a new upload,
+ * even of the same size) gives it a new ETag. */
+static bool same_object(const char *url, uint64_t bytes, const char *etag, char *why, size_t whycap)
 {
+    uint64_t size = 0;
+    char now[160] = "";
+    st_error err = {0};
+    if (st_remote_head(url, &size, now, sizeof now, &err) != ST_OK) {
+        if (err.code == ST_ENOTFOUND)
+            snprintf(why, whycap, "%s is missing", url);
+        else
+            snprintf(why, whycap, "%s", err.msg);
+        return false;
+    }
+    if (size != bytes) {
+        snprintf(why, whycap, "%s has %llu bytes, not the %llu its manifest lists", url,
+                 (unsigned long long)size, (unsigned long long)bytes);
+        return false;
+    }
+    if (strcmp(now, etag) != 0) {
+        snprintf(why, whycap, "%s has the ETag %s, not the %s its manifest lists (uploaded again since)", url,
+                 now, etag);
+        return false;
+    }
+    return true;
+}
+
+/* Whether the file has this size and CRC32C (read once, never written);
+ * an s3:// object whose manifest entry lists its ETag: that size and ETag. */
+static bool same_bytes(const char *path, uint64_t bytes, const char *crc_hex, const char *etag, char *why,
+                       size_t whycap)
+{
+    if (etag[0] && strncmp(path, "s3://", 5) == 0)
+        return same_object(path, bytes, etag, why, whycap);
     if (st_path_is_remote(path))
         return same_remote_bytes(path, bytes, crc_hex, why, whycap);
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -147,7 +180,7 @@ bool resume_check(const char *manifest_path, const char *options_json, bool inde
             manifest_resolve(manifest_path, e->path, true, path, sizeof path, msg, sizeof msg) != 0) {
             snprintf(one, sizeof one, "%s: entry %zu is not usable", manifest_path, i);
             ok = false;
-        } else if (!same_bytes(path, e->bytes, e->crc32c, one, sizeof one)) {
+        } else if (!same_bytes(path, e->bytes, e->crc32c, e->etag, one, sizeof one)) {
             ok = false;
         } else if (indexes && (snprintf(idx, sizeof idx, "%s.idx", path), !index_exists(idx))) {
             snprintf(one, sizeof one, "%s is missing", idx);
@@ -166,6 +199,7 @@ bool resume_check(const char *manifest_path, const char *options_json, bool inde
             if (strcmp(base_of(names[k]), base_of(path)) == 0) {
                 keep[k] = (st_shard_keep){.keep = true, .records = e->records, .bytes = e->bytes,
                                           .crc32c = (uint32_t)strtoul(e->crc32c, NULL, 16)};
+                snprintf(keep[k].etag, sizeof keep[k].etag, "%s", e->etag);
                 break;
             }
         }
