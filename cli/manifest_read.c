@@ -144,6 +144,9 @@ static void read_entry(const json_value *sh, manifest_entry *e)
             e->crc32c[i] = (char)tolower((unsigned char)crc->text[i]);
         e->has_crc = true;
     }
+    const json_value *etag = json_get(sh, "etag");
+    if (etag && etag->type == JSON_STRING && strlen(etag->text) < sizeof e->etag)
+        snprintf(e->etag, sizeof e->etag, "%s", etag->text);
 }
 
 int manifest_parse(const char *text, size_t len, manifest *m, char *msg, size_t msgcap)

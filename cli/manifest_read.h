@@ -19,6 +19,7 @@ typedef struct manifest_entry {
     bool has_records, has_bytes, has_crc;
     uint64_t records, bytes;
     char crc32c[9];        /* 8 lowercase hex digits */
+    char etag[160];        /* "etag" (S3 output), or "" */
     const char *problem;   /* non-NULL: the entry is unusable, and why (a fixed phrase) */
 } manifest_entry;
 

@@ -170,10 +170,6 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
     if (out->resume && cli_has(v, "no-manifest"))
         return cli_usage_error(cmd, "--resume needs the manifest: it is what proves which shards an earlier "
                                     "run finished; leave out --no-manifest");
-    if (out->resume && st_path_is_remote(prefix))
-        return cli_usage_error(cmd, "--resume needs a local (or shared) output directory: with object "
-                                    "storage, shardtool cannot check an earlier run's objects; rerun the "
-                                    "task with --force");
     /* What --resume does not keep, it replaces: this run's (task's) own
      * unfinished or damaged outputs, as --force would. */
     if (out->resume)

@@ -5,6 +5,8 @@
 #include "manifest_read.h"
 
 #include "../src/crc32c.h"
+#include "../src/remote/remote.h"
+#include "../src/stream.h"
 
 #include <fcntl.h>
 #include <stdint.h>
@@ -14,9 +16,81 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Whether the file has this size and CRC32C (read once, never written). */
-static bool same_bytes(const char *path, uint64_t bytes, const char *crc_hex, char *why, size_t whycap)
+/* Whether the object has this size and CRC32C.  Object stores give no
+ * CRC32C of their own (an ETag is an MD5 or a multipart digest), so the
+ * object is read back once, never written. */
+static bool same_remote_bytes(const char *url, uint64_t bytes, const char *crc_hex, char *why, size_t whycap)
 {
+    st_stream *s;
+    st_error err = {0};
+    if (st_stream_open(url, &s, &err) < 0) {
+        snprintf(why, whycap, "%s is missing (%s)", url, err.msg);
+        return false;
+    }
+    static uint8_t buf[1 << 20];
+    uint32_t crc = 0;
+    uint64_t seen = 0;
+    ssize_t n;
+    while (seen <= bytes && (n = st_stream_read(s, buf, sizeof buf, &err)) > 0) {
+        crc = st_crc32c(crc, buf, (size_t)n);
+        seen += (uint64_t)n;
+    }
+    st_stream_close(s);
+    char hex[9];
+    snprintf(hex, sizeof hex, "%08x", crc);
+    if (err.code != ST_OK) {
+        snprintf(why, whycap, "%s cannot be read back: %s", url, err.msg);
+        return false;
+    }
+    if (seen != bytes) {
+        snprintf(why, whycap, "%s has %s%llu bytes, not the %llu its manifest lists", url, seen > bytes ? "over " : "",
+                 (unsigned long long)seen, (unsigned long long)bytes);
+        return false;
+    }
+    if (strcmp(hex, crc_hex) != 0) {
+        snprintf(why, whycap, "%s does not have the CRC32C its manifest lists", url);
+        return false;
+    }
+    return true;
+}
+
+/* Whether the S3 object has the size and ETag its upload was answered
+ * with: one HEAD, no data read.  Any change to the object (a new upload,
+ * even of the same size) gives it a new ETag. */
+static bool same_object(const char *url, uint64_t bytes, const char *etag, char *why, size_t whycap)
+{
+    uint64_t size = 0;
+    char now[160] = "";
+    st_error err = {0};
+    if (st_remote_head(url, &size, now, sizeof now, &err) != ST_OK) {
+        if (err.code == ST_ENOTFOUND)
+            snprintf(why, whycap, "%s is missing", url);
+        else
+            snprintf(why, whycap, "%s", err.msg);
+        return false;
+    }
+    if (size != bytes) {
+        snprintf(why, whycap, "%s has %llu bytes, not the %llu its manifest lists", url,
+                 (unsigned long long)size, (unsigned long long)bytes);
+        return false;
+    }
+    if (strcmp(now, etag) != 0) {
+        snprintf(why, whycap, "%s has the ETag %s, not the %s its manifest lists (uploaded again since)", url,
+                 now, etag);
+        return false;
+    }
+    return true;
+}
+
+/* Whether the file has this size and CRC32C (read once, never written);
+ * an s3:// object whose manifest entry lists its ETag: that size and ETag. */
+static bool same_bytes(const char *path, uint64_t bytes, const char *crc_hex, const char *etag, char *why,
+                       size_t whycap)
+{
+    if (etag[0] && strncmp(path, "s3://", 5) == 0)
+        return same_object(path, bytes, etag, why, whycap);
+    if (st_path_is_remote(path))
+        return same_remote_bytes(path, bytes, crc_hex, why, whycap);
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -46,6 +120,21 @@ static bool same_bytes(const char *path, uint64_t bytes, const char *crc_hex, ch
     return true;
 }
 
+/* Whether a shard's DALI index is there (a file, or an object). */
+static bool index_exists(const char *path)
+{
+    if (!st_path_is_remote(path)) {
+        struct stat st;
+        return lstat(path, &st) == 0;
+    }
+    st_stream *s;
+    st_error err = {0};
+    if (st_stream_open(path, &s, &err) < 0)
+        return false;
+    st_stream_close(s);
+    return true;
+}
+
 static const char *base_of(const char *path)
 {
     const char *slash = strrchr(path, '/');
@@ -58,7 +147,8 @@ bool resume_check(const char *manifest_path, const char *options_json, bool inde
     *kept = 0;
     why[0] = '\0';
     struct stat st;
-    if (lstat(manifest_path, &st) != 0) {
+    bool remote = st_path_is_remote(manifest_path);
+    if (!remote && lstat(manifest_path, &st) != 0) {
         snprintf(why, whycap, "no manifest %s", manifest_path);
         return false;
     }
@@ -90,9 +180,9 @@ bool resume_check(const char *manifest_path, const char *options_json, bool inde
             manifest_resolve(manifest_path, e->path, true, path, sizeof path, msg, sizeof msg) != 0) {
             snprintf(one, sizeof one, "%s: entry %zu is not usable", manifest_path, i);
             ok = false;
-        } else if (!same_bytes(path, e->bytes, e->crc32c, one, sizeof one)) {
+        } else if (!same_bytes(path, e->bytes, e->crc32c, e->etag, one, sizeof one)) {
             ok = false;
-        } else if (indexes && (snprintf(idx, sizeof idx, "%s.idx", path), lstat(idx, &st) != 0)) {
+        } else if (indexes && (snprintf(idx, sizeof idx, "%s.idx", path), !index_exists(idx))) {
             snprintf(one, sizeof one, "%s is missing", idx);
             ok = false;
         }
@@ -109,6 +199,7 @@ bool resume_check(const char *manifest_path, const char *options_json, bool inde
             if (strcmp(base_of(names[k]), base_of(path)) == 0) {
                 keep[k] = (st_shard_keep){.keep = true, .records = e->records, .bytes = e->bytes,
                                           .crc32c = (uint32_t)strtoul(e->crc32c, NULL, 16)};
+                snprintf(keep[k].etag, sizeof keep[k].etag, "%s", e->etag);
                 break;
             }
         }

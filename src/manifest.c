@@ -138,6 +138,8 @@ int st_manifest_write_skipped(const char *path, const st_shard_sink *sink, const
         st_json_member_uint(&w, "records", s->records);
         st_json_member_uint(&w, "bytes", s->bytes);
         st_json_member_string(&w, "crc32c", crc);
+        if (s->etag[0]) /* what --resume compares with a HEAD answer */
+            st_json_member_string(&w, "etag", s->etag);
         st_json_end_object(&w);
     }
     st_json_end_array(&w);

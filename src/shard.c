@@ -23,6 +23,7 @@ typedef struct crc_layer {
     st_ostream *inner;
     uint32_t crc;
     uint64_t bytes;
+    char etag[160];          /* the committed object's (st_ostream.etag) */
 } crc_layer;
 
 static crc_layer *crc_priv(st_ostream *o)
@@ -44,6 +45,7 @@ static int crc_commit(st_ostream *o, st_error *err)
 {
     crc_layer *c = crc_priv(o);
     int rc = st_ostream_commit(c->inner, err);
+    snprintf(c->etag, sizeof c->etag, "%s", rc == ST_OK ? c->inner->etag : "");
     st_ostream_close(c->inner);
     c->inner = NULL;
     return rc;
@@ -387,6 +389,7 @@ static int shard_close(st_shard_sink *s, open_shard *sh, st_error *err)
     s->total_bytes += stored;
     if (remember_done(s, sh, stored, crc))
         return st_error_set(err, ST_ENOMEM, "out of memory");
+    snprintf(s->done[s->ndone - 1].etag, sizeof s->done[0].etag, "%s", sh->stored.etag);
     return ST_OK;
 }
 
@@ -434,8 +437,8 @@ int st_shard_sink_open(const st_shard_options *opt, st_shard_sink **out, st_erro
         s->open[i].fd = s->open[i].index_fd = -1;
     if (!s->provisional) {
         for (size_t i = 0; i < s->nopen; i++) {
-            if (s->local && opt->keep && opt->keep[i].keep)
-                continue; /* counted only (write_unit) */
+            if (opt->keep && opt->keep[i].keep)
+                continue; /* counted only (write_unit); a kept object is never uploaded again */
             int rc = shard_open(s, &s->open[i], i, err);
             if (rc < 0) {
                 st_shard_sink_abort(s);
@@ -622,6 +625,7 @@ static int keep_shard(st_shard_sink *s, size_t i, st_error *err)
         return st_error_set(err, ST_ENOMEM, "out of memory");
     s->done[s->ndone - 1].published = true;
     s->done[s->ndone - 1].kept = true;
+    snprintf(s->done[s->ndone - 1].etag, sizeof s->done[0].etag, "%s", k->etag);
     s->total_bytes += k->bytes;
     return ST_OK;
 }

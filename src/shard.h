@@ -38,6 +38,7 @@ typedef struct st_shard_keep {
     bool keep;
     uint64_t records, bytes;         /* as the earlier run's manifest lists them */
     uint32_t crc32c;
+    char etag[160];                  /* the object's ETag as listed, or "" */
 } st_shard_keep;
 
 typedef struct st_shard_options {
@@ -81,6 +82,7 @@ typedef struct st_shard_info {
     uint64_t records;
     uint64_t bytes;                  /* as stored (compressed when compressed) */
     uint32_t crc32c;                 /* of the stored bytes */
+    char etag[160];                  /* S3 output: the object's ETag, for --resume; else "" */
 } st_shard_info;
 
 typedef struct st_shard_sink st_shard_sink;

@@ -152,6 +152,7 @@ struct st_ostream {
     char *name;          /* final path or URL (owned) */
     uint64_t written;    /* bytes accepted so far (before compression wrappers: of this layer) */
     bool done;           /* committed or aborted */
+    char etag[160];      /* an S3 object's ETag once committed (as the store answered); else "" */
 };
 
 enum st_ostream_flags {

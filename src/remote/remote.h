@@ -82,4 +82,9 @@ typedef struct st_remote_stats {
 
 void st_remote_get_stats(st_remote_stats *out);
 
+/* An s3:// object's size and ETag, from one HEAD request (--resume compares
+ * them with what the upload answered).  A missing object is ST_ENOTFOUND.
+ * Other URLs are ST_EUNSUPPORTED. */
+int st_remote_head(const char *url, uint64_t *size, char *etag, size_t etag_cap, st_error *err);
+
 #endif

@@ -40,3 +40,11 @@ void st_remote_get_stats(st_remote_stats *out)
 {
     memset(out, 0, sizeof *out);
 }
+
+int st_remote_head(const char *url, uint64_t *size, char *etag, size_t etag_cap, st_error *err)
+{
+    (void)size;
+    (void)etag;
+    (void)etag_cap;
+    return st_error_set(err, ST_EUNSUPPORTED, "%s: built without remote support", url);
+}

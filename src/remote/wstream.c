@@ -178,7 +178,7 @@ static int s3_send_part(wstream *w, st_error *err)
     return ST_OK;
 }
 
-static int s3_complete(wstream *w, st_error *err)
+static int s3_complete(wstream *w, char *etag, size_t etag_cap, st_error *err)
 {
     while (w->ninflight) {
         int rc = s3_wait_oldest(w, err);
@@ -215,6 +215,14 @@ static int s3_complete(wstream *w, st_error *err)
         rc = st_error_set(err, ST_EREMOTE, "%s: CompleteMultipartUpload failed (%s)", x->display,
                           code[0] ? code : "error in answer");
     }
+    if (rc == ST_OK && x->resp.data) {
+        /* The object's ETag (a HEAD answers the same) for --resume. */
+        st_buf t = {0};
+        size_t pos = 0;
+        if (st_xml_next((const char *)x->resp.data, x->resp.len, "ETag", &pos, &t) == 1 && t.data)
+            snprintf(etag, etag_cap, "%s", (char *)t.data);
+        st_buf_free(&t);
+    }
     st_xfer_free(x);
     if (rc == ST_OK) {
         free(w->upload_id);
@@ -223,7 +231,7 @@ static int s3_complete(wstream *w, st_error *err)
     return rc;
 }
 
-static int s3_put_whole(wstream *w, st_error *err)
+static int s3_put_whole(wstream *w, char *etag, size_t etag_cap, st_error *err)
 {
     st_xfer *x = s3_xfer(w, "PUT", NULL, err);
     if (!x)
@@ -231,7 +239,11 @@ static int s3_put_whole(wstream *w, st_error *err)
     give_body(x, w->buf, w->len, true);
     w->buf = NULL;
     w->len = 0;
-    return run_and_free(w, x, err);
+    int rc = st_fetch_run(w->c->f, x, err);
+    if (rc == ST_OK)
+        snprintf(etag, etag_cap, "%s", x->etag);
+    st_xfer_free(x);
+    return rc;
 }
 
 static void s3_abort(wstream *w)
@@ -435,10 +447,10 @@ static int ws_commit(st_ostream *o, st_error *err)
     if (w->addr.kind == ST_RURL_S3) {
         if (!w->upload_id) {
             rc = ensure_buf(w, err);
-            rc = rc ? rc : s3_put_whole(w, err);
+            rc = rc ? rc : s3_put_whole(w, o->etag, sizeof o->etag, err);
         } else {
             rc = w->len ? s3_send_part(w, err) : ST_OK;
-            rc = rc ? rc : s3_complete(w, err);
+            rc = rc ? rc : s3_complete(w, o->etag, sizeof o->etag, err);
         }
     } else {
         if (!w->session) {
@@ -555,4 +567,42 @@ int st_wstream_create(st_remote_ctx *c, const char *url, int flags, st_ostream *
         w->part_size = (w->part_size + (256u << 10) - 1) / (256u << 10) * (256u << 10);
     *out = o;
     return ST_OK;
+}
+
+int st_remote_head(const char *url, uint64_t *size, char *etag, size_t etag_cap, st_error *err)
+{
+    st_remote_ctx *c = st_remote_ctx_current();
+    if (!c)
+        return st_error_set(err, ST_EUNSUPPORTED, "%s: remote access is not initialised", url);
+    st_rurl u;
+    int rc = st_rurl_parse(url, &u, err);
+    if (rc)
+        return rc;
+    const st_s3_site *site = NULL;
+    if (u.kind != ST_RURL_S3)
+        rc = st_error_set(err, ST_EUNSUPPORTED, "%s: only s3:// objects are checked by ETag", url);
+    else if (!(rc = st_fetch_auth_for_url(c->f, url, err)))
+        rc = st_fetch_s3_site(c->f, &site, err);
+    st_xfer *x = rc ? NULL : st_xfer_new("HEAD", u.url);
+    if (!rc && !x)
+        rc = st_error_set(err, ST_ENOMEM, "out of memory");
+    if (!rc && st_s3_target(site, u.bucket, u.key, NULL, &x->target))
+        rc = st_error_set(err, ST_ENOMEM, "out of memory");
+    if (!rc) {
+        x->auth = ST_AUTH_S3;
+        x->accept_404 = true;
+        x->resp_cap = 1 << 20;
+        rc = st_fetch_run(c->f, x, err);
+        if (rc == ST_OK && x->status == 404)
+            rc = st_error_set(err, ST_ENOTFOUND, "%s: no such object", url);
+        else if (rc == ST_OK && x->h_content_length < 0)
+            rc = st_error_set(err, ST_EREMOTE, "%s: HEAD answered without a Content-Length", url);
+        if (rc == ST_OK) {
+            *size = (uint64_t)x->h_content_length;
+            snprintf(etag, etag_cap, "%s", x->etag);
+        }
+    }
+    st_xfer_free(x);
+    st_rurl_free(&u);
+    return rc;
 }

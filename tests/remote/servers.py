@@ -72,7 +72,10 @@ def _forward(port, method, path, headers, body):
         data = r.read()
     except http.client.IncompleteRead as e:
         data = e.partial  # s3rver claims 1 byte for ranges of empty objects
-    hdrs = [(k, v) for k, v in r.getheaders() if k.lower() not in HOP and k.lower() != "content-length"]
+    # A HEAD answer's Content-Length is the object's size (as S3 sends it):
+    # kept; any other is recomputed from the body relayed.
+    hdrs = [(k, v) for k, v in r.getheaders()
+            if k.lower() not in HOP and (k.lower() != "content-length" or method == "HEAD")]
     c.close()
     return r.status, hdrs, data
 
@@ -81,7 +84,8 @@ def _reply(h, status, headers, body, head=False):
     h.send_response(status)
     for k, v in headers:
         h.send_header(k, v)
-    h.send_header("Content-Length", str(len(body)))
+    if not any(k.lower() == "content-length" for k, v in headers):
+        h.send_header("Content-Length", str(len(body)))
     h.end_headers()
     if not head and body:
         h.wfile.write(body)
