@@ -221,6 +221,34 @@ static void pop_head(st_robj *o)
 
 static st_xfer *range_xfer(st_robj *o, uint64_t off, size_t len, uint8_t *dest, st_error *err);
 
+/* Fetches [start, start+len) whole and waits for it (lock held): on
+ * success *data is a malloc'd buffer the caller owns. */
+static int fetch_range_wait(st_robj *o, uint64_t start, size_t len, uint8_t **data, st_error *err)
+{
+    st_fetcher *f = o->c->f;
+    st_xfer *x = range_xfer(o, start, len, NULL, err);
+    if (!x)
+        return err ? err->code : ST_ENOMEM;
+    st_fetch_submit_locked(f, x);
+    while (!st_xfer_finished(x))
+        st_fetch_wait(f);
+    int rc = ST_OK;
+    if (x->state == ST_XS_FAILED) {
+        rc = x->err.code;
+        if (err)
+            *err = x->err;
+    } else if (x->got != len) {
+        rc = st_error_set(err, ST_EDATA, "%s: object ended before offset %" PRIu64, x->display,
+                          start + len);
+    } else {
+        *data = x->dest;
+        x->dest = NULL;
+        x->dest_owned = false;
+    }
+    st_fetch_release_locked(f, x);
+    return rc;
+}
+
 /* From a server that ignores Range: reads the whole object into o->whole
  * once (lock held), within WHOLE_LIMIT. */
 static int ensure_whole(st_robj *o, st_error *err)
@@ -241,28 +269,12 @@ static int ensure_whole(st_robj *o, st_error *err)
         o->whole_ready = true;
         return ST_OK;
     }
-    st_fetcher *f = o->c->f;
-    st_xfer *x = range_xfer(o, 0, (size_t)o->ident.size, NULL, err);
-    if (!x)
-        return err ? err->code : ST_ENOMEM;
-    st_fetch_submit_locked(f, x);
-    while (!st_xfer_finished(x))
-        st_fetch_wait(f);
-    int rc = ST_OK;
-    if (x->state == ST_XS_FAILED) {
-        rc = x->err.code;
-        if (err)
-            *err = x->err;
-    } else if (x->got != o->ident.size) {
-        rc = st_error_set(err, ST_EDATA, "%s: object ended before offset %" PRIu64, x->display,
-                          o->ident.size);
-    } else {
-        o->whole = x->dest;
+    uint8_t *whole = NULL;
+    int rc = fetch_range_wait(o, 0, (size_t)o->ident.size, &whole, err);
+    if (rc == ST_OK) {
+        o->whole = whole;
         o->whole_ready = true;
-        x->dest = NULL;
-        x->dest_owned = false;
     }
-    st_fetch_release_locked(f, x);
     return rc;
 }
 
@@ -493,7 +505,6 @@ static int fetch_direct(st_robj *o, uint8_t *buf, size_t n, uint64_t off, st_err
  * the cache.  Lock held. */
 static int fetch_block(st_robj *o, size_t n, uint64_t off, st_error *err)
 {
-    st_fetcher *f = o->c->f;
     uint64_t size = o->ident.size;
     size_t blen = n < TINY_READ ? FOOTER_BLOCK : n;
     uint64_t start = off;
@@ -503,34 +514,19 @@ static int fetch_block(st_robj *o, size_t n, uint64_t off, st_error *err)
         start = size > blen ? size - blen : 0;
         blen = (size_t)(size - start);
     }
-    st_xfer *x = range_xfer(o, start, blen, NULL, err);
-    if (!x)
-        return err ? err->code : ST_ENOMEM;
-    st_fetch_submit_locked(f, x);
-    while (!st_xfer_finished(x))
-        st_fetch_wait(f);
-    int rc = ST_OK;
-    if (x->state == ST_XS_FAILED) {
-        rc = x->err.code;
-        if (err)
-            *err = x->err;
-    } else if (x->got != blen) {
-        rc = st_error_set(err, ST_EDATA, "%s: object ended before offset %" PRIu64, x->display,
-                          start + blen);
-    } else {
+    uint8_t *data = NULL;
+    int rc = fetch_range_wait(o, start, blen, &data, err);
+    if (rc == ST_OK) {
         cblock *victim = &o->cache[0];
         for (int i = 1; i < CACHE_BLOCKS; i++)
             if (!o->cache[i].data || (victim->data && o->cache[i].used < victim->used))
                 victim = &o->cache[i];
         free(victim->data);
-        victim->data = x->dest;
+        victim->data = data;
         victim->off = start;
         victim->len = blen;
         victim->used = ++o->clock;
-        x->dest = NULL;
-        x->dest_owned = false;
     }
-    st_fetch_release_locked(f, x);
     return rc;
 }
 
