@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #if ST_HAVE_REMOTE_MODULE
@@ -490,4 +491,14 @@ bool cli_progress_wanted(const cli_values *v)
     if (cli_has(v, "progress"))
         return true;
     return isatty(STDERR_FILENO);
+}
+
+long cli_file_head(const char *path, int extra_flags, void *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | extra_flags);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, cap);
+    close(fd);
+    return (long)n;
 }

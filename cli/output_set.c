@@ -189,12 +189,8 @@ static bool written_after(const char *path, const struct stat *st, const struct 
     if (st->st_mtim.tv_sec < journal->st_mtim.tv_sec ||
         (st->st_mtim.tv_sec == journal->st_mtim.tv_sec && st->st_mtim.tv_nsec < journal->st_mtim.tv_nsec))
         return false;
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return false;
     char head[16];
-    ssize_t n = read(fd, head, sizeof head);
-    close(fd);
+    long n = cli_file_head(path, O_NOFOLLOW, head, sizeof head);
     return n >= 14 && (memcmp(head, "{\n  \"format\"", 12) == 0 || memcmp(head, "{\n  \"features\"", 14) == 0);
 }
 

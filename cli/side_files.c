@@ -13,6 +13,7 @@
  * Hidden names (a leading dot, which every temporary file has) are left out
  * by the directory walk before this rule is asked. */
 #include "side_files.h"
+#include "cli.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -40,12 +41,8 @@ static const struct {
  * regular files are opened (O_NONBLOCK keeps a FIFO from blocking). */
 static bool looks_like_feature_spec(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0)
-        return false;
     char head[48];
-    ssize_t n = read(fd, head, sizeof head);
-    close(fd);
+    long n = cli_file_head(path, 0, head, sizeof head);
     if (n <= 0)
         return false;
     size_t i = 0, len = (size_t)n;
