@@ -3,7 +3,9 @@
  *
  * TFRecord inputs go through the conversion pipeline with payload-only
  * records: each framed record is copied as it is, both CRCs checked on the
- * way.  Avro inputs are copied by whole blocks (split_avro below): a block
+ * way, once: the shard's whole-file CRC32C for the manifest is combined from
+ * the records' own CRCs (the TFRecord writer's stored_crc), not computed
+ * over the written bytes again.  Avro inputs are copied by whole blocks (split_avro below): a block
  * is the smallest piece that can move between files without decoding its
  * datums, because it is compressed as one and closed by its file's sync
  * marker.  The inputs' kind is told by content, as the other commands do. */

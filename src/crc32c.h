@@ -12,6 +12,15 @@
 /* Continues a CRC: crc = st_crc32c(0, a, n); crc = st_crc32c(crc, b, m). */
 uint32_t st_crc32c(uint32_t crc, const void *data, size_t len);
 
+/* The CRC of A||B from crc(A), crc(B) and |B| (zlib's crc32_combine, for
+ * the Castagnoli polynomial): O(log len2), without the data.  A shard's
+ * whole-file CRC is combined from its records' CRCs this way, the records'
+ * data CRCs being known from checking or framing them. */
+uint32_t st_crc32c_combine(uint32_t crc1, uint32_t crc2, uint64_t len2);
+/* The same with software multiplications only (what CPUs without a
+ * carry-less multiply run), for tests to compare. */
+uint32_t st_crc32c_combine_generic(uint32_t crc1, uint32_t crc2, uint64_t len2);
+
 /* TensorFlow's masking, so that CRCs of data containing CRCs stay strong. */
 static inline uint32_t st_crc32c_mask(uint32_t crc)
 {

@@ -24,6 +24,11 @@ typedef struct crc_layer {
     uint32_t crc;
     uint64_t bytes;
     char etag[160];          /* the committed object's (st_ostream.etag) */
+    /* The shard's CRC after the next write, when the writer knows it
+     * (stored_crc) without the layer reading the bytes again. */
+    bool next_known;
+    uint32_t next_crc;
+    size_t next_len;
 } crc_layer;
 
 static crc_layer *crc_priv(st_ostream *o)
@@ -34,7 +39,11 @@ static crc_layer *crc_priv(st_ostream *o)
 static int crc_write(st_ostream *o, const void *buf, size_t n, st_error *err)
 {
     crc_layer *c = crc_priv(o);
-    c->crc = st_crc32c(c->crc, buf, n);
+    if (c->next_known && c->next_len == n)
+        c->crc = c->next_crc;
+    else
+        c->crc = st_crc32c(c->crc, buf, n);
+    c->next_known = false;
     c->bytes += n;
     return st_ostream_write(c->inner, buf, n, err);
 }
@@ -462,7 +471,15 @@ static int write_to(st_shard_sink *s, open_shard *sh, const uint8_t *encoded, si
             return rc;
     }
     uint64_t before = sh->top->written;
+    /* Uncompressed, what the writer stores is the checksum layer's input:
+     * a writer that knows its bytes' CRC (a TFRecord frame carries its
+     * data's) spares the layer a second pass over them. */
+    if (sh->top->ops == &crc_layer_ops && s->opt.writer->stored_crc)
+        sh->stored.next_known =
+            s->opt.writer->stored_crc(sh->stored.crc, encoded, len, &sh->stored.next_crc);
+    sh->stored.next_len = len;
     int rc = s->opt.writer->write(sh->writer_priv, encoded, len, err);
+    sh->stored.next_known = false;
     if (rc < 0)
         return rc;
     /* Learn what the writer adds to a record (TFRecord's framing), from

@@ -44,6 +44,12 @@ typedef struct st_writer_ops {
      * that their real size replaces the bound.  Returns 1 when it wrote
      * something, 0 when it held nothing, < 0 on error. */
     int (*flush)(void *priv, st_error *err);
+    /* Optional, for writers whose write() stores the encoded bytes as they
+     * are (TFRecord): sets *out to st_crc32c(crc, encoded, len), taken
+     * from what the encoding already holds (a frame's own CRCs) instead of
+     * reading the bytes again.  Returns false when it cannot tell; the
+     * shard sink then computes the CRC over the bytes as usual. */
+    bool (*stored_crc)(uint32_t crc, const uint8_t *encoded, size_t len, uint32_t *out);
 } st_writer_ops;
 
 #endif

@@ -583,6 +583,32 @@ static int tfr_encode(const st_write_options *opt, const st_record *rec, st_buf 
     return ST_OK;
 }
 
+/* The CRC32C of whole frames as stored, continuing crc, without reading
+ * their data: a frame is its 12-byte header, the data and the data's
+ * masked CRC, so its CRC combines the header's, the unmasked footer and
+ * the footer's (st_crc32c_combine).  The footer is trusted: every frame the
+ * writer gets was framed by tfr_encode or read with its data CRC checked
+ * (the reader always checks it), so it is the data's CRC.  Anything else
+ * (a header whose own CRC fails, a length past the end) is not claimed. */
+static bool tfr_stored_crc(uint32_t crc, const uint8_t *p, size_t len, uint32_t *out)
+{
+    while (len) {
+        if (len < ST_TFRECORD_OVERHEAD)
+            return false;
+        uint64_t n;
+        if (!st_tfrecord_header_valid(p, &n) || n > len - ST_TFRECORD_OVERHEAD)
+            return false;
+        const uint8_t *footer = p + ST_TFRECORD_HEADER_SIZE + n;
+        crc = st_crc32c(crc, p, ST_TFRECORD_HEADER_SIZE);
+        crc = st_crc32c_combine(crc, st_crc32c_unmask(get_le32(footer)), n);
+        crc = st_crc32c(crc, footer, ST_TFRECORD_FOOTER_SIZE);
+        p = footer + ST_TFRECORD_FOOTER_SIZE;
+        len -= (size_t)n + ST_TFRECORD_OVERHEAD;
+    }
+    *out = crc;
+    return true;
+}
+
 static int tfr_wopen(void *priv, st_ostream *out, const st_write_options *opt, st_error *err)
 {
     (void)opt;
@@ -616,6 +642,7 @@ static const st_writer_ops tfrecord_writer_ops = {
     .write = tfr_write,
     .finish = tfr_finish,
     .close = tfr_wclose,
+    .stored_crc = tfr_stored_crc,
 };
 
 /* ---- descriptor -------------------------------------------------------------- */

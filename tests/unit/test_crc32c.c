@@ -234,6 +234,77 @@ static void test_real_tfrecord(void)
     CU_ASSERT_EQUAL(records, 3);
 }
 
+/* st_crc32c_combine against a direct CRC of the concatenation: random
+ * lengths from 0 to 1 MiB on either side, both the fast and the software
+ * multiplications. */
+static void test_combine(void)
+{
+    const size_t max = (size_t)1 << 20;
+    uint8_t *buf = malloc(2 * max);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+    for (size_t i = 0; i < 2 * max; i++)
+        buf[i] = (uint8_t)rng();
+    for (int t = 0; t < 300; t++) {
+        /* Short lengths often (every bit pattern of the low bits), long ones too. */
+        size_t la = (size_t)(rng() % (t % 3 == 0 ? 64 : max + 1));
+        size_t lb = (size_t)(rng() % (t % 2 == 0 ? 64 : max + 1));
+        if (t < 64) {
+            la = (size_t)t;
+            lb = (size_t)(63 - t);
+        }
+        uint32_t a = st_crc32c(0, buf, la);
+        uint32_t b = st_crc32c(0, buf + la, lb);
+        uint32_t whole = st_crc32c(0, buf, la + lb);
+        CU_ASSERT_EQUAL_FATAL(st_crc32c_combine(a, b, lb), whole);
+        CU_ASSERT_EQUAL_FATAL(st_crc32c_combine_generic(a, b, lb), whole);
+    }
+    /* The slow reference on a few: shares nothing with src/. */
+    for (int t = 0; t < 4; t++) {
+        size_t la = (size_t)(rng() % 5000), lb = (size_t)(rng() % 5000);
+        CU_ASSERT_EQUAL_FATAL(st_crc32c_combine(crc32c_bitwise(0, buf, la), crc32c_bitwise(0, buf + la, lb), lb),
+                              crc32c_bitwise(0, buf, la + lb));
+    }
+    /* Empty parts: crc(A||"") = crc(A); crc(""||B) = crc(B). */
+    CU_ASSERT_EQUAL(st_crc32c_combine(0x12345678u, 0, 0), 0x12345678u);
+    CU_ASSERT_EQUAL(st_crc32c_combine(0, 0x9abcdef0u, 77), 0x9abcdef0u);
+    free(buf);
+}
+
+/* A TFRecord record on disk is len(8) + masked crc(len)(4) + data + masked
+ * crc(data)(4): its whole CRC comes from the header's CRC, the unmasked
+ * data CRC (known from checking the record) and the footer, and a file's
+ * from its records', without reading the data again. */
+static void test_combine_framing(void)
+{
+    uint8_t *file = malloc(64 << 10);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(file);
+    size_t at = 0;
+    uint32_t combined = 0;
+    for (int r = 0; r < 40; r++) {
+        size_t len = (size_t)(rng() % 1500);
+        uint8_t *h = file + at;
+        for (int i = 0; i < 8; i++)
+            h[i] = (uint8_t)((uint64_t)len >> (8 * i));
+        uint32_t hc = st_crc32c_mask(st_crc32c(0, h, 8));
+        for (int i = 0; i < 4; i++)
+            h[8 + i] = (uint8_t)(hc >> (8 * i));
+        for (size_t i = 0; i < len; i++)
+            h[12 + i] = (uint8_t)rng();
+        uint32_t data_crc = st_crc32c(0, h + 12, len);
+        uint32_t dc = st_crc32c_mask(data_crc);
+        for (int i = 0; i < 4; i++)
+            h[12 + len + i] = (uint8_t)(dc >> (8 * i));
+        uint32_t rec = st_crc32c(0, h, 12);
+        rec = st_crc32c_combine(rec, st_crc32c_unmask(dc), len);
+        rec = st_crc32c(rec, h + 12 + len, 4);
+        CU_ASSERT_EQUAL_FATAL(rec, crc32c_bitwise(0, h, len + 16));
+        combined = st_crc32c_combine(combined, rec, len + 16);
+        at += len + 16;
+    }
+    CU_ASSERT_EQUAL(combined, crc32c_bitwise(0, file, at));
+    free(file);
+}
+
 int main(void)
 {
     n_impls = st_crc32c_impls(&impls);
@@ -247,6 +318,8 @@ int main(void)
     CU_add_test(s, "chained calls", test_chained);
     CU_add_test(s, "mask", test_mask);
     CU_add_test(s, "real TFRecord CRCs", test_real_tfrecord);
+    CU_add_test(s, "combine vs CRC of the concatenation", test_combine);
+    CU_add_test(s, "combine over TFRecord framing", test_combine_framing);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failures = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
