@@ -291,6 +291,10 @@ static int run_stat(const cli_command *cmd, cli_values *v)
         st_spec_defaults_free(&defaults);
         return status;
     }
+    /* A Parquet or Avro column nested deeper than convert takes is left out
+     * of the statistics and listed in the details as not convertible,
+     * rather than hiding the whole file behind convert's error. */
+    in.ro.describe = true;
     char **paths = in.paths;
     size_t npaths = in.npaths;
     const char *spec_path = cli_text(v, "feature-spec", NULL);

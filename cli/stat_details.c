@@ -283,6 +283,27 @@ static void print_row_groups(const json_value *groups)
     tally_free(&page_types);
 }
 
+/* The columns (Parquet "schema") or fields (Avro "fields") that convert
+ * refuses, one line each: the summary of the schema only counts them. */
+static void print_refused(const json_value *leaves)
+{
+    for (size_t i = 0; i < leaves->count; i++) {
+        const json_value *l = &leaves->items[i];
+        const json_value *as = json_get(l, "becomes"), *name = json_get(l, "name"),
+                         *why = json_get(l, "unreadable"), *depth = json_get(l, "depth");
+        if (!as || as->type != JSON_STRING || strcmp(as->text, "error") != 0 || !name ||
+            name->type != JSON_STRING)
+            continue;
+        const char *reason = why && why->type == JSON_STRING ? why->text : "not convertible";
+        size_t n = strlen(reason);
+        bool names_exclude = n >= 9 && strcmp(reason + n - 9, "--exclude") == 0;
+        printf("  not convertible: %s", name->text);
+        if (depth && depth->type == JSON_NUMBER)
+            printf(" (depth %s)", depth->text);
+        printf(": %s%s%s\n", reason, names_exclude ? " " : "", names_exclude ? name->text : "");
+    }
+}
+
 void stat_print_details(const st_buf *details)
 {
     json_value root;
@@ -296,6 +317,9 @@ void stat_print_details(const st_buf *details)
                 print_row_groups(v);
             else
                 print_member("  ", root.keys[i], v);
+            if ((strcmp(root.keys[i], "schema") == 0 || strcmp(root.keys[i], "fields") == 0) &&
+                v->type == JSON_ARRAY)
+                print_refused(v);
         }
         printf("  (every detail: stat --json)\n");
     }

@@ -66,6 +66,11 @@ typedef struct st_read_options {
     bool skip_corrupt;              /* TFRecord: skip damaged records (counted in
                                        st_batch.skipped_rows) instead of failing */
     const void *format_options;     /* e.g. struct st_csv_options for csv/tsv */
+    /* stat: a column that convert refuses for its nesting (lists or maps 4
+     * or more deep, or 2 or more with --nested refuse) is left out of the
+     * records instead of failing the open; the format's inspect() lists it
+     * with why (Parquet, Avro). */
+    bool describe;
     /* With skip_corrupt: called for each damaged record (TFRecord) or
      * block (Avro) skipped, from the thread reading that input, with the
      * input's name, the record's or block's index, the byte offset where it

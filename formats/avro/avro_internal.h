@@ -179,6 +179,11 @@ typedef struct av_slot {
     int64_t fixed_len;
     bool keep;
     bool sequence;           /* a FeatureList (depth-2/3 leaf, or its row_lengths) */
+    bool row_lengths;        /* the row lengths of the slot before it (depth 3) */
+    uint8_t depth;           /* arrays and key-value maps on its path */
+    /* st_read_options.describe: why convert refuses this leaf, which is
+     * then left out of the records; NULL otherwise. */
+    const char *refused;
 } av_slot;
 
 typedef struct av_plan {

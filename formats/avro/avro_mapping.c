@@ -134,6 +134,7 @@ typedef struct pbuild {
     st_buf slots;            /* av_slot[] */
     st_buf map_paths;        /* const char *[]: static paths of maps, for projection checks */
     bool reading;            /* reading records; verify only walks the datums */
+    bool describe;           /* st_read_options.describe */
     st_nested_mode nested;
     st_map_mode maps;
     /* While compiling below the list at level 0 / 1 of the current path:
@@ -234,6 +235,16 @@ static int push_node(pbuild *b, st_buf *list, av_node *n)
 static int nested_leaf(pbuild *b, av_node *n, const naming *nm)
 {
     const char *field = nm->path[0] ? nm->path : "value";
+    /* stat (describe): the leaf is left out, as --exclude would, and says
+     * why (in Parquet's stat words). */
+    if (b->describe && (b->nested == ST_NESTED_REFUSE || nm->level > 3)) {
+        av_slot *slot = &((av_slot *)b->slots.data)[n->slot];
+        slot->keep = false;
+        slot->refused = nm->level > 3 ? "nested more than 3 lists deep; leave it out with --exclude"
+                                      : "a list of lists, refused with --nested refuse";
+        n->keep = false;
+        return 0;
+    }
     if (b->nested == ST_NESTED_REFUSE)
         return st_error_set(b->err, ST_EUNSUPPORTED,
                             "field \"%s\": nested list (lists %d deep) cannot be held by an Example "
@@ -266,6 +277,8 @@ static int nested_leaf(pbuild *b, av_node *n, const naming *nm)
     r.repeated = true;
     r.fixed_len = -1;
     r.sequence = true;
+    r.row_lengths = true;
+    r.depth = (uint8_t)nm->level;
     /* --exclude COL.row_lengths leaves the lengths out, keeping the values. */
     r.keep = st_avro_plan_selected(b->plan, (const char *)b->blob.data + r.name_off, r.name_len);
     int32_t slot = (int32_t)(b->slots.len / sizeof r);
@@ -302,6 +315,7 @@ static int make_leaf(pbuild *b, av_node *n, const naming *nm, st_kind kind, int6
     s.nullable = nm->nullable;
     s.repeated = nm->repeated;
     s.fixed_len = nm->repeated ? -1 : fixed_len;
+    s.depth = (uint8_t)(nm->level < 255 ? nm->level : 255);
     s.keep = st_avro_plan_selected(b->plan, nm->path, len);
     n->keep = s.keep;
     n->slot = (int32_t)(b->slots.len / sizeof s);
@@ -719,6 +733,7 @@ int st_avro_plan_build(av_plan *plan, const av_schema *schema, const st_read_opt
     if (opt) {
         b.nested = opt->nested;
         b.maps = opt->maps;
+        b.describe = opt->describe;
         plan->decimal_text = opt->decimal_text;
         plan->columns = copy_list(&b, opt->columns, opt->ncolumns);
         plan->ncolumns = plan->columns ? opt->ncolumns : 0;

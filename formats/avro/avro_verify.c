@@ -148,6 +148,55 @@ static void hex(char *out, const uint8_t *p, size_t n)
     out[2 * n] = '\0';
 }
 
+/* Every leaf field as convert maps it under the read options (the Parquet
+ * schema's members: name, kind, depth, becomes, row_lengths, unreadable),
+ * those convert refuses included: the plan is built to describe them
+ * (st_read_options.describe) rather than to fail. */
+static void fields_json(st_jsonw *w, const av_schema *schema, const st_read_options *opt)
+{
+    st_read_options o;
+    if (opt)
+        o = *opt;
+    else
+        memset(&o, 0, sizeof o); /* the defaults: sequence, key-value */
+    o.describe = true;
+    /* Every field, whatever --columns / --exclude keep. */
+    o.columns = o.exclude = NULL;
+    o.ncolumns = o.nexclude = 0;
+    av_plan plan;
+    st_error ignored = {0};
+    if (st_avro_plan_build(&plan, schema, &o, &ignored) == 0) {
+        st_json_key(w, "fields");
+        st_json_begin_array(w);
+        for (size_t i = 0; i < plan.nslots; i++) {
+            const av_slot *sl = &plan.slots[i];
+            if (sl->row_lengths)
+                continue; /* named by its leaf's row_lengths */
+            st_json_begin_object(w);
+            st_json_key(w, "name");
+            st_json_stringn(w, plan.blob + sl->name_off, sl->name_len);
+            st_json_member_string(w, "kind", st_kind_name(sl->kind));
+            st_json_member_int(w, "depth", sl->depth);
+            st_json_member_string(w, "becomes", sl->refused ? "error"
+                                                : sl->depth == 0 ? "scalar"
+                                                : sl->depth == 1 ? "list"
+                                                                 : "feature_list");
+            if (!sl->refused && sl->depth == 3 && i + 1 < plan.nslots && plan.slots[i + 1].row_lengths) {
+                const av_slot *rl = &plan.slots[i + 1];
+                st_json_key(w, "row_lengths");
+                st_json_stringn(w, plan.blob + rl->name_off, rl->name_len);
+            }
+            if (sl->refused)
+                st_json_member_string(w, "unreadable", sl->refused);
+            st_json_end_object(w);
+        }
+        st_json_end_array(w);
+        st_avro_plan_free(&plan);
+    } else {
+        st_avro_plan_free(&plan);
+    }
+}
+
 int st_avro_inspect(st_stream *s, const st_read_options *opt, st_jsonw *w, st_error *err)
 {
     uint64_t max_block = opt && opt->max_record_size ? opt->max_record_size : AV_DEFAULT_MAX_BLOCK;
@@ -162,10 +211,13 @@ int st_avro_inspect(st_stream *s, const st_read_options *opt, st_jsonw *w, st_er
         av_schema *schema;
         av_json *dom;
         st_error ignored;
-        if (st_avro_schema_parse(h.schema_json, h.schema_len, &h.arena, &schema, &dom, &ignored) == 0)
+        bool parsed = st_avro_schema_parse(h.schema_json, h.schema_len, &h.arena, &schema, &dom, &ignored) == 0;
+        if (parsed)
             st_avro_json_write(w, dom);
         else
             st_json_stringn(w, h.schema_json, h.schema_len);
+        if (parsed)
+            fields_json(w, schema, opt);
         char sync[2 * AV_SYNC_SIZE + 1];
         hex(sync, h.sync, AV_SYNC_SIZE);
         st_json_member_string(w, "sync_marker", sync);

@@ -134,6 +134,16 @@ static int plan_column(pq_reader *r, uint32_t j, const st_read_options *opt, st_
     return 0;
 }
 
+/* Whether plan_column would refuse the leaf for its depth (4 lists or
+ * maps, or 2 with --nested refuse; by key, the maps above do not count). */
+static bool refused_for_nesting(const st_pq_leaf *leaf, const st_read_options *opt)
+{
+    int depth = leaf->max_rep;
+    if (opt->maps == ST_MAP_BY_KEY && leaf->nmaps > 0 && !leaf->map_key)
+        depth -= leaf->nmaps;
+    return depth >= 4 || (depth >= 2 && opt->nested == ST_NESTED_REFUSE);
+}
+
 static int select_columns(pq_reader *r, const st_read_options *opt, st_error *err)
 {
     const st_pq_schema *s = &r->file.schema;
@@ -168,6 +178,8 @@ static int select_columns(pq_reader *r, const st_read_options *opt, st_error *er
         if (!on[i])
             continue;
         const st_pq_leaf *leaf = &s->leaves[i];
+        if (opt && opt->describe && refused_for_nesting(leaf, opt))
+            continue; /* stat: inspect.c lists it with why */
         if (leaf->problem) {
             if (leaf->problem_code == ST_EUNSUPPORTED)
                 rc = st_error_set(err, ST_EUNSUPPORTED, "column '%s' %s; leave it out with --exclude %s", leaf->path,
