@@ -193,6 +193,15 @@ static const char *why_not(const st_column *sc)
     case ST_LOGICAL_BOOLEAN: return "0 and 1";
     case ST_LOGICAL_INT96: return "its nanoseconds since 1970";
     case ST_LOGICAL_FIXED: return "the same bytes";
+    case ST_LOGICAL_TIME:
+    case ST_LOGICAL_TIMESTAMP:
+        if (sc->kind == ST_KIND_INT64 && !l->unit)
+            return "the input gives no unit";
+        break;
+    case ST_LOGICAL_INTEGER:
+        if (sc->kind == ST_KIND_INT64)
+            return "no Parquet integer type has that width";
+        break;
     default: break;
     }
     return "the values are of another kind";

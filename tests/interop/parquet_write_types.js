@@ -5,7 +5,9 @@
 // columns; shardtool converts it to Parquet; DuckDB reads ours back.
 // DESCRIBE gives the source's types where they are kept (and the
 // documented ones where not), the values equal the source's (DuckDB's own
-// JSON export of each), and each type not kept is named by a note.  Also:
+// JSON export of each), and each type not kept is named by a note; the
+// same for Arrow's alltypes-java.parquet (TIME in INT32 and in nanoseconds,
+// UTC flags) and DuckDB's ENUM.  Also:
 // Parquet -> TFRecord -> Parquet gives plain types and no such note (TFRecord
 // has no types), and an Avro file's timestamp types are kept.
 //
@@ -154,6 +156,31 @@ const changedValues = { dec38: 'dec38::VARCHAR', u: 'u::VARCHAR', bo: 'bo::BIGIN
       (d - DATE '1970-01-01') AS e, i32 AS f FROM ${lit(src)}`);
   const y = await exportJson(`SELECT ts_ms AS a, ts_us AS b, ts_ns AS c, d AS e, i32 AS f FROM ${lit(only(dir, 'p-'))}`);
   expect('values after TFRecord', x === y, `differ:\n  source ${x.slice(0, 400)}\n  ours   ${y.slice(0, 400)}`);
+}
+
+// ---- Arrow's (Java) file: TIME(MILLIS) in INT32, TIME(NANOS), UTC flags; DuckDB's ENUM -------------
+
+{
+  const java = path.join(dataDir, 'parquet', 'arrow-testing', 'alltypes-java.parquet');
+  const dir = path.join(workDir, 'java');
+  const err = st(['convert', java, '-o', path.join(dir, 'j'), '--to', 'parquet', '--decimal', 'text', '--no-manifest']);
+  const ours = only(dir, 'j-');
+  const want = await describe(java), got = await describe(ours);
+  const changedJava = { bool: 'BIGINT', float64: 'FLOAT' };
+  const same = Object.keys(got).filter((c) => !(c in changedJava));
+  for (const c of same) expect(`Java type of ${c}`, got[c] === want[c], `ours ${got[c]}, the source's ${want[c]}`);
+  for (const [c, t] of Object.entries(changedJava)) expect(`Java type of ${c}`, got[c] === t, `ours ${got[c]}, expected ${t}`);
+  const cols = same.map((c) => `"${c}"`).join(', ');
+  const a = await exportJson(`SELECT ${cols} FROM ${lit(java)}`), b = await exportJson(`SELECT ${cols} FROM ${lit(ours)}`);
+  expect('Java values', a === b, `differ:\n  source ${a.slice(0, 800)}\n  ours   ${b.slice(0, 800)}`);
+  const notes = typeNotes(err);
+  expect('Java notes', JSON.stringify(Object.keys(notes).sort()) === JSON.stringify(['bool', 'fixed_size_binary', 'float16', 'float64']),
+    JSON.stringify(notes));
+
+  const enums = path.join(dataDir, 'parquet', 'duckdb', 'enum.parquet');
+  st(['convert', enums, '-o', path.join(dir, 'e'), '--to', 'parquet', '--no-manifest']);
+  const leaf = await rows(`SELECT converted_type FROM parquet_schema(${lit(only(dir, 'e-'))}) WHERE converted_type = 'ENUM'`);
+  expect('ENUM kept', leaf.length === 1, JSON.stringify(leaf));
 }
 
 // ---- Avro timestamp types -> Parquet -------------------------------------------------------------------
