@@ -2,6 +2,7 @@
 
 #include "open_files.h"
 #include "output_prefix.h"
+#include "output_type_notes.h"
 #include "shuffle.h"
 #include "skip_log.h"
 
@@ -296,13 +297,18 @@ static int drain_to_sink(void *ctx, const uint8_t *encoded, size_t len, st_error
 /* Puts the columns in the inputs' own order (a Parquet, Avro or CSV
  * input's schema) instead of the order of first appearance, which a first
  * row with nulls would shuffle; features the inputs' schemas do not name
- * (TFRecord) keep theirs, after the others. */
+ * (TFRecord) keep theirs, after the others.  Each column takes the type
+ * the inputs gave it (st_logical), for a writer that can say it again. */
 static void order_like_inputs(st_schema *schema, const st_schema *inputs)
 {
     size_t placed = 0;
     for (size_t k = 0; k < inputs->count; k++) {
         ssize_t at = st_schema_find(schema, inputs->columns[k].name);
-        if (at < 0 || (size_t)at < placed)
+        if (at < 0)
+            continue;
+        if (schema->columns[at].sequence == inputs->columns[k].sequence)
+            schema->columns[at].logical = inputs->columns[k].logical;
+        if ((size_t)at < placed)
             continue;
         st_column c = schema->columns[at];
         memmove(&schema->columns[placed + 1], &schema->columns[placed], ((size_t)at - placed) * sizeof c);
@@ -471,6 +477,7 @@ void cli_output_summary(const cli_command *cmd, const cli_output *out, const con
     if (out->want_manifest)
         fprintf(stderr, "shardtool %s: manifest: %s\n", cmd->name, out->manifest_path);
     cli_output_note_empty(cmd, out);
+    cli_output_type_notes(cmd, out);
     if (job->skipped_rows) {
         /* convert skips malformed rows (--skip-bad-rows), split damaged records (--skip-corrupt). */
         const char *what = strcmp(cmd->name, "split") == 0 ? "damaged record" : "bad row";

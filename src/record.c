@@ -171,14 +171,7 @@ int st_schema_add(st_schema *s, const char *name, st_kind kind)
     if (!copy)
         return ST_ENOMEM;
     st_column *c = &s->columns[s->count++];
-    c->name = copy;
-    c->kind = kind;
-    c->nullable = false;
-    c->repeated = false;
-    c->fixed_len = 1;
-    c->empty = false;
-    c->sequence = false;
-    c->null_steps = false;
+    *c = (st_column){.name = copy, .kind = kind, .fixed_len = 1};
     return ST_OK;
 }
 

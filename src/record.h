@@ -136,6 +136,60 @@ const st_feature *st_record_find(const st_record *r, const char *name, size_t le
 
 /* ---- schema ------------------------------------------------------------ */
 
+/* What a typed input (Parquet, Avro) said a column's values are, beyond
+ * their kind, so that a writer with types (Parquet) can say it again: a
+ * TIMESTAMP read as int64 is written back as that TIMESTAMP, not as a
+ * bare INT64.  Readers without types (TFRecord, CSV, JSON lines) leave it
+ * ST_LOGICAL_NONE.  The values are always those of the mapping above. */
+typedef enum st_logical_type {
+    ST_LOGICAL_NONE = 0,   /* nothing known beyond the kind */
+    /* Kept by the Parquet writer: */
+    ST_LOGICAL_BINARY,     /* bytes that the input said are not text */
+    ST_LOGICAL_STRING,     /* bytes: UTF-8 text */
+    ST_LOGICAL_ENUM,       /* bytes: the symbol */
+    ST_LOGICAL_JSON,       /* bytes: JSON text */
+    ST_LOGICAL_BSON,       /* bytes */
+    ST_LOGICAL_DATE,       /* int64: days since 1970-01-01 */
+    ST_LOGICAL_TIME,       /* int64: since midnight, in `unit` */
+    ST_LOGICAL_TIMESTAMP,  /* int64: since 1970-01-01 00:00, in `unit`; `utc` */
+    ST_LOGICAL_INTEGER,    /* int64: from an integer of `bits` bits, `is_signed` */
+    ST_LOGICAL_DECIMAL,    /* float, or bytes (exact text): DECIMAL(precision, scale) */
+    /* Held by the record model in another form only (the writer says what
+     * it wrote instead): */
+    ST_LOGICAL_UUID,       /* bytes: the 36-character text of 16 bytes */
+    ST_LOGICAL_INTERVAL,   /* bytes: Parquet INTERVAL's 12 bytes */
+    ST_LOGICAL_DURATION,   /* int64 x 3: Avro duration (months, days, ms) */
+    ST_LOGICAL_FLOAT16,    /* float: from half precision */
+    ST_LOGICAL_DOUBLE,     /* float: narrowed from a double */
+    ST_LOGICAL_BOOLEAN,    /* int64: 0 or 1 */
+    ST_LOGICAL_INT96,      /* int64: nanoseconds, from a legacy INT96 timestamp */
+    ST_LOGICAL_FIXED,      /* bytes: each `precision` bytes long (a fixed-length binary) */
+} st_logical_type;
+
+typedef enum st_time_unit {
+    ST_UNIT_NONE = 0,
+    ST_UNIT_MILLIS = 1,
+    ST_UNIT_MICROS = 2,
+    ST_UNIT_NANOS = 3,
+} st_time_unit;
+
+typedef struct st_logical {
+    uint8_t type;              /* st_logical_type */
+    uint8_t unit;              /* st_time_unit: TIME, TIMESTAMP */
+    uint8_t bits;              /* INTEGER: 8, 16, 32 or 64 */
+    bool is_signed;            /* INTEGER */
+    bool utc;                  /* TIMESTAMP, TIME: adjusted to UTC (an instant) */
+    /* Several inputs give the column, not all with this annotation (or one
+     * without a schema at all): nothing can be said of all its values. */
+    bool mixed;
+    int32_t precision, scale;  /* DECIMAL; FIXED: the length in precision */
+} st_logical;
+
+/* The annotation's name as a Parquet user reads it ("TIMESTAMP(MICROS)",
+ * "DECIMAL(10,2)", "UINT_8", "INT96"), written to out; "" for NONE. */
+const char *st_logical_name(const st_logical *l, char *out, size_t cap);
+bool st_logical_equal(const st_logical *a, const st_logical *b);
+
 /* The feature schema of a table-like input (CSV columns, Parquet leaves,
  * Avro fields), or as observed over records (stat, manifests). */
 typedef struct st_column {
@@ -152,12 +206,17 @@ typedef struct st_column {
                             lists), as observed over records */
     bool not_utf8;       /* bytes: some value is not valid UTF-8 (known only
                             where the schema was derived with that check) */
+    st_logical logical;  /* the input's type, where it has one (see above) */
 } st_column;
 
 typedef struct st_schema {
     st_column *columns;
     size_t count;
     size_t cap;
+    /* Inputs' schemas gathered together (cli): some input had none
+     * (TFRecord, JSON lines), so no column's annotation is known to hold
+     * for all its values. */
+    bool untyped_input;
 } st_schema;
 
 int st_schema_add(st_schema *s, const char *name, st_kind kind);

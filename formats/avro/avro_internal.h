@@ -77,13 +77,23 @@ typedef enum av_type {
     AV_FIXED,
 } av_type;
 
-/* Only the logical types that change how a value is decoded; the others
- * (date, time-*, timestamp-*, local-timestamp-*) are their int / long. */
+/* The logical types: decimal, uuid and duration change how a value is
+ * decoded; the others (date, time-*, timestamp-*, local-timestamp-*) are
+ * their int / long, remembered for the column's type (st_logical). */
 typedef enum av_logical {
     AVL_NONE,
     AVL_DECIMAL,
     AVL_UUID,
     AVL_DURATION,
+    AVL_DATE,
+    AVL_TIME_MILLIS,
+    AVL_TIME_MICROS,
+    AVL_TIMESTAMP_MILLIS,
+    AVL_TIMESTAMP_MICROS,
+    AVL_TIMESTAMP_NANOS,
+    AVL_LOCAL_TIMESTAMP_MILLIS,
+    AVL_LOCAL_TIMESTAMP_MICROS,
+    AVL_LOCAL_TIMESTAMP_NANOS,
 } av_logical;
 
 typedef struct av_schema av_schema;
@@ -184,6 +194,7 @@ typedef struct av_slot {
     /* st_read_options.describe: why convert refuses this leaf, which is
      * then left out of the records; NULL otherwise. */
     const char *refused;
+    st_logical logical;      /* what the Avro type says the values are */
 } av_slot;
 
 typedef struct av_plan {

@@ -137,6 +137,7 @@ typedef struct pbuild {
     bool describe;           /* st_read_options.describe */
     st_nested_mode nested;
     st_map_mode maps;
+    const av_schema *leaf;   /* the type being compiled, for its leaf's st_logical */
     /* While compiling below the list at level 0 / 1 of the current path:
      * where the leaves below register for its steps, kinds and rows. */
     struct lvbufs *lv[2];
@@ -290,6 +291,63 @@ static int nested_leaf(pbuild *b, av_node *n, const naming *nm)
     return push_node(b, &b->lv[1]->rows, n);
 }
 
+/* What an Avro type says its values are (record.h), as parquet-avro
+ * writes it: timestamp-* are instants (UTC), local-timestamp-* not, and
+ * time-* are UTC-adjusted times of day. */
+static void leaf_logical(const av_schema *s, st_logical *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!s)
+        return;
+    switch (s->logical) {
+    case AVL_DECIMAL:
+        out->type = ST_LOGICAL_DECIMAL;
+        out->precision = (int32_t)s->precision;
+        out->scale = (int32_t)s->scale;
+        return;
+    case AVL_UUID: out->type = ST_LOGICAL_UUID; return;
+    case AVL_DURATION: out->type = ST_LOGICAL_DURATION; return;
+    case AVL_DATE: out->type = ST_LOGICAL_DATE; return;
+    case AVL_TIME_MILLIS:
+    case AVL_TIME_MICROS:
+        out->type = ST_LOGICAL_TIME;
+        out->unit = s->logical == AVL_TIME_MILLIS ? ST_UNIT_MILLIS : ST_UNIT_MICROS;
+        out->utc = true;
+        return;
+    case AVL_TIMESTAMP_MILLIS:
+    case AVL_TIMESTAMP_MICROS:
+    case AVL_TIMESTAMP_NANOS:
+    case AVL_LOCAL_TIMESTAMP_MILLIS:
+    case AVL_LOCAL_TIMESTAMP_MICROS:
+    case AVL_LOCAL_TIMESTAMP_NANOS: {
+        int k = s->logical - AVL_TIMESTAMP_MILLIS;
+        out->type = ST_LOGICAL_TIMESTAMP;
+        out->unit = (uint8_t)(ST_UNIT_MILLIS + k % 3);
+        out->utc = k < 3;
+        return;
+    }
+    default:
+        break;
+    }
+    switch (s->type) {
+    case AV_BOOLEAN: out->type = ST_LOGICAL_BOOLEAN; return;
+    case AV_INT:
+        out->type = ST_LOGICAL_INTEGER;
+        out->bits = 32;
+        out->is_signed = true;
+        return;
+    case AV_DOUBLE: out->type = ST_LOGICAL_DOUBLE; return;
+    case AV_STRING: out->type = ST_LOGICAL_STRING; return;
+    case AV_ENUM: out->type = ST_LOGICAL_ENUM; return;
+    case AV_BYTES: out->type = ST_LOGICAL_BINARY; return;
+    case AV_FIXED:
+        out->type = ST_LOGICAL_FIXED;
+        out->precision = (int32_t)s->size;
+        return;
+    default: return;   /* long, float */
+    }
+}
+
 static int make_leaf(pbuild *b, av_node *n, const naming *nm, st_kind kind, int64_t fixed_len)
 {
     n->kind = kind;
@@ -317,6 +375,7 @@ static int make_leaf(pbuild *b, av_node *n, const naming *nm, st_kind kind, int6
     s.fixed_len = nm->repeated ? -1 : fixed_len;
     s.depth = (uint8_t)(nm->level < 255 ? nm->level : 255);
     s.keep = st_avro_plan_selected(b->plan, nm->path, len);
+    leaf_logical(b->leaf, &s.logical);
     n->keep = s.keep;
     n->slot = (int32_t)(b->slots.len / sizeof s);
     if (n->slot < 0 || st_buf_append(&b->slots, &s, sizeof s))
@@ -538,6 +597,7 @@ static int compile(pbuild *b, av_schema *s, const naming *nm, int depth, av_node
         return oom(b);
     *out = n;
     int rc = 0;
+    b->leaf = s;
     switch (s->type) {
     case AV_NULL:
         n->op = OP_NULL;
@@ -789,6 +849,7 @@ int st_avro_plan_columns(const av_plan *plan, st_schema *out, st_error *err)
         c->repeated = s->repeated;
         c->fixed_len = s->fixed_len;
         c->sequence = s->sequence;
+        c->logical = s->logical;
     }
     return 0;
 }

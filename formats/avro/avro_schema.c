@@ -164,6 +164,26 @@ static void apply_logical(const av_json *obj, av_schema *s)
         s->logical = AVL_UUID;
     } else if (strcmp(lt, "duration") == 0 && s->type == AV_FIXED && s->size == 12) {
         s->logical = AVL_DURATION;
+    } else {
+        /* Date and time types: on the int or long the spec names only. */
+        static const struct {
+            const char *name;
+            av_type on;
+            av_logical logical;
+        } times[] = {
+            {"date", AV_INT, AVL_DATE},
+            {"time-millis", AV_INT, AVL_TIME_MILLIS},
+            {"time-micros", AV_LONG, AVL_TIME_MICROS},
+            {"timestamp-millis", AV_LONG, AVL_TIMESTAMP_MILLIS},
+            {"timestamp-micros", AV_LONG, AVL_TIMESTAMP_MICROS},
+            {"timestamp-nanos", AV_LONG, AVL_TIMESTAMP_NANOS},
+            {"local-timestamp-millis", AV_LONG, AVL_LOCAL_TIMESTAMP_MILLIS},
+            {"local-timestamp-micros", AV_LONG, AVL_LOCAL_TIMESTAMP_MICROS},
+            {"local-timestamp-nanos", AV_LONG, AVL_LOCAL_TIMESTAMP_NANOS},
+        };
+        for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
+            if (strcmp(lt, times[i].name) == 0 && s->type == times[i].on)
+                s->logical = times[i].logical;
     }
 }
 

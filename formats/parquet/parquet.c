@@ -451,6 +451,7 @@ static int pq_schema(void *priv, st_schema *out, st_error *err)
         if (st_schema_add(out, leaf->name, st_pq_leaf_kind(leaf, r->decimal_text)))
             return st_error_set(err, ST_ENOMEM, "out of memory");
         st_column *c = &out->columns[out->count - 1];
+        st_pq_leaf_logical(leaf, &c->logical);
         if (p->depth >= 2) {
             /* a FeatureList: its steps are lists */
             c->sequence = true;

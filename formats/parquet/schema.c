@@ -464,3 +464,92 @@ bool st_pq_leaf_matches(const st_pq_leaf *leaf, const char *pattern)
 {
     return name_matches(leaf->name, pattern) || name_matches(leaf->path, pattern);
 }
+
+/* The unit and UTC flag of a legacy converted type (they are instants). */
+static void converted_time(st_logical *out, int type, int unit)
+{
+    out->type = (uint8_t)type;
+    out->unit = (uint8_t)unit;
+    out->utc = true;
+}
+
+static void integer(st_logical *out, int bits, bool is_signed)
+{
+    out->type = ST_LOGICAL_INTEGER;
+    out->bits = (uint8_t)bits;
+    out->is_signed = is_signed;
+}
+
+void st_pq_leaf_logical(const st_pq_leaf *leaf, st_logical *out)
+{
+    memset(out, 0, sizeof *out);
+    const st_pq_schema_element *e = leaf->el;
+    const st_pq_logical *lt = &e->logical;
+    if (leaf->problem)
+        return;
+    switch (leaf->conv) {
+    case PQ_CONV_BOOL: out->type = ST_LOGICAL_BOOLEAN; return;
+    case PQ_CONV_INT96: out->type = ST_LOGICAL_INT96; return;
+    case PQ_CONV_DOUBLE: out->type = ST_LOGICAL_DOUBLE; return;
+    case PQ_CONV_FLOAT16: out->type = ST_LOGICAL_FLOAT16; return;
+    case PQ_CONV_UUID: out->type = ST_LOGICAL_UUID; return;
+    case PQ_CONV_DECIMAL:
+        out->type = ST_LOGICAL_DECIMAL;
+        out->precision = leaf->precision;
+        out->scale = leaf->scale;
+        return;
+    case PQ_CONV_FLOAT:
+        return;
+    default:
+        break;
+    }
+    /* Integers, times and byte arrays: the annotation says which. */
+    switch (lt->id) {
+    case PQ_LT_STRING: out->type = ST_LOGICAL_STRING; return;
+    case PQ_LT_ENUM: out->type = ST_LOGICAL_ENUM; return;
+    case PQ_LT_JSON: out->type = ST_LOGICAL_JSON; return;
+    case PQ_LT_BSON: out->type = ST_LOGICAL_BSON; return;
+    case PQ_LT_DATE: out->type = ST_LOGICAL_DATE; return;
+    case PQ_LT_TIME:
+    case PQ_LT_TIMESTAMP:
+        out->type = lt->id == PQ_LT_TIME ? ST_LOGICAL_TIME : ST_LOGICAL_TIMESTAMP;
+        out->unit = (uint8_t)lt->unit;
+        out->utc = lt->utc;
+        return;
+    case PQ_LT_INTEGER:
+        integer(out, lt->bit_width, lt->is_signed);
+        return;
+    default:
+        break;
+    }
+    switch (e->converted) {
+    case PQ_CT_UTF8: out->type = ST_LOGICAL_STRING; return;
+    case PQ_CT_ENUM: out->type = ST_LOGICAL_ENUM; return;
+    case PQ_CT_JSON: out->type = ST_LOGICAL_JSON; return;
+    case PQ_CT_BSON: out->type = ST_LOGICAL_BSON; return;
+    case PQ_CT_DATE: out->type = ST_LOGICAL_DATE; return;
+    case PQ_CT_TIME_MILLIS: converted_time(out, ST_LOGICAL_TIME, ST_UNIT_MILLIS); return;
+    case PQ_CT_TIME_MICROS: converted_time(out, ST_LOGICAL_TIME, ST_UNIT_MICROS); return;
+    case PQ_CT_TIMESTAMP_MILLIS: converted_time(out, ST_LOGICAL_TIMESTAMP, ST_UNIT_MILLIS); return;
+    case PQ_CT_TIMESTAMP_MICROS: converted_time(out, ST_LOGICAL_TIMESTAMP, ST_UNIT_MICROS); return;
+    case PQ_CT_UINT_8: integer(out, 8, false); return;
+    case PQ_CT_UINT_16: integer(out, 16, false); return;
+    case PQ_CT_UINT_32: integer(out, 32, false); return;
+    case PQ_CT_UINT_64: integer(out, 64, false); return;
+    case PQ_CT_INT_8: integer(out, 8, true); return;
+    case PQ_CT_INT_16: integer(out, 16, true); return;
+    case PQ_CT_INT_32: integer(out, 32, true); return;
+    case PQ_CT_INT_64: return;   /* the record model's own int64 */
+    case PQ_CT_INTERVAL: out->type = ST_LOGICAL_INTERVAL; return;
+    default: break;
+    }
+    switch (leaf->physical) {
+    case PQ_INT32: integer(out, 32, true); return;
+    case PQ_BYTE_ARRAY: out->type = ST_LOGICAL_BINARY; return;
+    case PQ_FIXED_LEN_BYTE_ARRAY:
+        out->type = ST_LOGICAL_FIXED;
+        out->precision = leaf->type_length;
+        return;
+    default: return;   /* INT64 */
+    }
+}

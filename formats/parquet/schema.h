@@ -91,6 +91,10 @@ void st_pq_schema_free(st_pq_schema *s);
 /* The Example kind of a leaf's values. */
 st_kind st_pq_leaf_kind(const st_pq_leaf *leaf, bool decimal_text);
 
+/* What the leaf's annotation and physical type say its values are
+ * (record.h, st_logical), for a writer that can say it again. */
+void st_pq_leaf_logical(const st_pq_leaf *leaf, st_logical *out);
+
 /* Projection: does `pattern` name this leaf (its feature name or schema
  * path, or a group above it)? */
 bool st_pq_leaf_matches(const st_pq_leaf *leaf, const char *pattern);

@@ -6,6 +6,7 @@
  *   codec_compress.c  page compression
  *   write_column.c    one column chunk: levels, values, statistics, dictionary, pages
  *   write_schema.c    features -> Parquet schema (the mapping is there)
+ *   write_logical.c   the input's types the writer keeps (TIMESTAMP, DATE, ...)
  *   writer.c          the writer ops: records -> row groups -> file, footer
  */
 #ifndef ST_PQ_WRITE_H
@@ -25,6 +26,12 @@ typedef struct st_pq_write_options {
     int page_version;         /* 1 (default) or 2 */
     bool bytes_binary;        /* bytes columns stay BINARY, never STRING */
 } st_pq_write_options;
+
+/* When the writer cannot write a column as its input's type said
+ * (st_column.logical; the mapping is in write_logical.c): 1, and a phrase
+ * for the note that names the column, such as "INT96 of the input written
+ * as TIMESTAMP(NANOS) (its nanoseconds since 1970)"; else 0. */
+int st_pq_write_type_note(const st_column *sc, bool bytes_binary, char *out, size_t cap);
 
 /* 0 when `name` is a codec the writer has, else ST_EUSAGE naming them. */
 int st_pq_write_codec_check(const char *name, st_error *err);

@@ -70,7 +70,7 @@ static bool build_dictionary(st_pqw_column *c, uint32_t *entries_out, bool *nome
     uint32_t *idx = (uint32_t *)c->indices.data;
     uint32_t n = 0;
     size_t dict_bytes = 0;
-    size_t fixed = c->physical == PQ_INT64 ? 8 : c->physical == PQ_FLOAT ? 4 : 0;
+    size_t fixed = st_pqw_fixed_width(c->physical);
     const uint8_t *v = c->values.data, *end = v + c->values.len;
     for (uint64_t k = 0; k < c->nvalues; k++) {
         size_t len = fixed;
@@ -329,6 +329,13 @@ static void write_statistics(const st_pqw_column *c, st_pq_tw *tw)
             memcpy(mn, &c->min_i, 8);
             memcpy(mx, &c->max_i, 8);
             lmin = lmax = 8;
+        } else if (c->physical == PQ_INT32) {
+            /* min_i, max_i hold the values as compared (unsigned ones as
+             * such); the low 32 bits are the stored form. */
+            uint32_t a = (uint32_t)c->min_i, b = (uint32_t)c->max_i;
+            memcpy(mn, &a, 4);
+            memcpy(mx, &b, 4);
+            lmin = lmax = 4;
         } else if (c->physical == PQ_FLOAT) {
             /* The spec's rule for zeros: a min of zero is -0, a max of zero +0. */
             float a = c->min_f == 0 ? -0.0f : c->min_f;
@@ -391,7 +398,7 @@ int st_pqw_column_flush(st_pqw_column *c, const st_pqw_settings *s, st_ostream *
     uint64_t data_offset = *offset;
 
     /* Data pages: cut after PAGE_TARGET bytes of values, at a record start. */
-    size_t fixed = c->physical == PQ_INT64 ? 8 : c->physical == PQ_FLOAT ? 4 : 0;
+    size_t fixed = st_pqw_fixed_width(c->physical);
     const uint8_t *def = c->def.data, *rep = c->rep.data;
     size_t l0 = 0, v0 = 0, b0 = 0, vi = 0, bi = 0;
     uint8_t maxd = (uint8_t)c->max_def;

@@ -8,6 +8,7 @@
 #include "../../src/error.h"
 #include "../../src/record.h"
 #include "../../src/stream.h"
+#include "metadata.h"
 #include "write_thrift.h"
 
 #include <stdbool.h>
@@ -29,8 +30,10 @@ typedef struct st_pqw_settings {
 typedef struct st_pqw_column {
     const char *name;
     st_kind kind;            /* of the values (NONE columns hold INT64 lists that stay empty) */
-    int physical;            /* PQ_INT64, PQ_FLOAT, PQ_BYTE_ARRAY */
+    int physical;            /* PQ_INT64, PQ_FLOAT, PQ_BYTE_ARRAY; PQ_INT32 for the
+                                input types that need it (write_logical.h) */
     bool string;             /* BYTE_ARRAY with the STRING logical type */
+    st_logical lt;           /* the input's type, kept (NONE: the kind's plain type) */
     st_pqw_shape shape;
     int max_def, max_rep;
 
@@ -46,6 +49,12 @@ typedef struct st_pqw_column {
     /* Scratch kept between chunks. */
     st_buf page, packed, dict, indices, table;
 } st_pqw_column;
+
+/* Bytes of one PLAIN value of a fixed-width physical type; 0 for BYTE_ARRAY. */
+static inline size_t st_pqw_fixed_width(int physical)
+{
+    return physical == PQ_INT64 ? 8 : physical == PQ_FLOAT || physical == PQ_INT32 ? 4 : 0;
+}
 
 /* ---- the row form (write_row.c) -------------------------------------------
  * encode() turns each feature into its column's row form, in schema order:

@@ -3,6 +3,7 @@
  * record is done there; write() only appends levels and copies values. */
 #include "metadata.h"
 #include "write_column.h"
+#include "write_logical.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -42,6 +43,19 @@ static int kind_check(const st_column *c, const st_feature *f, st_error *err)
                         st_kind_name(f->kind), st_kind_name(c->kind == ST_KIND_NONE ? ST_KIND_INT64 : c->kind));
 }
 
+/* The values of f in a form other than their kind's (write_logical.h). */
+static int put_form(const st_column *c, st_pqw_form form, const st_feature *f, st_buf *out, st_error *err)
+{
+    size_t w = st_pqw_form_width(form);
+    if (st_buf_reserve(out, 10 + (size_t)f->count * w))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    out->len += put_varint(out->data + out->len, (uint64_t)f->count + 1);
+    int rc = st_pqw_form_put(c, form, f, out->data + out->len, err);
+    if (rc == 0)
+        out->len += (size_t)f->count * w;
+    return rc;
+}
+
 /* The values of f, PLAIN encoded, preceded by the tag count + 1. */
 static int put_values(const st_column *c, const st_feature *f, st_buf *out, st_error *err)
 {
@@ -49,6 +63,11 @@ static int put_values(const st_column *c, const st_feature *f, st_buf *out, st_e
     if (rc)
         return rc;
     uint32_t n = f->kind == ST_KIND_NONE ? 0 : f->count;
+    if (n && c->logical.type != ST_LOGICAL_NONE) {
+        st_pqw_form form = st_pqw_form_of(c);
+        if (form != PQW_FORM_KIND)
+            return put_form(c, form, f, out, err);
+    }
     size_t need = 10;
     switch (f->kind) {
     case ST_KIND_INT64: need += (size_t)n * 8; break;
@@ -157,7 +176,23 @@ static int add_values(st_pqw_column *c, uint64_t n, const uint8_t **p, const uin
         return 0;
     const uint8_t *start = *p;
     size_t base = c->values.len;
-    if (c->physical == PQ_INT64 || c->physical == PQ_FLOAT) {
+    if (c->physical == PQ_INT32) {
+        /* Unsigned ones compare as such (statistics follow the type's order). */
+        bool is_unsigned = c->lt.type == ST_LOGICAL_INTEGER && !c->lt.is_signed;
+        if ((uint64_t)(end - start) / 4 < n)
+            return damaged(c, err);
+        for (uint64_t k = 0; k < n; k++) {
+            uint32_t u;
+            memcpy(&u, start + k * 4, 4);
+            int64_t v = is_unsigned ? (int64_t)u : (int64_t)(int32_t)u;
+            if (!c->has_minmax || v < c->min_i)
+                c->min_i = v;
+            if (!c->has_minmax || v > c->max_i)
+                c->max_i = v;
+            c->has_minmax = true;
+        }
+        *p = start + n * 4;
+    } else if (c->physical == PQ_INT64 || c->physical == PQ_FLOAT) {
         size_t w = c->physical == PQ_INT64 ? 8 : 4;
         if ((uint64_t)(end - start) / w < n)
             return damaged(c, err);

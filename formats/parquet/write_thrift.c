@@ -49,6 +49,13 @@ static void field(st_pq_tw *w, int16_t id, int type)
     *last = id;
 }
 
+/* A byte is written as it is, not as a varint. */
+void st_pq_tw_i8(st_pq_tw *w, int16_t id, int8_t v)
+{
+    field(w, id, PQ_T_BYTE);
+    put(w, &v, 1);
+}
+
 void st_pq_tw_i32(st_pq_tw *w, int16_t id, int32_t v)
 {
     field(w, id, PQ_T_I32);

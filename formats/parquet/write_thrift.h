@@ -24,6 +24,7 @@ typedef struct st_pq_tw {
 void st_pq_tw_init(st_pq_tw *w, st_buf *out);
 
 /* Field headers and values of a struct field. */
+void st_pq_tw_i8(st_pq_tw *w, int16_t id, int8_t v);
 void st_pq_tw_i32(st_pq_tw *w, int16_t id, int32_t v);
 void st_pq_tw_i64(st_pq_tw *w, int16_t id, int64_t v);
 void st_pq_tw_bool(st_pq_tw *w, int16_t id, bool v);

@@ -129,9 +129,21 @@ function catRows(file, extra = []) {
 const q = (s) => '"' + s.replace(/"/g, '""') + '"';
 const lit = (s) => "'" + s.replace(/'/g, "''") + "'";
 
-function tokExpr(e, t) {
+// Types kept from the input (TIMESTAMP, DATE, ...) are int64 to cat, in
+// the unit of the column's Parquet type (`unit`: 'ms', 'us', 'ns').
+function tokExpr(e, t, unit) {
   switch (t.typeId) {
-    case T.BIGINT: return `'i:' || ${e}::VARCHAR`;
+    case T.BIGINT: case T.INTEGER: case T.SMALLINT: case T.TINYINT:
+    case T.UBIGINT: case T.UINTEGER: case T.USMALLINT: case T.UTINYINT:
+      return `'i:' || ${e}::VARCHAR`;
+    case T.DATE: return `'i:' || (${e} - DATE '1970-01-01')::VARCHAR`;
+    case T.TIMESTAMP: case T.TIMESTAMP_MS: case T.TIMESTAMP_NS: case T.TIMESTAMP_TZ:
+      return `'i:' || epoch_${unit || 'us'}(${e})::VARCHAR`;
+    case T.TIME: case T.TIME_TZ: {
+      const us = `datediff('microsecond', TIME '00:00:00', ${e}::TIME)`;
+      return `'i:' || (${unit === 'ms' ? `${us} // 1000` : unit === 'ns' ? `${us} * 1000` : us})::VARCHAR`;
+    }
+    case T.DECIMAL: return `'b:' || hex(${e}::VARCHAR)`;
     case T.FLOAT: return `'f:' || ${e}::VARCHAR`;
     case T.VARCHAR: case T.BLOB: return `'b:' || hex(${e})`;
     default: throw new Error(`the writer does not write DuckDB type ${t.toString()}`);
@@ -143,12 +155,17 @@ async function duckRows(files, what) {
   const src = `read_parquet([${files.map(lit).join(', ')}])`;
   const desc = await con.runAndReadAll(`SELECT * FROM ${src} LIMIT 0`);
   const names = desc.columnNames(), types = desc.columnTypes();
+  // Each column has one leaf, in column order: its time unit, if any.
+  const leaves = (await con.runAndReadAll(`SELECT logical_type FROM parquet_schema(${lit(files[0])})
+      WHERE type IS NOT NULL`)).getRows();
+  const units = leaves.map(([lt]) => (!lt ? null : lt.includes('MILLIS=MilliSeconds') ? 'ms'
+    : lt.includes('MICROS=MicroSeconds') ? 'us' : lt.includes('NANOS=NanoSeconds') ? 'ns' : null));
   const cols = names.map((n, i) => {
-    const t = types[i], c = q(n);
+    const t = types[i], c = q(n), u = units[i];
     if (t.typeId === T.LIST && t.valueType.typeId === T.LIST)
-      return { name: n + '[]', sql: `list_transform(${c}, s -> list_transform(s, x -> ${tokExpr('x', t.valueType.valueType)}))` };
-    if (t.typeId === T.LIST) return { name: n, sql: `list_transform(${c}, x -> ${tokExpr('x', t.valueType)})` };
-    return { name: n, sql: `CASE WHEN ${c} IS NULL THEN NULL ELSE [${tokExpr(c, t)}] END` };
+      return { name: n + '[]', sql: `list_transform(${c}, s -> list_transform(s, x -> ${tokExpr('x', t.valueType.valueType, u)}))` };
+    if (t.typeId === T.LIST) return { name: n, sql: `list_transform(${c}, x -> ${tokExpr('x', t.valueType, u)})` };
+    return { name: n, sql: `CASE WHEN ${c} IS NULL THEN NULL ELSE [${tokExpr(c, t, u)}] END` };
   });
   const out = path.join(workDir, `duck${++runs}.json`);
   const select = cols.length ? cols.map((c, i) => `${c.sql} AS c${i}`).join(', ') : '1 AS none';

@@ -11,7 +11,9 @@
 #include "encoding.h"
 #include "metadata.h"
 #include "parquet.h"
+#include "write.h"
 #include "thrift.h"
+#include "write_logical.h"
 
 #include <CUnit/Basic.h>
 #include <CUnit/CUnit.h>
@@ -392,6 +394,95 @@ static void check_decimal(const uint8_t *be, size_t len, int scale, const char *
     CU_ASSERT_STRING_EQUAL(out, want);
     if (strcmp(out, want) != 0)
         fprintf(stderr, "decimal: got %s want %s\n", out, want);
+}
+
+/* One value of a column through st_pqw_form_put: the stored integer, or
+ * the error code. */
+static int form_value(st_column *c, st_pqw_form form, const char *text, int64_t i64, int64_t *out)
+{
+    st_bytes b = {(const uint8_t *)text, text ? strlen(text) : 0};
+    st_feature f = {.kind = text ? ST_KIND_BYTES : ST_KIND_INT64, .count = 1};
+    if (text)
+        f.v.bytes = &b;
+    else
+        f.v.i64 = &i64;
+    uint8_t o[8] = {0};
+    st_error err;
+    int rc = st_pqw_form_put(c, form, &f, o, &err);
+    if (rc)
+        return rc;
+    if (form == PQW_FORM_DECIMAL64) {
+        memcpy(out, o, 8);
+    } else {
+        int32_t v;
+        memcpy(&v, o, 4);
+        *out = v;
+    }
+    return 0;
+}
+
+/* Decimal text (--decimal text) back to DECIMAL's unscaled integers, and
+ * int64 values into INT32 columns. */
+static void test_write_forms(void)
+{
+    st_column c = {.name = "d", .kind = ST_KIND_BYTES,
+                   .logical = {.type = ST_LOGICAL_DECIMAL, .precision = 9, .scale = 2}};
+    st_logical kept;
+    CU_ASSERT_EQUAL(st_pqw_logical_kept(&c, false, &kept), PQW_FORM_DECIMAL32);
+    CU_ASSERT_EQUAL(kept.type, ST_LOGICAL_DECIMAL);
+    int64_t v = 0;
+    CU_ASSERT_EQUAL(form_value(&c, PQW_FORM_DECIMAL32, "-12.50", 0, &v), 0);
+    CU_ASSERT_EQUAL(v, -1250);
+    CU_ASSERT_EQUAL(form_value(&c, PQW_FORM_DECIMAL32, "7", 0, &v), 0);
+    CU_ASSERT_EQUAL(v, 700);
+    CU_ASSERT_EQUAL(form_value(&c, PQW_FORM_DECIMAL32, "-0.05", 0, &v), 0);
+    CU_ASSERT_EQUAL(v, -5);
+    CU_ASSERT_EQUAL(form_value(&c, PQW_FORM_DECIMAL32, "9999999.99", 0, &v), 0);
+    CU_ASSERT_EQUAL(v, 999999999);
+    /* more digits than the precision or the scale, or not a number */
+    CU_ASSERT_EQUAL(form_value(&c, PQW_FORM_DECIMAL32, "10000000.00", 0, &v), ST_EDATA);
+    CU_ASSERT_EQUAL(form_value(&c, PQW_FORM_DECIMAL32, "1.234", 0, &v), ST_EDATA);
+    CU_ASSERT_EQUAL(form_value(&c, PQW_FORM_DECIMAL32, "", 0, &v), ST_EDATA);
+    CU_ASSERT_EQUAL(form_value(&c, PQW_FORM_DECIMAL32, "1e5", 0, &v), ST_EDATA);
+    CU_ASSERT_EQUAL(form_value(&c, PQW_FORM_DECIMAL32, "1.2.3", 0, &v), ST_EDATA);
+    /* 18 digits in INT64; 19 is STRING, not DECIMAL */
+    c.logical.precision = 18;
+    c.logical.scale = 3;
+    CU_ASSERT_EQUAL(st_pqw_form_of(&c), PQW_FORM_DECIMAL64);
+    CU_ASSERT_EQUAL(form_value(&c, PQW_FORM_DECIMAL64, "-999999999999999.999", 0, &v), 0);
+    CU_ASSERT_EQUAL(v, -999999999999999999LL);
+    c.logical.precision = 19;
+    CU_ASSERT_EQUAL(st_pq_write_type_note(&c, false, (char[128]){0}, 128), 1);
+    CU_ASSERT_EQUAL(st_pqw_form_of(&c), PQW_FORM_KIND);
+    /* decimals read as float: FLOAT, with a note */
+    c.kind = ST_KIND_FLOAT;
+    c.logical.precision = 9;
+    CU_ASSERT_EQUAL(st_pqw_form_of(&c), PQW_FORM_KIND);
+    char note[256];
+    CU_ASSERT_EQUAL(st_pq_write_type_note(&c, false, note, sizeof note), 1);
+    CU_ASSERT_STRING_EQUAL(note, "DECIMAL(9,3) of the input written as FLOAT (decimals are read as float; "
+                                 "--decimal text keeps them exact)");
+
+    /* UINT_32 in INT32: the whole unsigned range, nothing outside it */
+    st_column u = {.name = "u", .kind = ST_KIND_INT64,
+                   .logical = {.type = ST_LOGICAL_INTEGER, .bits = 32, .is_signed = false}};
+    CU_ASSERT_EQUAL(st_pqw_form_of(&u), PQW_FORM_INT32);
+    CU_ASSERT_EQUAL(form_value(&u, PQW_FORM_INT32, NULL, 4294967295LL, &v), 0);
+    CU_ASSERT_EQUAL(v, -1);   /* the same 32 bits */
+    CU_ASSERT_EQUAL(form_value(&u, PQW_FORM_INT32, NULL, 4294967296LL, &v), ST_EDATA);
+    CU_ASSERT_EQUAL(form_value(&u, PQW_FORM_INT32, NULL, -1, &v), ST_EDATA);
+    CU_ASSERT_EQUAL(st_pq_write_type_note(&u, false, note, sizeof note), 0);
+    /* a type given by some inputs only is not kept */
+    u.logical.mixed = true;
+    CU_ASSERT_EQUAL(st_pqw_form_of(&u), PQW_FORM_KIND);
+    CU_ASSERT_EQUAL(st_pq_write_type_note(&u, false, note, sizeof note), 1);
+    CU_ASSERT_STRING_EQUAL(note, "UINT_32 in some inputs only, written as INT64 (other inputs give it another "
+                                 "type, or none)");
+    /* DATE in INT32 */
+    st_column d = {.name = "d", .kind = ST_KIND_INT64, .logical = {.type = ST_LOGICAL_DATE}};
+    CU_ASSERT_EQUAL(form_value(&d, PQW_FORM_INT32, NULL, -719162, &v), 0);
+    CU_ASSERT_EQUAL(v, -719162);
+    CU_ASSERT_EQUAL(form_value(&d, PQW_FORM_INT32, NULL, (int64_t)INT32_MAX + 1, &v), ST_EDATA);
 }
 
 static void test_decimal_text(void)
@@ -1191,6 +1282,7 @@ int main(int argc, char **argv)
     CU_add_test(s, "BYTE_STREAM_SPLIT", test_byte_stream_split);
     CU_add_test(s, "codecs", test_codecs);
     CU_add_test(s, "decimal text", test_decimal_text);
+    CU_add_test(s, "writer type forms", test_write_forms);
     CU_add_test(s, "half floats", test_half_float);
     CU_add_test(s, "probe", test_probe);
     CU_add_test(s, "good files", test_good_files);
