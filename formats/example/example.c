@@ -1117,7 +1117,8 @@ static inline uint8_t *put_feature_entry(uint8_t *p, const st_feature *f, size_t
     p = put_raw(p, f->name.data, f->name.len);
     *p++ = 2 << 3 | WT_LEN;
     p = put_varint(p, fsize);
-    if (f->kind == ST_KIND_BYTES) {
+    switch (f->kind) {
+    case ST_KIND_BYTES:
         *p++ = ST_KIND_BYTES << 3 | WT_LEN;
         p = put_varint(p, vals);
         for (uint32_t i = 0; i < f->count; i++) {
@@ -1126,8 +1127,31 @@ static inline uint8_t *put_feature_entry(uint8_t *p, const st_feature *f, size_t
             p = put_raw(p, f->v.bytes[i].data, f->v.bytes[i].len);
         }
         return p;
+    case ST_KIND_INT64:
+        *p++ = ST_KIND_INT64 << 3 | WT_LEN;
+        if (!f->count) {
+            *p++ = 0;
+            return p;
+        }
+        p = put_varint(p, len_field_size(vals));
+        *p++ = 1 << 3 | WT_LEN;
+        p = put_varint(p, vals);
+        for (uint32_t i = 0; i < f->count; i++)
+            p = put_varint(p, (uint64_t)f->v.i64[i]);
+        return p;
+    case ST_KIND_FLOAT:
+        if (f->count != 1 || !EX_LITTLE_ENDIAN)
+            return put_feature_body(p, f, vals);
+        /* One value: the FloatList of one packed float is 6 bytes. */
+        p[0] = ST_KIND_FLOAT << 3 | WT_LEN;
+        p[1] = 6;
+        p[2] = 1 << 3 | WT_LEN;
+        p[3] = 4;
+        memcpy(p + 4, f->v.f32, 4);
+        return p + 8;
+    default:
+        return p;
     }
-    return put_feature_body(p, f, vals);
 }
 
 /* Most bytes an entry of `esize` bytes takes with its tag and length. */

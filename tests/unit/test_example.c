@@ -1350,6 +1350,57 @@ static void test_feature_stats_batches(void)
     }
 }
 
+/* Ranges: NaN moves neither end and alone makes no range, infinities and
+ * the int64 limits are values like any other, -0.0 seen first stays. */
+static void test_feature_stats_ranges(void)
+{
+    float fv[] = {NAN, -0.0f, 0.0f, INFINITY, 2.5f};
+    int64_t iv[] = {INT64_MAX, INT64_MIN, 7};
+    st_feature f[3] = {
+        {.name = {(const uint8_t *)"f", 1}, .kind = ST_KIND_FLOAT, .count = 1},
+        {.name = {(const uint8_t *)"i", 1}, .kind = ST_KIND_INT64, .count = 1},
+        {.name = {(const uint8_t *)"n", 1}, .kind = ST_KIND_FLOAT, .count = 1, .v.f32 = &fv[0]},
+    };
+    st_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.features = f;
+    rec.nfeatures = 3;
+    st_feature_stats s;
+    st_feature_stats_init(&s);
+    for (int k = 0; k < 5; k++) {
+        f[0].v.f32 = &fv[k];
+        f[1].v.i64 = &iv[k % 3];
+        f[1].count = k < 3;
+        CU_ASSERT_EQUAL(st_feature_stats_add(&s, &rec), 0);
+    }
+    const st_feature_stat **sorted = st_feature_stats_sorted(&s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sorted);
+    const st_feature_stat *a = sorted[0], *b = sorted[1], *c = sorted[2];
+    CU_ASSERT_TRUE(a->has_float);
+    CU_ASSERT_EQUAL(a->nan_count, 1);
+    CU_ASSERT_TRUE(a->min_float == 0.0 && signbit(a->min_float));
+    CU_ASSERT_TRUE(isinf(a->max_float) && a->max_float > 0);
+    CU_ASSERT_TRUE(b->has_int);
+    CU_ASSERT_EQUAL(b->min_int, INT64_MIN);
+    CU_ASSERT_EQUAL(b->max_int, INT64_MAX);
+    CU_ASSERT_FALSE(c->has_float);
+    CU_ASSERT_EQUAL(c->nan_count, 5);
+    free(sorted);
+    /* A single +inf, a single INT64_MAX: both ends. */
+    st_feature_stats_free(&s);
+    st_feature_stats_init(&s);
+    f[0].v.f32 = &fv[3];
+    f[1].v.i64 = &iv[0];
+    f[1].count = 1;
+    CU_ASSERT_EQUAL(st_feature_stats_add(&s, &rec), 0);
+    sorted = st_feature_stats_sorted(&s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sorted);
+    CU_ASSERT_TRUE(sorted[0]->has_float && isinf(sorted[0]->min_float) && isinf(sorted[0]->max_float));
+    CU_ASSERT_TRUE(sorted[1]->min_int == INT64_MAX && sorted[1]->max_int == INT64_MAX);
+    free(sorted);
+    st_feature_stats_free(&s);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -1380,6 +1431,7 @@ int main(int argc, char **argv)
     CU_add_test(s, "corpus non-Example payloads", test_corpus_not_examples);
     CU_add_test(s, "record helpers", test_record_helpers);
     CU_add_test(s, "feature stats: names once per batch", test_feature_stats_batches);
+    CU_add_test(s, "feature stats: ranges", test_feature_stats_ranges);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failures = CU_get_number_of_failures();
