@@ -917,10 +917,12 @@ static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
     return p;
 }
 
-/* Size of a length-delimited field with a one-byte tag. */
+/* Size of a length-delimited field with a one-byte tag.  Lengths are
+ * nearly always under 128: a predicted branch there keeps the chain of
+ * sizes (value, list, Feature, entry) free of the bit-scan arithmetic. */
 static inline size_t len_field_size(size_t n)
 {
-    return 1 + varint_size(n) + n;
+    return n < 0x80 ? 2 + n : 1 + varint_size(n) + n;
 }
 
 /* Bytes of the values inside the list's field 1 (packed payload for
