@@ -3,6 +3,7 @@
 #include "name_hash.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,6 +72,10 @@ static st_feature_stat *lookup(st_feature_stats *s, const uint8_t *name, size_t 
     f->sequence = sequence;
     f->min_len = UINT32_MAX;
     f->min_steps = UINT32_MAX;
+    f->min_int = INT64_MAX;
+    f->max_int = INT64_MIN;
+    f->min_float = INFINITY;
+    f->max_float = -INFINITY;
     f->first_seen = s->count++;
     return f;
 }
@@ -86,28 +91,32 @@ static void add_values(st_feature_stat *f, const st_feature *feat, bool check_ut
         f->min_len = feat->count;
     if (feat->count > f->max_len)
         f->max_len = feat->count;
+    /* The ranges start at sentinels (lookup) that any value replaces, so
+     * the updates are selects, not branches on has_int / has_float. */
     if (feat->kind == ST_KIND_INT64) {
+        int64_t lo = f->min_int, hi = f->max_int;
         for (uint32_t i = 0; i < feat->count; i++) {
             int64_t v = feat->v.i64[i];
-            if (!f->has_int || v < f->min_int)
-                f->min_int = v;
-            if (!f->has_int || v > f->max_int)
-                f->max_int = v;
-            f->has_int = true;
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
         }
+        f->min_int = lo;
+        f->max_int = hi;
+        f->has_int |= feat->count != 0;
     } else if (feat->kind == ST_KIND_FLOAT) {
+        double lo = f->min_float, hi = f->max_float;
+        uint64_t nans = 0;
         for (uint32_t i = 0; i < feat->count; i++) {
             double v = feat->v.f32[i];
-            if (isnan(v)) {
-                f->nan_count++;
-                continue;
-            }
-            if (!f->has_float || v < f->min_float)
-                f->min_float = v;
-            if (!f->has_float || v > f->max_float)
-                f->max_float = v;
-            f->has_float = true;
+            /* A NaN compares false: it moves neither end. */
+            nans += isnan(v);
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
         }
+        f->min_float = lo;
+        f->max_float = hi;
+        f->nan_count += nans;
+        f->has_float |= feat->count > nans;
     }
 }
 

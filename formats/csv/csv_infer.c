@@ -145,6 +145,10 @@ static int infer_plain(const csv_reader *r, const csv_chunk *ch, uint64_t *rows,
     const uint8_t *judge = st->judge;
     uint64_t line = ch->line, row_here = 0;
     size_t fs = ch->start, col = 0;
+    /* Without skip_bad a row of the wrong length is an error that ends the
+     * pass, so its verdicts go straight into `said`; with it they wait in
+     * `verdicts` until the row's length is known. */
+    const bool direct = !r->skip_bad;
     /* What is known of the field still open at the end of a block. */
     bool a_other = false, a_sign_bad = false;
     unsigned a_dots = 0, a_first_sign = 0;
@@ -163,7 +167,7 @@ static int infer_plain(const csv_reader *r, const csv_chunk *ch, uint64_t *rows,
             size_t flen = q - fs;
             if (is_nl && flen && buf[q - 1] == '\r')
                 flen--;
-            if (col < ncols) {
+            if (col < ncols && !(is_nl && col == 0 && flen == 0 && ncols != 1)) {
                 uint8_t v;
                 if (judge[col]) {
                     size_t lo = fs > b ? fs - b : 0;
@@ -185,7 +189,10 @@ static int infer_plain(const csv_reader *r, const csv_chunk *ch, uint64_t *rows,
                 } else {
                     v = flen ? V_VALUE : V_EMPTY;
                 }
-                verdicts[col] = v;
+                if (direct)
+                    said[col] |= v;
+                else
+                    verdicts[col] = v;
             }
             a_other = a_sign_bad = false;
             a_dots = a_first_sign = 0;
@@ -206,8 +213,9 @@ static int infer_plain(const csv_reader *r, const csv_chunk *ch, uint64_t *rows,
                 return ragged(r, ch, line - 1, row_here, nfields, err);
             }
             (*rows)++;
-            for (size_t i = 0; i < ncols; i++)
-                said[i] |= verdicts[i];
+            if (!direct)
+                for (size_t i = 0; i < ncols; i++)
+                    said[i] |= verdicts[i];
             if (limit && *rows >= limit)
                 return ST_OK;
         }

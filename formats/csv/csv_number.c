@@ -275,9 +275,9 @@ bool csv_float_lossy_dec(double d, uint64_t mant, int64_t exp10, int ndigits, lo
     }
     if (mant >= 1000000000u)
         return true;                  /* 10 or more significant digits */
-    int sig = 1;
-    for (uint64_t t = mant; t >= 10; t /= 10)
-        sig++;
+    /* Digits of mant (below 10^9 here), by comparisons, not divisions. */
+    int sig = 1 + (mant >= 10) + (mant >= 100) + (mant >= 1000) + (mant >= 10000) +
+              (mant >= 100000) + (mant >= 1000000) + (mant >= 10000000) + (mant >= 100000000);
     if (sig <= 6 && fabs(d) >= (double)FLT_MIN)
         return false;                 /* FLT_DIG: every 6-digit decimal survives */
     /* Rounding f to `sig` digits gives back V = mant * 10^exp10 exactly when

@@ -644,6 +644,7 @@ static int decode_plain(const csv_reader *r, const csv_chunk *ch, decode_ctx *x)
     st_feature *feats = NULL;
     uint32_t nf = 0;
     int rc;
+    csv_block_masks prev = {0}; /* the block before b's */
     for (size_t b = ch->start; fs < len; b += 64) {
         csv_block_masks m;
         csv_masks64(buf + b, r->d.delim, &m);
@@ -695,13 +696,17 @@ static int decode_plain(const csv_reader *r, const csv_chunk *ch, decode_ctx *x)
                     nf += (uint32_t)rc;
                     done = true;
                 } else if (q - fs < 64) {
-                    /* The field's bits: [fs, q) of this block, or of a block
-                     * loaded at the field when it began in the previous one. */
+                    /* The field's bits: [fs, q) of this block, or, when it
+                     * began in the previous block, the two blocks' masks
+                     * joined at the field's start. */
                     csv_block_masks own;
                     const csv_block_masks *mp = &m;
                     size_t base = b;
                     if (fs < b) {
-                        csv_masks64(p, r->d.delim, &own);
+                        const unsigned off = (unsigned)(fs + 64 - b); /* 1 .. 63 */
+                        own.sign = prev.sign >> off | m.sign << (64 - off);
+                        own.dot = prev.dot >> off | m.dot << (64 - off);
+                        own.other = prev.other >> off | m.other << (64 - off);
                         mp = &own;
                         base = fs;
                     }
@@ -764,6 +769,7 @@ static int decode_plain(const csv_reader *r, const csv_chunk *ch, decode_ctx *x)
             rec->features = feats;
             rec->nfeatures = nf;
         }
+        prev = m;
     }
     return ST_OK;
 }

@@ -917,10 +917,12 @@ static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
     return p;
 }
 
-/* Size of a length-delimited field with a one-byte tag. */
+/* Size of a length-delimited field with a one-byte tag.  Lengths are
+ * nearly always under 128: a predicted branch there keeps the chain of
+ * sizes (value, list, Feature, entry) free of the bit-scan arithmetic. */
 static inline size_t len_field_size(size_t n)
 {
-    return 1 + varint_size(n) + n;
+    return n < 0x80 ? 2 + n : 1 + varint_size(n) + n;
 }
 
 /* Bytes of the values inside the list's field 1 (packed payload for
@@ -969,21 +971,6 @@ static size_t features_size(const st_feature *fs, uint32_t n)
     size_t total = 0;
     for (uint32_t i = 0; i < n; i++)
         total += len_field_size(entry_size(fs[i].name, feature_size(&fs[i])));
-    return total;
-}
-
-/* As features_size, remembering each feature's values size in `vals` so
- * that writing them does not walk the values a second time. */
-static size_t features_size_cached(const st_feature *fs, uint32_t n, size_t *vals)
-{
-    size_t total = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        const st_feature *f = &fs[i];
-        vals[i] = values_size(f);
-        size_t fsize = (f->kind == ST_KIND_INT64 || f->kind == ST_KIND_FLOAT ||
-                        f->kind == ST_KIND_BYTES) ? len_field_size(list_size(f, vals[i])) : 0;
-        total += len_field_size(entry_size(f->name, fsize));
-    }
     return total;
 }
 
@@ -1071,24 +1058,6 @@ static uint8_t *put_feature_body(uint8_t *p, const st_feature *f, size_t vals)
     return p;
 }
 
-/* `cached`: values sizes from features_size_cached, or NULL. */
-static uint8_t *put_features(uint8_t *p, const st_feature *fs, uint32_t n, const size_t *cached)
-{
-    for (uint32_t i = 0; i < n; i++) {
-        const st_feature *f = &fs[i];
-        size_t vals = cached ? cached[i] : values_size(f);
-        size_t fsize = (f->kind == ST_KIND_INT64 || f->kind == ST_KIND_FLOAT ||
-                        f->kind == ST_KIND_BYTES) ? len_field_size(list_size(f, vals)) : 0;
-        *p++ = 1 << 3 | WT_LEN;
-        p = put_varint(p, entry_size(f->name, fsize));
-        p = put_bytes_field(p, 1 << 3 | WT_LEN, f->name.data, f->name.len);
-        *p++ = 2 << 3 | WT_LEN;
-        p = put_varint(p, fsize);
-        p = put_feature_body(p, f, vals);
-    }
-    return p;
-}
-
 static uint8_t *put_feature_lists(uint8_t *p, const st_feature_list *ls, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
@@ -1112,37 +1081,167 @@ static uint8_t *put_feature_lists(uint8_t *p, const st_feature_list *ls, uint32_
     return p;
 }
 
+/* Copies n bytes without a call for the short names and values of tables
+ * (memcpy with a variable length is a library call). */
+static inline uint8_t *put_raw(uint8_t *p, const uint8_t *src, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + n - 8, 8);
+        memcpy(p, &a, 8);
+        memcpy(p + n - 8, &b, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, b;
+        memcpy(&a, src, 4);
+        memcpy(&b, src + n - 4, 4);
+        memcpy(p, &a, 4);
+        memcpy(p + n - 4, &b, 4);
+    } else if (n < 4) {
+        for (size_t i = 0; i < n; i++)
+            p[i] = src[i];
+    } else {
+        memcpy(p, src, n);
+    }
+    return p + n;
+}
+
+/* Writes one map entry of Features (field 1: key, then the Feature) at p,
+ * from sizes the caller computed once: `vals` is values_size(f), `fsize`
+ * the Feature message's size and `esize` the entry's. */
+static inline uint8_t *put_feature_entry(uint8_t *p, const st_feature *f, size_t vals, size_t fsize,
+                                         size_t esize)
+{
+    *p++ = 1 << 3 | WT_LEN;
+    p = put_varint(p, esize);
+    *p++ = 1 << 3 | WT_LEN;
+    p = put_varint(p, f->name.len);
+    p = put_raw(p, f->name.data, f->name.len);
+    *p++ = 2 << 3 | WT_LEN;
+    p = put_varint(p, fsize);
+    switch (f->kind) {
+    case ST_KIND_BYTES:
+        *p++ = ST_KIND_BYTES << 3 | WT_LEN;
+        p = put_varint(p, vals);
+        for (uint32_t i = 0; i < f->count; i++) {
+            *p++ = 1 << 3 | WT_LEN;
+            p = put_varint(p, f->v.bytes[i].len);
+            p = put_raw(p, f->v.bytes[i].data, f->v.bytes[i].len);
+        }
+        return p;
+    case ST_KIND_INT64:
+        *p++ = ST_KIND_INT64 << 3 | WT_LEN;
+        if (!f->count) {
+            *p++ = 0;
+            return p;
+        }
+        p = put_varint(p, len_field_size(vals));
+        *p++ = 1 << 3 | WT_LEN;
+        p = put_varint(p, vals);
+        for (uint32_t i = 0; i < f->count; i++)
+            p = put_varint(p, (uint64_t)f->v.i64[i]);
+        return p;
+    case ST_KIND_FLOAT:
+        if (f->count != 1 || !EX_LITTLE_ENDIAN)
+            return put_feature_body(p, f, vals);
+        /* One value: the FloatList of one packed float is 6 bytes. */
+        p[0] = ST_KIND_FLOAT << 3 | WT_LEN;
+        p[1] = 6;
+        p[2] = 1 << 3 | WT_LEN;
+        p[3] = 4;
+        memcpy(p + 4, f->v.f32, 4);
+        return p + 8;
+    default:
+        return p;
+    }
+}
+
+/* Most bytes an entry of `esize` bytes takes with its tag and length. */
+#define ENTRY_ROOM(esize) ((esize) + 11)
+
+/* The Features message (field 1 of Example / context of SequenceExample),
+ * sized and written in one walk over the features: each entry's sizes are
+ * worked out once and the entry written right away.  Only the message's
+ * own length, which comes first, waits for the end: the entries go after a
+ * guessed 3-byte tag and length (messages under 16 KiB), moved when the
+ * length takes another number of bytes.  Byte for byte what sizing first
+ * and writing second gives. */
+static int put_features_fused(const st_feature *fs, uint32_t n, st_buf *out)
+{
+    const size_t guess = 3;
+    /* Room for the tag and length guessed, and a table row's entries (grown
+     * below when a feature needs more). */
+    size_t room = guess + (size_t)(n < 4096 ? n : 4096) * 64 + 64;
+    if (st_buf_reserve(out, room))
+        return ST_ENOMEM;
+    size_t start = out->len;
+    uint8_t *p = out->data + start + guess;
+    uint8_t *limit = out->data + out->cap;
+    for (uint32_t i = 0; i < n; i++) {
+        const st_feature *f = &fs[i];
+        size_t vals, fsize;
+        switch (f->kind) {
+        case ST_KIND_INT64:
+            vals = f->count == 1 ? varint_size((uint64_t)f->v.i64[0]) : values_size(f);
+            fsize = f->count ? len_field_size(len_field_size(vals)) : 2;
+            break;
+        case ST_KIND_FLOAT:
+            vals = (size_t)f->count * 4;
+            fsize = f->count ? len_field_size(len_field_size(vals)) : 2;
+            break;
+        case ST_KIND_BYTES:
+            vals = f->count == 1 ? len_field_size(f->v.bytes[0].len) : values_size(f);
+            fsize = len_field_size(vals);
+            break;
+        default:
+            vals = 0;
+            fsize = 0;
+            break;
+        }
+        size_t esize = len_field_size(f->name.len) + len_field_size(fsize);
+        if ((size_t)(limit - p) < ENTRY_ROOM(esize)) {
+            size_t at = (size_t)(p - out->data);
+            out->len = at;
+            if (st_buf_reserve(out, ENTRY_ROOM(esize) + 64))
+                return ST_ENOMEM;
+            p = out->data + at;
+            limit = out->data + out->cap;
+        }
+        p = put_feature_entry(p, f, vals, fsize, esize);
+    }
+    size_t body = (size_t)(p - out->data) - start - guess;
+    size_t head = 1 + varint_size(body);
+    uint8_t *base = out->data + start;
+    if (head != guess) {
+        if (head > guess && (size_t)(limit - p) < head - guess) {
+            out->len = (size_t)(p - out->data);
+            if (st_buf_reserve(out, head - guess))
+                return ST_ENOMEM;
+            base = out->data + start;
+        }
+        memmove(base + head, base + guess, body);
+    }
+    base[0] = 1 << 3 | WT_LEN;
+    put_varint(base + 1, body);
+    out->len = start + head + body;
+    return ST_OK;
+}
+
 int st_example_encode(const st_record *rec, st_buf *out)
 {
-    /* Records of tables have a handful of features: their values sizes are
-     * kept on the stack between sizing and writing. */
-    size_t stack_cache[64];
-    const size_t *cache = NULL;
-    size_t fsize = 0;
-    if (rec->nfeatures && rec->nfeatures <= 64) {
-        fsize = features_size_cached(rec->features, rec->nfeatures, stack_cache);
-        cache = stack_cache;
-    } else if (rec->nfeatures) {
-        fsize = features_size(rec->features, rec->nfeatures);
-    }
-    size_t lsize = rec->is_sequence ? feature_lists_size(rec->lists, rec->nlists) : 0;
-    size_t total = (rec->nfeatures ? len_field_size(fsize) : 0) +
-                   (rec->is_sequence ? len_field_size(lsize) : 0);
-    if (total == 0)
+    if (!rec->nfeatures && !rec->is_sequence)
         return ST_OK; /* an Example without features is zero bytes */
-    if (st_buf_reserve(out, total))
+    if (rec->nfeatures && put_features_fused(rec->features, rec->nfeatures, out))
         return ST_ENOMEM;
-    uint8_t *p = out->data + out->len;
-    if (rec->nfeatures) {
-        *p++ = 1 << 3 | WT_LEN;
-        p = put_varint(p, fsize);
-        p = put_features(p, rec->features, rec->nfeatures, cache);
-    }
     if (rec->is_sequence) {
+        size_t lsize = feature_lists_size(rec->lists, rec->nlists);
+        if (st_buf_reserve(out, len_field_size(lsize)))
+            return ST_ENOMEM;
+        uint8_t *p = out->data + out->len;
         *p++ = 2 << 3 | WT_LEN;
         p = put_varint(p, lsize);
         p = put_feature_lists(p, rec->lists, rec->nlists);
+        out->len = (size_t)(p - out->data);
     }
-    out->len = (size_t)(p - out->data);
     return ST_OK;
 }

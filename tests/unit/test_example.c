@@ -1010,6 +1010,72 @@ static Shardtool__Features *pbc_features(const st_feature *fs, uint32_t n)
     return pfs;
 }
 
+/* The encoder writes each Features message in one walk, guessing that its
+ * length takes two bytes and moving the entries when it does not: bytes as
+ * protobuf-c packs them for messages whose length takes 1 to 4 bytes, and
+ * for rows wide enough to outgrow the room reserved up front. */
+static void test_encode_length_sizes(void)
+{
+    static const size_t values[] = {0, 1, 90, 120, 126, 127, 128, 200, 16300, 16370, 16383,
+                                    16384, 20000, 2097100, 2097152, 3000000};
+    static const uint32_t widths[] = {1, 3, 13, 5000};
+    st_buf out = {0}, ref = {0};
+    for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
+        for (size_t k = 0; k < sizeof values / sizeof values[0]; k++) {
+            st_arena_reset(&arena);
+            uint32_t n = widths[w];
+            if (n == 5000 && values[k] > 200)
+                continue;
+            st_feature *fs = st_arena_alloc(&arena, n * sizeof *fs);
+            for (uint32_t i = 0; i < n; i++) {
+                char *name = st_arena_alloc(&arena, 16);
+                int len = snprintf(name, 16, "f%u", (unsigned)i);
+                fs[i].name = (st_bytes){(const uint8_t *)name, (size_t)len};
+                fs[i].count = 1;
+                if (i % 3 == 1) {
+                    int64_t *v = st_arena_alloc(&arena, sizeof *v);
+                    *v = (int64_t)(i * 977) - 300;
+                    fs[i].kind = ST_KIND_INT64;
+                    fs[i].v.i64 = v;
+                } else if (i % 3 == 2) {
+                    float *v = st_arena_alloc(&arena, sizeof *v);
+                    *v = (float)i / 7;
+                    fs[i].kind = ST_KIND_FLOAT;
+                    fs[i].v.f32 = v;
+                } else {
+                    size_t len2 = i == 0 ? values[k] : i % 17;
+                    uint8_t *d = st_arena_alloc(&arena, len2 + 1);
+                    for (size_t j = 0; j < len2; j++)
+                        d[j] = (uint8_t)('a' + (i + j) % 26);
+                    st_bytes *b = st_arena_alloc(&arena, sizeof *b);
+                    *b = (st_bytes){d, len2};
+                    fs[i].kind = ST_KIND_BYTES;
+                    fs[i].v.bytes = b;
+                }
+            }
+            st_record rec = {0};
+            rec.features = fs;
+            rec.nfeatures = n;
+            Shardtool__Example pe = SHARDTOOL__EXAMPLE__INIT;
+            pe.features = pbc_features(fs, n);
+            size_t len = shardtool__example__get_packed_size(&pe);
+            st_buf_clear(&ref);
+            CU_ASSERT_EQUAL_FATAL(st_buf_reserve(&ref, len + 1), 0);
+            shardtool__example__pack(&pe, ref.data);
+            /* After other bytes, as records follow each other in a batch. */
+            st_buf_clear(&out);
+            CU_ASSERT_EQUAL_FATAL(st_buf_append(&out, "xyz", 3), 0);
+            CU_ASSERT_EQUAL_FATAL(st_example_encode(&rec, &out), 0);
+            CU_ASSERT_EQUAL(out.len, 3 + len);
+            CU_ASSERT_EQUAL(st_example_encoded_size(&rec), len);
+            CU_ASSERT(out.len == 3 + len && memcmp(out.data + 3, ref.data, len) == 0);
+            CU_ASSERT(memcmp(out.data, "xyz", 3) == 0);
+        }
+    }
+    st_buf_free(&out);
+    st_buf_free(&ref);
+}
+
 static void test_protobuf_c_pack_vs_decode(void)
 {
     st_buf wire = {0};
@@ -1284,6 +1350,57 @@ static void test_feature_stats_batches(void)
     }
 }
 
+/* Ranges: NaN moves neither end and alone makes no range, infinities and
+ * the int64 limits are values like any other, -0.0 seen first stays. */
+static void test_feature_stats_ranges(void)
+{
+    float fv[] = {NAN, -0.0f, 0.0f, INFINITY, 2.5f};
+    int64_t iv[] = {INT64_MAX, INT64_MIN, 7};
+    st_feature f[3] = {
+        {.name = {(const uint8_t *)"f", 1}, .kind = ST_KIND_FLOAT, .count = 1},
+        {.name = {(const uint8_t *)"i", 1}, .kind = ST_KIND_INT64, .count = 1},
+        {.name = {(const uint8_t *)"n", 1}, .kind = ST_KIND_FLOAT, .count = 1, .v.f32 = &fv[0]},
+    };
+    st_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.features = f;
+    rec.nfeatures = 3;
+    st_feature_stats s;
+    st_feature_stats_init(&s);
+    for (int k = 0; k < 5; k++) {
+        f[0].v.f32 = &fv[k];
+        f[1].v.i64 = &iv[k % 3];
+        f[1].count = k < 3;
+        CU_ASSERT_EQUAL(st_feature_stats_add(&s, &rec), 0);
+    }
+    const st_feature_stat **sorted = st_feature_stats_sorted(&s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sorted);
+    const st_feature_stat *a = sorted[0], *b = sorted[1], *c = sorted[2];
+    CU_ASSERT_TRUE(a->has_float);
+    CU_ASSERT_EQUAL(a->nan_count, 1);
+    CU_ASSERT_TRUE(a->min_float == 0.0 && signbit(a->min_float));
+    CU_ASSERT_TRUE(isinf(a->max_float) && a->max_float > 0);
+    CU_ASSERT_TRUE(b->has_int);
+    CU_ASSERT_EQUAL(b->min_int, INT64_MIN);
+    CU_ASSERT_EQUAL(b->max_int, INT64_MAX);
+    CU_ASSERT_FALSE(c->has_float);
+    CU_ASSERT_EQUAL(c->nan_count, 5);
+    free(sorted);
+    /* A single +inf, a single INT64_MAX: both ends. */
+    st_feature_stats_free(&s);
+    st_feature_stats_init(&s);
+    f[0].v.f32 = &fv[3];
+    f[1].v.i64 = &iv[0];
+    f[1].count = 1;
+    CU_ASSERT_EQUAL(st_feature_stats_add(&s, &rec), 0);
+    sorted = st_feature_stats_sorted(&s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sorted);
+    CU_ASSERT_TRUE(sorted[0]->has_float && isinf(sorted[0]->min_float) && isinf(sorted[0]->max_float));
+    CU_ASSERT_TRUE(sorted[1]->min_int == INT64_MAX && sorted[1]->max_int == INT64_MAX);
+    free(sorted);
+    st_feature_stats_free(&s);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -1307,12 +1424,14 @@ int main(int argc, char **argv)
     CU_add_test(s, "truncations and bit flips", test_truncations_and_flips);
     CU_add_test(s, "random round trip", test_round_trip_random);
     CU_add_test(s, "encode vs protobuf-c unpack", test_encode_vs_protobuf_c);
+    CU_add_test(s, "encode: every length-prefix size", test_encode_length_sizes);
     CU_add_test(s, "protobuf-c pack vs decode", test_protobuf_c_pack_vs_decode);
     CU_add_test(s, "corpus Examples", test_corpus_examples);
     CU_add_test(s, "corpus SequenceExamples", test_corpus_sequence_examples);
     CU_add_test(s, "corpus non-Example payloads", test_corpus_not_examples);
     CU_add_test(s, "record helpers", test_record_helpers);
     CU_add_test(s, "feature stats: names once per batch", test_feature_stats_batches);
+    CU_add_test(s, "feature stats: ranges", test_feature_stats_ranges);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failures = CU_get_number_of_failures();
