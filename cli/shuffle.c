@@ -364,19 +364,52 @@ static void prefetch(const loaded *l, size_t i)
         __builtin_prefetch(p + k);
 }
 
+/* Walks the bucket's records that go to one thread's shards: record i is
+ * in shard (first + i) mod nshards, and the thread's shards are those
+ * equal to t mod nthreads.  Steps without a division per record. */
+typedef struct own_walk {
+    size_t i, shard, nshards, nthreads, t;
+} own_walk;
+
+static void own_first(own_walk *w, size_t first, size_t nshards, size_t nthreads, size_t t)
+{
+    *w = (own_walk){.nshards = nshards, .nthreads = nthreads, .t = t};
+    size_t s = first + (t + nthreads - first % nthreads) % nthreads;
+    if (s < nshards) {
+        w->i = s - first;
+        w->shard = s;
+    } else { /* past the last shard: the next round's shard t */
+        w->i = nshards - first + t;
+        w->shard = t;
+    }
+}
+
+static void own_next(own_walk *w)
+{
+    if (w->shard + w->nthreads < w->nshards) {
+        w->i += w->nthreads;
+        w->shard += w->nthreads;
+    } else {
+        w->i += w->nshards - w->shard + w->t;
+        w->shard = w->t;
+    }
+}
+
 static int write_share(drain_thread *th)
 {
     drain_share *d = th->d;
     const loaded *l = d->l;
-    size_t shard = (size_t)(d->first_unit % d->nshards), mine = 0;
-    size_t ahead = PREFETCH_AHEAD * d->nthreads;
-    for (size_t i = 0; i < l->count; i++, shard = shard + 1 == d->nshards ? 0 : shard + 1) {
-        if (shard % d->nthreads != th->t)
-            continue;
-        if (i + ahead < l->count)
-            prefetch(l, i + ahead);
-        int rc = st_shard_sink_write_direct(d->sink, shard, l->data + l->items[i].offset, l->items[i].len,
-                                            &th->err);
+    size_t first = (size_t)(d->first_unit % d->nshards), mine = 0;
+    own_walk w, ahead;
+    own_first(&w, first, d->nshards, d->nthreads, th->t);
+    ahead = w;
+    for (int k = 0; k < PREFETCH_AHEAD; k++)
+        own_next(&ahead);
+    for (; w.i < l->count; own_next(&w), own_next(&ahead)) {
+        if (ahead.i < l->count)
+            prefetch(l, ahead.i);
+        int rc = st_shard_sink_write_direct(d->sink, w.shard, l->data + l->items[w.i].offset,
+                                            l->items[w.i].len, &th->err);
         if (rc < 0)
             return rc;
         if (++mine == CHECK_EVERY) {
