@@ -153,8 +153,13 @@ int shuffler_add(shuffler *s, const uint8_t *encoded, size_t len, st_error *err)
     if (!b->data) {
         b->data = malloc(s->block_cap);
         b->head = malloc((2 + s->lens_cap) * sizeof *b->head);
-        if (!b->data || !b->head)
+        if (!b->data || !b->head) {
+            free(b->data);
+            free(b->head);
+            b->data = NULL;
+            b->head = NULL;
             return st_error_set(err, ST_ENOMEM, "out of memory");
+        }
     }
     if (b->used + len > s->block_cap || b->nrec == s->lens_cap) {
         int rc = flush_block(s, b, err);
