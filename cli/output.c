@@ -7,6 +7,7 @@
 #include "skip_log.h"
 
 #include "../src/manifest.h"
+#include "../src/pipeline.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -280,18 +281,14 @@ static int emit_to_shuffler(void *ctx, const uint8_t *encoded, size_t len, st_er
  * the shuffled records are written, instead of a reading line frozen
  * near its end. */
 typedef struct drain_state {
-    st_shard_sink *sink;
     cli_progress *progress;
-    uint64_t written, total;
+    uint64_t total;
 } drain_state;
 
-static int drain_to_sink(void *ctx, const uint8_t *encoded, size_t len, st_error *err)
+static void drain_progress(void *ctx, uint64_t written)
 {
     drain_state *d = ctx;
-    int rc = st_shard_sink_write(d->sink, encoded, len, err);
-    if (rc == ST_OK && d->progress)
-        cli_progress_phase(d->progress, "writing shuffled records", ++d->written, d->total);
-    return rc;
+    cli_progress_phase(d->progress, "writing shuffled records", written, d->total);
 }
 
 /* Puts the columns in the inputs' own order (a Parquet, Avro or CSV
@@ -427,8 +424,9 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
     if (rc == ST_OK)
         rc = convert_run(job, &err);
     if (rc == ST_OK && sh) {
-        drain_state d = {out->sink, job->progress, 0, job->records};
-        rc = shuffler_drain(sh, drain_to_sink, &d, &cli_interrupted, &err);
+        drain_state d = {job->progress, job->records};
+        rc = shuffler_drain(sh, out->sink, job->jobs > 0 ? job->jobs : st_cpu_count(),
+                            job->progress ? drain_progress : NULL, &d, &cli_interrupted, &err);
     }
     shuffler_close(sh);
     if (rc == ST_OK && cli_interrupted)

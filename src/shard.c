@@ -507,6 +507,42 @@ int st_shard_sink_write(st_shard_sink *s, const uint8_t *encoded, size_t len, st
     return st_shard_sink_write_unit(s, encoded, len, 1, err);
 }
 
+size_t st_shard_sink_direct(const st_shard_sink *s, uint64_t *next_unit)
+{
+    *next_unit = s->next_unit;
+    /* Rotation needs the previous record's shard; a compressing shard
+     * shares the sink's compressor pool; a remote shard its connection. */
+    if (s->provisional || !s->local || s->opt.wopt->compression > ST_COMPRESSION_NONE)
+        return 0;
+    return s->nopen;
+}
+
+int st_shard_sink_write_direct(st_shard_sink *s, size_t shard, const uint8_t *encoded, size_t len,
+                               st_error *err)
+{
+    open_shard *sh = &s->open[shard];
+    if (sh->top) {
+        if (sh->index) {
+            char line[64];
+            int n = snprintf(line, sizeof line, "%" PRIu64 " %zu\n", sh->top->written, len);
+            int rc = st_ostream_write(sh->index, line, (size_t)n, err);
+            if (rc < 0)
+                return rc;
+        }
+        int rc = s->opt.writer->write(sh->writer_priv, encoded, len, err);
+        if (rc < 0)
+            return rc;
+    }
+    sh->records++;
+    return ST_OK;
+}
+
+void st_shard_sink_dealt(st_shard_sink *s, uint64_t records)
+{
+    s->next_record += records;
+    s->next_unit += records;
+}
+
 /* At most how many bytes deflate turns n bytes into, trailer included
  * (zlib's deflateBound for the default settings, the gzip wrapper, and a
  * margin for the block the stream is in). */

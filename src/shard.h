@@ -97,6 +97,19 @@ int st_shard_sink_write(st_shard_sink *s, const uint8_t *encoded, size_t len, st
  * (and so the manifest) count the unit's records. */
 int st_shard_sink_write_unit(st_shard_sink *s, const uint8_t *encoded, size_t len,
                              uint64_t records, st_error *err);
+/* Writing to the shards of --shards from several threads at once (the
+ * --shuffle drain): returns how many shards records are dealt to round
+ * robin, and in *next_unit the count of writes so far (the next one goes
+ * to shard *next_unit mod that), or 0 when the sink cannot be written that
+ * way (rotation, compression, remote output).  Then
+ * st_shard_sink_write_direct() writes one record to the given shard:
+ * calls for different shards may run at the same time on different
+ * threads.  Once they are all done, st_shard_sink_dealt() counts the
+ * records written so in the totals, as if written one by one in order. */
+size_t st_shard_sink_direct(const st_shard_sink *s, uint64_t *next_unit);
+int st_shard_sink_write_direct(st_shard_sink *s, size_t shard, const uint8_t *encoded, size_t len,
+                               st_error *err);
+void st_shard_sink_dealt(st_shard_sink *s, uint64_t records);
 /* Finishes and closes every shard and names them (PREFIX-i-of-N); unless
  * opt.defer_publish, also publishes them.  After success the shard list
  * below describes the final files. */

@@ -330,6 +330,8 @@ def kill_modes(tmp, table, taxi):
         ("--to avro", ["convert", taxi, "--to", "avro", "--records-per-shard", "3000"]),
         ("--to jsonl", ["convert", taxi, "--to", "jsonl", "--shards", "3"]),
         ("--to csv", ["convert", taxi, "--to", "csv", "--records-per-shard", "4000"]),
+        # Two threads write the shuffled records to the shards at once.
+        ("--shuffle", ["convert", table, "--jobs", "2", "--shards", "4", "--shuffle", "--seed", "3"]),
     ]
 
 
@@ -367,9 +369,14 @@ def test_kills(tmp, table, taxi):
         ref = snapshot(d)
         if len([n for n in ref if FINAL.search(n)]) < 3:
             bad.append((label, "the mode should give 3+ files", sorted(ref)))
-        for point in injected:
+        # --shuffle: also killed between two buckets of the drain, the
+        # first one's records in the shards already.
+        points = [(p, {}) for p in injected]
+        if label == "--shuffle":
+            points.append(("shuffle-drained:0", {"SHARDTOOL_TEST_SHUFFLE_BUCKETS": "2"}))
+        for point, env in points:
             shutil.rmtree(d)
-            r = st(*args, "-o", d + "/t", "-q", env={"SHARDTOOL_TEST_KILL_AT": point})
+            r = st(*args, "-o", d + "/t", "-q", env={"SHARDTOOL_TEST_KILL_AT": point, **env})
             kills += 1
             if r.returncode != -signal.SIGKILL:
                 bad.append((label, point, "not killed", r.returncode, r.stderr.strip()[-200:]))
