@@ -16,11 +16,49 @@
 #include "../../src/error.h"
 #include "../../src/record.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* Bits needed for values 0..max (0 for max 0). */
 int st_pq_bit_width(uint32_t max);
+
+/* A resumable RLE / bit-packed hybrid decoder: values are taken (or
+ * skipped) a window at a time, so a page's millions of levels or indices
+ * never need one array.  The state is plain data: copying it saves the
+ * position (checkpoints), st_pq_rle_offsets / st_pq_rle_at move it onto
+ * another copy of the same bytes. */
+typedef struct st_pq_rle {
+    const uint8_t *p, *end;
+    int bw;
+    uint64_t left;          /* values left in the current run */
+    bool packed;
+    uint32_t value;         /* RLE run */
+    const uint8_t *bits;    /* packed run */
+    size_t bits_len;
+    size_t idx;
+} st_pq_rle;
+
+/* bit_width 0..32 (ST_EDATA otherwise). */
+int st_pq_rle_init(st_pq_rle *r, const uint8_t *data, size_t len, int bit_width, st_error *err);
+int st_pq_rle_get(st_pq_rle *r, uint32_t *out, size_t n, st_error *err);
+/* Takes n levels, each checked to be <= max_level. */
+int st_pq_rle_get_levels(st_pq_rle *r, uint16_t *out, size_t n, int max_level, st_error *err);
+/* Passes over n values without producing them: a run at a time (bit-packed
+ * values are not unpacked, so not checked; whoever takes them checks). */
+int st_pq_rle_skip(st_pq_rle *r, uint64_t n, st_error *err);
+/* The decoder's position relative to `base` (the start of the bytes it
+ * reads), and the same position rebuilt over another copy at `base`. */
+typedef struct st_pq_rle_pos {
+    size_t p, end, bits;
+    int bw;
+    uint64_t left;
+    bool packed;
+    uint32_t value;
+    size_t bits_len, idx;
+} st_pq_rle_pos;
+void st_pq_rle_offsets(const st_pq_rle *r, const uint8_t *base, st_pq_rle_pos *pos);
+void st_pq_rle_at(st_pq_rle *r, const uint8_t *base, const st_pq_rle_pos *pos);
 
 /* RLE / bit-packed hybrid without length prefix: exactly n values. */
 int st_pq_rle_decode(const uint8_t *data, size_t len, int bit_width, uint32_t *out, size_t n, st_error *err);
@@ -31,8 +69,17 @@ int st_pq_rle_decode_levels(const uint8_t *data, size_t len, int bit_width, uint
 int st_pq_bitpacked_decode_levels(const uint8_t *data, size_t len, int bit_width, uint16_t *out, size_t n,
                                   int max_level, st_error *err);
 
+/* Legacy BIT_PACKED levels from level index `first` on. */
+int st_pq_bitpacked_levels_at(const uint8_t *data, size_t len, int bit_width, size_t first, uint16_t *out, size_t n,
+                              int max_level, st_error *err);
+
 /* PLAIN booleans: n bits, least significant first, into bytes 0/1. */
 int st_pq_plain_bool_decode(const uint8_t *data, size_t len, uint8_t *out, size_t n, st_error *err);
+/* PLAIN booleans from value index `first` on. */
+int st_pq_plain_bool_at(const uint8_t *data, size_t len, size_t first, uint8_t *out, size_t n, st_error *err);
+/* PLAIN BYTE_ARRAY: passes over n values (their lengths checked); *used
+ * receives the bytes they occupy. */
+int st_pq_plain_bytes_skip(const uint8_t *data, size_t len, size_t n, size_t *used, st_error *err);
 /* PLAIN BYTE_ARRAY: n values pointing into data; *used receives the bytes read. */
 int st_pq_plain_bytes_decode(const uint8_t *data, size_t len, st_bytes *out, size_t n, size_t *used,
                              st_error *err);
@@ -60,5 +107,9 @@ int st_pq_delta_byte_array_decode(const uint8_t *data, size_t len, st_bytes *out
  * (n * width bytes). */
 int st_pq_byte_stream_split_decode(const uint8_t *data, size_t len, size_t width, uint8_t *out, size_t n,
                                    st_error *err);
+/* The same for values [first, first + n) of a stream of `total` values
+ * (len must be total * width). */
+int st_pq_byte_stream_split_range(const uint8_t *data, size_t len, size_t width, size_t first, uint8_t *out,
+                                  size_t n, st_error *err);
 
 #endif
