@@ -39,12 +39,12 @@ static int keep_body(scan *s, uint32_t page, const st_pq_page_body *body, st_buf
     st_pq_chunk_index *ix = s->ix;
     bool owns = buf->data && body->data == buf->data;
     uint64_t bytes = owns ? buf->len : 0;
-    if (ix->kept_bytes + bytes > ST_PQ_KEPT_MAX)
-        return 0;  /* the units decompress it themselves */
     st_pq_kept_body *n = realloc(ix->kept, (ix->nkept + 1) * sizeof *n);
     if (!n)
         return 0;
     ix->kept = n;
+    if (!st_pq_chunk_cache_reserve(s->src->cache, s->src->shared, bytes))
+        return 0;  /* the units decompress it themselves */
     n[ix->nkept++] = (st_pq_kept_body){.page = page, .body = *body, .owned = owns ? buf->data : NULL};
     if (owns)
         *buf = (st_buf){0};  /* the index owns it now */

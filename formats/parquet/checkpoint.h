@@ -9,7 +9,7 @@
  * checkpoint at every unit boundary: the page, the entry, the level
  * decoders' and the value stream's positions, the values before it.  The
  * decompressed bodies of pages that hold a checkpoint inside them are kept
- * too (up to a cap), so such a page is decompressed once for all its
+ * too (up to 256 MiB per row group), so such a page is decompressed once for all its
  * units.  The index lives in the shared row group (chunk_cache.h) and goes
  * when its last unit does.
  *
@@ -19,6 +19,7 @@
 #ifndef ST_PQ_CHECKPOINT_H
 #define ST_PQ_CHECKPOINT_H
 
+#include "chunk_cache.h"
 #include "schema.h"
 #include "streams.h"
 
@@ -46,16 +47,17 @@ typedef struct st_pq_chunk_index {
     uint64_t kept_bytes;
 } st_pq_chunk_index;
 
-/* Decompressed page bodies kept per column chunk at most (beyond, units
- * decompress those pages themselves, starting at their checkpoint). */
-#define ST_PQ_KEPT_MAX ((uint64_t)256 << 20)
-
 typedef struct st_pq_index_source {
     const st_pq_file *file;
     const st_pq_leaf *leaf;
     uint32_t row_group;
     const uint8_t *chunk_bytes;  /* the whole chunk (chunk_cache.h) */
     uint32_t units;              /* checkpoints every ceil(rows / units) rows */
+    /* the row group's allowance for kept bodies (ST_PQ_KEPT_MAX in all its
+     * columns; beyond, units decompress those pages themselves, starting
+     * at their checkpoints) */
+    st_pq_chunk_cache *cache;
+    st_pq_shared_rg *shared;
 } st_pq_index_source;
 
 /* NULL on any failure (see above). */

@@ -19,6 +19,7 @@ struct st_pq_shared_rg {
     uint32_t rg;
     uint32_t pending;          /* units not yet released */
     uint32_t pending_total;    /* units cut from the row group */
+    uint64_t kept;             /* bytes of page bodies kept by the columns' indexes */
     uint32_t n;
     shared_chunk *chunks;
     pthread_cond_t ready;
@@ -158,6 +159,16 @@ void *st_pq_chunk_cache_index(st_pq_chunk_cache *c, st_pq_shared_rg *s, uint32_t
     pthread_cond_broadcast(&s->ready);
     pthread_mutex_unlock(&c->mu);
     return ix;
+}
+
+bool st_pq_chunk_cache_reserve(st_pq_chunk_cache *c, st_pq_shared_rg *s, uint64_t bytes)
+{
+    pthread_mutex_lock(&c->mu);
+    bool ok = bytes <= ST_PQ_KEPT_MAX - s->kept;
+    if (ok)
+        s->kept += bytes;
+    pthread_mutex_unlock(&c->mu);
+    return ok;
 }
 
 uint32_t st_pq_chunk_cache_units(const st_pq_shared_rg *s)

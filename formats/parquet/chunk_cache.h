@@ -47,6 +47,10 @@ int st_pq_chunk_cache_get(st_pq_chunk_cache *c, st_pq_shared_rg *s, uint32_t k, 
  * when build returned NULL (each unit then decodes on its own). */
 void *st_pq_chunk_cache_index(st_pq_chunk_cache *c, st_pq_shared_rg *s, uint32_t k, void *(*build)(void *arg),
                               void *arg, void (*free_fn)(void *));
+/* Takes `bytes` of the row group's allowance for kept page bodies
+ * (ST_PQ_KEPT_MAX in all its columns); false when it would be exceeded. */
+#define ST_PQ_KEPT_MAX ((uint64_t)256 << 20)
+bool st_pq_chunk_cache_reserve(st_pq_chunk_cache *c, st_pq_shared_rg *s, uint64_t bytes);
 /* How many units share the row group. */
 uint32_t st_pq_chunk_cache_units(const st_pq_shared_rg *s);
 /* One unit of the row group is done with it. */

@@ -157,16 +157,26 @@ static int plain_like(st_pq_decoder *d, int encoding, const uint8_t *p, size_t l
         }
         return st_pq_convert_bool(c, d->raw.data, m, out);
 
-    /* DELTA_*: values depend on those before them; decoded from the start
-     * of the page up to k1. */
+    /* DELTA_BINARY_PACKED values and DELTA_LENGTH_BYTE_ARRAY lengths:
+     * those before k0 decoded and dropped a window at a time (or from a
+     * checkpoint), the wanted ones taken. */
     case PQ_ENC_DELTA_BINARY_PACKED:
         if (phys != PQ_INT32 && phys != PQ_INT64)
             break;
-        {
-            if ((rc = reserve(&d->i64, k1, 8, err)) || (rc = reserve(&d->raw, m, 8, err)) ||
-                (rc = st_pq_delta_decode(p, len, (int64_t *)d->i64.data, k1, &used, err)))
+        if (!v->delta_ready) {
+            if ((rc = st_pq_delta_init(&v->delta, p, len, err)))
                 return rc;
-            const int64_t *x = (const int64_t *)d->i64.data + k0;
+            v->delta_ready = true;
+        }
+        if (v->delta.total < k1)
+            return st_error_set(err, ST_EDATA, "DELTA_BINARY_PACKED data holds %llu values, the page needs %zu",
+                                (unsigned long long)v->delta.total, k1);
+        if ((rc = st_pq_values_advance(v, encoding, phys, p, len, k0, err)) || (rc = reserve(&d->i64, m, 8, err)) ||
+            (rc = reserve(&d->raw, m, 8, err)) || (rc = st_pq_delta_get(&v->delta, (int64_t *)d->i64.data, m, err)))
+            return rc;
+        v->at = k1;
+        {
+            const int64_t *x = (const int64_t *)d->i64.data;
             if (phys == PQ_INT32) {
                 for (size_t i = 0; i < m; i++) {
                     int32_t y = (int32_t)(uint32_t)x[i];
@@ -175,17 +185,42 @@ static int plain_like(st_pq_decoder *d, int encoding, const uint8_t *p, size_t l
             } else {
                 memcpy(d->raw.data, x, m * 8);
             }
-            return st_pq_convert_fixed(c, d->raw.data, m, out);
         }
+        return st_pq_convert_fixed(c, d->raw.data, m, out);
 
     case PQ_ENC_DELTA_LENGTH_BYTE_ARRAY:
         if (phys != PQ_BYTE_ARRAY)
             break;
-        if ((rc = reserve(&d->bvals, k1, sizeof(st_bytes), err)) || (rc = reserve(&d->i64, k1, 8, err)) ||
-            (rc = st_pq_delta_length_decode(p, len, (st_bytes *)d->bvals.data, k1, (int64_t *)d->i64.data, &used, err)))
+        if (!v->delta_ready) {
+            if ((rc = st_pq_delta_init(&v->delta, p, len, err)))
+                return rc;
+            if (v->delta.total < k1)
+                return st_error_set(err, ST_EDATA, "DELTA_BINARY_PACKED data holds %llu values, the page needs %zu",
+                                    (unsigned long long)v->delta.total, k1);
+        }
+        if ((rc = st_pq_values_advance(v, encoding, phys, p, len, k0, err)) ||
+            (rc = reserve(&d->bvals, m, sizeof(st_bytes), err)) || (rc = reserve(&d->i64, m, 8, err)) ||
+            (rc = st_pq_delta_get(&v->delta, (int64_t *)d->i64.data, m, err)))
             return rc;
-        return st_pq_convert_bytes(c, (st_bytes *)d->bvals.data + k0, m, out);
+        {
+            const int64_t *lens = (const int64_t *)d->i64.data;
+            st_bytes *bv = (st_bytes *)d->bvals.data;
+            for (size_t i = 0; i < m; i++) {
+                size_t left = len - v->data - v->off;
+                if (lens[i] < 0 || (uint64_t)lens[i] > left)
+                    return st_error_set(err, ST_EDATA,
+                                        "DELTA_LENGTH_BYTE_ARRAY value %zu has length %lld, %zu bytes are left",
+                                        k0 + i, (long long)lens[i], left);
+                bv[i].data = p + v->data + v->off;
+                bv[i].len = (size_t)lens[i];
+                v->off += (size_t)lens[i];
+            }
+        }
+        v->at = k1;
+        return st_pq_convert_bytes(c, (st_bytes *)d->bvals.data, m, out);
 
+    /* DELTA_BYTE_ARRAY: values are built from those before them; decoded
+     * from the start of the page up to k1. */
     case PQ_ENC_DELTA_BYTE_ARRAY:
         if (phys != PQ_BYTE_ARRAY && phys != PQ_FIXED_LEN_BYTE_ARRAY)
             break;
@@ -563,6 +598,8 @@ static void *index_build(void *arg)
         .row_group = rq->row_group,
         .chunk_bytes = rq->chunk_bytes,
         .units = st_pq_chunk_cache_units(rq->shared),
+        .cache = rq->cache,
+        .shared = rq->shared,
     };
     return st_pq_chunk_index_build(&src);
 }

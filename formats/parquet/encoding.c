@@ -455,6 +455,160 @@ int st_pq_delta_decode(const uint8_t *data, size_t len, int64_t *out, size_t n, 
     return 0;
 }
 
+/* Values [first, first + count) of bw <= 64 bits from packed bits. */
+static void unpack64_at(const uint8_t *bits, size_t nbytes, int bw, uint64_t first, uint64_t *out, size_t count)
+{
+    if (bw == 0) {
+        memset(out, 0, count * sizeof *out);
+        return;
+    }
+    const uint64_t mask = bw == 64 ? ~(uint64_t)0 : ((uint64_t)1 << bw) - 1;
+    uint64_t bitpos = first * (uint64_t)bw;
+    for (size_t i = 0; i < count; i++) {
+        size_t byte = (size_t)(bitpos >> 3);
+        unsigned shift = (unsigned)(bitpos & 7);
+        uint64_t v = load64(bits + byte, nbytes - byte) >> shift;
+        if (shift + (unsigned)bw > 64 && byte + 8 < nbytes)
+            v |= (uint64_t)bits[byte + 8] << (64 - shift);
+        out[i] = v & mask;
+        bitpos += (uint64_t)bw;
+    }
+}
+
+int st_pq_delta_init(st_pq_delta *d, const uint8_t *data, size_t len, st_error *err)
+{
+    memset(d, 0, sizeof *d);
+    const uint8_t *p = data;
+    delta_header h;
+    int rc = read_delta_header(&p, data + len, &h, err);
+    if (rc)
+        return rc;
+    d->p = p;
+    d->end = data + len;
+    d->minis = h.minis;
+    d->per_mini = h.per_mini;
+    d->total = h.total;
+    d->first = h.first;
+    d->mini = h.minis;
+    return 0;
+}
+
+static int delta_next_mini(st_pq_delta *d, st_error *err)
+{
+    if (d->mini >= d->minis) {
+        if (read_zigzag(&d->p, d->end, &d->min_delta))
+            return truncated(err, "DELTA_BINARY_PACKED block");
+        if ((uint64_t)(d->end - d->p) < d->minis)
+            return truncated(err, "DELTA_BINARY_PACKED block");
+        d->widths = d->p;
+        d->p += d->minis;
+        d->mini = 0;
+    }
+    int bw = d->widths[d->mini++];
+    if (bw > 64)
+        return st_error_set(err, ST_EDATA, "DELTA_BINARY_PACKED miniblock bit width %d is above 64", bw);
+    size_t mini_bytes = (size_t)(d->per_mini * (uint64_t)bw / 8);
+    size_t avail = (size_t)(d->end - d->p) < mini_bytes ? (size_t)(d->end - d->p) : mini_bytes;
+    uint64_t remaining = d->total - d->produced;
+    d->bw = bw;
+    d->mp = d->p;
+    d->mavail = avail;
+    d->mleft = remaining < d->per_mini ? remaining : d->per_mini;
+    d->mpos = 0;
+    d->p += avail;  /* a short final miniblock is only missing padding */
+    return 0;
+}
+
+int st_pq_delta_get(st_pq_delta *d, int64_t *out, size_t n, st_error *err)
+{
+    if (n && d->produced == 0) {
+        if (d->total == 0)
+            return st_error_set(err, ST_EDATA, "DELTA_BINARY_PACKED data holds 0 values");
+        *out++ = d->first;
+        d->last = (uint64_t)d->first;
+        d->produced = 1;
+        n--;
+    }
+    uint64_t deltas[64];
+    while (n) {
+        if (d->produced >= d->total)
+            return st_error_set(err, ST_EDATA, "DELTA_BINARY_PACKED data holds %llu values, more are needed",
+                                (unsigned long long)d->total);
+        if (!d->mleft) {
+            int rc = delta_next_mini(d, err);
+            if (rc)
+                return rc;
+            continue;
+        }
+        size_t take = d->mleft < n ? (size_t)d->mleft : n;
+        if (take > 64)
+            take = 64;
+        if (((d->mpos + take) * (uint64_t)d->bw + 7) / 8 > d->mavail)
+            return truncated(err, "DELTA_BINARY_PACKED miniblock");
+        unpack64_at(d->mp, d->mavail, d->bw, d->mpos, deltas, take);
+        for (size_t i = 0; i < take; i++) {
+            d->last += (uint64_t)d->min_delta + deltas[i];
+            out[i] = (int64_t)d->last;
+        }
+        out += take;
+        n -= take;
+        d->mleft -= take;
+        d->mpos += take;
+        d->produced += take;
+    }
+    return 0;
+}
+
+int st_pq_delta_skip(st_pq_delta *d, uint64_t n, st_error *err)
+{
+    int64_t tmp[256];
+    while (n) {
+        size_t k = n < 256 ? (size_t)n : 256;
+        int rc = st_pq_delta_get(d, tmp, k, err);
+        if (rc)
+            return rc;
+        n -= k;
+    }
+    return 0;
+}
+
+int st_pq_delta_size(const uint8_t *data, size_t len, size_t *used, st_error *err)
+{
+    st_pq_delta d;
+    int rc = st_pq_delta_init(&d, data, len, err);
+    if (rc)
+        return rc;
+    d.produced = d.total ? 1 : 0;
+    while (d.produced < d.total) {
+        if ((rc = delta_next_mini(&d, err)))
+            return rc;
+        if (d.mavail < (size_t)(d.per_mini * (uint64_t)d.bw / 8) && d.total - d.produced > d.mleft)
+            return truncated(err, "DELTA_BINARY_PACKED miniblock");
+        d.produced += d.mleft;
+    }
+    *used = (size_t)(d.p - data);
+    return 0;
+}
+
+void st_pq_delta_offsets(const st_pq_delta *d, const uint8_t *base, st_pq_delta_pos *pos)
+{
+    pos->d = *d;
+    pos->d.p = pos->d.end = pos->d.widths = pos->d.mp = NULL;
+    pos->p = (size_t)(d->p - base);
+    pos->end = (size_t)(d->end - base);
+    pos->widths = d->widths ? (size_t)(d->widths - base) : 0;
+    pos->mp = d->mp ? (size_t)(d->mp - base) : 0;
+}
+
+void st_pq_delta_at(st_pq_delta *d, const uint8_t *base, const st_pq_delta_pos *pos)
+{
+    *d = pos->d;
+    d->p = base + pos->p;
+    d->end = base + pos->end;
+    d->widths = base + pos->widths;
+    d->mp = base + pos->mp;
+}
+
 /* ---- DELTA_LENGTH_BYTE_ARRAY / DELTA_BYTE_ARRAY --------------------------------- */
 
 int st_pq_delta_length_decode(const uint8_t *data, size_t len, st_bytes *out, size_t n, int64_t *lengths,

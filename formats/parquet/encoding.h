@@ -91,6 +91,36 @@ int st_pq_delta_decode(const uint8_t *data, size_t len, int64_t *out, size_t n, 
 /* The value count a DELTA_BINARY_PACKED header announces. */
 int st_pq_delta_count(const uint8_t *data, size_t len, uint64_t *count, st_error *err);
 
+/* A resumable DELTA_BINARY_PACKED decoder, for pages whose values are taken
+ * (or passed over, which still means decoding: each value is the sum of
+ * those before) a window at a time.  Plain data, like st_pq_rle. */
+typedef struct st_pq_delta {
+    const uint8_t *p, *end;    /* next unread byte */
+    uint64_t minis, per_mini, total;
+    int64_t first;
+    uint64_t produced;         /* values taken or passed, the first included */
+    uint64_t last;
+    int64_t min_delta;
+    const uint8_t *widths;     /* of the current block */
+    uint64_t mini;             /* next miniblock of the block (minis: a new block) */
+    const uint8_t *mp;         /* the current miniblock's bits */
+    size_t mavail;
+    int bw;
+    uint64_t mleft, mpos;      /* its values left, taken */
+} st_pq_delta;
+
+int st_pq_delta_init(st_pq_delta *d, const uint8_t *data, size_t len, st_error *err);
+int st_pq_delta_get(st_pq_delta *d, int64_t *out, size_t n, st_error *err);
+int st_pq_delta_skip(st_pq_delta *d, uint64_t n, st_error *err);
+/* The bytes the whole encoded block occupies (walked, not decoded). */
+int st_pq_delta_size(const uint8_t *data, size_t len, size_t *used, st_error *err);
+typedef struct st_pq_delta_pos {
+    st_pq_delta d;             /* its pointers unset */
+    size_t p, end, widths, mp; /* offsets from the base */
+} st_pq_delta_pos;
+void st_pq_delta_offsets(const st_pq_delta *d, const uint8_t *base, st_pq_delta_pos *pos);
+void st_pq_delta_at(st_pq_delta *d, const uint8_t *base, const st_pq_delta_pos *pos);
+
 /* DELTA_LENGTH_BYTE_ARRAY: n values pointing into data.  `lengths` is
  * scratch for n values. */
 int st_pq_delta_length_decode(const uint8_t *data, size_t len, st_bytes *out, size_t n, int64_t *lengths,

@@ -165,6 +165,40 @@ int st_pq_values_advance(st_pq_values *v, int encoding, int physical, const uint
         break;  /* fixed widths and bits: by arithmetic */
     case PQ_ENC_BYTE_STREAM_SPLIT:
         break;
+    case PQ_ENC_DELTA_BINARY_PACKED:
+        if (physical != PQ_INT32 && physical != PQ_INT64)
+            return 1;
+        if (!v->delta_ready) {
+            if ((rc = st_pq_delta_init(&v->delta, p, len, err)))
+                return rc;
+            v->delta_ready = true;
+        }
+        rc = st_pq_delta_skip(&v->delta, n, err);
+        break;
+    case PQ_ENC_DELTA_LENGTH_BYTE_ARRAY:
+        if (physical != PQ_BYTE_ARRAY)
+            return 1;
+        if (!v->delta_ready) {
+            if ((rc = st_pq_delta_init(&v->delta, p, len, err)) || (rc = st_pq_delta_size(p, len, &v->data, err)))
+                return rc;
+            v->delta_ready = true;
+        }
+        while (n && !rc) {
+            int64_t lens[256];
+            size_t k = n < 256 ? n : 256;
+            if ((rc = st_pq_delta_get(&v->delta, lens, k, err)))
+                break;
+            for (size_t i = 0; i < k; i++) {
+                size_t left = len - v->data - v->off;
+                if (lens[i] < 0 || (uint64_t)lens[i] > left)
+                    return st_error_set(err, ST_EDATA,
+                                        "DELTA_LENGTH_BYTE_ARRAY value %zu has length %lld, %zu bytes are left",
+                                        target - n + i, (long long)lens[i], left);
+                v->off += (size_t)lens[i];
+            }
+            n -= k;
+        }
+        break;
     default:
         return 1;
     }
@@ -181,6 +215,10 @@ void st_pq_values_save(const st_pq_values *v, const uint8_t *vals, st_pq_values_
     pos->rle_ready = v->rle_ready;
     if (v->rle_ready)
         st_pq_rle_offsets(&v->rle, vals, &pos->rle);
+    pos->delta_ready = v->delta_ready;
+    if (v->delta_ready)
+        st_pq_delta_offsets(&v->delta, vals, &pos->delta);
+    pos->data = v->data;
 }
 
 void st_pq_values_restore(st_pq_values *v, const uint8_t *vals, const st_pq_values_pos *pos)
@@ -191,4 +229,8 @@ void st_pq_values_restore(st_pq_values *v, const uint8_t *vals, const st_pq_valu
     v->rle_ready = pos->rle_ready;
     if (v->rle_ready)
         st_pq_rle_at(&v->rle, vals, &pos->rle);
+    v->delta_ready = pos->delta_ready;
+    if (v->delta_ready)
+        st_pq_delta_at(&v->delta, vals, &pos->delta);
+    v->data = pos->data;
 }

@@ -6,7 +6,8 @@
  * writes a whole row group as one page), so nothing here is sized by the
  * page: levels are taken in windows, and entries a unit does not want are
  * passed over (levels a run at a time, values arithmetically, by runs of
- * dictionary indices or by PLAIN BYTE_ARRAY lengths).  Positions can be
+ * dictionary indices or by PLAIN BYTE_ARRAY lengths, DELTA values decoded
+ * and dropped a window at a time).  Positions can be
  * saved as offsets (checkpoint.h) and restored over another copy of the
  * same page body. */
 #ifndef ST_PQ_STREAMS_H
@@ -35,12 +36,18 @@ typedef struct st_pq_values {
     size_t off;                /* PLAIN BYTE_ARRAY: their bytes */
     bool rle_ready;            /* dictionary indices / RLE booleans: rle is set */
     st_pq_rle rle;
+    bool delta_ready;          /* DELTA_BINARY_PACKED values or DELTA_LENGTH_BYTE_ARRAY lengths */
+    st_pq_delta delta;
+    size_t data;               /* DELTA_LENGTH_BYTE_ARRAY: where the bytes start (off counts from it) */
 } st_pq_values;
 
 typedef struct st_pq_values_pos {
     size_t at, off;
     bool rle_ready;
     st_pq_rle_pos rle;
+    bool delta_ready;
+    st_pq_delta_pos delta;
+    size_t data;
 } st_pq_values_pos;
 
 typedef struct st_pq_streams {
@@ -60,8 +67,10 @@ void st_pq_levels_save(const st_pq_levels *l, st_pq_levels_pos *pos);
 void st_pq_levels_restore(st_pq_levels *l, const st_pq_levels_pos *pos);
 
 /* Moves v forward to value `target` of the page (encoding, physical type
- * and fixed width as the page has them); 1 when the encoding cannot be
- * passed over without decoding (DELTA_*: v is left alone). */
+ * as the page has them).  DELTA_BINARY_PACKED values and
+ * DELTA_LENGTH_BYTE_ARRAY lengths are decoded and dropped a window at a
+ * time; 1 for DELTA_BYTE_ARRAY, whose values are built from those before
+ * them (v is left alone). */
 int st_pq_values_advance(st_pq_values *v, int encoding, int physical, const uint8_t *p, size_t len, size_t target,
                          st_error *err);
 void st_pq_values_save(const st_pq_values *v, const uint8_t *vals, st_pq_values_pos *pos);
