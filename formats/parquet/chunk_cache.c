@@ -9,12 +9,17 @@ typedef struct shared_chunk {
     bool loaded;
     bool loading;              /* being read by some thread (others wait on `ready`) */
     uint8_t *bytes;
+    int index_state;           /* 0 not built, 1 being built, 2 built */
+    void *index;
+    void (*index_free)(void *);
 } shared_chunk;
 
 struct st_pq_shared_rg {
     const st_pq_file *file;
     uint32_t rg;
     uint32_t pending;          /* units not yet released */
+    uint32_t pending_total;    /* units cut from the row group */
+    uint64_t kept;             /* bytes of page bodies kept by the columns' indexes */
     uint32_t n;
     shared_chunk *chunks;
     pthread_cond_t ready;
@@ -29,8 +34,11 @@ int st_pq_chunk_cache_init(st_pq_chunk_cache *c)
 
 static void shared_free(st_pq_shared_rg *s)
 {
-    for (uint32_t k = 0; k < s->n; k++)
+    for (uint32_t k = 0; k < s->n; k++) {
         free(s->chunks[k].bytes);
+        if (s->chunks[k].index && s->chunks[k].index_free)
+            s->chunks[k].index_free(s->chunks[k].index);
+    }
     free(s->chunks);
     pthread_cond_destroy(&s->ready);
     free(s);
@@ -84,6 +92,7 @@ st_pq_shared_rg *st_pq_chunk_cache_share(st_pq_chunk_cache *c, const st_pq_file 
     s->file = f;
     s->rg = rg;
     s->pending = units;
+    s->pending_total = units;
     s->n = ncols;
     pthread_mutex_lock(&c->mu);
     s->next = c->live;
@@ -124,6 +133,47 @@ int st_pq_chunk_cache_get(st_pq_chunk_cache *c, st_pq_shared_rg *s, uint32_t k, 
     pthread_cond_broadcast(&s->ready);
     pthread_mutex_unlock(&c->mu);
     return rc;
+}
+
+void *st_pq_chunk_cache_index(st_pq_chunk_cache *c, st_pq_shared_rg *s, uint32_t k, void *(*build)(void *arg),
+                              void *arg, void (*free_fn)(void *))
+{
+    shared_chunk *ch = &s->chunks[k];
+    pthread_mutex_lock(&c->mu);
+    while (ch->index_state == 1)
+        pthread_cond_wait(&s->ready, &c->mu);
+    if (ch->index_state == 2) {
+        void *ix = ch->index;
+        pthread_mutex_unlock(&c->mu);
+        return ix;
+    }
+    ch->index_state = 1;
+    pthread_mutex_unlock(&c->mu);
+
+    void *ix = build(arg);  /* outside the lock: other columns go on */
+
+    pthread_mutex_lock(&c->mu);
+    ch->index = ix;
+    ch->index_free = free_fn;
+    ch->index_state = 2;
+    pthread_cond_broadcast(&s->ready);
+    pthread_mutex_unlock(&c->mu);
+    return ix;
+}
+
+bool st_pq_chunk_cache_reserve(st_pq_chunk_cache *c, st_pq_shared_rg *s, uint64_t bytes)
+{
+    pthread_mutex_lock(&c->mu);
+    bool ok = bytes <= ST_PQ_KEPT_MAX - s->kept;
+    if (ok)
+        s->kept += bytes;
+    pthread_mutex_unlock(&c->mu);
+    return ok;
+}
+
+uint32_t st_pq_chunk_cache_units(const st_pq_shared_rg *s)
+{
+    return s->pending_total;
 }
 
 void st_pq_chunk_cache_release(st_pq_chunk_cache *c, st_pq_shared_rg *s)

@@ -40,6 +40,19 @@ st_pq_shared_rg *st_pq_chunk_cache_share(st_pq_chunk_cache *c, const st_pq_file 
  * valid until the unit calling it is released. */
 int st_pq_chunk_cache_get(st_pq_chunk_cache *c, st_pq_shared_rg *s, uint32_t k, const uint8_t **bytes,
                           st_error *err);
+/* Decoding state of the k-th column shared by the units (column.c's
+ * checkpoints and the page bodies several units decode from): built once,
+ * by the first unit that asks (the others wait for it, as for the bytes),
+ * freed with free_fn when the row group's last unit releases it.  NULL
+ * when build returned NULL (each unit then decodes on its own). */
+void *st_pq_chunk_cache_index(st_pq_chunk_cache *c, st_pq_shared_rg *s, uint32_t k, void *(*build)(void *arg),
+                              void *arg, void (*free_fn)(void *));
+/* Takes `bytes` of the row group's allowance for kept page bodies
+ * (ST_PQ_KEPT_MAX in all its columns); false when it would be exceeded. */
+#define ST_PQ_KEPT_MAX ((uint64_t)256 << 20)
+bool st_pq_chunk_cache_reserve(st_pq_chunk_cache *c, st_pq_shared_rg *s, uint64_t bytes);
+/* How many units share the row group. */
+uint32_t st_pq_chunk_cache_units(const st_pq_shared_rg *s);
 /* One unit of the row group is done with it. */
 void st_pq_chunk_cache_release(st_pq_chunk_cache *c, st_pq_shared_rg *s);
 

@@ -1,29 +1,17 @@
 /* Column chunk decoding (see column.h). */
 #include "column.h"
+#include "checkpoint.h"
+#include "chunk_cache.h"
 #include "encoding.h"
+#include "streams.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Entries (levels) one page may announce.  Writers cut pages at about a
- * megabyte or 20,000 rows; this is far above that and keeps a hostile
- * header from making us allocate gigabytes for levels. */
-#define MAX_PAGE_ENTRIES ((size_t)1 << 24)
-/* A data page's entries (levels and values) cost at least one bit each of
- * its uncompressed body, so a page may hold up to 8 per byte of what it
- * says it inflates to (checked when inflating), whatever MAX_PAGE_ENTRIES
- * says: writers such as DuckDB put 20M entries of a list of lists in one
- * page.  The cap keeps a hostile header's count from costing more than a
- * few GiB of levels. */
-#define MAX_PAGE_ENTRIES_BY_SIZE ((size_t)1 << 28)
-
-static size_t page_entries_limit(const st_pq_page_header *h)
-{
-    size_t by_size = h->uncompressed_size > 0 ? (size_t)h->uncompressed_size * 8 : 0;
-    if (by_size > MAX_PAGE_ENTRIES_BY_SIZE)
-        by_size = MAX_PAGE_ENTRIES_BY_SIZE;
-    return by_size > MAX_PAGE_ENTRIES ? by_size : MAX_PAGE_ENTRIES;
-}
+/* Dictionary entries a dictionary page may announce. */
+#define MAX_DICT_ENTRIES ((size_t)1 << 24)
+/* Levels decoded at a time: the scratch of a page whatever its size. */
+#define LEVEL_WINDOW ((size_t)1 << 16)
 
 struct st_pq_decoder {
     st_pq_column_request rq;
@@ -48,6 +36,11 @@ struct st_pq_decoder {
     size_t out_entries, out_values, out_rows;
     uint64_t rows_seen;            /* rows begun in the chunk so far */
     bool done;
+
+    /* split row group: shared checkpoints and page bodies (checkpoint.h) */
+    const st_pq_chunk_index *ix;
+    const st_pq_checkpoint *cp;    /* where this unit starts (NULL: the chunk's start) */
+    bool cp_used;
 };
 
 static int reserve(st_buf *b, size_t count, size_t size, st_error *err)
@@ -121,95 +114,129 @@ static st_pq_convert converter(st_pq_decoder *d, st_arena *arena, uint8_t *lossy
     return c;
 }
 
-/* Decodes n physical values in `encoding` (not dictionary-encoded) and
- * converts values [k0, k1) into out (room for k1 - k0 values). */
-static int plain_like(st_pq_decoder *d, int encoding, const uint8_t *p, size_t len, size_t n, size_t k0, size_t k1,
-                      const st_pq_convert *c, void *out, st_error *err)
+/* Converts values [k0, k1) of a page's values section (not
+ * dictionary-encoded) into out; v is the stream's position, at or before
+ * k0 (moved on). */
+static int plain_like(st_pq_decoder *d, int encoding, const uint8_t *p, size_t len, st_pq_values *v, size_t k0,
+                      size_t k1, const st_pq_convert *c, void *out, st_error *err)
 {
     const st_pq_leaf *leaf = d->rq.leaf;
     int phys = leaf->physical;
     size_t w = d->width;
+    size_t m = k1 - k0;
     size_t used;
     int rc;
     switch (encoding) {
     case PQ_ENC_PLAIN:
         if (phys == PQ_BOOLEAN) {
-            if ((rc = reserve(&d->raw, n, 1, err)) || (rc = st_pq_plain_bool_decode(p, len, d->raw.data, n, err)))
+            if ((rc = reserve(&d->raw, m, 1, err)) || (rc = st_pq_plain_bool_at(p, len, k0, d->raw.data, m, err)))
                 return rc;
-            return st_pq_convert_bool(c, d->raw.data + k0, k1 - k0, out);
+            return st_pq_convert_bool(c, d->raw.data, m, out);
         }
         if (phys == PQ_BYTE_ARRAY) {
-            if ((rc = reserve(&d->bvals, n, sizeof(st_bytes), err)) ||
-                (rc = st_pq_plain_bytes_decode(p, len, (st_bytes *)d->bvals.data, n, &used, err)))
+            if ((rc = st_pq_values_advance(v, encoding, phys, p, len, k0, err)) ||
+                (rc = reserve(&d->bvals, m, sizeof(st_bytes), err)) ||
+                (rc = st_pq_plain_bytes_decode(p + v->off, len - v->off, (st_bytes *)d->bvals.data, m, &used, err)))
                 return rc;
-            return st_pq_convert_bytes(c, (st_bytes *)d->bvals.data + k0, k1 - k0, out);
+            return st_pq_convert_bytes(c, (st_bytes *)d->bvals.data, m, out);
         }
-        if ((uint64_t)n * w > len)
-            return st_error_set(err, ST_EDATA, "PLAIN data holds %zu bytes, %zu values of %zu bytes need more", len, n, w);
-        return st_pq_convert_fixed(c, p + k0 * w, k1 - k0, out);
+        if ((uint64_t)k1 * w > len)
+            return st_error_set(err, ST_EDATA, "PLAIN data holds %zu bytes, %zu values of %zu bytes need more", len, k1, w);
+        return st_pq_convert_fixed(c, p + k0 * w, m, out);
 
     case PQ_ENC_RLE:
         if (phys != PQ_BOOLEAN)
             break;
+        if ((rc = st_pq_values_advance(v, encoding, phys, p, len, k0, err)) || (rc = reserve(&d->idx, m, 4, err)) ||
+            (rc = reserve(&d->raw, m, 1, err)) || (rc = st_pq_rle_get(&v->rle, (uint32_t *)d->idx.data, m, err)))
+            return rc;
         {
-            if (len < 4)
-                return st_error_set(err, ST_EDATA, "RLE boolean data is truncated");
-            uint32_t l;
-            memcpy(&l, p, 4);
-            if (l > len - 4)
-                return st_error_set(err, ST_EDATA, "RLE boolean data claims %u bytes, %zu are there", l, len - 4);
-            if ((rc = reserve(&d->idx, n, 4, err)) || (rc = reserve(&d->raw, n, 1, err)) ||
-                (rc = st_pq_rle_decode(p + 4, l, 1, (uint32_t *)d->idx.data, n, err)))
-                return rc;
-            const uint32_t *v = (const uint32_t *)d->idx.data;
-            for (size_t i = 0; i < n; i++)
-                d->raw.data[i] = (uint8_t)v[i];
-            return st_pq_convert_bool(c, d->raw.data + k0, k1 - k0, out);
+            const uint32_t *x = (const uint32_t *)d->idx.data;
+            for (size_t i = 0; i < m; i++)
+                d->raw.data[i] = (uint8_t)x[i];
         }
+        return st_pq_convert_bool(c, d->raw.data, m, out);
 
+    /* DELTA_BINARY_PACKED values and DELTA_LENGTH_BYTE_ARRAY lengths:
+     * those before k0 decoded and dropped a window at a time (or from a
+     * checkpoint), the wanted ones taken. */
     case PQ_ENC_DELTA_BINARY_PACKED:
         if (phys != PQ_INT32 && phys != PQ_INT64)
             break;
-        {
-            if ((rc = reserve(&d->i64, n, 8, err)) || (rc = reserve(&d->raw, n, 8, err)) ||
-                (rc = st_pq_delta_decode(p, len, (int64_t *)d->i64.data, n, &used, err)))
+        if (!v->delta_ready) {
+            if ((rc = st_pq_delta_init(&v->delta, p, len, err)))
                 return rc;
-            const int64_t *v = (const int64_t *)d->i64.data;
+            v->delta_ready = true;
+        }
+        if (v->delta.total < k1)
+            return st_error_set(err, ST_EDATA, "DELTA_BINARY_PACKED data holds %llu values, the page needs %zu",
+                                (unsigned long long)v->delta.total, k1);
+        if ((rc = st_pq_values_advance(v, encoding, phys, p, len, k0, err)) || (rc = reserve(&d->i64, m, 8, err)) ||
+            (rc = reserve(&d->raw, m, 8, err)) || (rc = st_pq_delta_get(&v->delta, (int64_t *)d->i64.data, m, err)))
+            return rc;
+        v->at = k1;
+        {
+            const int64_t *x = (const int64_t *)d->i64.data;
             if (phys == PQ_INT32) {
-                for (size_t i = 0; i < n; i++) {
-                    int32_t x = (int32_t)(uint32_t)v[i];
-                    memcpy(d->raw.data + 4 * i, &x, 4);
+                for (size_t i = 0; i < m; i++) {
+                    int32_t y = (int32_t)(uint32_t)x[i];
+                    memcpy(d->raw.data + 4 * i, &y, 4);
                 }
             } else {
-                memcpy(d->raw.data, v, n * 8);
+                memcpy(d->raw.data, x, m * 8);
             }
-            return st_pq_convert_fixed(c, d->raw.data + k0 * w, k1 - k0, out);
         }
+        return st_pq_convert_fixed(c, d->raw.data, m, out);
 
     case PQ_ENC_DELTA_LENGTH_BYTE_ARRAY:
         if (phys != PQ_BYTE_ARRAY)
             break;
-        if ((rc = reserve(&d->bvals, n, sizeof(st_bytes), err)) || (rc = reserve(&d->i64, n, 8, err)) ||
-            (rc = st_pq_delta_length_decode(p, len, (st_bytes *)d->bvals.data, n, (int64_t *)d->i64.data, &used, err)))
+        if (!v->delta_ready) {
+            if ((rc = st_pq_delta_init(&v->delta, p, len, err)))
+                return rc;
+            if (v->delta.total < k1)
+                return st_error_set(err, ST_EDATA, "DELTA_BINARY_PACKED data holds %llu values, the page needs %zu",
+                                    (unsigned long long)v->delta.total, k1);
+        }
+        if ((rc = st_pq_values_advance(v, encoding, phys, p, len, k0, err)) ||
+            (rc = reserve(&d->bvals, m, sizeof(st_bytes), err)) || (rc = reserve(&d->i64, m, 8, err)) ||
+            (rc = st_pq_delta_get(&v->delta, (int64_t *)d->i64.data, m, err)))
             return rc;
-        return st_pq_convert_bytes(c, (st_bytes *)d->bvals.data + k0, k1 - k0, out);
+        {
+            const int64_t *lens = (const int64_t *)d->i64.data;
+            st_bytes *bv = (st_bytes *)d->bvals.data;
+            for (size_t i = 0; i < m; i++) {
+                size_t left = len - v->data - v->off;
+                if (lens[i] < 0 || (uint64_t)lens[i] > left)
+                    return st_error_set(err, ST_EDATA,
+                                        "DELTA_LENGTH_BYTE_ARRAY value %zu has length %lld, %zu bytes are left",
+                                        k0 + i, (long long)lens[i], left);
+                bv[i].data = p + v->data + v->off;
+                bv[i].len = (size_t)lens[i];
+                v->off += (size_t)lens[i];
+            }
+        }
+        v->at = k1;
+        return st_pq_convert_bytes(c, (st_bytes *)d->bvals.data, m, out);
 
+    /* DELTA_BYTE_ARRAY: values are built from those before them; decoded
+     * from the start of the page up to k1. */
     case PQ_ENC_DELTA_BYTE_ARRAY:
         if (phys != PQ_BYTE_ARRAY && phys != PQ_FIXED_LEN_BYTE_ARRAY)
             break;
-        if ((rc = reserve(&d->bvals, n, sizeof(st_bytes), err)) || (rc = reserve(&d->i64, n, 16, err)) ||
-            (rc = st_pq_delta_byte_array_decode(p, len, (st_bytes *)d->bvals.data, n, (int64_t *)d->i64.data,
+        if ((rc = reserve(&d->bvals, k1, sizeof(st_bytes), err)) || (rc = reserve(&d->i64, k1, 16, err)) ||
+            (rc = st_pq_delta_byte_array_decode(p, len, (st_bytes *)d->bvals.data, k1, (int64_t *)d->i64.data,
                                                 &d->store, (size_t)d->rq.file->max_page, err)))
             return rc;
-        return st_pq_convert_bytes(c, (st_bytes *)d->bvals.data + k0, k1 - k0, out);
+        return st_pq_convert_bytes(c, (st_bytes *)d->bvals.data + k0, m, out);
 
     case PQ_ENC_BYTE_STREAM_SPLIT:
         if (!w || phys == PQ_INT96)
             break;
-        if ((rc = reserve(&d->raw, n, w, err)) ||
-            (rc = st_pq_byte_stream_split_decode(p, len, w, d->raw.data, n, err)))
+        if ((rc = reserve(&d->raw, m, w, err)) ||
+            (rc = st_pq_byte_stream_split_range(p, len, w, k0, d->raw.data, m, err)))
             return rc;
-        return st_pq_convert_fixed(c, d->raw.data + k0 * w, k1 - k0, out);
+        return st_pq_convert_fixed(c, d->raw.data, m, out);
 
     default:
         if (encoding < 0 || encoding > PQ_ENC_BYTE_STREAM_SPLIT)
@@ -243,7 +270,7 @@ static int dictionary_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, s
     size_t n = (size_t)h->num_values;
     /* Every PLAIN value takes at least one bit; more claimed values than
      * that is a lie we must not allocate for. */
-    if (n > body.len * 8 + 8 || n > MAX_PAGE_ENTRIES)
+    if (n > body.len * 8 + 8 || n > MAX_DICT_ENTRIES)
         return st_error_set(err, ST_EDATA, "dictionary page claims %zu values in %zu bytes", n, body.len);
     if ((rc = reserve(&d->dict, n, d->vsize, err)) || (rc = reserve(&d->dict_lossy, n, 1, err)) ||
         (rc = reserve(&d->dict_src, n, sizeof(double), err)))
@@ -271,7 +298,8 @@ static int dictionary_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, s
         }
     } else {
         st_pq_convert c = converter(d, d->rq.dict_arena, narrowing ? d->dict_lossy.data : NULL, err);
-        if ((rc = plain_like(d, PQ_ENC_PLAIN, body.data, body.len, n, 0, n, &c, d->dict.data, err)))
+        st_pq_values v = {0};
+        if (n && (rc = plain_like(d, PQ_ENC_PLAIN, body.data, body.len, &v, 0, n, &c, d->dict.data, err)))
             return rc;
     }
     d->dict_has_lossy = false;
@@ -282,35 +310,29 @@ static int dictionary_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, s
     return 0;
 }
 
-/* Dictionary indices for n values; converts [k0, k1) into out. */
-static int dict_values(st_pq_decoder *d, const uint8_t *p, size_t len, size_t n, size_t k0, size_t k1, void *out,
-                       st_error *err)
+/* Dictionary indices: converts values [k0, k1) into out. */
+static int dict_values(st_pq_decoder *d, const uint8_t *p, size_t len, st_pq_values *v, size_t k0, size_t k1,
+                       void *out, st_error *err)
 {
     if (!d->has_dict)
         return st_error_set(err, ST_EDATA, "a dictionary-encoded page but the chunk has no dictionary");
-    if (!n)
-        return 0;
-    if (len < 1)
-        return st_error_set(err, ST_EDATA, "dictionary index data is empty");
-    int bw = p[0];
-    if (bw > 32)
-        return st_error_set(err, ST_EDATA, "dictionary index bit width %d is above 32", bw);
+    size_t m = k1 - k0;
     int rc;
-    if ((rc = reserve(&d->idx, k1, 4, err)) || (rc = st_pq_rle_decode(p + 1, len - 1, bw, (uint32_t *)d->idx.data, k1, err)))
+    if ((rc = st_pq_values_advance(v, PQ_ENC_RLE_DICTIONARY, d->rq.leaf->physical, p, len, k0, err)) ||
+        (rc = reserve(&d->idx, m, 4, err)) || (rc = st_pq_rle_get(&v->rle, (uint32_t *)d->idx.data, m, err)))
         return rc;
+    v->at = k1;
     const uint32_t *ix = (const uint32_t *)d->idx.data;
     uint32_t bad = 0;
     uint32_t dn = (uint32_t)d->dict_n;
-    for (size_t i = k0; i < k1; i++)
+    for (size_t i = 0; i < m; i++)
         bad |= ix[i] >= dn;
     if (bad) {
-        for (size_t i = k0; i < k1; i++)
+        for (size_t i = 0; i < m; i++)
             if (ix[i] >= dn)
                 return st_error_set(err, ST_EDATA, "dictionary index %u is out of range (the dictionary has %u values)",
                                     ix[i], dn);
     }
-    size_t m = k1 - k0;
-    ix += k0;
     switch (d->vsize) {
     case 8: {
         const int64_t *dict = (const int64_t *)d->dict.data;
@@ -344,37 +366,36 @@ static int dict_values(st_pq_decoder *d, const uint8_t *p, size_t len, size_t n,
     return 0;
 }
 
-/* v1 levels: RLE with a 4-byte length, or legacy BIT_PACKED. */
-static int v1_levels(const uint8_t **p, size_t *left, int encoding, int max, uint16_t *out, size_t n, st_error *err)
+/* The page's body: kept by the checkpoint scan (decompressed and checked
+ * once for all units), or checked and decompressed here. */
+static int page_body(st_pq_decoder *d, const st_pq_page *pg, int *stage, st_pq_page_body *body, st_error *err)
 {
-    int bw = st_pq_bit_width((uint32_t)max);
+    const st_pq_page_body *kept = d->ix ? st_pq_chunk_index_body(d->ix, pg->index) : NULL;
+    if (kept) {
+        *body = *kept;
+        return 0;
+    }
     int rc;
-    if (encoding == PQ_ENC_RLE) {
-        if (*left < 4)
-            return st_error_set(err, ST_EDATA, "level data is truncated");
-        uint32_t l;
-        memcpy(&l, *p, 4);
-        if (l > *left - 4)
-            return st_error_set(err, ST_EDATA, "level data claims %u bytes, %zu are there", l, *left - 4);
-        if ((rc = st_pq_rle_decode_levels(*p + 4, l, bw, out, n, max, err)))
-            return rc;
-        *p += 4 + (size_t)l;
-        *left -= 4 + (size_t)l;
-        return 0;
-    }
-    if (encoding == PQ_ENC_BIT_PACKED) {
-        size_t bytes = (size_t)(((uint64_t)n * (uint64_t)bw + 7) / 8);
-        if (bytes > *left)
-            return st_error_set(err, ST_EDATA, "level data is truncated");
-        if ((rc = st_pq_bitpacked_decode_levels(*p, bytes, bw, out, n, max, err)))
-            return rc;
-        *p += bytes;
-        *left -= bytes;
-        return 0;
-    }
-    return st_error_set(err, ST_EUNSUPPORTED, "levels in encoding %s", st_pq_encoding_name(encoding));
+    *stage = PQ_STAGE_CRC;
+    if ((rc = st_pq_page_check_crc(pg, err)))
+        return rc;
+    *stage = PQ_STAGE_DECOMPRESS;
+    return st_pq_page_body_get(pg, d->cc->meta.codec, d->rq.file->max_page, &d->body, body, err);
 }
 
+static int append_levels(st_buf *b, const uint16_t *v, size_t n, st_error *err)
+{
+    int rc = append_reserve(b, n, 2, err);
+    if (!rc) {
+        memcpy(b->data + b->len, v, n * 2);
+        b->len += n * 2;
+    }
+    return rc;
+}
+
+/* A data page, a window of levels at a time: entries before the wanted
+ * rows are counted and dropped, those in them kept, and decoding stops at
+ * the first entry past them (verify, discarding, reads every entry). */
 static int data_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, st_error *err)
 {
     const st_pq_page_header *h = &pg->h;
@@ -383,110 +404,95 @@ static int data_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, st_erro
     int rc;
     d->seen_data = true;
     *stage = PQ_STAGE_DECODE;
-    if (n > page_entries_limit(h))
+    if (n > st_pq_page_entries_limit(h))
         return st_error_set(err, ST_EDATA, "page claims %zu values, more than the %zu a page of %d bytes may hold",
-                            n, page_entries_limit(h), h->uncompressed_size);
-    *stage = PQ_STAGE_CRC;
-    if ((rc = st_pq_page_check_crc(pg, err)))
-        return rc;
-    *stage = PQ_STAGE_DECOMPRESS;
+                            n, st_pq_page_entries_limit(h), h->uncompressed_size);
     st_pq_page_body body;
-    if ((rc = st_pq_page_body_get(pg, d->cc->meta.codec, d->rq.file->max_page, &d->body, &body, err)))
+    if ((rc = page_body(d, pg, stage, &body, err)))
         return rc;
     *stage = PQ_STAGE_DECODE;
+    st_pq_streams ps;
+    if ((rc = st_pq_streams_open(&ps, h, &body, leaf->max_rep, leaf->max_def, n, err)))
+        return rc;
 
-    /* levels */
+    /* Where to begin: the entry of this unit's checkpoint, or the start. */
+    size_t i = 0, nn = 0;
+    st_pq_values vals = {0};
+    const st_pq_checkpoint *cp = d->cp;
+    if (cp && !d->cp_used && cp->page == pg->index && cp->entry > 0 && cp->entry < n) {
+        i = cp->entry;
+        nn = cp->nn;
+        if (ps.has_rep)
+            st_pq_levels_restore(&ps.rep, &cp->rep);
+        if (ps.has_def)
+            st_pq_levels_restore(&ps.def, &cp->def);
+        if (cp->has_vals)
+            st_pq_values_restore(&vals, ps.vals, &cp->vals);
+        d->rows_seen = cp->row;
+        d->cp_used = true;
+    }
+
+    size_t win = n - i < LEVEL_WINDOW ? n - i : LEVEL_WINDOW;
     uint16_t *rep = NULL, *def = NULL;
-    const uint8_t *p = body.data;
-    size_t left = body.len;
-    if (leaf->max_rep) {
-        if ((rc = reserve(&d->rep, n, 2, err)))
+    if (ps.has_rep) {
+        if ((rc = reserve(&d->rep, win, 2, err)))
             return rc;
         rep = (uint16_t *)d->rep.data;
     }
-    if (leaf->max_def) {
-        if ((rc = reserve(&d->def, n, 2, err)))
+    if (ps.has_def) {
+        if ((rc = reserve(&d->def, win, 2, err)))
             return rc;
         def = (uint16_t *)d->def.data;
     }
-    if (h->type == PQ_PAGE_DATA) {
-        if (rep && (rc = v1_levels(&p, &left, h->rep_encoding, leaf->max_rep, rep, n, err)))
-            return st_error_prefix(err, "repetition levels: ");
-        if (def && (rc = v1_levels(&p, &left, h->def_encoding, leaf->max_def, def, n, err)))
-            return st_error_prefix(err, "definition levels: ");
-    } else {
-        int bw;
-        if (rep && (bw = st_pq_bit_width((uint32_t)leaf->max_rep),
-                    rc = st_pq_rle_decode_levels(body.rep, body.rep_len, bw, rep, n, leaf->max_rep, err)))
-            return st_error_prefix(err, "repetition levels: ");
-        if (def && (bw = st_pq_bit_width((uint32_t)leaf->max_def),
-                    rc = st_pq_rle_decode_levels(body.def, body.def_len, bw, def, n, leaf->max_def, err)))
-            return st_error_prefix(err, "definition levels: ");
-    }
 
-    /* Which entries fall in the wanted rows: [i0, i1), holding the
-     * non-null values [k0, k1). */
+    /* The wanted rows are entries [i0, i1), holding non-null values [k0, k1). */
     uint64_t rs = d->rq.row_start, re = d->rq.row_end;
-    size_t i0 = n, i1 = n, k0 = 0, k1 = 0, nn = 0, rows_in = 0;
+    bool found0 = false, found1 = false;
+    size_t k0 = 0, k1 = 0, rows_in = 0, kept = 0;
     uint16_t maxd = (uint16_t)leaf->max_def;
-    if (!rep) {
-        uint64_t before = d->rows_seen;
-        i0 = rs > before ? (size_t)(rs - before < n ? rs - before : n) : 0;
-        i1 = re > before ? (size_t)(re - before < n ? re - before : n) : 0;
-        if (i1 < i0)
-            i1 = i0;
-        if (def) {
-            for (size_t i = 0; i < n; i++) {
-                if (i == i0)
-                    k0 = nn;
-                if (i == i1)
-                    k1 = nn;
-                nn += def[i] == maxd;
-            }
-            if (i0 == n)
-                k0 = nn;
-            if (i1 == n)
-                k1 = nn;
-        } else {
-            nn = n;
-            k0 = i0;
-            k1 = i1;
-        }
-        rows_in = i1 - i0;
-        d->rows_seen += n;
-    } else {
-        bool found0 = false, found1 = false;
-        for (size_t i = 0; i < n; i++) {
-            if (rep[i] == 0) {
+    while (i < n && (!found1 || d->discard)) {
+        size_t w = n - i < LEVEL_WINDOW ? n - i : LEVEL_WINDOW;
+        if (rep && (rc = st_pq_levels_get(&ps.rep, rep, w, err)))
+            return st_error_prefix(err, "repetition levels: ");
+        if (def && (rc = st_pq_levels_get(&ps.def, def, w, err)))
+            return st_error_prefix(err, "definition levels: ");
+        size_t a = found0 ? 0 : w, b = w;
+        for (size_t j = 0; j < w; j++) {
+            bool begins = !rep || rep[j] == 0;
+            if (begins)
                 d->rows_seen++;
-            } else if (d->rows_seen == 0) {
-                return st_error_set(err, ST_EDATA, "the column's first repetition level is %u, not 0", rep[i]);
-            }
+            else if (d->rows_seen == 0)
+                return st_error_set(err, ST_EDATA, "the column's first repetition level is %u, not 0", rep[j]);
             uint64_t row = d->rows_seen - 1;
             if (!found0 && row >= rs) {
                 found0 = true;
-                i0 = i;
+                a = j;
                 k0 = nn;
             }
             if (!found1 && row >= re) {
                 found1 = true;
-                i1 = i;
+                b = j;
                 k1 = nn;
+                if (!d->discard)
+                    break;
             }
-            if (found0 && !found1 && rep[i] == 0)
+            if (found0 && !found1 && begins)
                 rows_in++;
-            nn += !def || def[i] == maxd;
+            nn += !def || def[j] == maxd;
         }
-        if (!found0) {
-            i0 = n;
-            k0 = nn;
+        if (!d->discard && b > a) {
+            if ((def && (rc = append_levels(&d->out_def, def + a, b - a, err))) ||
+                (rep && (rc = append_levels(&d->out_rep, rep + a, b - a, err))))
+                return rc;
+            kept += b - a;
         }
-        if (!found1) {
-            i1 = n;
-            k1 = nn;
-        }
+        i += w;
     }
-    if (i1 < n || (!rep && d->rows_seen >= re) || (h->type == PQ_PAGE_DATA_V2 && d->rows_seen >= re))
+    if (!found0)
+        k0 = nn;
+    if (!found1)
+        k1 = nn;
+    if (found1 || (!rep && d->rows_seen >= re) || (h->type == PQ_PAGE_DATA_V2 && d->rows_seen >= re))
         d->done = true;  /* v2 pages and flat columns end on row boundaries */
 
     /* values: verify converts them all, a read only the kept ones */
@@ -497,10 +503,10 @@ static int data_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, st_erro
             return rc;
         void *out = d->out_vals.data + d->out_vals.len;
         if (h->encoding == PQ_ENC_PLAIN_DICTIONARY || h->encoding == PQ_ENC_RLE_DICTIONARY) {
-            rc = dict_values(d, p, left, nn, c0, c1, out, err);
+            rc = dict_values(d, ps.vals, ps.vals_len, &vals, c0, c1, out, err);
         } else {
             st_pq_convert c = converter(d, d->rq.arena, NULL, err);
-            rc = plain_like(d, h->encoding, p, left, nn, c0, c1, &c, out, err);
+            rc = plain_like(d, h->encoding, ps.vals, ps.vals_len, &vals, c0, c1, &c, out, err);
         }
         if (rc)
             return rc;
@@ -509,24 +515,7 @@ static int data_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, st_erro
         return 0;
     d->out_vals.len += m * d->vsize;
     d->out_values += m;
-
-    /* levels of the kept entries */
-    size_t e = i1 - i0;
-    if (e) {
-        if (def) {
-            if ((rc = append_reserve(&d->out_def, e, 2, err)))
-                return rc;
-            memcpy(d->out_def.data + d->out_def.len, def + i0, e * 2);
-            d->out_def.len += e * 2;
-        }
-        if (rep) {
-            if ((rc = append_reserve(&d->out_rep, e, 2, err)))
-                return rc;
-            memcpy(d->out_rep.data + d->out_rep.len, rep + i0, e * 2);
-            d->out_rep.len += e * 2;
-        }
-    }
-    d->out_entries += e;
+    d->out_entries += kept;
     d->out_rows += rows_in;
     return 0;
 }
@@ -540,6 +529,19 @@ bool st_pq_decoder_skip(st_pq_decoder *d, const st_pq_page *pg)
         return false;
     if (d->discard || d->rq.row_start == 0)
         return false;
+    if (d->cp && !d->cp_used) {
+        /* Pages before the checkpoint's are passed over unread; at its
+         * page the rows before it are known. */
+        if (pg->index < d->cp->page) {
+            d->seen_data = true;
+            return true;
+        }
+        d->rows_seen = d->cp->row;
+        if (d->cp->entry == 0 || pg->index > d->cp->page)
+            d->cp_used = true;
+        if (!d->cp_used)
+            return false;
+    }
     uint64_t rows;
     if (!d->rq.leaf->max_rep)
         rows = (uint64_t)h->num_values;
@@ -587,12 +589,39 @@ int st_pq_decoder_finish(st_pq_decoder *d, st_pq_column_data *out, st_error *err
     return 0;
 }
 
+static void *index_build(void *arg)
+{
+    const st_pq_column_request *rq = arg;
+    st_pq_index_source src = {
+        .file = rq->file,
+        .leaf = rq->leaf,
+        .row_group = rq->row_group,
+        .chunk_bytes = rq->chunk_bytes,
+        .units = st_pq_chunk_cache_units(rq->shared),
+        .cache = rq->cache,
+        .shared = rq->shared,
+    };
+    return st_pq_chunk_index_build(&src);
+}
+
+static void index_free(void *ix)
+{
+    st_pq_chunk_index_free(ix);
+}
+
 int st_pq_column_read(const st_pq_column_request *rq, st_pq_column_data *out, st_error *err)
 {
     st_pq_decoder *d;
     int rc = st_pq_decoder_new(rq, false, &d, err);
     if (rc)
         return rc;
+    if (rq->shared && rq->cache && rq->chunk_bytes) {
+        /* A unit of a split row group: start at its checkpoint, found by
+         * one scan of the chunk shared by all its units. */
+        d->ix = st_pq_chunk_cache_index(rq->cache, rq->shared, rq->shared_column, index_build, (void *)rq, index_free);
+        if (d->ix && rq->row_start > 0)
+            d->cp = st_pq_chunk_index_find(d->ix, rq->row_start);
+    }
     st_pq_pages pp;
     const st_pq_column_chunk *cc = d->cc;
     st_pq_page pg;

@@ -3,7 +3,11 @@
  *
  * Pages wholly before the wanted rows are skipped unread when their row
  * count is known from the header (every page of a non-repeated column, and
- * v2 pages); decoding stops at the first page past them.  Values only
+ * v2 pages), or when the unit starts at a checkpoint of a later page
+ * (checkpoint.h); decoding stops at the first entry past them.  Inside a
+ * page, levels are decoded a window at a time and entries before the
+ * wanted rows are dropped as they are counted, so the scratch is a window
+ * plus the unit's own results, whatever the page's size.  Values only
  * (non-null ones), levels one per entry, as Parquet stores them. */
 #ifndef ST_PQ_COLUMN_H
 #define ST_PQ_COLUMN_H
@@ -23,6 +27,12 @@ typedef struct st_pq_column_request {
     st_pq_lossy *lossy;            /* floats changed by narrowing */
     st_pq_unmappable *unmappable;  /* verify: unmappable values counted, not errors (convert.h) */
     const uint8_t *chunk_bytes;    /* when set, the chunk's bytes already read (chunk_cache.h) */
+    /* When set (with chunk_bytes): the row group is split into units that
+     * share the chunk's checkpoints and page bodies (checkpoint.h); the
+     * column is the shared row group's shared_column-th. */
+    struct st_pq_chunk_cache *cache;
+    struct st_pq_shared_rg *shared;
+    uint32_t shared_column;
 } st_pq_column_request;
 
 typedef struct st_pq_column_data {

@@ -104,16 +104,7 @@ static void unpack64(const uint8_t *bits, size_t nbytes, int bw, uint64_t *out, 
 
 /* ---- RLE / bit-packed hybrid ------------------------------------------------- */
 
-typedef struct rle_dec {
-    const uint8_t *p, *end;
-    int bw;
-    uint64_t left;          /* values left in the current run */
-    bool packed;
-    uint32_t value;         /* RLE run */
-    const uint8_t *bits;    /* packed run */
-    size_t bits_len;
-    size_t idx;
-} rle_dec;
+typedef st_pq_rle rle_dec;
 
 static int rle_next_run(rle_dec *d, st_error *err)
 {
@@ -184,6 +175,67 @@ static int rle_get(rle_dec *d, uint32_t *out, size_t n, st_error *err)
     return 0;
 }
 
+int st_pq_rle_init(st_pq_rle *r, const uint8_t *data, size_t len, int bit_width, st_error *err)
+{
+    memset(r, 0, sizeof *r);
+    if (bit_width < 0 || bit_width > 32)
+        return st_error_set(err, ST_EDATA, "RLE bit width %d is out of range", bit_width);
+    r->p = data;
+    r->end = data + len;
+    r->bw = bit_width;
+    return 0;
+}
+
+int st_pq_rle_get(st_pq_rle *r, uint32_t *out, size_t n, st_error *err)
+{
+    return rle_get(r, out, n, err);
+}
+
+int st_pq_rle_skip(st_pq_rle *r, uint64_t n, st_error *err)
+{
+    while (n) {
+        if (!r->left) {
+            int rc = rle_next_run(r, err);
+            if (rc)
+                return rc;
+            continue;
+        }
+        uint64_t take = r->left < n ? r->left : n;
+        if (r->packed)
+            r->idx += (size_t)take;
+        r->left -= take;
+        n -= take;
+    }
+    return 0;
+}
+
+void st_pq_rle_offsets(const st_pq_rle *r, const uint8_t *base, st_pq_rle_pos *pos)
+{
+    memset(pos, 0, sizeof *pos);
+    pos->p = r->p ? (size_t)(r->p - base) : 0;
+    pos->end = r->end ? (size_t)(r->end - base) : 0;
+    pos->bits = r->bits ? (size_t)(r->bits - base) : 0;
+    pos->bw = r->bw;
+    pos->left = r->left;
+    pos->packed = r->packed;
+    pos->value = r->value;
+    pos->bits_len = r->bits_len;
+    pos->idx = r->idx;
+}
+
+void st_pq_rle_at(st_pq_rle *r, const uint8_t *base, const st_pq_rle_pos *pos)
+{
+    r->p = base + pos->p;
+    r->end = base + pos->end;
+    r->bits = base + pos->bits;
+    r->bw = pos->bw;
+    r->left = pos->left;
+    r->packed = pos->packed;
+    r->value = pos->value;
+    r->bits_len = pos->bits_len;
+    r->idx = pos->idx;
+}
+
 int st_pq_rle_decode(const uint8_t *data, size_t len, int bit_width, uint32_t *out, size_t n, st_error *err)
 {
     if (bit_width < 0 || bit_width > 32)
@@ -205,16 +257,12 @@ static int check_levels(const uint32_t *v, uint16_t *out, size_t n, int max_leve
     return 0;
 }
 
-int st_pq_rle_decode_levels(const uint8_t *data, size_t len, int bit_width, uint16_t *out, size_t n,
-                            int max_level, st_error *err)
+int st_pq_rle_get_levels(st_pq_rle *r, uint16_t *out, size_t n, int max_level, st_error *err)
 {
-    if (bit_width < 0 || bit_width > 16)
-        return st_error_set(err, ST_EDATA, "level bit width %d is out of range", bit_width);
-    rle_dec d = {.p = data, .end = data + len, .bw = bit_width};
     uint32_t tmp[512];
     while (n) {
         size_t take = n < 512 ? n : 512;
-        int rc = rle_get(&d, tmp, take, err);
+        int rc = rle_get(r, tmp, take, err);
         if (rc || (rc = check_levels(tmp, out, take, max_level, err)))
             return rc;
         out += take;
@@ -223,14 +271,29 @@ int st_pq_rle_decode_levels(const uint8_t *data, size_t len, int bit_width, uint
     return 0;
 }
 
-int st_pq_bitpacked_decode_levels(const uint8_t *data, size_t len, int bit_width, uint16_t *out, size_t n,
-                                  int max_level, st_error *err)
+int st_pq_rle_decode_levels(const uint8_t *data, size_t len, int bit_width, uint16_t *out, size_t n,
+                            int max_level, st_error *err)
 {
     if (bit_width < 0 || bit_width > 16)
         return st_error_set(err, ST_EDATA, "level bit width %d is out of range", bit_width);
-    if ((uint64_t)n * (uint64_t)bit_width > (uint64_t)len * 8)
+    rle_dec d = {.p = data, .end = data + len, .bw = bit_width};
+    return st_pq_rle_get_levels(&d, out, n, max_level, err);
+}
+
+int st_pq_bitpacked_decode_levels(const uint8_t *data, size_t len, int bit_width, uint16_t *out, size_t n,
+                                  int max_level, st_error *err)
+{
+    return st_pq_bitpacked_levels_at(data, len, bit_width, 0, out, n, max_level, err);
+}
+
+int st_pq_bitpacked_levels_at(const uint8_t *data, size_t len, int bit_width, size_t first, uint16_t *out, size_t n,
+                              int max_level, st_error *err)
+{
+    if (bit_width < 0 || bit_width > 16)
+        return st_error_set(err, ST_EDATA, "level bit width %d is out of range", bit_width);
+    if (((uint64_t)first + n) * (uint64_t)bit_width > (uint64_t)len * 8)
         return truncated(err, "BIT_PACKED level");
-    size_t bit = 0;
+    size_t bit = first * (size_t)bit_width;
     for (size_t i = 0; i < n; i++) {
         uint32_t v = 0;
         for (int b = 0; b < bit_width; b++, bit++)
@@ -250,6 +313,33 @@ int st_pq_plain_bool_decode(const uint8_t *data, size_t len, uint8_t *out, size_
         return truncated(err, "PLAIN BOOLEAN");
     for (size_t i = 0; i < n; i++)
         out[i] = (data[i >> 3] >> (i & 7)) & 1;
+    return 0;
+}
+
+int st_pq_plain_bool_at(const uint8_t *data, size_t len, size_t first, uint8_t *out, size_t n, st_error *err)
+{
+    if ((first + n + 7) / 8 > len)
+        return truncated(err, "PLAIN BOOLEAN");
+    for (size_t i = 0; i < n; i++)
+        out[i] = (data[(first + i) >> 3] >> ((first + i) & 7)) & 1;
+    return 0;
+}
+
+int st_pq_plain_bytes_skip(const uint8_t *data, size_t len, size_t n, size_t *used, st_error *err)
+{
+    const uint8_t *p = data, *end = data + len;
+    for (size_t i = 0; i < n; i++) {
+        if (end - p < 4)
+            return truncated(err, "PLAIN BYTE_ARRAY");
+        uint32_t l;
+        memcpy(&l, p, 4);
+        p += 4;
+        if (l > (size_t)(end - p))
+            return st_error_set(err, ST_EDATA, "PLAIN BYTE_ARRAY value %zu claims %u bytes, %zu are left", i, l,
+                                (size_t)(end - p));
+        p += l;
+    }
+    *used = (size_t)(p - data);
     return 0;
 }
 
@@ -365,6 +455,160 @@ int st_pq_delta_decode(const uint8_t *data, size_t len, int64_t *out, size_t n, 
     return 0;
 }
 
+/* Values [first, first + count) of bw <= 64 bits from packed bits. */
+static void unpack64_at(const uint8_t *bits, size_t nbytes, int bw, uint64_t first, uint64_t *out, size_t count)
+{
+    if (bw == 0) {
+        memset(out, 0, count * sizeof *out);
+        return;
+    }
+    const uint64_t mask = bw == 64 ? ~(uint64_t)0 : ((uint64_t)1 << bw) - 1;
+    uint64_t bitpos = first * (uint64_t)bw;
+    for (size_t i = 0; i < count; i++) {
+        size_t byte = (size_t)(bitpos >> 3);
+        unsigned shift = (unsigned)(bitpos & 7);
+        uint64_t v = load64(bits + byte, nbytes - byte) >> shift;
+        if (shift + (unsigned)bw > 64 && byte + 8 < nbytes)
+            v |= (uint64_t)bits[byte + 8] << (64 - shift);
+        out[i] = v & mask;
+        bitpos += (uint64_t)bw;
+    }
+}
+
+int st_pq_delta_init(st_pq_delta *d, const uint8_t *data, size_t len, st_error *err)
+{
+    memset(d, 0, sizeof *d);
+    const uint8_t *p = data;
+    delta_header h;
+    int rc = read_delta_header(&p, data + len, &h, err);
+    if (rc)
+        return rc;
+    d->p = p;
+    d->end = data + len;
+    d->minis = h.minis;
+    d->per_mini = h.per_mini;
+    d->total = h.total;
+    d->first = h.first;
+    d->mini = h.minis;
+    return 0;
+}
+
+static int delta_next_mini(st_pq_delta *d, st_error *err)
+{
+    if (d->mini >= d->minis) {
+        if (read_zigzag(&d->p, d->end, &d->min_delta))
+            return truncated(err, "DELTA_BINARY_PACKED block");
+        if ((uint64_t)(d->end - d->p) < d->minis)
+            return truncated(err, "DELTA_BINARY_PACKED block");
+        d->widths = d->p;
+        d->p += d->minis;
+        d->mini = 0;
+    }
+    int bw = d->widths[d->mini++];
+    if (bw > 64)
+        return st_error_set(err, ST_EDATA, "DELTA_BINARY_PACKED miniblock bit width %d is above 64", bw);
+    size_t mini_bytes = (size_t)(d->per_mini * (uint64_t)bw / 8);
+    size_t avail = (size_t)(d->end - d->p) < mini_bytes ? (size_t)(d->end - d->p) : mini_bytes;
+    uint64_t remaining = d->total - d->produced;
+    d->bw = bw;
+    d->mp = d->p;
+    d->mavail = avail;
+    d->mleft = remaining < d->per_mini ? remaining : d->per_mini;
+    d->mpos = 0;
+    d->p += avail;  /* a short final miniblock is only missing padding */
+    return 0;
+}
+
+int st_pq_delta_get(st_pq_delta *d, int64_t *out, size_t n, st_error *err)
+{
+    if (n && d->produced == 0) {
+        if (d->total == 0)
+            return st_error_set(err, ST_EDATA, "DELTA_BINARY_PACKED data holds 0 values");
+        *out++ = d->first;
+        d->last = (uint64_t)d->first;
+        d->produced = 1;
+        n--;
+    }
+    uint64_t deltas[64];
+    while (n) {
+        if (d->produced >= d->total)
+            return st_error_set(err, ST_EDATA, "DELTA_BINARY_PACKED data holds %llu values, more are needed",
+                                (unsigned long long)d->total);
+        if (!d->mleft) {
+            int rc = delta_next_mini(d, err);
+            if (rc)
+                return rc;
+            continue;
+        }
+        size_t take = d->mleft < n ? (size_t)d->mleft : n;
+        if (take > 64)
+            take = 64;
+        if (((d->mpos + take) * (uint64_t)d->bw + 7) / 8 > d->mavail)
+            return truncated(err, "DELTA_BINARY_PACKED miniblock");
+        unpack64_at(d->mp, d->mavail, d->bw, d->mpos, deltas, take);
+        for (size_t i = 0; i < take; i++) {
+            d->last += (uint64_t)d->min_delta + deltas[i];
+            out[i] = (int64_t)d->last;
+        }
+        out += take;
+        n -= take;
+        d->mleft -= take;
+        d->mpos += take;
+        d->produced += take;
+    }
+    return 0;
+}
+
+int st_pq_delta_skip(st_pq_delta *d, uint64_t n, st_error *err)
+{
+    int64_t tmp[256];
+    while (n) {
+        size_t k = n < 256 ? (size_t)n : 256;
+        int rc = st_pq_delta_get(d, tmp, k, err);
+        if (rc)
+            return rc;
+        n -= k;
+    }
+    return 0;
+}
+
+int st_pq_delta_size(const uint8_t *data, size_t len, size_t *used, st_error *err)
+{
+    st_pq_delta d;
+    int rc = st_pq_delta_init(&d, data, len, err);
+    if (rc)
+        return rc;
+    d.produced = d.total ? 1 : 0;
+    while (d.produced < d.total) {
+        if ((rc = delta_next_mini(&d, err)))
+            return rc;
+        if (d.mavail < (size_t)(d.per_mini * (uint64_t)d.bw / 8) && d.total - d.produced > d.mleft)
+            return truncated(err, "DELTA_BINARY_PACKED miniblock");
+        d.produced += d.mleft;
+    }
+    *used = (size_t)(d.p - data);
+    return 0;
+}
+
+void st_pq_delta_offsets(const st_pq_delta *d, const uint8_t *base, st_pq_delta_pos *pos)
+{
+    pos->d = *d;
+    pos->d.p = pos->d.end = pos->d.widths = pos->d.mp = NULL;
+    pos->p = (size_t)(d->p - base);
+    pos->end = (size_t)(d->end - base);
+    pos->widths = d->widths ? (size_t)(d->widths - base) : 0;
+    pos->mp = d->mp ? (size_t)(d->mp - base) : 0;
+}
+
+void st_pq_delta_at(st_pq_delta *d, const uint8_t *base, const st_pq_delta_pos *pos)
+{
+    *d = pos->d;
+    d->p = base + pos->p;
+    d->end = base + pos->end;
+    d->widths = base + pos->widths;
+    d->mp = base + pos->mp;
+}
+
 /* ---- DELTA_LENGTH_BYTE_ARRAY / DELTA_BYTE_ARRAY --------------------------------- */
 
 int st_pq_delta_length_decode(const uint8_t *data, size_t len, st_bytes *out, size_t n, int64_t *lengths,
@@ -447,6 +691,21 @@ int st_pq_byte_stream_split_decode(const uint8_t *data, size_t len, size_t width
     }
     for (size_t k = 0; k < width; k++) {
         const uint8_t *s = data + k * stride;
+        for (size_t i = 0; i < n; i++)
+            out[i * width + k] = s[i];
+    }
+    return 0;
+}
+
+int st_pq_byte_stream_split_range(const uint8_t *data, size_t len, size_t width, size_t first, uint8_t *out,
+                                  size_t n, st_error *err)
+{
+    if (width == 0 || len % width || len / width < first || len / width - first < n)
+        return st_error_set(err, ST_EDATA, "BYTE_STREAM_SPLIT data of %zu bytes cannot hold %zu values of %zu bytes",
+                            len, first + n, width);
+    size_t stride = len / width;
+    for (size_t k = 0; k < width; k++) {
+        const uint8_t *s = data + k * stride + first;
         for (size_t i = 0; i < n; i++)
             out[i * width + k] = s[i];
     }

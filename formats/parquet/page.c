@@ -14,6 +14,26 @@
 /* A page header (with its statistics) larger than this is not believed. */
 #define MAX_HEADER_SIZE ((size_t)16 << 20)
 
+/* Entries (levels) one page may announce.  Writers cut pages at about a
+ * megabyte or 20,000 rows; this is far above that and keeps a hostile
+ * header from making us allocate gigabytes for levels. */
+#define MAX_PAGE_ENTRIES ((size_t)1 << 24)
+/* A data page's entries (levels and values) cost at least one bit each of
+ * its uncompressed body, so a page may hold up to 8 per byte of what it
+ * says it inflates to (checked when inflating), whatever MAX_PAGE_ENTRIES
+ * says: writers such as DuckDB put 20M entries of a list of lists in one
+ * page.  The cap keeps a hostile header's count from costing more than a
+ * few GiB of levels. */
+#define MAX_PAGE_ENTRIES_BY_SIZE ((size_t)1 << 28)
+
+size_t st_pq_page_entries_limit(const st_pq_page_header *h)
+{
+    size_t by_size = h->uncompressed_size > 0 ? (size_t)h->uncompressed_size * 8 : 0;
+    if (by_size > MAX_PAGE_ENTRIES_BY_SIZE)
+        by_size = MAX_PAGE_ENTRIES_BY_SIZE;
+    return by_size > MAX_PAGE_ENTRIES ? by_size : MAX_PAGE_ENTRIES;
+}
+
 int st_pq_pages_init(st_pq_pages *pp, const st_pq_file *f, const st_pq_column_chunk *cc, st_error *err)
 {
     memset(pp, 0, sizeof *pp);

@@ -41,6 +41,10 @@ int st_pq_pages_next(st_pq_pages *pp, st_pq_page *pg, st_error *err);
 /* Reads the payload of the page just returned. */
 int st_pq_pages_load(st_pq_pages *pp, st_pq_page *pg, st_error *err);
 
+/* The most entries (levels) a data page with this header may announce:
+ * what its uncompressed size can hold, within a cap. */
+size_t st_pq_page_entries_limit(const st_pq_page_header *h);
+
 /* When the header has a CRC: checks it against the payload (ST_EDATA). */
 int st_pq_page_check_crc(const st_pq_page *pg, st_error *err);
 

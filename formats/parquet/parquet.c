@@ -409,6 +409,9 @@ static int pq_decode_unit(const void *priv, const st_unit *unit, st_batch *out, 
             st_error_prefix(err, "row group %u, column '%s': ", u->rg, leaf->path);
             break;
         }
+        rq.cache = r->cache;  /* the units of a split row group share checkpoints */
+        rq.shared = u->shared;
+        rq.shared_column = j;
         rc = st_pq_column_read(&rq, &c->data, err);
     }
     /* The results are copies: the shared chunks can go once the row

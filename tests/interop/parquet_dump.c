@@ -36,39 +36,61 @@ typedef struct dump {
 
 /* A printer of our own, so that comparisons do not lose int64 precision in
  * JSON numbers and see bytes exactly. */
-static void canonical_record(const st_record *rec, st_jsonw *w)
+static void canonical_values(const st_feature *f, st_jsonw *w, st_buf *tmp)
 {
     static const char hex[] = "0123456789abcdef";
     char txt[64];
+    if (f->kind == ST_KIND_NONE) {
+        st_json_null(w);  /* a FeatureList step for a null inner list */
+        return;
+    }
+    st_json_begin_array(w);
+    for (uint32_t k = 0; k < f->count; k++) {
+        switch (f->kind) {
+        case ST_KIND_INT64:
+            snprintf(txt, sizeof txt, "%lld", (long long)f->v.i64[k]);
+            st_json_string(w, txt);
+            break;
+        case ST_KIND_FLOAT:
+            st_format_float32(txt, sizeof txt, f->v.f32[k]);
+            st_json_string(w, txt);
+            break;
+        case ST_KIND_BYTES:
+            st_buf_clear(tmp);
+            for (size_t j = 0; j < f->v.bytes[k].len; j++) {
+                uint8_t b = f->v.bytes[k].data[j];
+                st_buf_append(tmp, &hex[b >> 4], 1);
+                st_buf_append(tmp, &hex[b & 15], 1);
+            }
+            st_json_stringn(w, tmp->len ? (const char *)tmp->data : "", tmp->len);
+            break;
+        default:
+            break;
+        }
+    }
+    st_json_end_array(w);
+}
+
+/* Features by name; FeatureLists (SequenceExamples) as "name[]": one array
+ * per step. */
+static void canonical_record(const st_record *rec, st_jsonw *w)
+{
     st_buf tmp = {0};
     st_json_begin_object(w);
     for (uint32_t i = 0; i < rec->nfeatures; i++) {
         const st_feature *f = &rec->features[i];
         st_json_keyn(w, (const char *)f->name.data, f->name.len);
+        canonical_values(f, w, &tmp);
+    }
+    for (uint32_t i = 0; i < rec->nlists; i++) {
+        const st_feature_list *l = &rec->lists[i];
+        st_buf_clear(&tmp);
+        st_buf_append(&tmp, l->name.data, l->name.len);
+        st_buf_append(&tmp, "[]", 2);
+        st_json_keyn(w, (const char *)tmp.data, tmp.len);
         st_json_begin_array(w);
-        for (uint32_t k = 0; k < f->count; k++) {
-            switch (f->kind) {
-            case ST_KIND_INT64:
-                snprintf(txt, sizeof txt, "%lld", (long long)f->v.i64[k]);
-                st_json_string(w, txt);
-                break;
-            case ST_KIND_FLOAT:
-                st_format_float32(txt, sizeof txt, f->v.f32[k]);
-                st_json_string(w, txt);
-                break;
-            case ST_KIND_BYTES:
-                st_buf_clear(&tmp);
-                for (size_t j = 0; j < f->v.bytes[k].len; j++) {
-                    uint8_t b = f->v.bytes[k].data[j];
-                    st_buf_append(&tmp, &hex[b >> 4], 1);
-                    st_buf_append(&tmp, &hex[b & 15], 1);
-                }
-                st_json_stringn(w, tmp.len ? (const char *)tmp.data : "", tmp.len);
-                break;
-            default:
-                break;
-            }
-        }
+        for (uint32_t t = 0; t < l->count; t++)
+            canonical_values(&l->steps[t], w, &tmp);
         st_json_end_array(w);
     }
     st_json_end_object(w);

@@ -266,6 +266,22 @@ SELECT i::BIGINT AS id,
 FROM range(3500) t(i)
 """
 
+# One row group of 12000 rows, every column chunk one page (DuckDB writes
+# lists of lists so): dictionary and PLAIN values, nulls at every level, v1
+# and v2 pages.  parquet_duckdb.js reads the same shape split into units
+# that start inside the pages and checks it gives these rows.
+ONE_PAGE = """
+SELECT i AS id, CASE WHEN i % 7 = 0 THEN NULL ELSE i * 3 END AS n,
+  CASE WHEN i % 5 = 0 THEN NULL ELSE 'c' || (i % 13) END AS s, 'u' || i AS su,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE [CASE WHEN o % 4 = 3 THEN NULL ELSE
+    [CASE WHEN (i + k) % 9 = 0 THEN NULL ELSE (i * o + k) % 1000 END FOR k IN range((i + o) % 6)] END
+    FOR o IN range(i % 9)] END::INTEGER[][] AS lol,
+  [[i * 100003 + o * 17 + k FOR k IN range((i + o) % 5)] FOR o IN range(i % 4)]::BIGINT[][] AS lolu,
+  CASE WHEN i % 4 = 0 THEN NULL ELSE ['v' || ((i + k) % 50) FOR k IN range(i % 7)] END AS ls,
+  [['w' || (i * 7 + k) FOR k IN range(i % 3)] FOR o IN range(i % 2)] AS slu
+FROM range(12000) t(i)
+"""
+
 BY_KEY = """
 SELECT MAP {'a': 1, 'b': 2} AS m, MAP {'x': [1, 2]} AS ml, 7 AS n
 UNION ALL SELECT MAP {'a': 3}, MAP {'x': [], 'y': [NULL, 4]}, 8
@@ -278,11 +294,13 @@ def main():
     pb2 = load_proto(tmp)
 
     # 1. files DuckDB writes
-    cases = [("table", TABLE, True, []), ("big", BIG, True, ["--records-per-shard", "500"])]
-    for name, sql, sequence, opts in cases:
-        src = os.path.join(tmp, name + ".parquet")
-        duck("write", src, sql)
-        out = os.path.join(tmp, name)
+    cases = [("table", TABLE, True, [], None), ("big", BIG, True, ["--records-per-shard", "500"], None)]
+    cases += [("one page " + v, ONE_PAGE, True, [], "COMPRESSION snappy, ROW_GROUP_SIZE 100000, PARQUET_VERSION " + v)
+              for v in ("V1", "V2")]
+    for name, sql, sequence, opts, copy_options in cases:
+        src = os.path.join(tmp, name.replace(" ", "_") + ".parquet")
+        duck("write", src, sql, *([copy_options] if copy_options else []))
+        out = os.path.join(tmp, name.replace(" ", "_"))
         r = convert(src, out, *opts)
         if not check(r.returncode == 0, f"{name}: converts ({r.stderr.strip()[-300:]})"):
             continue

@@ -1,7 +1,7 @@
 // DuckDB's side of tests/interop/parquet_nested.py: writes Parquet files
 // from SQL and reads them back as JSON, with the column types as a tree.
 //
-//   node parquet_nested_duckdb.mjs write FILE SQL
+//   node parquet_nested_duckdb.mjs write FILE SQL [COPY OPTIONS]   (default ROW_GROUP_SIZE 1000)
 //   node parquet_nested_duckdb.mjs read FILE      -> {"types": {...}, "rows": [...]}
 //
 // Exits 77 when @duckdb/node-api is not installed (npm ci --prefix tests/interop).
@@ -13,7 +13,7 @@ try {
   process.exit(77);
 }
 const { DuckDBInstance, DuckDBTypeId: T } = duckdb;
-const [cmd, file, sql] = process.argv.slice(2);
+const [cmd, file, sql, copyOptions] = process.argv.slice(2);
 const con = await (await DuckDBInstance.create(':memory:')).connect();
 const lit = (s) => "'" + s.replace(/'/g, "''") + "'";
 
@@ -30,7 +30,7 @@ function tree(t) {
 }
 
 if (cmd === 'write') {
-  await con.run(`COPY (${sql}) TO ${lit(file)} (FORMAT parquet, ROW_GROUP_SIZE 1000)`);
+  await con.run(`COPY (${sql}) TO ${lit(file)} (FORMAT parquet, ${copyOptions || 'ROW_GROUP_SIZE 1000'})`);
 } else if (cmd === 'read') {
   const r = await con.runAndReadAll(`SELECT * FROM read_parquet(${lit(file)})`);
   const types = {};

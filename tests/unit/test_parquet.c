@@ -166,6 +166,209 @@ static void test_page_header(void)
 
 /* ---- encodings --------------------------------------------------------------- */
 
+/* Appends an RLE run (count x value) or a bit-packed run (groups of 8
+ * values) of width bw to buf. */
+static size_t put_uvarint(uint8_t *b, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        b[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    b[n++] = (uint8_t)v;
+    return n;
+}
+
+static size_t put_rle(uint8_t *b, int bw, uint32_t count, uint32_t value)
+{
+    size_t n = put_uvarint(b, (uint64_t)count << 1);
+    for (int i = 0; i < (bw + 7) / 8; i++)
+        b[n++] = (uint8_t)(value >> (8 * i));
+    return n;
+}
+
+static size_t put_packed(uint8_t *b, int bw, const uint32_t *v, uint32_t groups)
+{
+    size_t n = put_uvarint(b, ((uint64_t)groups << 1) | 1);
+    size_t bytes = (size_t)groups * (size_t)bw;
+    memset(b + n, 0, bytes);
+    for (size_t i = 0; i < (size_t)groups * 8; i++)
+        for (int k = 0; k < bw; k++)
+            if (v[i] >> k & 1) {
+                size_t bit = i * (size_t)bw + (size_t)k;
+                b[n + bit / 8] |= (uint8_t)(1u << (bit % 8));
+            }
+    return n + bytes;
+}
+
+/* The resumable decoder: taken in windows of every size, passed over up to
+ * every split point (inside RLE runs, inside bit-packed groups, on their
+ * edges), and moved onto a copy of the bytes, it gives what one decode of
+ * the whole stream gives. */
+static void test_rle_resumable(void)
+{
+    st_error err;
+    for (int bw = 1; bw <= 17; bw += 4) {
+        uint8_t buf[512];
+        uint32_t vals[64];
+        size_t len = 0;
+        uint32_t mask = (1u << bw) - 1;
+        len += put_rle(buf + len, bw, 13, 5 & mask);
+        for (uint32_t i = 0; i < 24; i++)
+            vals[i] = (i * 2654435761u) & mask;
+        len += put_packed(buf + len, bw, vals, 3);
+        len += put_rle(buf + len, bw, 1, 3 & mask);
+        len += put_rle(buf + len, bw, 7, 2 & mask);
+        for (uint32_t i = 0; i < 8; i++)
+            vals[i] = (i * 40503u + 7) & mask;
+        len += put_packed(buf + len, bw, vals, 1);
+        const size_t total = 13 + 24 + 1 + 7 + 8;
+        uint32_t ref[64], got[64];
+        CU_ASSERT_EQUAL_FATAL(st_pq_rle_decode(buf, len, bw, ref, total, &err), 0);
+        /* windows of every size */
+        for (size_t w = 1; w <= total; w++) {
+            st_pq_rle r;
+            CU_ASSERT_EQUAL_FATAL(st_pq_rle_init(&r, buf, len, bw, &err), 0);
+            for (size_t at = 0; at < total; at += w) {
+                size_t k = total - at < w ? total - at : w;
+                CU_ASSERT_EQUAL_FATAL(st_pq_rle_get(&r, got + at, k, &err), 0);
+            }
+            CU_ASSERT(memcmp(got, ref, total * sizeof *ref) == 0);
+        }
+        /* skip to every split point, take the rest; take some first, then
+         * skip, save, and resume over a copy */
+        uint8_t copy[512];
+        memcpy(copy, buf, len);
+        for (size_t s = 0; s <= total; s++) {
+            st_pq_rle r;
+            st_pq_rle_init(&r, buf, len, bw, &err);
+            CU_ASSERT_EQUAL_FATAL(st_pq_rle_skip(&r, s, &err), 0);
+            if (s < total) {
+                CU_ASSERT_EQUAL_FATAL(st_pq_rle_get(&r, got, total - s, &err), 0);
+                CU_ASSERT(memcmp(got, ref + s, (total - s) * sizeof *ref) == 0);
+            }
+            for (size_t t = s; t <= total; t++) {
+                st_pq_rle a, b;
+                st_pq_rle_pos pos;
+                st_pq_rle_init(&a, buf, len, bw, &err);
+                CU_ASSERT_EQUAL_FATAL(st_pq_rle_get(&a, got, s, &err), 0);
+                CU_ASSERT_EQUAL_FATAL(st_pq_rle_skip(&a, t - s, &err), 0);
+                st_pq_rle_offsets(&a, buf, &pos);
+                st_pq_rle_at(&b, copy, &pos);
+                if (t < total) {
+                    CU_ASSERT_EQUAL_FATAL(st_pq_rle_get(&b, got, total - t, &err), 0);
+                    CU_ASSERT(memcmp(got, ref + t, (total - t) * sizeof *ref) == 0);
+                }
+                /* past the end: an error, whether skipped or taken */
+                CU_ASSERT_EQUAL(st_pq_rle_skip(&b, 1, &err), ST_EDATA);
+            }
+        }
+        /* levels: checked against the maximum when taken */
+        if (bw <= 16) {
+            st_pq_rle r;
+            uint16_t lv[64];
+            st_pq_rle_init(&r, buf, len, bw, &err);
+            CU_ASSERT_EQUAL(st_pq_rle_skip(&r, 13, &err), 0);
+            uint32_t max = 0;
+            for (size_t i = 13; i < 37; i++)
+                max = ref[i] > max ? ref[i] : max;
+            if (max > 0) {
+                st_pq_rle again = r;
+                CU_ASSERT_EQUAL(st_pq_rle_get_levels(&again, lv, 24, (int)max - 1, &err), ST_EDATA);
+            }
+            CU_ASSERT_EQUAL(st_pq_rle_get_levels(&r, lv, 24, (int)max, &err), 0);
+            CU_ASSERT_EQUAL(lv[23], ref[36]);
+        }
+    }
+    /* legacy BIT_PACKED levels from any index */
+    const uint8_t bp[] = {0x05, 0x39, 0x77};  /* 0 1 2 3 4 5 6 7 at width 3, MSB first */
+    uint16_t lv[8];
+    for (size_t first = 0; first < 8; first++) {
+        CU_ASSERT_EQUAL_FATAL(st_pq_bitpacked_levels_at(bp, sizeof bp, 3, first, lv, 8 - first, 7, &err), 0);
+        for (size_t i = first; i < 8; i++)
+            CU_ASSERT_EQUAL(lv[i - first], i);
+    }
+    CU_ASSERT_EQUAL(st_pq_bitpacked_levels_at(bp, sizeof bp, 3, 7, lv, 2, 7, &err), ST_EDATA);
+}
+
+/* A DELTA_BINARY_PACKED stream of n values (blocks of 128, 4 miniblocks). */
+static size_t put_delta(uint8_t *b, const int64_t *v, size_t n)
+{
+    size_t len = 0;
+    len += put_uvarint(b + len, 128);
+    len += put_uvarint(b + len, 4);
+    len += put_uvarint(b + len, n);
+    len += put_uvarint(b + len, ((uint64_t)v[0] << 1) ^ (uint64_t)(v[0] >> 63));
+    for (size_t at = 1; at < n; at += 128) {
+        size_t k = n - at < 128 ? n - at : 128;
+        int64_t min = INT64_MAX;
+        for (size_t i = 0; i < k; i++)
+            min = v[at + i] - v[at + i - 1] < min ? v[at + i] - v[at + i - 1] : min;
+        len += put_uvarint(b + len, ((uint64_t)min << 1) ^ (uint64_t)(min >> 63));
+        uint8_t *widths = b + len;
+        len += 4;
+        for (int m = 0; m < 4; m++) {
+            uint64_t d[32] = {0}, max = 0;
+            for (size_t i = 0; i < 32; i++) {
+                size_t j = (size_t)m * 32 + i;
+                d[i] = j < k ? (uint64_t)(v[at + j] - v[at + j - 1] - min) : 0;
+                max = d[i] > max ? d[i] : max;
+            }
+            int bw = 0;
+            while (bw < 64 && (max >> bw))
+                bw++;
+            widths[m] = (uint8_t)bw;
+            memset(b + len, 0, (size_t)bw * 4);
+            for (size_t i = 0; i < 32; i++)
+                for (int t = 0; t < bw; t++)
+                    if (d[i] >> t & 1)
+                        b[len + (i * (size_t)bw + (size_t)t) / 8] |= (uint8_t)(1u << ((i * (size_t)bw + (size_t)t) % 8));
+            len += (size_t)bw * 4;
+        }
+    }
+    return len;
+}
+
+/* The resumable DELTA_BINARY_PACKED decoder: skipped to every split point
+ * (inside miniblocks, on block edges), saved and resumed over a copy, it
+ * gives what the whole decode gives. */
+static void test_delta_resumable(void)
+{
+    st_error err;
+    enum { N = 300 };
+    int64_t v[N], ref[N], got[N];
+    for (size_t i = 0; i < N; i++)
+        v[i] = (int64_t)((i * 2654435761u) % 100000) - 50000 + (int64_t)(i % 7 == 0 ? 1000000 : 0);
+    static uint8_t buf[8192], copy[8192];
+    size_t len = put_delta(buf, v, N), used;
+    memcpy(copy, buf, len);
+    CU_ASSERT_EQUAL_FATAL(st_pq_delta_decode(buf, len, ref, N, &used, &err), 0);
+    CU_ASSERT(memcmp(ref, v, sizeof v) == 0);
+    size_t size;
+    CU_ASSERT_EQUAL(st_pq_delta_size(buf, len, &size, &err), 0);
+    CU_ASSERT_EQUAL(size, used);
+    for (size_t s = 0; s <= N; s++) {
+        st_pq_delta d, e;
+        st_pq_delta_pos pos;
+        CU_ASSERT_EQUAL_FATAL(st_pq_delta_init(&d, buf, len, &err), 0);
+        CU_ASSERT_EQUAL_FATAL(st_pq_delta_skip(&d, s, &err), 0);
+        st_pq_delta_offsets(&d, buf, &pos);
+        st_pq_delta_at(&e, copy, &pos);
+        for (size_t at = s, w = 1 + s % 70; at < N; at += w) {
+            size_t k = N - at < w ? N - at : w;
+            CU_ASSERT_EQUAL_FATAL(st_pq_delta_get(&e, got + at, k, &err), 0);
+        }
+        CU_ASSERT(memcmp(got + s, ref + s, (N - s) * sizeof *ref) == 0);
+        CU_ASSERT_EQUAL(st_pq_delta_get(&e, got, 1, &err), ST_EDATA);  /* past the end */
+    }
+    /* truncated: values whose bits are not there (a short last miniblock
+     * that lacks only padding is fine) */
+    st_pq_delta d;
+    CU_ASSERT_EQUAL_FATAL(st_pq_delta_init(&d, buf, len - 100, &err), 0);
+    CU_ASSERT_EQUAL(st_pq_delta_skip(&d, N, &err), ST_EDATA);
+    CU_ASSERT_EQUAL(st_pq_delta_size(buf, len - 100, &size, &err), ST_EDATA);
+}
+
 static void test_rle_hybrid(void)
 {
     st_error err;
@@ -1274,6 +1477,8 @@ int main(int argc, char **argv)
     CU_add_test(s, "thrift fields and skipping", test_thrift_fields_and_skip);
     CU_add_test(s, "page header", test_page_header);
     CU_add_test(s, "RLE / bit-packed hybrid", test_rle_hybrid);
+    CU_add_test(s, "RLE / bit-packed, resumable and skipped", test_rle_resumable);
+    CU_add_test(s, "DELTA_BINARY_PACKED, resumable and skipped", test_delta_resumable);
     CU_add_test(s, "legacy BIT_PACKED levels", test_bit_packed_levels);
     CU_add_test(s, "PLAIN", test_plain);
     CU_add_test(s, "DELTA_BINARY_PACKED", test_delta_binary_packed);

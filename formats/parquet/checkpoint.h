@@ -1,0 +1,71 @@
+/* Where each unit of a split row group starts decoding a column chunk.
+ *
+ * When a row group is cut into units, a unit that starts inside a page
+ * would otherwise decode the page from its start, and every unit would
+ * decompress it again: with DuckDB's one page per column chunk that is
+ * quadratic.  Instead, the first unit that needs the column scans the
+ * chunk's levels once (repetition levels to count rows, definition levels
+ * to count values; nothing is kept but the positions) and records a
+ * checkpoint at every unit boundary: the page, the entry, the level
+ * decoders' and the value stream's positions, the values before it.  The
+ * decompressed bodies of pages that hold a checkpoint inside them are kept
+ * too (up to 256 MiB per row group), so such a page is decompressed once for all its
+ * units.  The index lives in the shared row group (chunk_cache.h) and goes
+ * when its last unit does.
+ *
+ * Any trouble in the scan (a bad page, an unsupported encoding) gives no
+ * index: the units then decode as they would alone and report the trouble
+ * with its full context. */
+#ifndef ST_PQ_CHECKPOINT_H
+#define ST_PQ_CHECKPOINT_H
+
+#include "chunk_cache.h"
+#include "schema.h"
+#include "streams.h"
+
+typedef struct st_pq_checkpoint {
+    uint64_t row;              /* the row that begins at this entry (rows before it) */
+    uint32_t page;             /* page number in the chunk */
+    size_t entry;              /* entry in the page */
+    size_t nn;                 /* non-null values of the page before the entry */
+    st_pq_levels_pos rep, def;
+    bool has_vals;             /* vals is set (not for DELTA_* values) */
+    st_pq_values_pos vals;
+} st_pq_checkpoint;
+
+typedef struct st_pq_kept_body {
+    uint32_t page;
+    st_pq_page_body body;      /* points into `owned` or the shared chunk bytes */
+    uint8_t *owned;
+} st_pq_kept_body;
+
+typedef struct st_pq_chunk_index {
+    st_pq_checkpoint *cps;     /* by row */
+    size_t ncps;
+    st_pq_kept_body *kept;
+    size_t nkept;
+    uint64_t kept_bytes;
+} st_pq_chunk_index;
+
+typedef struct st_pq_index_source {
+    const st_pq_file *file;
+    const st_pq_leaf *leaf;
+    uint32_t row_group;
+    const uint8_t *chunk_bytes;  /* the whole chunk (chunk_cache.h) */
+    uint32_t units;              /* checkpoints every ceil(rows / units) rows */
+    /* the row group's allowance for kept bodies (ST_PQ_KEPT_MAX in all its
+     * columns; beyond, units decompress those pages themselves, starting
+     * at their checkpoints) */
+    st_pq_chunk_cache *cache;
+    st_pq_shared_rg *shared;
+} st_pq_index_source;
+
+/* NULL on any failure (see above). */
+st_pq_chunk_index *st_pq_chunk_index_build(const st_pq_index_source *src);
+void st_pq_chunk_index_free(st_pq_chunk_index *ix);
+/* The last checkpoint at or before `row` (NULL: none, start at the chunk's start). */
+const st_pq_checkpoint *st_pq_chunk_index_find(const st_pq_chunk_index *ix, uint64_t row);
+/* The kept body of a page (CRC checked), or NULL. */
+const st_pq_page_body *st_pq_chunk_index_body(const st_pq_chunk_index *ix, uint32_t page);
+
+#endif
