@@ -125,6 +125,7 @@ static int writer_open(void *priv, st_ostream *out, const st_write_options *opt,
     w->settings.codec = st_pq_codec_by_name(codec);
     w->settings.level = po ? po->level : -1;
     w->settings.page_version = po && po->page_version == 2 ? 2 : 1;
+    w->settings.threads = po && po->threads > 1 ? po->threads : 1;
     w->row_group_size = po && po->row_group_size ? po->row_group_size : DEFAULT_ROW_GROUP;
     if (opt->schema->count == 0)
         return st_error_set(err, ST_EUNSUPPORTED, "the records have no features (the input is empty, or "
@@ -147,12 +148,10 @@ static int flush_row_group(pq_writer *w, st_error *err)
     uint64_t start = w->offset, uncompressed = 0, compressed = 0;
     st_pq_tw_begin(&tw);
     st_pq_tw_list(&tw, 1, PQ_T_STRUCT, (uint32_t)w->ncols);
-    for (size_t i = 0; i < w->ncols; i++) {
-        int rc = st_pqw_column_flush(&w->cols[i], &w->settings, w->out, &w->offset, &tw, &uncompressed,
-                                     &compressed, err);
-        if (rc)
-            return rc;
-    }
+    int rc = st_pqw_columns_flush(w->cols, w->ncols, &w->settings, w->out, &w->offset, &tw, &uncompressed,
+                                  &compressed, err);
+    if (rc)
+        return rc;
     st_pq_tw_i64(&tw, 2, (int64_t)uncompressed);
     st_pq_tw_i64(&tw, 3, (int64_t)w->rg_rows);
     st_pq_tw_i64(&tw, 5, (int64_t)start);
