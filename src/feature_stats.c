@@ -137,6 +137,16 @@ int st_feature_stats_add(st_feature_stats *s, const st_record *rec)
                    memcmp(s->items[s->cached_slot[i]].name, feat->name.data, feat->name.len) == 0) {
             f = &s->items[s->cached_slot[i]];
             s->cached_batch[i] = s->batch;
+        } else if (i < ST_FEATURE_STATS_CACHE && feat->name.data && s->cached_name[i] &&
+                   !s->items[s->cached_slot[i]].sequence &&
+                   s->items[s->cached_slot[i]].name_len == feat->name.len &&
+                   memcmp(s->items[s->cached_slot[i]].name, feat->name.data, feat->name.len) == 0) {
+            /* Records decoded one by one (TFRecord) have names of their
+             * own, but usually in the last record's order: feature i is
+             * the same name, which a compare tells without hashing. */
+            f = &s->items[s->cached_slot[i]];
+            s->cached_name[i] = feat->name.data;
+            s->cached_batch[i] = s->batch;
         } else {
             f = lookup(s, feat->name.data, feat->name.len, false);
             if (!f)

@@ -139,6 +139,12 @@ int st_pqw_row_encode(const st_column *c, const st_feature *f, const st_feature_
 
 /* ---- write(): the row form into the chunk --------------------------------- */
 
+/* st_buf_reserve without the call when there is room (once per value). */
+static inline int room(st_buf *b, size_t n)
+{
+    return b->cap - b->len >= n ? 0 : st_buf_reserve(b, n);
+}
+
 static int damaged(const st_pqw_column *c, st_error *err)
 {
     return st_error_set(err, ST_EDATA, "column \"%s\": the encoded record is damaged", c->name);
@@ -215,22 +221,30 @@ static int add_values(st_pqw_column *c, uint64_t n, const uint8_t **p, const uin
         }
         *p = q;
     }
-    if (st_buf_append(&c->values, start, (size_t)(*p - start)))
+    size_t bytes = (size_t)(*p - start);
+    if (room(&c->values, bytes))
         return st_error_set(err, ST_ENOMEM, "out of memory");
+    memcpy(c->values.data + c->values.len, start, bytes);
+    c->values.len += bytes;
     c->nvalues += n;
     return 0;
 }
 
 static int levels(st_pqw_column *c, uint8_t def, uint8_t rep, uint64_t count)
 {
-    if (st_buf_reserve(&c->def, count) || (c->max_rep && st_buf_reserve(&c->rep, count)))
+    if (room(&c->def, count) || (c->max_rep && room(&c->rep, count)))
         return ST_ENOMEM;
-    memset(c->def.data + c->def.len, def, count);
-    c->def.len += count;
+    if (count == 1) { /* most entries: a scalar, a null, a one-value list */
+        c->def.data[c->def.len++] = def;
+    } else {
+        memset(c->def.data + c->def.len, def, count);
+        c->def.len += count;
+    }
     if (c->max_rep) {
         if (count) {
             c->rep.data[c->rep.len++] = rep;
-            memset(c->rep.data + c->rep.len, c->max_rep, count - 1);
+            if (count > 1)
+                memset(c->rep.data + c->rep.len, c->max_rep, count - 1);
             c->rep.len += count - 1;
         }
     }

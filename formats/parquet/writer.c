@@ -39,18 +39,27 @@ int st_pq_write_codec_check(const char *name, st_error *err)
                         st_pq_codec_names());
 }
 
+/* Whether `name` (len bytes) is the C string s, without strlen(s). */
+static inline bool name_is(const uint8_t *name, size_t len, const char *s)
+{
+    for (size_t i = 0; i < len; i++)
+        if ((uint8_t)s[i] != name[i] || s[i] == '\0')
+            return false;
+    return s[len] == '\0';
+}
+
 /* Records usually list features in schema order, some missing: look right
  * after the previous match first. */
-static const st_feature *find_feature(const st_record *rec, uint32_t *cursor, const char *name, size_t len)
+static const st_feature *find_feature(const st_record *rec, uint32_t *cursor, const char *name)
 {
     if (*cursor < rec->nfeatures) {
         const st_feature *c = &rec->features[*cursor];
-        if (c->name.len == len && memcmp(c->name.data, name, len) == 0) {
+        if (name_is(c->name.data, c->name.len, name)) {
             (*cursor)++;
             return c;
         }
     }
-    const st_feature *f = st_record_find(rec, name, len);
+    const st_feature *f = st_record_find(rec, name, strlen(name));
     if (f)
         *cursor = (uint32_t)(f - rec->features) + 1;
     return f;
@@ -83,13 +92,12 @@ static int encode(const st_write_options *opt, const st_record *rec, st_buf *out
     size_t features = 0, lists = 0;
     for (size_t i = 0; i < schema->count; i++) {
         const st_column *sc = &schema->columns[i];
-        size_t len = strlen(sc->name);
         const st_feature *f = NULL;
         const st_feature_list *fl = NULL;
         if (sc->sequence)
-            lists += (fl = find_list(rec, sc->name, len)) != NULL;
+            lists += (fl = find_list(rec, sc->name, strlen(sc->name))) != NULL;
         else
-            features += (f = find_feature(rec, &cursor, sc->name, len)) != NULL;
+            features += (f = find_feature(rec, &cursor, sc->name)) != NULL;
         int rc = st_pqw_row_encode(sc, f, fl, out, err);
         if (rc)
             return rc;
