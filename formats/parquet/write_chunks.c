@@ -15,6 +15,9 @@
 
 enum { UNCLAIMED, BUILDING, BUILT, FAILED };
 
+/* Row groups holding fewer bytes are built on the calling thread alone. */
+#define PARALLEL_MIN ((uint64_t)256 << 10)
+
 typedef struct flush_state {
     st_pqw_column *cols;
     size_t n;
@@ -86,6 +89,12 @@ int st_pqw_columns_flush(st_pqw_column *cols, size_t n, const st_pqw_settings *s
     size_t threads = s->threads > 1 ? (size_t)s->threads : 1;
     if (threads > n)
         threads = n;
+    /* A small row group is built faster than threads start. */
+    uint64_t held = 0;
+    for (size_t i = 0; i < n; i++)
+        held += st_pqw_column_bytes(&cols[i]);
+    if (held < PARALLEL_MIN)
+        threads = 1;
     if (threads <= 1)
         return flush_serial(cols, n, s, out, offset, tw, uncompressed, compressed, err);
 
