@@ -7,6 +7,12 @@
 #include <inttypes.h>
 #include <string.h>
 
+/* st_buf_reserve without the call when there is room (once per value). */
+static inline int room(st_buf *b, size_t n)
+{
+    return b->cap - b->len >= n ? 0 : st_buf_reserve(b, n);
+}
+
 static size_t put_varint(uint8_t *o, uint64_t v)
 {
     size_t n = 0;
@@ -63,7 +69,7 @@ static int put_values(const st_column *c, const st_feature *f, st_buf *out, st_e
         break;
     default: break;
     }
-    if (st_buf_reserve(out, need))
+    if (room(out, need))
         return st_error_set(err, ST_ENOMEM, "out of memory");
     out->len += put_varint(out->data + out->len, (uint64_t)n + 1);
     uint8_t *o = out->data + out->len;
@@ -96,7 +102,7 @@ static int put_values(const st_column *c, const st_feature *f, st_buf *out, st_e
 int st_pqw_row_encode(const st_column *c, const st_feature *f, const st_feature_list *fl,
                       st_buf *out, st_error *err)
 {
-    if (st_buf_reserve(out, 10))
+    if (room(out, 10))
         return st_error_set(err, ST_ENOMEM, "out of memory");
     switch (st_pqw_shape_of(c)) {
     case PQW_SCALAR:
@@ -123,7 +129,7 @@ int st_pqw_row_encode(const st_column *c, const st_feature *f, const st_feature_
         for (uint32_t s = 0; s < fl->count; s++) {
             const st_feature *step = &fl->steps[s];
             if (step->kind == ST_KIND_NONE) {
-                if (st_buf_reserve(out, 1))
+                if (room(out, 1))
                     return st_error_set(err, ST_ENOMEM, "out of memory");
                 out->data[out->len++] = 0;
                 continue;
@@ -138,12 +144,6 @@ int st_pqw_row_encode(const st_column *c, const st_feature *f, const st_feature_
 }
 
 /* ---- write(): the row form into the chunk --------------------------------- */
-
-/* st_buf_reserve without the call when there is room (once per value). */
-static inline int room(st_buf *b, size_t n)
-{
-    return b->cap - b->len >= n ? 0 : st_buf_reserve(b, n);
-}
 
 static int damaged(const st_pqw_column *c, st_error *err)
 {
