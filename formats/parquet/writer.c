@@ -1,8 +1,9 @@
 /* The Parquet writer ops (see write.h): encode() turns a record into the
  * row form of every column (write_row.c), write() appends it to the
  * columns of the row group being gathered, which is written out, column
- * chunk by column chunk, once its uncompressed bytes reach the row-group
- * size; finish() writes the footer.  Nothing written is ever rewritten, so
+ * chunk by column chunk (built on several threads, write_chunks.c), once
+ * its uncompressed bytes reach the row-group size; finish() writes the
+ * footer.  Nothing written is ever rewritten, so
  * a shard can go straight to a remote object.  Memory: one row group of
  * levels and values (about its uncompressed size) per open shard. */
 #include "metadata.h"
