@@ -313,8 +313,11 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     out.wopt.format_options = &in.csv;
     /* The compressing shards' blocks go to as many threads as decoding. */
     out.sopt.compress_threads = jobs > 0 ? (int)jobs : st_cpu_count();
-    if (out_format->writer == &st_pq_writer_ops)
+    if (out_format->writer == &st_pq_writer_ops) {
+        /* Row groups' column chunks are built on as many threads too. */
+        parquet.threads = out.sopt.compress_threads;
         out.wopt.format_options = &parquet;
+    }
     /* Better: local inputs whose units carry file offsets are dealt by
      * bytes, so that tasks get shares within a unit of the mean whatever
      * the inputs' sizes (cli/convert_dealing.h). */

@@ -120,6 +120,18 @@ static void add_values(st_feature_stat *f, const st_feature *feat, bool check_ut
     }
 }
 
+/* Names are mostly short: a loop the compiler keeps inline beats a call
+ * to memcmp, once per feature and record. */
+static inline bool same_bytes(const char *a, const uint8_t *b, size_t n)
+{
+    if (n > 16)
+        return memcmp(a, b, n) == 0;
+    for (size_t i = 0; i < n; i++)
+        if ((uint8_t)a[i] != b[i])
+            return false;
+    return true;
+}
+
 void st_feature_stats_new_batch(st_feature_stats *s)
 {
     if (++s->batch == 0)
@@ -145,6 +157,16 @@ int st_feature_stats_add(st_feature_stats *s, const st_record *rec)
                    s->items[s->cached_slot[i]].name_len == feat->name.len &&
                    memcmp(s->items[s->cached_slot[i]].name, feat->name.data, feat->name.len) == 0) {
             f = &s->items[s->cached_slot[i]];
+            s->cached_batch[i] = s->batch;
+        } else if (i < ST_FEATURE_STATS_CACHE && feat->name.data && s->cached_name[i] &&
+                   !s->items[s->cached_slot[i]].sequence &&
+                   s->items[s->cached_slot[i]].name_len == feat->name.len &&
+                   same_bytes(s->items[s->cached_slot[i]].name, feat->name.data, feat->name.len)) {
+            /* Records decoded one by one (TFRecord) have names of their
+             * own, but usually in the last record's order: feature i is
+             * the same name, which a compare tells without hashing. */
+            f = &s->items[s->cached_slot[i]];
+            s->cached_name[i] = feat->name.data;
             s->cached_batch[i] = s->batch;
         } else {
             f = lookup(s, feat->name.data, feat->name.len, false);

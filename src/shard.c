@@ -365,10 +365,11 @@ static int remember_done(st_shard_sink *s, open_shard *sh, uint64_t bytes, uint3
     return ST_OK;
 }
 
-/* Finishes the writer, commits the shard (and its index) under its current
- * name (locally: syncs and closes the temporary file) and records it as
- * done. */
-static int shard_close(st_shard_sink *s, open_shard *sh, st_error *err)
+/* Finishes the writer and commits the shard's stream (its bytes are then in
+ * the file), and starts the file's writeback without waiting for it, so
+ * that the disk works while the next shard is finished (shard_complete
+ * waits for it). */
+static int shard_finish_writer(st_shard_sink *s, open_shard *sh, st_error *err)
 {
     int rc = s->opt.writer->finish(sh->writer_priv, err);
     s->opt.writer->close(sh->writer_priv);
@@ -378,11 +379,23 @@ static int shard_close(st_shard_sink *s, open_shard *sh, st_error *err)
         return rc;
     /* Committing the top flushes the compressor through the checksum layer. */
     rc = st_ostream_commit(sh->top, err);
-    uint64_t stored = sh->stored.bytes;
-    uint32_t crc = sh->stored.crc;
     st_ostream_close(sh->top);
     sh->top = NULL;
+#ifdef SYNC_FILE_RANGE_WRITE
     if (rc == ST_OK && sh->fd >= 0)
+        (void)sync_file_range(sh->fd, 0, 0, SYNC_FILE_RANGE_WRITE); /* a hint: close_tmp syncs */
+#endif
+    return rc;
+}
+
+/* Syncs and closes the shard's file (and its index) and records it as
+ * done, under its current name. */
+static int shard_complete(st_shard_sink *s, open_shard *sh, st_error *err)
+{
+    int rc = ST_OK;
+    uint64_t stored = sh->stored.bytes;
+    uint32_t crc = sh->stored.crc;
+    if (sh->fd >= 0)
         rc = close_tmp(&sh->fd, sh->path ? sh->path : sh->tmp_path, err);
     if (rc < 0)
         return rc;
@@ -400,6 +413,15 @@ static int shard_close(st_shard_sink *s, open_shard *sh, st_error *err)
         return st_error_set(err, ST_ENOMEM, "out of memory");
     snprintf(s->done[s->ndone - 1].etag, sizeof s->done[0].etag, "%s", sh->stored.etag);
     return ST_OK;
+}
+
+/* Finishes the writer, commits the shard (and its index) under its current
+ * name (locally: syncs and closes the temporary file) and records it as
+ * done. */
+static int shard_close(st_shard_sink *s, open_shard *sh, st_error *err)
+{
+    int rc = shard_finish_writer(s, sh, err);
+    return rc < 0 ? rc : shard_complete(s, sh, err);
 }
 
 int st_shard_sink_open(const st_shard_options *opt, st_shard_sink **out, st_error *err)
@@ -790,11 +812,23 @@ int st_shard_sink_finish(st_shard_sink *s, st_error *err)
         if (rc < 0)
             return rc;
     } else {
-        for (size_t i = 0; i < s->nopen; i++) {
-            int rc = s->open[i].top ? shard_close(s, &s->open[i], err) : keep_shard(s, i, err);
-            if (rc < 0)
-                return rc;
-        }
+        /* Every writer first (a Parquet shard's row group is built then),
+         * each file's writeback started behind it; then the syncs, which
+         * find most of it done, in shard order. */
+        bool *finished = calloc(s->nopen, sizeof *finished);
+        if (!finished)
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        int rc = ST_OK;
+        for (size_t i = 0; i < s->nopen && rc == ST_OK; i++)
+            if (s->open[i].top) {
+                rc = shard_finish_writer(s, &s->open[i], err);
+                finished[i] = rc == ST_OK;
+            }
+        for (size_t i = 0; i < s->nopen && rc == ST_OK; i++)
+            rc = finished[i] ? shard_complete(s, &s->open[i], err) : keep_shard(s, i, err);
+        free(finished);
+        if (rc < 0)
+            return rc;
     }
     if (!s->opt.defer_publish) {
         int rc = st_shard_sink_publish(s, err);

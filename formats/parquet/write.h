@@ -5,6 +5,7 @@
  *   write_levels.c    RLE / bit-packed hybrid (levels, dictionary indices)
  *   codec_compress.c  page compression
  *   write_column.c    one column chunk: levels, values, statistics, dictionary, pages
+ *   write_chunks.c    a row group's column chunks built on several threads, written in order
  *   write_schema.c    features -> Parquet schema (the mapping is there)
  *   write_logical.c   the input's types the writer keeps (TIMESTAMP, DATE, ...)
  *   writer.c          the writer ops: records -> row groups -> file, footer
@@ -25,6 +26,7 @@ typedef struct st_pq_write_options {
     uint64_t row_group_size;  /* uncompressed bytes per row group (0 = 128 MiB) */
     int page_version;         /* 1 (default) or 2 */
     bool bytes_binary;        /* bytes columns stay BINARY, never STRING */
+    int threads;              /* column chunks built at once (<= 1: one); the file is the same whatever it is */
 } st_pq_write_options;
 
 /* When the writer cannot write a column as its input's type said

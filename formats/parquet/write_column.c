@@ -139,23 +139,21 @@ static bool build_dictionary(st_pqw_column *c, uint32_t *entries_out, bool *nome
 
 /* ---- pages ------------------------------------------------------------------ */
 
+/* The chunk's pages are built in memory (c->chunk), away from the output,
+ * so that the columns of a row group can be built on several threads and
+ * written in column order (write_chunks.c). */
 typedef struct chunk_out {
-    st_ostream *out;
-    uint64_t *offset;
-    uint64_t uncompressed, compressed;   /* headers included */
+    st_buf *bytes;                       /* the pages, in file order */
+    uint64_t uncompressed;               /* headers included */
     st_buf header;
 } chunk_out;
 
-/* Writes one page: header (with the CRC of body as stored) and body. */
+/* Appends one page: header (with the CRC of body as stored) and body. */
 static int emit_page(chunk_out *co, st_buf *header, const uint8_t *body, size_t body_len, st_error *err)
 {
-    int rc = st_ostream_write(co->out, header->data, header->len, err);
-    if (!rc && body_len)
-        rc = st_ostream_write(co->out, body, body_len, err);
-    if (rc)
-        return rc;
-    *co->offset += header->len + body_len;
-    co->compressed += header->len + body_len;
+    if (st_buf_append(co->bytes, header->data, header->len) ||
+        (body_len && st_buf_append(co->bytes, body, body_len)))
+        return nomem(err);
     return 0;
 }
 
@@ -303,15 +301,10 @@ static int write_data_page(st_pqw_column *c, const st_pqw_settings *s, chunk_out
     if (!v2)
         return emit_page(co, &co->header, c->packed.data, c->packed.len, err);
     /* v2: the levels as they are, then the compressed values. */
-    rc = st_ostream_write(co->out, co->header.data, co->header.len, err);
-    if (!rc && levels_len)
-        rc = st_ostream_write(co->out, page->data, levels_len, err);
-    if (!rc && c->packed.len)
-        rc = st_ostream_write(co->out, c->packed.data, c->packed.len, err);
-    if (rc)
-        return rc;
-    *co->offset += co->header.len + stored;
-    co->compressed += co->header.len + stored;
+    if (st_buf_append(co->bytes, co->header.data, co->header.len) ||
+        (levels_len && st_buf_append(co->bytes, page->data, levels_len)) ||
+        (c->packed.len && st_buf_append(co->bytes, c->packed.data, c->packed.len)))
+        return nomem(err);
     return 0;
 }
 
@@ -381,21 +374,23 @@ static void write_path(const st_pqw_column *c, st_pq_tw *tw)
     }
 }
 
-int st_pqw_column_flush(st_pqw_column *c, const st_pqw_settings *s, st_ostream *out, uint64_t *offset,
-                        st_pq_tw *tw, uint64_t *uncompressed, uint64_t *compressed, st_error *err)
+int st_pqw_column_encode(st_pqw_column *c, const st_pqw_settings *s, st_error *err)
 {
-    chunk_out co = {.out = out, .offset = offset};
-    uint64_t start = *offset;
+    st_buf_clear(&c->chunk);
+    chunk_out co = {.bytes = &c->chunk};
     uint32_t dict_n = 0;
     bool no_memory;
     bool dict = build_dictionary(c, &dict_n, &no_memory);
     if (no_memory)
         return nomem(err);
+    /* The pages come to about the values' size, less when compressed. */
+    if (st_buf_reserve(&c->chunk, st_pqw_column_bytes(c) / 2 + 4096))
+        return nomem(err);
     int rc = 0;
-    uint64_t dict_offset = *offset;
     if (dict)
         rc = write_dictionary_page(c, s, &co, dict_n, err);
-    uint64_t data_offset = *offset;
+    c->chunk_dict_len = c->chunk.len;
+    c->chunk_dict = dict;
 
     /* Data pages: cut after PAGE_TARGET bytes of values, at a record start. */
     size_t fixed = st_pqw_fixed_width(c->physical);
@@ -423,8 +418,28 @@ int st_pqw_column_flush(st_pqw_column *c, const st_pqw_settings *s, st_ostream *
     }
     if (!rc && (c->nlevels > l0 || c->nlevels == 0))
         rc = write_data_page(c, s, &co, l0, c->nlevels, v0, vi, b0, bi, dict, dict_n, err);
+    st_buf_free(&co.header);
+    c->chunk_uncompressed = co.uncompressed;
+    /* Scratch is not kept: a shard holds many columns, and only a few of
+     * them are being built at a time. */
+    st_buf_free(&c->page);
+    st_buf_free(&c->packed);
+    st_buf_free(&c->dict);
+    st_buf_free(&c->indices);
+    st_buf_free(&c->table);
+    return rc;
+}
+
+int st_pqw_column_write(st_pqw_column *c, const st_pqw_settings *s, st_ostream *out, uint64_t *offset,
+                        st_pq_tw *tw, uint64_t *uncompressed, uint64_t *compressed, st_error *err)
+{
+    uint64_t start = *offset;
+    int rc = st_ostream_write(out, c->chunk.data, c->chunk.len, err);
     if (rc)
         return rc;
+    *offset += c->chunk.len;
+    bool dict = c->chunk_dict;
+    uint64_t dict_offset = start, data_offset = start + c->chunk_dict_len;
 
     /* The ColumnChunk. */
     st_pq_tw_begin(tw);
@@ -444,8 +459,8 @@ int st_pqw_column_flush(st_pqw_column *c, const st_pqw_settings *s, st_ostream *
     write_path(c, tw);
     st_pq_tw_i32(tw, 4, s->codec);
     st_pq_tw_i64(tw, 5, (int64_t)c->nlevels);
-    st_pq_tw_i64(tw, 6, (int64_t)co.uncompressed);
-    st_pq_tw_i64(tw, 7, (int64_t)co.compressed);
+    st_pq_tw_i64(tw, 6, (int64_t)c->chunk_uncompressed);
+    st_pq_tw_i64(tw, 7, (int64_t)c->chunk.len);
     st_pq_tw_i64(tw, 9, (int64_t)data_offset);
     if (dict)
         st_pq_tw_i64(tw, 11, (int64_t)dict_offset);
@@ -454,23 +469,22 @@ int st_pqw_column_flush(st_pqw_column *c, const st_pqw_settings *s, st_ostream *
     st_pq_tw_end(tw);
     if (tw->failed)
         return nomem(err);
-    *uncompressed += co.uncompressed;
-    *compressed += co.compressed;
-    st_buf_free(&co.header);
+    *uncompressed += c->chunk_uncompressed;
+    *compressed += c->chunk.len;
+    st_pqw_column_empty(c);
+    return 0;
+}
 
+void st_pqw_column_empty(st_pqw_column *c)
+{
+    /* The gathering buffers keep their memory for the next row group; the
+     * built pages are needed only until written. */
     st_buf_clear(&c->def);
     st_buf_clear(&c->rep);
     st_buf_clear(&c->values);
+    st_buf_free(&c->chunk);
     c->nlevels = c->nvalues = c->nulls = 0;
     c->has_minmax = false;
-    /* Scratch is not kept: a shard holds many columns, and only one of
-     * them is being written at a time. */
-    st_buf_free(&c->page);
-    st_buf_free(&c->packed);
-    st_buf_free(&c->dict);
-    st_buf_free(&c->indices);
-    st_buf_free(&c->table);
-    return 0;
 }
 
 uint64_t st_pqw_column_bound(const st_pqw_column *c, const st_pqw_settings *s)
@@ -497,4 +511,5 @@ void st_pqw_column_free(st_pqw_column *c)
     st_buf_free(&c->dict);
     st_buf_free(&c->indices);
     st_buf_free(&c->table);
+    st_buf_free(&c->chunk);
 }

@@ -25,6 +25,7 @@ typedef struct st_pqw_settings {
     int codec;               /* enum st_pq_codec */
     int level;
     int page_version;        /* 1 or 2 */
+    int threads;             /* column chunks of a row group built at once (write_chunks.c) */
 } st_pqw_settings;
 
 typedef struct st_pqw_column {
@@ -48,6 +49,12 @@ typedef struct st_pqw_column {
 
     /* Scratch kept between chunks. */
     st_buf page, packed, dict, indices, table;
+
+    /* The chunk's pages as built (st_pqw_column_encode), until written. */
+    st_buf chunk;
+    size_t chunk_dict_len;   /* the dictionary page's bytes at its start (0: none) */
+    bool chunk_dict;
+    uint64_t chunk_uncompressed;
 } st_pqw_column;
 
 /* Bytes of one PLAIN value of a fixed-width physical type; 0 for BYTE_ARRAY. */
@@ -79,11 +86,24 @@ static inline uint64_t st_pqw_column_bytes(const st_pqw_column *c)
     return c->def.len + c->rep.len + c->values.len;
 }
 
-/* Writes the chunk's pages at *offset (advanced) and its ColumnChunk
- * struct to tw; adds its sizes to *uncompressed and *compressed; empties
- * the chunk. */
-int st_pqw_column_flush(st_pqw_column *c, const st_pqw_settings *s, st_ostream *out, uint64_t *offset,
+/* Builds the chunk's pages in c->chunk: dictionary, levels, values,
+ * compression, page CRCs.  Touches nothing but c, so the columns of a row
+ * group can be built on several threads; the bytes depend only on the
+ * chunk and the settings. */
+int st_pqw_column_encode(st_pqw_column *c, const st_pqw_settings *s, st_error *err);
+/* Writes the built pages at *offset (advanced) and the ColumnChunk struct
+ * to tw; adds its sizes to *uncompressed and *compressed; empties the
+ * chunk (st_pqw_column_empty). */
+int st_pqw_column_write(st_pqw_column *c, const st_pqw_settings *s, st_ostream *out, uint64_t *offset,
                         st_pq_tw *tw, uint64_t *uncompressed, uint64_t *compressed, st_error *err);
+/* Drops the chunk's levels, values, statistics and built pages. */
+void st_pqw_column_empty(st_pqw_column *c);
+/* Builds (on up to s->threads threads) and writes the column chunks of a
+ * row group, in column order, each ColumnChunk struct to tw
+ * (write_chunks.c).  The output is the same whatever the thread count. */
+int st_pqw_columns_flush(st_pqw_column *cols, size_t n, const st_pqw_settings *s, st_ostream *out,
+                         uint64_t *offset, st_pq_tw *tw, uint64_t *uncompressed, uint64_t *compressed,
+                         st_error *err);
 /* The most the chunk can take on disk, page headers and its metadata included. */
 uint64_t st_pqw_column_bound(const st_pqw_column *c, const st_pqw_settings *s);
 void st_pqw_column_free(st_pqw_column *c);

@@ -8,6 +8,12 @@
 #include <inttypes.h>
 #include <string.h>
 
+/* st_buf_reserve without the call when there is room (once per value). */
+static inline int room(st_buf *b, size_t n)
+{
+    return b->cap - b->len >= n ? 0 : st_buf_reserve(b, n);
+}
+
 static size_t put_varint(uint8_t *o, uint64_t v)
 {
     size_t n = 0;
@@ -82,7 +88,7 @@ static int put_values(const st_column *c, const st_feature *f, st_buf *out, st_e
         break;
     default: break;
     }
-    if (st_buf_reserve(out, need))
+    if (room(out, need))
         return st_error_set(err, ST_ENOMEM, "out of memory");
     out->len += put_varint(out->data + out->len, (uint64_t)n + 1);
     uint8_t *o = out->data + out->len;
@@ -115,7 +121,7 @@ static int put_values(const st_column *c, const st_feature *f, st_buf *out, st_e
 int st_pqw_row_encode(const st_column *c, const st_feature *f, const st_feature_list *fl,
                       st_buf *out, st_error *err)
 {
-    if (st_buf_reserve(out, 10))
+    if (room(out, 10))
         return st_error_set(err, ST_ENOMEM, "out of memory");
     switch (st_pqw_shape_of(c)) {
     case PQW_SCALAR:
@@ -142,7 +148,7 @@ int st_pqw_row_encode(const st_column *c, const st_feature *f, const st_feature_
         for (uint32_t s = 0; s < fl->count; s++) {
             const st_feature *step = &fl->steps[s];
             if (step->kind == ST_KIND_NONE) {
-                if (st_buf_reserve(out, 1))
+                if (room(out, 1))
                     return st_error_set(err, ST_ENOMEM, "out of memory");
                 out->data[out->len++] = 0;
                 continue;
@@ -250,22 +256,30 @@ static int add_values(st_pqw_column *c, uint64_t n, const uint8_t **p, const uin
         }
         *p = q;
     }
-    if (st_buf_append(&c->values, start, (size_t)(*p - start)))
+    size_t bytes = (size_t)(*p - start);
+    if (room(&c->values, bytes))
         return st_error_set(err, ST_ENOMEM, "out of memory");
+    memcpy(c->values.data + c->values.len, start, bytes);
+    c->values.len += bytes;
     c->nvalues += n;
     return 0;
 }
 
 static int levels(st_pqw_column *c, uint8_t def, uint8_t rep, uint64_t count)
 {
-    if (st_buf_reserve(&c->def, count) || (c->max_rep && st_buf_reserve(&c->rep, count)))
+    if (room(&c->def, count) || (c->max_rep && room(&c->rep, count)))
         return ST_ENOMEM;
-    memset(c->def.data + c->def.len, def, count);
-    c->def.len += count;
+    if (count == 1) { /* most entries: a scalar, a null, a one-value list */
+        c->def.data[c->def.len++] = def;
+    } else {
+        memset(c->def.data + c->def.len, def, count);
+        c->def.len += count;
+    }
     if (c->max_rep) {
         if (count) {
             c->rep.data[c->rep.len++] = rep;
-            memset(c->rep.data + c->rep.len, c->max_rep, count - 1);
+            if (count > 1)
+                memset(c->rep.data + c->rep.len, c->max_rep, count - 1);
             c->rep.len += count - 1;
         }
     }

@@ -1,8 +1,9 @@
 /* The Parquet writer ops (see write.h): encode() turns a record into the
  * row form of every column (write_row.c), write() appends it to the
  * columns of the row group being gathered, which is written out, column
- * chunk by column chunk, once its uncompressed bytes reach the row-group
- * size; finish() writes the footer.  Nothing written is ever rewritten, so
+ * chunk by column chunk (built on several threads, write_chunks.c), once
+ * its uncompressed bytes reach the row-group size; finish() writes the
+ * footer.  Nothing written is ever rewritten, so
  * a shard can go straight to a remote object.  Memory: one row group of
  * levels and values (about its uncompressed size) per open shard. */
 #include "metadata.h"
@@ -39,18 +40,27 @@ int st_pq_write_codec_check(const char *name, st_error *err)
                         st_pq_codec_names());
 }
 
+/* Whether `name` (len bytes) is the C string s, without strlen(s). */
+static inline bool name_is(const uint8_t *name, size_t len, const char *s)
+{
+    for (size_t i = 0; i < len; i++)
+        if ((uint8_t)s[i] != name[i] || s[i] == '\0')
+            return false;
+    return s[len] == '\0';
+}
+
 /* Records usually list features in schema order, some missing: look right
  * after the previous match first. */
-static const st_feature *find_feature(const st_record *rec, uint32_t *cursor, const char *name, size_t len)
+static const st_feature *find_feature(const st_record *rec, uint32_t *cursor, const char *name)
 {
     if (*cursor < rec->nfeatures) {
         const st_feature *c = &rec->features[*cursor];
-        if (c->name.len == len && memcmp(c->name.data, name, len) == 0) {
+        if (name_is(c->name.data, c->name.len, name)) {
             (*cursor)++;
             return c;
         }
     }
-    const st_feature *f = st_record_find(rec, name, len);
+    const st_feature *f = st_record_find(rec, name, strlen(name));
     if (f)
         *cursor = (uint32_t)(f - rec->features) + 1;
     return f;
@@ -83,13 +93,12 @@ static int encode(const st_write_options *opt, const st_record *rec, st_buf *out
     size_t features = 0, lists = 0;
     for (size_t i = 0; i < schema->count; i++) {
         const st_column *sc = &schema->columns[i];
-        size_t len = strlen(sc->name);
         const st_feature *f = NULL;
         const st_feature_list *fl = NULL;
         if (sc->sequence)
-            lists += (fl = find_list(rec, sc->name, len)) != NULL;
+            lists += (fl = find_list(rec, sc->name, strlen(sc->name))) != NULL;
         else
-            features += (f = find_feature(rec, &cursor, sc->name, len)) != NULL;
+            features += (f = find_feature(rec, &cursor, sc->name)) != NULL;
         int rc = st_pqw_row_encode(sc, f, fl, out, err);
         if (rc)
             return rc;
@@ -125,6 +134,7 @@ static int writer_open(void *priv, st_ostream *out, const st_write_options *opt,
     w->settings.codec = st_pq_codec_by_name(codec);
     w->settings.level = po ? po->level : -1;
     w->settings.page_version = po && po->page_version == 2 ? 2 : 1;
+    w->settings.threads = po && po->threads > 1 ? po->threads : 1;
     w->row_group_size = po && po->row_group_size ? po->row_group_size : DEFAULT_ROW_GROUP;
     if (opt->schema->count == 0)
         return st_error_set(err, ST_EUNSUPPORTED, "the records have no features (the input is empty, or "
@@ -147,12 +157,10 @@ static int flush_row_group(pq_writer *w, st_error *err)
     uint64_t start = w->offset, uncompressed = 0, compressed = 0;
     st_pq_tw_begin(&tw);
     st_pq_tw_list(&tw, 1, PQ_T_STRUCT, (uint32_t)w->ncols);
-    for (size_t i = 0; i < w->ncols; i++) {
-        int rc = st_pqw_column_flush(&w->cols[i], &w->settings, w->out, &w->offset, &tw, &uncompressed,
-                                     &compressed, err);
-        if (rc)
-            return rc;
-    }
+    int rc = st_pqw_columns_flush(w->cols, w->ncols, &w->settings, w->out, &w->offset, &tw, &uncompressed,
+                                  &compressed, err);
+    if (rc)
+        return rc;
     st_pq_tw_i64(&tw, 2, (int64_t)uncompressed);
     st_pq_tw_i64(&tw, 3, (int64_t)w->rg_rows);
     st_pq_tw_i64(&tw, 5, (int64_t)start);

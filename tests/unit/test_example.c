@@ -1401,6 +1401,41 @@ static void test_feature_stats_ranges(void)
     st_feature_stats_free(&s);
 }
 
+/* Records decoded one by one (TFRecord) bring their own copies of the
+ * names: feature i is matched to the last record's feature i by its bytes,
+ * never by its length or position alone. */
+static void test_feature_stats_own_names(void)
+{
+    static const char *const orders[][3] = {
+        {"ab", "cd", "ef"}, {"ab", "cd", "ef"}, {"cd", "ab", "ef"}, {"ab", "cx", "ef"}, {"ef", "ab", NULL},
+    };
+    st_feature_stats s;
+    st_feature_stats_init(&s);
+    int64_t one = 1;
+    for (size_t r = 0; r < sizeof orders / sizeof orders[0]; r++) {
+        char names[3][3];
+        st_feature f[3];
+        uint32_t n = 0;
+        for (int i = 0; i < 3 && orders[r][i]; i++, n++) {
+            memcpy(names[i], orders[r][i], 3); /* a copy per record, as a decoder's */
+            f[i] = (st_feature){.name = {(const uint8_t *)names[i], 2}, .kind = ST_KIND_INT64, .count = 1,
+                                .v.i64 = &one};
+        }
+        st_record rec;
+        memset(&rec, 0, sizeof rec);
+        rec.features = f;
+        rec.nfeatures = n;
+        st_feature_stats_new_batch(&s);
+        CU_ASSERT_EQUAL(st_feature_stats_add(&s, &rec), 0);
+    }
+    CU_ASSERT_EQUAL(s.count, 4);
+    CU_ASSERT_EQUAL(stat_present(&s, "ab"), 5);
+    CU_ASSERT_EQUAL(stat_present(&s, "cd"), 3);
+    CU_ASSERT_EQUAL(stat_present(&s, "cx"), 1);
+    CU_ASSERT_EQUAL(stat_present(&s, "ef"), 5);
+    st_feature_stats_free(&s);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -1432,6 +1467,7 @@ int main(int argc, char **argv)
     CU_add_test(s, "record helpers", test_record_helpers);
     CU_add_test(s, "feature stats: names once per batch", test_feature_stats_batches);
     CU_add_test(s, "feature stats: ranges", test_feature_stats_ranges);
+    CU_add_test(s, "feature stats: each record's own names", test_feature_stats_own_names);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failures = CU_get_number_of_failures();

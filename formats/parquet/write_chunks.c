@@ -1,0 +1,152 @@
+/* The column chunks of a row group, built on several threads and written
+ * in column order (see st_pqw_columns_flush in write_column.h).
+ *
+ * Building a chunk (dictionary, levels, compression, CRCs) is most of the
+ * writer's work, and the columns of a row group are independent: helper
+ * threads and the calling thread take columns in order; the calling
+ * thread also writes each chunk, and its ColumnChunk struct, as soon as it
+ * and every column before it are built, which frees its pages.  A chunk's
+ * bytes depend only on its values, so the file is the same whatever the
+ * thread count. */
+#include "write_column.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+enum { UNCLAIMED, BUILDING, BUILT, FAILED };
+
+/* Row groups holding fewer bytes are built on the calling thread alone. */
+#define PARALLEL_MIN ((uint64_t)256 << 10)
+
+typedef struct flush_state {
+    st_pqw_column *cols;
+    size_t n;
+    const st_pqw_settings *s;
+    pthread_mutex_t lock;
+    pthread_cond_t built;    /* a column became BUILT or FAILED */
+    size_t next;             /* the next column to claim */
+    bool stop;               /* a column failed, or writing did: claim no more */
+    unsigned char *state;    /* per column */
+    st_error *errs;          /* per column, set when FAILED */
+} flush_state;
+
+/* Claims the next column, or returns false when none is left. */
+static bool claim(flush_state *f, size_t *k)
+{
+    if (f->stop || f->next == f->n)
+        return false;
+    *k = f->next++;
+    f->state[*k] = BUILDING;
+    return true;
+}
+
+/* Builds column k (the lock not held), then records how it went. */
+static void build(flush_state *f, size_t k)
+{
+    int rc = st_pqw_column_encode(&f->cols[k], f->s, &f->errs[k]);
+    pthread_mutex_lock(&f->lock);
+    f->state[k] = rc ? FAILED : BUILT;
+    if (rc)
+        f->stop = true;
+    pthread_cond_broadcast(&f->built);
+    pthread_mutex_unlock(&f->lock);
+}
+
+static void *helper(void *arg)
+{
+    flush_state *f = arg;
+    for (;;) {
+        size_t k;
+        pthread_mutex_lock(&f->lock);
+        bool got = claim(f, &k);
+        pthread_mutex_unlock(&f->lock);
+        if (!got)
+            return NULL;
+        build(f, k);
+    }
+}
+
+/* One thread: build and write each column in turn (no locks, no copies
+ * held beyond one column's pages). */
+static int flush_serial(st_pqw_column *cols, size_t n, const st_pqw_settings *s, st_ostream *out,
+                        uint64_t *offset, st_pq_tw *tw, uint64_t *uncompressed, uint64_t *compressed,
+                        st_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        int rc = st_pqw_column_encode(&cols[i], s, err);
+        if (!rc)
+            rc = st_pqw_column_write(&cols[i], s, out, offset, tw, uncompressed, compressed, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int st_pqw_columns_flush(st_pqw_column *cols, size_t n, const st_pqw_settings *s, st_ostream *out,
+                         uint64_t *offset, st_pq_tw *tw, uint64_t *uncompressed, uint64_t *compressed,
+                         st_error *err)
+{
+    size_t threads = s->threads > 1 ? (size_t)s->threads : 1;
+    if (threads > n)
+        threads = n;
+    /* A small row group is built faster than threads start. */
+    uint64_t held = 0;
+    for (size_t i = 0; i < n; i++)
+        held += st_pqw_column_bytes(&cols[i]);
+    if (held < PARALLEL_MIN)
+        threads = 1;
+    if (threads <= 1)
+        return flush_serial(cols, n, s, out, offset, tw, uncompressed, compressed, err);
+
+    flush_state f = {.cols = cols, .n = n, .s = s};
+    f.state = calloc(n, 1);
+    f.errs = calloc(n, sizeof *f.errs);
+    pthread_t *tids = calloc(threads - 1, sizeof *tids);
+    if (!f.state || !f.errs || !tids) {
+        free(f.state);
+        free(f.errs);
+        free(tids);
+        return flush_serial(cols, n, s, out, offset, tw, uncompressed, compressed, err);
+    }
+    pthread_mutex_init(&f.lock, NULL);
+    pthread_cond_init(&f.built, NULL);
+    size_t started = 0;
+    for (; started < threads - 1; started++)
+        if (pthread_create(&tids[started], NULL, helper, &f) != 0)
+            break; /* fewer helpers: the calling thread builds the rest */
+
+    int rc = 0;
+    for (size_t w = 0; w < n && !rc; w++) {
+        /* Until column w is built: build the next unclaimed one, or wait. */
+        pthread_mutex_lock(&f.lock);
+        while (f.state[w] != BUILT && f.state[w] != FAILED) {
+            size_t k;
+            if (claim(&f, &k)) {
+                pthread_mutex_unlock(&f.lock);
+                build(&f, k);
+                pthread_mutex_lock(&f.lock);
+            } else {
+                pthread_cond_wait(&f.built, &f.lock);
+            }
+        }
+        bool failed = f.state[w] == FAILED;
+        pthread_mutex_unlock(&f.lock);
+        if (failed) {
+            *err = f.errs[w];
+            rc = err->code ? err->code : ST_EIO;
+        } else {
+            rc = st_pqw_column_write(&cols[w], s, out, offset, tw, uncompressed, compressed, err);
+        }
+    }
+    pthread_mutex_lock(&f.lock);
+    f.stop = true;
+    pthread_mutex_unlock(&f.lock);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(tids[i], NULL);
+    pthread_cond_destroy(&f.built);
+    pthread_mutex_destroy(&f.lock);
+    free(tids);
+    free(f.errs);
+    free(f.state);
+    return rc;
+}
