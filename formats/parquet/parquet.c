@@ -286,7 +286,11 @@ static int pq_next_unit(void *priv, st_unit *unit, st_error *err)
     unit->data = u;
     unit->first_record = r->record;
     unit->offset = rg->ncolumns && rg->columns[0].has_meta ? (uint64_t)rg->columns[0].meta.data_page_offset : 0;
-    unit->bytes = st_pq_unit_estimate(rg, r->sel_columns, r->nsel, u->row_end - u->row_start);
+    /* Only a unit over the limits (rows too large to cut further) is
+     * reported: the pipeline then keeps it alone in flight.  Units of the
+     * usual size must keep every job busy. */
+    uint64_t estimate = st_pq_unit_estimate(rg, r->sel_columns, r->nsel, u->row_end - u->row_start);
+    unit->bytes = estimate > r->limits.bytes ? estimate : 0;
     r->record += u->row_end - u->row_start;
     r->rg_row = u->row_end;
     return 1;
