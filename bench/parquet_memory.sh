@@ -99,7 +99,7 @@ measure() {  # measure NAME FILE
   t=$(median_of 1 "$ST" convert "$2" -o "$WORK/out/p" --shards 8 --jobs "$JOBS" --force --quiet)
   mb=$(peak_mb)
   printf '%-12s %6s MB  %7s s wall  %7s s CPU  (%s, %s MB)\n' "$1" "$mb" "$t" "$(cpu_s)" \
-    "$(basename "$2")" "$(( $(stat -c %s "$2") / 1048576 ))"
+    "$(basename "$2")" "$(( $(stat -L -c %s "$2") / 1048576 ))"
 }
 
 echo "peak RSS of shardtool convert FILE --shards 8 --jobs $JOBS (target < 256 MB; nested < 300 MB)"
@@ -118,7 +118,7 @@ if wanted bytes-read; then
     "$ST" convert "$f" -o "$WORK/out/p" --shards 8 --jobs "$JOBS" --force --quiet
   read_bytes=$(grep pread64 "$WORK/.strace" | grep -v unfinished | sed -E 's/.*= ([0-9]+)$/\1/' |
     grep -E '^[0-9]+$' | awk '{s += $1} END {print s + 0}')
-  size=$(stat -c %s "$f")
+  size=$(stat -L -c %s "$f")
   echo "bytes read, 500000 rows in one row group: $read_bytes of $size ($(ratio "$read_bytes" "$size")x the file)"
 fi
 rm -rf "$WORK/out" "$WORK/.strace"
