@@ -16,6 +16,11 @@
  * little next to moving them. */
 #define LARGE_UNIT ((uint64_t)16 << 20)
 
+/* A recycled item keeps at most this much of its arena's spare chunks:
+ * the units of every reader are sized well under it, so only the memory of
+ * an unusually large unit (a huge record) is given back. */
+#define ITEM_KEEP_BYTES ((size_t)64 << 20)
+
 /* An open input, shared by the units cut from it: decode_unit reads the
  * reader's state, so the reader closes only when its last unit is done. */
 typedef struct source {
@@ -81,11 +86,43 @@ static item *item_get(item_pool *pool)
     return it;
 }
 
+/* A buffer more than four times what its last use needed (and larger than
+ * a few MiB) was grown by an unusual unit: freed, to grow again at need. */
+static bool oversized(size_t cap_bytes, size_t used_bytes)
+{
+    return cap_bytes > ((size_t)4 << 20) && cap_bytes / 4 > used_bytes;
+}
+
+/* Gives back what an unusually large unit left in a pooled item, so that
+ * the pool holds about what recent units needed, not the largest ever. */
+static void item_trim(item *it)
+{
+    size_t count = it->batch.count;
+    if (oversized(it->encoded.cap, it->encoded.len))
+        st_buf_free(&it->encoded);
+    if (oversized(it->ends_cap * (sizeof *it->ends + sizeof *it->direct),
+                  count * (sizeof *it->ends + sizeof *it->direct))) {
+        free(it->ends);
+        free(it->direct);
+        it->ends = NULL;
+        it->direct = NULL;
+        it->ends_cap = 0;
+    }
+    if (oversized(it->batch.cap * sizeof *it->batch.records, count * sizeof *it->batch.records)) {
+        free(it->batch.records);
+        it->batch.records = NULL;
+        it->batch.cap = 0;
+    }
+}
+
 static void item_put(item_pool *pool, item *it)
 {
+    if (it->src)
+        item_trim(it);  /* after a decoded unit (not one skipped unseen) */
     it->src = NULL;
     memset(&it->unit, 0, sizeof it->unit);
     st_batch_reset(&it->batch);
+    st_arena_trim(&it->batch.arena, ITEM_KEEP_BYTES);
     st_buf_clear(&it->encoded);
     st_feature_stats_free(&it->stats);
     pthread_mutex_lock(&pool->lock);

@@ -157,6 +157,42 @@ void st_arena_reset(st_arena *a)
     a->used = 0;
 }
 
+static size_t chunks_bytes(const st_arena_chunk *c)
+{
+    size_t n = 0;
+    for (; c; c = c->next)
+        n += sizeof *c + c->size;
+    return n;
+}
+
+size_t st_arena_spare_bytes(const st_arena *a)
+{
+    return chunks_bytes(a->spare) + chunks_bytes(a->spare_big);
+}
+
+void st_arena_trim(st_arena *a, size_t keep)
+{
+    size_t held = st_arena_spare_bytes(a);
+    /* Big chunks first, largest first: they are what one unusual batch
+     * leaves behind; standard chunks are what every batch asks for. */
+    while (held > keep && a->spare_big) {
+        st_arena_chunk **largest = &a->spare_big;
+        for (st_arena_chunk **p = &a->spare_big; *p; p = &(*p)->next)
+            if ((*p)->size > (*largest)->size)
+                largest = p;
+        st_arena_chunk *c = *largest;
+        *largest = c->next;
+        held -= sizeof *c + c->size;
+        free(c);
+    }
+    while (held > keep && a->spare) {
+        st_arena_chunk *c = a->spare;
+        a->spare = c->next;
+        held -= sizeof *c + c->size;
+        free(c);
+    }
+}
+
 static void free_chunks(st_arena_chunk *c)
 {
     while (c) {

@@ -46,6 +46,12 @@ void *st_arena_memdup(st_arena *a, const void *src, size_t n);
 /* Forgets every allocation but keeps the memory for reuse: the chunks of
  * this use, not spares left unused by it (they are freed). */
 void st_arena_reset(st_arena *a);
+/* Frees spare chunks, the largest first, until the arena keeps at most
+ * `keep` bytes of them: a pooled arena that once served one huge batch
+ * does not hold that memory for the rest of the run.  Call after reset. */
+void st_arena_trim(st_arena *a, size_t keep);
+/* Bytes of the spare chunks the arena keeps for reuse. */
+size_t st_arena_spare_bytes(const st_arena *a);
 void st_arena_free(st_arena *a);
 
 #endif

@@ -3,9 +3,9 @@
  * open()        reads the footer (two ranged reads), resolves the schema
  *               and the projection;
  * next_unit()   names the next row group, or a range of its rows when the
- *               row group is much larger than a unit should be (the
- *               caller's unit_records, else about 2M values); metadata
- *               only, no I/O;
+ *               row group is larger than a unit should be (unit_size.c:
+ *               by estimated decoded bytes and by entries, from the
+ *               column chunks' metadata); metadata only, no I/O;
  * decode_unit() reads the selected columns' chunks for those rows (ranged
  *               reads, from any thread) and assembles records. */
 #include "parquet.h"
@@ -14,19 +14,13 @@
 #include "column.h"
 #include "file.h"
 #include "rows.h"
+#include "unit_size.h"
 
 #include "../../src/float_narrow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Without a unit size from the caller, a unit holds about this many values
- * (rows x columns): tens of megabytes decoded.  Row groups are split only
- * when much larger, because a unit starting inside a page decodes that
- * page from its start (some writers put a whole row group in one page). */
-#define DEFAULT_UNIT_CELLS ((uint64_t)1 << 21)
-#define MIN_UNIT_ROWS 8192
 
 /* How one column read is assembled (rows.h). */
 typedef struct pq_plan {
@@ -44,8 +38,8 @@ typedef struct pq_reader {
                                * key columns read only for --maps by-key names */
     uint32_t nsel;
     bool sequence;            /* some column is a FeatureList: records are SequenceExamples */
-    uint64_t unit_rows;       /* rows per unit when a row group is split */
-    uint64_t split_above;     /* split row groups of more rows than this */
+    st_pq_unit_limits limits; /* how large a unit may be (unit_size.h) */
+    uint64_t rg_per;          /* rows per unit in row group rg */
     /* next_unit's position */
     uint32_t rg;
     uint64_t rg_row;
@@ -250,15 +244,10 @@ static int pq_open(void *priv, st_stream *in, const st_read_options *opt, st_err
     }
     r->decimal_text = opt && opt->decimal_text;
     r->strict_float = opt && opt->strict_float;
-    if (opt && opt->unit_records) {
-        r->unit_rows = opt->unit_records;
-        r->split_above = r->unit_rows + r->unit_rows / 2;
-    } else {
-        r->unit_rows = DEFAULT_UNIT_CELLS / r->nsel;
-        if (r->unit_rows < MIN_UNIT_ROWS)
-            r->unit_rows = MIN_UNIT_ROWS;
-        r->split_above = 2 * r->unit_rows;
-    }
+    /* unit_bytes is not taken: a distributed run dealt by bytes asks for
+     * units of a MiB or less, and a row group's parts all start at its
+     * offset (they go to one task) while each part costs a page decode. */
+    st_pq_unit_limits_init(&r->limits, opt ? opt->unit_records : 0, 0);
     return 0;
 }
 
@@ -286,9 +275,10 @@ static int pq_next_unit(void *priv, st_unit *unit, st_error *err)
         return 0;
     const st_pq_row_group *rg = &m->row_groups[r->rg];
     uint64_t rows = (uint64_t)rg->num_rows;
-    /* Split a large row group into equal parts of about unit_rows. */
-    uint64_t parts = rows <= r->split_above ? 1 : (rows + r->unit_rows - 1) / r->unit_rows;
-    uint64_t per = (rows + parts - 1) / parts;
+    if (r->rg_row == 0)
+        r->rg_per = st_pq_unit_rows(&r->limits, rg, r->sel_columns, r->nsel);
+    uint64_t per = r->rg_per;
+    uint64_t parts = (rows + per - 1) / per;
     if (parts > 1 && r->rg_row == 0) {
         /* Pages may hold rows of several units: read the chunks once. */
         uint64_t units = (rows + per - 1) / per;
@@ -308,6 +298,11 @@ static int pq_next_unit(void *priv, st_unit *unit, st_error *err)
     unit->data = u;
     unit->first_record = r->record;
     unit->offset = rg->ncolumns && rg->columns[0].has_meta ? (uint64_t)rg->columns[0].meta.data_page_offset : 0;
+    /* Only a unit over the limits (rows too large to cut further) is
+     * reported: the pipeline then keeps it alone in flight.  Units of the
+     * usual size must keep every job busy. */
+    uint64_t estimate = st_pq_unit_estimate(rg, r->sel_columns, r->nsel, u->row_end - u->row_start);
+    unit->bytes = estimate > r->limits.bytes ? estimate : 0;
     r->record += u->row_end - u->row_start;
     r->rg_row = u->row_end;
     return 1;

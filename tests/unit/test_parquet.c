@@ -14,6 +14,7 @@
 #include "write.h"
 #include "thrift.h"
 #include "write_logical.h"
+#include "unit_size.h"
 
 #include <CUnit/Basic.h>
 #include <CUnit/CUnit.h>
@@ -1458,6 +1459,81 @@ static void test_inspect(void)
     st_stream_close(in);
 }
 
+/* ---- unit sizing -------------------------------------------------------------- */
+
+/* A row group of `rows` rows whose columns hold `values` entries and
+ * `bytes` uncompressed bytes each (metadata only, as next_unit sees it). */
+static st_pq_row_group fake_row_group(st_pq_column_chunk *cols, uint32_t ncols, int64_t rows,
+                                      const int64_t *values, const int64_t *bytes)
+{
+    for (uint32_t i = 0; i < ncols; i++)
+        cols[i] = (st_pq_column_chunk){.has_meta = true,
+                                       .meta = {.num_values = values[i], .total_uncompressed_size = bytes[i]}};
+    return (st_pq_row_group){.columns = cols, .ncolumns = ncols, .num_rows = rows};
+}
+
+/* Units are cut by estimated decoded bytes and by entries, not by rows x
+ * columns: a row group of small scalars stays whole, lists of lists with
+ * 160 values a row and 300 KiB binary values are cut so that each part
+ * stays under the limits, and one huge row is a unit of its own. */
+static void test_unit_size(void)
+{
+    st_pq_unit_limits lim;
+    st_pq_unit_limits_init(&lim, 0, 0);
+    st_pq_column_chunk cols[8];
+    const uint32_t sel[] = {0, 1, 2, 3, 4, 5, 6, 7};
+
+    /* 20,000 rows of 3 int64 columns: about 4 MB decoded, one unit */
+    int64_t v3[] = {20000, 20000, 20000}, b3[] = {160000, 160000, 160000};
+    st_pq_row_group rg = fake_row_group(cols, 3, 20000, v3, b3);
+    CU_ASSERT_EQUAL(st_pq_unit_rows(&lim, &rg, sel, 3), 20000);
+    CU_ASSERT(st_pq_unit_estimate(&rg, sel, 3, 20000) < ST_PQ_UNIT_BYTES);
+
+    /* 122,880 rows, two lists of lists of 160 values a row (the nested
+     * bench): 39M entries, cut into parts of at most ST_PQ_UNIT_ENTRIES
+     * entries and ST_PQ_UNIT_BYTES estimated bytes */
+    int64_t vn[] = {122880, 122880 * 160, 122880 * 160}, bn[] = {983040, 122880 * 160 * 9, 122880 * 160 * 9};
+    rg = fake_row_group(cols, 3, 122880, vn, bn);
+    uint64_t per = st_pq_unit_rows(&lim, &rg, sel, 3);
+    CU_ASSERT(per < 122880 / 16);
+    CU_ASSERT(per * (1 + 2 * 160) <= ST_PQ_UNIT_ENTRIES);
+    CU_ASSERT(st_pq_unit_estimate(&rg, sel, 3, per) <= ST_PQ_UNIT_BYTES);
+    /* equal parts: the last is not a sliver */
+    uint64_t parts = (122880 + per - 1) / per;
+    CU_ASSERT(122880 - (parts - 1) * per > per / 2);
+
+    /* 2,000 rows of 300 KiB binary values (a 600 MB row group): a few
+     * dozen rows a unit, by bytes (its entries are few) */
+    int64_t vb[] = {2000, 2000}, bb[] = {16000, 2000 * 300 * 1024};
+    rg = fake_row_group(cols, 2, 2000, vb, bb);
+    per = st_pq_unit_rows(&lim, &rg, sel, 2);
+    CU_ASSERT(per >= 10 && per <= 40);
+    CU_ASSERT(st_pq_unit_estimate(&rg, sel, 2, per) <= ST_PQ_UNIT_BYTES);
+
+    /* rows larger than the limit: one row a unit, never none */
+    int64_t vh[] = {4}, bh[] = {(int64_t)4 * ST_PQ_UNIT_BYTES};
+    rg = fake_row_group(cols, 1, 4, vh, bh);
+    CU_ASSERT_EQUAL(st_pq_unit_rows(&lim, &rg, sel, 1), 1);
+
+    /* 50,000 rows x 1,000 columns was one unit of 8,192 rows x 1,000
+     * cells at least; now by bytes: a few hundred rows */
+    static st_pq_column_chunk wide[1000];
+    static uint32_t wsel[1000];
+    for (uint32_t i = 0; i < 1000; i++) {
+        wide[i] = (st_pq_column_chunk){.has_meta = true, .meta = {.num_values = 50000, .total_uncompressed_size = 400000}};
+        wsel[i] = i;
+    }
+    rg = (st_pq_row_group){.columns = wide, .ncolumns = 1000, .num_rows = 50000};
+    per = st_pq_unit_rows(&lim, &rg, wsel, 1000);
+    CU_ASSERT(per < 8192 / 4);
+    CU_ASSERT(st_pq_unit_estimate(&rg, wsel, 1000, per) <= ST_PQ_UNIT_BYTES);
+
+    /* the caller's unit_records still caps the rows */
+    st_pq_unit_limits_init(&lim, 7, 0);
+    rg = fake_row_group(cols, 3, 20000, v3, b3);
+    CU_ASSERT(st_pq_unit_rows(&lim, &rg, sel, 3) <= 7);
+}
+
 static void test_probe(void)
 {
     CU_ASSERT_EQUAL(st_format_parquet.probe((const uint8_t *)"PAR1xxxx", 8), 100);
@@ -1490,6 +1566,7 @@ int main(int argc, char **argv)
     CU_add_test(s, "writer type forms", test_write_forms);
     CU_add_test(s, "half floats", test_half_float);
     CU_add_test(s, "probe", test_probe);
+    CU_add_test(s, "unit size by bytes and entries", test_unit_size);
     CU_add_test(s, "good files", test_good_files);
     CU_add_test(s, "expectation files", test_expect_files);
     CU_add_test(s, "byte stream split pairs", test_byte_stream_split_pairs);

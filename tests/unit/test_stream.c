@@ -229,6 +229,42 @@ static void test_arena_trim(void)
     st_arena_free(&a);
 }
 
+/* A pooled arena that once served a huge batch keeps no more than the
+ * bound given to st_arena_trim: the big chunks go first, the largest
+ * first, and a standard chunk or two stay for the next batch. */
+static void test_arena_trim_bound(void)
+{
+    st_arena a;
+    st_arena_init(&a, 64 * 1024);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st_arena_alloc(&a, 8 << 20));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st_arena_alloc(&a, 2 << 20));
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_PTR_NOT_NULL(st_arena_alloc(&a, 60 * 1024));
+    st_arena_reset(&a);
+    size_t all = st_arena_spare_bytes(&a);
+    CU_ASSERT(all >= (10u << 20) + 3 * 64 * 1024);
+    /* a bound above what is held: nothing freed */
+    st_arena_trim(&a, all);
+    CU_ASSERT_EQUAL(st_arena_spare_bytes(&a), all);
+    /* 4 MiB: the 8 MiB chunk goes, the 2 MiB one and the standard ones stay */
+    st_arena_trim(&a, 4 << 20);
+    CU_ASSERT(st_arena_spare_bytes(&a) <= (4u << 20));
+    CU_ASSERT(st_arena_spare_bytes(&a) >= (2u << 20) + 3 * 64 * 1024);
+    CU_ASSERT_PTR_NOT_NULL(a.spare_big);
+    CU_ASSERT_PTR_NOT_NULL(a.spare);
+    /* 100 KiB: no big chunk, one standard chunk */
+    st_arena_trim(&a, 100 * 1024);
+    CU_ASSERT_PTR_NULL(a.spare_big);
+    CU_ASSERT(st_arena_spare_bytes(&a) <= 100 * 1024);
+    CU_ASSERT_PTR_NOT_NULL(a.spare);
+    /* the arena still works after a trim */
+    CU_ASSERT_PTR_NOT_NULL(st_arena_alloc(&a, 1 << 20));
+    st_arena_reset(&a);
+    st_arena_trim(&a, 0);
+    CU_ASSERT_EQUAL(st_arena_spare_bytes(&a), 0);
+    st_arena_free(&a);
+}
+
 static void test_file_read_pread_size(void)
 {
     char path[512];
@@ -1016,6 +1052,7 @@ int main(void)
         return 2;
     CU_pSuite s = CU_add_suite("stream", NULL, NULL);
     CU_add_test(s, "arena keeps what its last use needed", test_arena_trim);
+    CU_add_test(s, "arena spares trimmed to a bound", test_arena_trim_bound);
     CU_add_test(s, "file read, pread, size", test_file_read_pread_size);
     CU_add_test(s, "open errors and remote dispatch", test_open_errors);
     CU_add_test(s, "pipe is sequential", test_pipe_is_sequential);
