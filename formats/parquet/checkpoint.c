@@ -3,8 +3,12 @@
 #include "checkpoint.h"
 #include "file.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The largest page body kept for a row group whose bytes are not shared. */
+#define KEPT_UNSHARED_MAX ((size_t)16 << 20)
 
 /* Levels decoded at a time by the scan. */
 #define SCAN_WINDOW ((size_t)1 << 16)
@@ -104,7 +108,15 @@ static int scan_page(scan *s, const st_pq_page *pg, size_t n, st_buf *buf)
         }
         i += w;
     }
-    return inside ? keep_body(s, pg->index, &body, buf) : 0;
+    /* Without shared chunk bytes, only a body decompressed into buf lives
+     * on after the scan (a v1 page's; a v2 page's levels point into the
+     * page read, which the scan frees), and only a small one: a page of a
+     * hundred megabytes of blobs held for the whole row group would cost
+     * more memory than its units re-reading it cost time.  Other pages are
+     * read again by their units, from their checkpoints. */
+    bool keepable = s->src->chunk_bytes || (pg->h.type == PQ_PAGE_DATA && buf->data && body.data == buf->data &&
+                                            body.len <= KEPT_UNSHARED_MAX);
+    return inside && keepable ? keep_body(s, pg->index, &body, buf) : 0;
 }
 
 st_pq_chunk_index *st_pq_chunk_index_build(const st_pq_index_source *src)
@@ -112,7 +124,7 @@ st_pq_chunk_index *st_pq_chunk_index_build(const st_pq_index_source *src)
     const st_pq_file *f = src->file;
     const st_pq_row_group *g = &f->meta.row_groups[src->row_group];
     const st_pq_column_chunk *cc = &g->columns[src->leaf->column];
-    if (!src->chunk_bytes || src->units < 2 || g->num_rows <= 0)
+    if (src->units < 2 || g->num_rows <= 0)
         return NULL;
     scan s = {.src = src, .nrows = (uint64_t)g->num_rows};
     s.every = (s.nrows + src->units - 1) / src->units;
@@ -123,7 +135,8 @@ st_pq_chunk_index *st_pq_chunk_index_build(const st_pq_index_source *src)
     st_buf buf = {0};
     st_pq_pages pp;
     st_pq_page pg;
-    int rc = !s.ix || !s.rep || !s.def ? ST_ENOMEM : st_pq_pages_init_mem(&pp, f, cc, src->chunk_bytes, &s.err);
+    int rc = !s.ix || !s.rep || !s.def ? ST_ENOMEM : src->chunk_bytes ? st_pq_pages_init_mem(&pp, f, cc, src->chunk_bytes, &s.err)
+                                                               : st_pq_pages_init(&pp, f, cc, &s.err);
     bool pages_open = s.ix && s.rep && s.def && !rc;
     while (!rc && s.next < s.nrows && (rc = st_pq_pages_next(&pp, &pg, &s.err)) == 1) {
         rc = 0;
@@ -160,10 +173,21 @@ st_pq_chunk_index *st_pq_chunk_index_build(const st_pq_index_source *src)
     return s.ix;
 }
 
+void st_pq_shared_dict_free(st_pq_shared_dict *sd)
+{
+    if (!sd)
+        return;
+    free(sd->vals);
+    free(sd->lossy);
+    free(sd->src);
+    free(sd);
+}
+
 void st_pq_chunk_index_free(st_pq_chunk_index *ix)
 {
     if (!ix)
         return;
+    st_pq_shared_dict_free(atomic_load(&ix->dict));
     for (size_t k = 0; k < ix->nkept; k++)
         free(ix->kept[k].owned);
     free(ix->kept);

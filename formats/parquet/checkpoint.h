@@ -39,12 +39,28 @@ typedef struct st_pq_kept_body {
     uint8_t *owned;
 } st_pq_kept_body;
 
+/* A dictionary of int64 or float values converted once for all the units
+ * of the row group: the first unit to convert the chunk's dictionary page
+ * publishes a copy (column.c), the others take it instead of checking,
+ * decompressing and converting the page again -- with a thousand columns
+ * cut into dozens of units that conversion was most of the work.  Bytes
+ * dictionaries point into each unit's own arena and are not shared. */
+typedef struct st_pq_shared_dict {
+    size_t n, vsize;
+    bool has_lossy;
+    uint8_t *vals, *lossy;     /* n values; per entry 1 or 2 when changed by narrowing */
+    double *src;               /* per entry: the double before narrowing */
+} st_pq_shared_dict;
+
+void st_pq_shared_dict_free(st_pq_shared_dict *sd);
+
 typedef struct st_pq_chunk_index {
     st_pq_checkpoint *cps;     /* by row */
     size_t ncps;
     st_pq_kept_body *kept;
     size_t nkept;
     uint64_t kept_bytes;
+    _Atomic(st_pq_shared_dict *) dict;  /* NULL until a unit publishes one */
 } st_pq_chunk_index;
 
 typedef struct st_pq_index_source {

@@ -20,11 +20,14 @@ struct st_pq_shared_rg {
     uint32_t pending;          /* units not yet released */
     uint32_t pending_total;    /* units cut from the row group */
     uint64_t kept;             /* bytes of page bodies kept by the columns' indexes */
+    bool bytes_shared;         /* false: too large, each unit reads its own pages */
     uint32_t n;
     shared_chunk *chunks;
     pthread_cond_t ready;
     st_pq_shared_rg *next;
 };
+
+uint64_t st_pq_share_max_bytes = ST_PQ_SHARE_MAX_BYTES;
 
 int st_pq_chunk_cache_init(st_pq_chunk_cache *c)
 {
@@ -78,11 +81,7 @@ st_pq_shared_rg *st_pq_chunk_cache_share(st_pq_chunk_cache *c, const st_pq_file 
         }
         total += ch->end - ch->begin;
     }
-    if (total > ST_PQ_SHARE_MAX_BYTES) {
-        free(s->chunks);
-        free(s);
-        return NULL;
-    }
+    s->bytes_shared = total <= st_pq_share_max_bytes;
     if (pthread_cond_init(&s->ready, NULL)) {
         free(s->chunks);
         free(s);
@@ -104,6 +103,10 @@ st_pq_shared_rg *st_pq_chunk_cache_share(st_pq_chunk_cache *c, const st_pq_file 
 int st_pq_chunk_cache_get(st_pq_chunk_cache *c, st_pq_shared_rg *s, uint32_t k, const uint8_t **bytes, st_error *err)
 {
     shared_chunk *ch = &s->chunks[k];
+    if (!s->bytes_shared) {
+        *bytes = NULL;
+        return 0;
+    }
     pthread_mutex_lock(&c->mu);
     while (ch->loading)
         pthread_cond_wait(&s->ready, &c->mu);

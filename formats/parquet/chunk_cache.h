@@ -15,10 +15,16 @@
 
 #include <pthread.h>
 
-/* Row groups whose selected chunks are larger than this in all are not
- * shared (each unit reads what it needs, as before): the memory of a
- * shared row group is its stored bytes. */
+/* The stored bytes of row groups whose selected chunks are larger than
+ * this in all are not shared (each unit reads the pages it needs): the
+ * memory of shared bytes is the row group's stored size.  The checkpoints
+ * and kept page bodies (checkpoint.h) are shared whatever the size, so
+ * that no unit decodes a chunk from its start. */
 #define ST_PQ_SHARE_MAX_BYTES ((uint64_t)128 << 20)
+/* The limit in force: ST_PQ_SHARE_MAX_BYTES, lowered by the tests
+ * (tests/interop/parquet_dump.c --share-max) to reach the unshared path
+ * with small files. */
+extern uint64_t st_pq_share_max_bytes;
 
 typedef struct st_pq_shared_rg st_pq_shared_rg;
 
@@ -33,11 +39,12 @@ void st_pq_chunk_cache_free(st_pq_chunk_cache *c);
 
 /* Shares row group rg among `units` units, for the chunks of the `ncols`
  * columns given by leaf column index; NULL (with *err unset) when not worth
- * it or too large, NULL with err->code set on failure. */
+ * it (one unit), NULL with err->code set on failure. */
 st_pq_shared_rg *st_pq_chunk_cache_share(st_pq_chunk_cache *c, const st_pq_file *f, uint32_t rg,
                                          const uint32_t *columns, uint32_t ncols, uint32_t units, st_error *err);
 /* The stored bytes of the k-th column given to share (read on first use);
- * valid until the unit calling it is released. */
+ * valid until the unit calling it is released.  *bytes is NULL when the
+ * row group is too large for its bytes to be shared. */
 int st_pq_chunk_cache_get(st_pq_chunk_cache *c, st_pq_shared_rg *s, uint32_t k, const uint8_t **bytes,
                           st_error *err);
 /* Decoding state of the k-th column shared by the units (column.c's

@@ -5,6 +5,7 @@
 #include "encoding.h"
 #include "streams.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,7 +39,7 @@ struct st_pq_decoder {
     bool done;
 
     /* split row group: shared checkpoints and page bodies (checkpoint.h) */
-    const st_pq_chunk_index *ix;
+    st_pq_chunk_index *ix;
     const st_pq_checkpoint *cp;    /* where this unit starts (NULL: the chunk's start) */
     bool cp_used;
 };
@@ -248,6 +249,59 @@ static int plain_like(st_pq_decoder *d, int encoding, const uint8_t *p, size_t l
                         st_pq_physical_name(phys));
 }
 
+/* The dictionary another unit of the row group converted (checkpoint.h),
+ * or NULL. */
+static st_pq_shared_dict *shared_dict(const st_pq_decoder *d)
+{
+    if (!d->ix || d->vsize == sizeof(st_bytes))
+        return NULL;
+    return atomic_load_explicit(&d->ix->dict, memory_order_acquire);
+}
+
+static int dict_take(st_pq_decoder *d, const st_pq_shared_dict *sd, st_error *err)
+{
+    int rc;
+    if ((rc = reserve(&d->dict, sd->n, sd->vsize, err)) || (rc = reserve(&d->dict_lossy, sd->n, 1, err)) ||
+        (rc = reserve(&d->dict_src, sd->n, sizeof(double), err)))
+        return rc;
+    if (sd->n) {
+        memcpy(d->dict.data, sd->vals, sd->n * sd->vsize);
+        memcpy(d->dict_lossy.data, sd->lossy, sd->n);
+        memcpy(d->dict_src.data, sd->src, sd->n * sizeof(double));
+    }
+    d->dict_has_lossy = sd->has_lossy;
+    d->dict_n = sd->n;
+    d->has_dict = true;
+    return 0;
+}
+
+/* Offers this unit's converted dictionary to the others; the first one
+ * published stays (they are equal), a failed copy just shares nothing. */
+static void dict_publish(st_pq_decoder *d)
+{
+    if (!d->ix || d->vsize == sizeof(st_bytes) || atomic_load(&d->ix->dict))
+        return;
+    size_t n = d->dict_n;
+    st_pq_shared_dict *sd = calloc(1, sizeof *sd);
+    if (!sd)
+        return;
+    *sd = (st_pq_shared_dict){.n = n, .vsize = d->vsize, .has_lossy = d->dict_has_lossy,
+                              .vals = malloc(n * d->vsize + 1), .lossy = malloc(n + 1),
+                              .src = malloc(n * sizeof(double) + 1)};
+    if (!sd->vals || !sd->lossy || !sd->src) {
+        st_pq_shared_dict_free(sd);
+        return;
+    }
+    if (n) {
+        memcpy(sd->vals, d->dict.data, n * d->vsize);
+        memcpy(sd->lossy, d->dict_lossy.data, n);
+        memcpy(sd->src, d->dict_src.data, n * sizeof(double));
+    }
+    st_pq_shared_dict *none = NULL;
+    if (!atomic_compare_exchange_strong(&d->ix->dict, &none, sd))
+        st_pq_shared_dict_free(sd);
+}
+
 static int dictionary_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, st_error *err)
 {
     const st_pq_page_header *h = &pg->h;
@@ -259,6 +313,9 @@ static int dictionary_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, s
         return st_error_set(err, ST_EDATA, "a second dictionary page");
     if (h->encoding != PQ_ENC_PLAIN && h->encoding != PQ_ENC_PLAIN_DICTIONARY)
         return st_error_set(err, ST_EUNSUPPORTED, "dictionary page in encoding %s", st_pq_encoding_name(h->encoding));
+    const st_pq_shared_dict *sd = shared_dict(d);
+    if (sd)
+        return dict_take(d, sd, err);  /* checked and converted by another unit */
     *stage = PQ_STAGE_CRC;
     if ((rc = st_pq_page_check_crc(pg, err)))
         return rc;
@@ -307,6 +364,7 @@ static int dictionary_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, s
         d->dict_has_lossy |= d->dict_lossy.data[i];
     d->dict_n = n;
     d->has_dict = true;
+    dict_publish(d);
     return 0;
 }
 
@@ -615,7 +673,7 @@ int st_pq_column_read(const st_pq_column_request *rq, st_pq_column_data *out, st
     int rc = st_pq_decoder_new(rq, false, &d, err);
     if (rc)
         return rc;
-    if (rq->shared && rq->cache && rq->chunk_bytes) {
+    if (rq->shared && rq->cache) {
         /* A unit of a split row group: start at its checkpoint, found by
          * one scan of the chunk shared by all its units. */
         d->ix = st_pq_chunk_cache_index(rq->cache, rq->shared, rq->shared_column, index_build, (void *)rq, index_free);
@@ -638,7 +696,11 @@ int st_pq_column_read(const st_pq_column_request *rq, st_pq_column_data *out, st
         in_page = true;
         page_no = pg.index;
         page_off = pg.offset;
-        if (!(rc = st_pq_pages_load(&pp, &pg, err)))
+        /* A page whose body the checkpoint scan kept, or a dictionary
+         * another unit converted, is not read again. */
+        bool kept = d->ix && (st_pq_chunk_index_body(d->ix, pg.index) ||
+                              (pg.h.type == PQ_PAGE_DICTIONARY && shared_dict(d)));
+        if (kept || !(rc = st_pq_pages_load(&pp, &pg, err)))
             rc = st_pq_decoder_page(d, &pg, &stage, err);
         if (!rc)
             in_page = false;

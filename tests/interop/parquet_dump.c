@@ -11,10 +11,12 @@
  *                                         the shortest float32 text, bytes in hex
  *
  * options: --columns a,b  --exclude a,b  --decimal-text  --strict-float
- *          --unit-rows N  --max-page BYTES  --jobs N (decode units in
+ *          --unit-rows N  --share-max BYTES (row groups whose chunks are
+ *          larger are not held in memory)  --max-page BYTES  --jobs N (decode units in
  *          parallel through the pipeline; output order is kept)
  * Errors go to stderr as "error: <status>: <message>", exit status 1. */
 #include "../../formats/format.h"
+#include "../../formats/parquet/chunk_cache.h"
 #include "../../formats/parquet/parquet.h"
 #include "../../src/json.h"
 #include "../../src/pipeline.h"
@@ -193,6 +195,8 @@ int main(int argc, char **argv)
             opt.strict_float = true;
         } else if (strcmp(argv[i], "--unit-rows") == 0 && i + 1 < argc) {
             opt.unit_records = strtoull(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--share-max") == 0 && i + 1 < argc) {
+            st_pq_share_max_bytes = strtoull(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--max-page") == 0 && i + 1 < argc) {
             opt.max_record_size = strtoull(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc) {
