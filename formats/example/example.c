@@ -51,6 +51,7 @@ static const uint8_t empty_name[1];
 typedef struct ex_ctx {
     const uint8_t *base;    /* the payload start: offsets in messages are from here */
     st_arena *arena;        /* NULL: only validate (st_example_check) */
+    bool shape_only;        /* numeric lists counted, not stored (st_example_decode_shape) */
     st_error *err;
     const char *where;      /* "feature" / "feature list" being decoded, for messages */
     st_bytes name;          /* ... and its name */
@@ -497,6 +498,10 @@ static int decode_feature(const ex_ctx *c, const uint8_t *p, size_t len, st_feat
         return ex_fail(c, run, "feature with %zu values: too many", count);
     if (!out)
         return ST_OK;
+    if (c->shape_only && kind != ST_KIND_BYTES) {
+        out->count = (uint32_t)count; /* v stays NULL: the values were checked, not stored */
+        return ST_OK;
+    }
 
     size_t elem = kind == ST_KIND_INT64 ? sizeof(int64_t)
                 : kind == ST_KIND_FLOAT ? sizeof(float) : sizeof(st_bytes);
@@ -871,10 +876,10 @@ static int walk_message(ex_ctx *c, const uint8_t *data, size_t len, st_record *o
     return ST_OK;
 }
 
-int st_example_decode(const uint8_t *data, size_t len, st_arena *arena, st_record *out,
-                      st_error *err)
+static int decode(const uint8_t *data, size_t len, st_arena *arena, bool shape_only, st_record *out,
+                  st_error *err)
 {
-    ex_ctx c = {.base = data, .arena = arena, .err = err};
+    ex_ctx c = {.base = data, .arena = arena, .shape_only = shape_only, .err = err};
     memset(out, 0, sizeof *out);
     if (!data)
         data = c.base = empty_name;
@@ -886,6 +891,18 @@ int st_example_decode(const uint8_t *data, size_t len, st_arena *arena, st_recor
     out->payload.data = data;
     out->payload.len = len;
     return ST_OK;
+}
+
+int st_example_decode(const uint8_t *data, size_t len, st_arena *arena, st_record *out,
+                      st_error *err)
+{
+    return decode(data, len, arena, false, out, err);
+}
+
+int st_example_decode_shape(const uint8_t *data, size_t len, st_arena *arena, st_record *out,
+                            st_error *err)
+{
+    return decode(data, len, arena, true, out, err);
 }
 
 int st_example_check(const uint8_t *data, size_t len, st_error *err)
