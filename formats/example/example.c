@@ -767,12 +767,28 @@ static uint32_t dedupe(void *items, uint32_t n, size_t size, st_arena *arena)
 #define NAME_AT(i) (*(const st_bytes *)(const void *)(base + (size_t)(i) * size))
     bool any = false;
     if (n <= 16) {
-        for (uint32_t i = 1; i < n && !any; i++)
-            for (uint32_t j = 0; j < i; j++)
-                if (same_name(NAME_AT(i), NAME_AT(j))) {
-                    any = true;
-                    break;
-                }
+        /* A 256-bit filter on a cheap hash of each name: a name whose bit
+         * is still clear cannot repeat an earlier one, so only a hit
+         * (a duplicate, or rarely two names on one bit) compares names,
+         * instead of every pair. */
+        uint64_t seen[4] = {0, 0, 0, 0};
+        for (uint32_t i = 0; i < n && !any; i++) {
+            st_bytes s = NAME_AT(i);
+            uint32_t key = (uint32_t)s.len;
+            if (s.len)
+                key |= (uint32_t)s.data[0] << 8 | (uint32_t)s.data[s.len / 2] << 16 |
+                       (uint32_t)s.data[s.len - 1] << 24;
+            uint32_t h = key * UINT32_C(0x9E3779B1);
+            h = ((h ^ h >> 15) * UINT32_C(0x85EBCA6B)) >> 24; /* "x0".."x9" spread apart */
+            if (seen[h >> 6] >> (h & 63) & 1) {
+                for (uint32_t j = 0; j < i; j++)
+                    if (same_name(s, NAME_AT(j))) {
+                        any = true;
+                        break;
+                    }
+            }
+            seen[h >> 6] |= UINT64_C(1) << (h & 63);
+        }
     } else {
         /* Open addressing on a table of indexes + 1 (0 = empty). */
         uint32_t stack_slots[1024];

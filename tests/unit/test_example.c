@@ -357,6 +357,43 @@ static void test_duplicate_keys_last_wins(void)
         CU_ASSERT_NSTRING_EQUAL(rec.features[i].name.data, key, strlen(key));
         CU_ASSERT_EQUAL(rec.features[i].v.i64[0], i < 20 ? i + 40 : i);
     }
+
+    /* Up to 16 features (the filtered path): names alike in length and
+     * first and last byte, duplicates anywhere, against a plain reference. */
+    static const char *const pool[] = {"a", "b", "ab", "ba", "x0", "x1", "aab", "abb", "", "s0"};
+    uint64_t state = 12345;
+    for (int iter = 0; iter < 2000; iter++) {
+        msg fs = {0}, e = {0};
+        state = state * 6364136223846793005u + 1442695040888963407u;
+        int n = 1 + (int)(state >> 60); /* 1..16 */
+        int pick[16], first_of[10], last_val[10], order[10], norder = 0;
+        for (int k = 0; k < 10; k++)
+            first_of[k] = -1;
+        for (int i = 0; i < n; i++) {
+            state = state * 6364136223846793005u + 1442695040888963407u;
+            pick[i] = (int)((state >> 33) % 10);
+            if (first_of[pick[i]] < 0) {
+                first_of[pick[i]] = i;
+                order[norder++] = pick[i];
+            }
+            last_val[pick[i]] = i;
+            msg entry = {0}, feat = {0}, list = {0};
+            m_varint_field(&list, 1, (uint64_t)i);
+            m_msg_field(&feat, 3, &list);
+            m_str_field(&entry, 1, pool[pick[i]]);
+            m_msg_field(&entry, 2, &feat);
+            m_msg_field(&fs, 1, &entry);
+        }
+        m_msg_field(&e, 1, &fs);
+        CU_ASSERT_EQUAL_FATAL(decode(&e, &rec, &err), 0);
+        CU_ASSERT_EQUAL_FATAL(rec.nfeatures, (uint32_t)norder);
+        for (int k = 0; k < norder; k++) {
+            const char *name = pool[order[k]];
+            CU_ASSERT_EQUAL(rec.features[k].name.len, strlen(name));
+            CU_ASSERT(strlen(name) == 0 || memcmp(rec.features[k].name.data, name, strlen(name)) == 0);
+            CU_ASSERT_EQUAL(rec.features[k].v.i64[0], last_val[order[k]]);
+        }
+    }
 }
 
 static void test_oneof_rules(void)
