@@ -542,6 +542,18 @@ static int decode_feature(const ex_ctx *c, const uint8_t *p, size_t len, st_feat
 static int split_entry(const ex_ctx *c, const uint8_t *p, size_t len, const char *msg,
                        st_bytes *key, const uint8_t **val, size_t *val_len, unsigned *nvals)
 {
+    /* What every writer writes: key (field 1), then value (field 2), both
+     * with one-byte lengths, filling the entry exactly.  The loop below
+     * would find the same; this says it in a few compares. */
+    if (len >= 4 && p[0] == 0x0a && p[1] < 0x80 && (size_t)p[1] + 4 <= len && p[2 + p[1]] == 0x12 &&
+        p[3 + p[1]] < 0x80 && (size_t)p[1] + 4 + p[3 + p[1]] == len) {
+        key->data = p + 2;
+        key->len = p[1];
+        *val = p + 4 + p[1];
+        *val_len = p[3 + p[1]];
+        *nvals = 1;
+        return ST_OK;
+    }
     const uint8_t *end = p + len;
     key->data = empty_name;
     key->len = 0;

@@ -291,11 +291,38 @@ static void test_map_entry_quirks(void)
         m_varint_field(&entry, 9, 1);
         m_msg_field(&features, 1, &entry);
     }
+    /* key and value as writers put them, then a trailing unknown field:
+     * not the common layout's exact fill, still key and value */
+    {
+        msg entry = {0}, feat = {0}, list = {0};
+        m_varint_field(&list, 1, 5);
+        m_msg_field(&feat, 3, &list);
+        m_str_field(&entry, 1, "trailing");
+        m_msg_field(&entry, 2, &feat);
+        m_varint_field(&entry, 3, 1);
+        m_msg_field(&features, 1, &entry);
+    }
+    /* key then two values: the last is used */
+    {
+        msg entry = {0}, feat1 = {0}, feat2 = {0}, list1 = {0}, list2 = {0};
+        m_varint_field(&list1, 1, 1);
+        m_msg_field(&feat1, 3, &list1);
+        m_varint_field(&list2, 1, 2);
+        m_msg_field(&feat2, 3, &list2);
+        m_str_field(&entry, 1, "twice");
+        m_msg_field(&entry, 2, &feat1);
+        m_msg_field(&entry, 2, &feat2);
+        m_msg_field(&features, 1, &entry);
+    }
     m_msg_field(&ex, 1, &features);
     st_record rec;
     st_error err = {0};
     CU_ASSERT_EQUAL_FATAL(decode(&ex, &rec, &err), 0);
-    CU_ASSERT_EQUAL_FATAL(rec.nfeatures, 3);
+    CU_ASSERT_EQUAL_FATAL(rec.nfeatures, 5);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(find(&rec, "trailing"));
+    CU_ASSERT_EQUAL(find(&rec, "trailing")->v.i64[0], 5);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(find(&rec, "twice"));
+    CU_ASSERT_EQUAL(find(&rec, "twice")->v.i64[0], 2);
     const st_feature *f = find(&rec, "late_key");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     CU_ASSERT_EQUAL(f->count, 1);
