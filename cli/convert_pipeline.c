@@ -360,6 +360,8 @@ static int process_item(run_state *rs, item *it, st_error *err)
         }
     }
     it->stats.check_utf8 = job->check_utf8;
+    /* The schema scan (no writer) needs the shape of the features only. */
+    it->stats.shape_only = !job->writer;
     const st_format *tfrecord = st_format_by_name("tfrecord");
     bool frames_pass = tfrecord && job->writer == tfrecord->writer;
     st_feature_stats_new_batch(&it->stats);
@@ -563,11 +565,15 @@ int convert_scan_schema(const convert_job *job, st_feature_stats *stats, st_sche
             return st_error_set(err, ST_EUSAGE,
                                 "this output format needs the features before the first record; "
                                 "standard input cannot be read twice (convert to a file first)");
+    /* The scan looks at the features' shape: TFRecord inputs need not store
+     * their numbers, unless --type or --widen converts them on the way. */
+    st_read_options ro = *job->ro;
+    ro.shape_only = !job->forced && !job->widen;
     convert_job scan = {
         .paths = job->paths,
         .npaths = job->npaths,
         .from = job->from,
-        .ro = job->ro,
+        .ro = &ro,
         .writer = NULL,
         .wopt = job->wopt,
         .emit = discard_emit,

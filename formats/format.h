@@ -63,6 +63,10 @@ typedef struct st_read_options {
                                        by bytes asks for small units */
     bool payload_only;              /* TFRecord: records carry their payload, undecoded
                                        (cat --format tfrecord|raw, split) */
+    bool shape_only;                /* TFRecord: numeric values are checked and counted
+                                       but not stored (count set, v.i64 / v.f32 NULL);
+                                       for convert's schema scan, which looks at the
+                                       features' shape only */
     bool skip_corrupt;              /* TFRecord: skip damaged records (counted in
                                        st_batch.skipped_rows) instead of failing */
     const void *format_options;     /* e.g. struct st_csv_options for csv/tsv */

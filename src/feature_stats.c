@@ -80,7 +80,7 @@ static st_feature_stat *lookup(st_feature_stats *s, const uint8_t *name, size_t 
     return f;
 }
 
-static void add_values(st_feature_stat *f, const st_feature *feat, bool check_utf8)
+static void add_values(st_feature_stat *f, const st_feature *feat, bool check_utf8, bool shape_only)
 {
     if (check_utf8 && feat->kind == ST_KIND_BYTES && !f->not_utf8)
         for (uint32_t i = 0; i < feat->count && !f->not_utf8; i++)
@@ -91,6 +91,8 @@ static void add_values(st_feature_stat *f, const st_feature *feat, bool check_ut
         f->min_len = feat->count;
     if (feat->count > f->max_len)
         f->max_len = feat->count;
+    if (shape_only)
+        return;
     /* The ranges start at sentinels (lookup) that any value replaces, so
      * the updates are selects, not branches on has_int / has_float. */
     if (feat->kind == ST_KIND_INT64) {
@@ -179,7 +181,7 @@ int st_feature_stats_add(st_feature_stats *s, const st_record *rec)
             }
         }
         f->present++;
-        add_values(f, feat, s->check_utf8);
+        add_values(f, feat, s->check_utf8, s->shape_only);
     }
     /* Feature lists: presence and steps per record, values per step. */
     for (uint32_t i = 0; i < rec->nlists; i++) {
@@ -194,7 +196,7 @@ int st_feature_stats_add(st_feature_stats *s, const st_record *rec)
         if (fl->count > f->max_steps)
             f->max_steps = fl->count;
         for (uint32_t k = 0; k < fl->count; k++)
-            add_values(f, &fl->steps[k], s->check_utf8);
+            add_values(f, &fl->steps[k], s->check_utf8, s->shape_only);
     }
     return ST_OK;
 }

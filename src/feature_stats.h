@@ -44,6 +44,11 @@ typedef struct st_feature_stats {
     /* Check bytes values for UTF-8 (st_feature_stat.not_utf8): off by
      * default, it costs a pass over every value. */
     bool check_utf8;
+    /* Keep only what a schema is made of (st_feature_stats_schema: kinds,
+     * presence, list lengths, steps, UTF-8): no numeric ranges or NaN
+     * counts, which cost a pass over every number.  For convert's schema
+     * scan; stat and manifests want the full statistics. */
+    bool shape_only;
     /* Readers of tables give every record the same name pointers in the same
      * order: feature i of the last record, and its slot, skip the hashing.
      * A pointer can come back with other bytes in a later batch (a reused

@@ -51,6 +51,7 @@ static const uint8_t empty_name[1];
 typedef struct ex_ctx {
     const uint8_t *base;    /* the payload start: offsets in messages are from here */
     st_arena *arena;        /* NULL: only validate (st_example_check) */
+    bool shape_only;        /* numeric lists counted, not stored (st_example_decode_shape) */
     st_error *err;
     const char *where;      /* "feature" / "feature list" being decoded, for messages */
     st_bytes name;          /* ... and its name */
@@ -497,6 +498,10 @@ static int decode_feature(const ex_ctx *c, const uint8_t *p, size_t len, st_feat
         return ex_fail(c, run, "feature with %zu values: too many", count);
     if (!out)
         return ST_OK;
+    if (c->shape_only && kind != ST_KIND_BYTES) {
+        out->count = (uint32_t)count; /* v stays NULL: the values were checked, not stored */
+        return ST_OK;
+    }
 
     size_t elem = kind == ST_KIND_INT64 ? sizeof(int64_t)
                 : kind == ST_KIND_FLOAT ? sizeof(float) : sizeof(st_bytes);
@@ -537,6 +542,18 @@ static int decode_feature(const ex_ctx *c, const uint8_t *p, size_t len, st_feat
 static int split_entry(const ex_ctx *c, const uint8_t *p, size_t len, const char *msg,
                        st_bytes *key, const uint8_t **val, size_t *val_len, unsigned *nvals)
 {
+    /* What every writer writes: key (field 1), then value (field 2), both
+     * with one-byte lengths, filling the entry exactly.  The loop below
+     * would find the same; this says it in a few compares. */
+    if (len >= 4 && p[0] == 0x0a && p[1] < 0x80 && (size_t)p[1] + 4 <= len && p[2 + p[1]] == 0x12 &&
+        p[3 + p[1]] < 0x80 && (size_t)p[1] + 4 + p[3 + p[1]] == len) {
+        key->data = p + 2;
+        key->len = p[1];
+        *val = p + 4 + p[1];
+        *val_len = p[3 + p[1]];
+        *nvals = 1;
+        return ST_OK;
+    }
     const uint8_t *end = p + len;
     key->data = empty_name;
     key->len = 0;
@@ -762,12 +779,28 @@ static uint32_t dedupe(void *items, uint32_t n, size_t size, st_arena *arena)
 #define NAME_AT(i) (*(const st_bytes *)(const void *)(base + (size_t)(i) * size))
     bool any = false;
     if (n <= 16) {
-        for (uint32_t i = 1; i < n && !any; i++)
-            for (uint32_t j = 0; j < i; j++)
-                if (same_name(NAME_AT(i), NAME_AT(j))) {
-                    any = true;
-                    break;
-                }
+        /* A 256-bit filter on a cheap hash of each name: a name whose bit
+         * is still clear cannot repeat an earlier one, so only a hit
+         * (a duplicate, or rarely two names on one bit) compares names,
+         * instead of every pair. */
+        uint64_t seen[4] = {0, 0, 0, 0};
+        for (uint32_t i = 0; i < n && !any; i++) {
+            st_bytes s = NAME_AT(i);
+            uint32_t key = (uint32_t)s.len;
+            if (s.len)
+                key |= (uint32_t)s.data[0] << 8 | (uint32_t)s.data[s.len / 2] << 16 |
+                       (uint32_t)s.data[s.len - 1] << 24;
+            uint32_t h = key * UINT32_C(0x9E3779B1);
+            h = ((h ^ h >> 15) * UINT32_C(0x85EBCA6B)) >> 24; /* "x0".."x9" spread apart */
+            if (seen[h >> 6] >> (h & 63) & 1) {
+                for (uint32_t j = 0; j < i; j++)
+                    if (same_name(s, NAME_AT(j))) {
+                        any = true;
+                        break;
+                    }
+            }
+            seen[h >> 6] |= UINT64_C(1) << (h & 63);
+        }
     } else {
         /* Open addressing on a table of indexes + 1 (0 = empty). */
         uint32_t stack_slots[1024];
@@ -871,10 +904,10 @@ static int walk_message(ex_ctx *c, const uint8_t *data, size_t len, st_record *o
     return ST_OK;
 }
 
-int st_example_decode(const uint8_t *data, size_t len, st_arena *arena, st_record *out,
-                      st_error *err)
+static int decode(const uint8_t *data, size_t len, st_arena *arena, bool shape_only, st_record *out,
+                  st_error *err)
 {
-    ex_ctx c = {.base = data, .arena = arena, .err = err};
+    ex_ctx c = {.base = data, .arena = arena, .shape_only = shape_only, .err = err};
     memset(out, 0, sizeof *out);
     if (!data)
         data = c.base = empty_name;
@@ -886,6 +919,18 @@ int st_example_decode(const uint8_t *data, size_t len, st_arena *arena, st_recor
     out->payload.data = data;
     out->payload.len = len;
     return ST_OK;
+}
+
+int st_example_decode(const uint8_t *data, size_t len, st_arena *arena, st_record *out,
+                      st_error *err)
+{
+    return decode(data, len, arena, false, out, err);
+}
+
+int st_example_decode_shape(const uint8_t *data, size_t len, st_arena *arena, st_record *out,
+                            st_error *err)
+{
+    return decode(data, len, arena, true, out, err);
 }
 
 int st_example_check(const uint8_t *data, size_t len, st_error *err)

@@ -21,6 +21,13 @@
 int st_example_decode(const uint8_t *data, size_t len, st_arena *arena,
                       st_record *out, st_error *err);
 
+/* st_example_decode, with every check and verdict the same, but numeric
+ * lists are only counted: an int64 or float feature has its count and a
+ * NULL value array (bytes values are kept).  For scans that want the
+ * features' names, kinds and lengths without the cost of storing numbers. */
+int st_example_decode_shape(const uint8_t *data, size_t len, st_arena *arena,
+                            st_record *out, st_error *err);
+
 /* Checks that a payload is a well-formed Example / SequenceExample without
  * building anything (verify --decode): same verdicts as st_example_decode. */
 int st_example_check(const uint8_t *data, size_t len, st_error *err);

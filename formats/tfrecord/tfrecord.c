@@ -355,6 +355,7 @@ done:
 typedef struct tfr_reader {
     st_tfrecord_reader rr;
     bool payload_only;
+    bool shape_only;
     bool skip_corrupt;
     void (*on_skip)(void *ctx, const char *path, uint64_t index, uint64_t offset, const char *why);
     void *on_skip_ctx;
@@ -390,6 +391,7 @@ static int tfr_open(void *priv, st_stream *in, const st_read_options *opt, st_er
     t->unit_records = opt->unit_records ? opt->unit_records : 4096;
     t->unit_bytes = opt->unit_bytes && opt->unit_bytes < ((size_t)4 << 20) ? opt->unit_bytes : (size_t)4 << 20;
     t->payload_only = opt->payload_only;
+    t->shape_only = opt->shape_only;
     t->skip_corrupt = opt->skip_corrupt;
     t->on_skip = opt->on_skip;
     t->on_skip_ctx = opt->on_skip_ctx;
@@ -511,7 +513,9 @@ static int tfr_decode_unit(const void *priv, const st_unit *unit, st_batch *out,
         const uint8_t *frame = in_block ? u->block_frame : u->payloads.data + begin;
         size_t len = in_block ? u->block_len : u->ends[i] - begin - ST_TFRECORD_OVERHEAD;
         const uint8_t *payload = frame + ST_TFRECORD_HEADER_SIZE;
-        int r = t->payload_only ? ST_OK : st_example_decode(payload, len, &out->arena, rec, err);
+        int r = t->payload_only ? ST_OK
+                : t->shape_only ? st_example_decode_shape(payload, len, &out->arena, rec, err)
+                                : st_example_decode(payload, len, &out->arena, rec, err);
         if (r < 0)
             return st_error_prefix(err, "record %llu at offset %llu: not an Example: ",
                                    (unsigned long long)(unit->first_record + i),

@@ -104,6 +104,17 @@ static int decode(const msg *m, st_record *rec, st_error *err)
     CU_ASSERT_EQUAL(rc, crc);
     if (rc != crc)
         fprintf(stderr, "decode %d (%s) vs check %d (%s)\n", rc, err->msg, crc, cerr.msg);
+    /* The shape-only decode (convert's schema scan) makes every check the
+     * full one makes: same verdict, same message. */
+    st_record shape;
+    st_error serr = {0};
+    int src = st_example_decode_shape(m->d, m->n, &arena, &shape, &serr);
+    CU_ASSERT_EQUAL(rc, src);
+    if (rc) {
+        CU_ASSERT_STRING_EQUAL(err->msg, serr.msg);
+    } else {
+        CU_ASSERT_EQUAL(shape.nfeatures, rec->nfeatures);
+    }
     return rc;
 }
 
@@ -280,11 +291,38 @@ static void test_map_entry_quirks(void)
         m_varint_field(&entry, 9, 1);
         m_msg_field(&features, 1, &entry);
     }
+    /* key and value as writers put them, then a trailing unknown field:
+     * not the common layout's exact fill, still key and value */
+    {
+        msg entry = {0}, feat = {0}, list = {0};
+        m_varint_field(&list, 1, 5);
+        m_msg_field(&feat, 3, &list);
+        m_str_field(&entry, 1, "trailing");
+        m_msg_field(&entry, 2, &feat);
+        m_varint_field(&entry, 3, 1);
+        m_msg_field(&features, 1, &entry);
+    }
+    /* key then two values: the last is used */
+    {
+        msg entry = {0}, feat1 = {0}, feat2 = {0}, list1 = {0}, list2 = {0};
+        m_varint_field(&list1, 1, 1);
+        m_msg_field(&feat1, 3, &list1);
+        m_varint_field(&list2, 1, 2);
+        m_msg_field(&feat2, 3, &list2);
+        m_str_field(&entry, 1, "twice");
+        m_msg_field(&entry, 2, &feat1);
+        m_msg_field(&entry, 2, &feat2);
+        m_msg_field(&features, 1, &entry);
+    }
     m_msg_field(&ex, 1, &features);
     st_record rec;
     st_error err = {0};
     CU_ASSERT_EQUAL_FATAL(decode(&ex, &rec, &err), 0);
-    CU_ASSERT_EQUAL_FATAL(rec.nfeatures, 3);
+    CU_ASSERT_EQUAL_FATAL(rec.nfeatures, 5);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(find(&rec, "trailing"));
+    CU_ASSERT_EQUAL(find(&rec, "trailing")->v.i64[0], 5);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(find(&rec, "twice"));
+    CU_ASSERT_EQUAL(find(&rec, "twice")->v.i64[0], 2);
     const st_feature *f = find(&rec, "late_key");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     CU_ASSERT_EQUAL(f->count, 1);
@@ -345,6 +383,43 @@ static void test_duplicate_keys_last_wins(void)
         CU_ASSERT_EQUAL(rec.features[i].name.len, strlen(key));
         CU_ASSERT_NSTRING_EQUAL(rec.features[i].name.data, key, strlen(key));
         CU_ASSERT_EQUAL(rec.features[i].v.i64[0], i < 20 ? i + 40 : i);
+    }
+
+    /* Up to 16 features (the filtered path): names alike in length and
+     * first and last byte, duplicates anywhere, against a plain reference. */
+    static const char *const pool[] = {"a", "b", "ab", "ba", "x0", "x1", "aab", "abb", "", "s0"};
+    uint64_t state = 12345;
+    for (int iter = 0; iter < 2000; iter++) {
+        msg fs = {0}, e = {0};
+        state = state * 6364136223846793005u + 1442695040888963407u;
+        int n = 1 + (int)(state >> 60); /* 1..16 */
+        int pick[16], first_of[10], last_val[10], order[10], norder = 0;
+        for (int k = 0; k < 10; k++)
+            first_of[k] = -1;
+        for (int i = 0; i < n; i++) {
+            state = state * 6364136223846793005u + 1442695040888963407u;
+            pick[i] = (int)((state >> 33) % 10);
+            if (first_of[pick[i]] < 0) {
+                first_of[pick[i]] = i;
+                order[norder++] = pick[i];
+            }
+            last_val[pick[i]] = i;
+            msg entry = {0}, feat = {0}, list = {0};
+            m_varint_field(&list, 1, (uint64_t)i);
+            m_msg_field(&feat, 3, &list);
+            m_str_field(&entry, 1, pool[pick[i]]);
+            m_msg_field(&entry, 2, &feat);
+            m_msg_field(&fs, 1, &entry);
+        }
+        m_msg_field(&e, 1, &fs);
+        CU_ASSERT_EQUAL_FATAL(decode(&e, &rec, &err), 0);
+        CU_ASSERT_EQUAL_FATAL(rec.nfeatures, (uint32_t)norder);
+        for (int k = 0; k < norder; k++) {
+            const char *name = pool[order[k]];
+            CU_ASSERT_EQUAL(rec.features[k].name.len, strlen(name));
+            CU_ASSERT(strlen(name) == 0 || memcmp(rec.features[k].name.data, name, strlen(name)) == 0);
+            CU_ASSERT_EQUAL(rec.features[k].v.i64[0], last_val[order[k]]);
+        }
     }
 }
 
@@ -1436,6 +1511,93 @@ static void test_feature_stats_own_names(void)
     st_feature_stats_free(&s);
 }
 
+/* Names from a small set, so that features recur over records with
+ * varying presence, kinds and lengths; bytes of some features ASCII, so
+ * that both UTF-8 verdicts occur. */
+static void rnd_record_recurring(st_record *r)
+{
+    rnd_record(r);
+    for (uint32_t i = 0; i < r->nfeatures + r->nlists; i++) {
+        char *s = st_arena_alloc(&arena, 16);
+        int n = snprintf(s, 16, "f%u", i < r->nfeatures ? i : i - r->nfeatures);
+        st_feature *f = i < r->nfeatures ? &r->features[i] : NULL;
+        if (f)
+            f->name = (st_bytes){(const uint8_t *)s, (size_t)n};
+        else
+            r->lists[i - r->nfeatures].name = (st_bytes){(const uint8_t *)s, (size_t)n};
+        if (f && f->kind == ST_KIND_BYTES && i % 2 == 0)
+            for (uint32_t k = 0; k < f->count; k++)
+                for (size_t b = 0; b < f->v.bytes[k].len; b++)
+                    ((uint8_t *)(uintptr_t)f->v.bytes[k].data)[b] &= 0x7f;
+    }
+}
+
+static void stats_add_decoded(st_feature_stats *s, const st_buf *payload, bool shape)
+{
+    st_record rec;
+    st_error err = {0};
+    int rc = shape ? st_example_decode_shape(payload->data, payload->len, &arena, &rec, &err)
+                   : st_example_decode(payload->data, payload->len, &arena, &rec, &err);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    if (shape)
+        for (uint32_t i = 0; i < rec.nfeatures; i++)
+            if (rec.features[i].kind == ST_KIND_INT64 || rec.features[i].kind == ST_KIND_FLOAT)
+                CU_ASSERT_PTR_NULL(rec.features[i].v.i64); /* counted, not stored */
+    st_feature_stats_new_batch(s);
+    CU_ASSERT_EQUAL(st_feature_stats_add(s, &rec), 0);
+}
+
+/* convert's schema scan (shape-only decode, shape-only statistics) derives
+ * the schema the full decode and full statistics derive. */
+static void test_shape_only_schema(void)
+{
+    st_buf out = {0};
+    st_feature_stats full, shape;
+    st_feature_stats_init(&full);
+    st_feature_stats_init(&shape);
+    full.check_utf8 = shape.check_utf8 = true;
+    shape.shape_only = true;
+    for (int iter = 0; iter < 3000; iter++) {
+        st_arena_reset(&arena);
+        st_record rec;
+        rnd_record_recurring(&rec);
+        st_buf_clear(&out);
+        CU_ASSERT_EQUAL_FATAL(st_example_encode(&rec, &out), 0);
+        stats_add_decoded(&full, &out, false);
+        stats_add_decoded(&shape, &out, true);
+    }
+    st_schema a = {0}, b = {0};
+    CU_ASSERT_EQUAL_FATAL(st_feature_stats_schema(&full, &a), 0);
+    CU_ASSERT_EQUAL_FATAL(st_feature_stats_schema(&shape, &b), 0);
+    CU_ASSERT_EQUAL_FATAL(a.count, b.count);
+    CU_ASSERT(a.count > 20);
+    bool seen_utf8[2] = {false, false}, seen_nullable[2] = {false, false}, seen_sequence = false;
+    for (size_t i = 0; i < a.count; i++) {
+        const st_column *x = &a.columns[i], *y = &b.columns[i];
+        CU_ASSERT_STRING_EQUAL(x->name, y->name);
+        CU_ASSERT_EQUAL(x->kind, y->kind);
+        CU_ASSERT_EQUAL(x->nullable, y->nullable);
+        CU_ASSERT_EQUAL(x->repeated, y->repeated);
+        CU_ASSERT_EQUAL(x->fixed_len, y->fixed_len);
+        CU_ASSERT_EQUAL(x->sequence, y->sequence);
+        CU_ASSERT_EQUAL(x->null_steps, y->null_steps);
+        CU_ASSERT_EQUAL(x->not_utf8, y->not_utf8);
+        if (x->kind == ST_KIND_BYTES)
+            seen_utf8[x->not_utf8] = true;
+        seen_nullable[x->nullable] = true;
+        seen_sequence |= x->sequence;
+    }
+    /* the records were varied enough to mean something */
+    CU_ASSERT_TRUE(seen_utf8[0] && seen_utf8[1] && seen_nullable[1] && seen_sequence);
+    CU_ASSERT_EQUAL(full.records, shape.records);
+    CU_ASSERT_EQUAL(full.sequence_records, shape.sequence_records);
+    st_schema_free(&a);
+    st_schema_free(&b);
+    st_feature_stats_free(&full);
+    st_feature_stats_free(&shape);
+    st_buf_free(&out);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -1468,6 +1630,7 @@ int main(int argc, char **argv)
     CU_add_test(s, "feature stats: names once per batch", test_feature_stats_batches);
     CU_add_test(s, "feature stats: ranges", test_feature_stats_ranges);
     CU_add_test(s, "feature stats: each record's own names", test_feature_stats_own_names);
+    CU_add_test(s, "shape-only decode and stats: same schema", test_shape_only_schema);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failures = CU_get_number_of_failures();
