@@ -482,16 +482,24 @@ int st_shard_sink_open(const st_shard_options *opt, st_shard_sink **out, st_erro
     return ST_OK;
 }
 
+/* The shard's index line for a record of len bytes about to be written
+ * (DALI's "offset size" form). */
+static int write_index_line(open_shard *sh, size_t len, st_error *err)
+{
+    if (!sh->index)
+        return ST_OK;
+    char line[64];
+    int n = snprintf(line, sizeof line, "%" PRIu64 " %zu\n", sh->top->written, len);
+    int rc = st_ostream_write(sh->index, line, (size_t)n, err);
+    return rc < 0 ? rc : ST_OK;
+}
+
 static int write_to(st_shard_sink *s, open_shard *sh, const uint8_t *encoded, size_t len,
                     uint64_t records, st_error *err)
 {
-    if (sh->index) {
-        char line[64];
-        int n = snprintf(line, sizeof line, "%" PRIu64 " %zu\n", sh->top->written, len);
-        int rc = st_ostream_write(sh->index, line, (size_t)n, err);
-        if (rc < 0)
-            return rc;
-    }
+    int irc = write_index_line(sh, len, err);
+    if (irc < 0)
+        return irc;
     uint64_t before = sh->top->written;
     /* Uncompressed, what the writer stores is the checksum layer's input:
      * a writer that knows its bytes' CRC (a TFRecord frame carries its
@@ -544,13 +552,9 @@ int st_shard_sink_write_direct(st_shard_sink *s, size_t shard, const uint8_t *en
 {
     open_shard *sh = &s->open[shard];
     if (sh->top) {
-        if (sh->index) {
-            char line[64];
-            int n = snprintf(line, sizeof line, "%" PRIu64 " %zu\n", sh->top->written, len);
-            int rc = st_ostream_write(sh->index, line, (size_t)n, err);
-            if (rc < 0)
-                return rc;
-        }
+        int irc = write_index_line(sh, len, err);
+        if (irc < 0)
+            return irc;
         int rc = s->opt.writer->write(sh->writer_priv, encoded, len, err);
         if (rc < 0)
             return rc;

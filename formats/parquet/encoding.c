@@ -327,20 +327,7 @@ int st_pq_plain_bool_at(const uint8_t *data, size_t len, size_t first, uint8_t *
 
 int st_pq_plain_bytes_skip(const uint8_t *data, size_t len, size_t n, size_t *used, st_error *err)
 {
-    const uint8_t *p = data, *end = data + len;
-    for (size_t i = 0; i < n; i++) {
-        if (end - p < 4)
-            return truncated(err, "PLAIN BYTE_ARRAY");
-        uint32_t l;
-        memcpy(&l, p, 4);
-        p += 4;
-        if (l > (size_t)(end - p))
-            return st_error_set(err, ST_EDATA, "PLAIN BYTE_ARRAY value %zu claims %u bytes, %zu are left", i, l,
-                                (size_t)(end - p));
-        p += l;
-    }
-    *used = (size_t)(p - data);
-    return 0;
+    return st_pq_plain_bytes_decode(data, len, NULL, n, used, err);
 }
 
 int st_pq_plain_bytes_decode(const uint8_t *data, size_t len, st_bytes *out, size_t n, size_t *used,
@@ -356,8 +343,10 @@ int st_pq_plain_bytes_decode(const uint8_t *data, size_t len, st_bytes *out, siz
         if (l > (size_t)(end - p))
             return st_error_set(err, ST_EDATA, "PLAIN BYTE_ARRAY value %zu claims %u bytes, %zu are left", i, l,
                                 (size_t)(end - p));
-        out[i].data = p;
-        out[i].len = l;
+        if (out) {  /* NULL: skipping */
+            out[i].data = p;
+            out[i].len = l;
+        }
         p += l;
     }
     *used = (size_t)(p - data);

@@ -80,7 +80,8 @@ int st_pq_plain_bool_at(const uint8_t *data, size_t len, size_t first, uint8_t *
 /* PLAIN BYTE_ARRAY: passes over n values (their lengths checked); *used
  * receives the bytes they occupy. */
 int st_pq_plain_bytes_skip(const uint8_t *data, size_t len, size_t n, size_t *used, st_error *err);
-/* PLAIN BYTE_ARRAY: n values pointing into data; *used receives the bytes read. */
+/* PLAIN BYTE_ARRAY: n values pointing into data (out NULL: only checked, as
+ * skip does); *used receives the bytes read. */
 int st_pq_plain_bytes_decode(const uint8_t *data, size_t len, st_bytes *out, size_t n, size_t *used,
                              st_error *err);
 
