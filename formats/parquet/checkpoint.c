@@ -7,9 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The largest page body kept for a row group whose bytes are not shared. */
-#define KEPT_UNSHARED_MAX ((size_t)16 << 20)
-
 /* Levels decoded at a time by the scan. */
 #define SCAN_WINDOW ((size_t)1 << 16)
 
@@ -110,12 +107,12 @@ static int scan_page(scan *s, const st_pq_page *pg, size_t n, st_buf *buf)
     }
     /* Without shared chunk bytes, only a body decompressed into buf lives
      * on after the scan (a v1 page's; a v2 page's levels point into the
-     * page read, which the scan frees), and only a small one: a page of a
-     * hundred megabytes of blobs held for the whole row group would cost
-     * more memory than its units re-reading it cost time.  Other pages are
-     * read again by their units, from their checkpoints. */
-    bool keepable = s->src->chunk_bytes || (pg->h.type == PQ_PAGE_DATA && buf->data && body.data == buf->data &&
-                                            body.len <= KEPT_UNSHARED_MAX);
+     * page read, which the scan frees): other pages are read again by
+     * their units, from their checkpoints.  Even a page of a hundred
+     * megabytes (DuckDB's pages of long strings or blobs) is worth keeping
+     * within the allowance: each of its units would otherwise hold the
+     * page read and its decompressed copy at once. */
+    bool keepable = s->src->chunk_bytes || (pg->h.type == PQ_PAGE_DATA && buf->data && body.data == buf->data);
     return inside && keepable ? keep_body(s, pg->index, &body, buf) : 0;
 }
 
