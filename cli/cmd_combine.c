@@ -14,6 +14,7 @@
 #include "manifest_read.h"
 
 #include "../src/json.h"
+#include "task_infix.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -93,10 +94,8 @@ static int find_task_manifests(combine_state *c)
     int status = EXIT_OK;
     while (status == EXIT_OK && (e = readdir(d))) {
         unsigned long long i, n;
-        int end = 0;
         if (strncmp(e->d_name, c->base, blen) != 0 ||
-            sscanf(e->d_name + blen, "-task%5llu-of-%5llu.manifest.json%n", &i, &n, &end) != 2 ||
-            e->d_name[blen + end] != '\0' || n == 0 || i >= n)
+            !cli_task_infix_parse(e->d_name + blen, ".manifest.json", &i, &n) || n == 0 || i >= n)
             continue;
         char path[8400];
         snprintf(path, sizeof path, "%s%s", c->dir, e->d_name);

@@ -13,6 +13,7 @@
 #include "../src/json.h"
 #include "../src/pipeline.h"
 #include "../src/url_redact.h"
+#include "task_infix.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,8 +242,7 @@ static int run_convert(const cli_command *cmd, cli_values *v)
      * write the same name and each owns its shards, manifest and lock. */
     char infix[64] = "";
     if (tasks > 1)
-        snprintf(infix, sizeof infix, "-task%05llu-of-%05llu", (unsigned long long)task,
-                 (unsigned long long)tasks);
+        cli_task_infix_format(infix, sizeof infix, task, tasks);
     cli_output out;
     int status = cli_output_init(cmd, v, out_format, infix[0] ? infix : NULL, &out);
     if (status)

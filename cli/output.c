@@ -8,6 +8,7 @@
 
 #include "../src/manifest.h"
 #include "../src/pipeline.h"
+#include "task_infix.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -154,7 +155,7 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
      * set, and nothing needs renaming or rewriting afterwards.  A size or
      * record limit cannot know N*S before the data is read. */
     unsigned long long task = 0, tasks = 0;
-    if (infix && sscanf(infix, "-task%llu-of-%llu", &task, &tasks) == 2 && tasks > 0) {
+    if (infix && cli_task_infix_parse(infix, "", &task, &tasks) && tasks > 0) {
         if (out->sopt.mode != ST_SHARD_BY_COUNT)
             return cli_usage_error(cmd, "--%s cannot be used with --task or --tasks: every task names its "
                                         "shards N-of-TOTAL, and TOTAL must be known before the data is "

@@ -3,6 +3,7 @@
 
 #include "json_read.h"
 #include "manifest_shards.h"
+#include "task_infix.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -620,10 +621,8 @@ static int refuse_other_distributed_run(const cli_command *cmd, const output_set
     int status = EXIT_OK;
     while (status == EXIT_OK && (e = readdir(d))) {
         unsigned long long i, n;
-        int end = 0;
         const char *name = e->d_name;
-        if (strncmp(name, set->base, blen) != 0 ||
-            sscanf(name + blen, "-task%llu-of-%llu.lock%n", &i, &n, &end) != 2 || name[blen + end] != '\0' ||
+        if (strncmp(name, set->base, blen) != 0 || !cli_task_infix_parse(name + blen, ".lock", &i, &n) ||
             n == set->tasks)
             continue;
         char path[8400];
@@ -662,7 +661,7 @@ int output_set_open(const cli_command *cmd, output_set *set, const char *prefix,
     snprintf(set->dir, sizeof set->dir, "%.*s", (int)dirlen, set->prefix);
     set->base = set->prefix + dirlen;
     snprintf(set->infix, sizeof set->infix, "%s", infix ? infix : "");
-    if (infix && sscanf(infix, "-task%llu-of-%llu", &set->task, &set->tasks) != 2)
+    if (infix && !cli_task_infix_parse(infix, "", &set->task, &set->tasks))
         set->tasks = 0;
     if (set->tasks && task_shards) {
         set->shard_count = task_shards;

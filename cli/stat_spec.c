@@ -8,16 +8,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-int stat_spec_write(const cli_command *cmd, const char *path, const st_feature_stats *stats,
-                    const st_spec_defaults *defaults)
+/* The spec of the statistics, or the exit status after saying why not. */
+static int build_spec(const cli_command *cmd, const st_feature_stats *stats, const st_spec_defaults *defaults,
+                      st_spec *spec)
 {
-    st_spec spec;
     st_error err = {0};
-    int rc = st_spec_build(stats, defaults, &spec, &err);
+    int rc = st_spec_build(stats, defaults, spec, &err);
     if (rc) {
         cli_error(cmd, "%s", err.msg);
         return cli_exit_for(rc);
     }
+    return EXIT_OK;
+}
+
+int stat_spec_write(const cli_command *cmd, const char *path, const st_feature_stats *stats,
+                    const st_spec_defaults *defaults)
+{
+    st_spec spec;
+    int rc = build_spec(cmd, stats, defaults, &spec);
+    if (rc)
+        return rc;
     st_buf b = {0};
     st_jsonw w;
     st_jsonw_init(&w, &b, true);
@@ -34,6 +44,7 @@ int stat_spec_write(const cli_command *cmd, const char *path, const st_feature_s
         return EXIT_OK;
     }
     st_ostream *o;
+    st_error err = {0};
     rc = st_ostream_create(path, 0, &o, &err);
     if (rc == ST_OK) {
         rc = st_ostream_write(o, b.data, b.len, &err);
@@ -156,12 +167,9 @@ int stat_spec_snippet(const cli_command *cmd, const stat_spec_inputs *in, const 
                                    st_compression_name(in->compressions[0]));
     }
     st_spec spec;
-    st_error err = {0};
-    int rc = st_spec_build(stats, defaults, &spec, &err);
-    if (rc) {
-        cli_error(cmd, "%s", err.msg);
-        return cli_exit_for(rc);
-    }
+    int rc = build_spec(cmd, stats, defaults, &spec);
+    if (rc)
+        return rc;
     printf("import tensorflow as tf\n\nfiles = [\n");
     for (size_t i = 0; i < in->count; i++) {
         printf("    ");

@@ -264,8 +264,9 @@ static int dict_take(st_pq_decoder *d, const st_pq_shared_dict *sd, st_error *er
     if ((rc = reserve(&d->dict, sd->n, sd->vsize, err)) || (rc = reserve(&d->dict_lossy, sd->n, 1, err)) ||
         (rc = reserve(&d->dict_src, sd->n, sizeof(double), err)))
         return rc;
-    if (sd->n) {
+    if (sd->n)
         memcpy(d->dict.data, sd->vals, sd->n * sd->vsize);
+    if (sd->n && sd->has_lossy) {  /* the flags are read only when some are set */
         memcpy(d->dict_lossy.data, sd->lossy, sd->n);
         memcpy(d->dict_src.data, sd->src, sd->n * sizeof(double));
     }
@@ -292,8 +293,9 @@ static void dict_publish(st_pq_decoder *d)
         st_pq_shared_dict_free(sd);
         return;
     }
-    if (n) {
+    if (n)
         memcpy(sd->vals, d->dict.data, n * d->vsize);
+    if (n && sd->has_lossy) {
         memcpy(sd->lossy, d->dict_lossy.data, n);
         memcpy(sd->src, d->dict_src.data, n * sizeof(double));
     }

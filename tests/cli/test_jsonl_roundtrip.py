@@ -25,6 +25,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tfrecord_frames import crc32c, frame, masked  # noqa: E402
+
 ST = None
 results = {"passed": 0, "failed": 0}
 
@@ -70,30 +73,6 @@ def example(features):
     entries = b"".join(field(1, field(1, name) + field(2, feature(kind, vals)))
                        for name, kind, vals in features)
     return field(1, entries)
-
-
-CRC_TABLE = []
-for i in range(256):
-    c = i
-    for _ in range(8):
-        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-    CRC_TABLE.append(c)
-
-
-def crc32c(data):
-    c = 0xFFFFFFFF
-    for b in data:
-        c = CRC_TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-
-
-def masked(c):
-    return ((((c >> 15) | (c << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-def frame(payload):
-    n = struct.pack("<Q", len(payload))
-    return n + struct.pack("<I", masked(crc32c(n))) + payload + struct.pack("<I", masked(crc32c(payload)))
 
 
 # ---- random values -----------------------------------------------------------

@@ -20,32 +20,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tfrecord_frames import crc32c, frame, masked  # noqa: E402
+
 results = {"passed": 0, "failed": 0}
-
-CRC_TABLE = []
-for i in range(256):
-    c = i
-    for _ in range(8):
-        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-    CRC_TABLE.append(c)
-
-
-def crc32c(data):
-    c = 0xFFFFFFFF
-    t = CRC_TABLE
-    for b in data:
-        c = t[(c ^ b) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-
-
-def masked(c):
-    return ((((c >> 15) | (c << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-def frame(payload):
-    n = struct.pack("<Q", len(payload))
-    return n + struct.pack("<I", masked(crc32c(n))) + payload + struct.pack("<I", masked(crc32c(payload)))
-
 
 def check(cond, what, detail=""):
     results["passed" if cond else "failed"] += 1

@@ -26,6 +26,9 @@ import sys
 import tempfile
 from collections import Counter
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tfrecord_frames import crc32c, masked  # noqa: E402
+
 try:
     import google.protobuf  # noqa: F401
 except ImportError:
@@ -38,30 +41,6 @@ results = {"passed": 0, "failed": 0}
 def check(cond, what):
     results["passed" if cond else "failed"] += 1
     print(("ok   " if cond else "FAIL ") + what)
-
-
-def crc32c_table():
-    table = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-TABLE = crc32c_table()
-
-
-def crc32c(data):
-    c = 0xFFFFFFFF
-    for b in data:
-        c = TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-
-
-def masked(c):
-    return ((((c >> 15) | (c << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
 
 
 def read_tfrecords(path):

@@ -21,14 +21,9 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { loadDuckDB } from './duckdb_module.mjs';
 
-let duckdb;
-try {
-  duckdb = await import('@duckdb/node-api');
-} catch (e) {
-  console.log('SKIP: @duckdb/node-api is not installed (npm ci --prefix tests/interop)');
-  process.exit(77);
-}
+const duckdb = await loadDuckDB();
 const { DuckDBInstance, DuckDBTypeId: T } = duckdb;
 
 const [dump, dataDir, workDir] = process.argv.slice(2);

@@ -5,13 +5,8 @@
 //   node parquet_nested_duckdb.mjs read FILE      -> {"types": {...}, "rows": [...]}
 //
 // Exits 77 when @duckdb/node-api is not installed (npm ci --prefix tests/interop).
-let duckdb;
-try {
-  duckdb = await import('@duckdb/node-api');
-} catch (e) {
-  console.log('SKIP: @duckdb/node-api is not installed (npm ci --prefix tests/interop)');
-  process.exit(77);
-}
+import { loadDuckDB } from './duckdb_module.mjs';
+const duckdb = await loadDuckDB();
 const { DuckDBInstance, DuckDBTypeId: T } = duckdb;
 const [cmd, file, sql, copyOptions] = process.argv.slice(2);
 const con = await (await DuckDBInstance.create(':memory:')).connect();

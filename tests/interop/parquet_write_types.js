@@ -17,14 +17,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { loadDuckDB } from './duckdb_module.mjs';
 
-let duckdb;
-try {
-  duckdb = await import('@duckdb/node-api');
-} catch (e) {
-  console.log('SKIP: @duckdb/node-api is not installed (npm ci --prefix tests/interop)');
-  process.exit(77);
-}
+const duckdb = await loadDuckDB();
 const [shardtool, dataDir, workDir] = process.argv.slice(2);
 if (!workDir) {
   console.error('usage: parquet_write_types.js SHARDTOOL DATA_DIR WORK_DIR');
