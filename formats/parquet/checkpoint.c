@@ -2,6 +2,7 @@
  * checkpoints (see checkpoint.h). */
 #include "checkpoint.h"
 #include "file.h"
+#include "sparse_page.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -53,18 +54,145 @@ static int keep_body(scan *s, uint32_t page, const st_pq_page_body *body, st_buf
     return 0;
 }
 
-/* Scans one loaded data page of n entries: checkpoints at the rows due. */
-static int scan_page(scan *s, const st_pq_page *pg, size_t n, st_buf *buf)
+/* One v1 level section of a marked page: its place, from its length
+ * prefix (made readable first); false when it does not fit the body. */
+static bool mark_levels(st_pq_sparse_page *sp, st_pq_level_section *l, int encoding, int max, size_t n, size_t *pos,
+                        st_error *err)
+{
+    l->present = max > 0;
+    if (!l->present)
+        return true;
+    size_t left = sp->body_len - *pos;
+    if (encoding == PQ_ENC_BIT_PACKED) {
+        uint64_t bytes = ((uint64_t)n * (uint64_t)st_pq_bit_width((uint32_t)max) + 7) / 8;
+        if (bytes > left)
+            return false;
+        *l = (st_pq_level_section){.present = true, .bitpacked = true, .at = *pos, .len = (size_t)bytes};
+    } else {
+        uint32_t len;
+        if (encoding != PQ_ENC_RLE || left < 4 || st_pq_sparse_ensure(sp, *pos, *pos + 4, err))
+            return false;
+        memcpy(&len, sp->base + *pos, 4);
+        if (len > left - 4)
+            return false;
+        *l = (st_pq_level_section){.present = true, .at = *pos + 4, .len = len};
+    }
+    *pos = l->at + l->len;
+    return true;
+}
+
+/* Values the scan can pass over by arithmetic alone: it need not read them. */
+static bool values_by_arithmetic(int encoding, int physical)
+{
+    return (encoding == PQ_ENC_PLAIN && physical != PQ_BYTE_ARRAY) || encoding == PQ_ENC_BYTE_STREAM_SPLIT;
+}
+
+/* PLAIN BYTE_ARRAY values of a marked page are passed over a segment at a
+ * time, each given back once passed: a page of a hundred megabytes of
+ * strings costs the scan a segment or two, not the page. */
+static bool values_walked(int encoding, int physical)
+{
+    return encoding == PQ_ENC_PLAIN && physical == PQ_BYTE_ARRAY;
+}
+
+/* Moves v to value `target` of a marked PLAIN BYTE_ARRAY page (values at
+ * vals_at in sp, len bytes): nonzero when the lengths do not fit, and
+ * the unit then reports it. */
+static int walk_plain_bytes(st_pq_sparse_page *sp, size_t vals_at, size_t len, st_pq_values *v, size_t target,
+                            st_error *err)
+{
+    size_t released = v->off;
+    while (v->at < target) {
+        uint32_t n;
+        if (len - v->off < 4 || st_pq_sparse_ensure(sp, vals_at + v->off, vals_at + v->off + 4, err))
+            return 1;
+        memcpy(&n, sp->base + vals_at + v->off, 4);
+        if (n > len - v->off - 4)
+            return 1;
+        v->off += 4 + (size_t)n;
+        v->at++;
+        if (v->off - released >= ST_PQ_MARK_EVERY) {
+            st_pq_sparse_release(sp, vals_at + released, vals_at + v->off);
+            released = v->off;
+        }
+    }
+    return 0;
+}
+
+size_t st_pq_mark_always_bytes = ST_PQ_MARK_ALWAYS_BYTES;
+
+/* A v1 snappy page (or one stored as it is, when its chunk is not in
+ * memory) large enough to be worth it gets marks: the scan then
+ * decompresses only its levels (and its values, when passing over them
+ * needs them), and the units decompress their own segments later.  1: not
+ * such a page, or its stream cannot be cut (the old way then). */
+/* Whether a page gets marks rather than being kept whole (or decoded
+ * whole by each unit). */
+static bool markable(const scan *s, const st_pq_page *pg)
+{
+    int codec = s->src->file->meta.row_groups[s->src->row_group].columns[s->src->leaf->column].meta.codec;
+    bool plain = codec == PQ_CODEC_UNCOMPRESSED && !s->src->chunk_bytes;
+    if (pg->h.type != PQ_PAGE_DATA || (codec != PQ_CODEC_SNAPPY && !plain) ||
+        (size_t)pg->h.uncompressed_size <= 2 * ST_PQ_MARK_EVERY)
+        return false;
+    return plain || (size_t)pg->h.uncompressed_size >= st_pq_mark_always_bytes ||
+           st_pq_chunk_cache_kept_left(s->src->cache, s->src->shared) < (uint64_t)pg->h.uncompressed_size;
+}
+
+static int mark_page(scan *s, const st_pq_page *pg, size_t n, st_pq_marked_page *mp, st_pq_sparse_page *sp,
+                     st_pq_page_body *body)
 {
     const st_pq_leaf *leaf = s->src->leaf;
-    const st_pq_column_chunk *cc = &s->src->file->meta.row_groups[s->src->row_group].columns[leaf->column];
-    st_pq_page_body body;
-    st_pq_streams ps;
-    int rc;
-    if ((rc = st_pq_page_check_crc(pg, &s->err)) ||
-        (rc = st_pq_page_body_get(pg, cc->meta.codec, s->src->file->max_page, buf, &body, &s->err)) ||
-        (rc = st_pq_streams_open(&ps, &pg->h, &body, leaf->max_rep, leaf->max_def, n, &s->err)))
+    st_stream *in = s->src->file->in;
+    if (!markable(s, pg))
+        return 1;
+    int codec = s->src->file->meta.row_groups[s->src->row_group].columns[leaf->column].meta.codec;
+    memset(mp, 0, sizeof *mp);
+    mp->page = pg->index;
+    size_t body_len = (size_t)pg->h.uncompressed_size;
+    int rc = codec != PQ_CODEC_SNAPPY ? st_pq_marks_plain(pg->len, &mp->marks)
+             : pg->data ? st_pq_marks_snappy(pg->data, pg->len, body_len, &mp->marks)
+                        : st_pq_marks_snappy_read(in, pg->data_offset, pg->len, body_len, &mp->marks, &s->err);
+    if (rc)
+        return rc < 0 ? rc : 1;
+    if ((rc = st_pq_sparse_open(sp, &mp->marks, pg->data, in, pg->data_offset, NULL, &s->err))) {
+        st_pq_marks_free(&mp->marks);
         return rc;
+    }
+    size_t pos = 0;
+    bool fits = mark_levels(sp, &mp->rep, pg->h.rep_encoding, leaf->max_rep, n, &pos, &s->err) &&
+                mark_levels(sp, &mp->def, pg->h.def_encoding, leaf->max_def, n, &pos, &s->err);
+    mp->vals_at = pos;
+    if (fits && !st_pq_sparse_ensure(sp, 0, pos, &s->err) &&
+        (values_by_arithmetic(pg->h.encoding, leaf->physical) || values_walked(pg->h.encoding, leaf->physical) ||
+         !st_pq_sparse_ensure(sp, pos, sp->body_len, &s->err))) {
+        *body = (st_pq_page_body){.data = sp->base, .len = sp->body_len};
+        return 0;
+    }
+    st_pq_sparse_close(sp);
+    st_pq_marks_free(&mp->marks);
+    return 1;  /* the whole decompression says what is wrong */
+}
+
+static int add_marked(scan *s, st_pq_marked_page *mp)
+{
+    st_pq_chunk_index *ix = s->ix;
+    st_pq_marked_page *n = realloc(ix->marked, (ix->nmarked + 1) * sizeof *n);
+    if (!n)
+        return ST_ENOMEM;
+    ix->marked = n;
+    n[ix->nmarked++] = *mp;
+    memset(mp, 0, sizeof *mp);
+    return 0;
+}
+
+/* The level walk of scan_page: 2 when a checkpoint fell inside the page. */
+static int scan_entries(scan *s, const st_pq_page *pg, size_t n, const st_pq_streams *ps_in, st_pq_sparse_page *sp,
+                        size_t vals_at)
+{
+    const st_pq_leaf *leaf = s->src->leaf;
+    st_pq_streams ps = *ps_in;
+    int rc;
     st_pq_values vals = {0};
     bool vals_ok = true, inside = false;
     uint16_t maxd = (uint16_t)leaf->max_def;
@@ -86,8 +214,10 @@ static int scan_page(scan *s, const st_pq_page *pg, size_t n, st_buf *buf)
                         return rc;
                     st_pq_levels_save(&r, &cp.rep);
                     st_pq_levels_save(&d, &cp.def);
-                    if (vals_ok && st_pq_values_advance(&vals, pg->h.encoding, leaf->physical, ps.vals, ps.vals_len,
-                                                        nn, &s->err))
+                    if (vals_ok && (sp && values_walked(pg->h.encoding, leaf->physical)
+                                        ? walk_plain_bytes(sp, vals_at, ps.vals_len, &vals, nn, &s->err)
+                                        : st_pq_values_advance(&vals, pg->h.encoding, leaf->physical, ps.vals,
+                                                               ps.vals_len, nn, &s->err)))
                         vals_ok = false;  /* the unit passes over them itself */
                     cp.has_vals = vals_ok;
                     if (vals_ok)
@@ -105,15 +235,51 @@ static int scan_page(scan *s, const st_pq_page *pg, size_t n, st_buf *buf)
         }
         i += w;
     }
-    /* Without shared chunk bytes, only a body decompressed into buf lives
-     * on after the scan (a v1 page's; a v2 page's levels point into the
-     * page read, which the scan frees): other pages are read again by
-     * their units, from their checkpoints.  Even a page of a hundred
-     * megabytes (DuckDB's pages of long strings or blobs) is worth keeping
-     * within the allowance: each of its units would otherwise hold the
-     * page read and its decompressed copy at once. */
-    bool keepable = s->src->chunk_bytes || (pg->h.type == PQ_PAGE_DATA && buf->data && body.data == buf->data);
-    return inside && keepable ? keep_body(s, pg->index, &body, buf) : 0;
+    return inside ? 2 : 0;
+}
+
+/* Scans one data page of n entries: checkpoints at the rows due.  A
+ * markable page of a chunk not in memory comes unloaded (its payload is
+ * read a window at a time, never whole); pp loads it if it cannot be
+ * marked after all. */
+static int scan_page(scan *s, st_pq_pages *pp, st_pq_page *pg, size_t n, st_buf *buf)
+{
+    const st_pq_leaf *leaf = s->src->leaf;
+    const st_pq_column_chunk *cc = &s->src->file->meta.row_groups[s->src->row_group].columns[leaf->column];
+    st_pq_page_body body;
+    st_pq_streams ps;
+    st_pq_marked_page mp = {0};
+    st_pq_sparse_page sp = {0};
+    int rc = pg->data ? st_pq_page_check_crc(pg, &s->err) : st_pq_page_check_crc_read(pg, s->src->file->in, &s->err);
+    if (rc)
+        return rc;
+    int unmarked = mark_page(s, pg, n, &mp, &sp, &body);
+    if (unmarked < 0)
+        return unmarked;
+    if (unmarked && !pg->data)
+        rc = st_pq_pages_load(pp, pg, &s->err);
+    if (unmarked && !rc)
+        rc = st_pq_page_body_get(pg, cc->meta.codec, s->src->file->max_page, buf, &body, &s->err);
+    if (!rc)
+        rc = st_pq_streams_open(&ps, &pg->h, &body, leaf->max_rep, leaf->max_def, n, &s->err);
+    if (!rc && (rc = scan_entries(s, pg, n, &ps, unmarked ? NULL : &sp, mp.vals_at)) == 2) {  /* a checkpoint inside the page */
+        /* Without shared chunk bytes, only a body decompressed into buf
+         * lives on after the scan (a v1 page's; a v2 page's levels point
+         * into the page read, which the scan frees): other pages are read
+         * again by their units, from their checkpoints.  Even a page of a
+         * hundred megabytes is worth keeping within the allowance when it
+         * cannot be marked: each of its units would otherwise hold the
+         * page read and its decompressed copy at once. */
+        if (!unmarked)
+            rc = add_marked(s, &mp);
+        else if (s->src->chunk_bytes || (pg->h.type == PQ_PAGE_DATA && buf->data && body.data == buf->data))
+            rc = keep_body(s, pg->index, &body, buf);
+        else
+            rc = 0;
+    }
+    st_pq_sparse_close(&sp);
+    st_pq_marks_free(&mp.marks);
+    return rc;
 }
 
 st_pq_chunk_index *st_pq_chunk_index_build(const st_pq_index_source *src)
@@ -155,8 +321,9 @@ st_pq_chunk_index *st_pq_chunk_index_build(const st_pq_index_source *src)
             s.rows += known;
             continue;
         }
-        if (!(rc = st_pq_pages_load(&pp, &pg, &s.err)))
-            rc = scan_page(&s, &pg, n, &buf);
+        bool unloaded = !src->chunk_bytes && markable(&s, &pg);
+        if (unloaded || !(rc = st_pq_pages_load(&pp, &pg, &s.err)))
+            rc = scan_page(&s, &pp, &pg, n, &buf);
     }
     if (pages_open)
         st_pq_pages_free(&pp);
@@ -188,6 +355,9 @@ void st_pq_chunk_index_free(st_pq_chunk_index *ix)
     for (size_t k = 0; k < ix->nkept; k++)
         free(ix->kept[k].owned);
     free(ix->kept);
+    for (size_t k = 0; k < ix->nmarked; k++)
+        st_pq_marks_free(&ix->marked[k].marks);
+    free(ix->marked);
     free(ix->cps);
     free(ix);
 }
@@ -206,6 +376,27 @@ const st_pq_checkpoint *st_pq_chunk_index_find(const st_pq_chunk_index *ix, uint
         }
     }
     return best;
+}
+
+const st_pq_checkpoint *st_pq_chunk_index_find_after(const st_pq_chunk_index *ix, uint64_t row)
+{
+    size_t lo = 0, hi = ix->ncps;  /* the first checkpoint with row >= `row` */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ix->cps[mid].row < row)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < ix->ncps ? &ix->cps[lo] : NULL;
+}
+
+const st_pq_marked_page *st_pq_chunk_index_marked(const st_pq_chunk_index *ix, uint32_t page)
+{
+    for (size_t k = 0; k < ix->nmarked; k++)
+        if (ix->marked[k].page == page)
+            return &ix->marked[k];
+    return NULL;
 }
 
 const st_pq_page_body *st_pq_chunk_index_body(const st_pq_chunk_index *ix, uint32_t page)

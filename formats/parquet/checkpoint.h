@@ -10,7 +10,9 @@
  * decoders' and the value stream's positions, the values before it.  The
  * decompressed bodies of pages that hold a checkpoint inside them are kept
  * too (up to 256 MiB per row group), so such a page is decompressed once for all its
- * units.  The index lives in the shared row group (chunk_cache.h) and goes
+ * units -- unless it can be decompressed in pieces (snappy, or stored as
+ * it is: page_marks.h), when only its marks are kept and each unit
+ * decompresses, and reads, the segments it decodes.  The index lives in the shared row group (chunk_cache.h) and goes
  * when its last unit does.
  *
  * Any trouble in the scan (a bad page, an unsupported encoding) gives no
@@ -20,8 +22,19 @@
 #define ST_PQ_CHECKPOINT_H
 
 #include "chunk_cache.h"
+#include "page_marks.h"
 #include "schema.h"
 #include "streams.h"
+
+/* Pages smaller than this are kept decompressed while the row group's
+ * allowance lasts, rather than marked: with a thousand columns cut into
+ * fifty units, each unit decompressing its own segments of every small
+ * page would cost several times the whole decompression.  Larger pages are
+ * always marked: their memory matters more than the segments decompressed
+ * twice.  The tests lower it (parquet_dump --mark-always) to reach marked
+ * pages with small files. */
+#define ST_PQ_MARK_ALWAYS_BYTES ((size_t)1 << 20)
+extern size_t st_pq_mark_always_bytes;
 
 typedef struct st_pq_checkpoint {
     uint64_t row;              /* the row that begins at this entry (rows before it) */
@@ -32,6 +45,21 @@ typedef struct st_pq_checkpoint {
     bool has_vals;             /* vals is set (not for DELTA_* values) */
     st_pq_values_pos vals;
 } st_pq_checkpoint;
+
+/* A v1 page that its units decompress in pieces (page_marks.h,
+ * sparse_page.h) rather than kept whole: where its sections start, so a
+ * unit knows which bytes of the body it will read. */
+typedef struct st_pq_level_section {
+    bool present, bitpacked;
+    size_t at, len;            /* in the body, after the 4-byte length of RLE levels */
+} st_pq_level_section;
+
+typedef struct st_pq_marked_page {
+    uint32_t page;
+    st_pq_marks marks;
+    st_pq_level_section rep, def;
+    size_t vals_at;
+} st_pq_marked_page;
 
 typedef struct st_pq_kept_body {
     uint32_t page;
@@ -60,6 +88,8 @@ typedef struct st_pq_chunk_index {
     st_pq_kept_body *kept;
     size_t nkept;
     uint64_t kept_bytes;
+    st_pq_marked_page *marked;
+    size_t nmarked;
     _Atomic(st_pq_shared_dict *) dict;  /* NULL until a unit publishes one */
 } st_pq_chunk_index;
 
@@ -81,6 +111,11 @@ st_pq_chunk_index *st_pq_chunk_index_build(const st_pq_index_source *src);
 void st_pq_chunk_index_free(st_pq_chunk_index *ix);
 /* The last checkpoint at or before `row` (NULL: none, start at the chunk's start). */
 const st_pq_checkpoint *st_pq_chunk_index_find(const st_pq_chunk_index *ix, uint64_t row);
+/* The first checkpoint at or after `row` (NULL: none). */
+const st_pq_checkpoint *st_pq_chunk_index_find_after(const st_pq_chunk_index *ix, uint64_t row);
+/* The marks of a page its units decompress in pieces (its CRC was checked
+ * by the scan), or NULL. */
+const st_pq_marked_page *st_pq_chunk_index_marked(const st_pq_chunk_index *ix, uint32_t page);
 /* The kept body of a page (CRC checked), or NULL. */
 const st_pq_page_body *st_pq_chunk_index_body(const st_pq_chunk_index *ix, uint32_t page);
 

@@ -174,6 +174,14 @@ bool st_pq_chunk_cache_reserve(st_pq_chunk_cache *c, st_pq_shared_rg *s, uint64_
     return ok;
 }
 
+uint64_t st_pq_chunk_cache_kept_left(st_pq_chunk_cache *c, st_pq_shared_rg *s)
+{
+    pthread_mutex_lock(&c->mu);
+    uint64_t left = ST_PQ_KEPT_MAX - s->kept;
+    pthread_mutex_unlock(&c->mu);
+    return left;
+}
+
 uint32_t st_pq_chunk_cache_units(const st_pq_shared_rg *s)
 {
     return s->pending_total;

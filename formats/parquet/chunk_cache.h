@@ -58,6 +58,8 @@ void *st_pq_chunk_cache_index(st_pq_chunk_cache *c, st_pq_shared_rg *s, uint32_t
  * (ST_PQ_KEPT_MAX in all its columns); false when it would be exceeded. */
 #define ST_PQ_KEPT_MAX ((uint64_t)256 << 20)
 bool st_pq_chunk_cache_reserve(st_pq_chunk_cache *c, st_pq_shared_rg *s, uint64_t bytes);
+/* What is left of that allowance (others may take it meanwhile). */
+uint64_t st_pq_chunk_cache_kept_left(st_pq_chunk_cache *c, st_pq_shared_rg *s);
 /* How many units share the row group. */
 uint32_t st_pq_chunk_cache_units(const st_pq_shared_rg *s);
 /* One unit of the row group is done with it. */

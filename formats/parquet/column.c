@@ -3,6 +3,7 @@
 #include "checkpoint.h"
 #include "chunk_cache.h"
 #include "encoding.h"
+#include "sparse_page.h"
 #include "streams.h"
 
 #include <stdatomic.h>
@@ -41,7 +42,9 @@ struct st_pq_decoder {
     /* split row group: shared checkpoints and page bodies (checkpoint.h) */
     st_pq_chunk_index *ix;
     const st_pq_checkpoint *cp;    /* where this unit starts (NULL: the chunk's start) */
+    const st_pq_checkpoint *cp_end; /* the first checkpoint at or past its end (NULL: none) */
     bool cp_used;
+    st_pq_sparse_page sparse;      /* the body of a marked page, while it is decoded */
 };
 
 static int reserve(st_buf *b, size_t count, size_t size, st_error *err)
@@ -86,6 +89,7 @@ void st_pq_decoder_free(st_pq_decoder *d)
                       &d->bvals, &d->i64, &d->store, &d->out_def, &d->out_rep, &d->out_vals};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         st_buf_free(bufs[i]);
+    st_pq_sparse_close(&d->sparse);
     free(d);
 }
 
@@ -426,14 +430,114 @@ static int dict_values(st_pq_decoder *d, const uint8_t *p, size_t len, st_pq_val
     return 0;
 }
 
+/* This unit starts at its checkpoint inside page pg (of n entries). */
+static bool starts_inside(const st_pq_decoder *d, const st_pq_page *pg, size_t n)
+{
+    const st_pq_checkpoint *cp = d->cp;
+    return cp && !d->cp_used && cp->page == pg->index && cp->entry > 0 && cp->entry < n;
+}
+
+/* The entry of page pg where the rows after this unit's begin (n: none in
+ * the page).  Decoding stops there, so no level past it is read. */
+static size_t end_entry(const st_pq_decoder *d, const st_pq_page *pg, size_t n)
+{
+    const st_pq_checkpoint *cp = d->cp_end;
+    bool inside = !d->discard && cp && cp->page == pg->index && cp->entry > 0 && cp->entry < n;
+    return inside ? cp->entry : n;
+}
+
+/* Bytes of a bit-packed run an RLE decoder at `pos` reads first and last
+ * (unpacking loads 8 bytes at a time, hence the margin). */
+#define RLE_MARGIN 16
+static size_t rle_first_byte(const st_pq_rle_pos *pos)
+{
+    return pos->packed && pos->left ? pos->bits + pos->idx * (size_t)pos->bw / 8 : pos->p;
+}
+
+static size_t rle_end_byte(const st_pq_rle_pos *pos)
+{
+    if (pos->packed && pos->left) {
+        size_t end = pos->bits + pos->idx * (size_t)pos->bw / 8 + RLE_MARGIN;
+        return end < pos->p ? end : pos->p;
+    }
+    return pos->p + RLE_MARGIN;
+}
+
+/* Makes readable the part of a level section decoded from `from` to `to`
+ * (NULL: the section's start, its end). */
+static int level_bytes(st_pq_sparse_page *sp, const st_pq_level_section *l, const st_pq_levels_pos *from,
+                       const st_pq_levels_pos *to, st_error *err)
+{
+    if (!l->present)
+        return 0;
+    size_t end = l->at + l->len;
+    if (l->bitpacked)
+        return st_pq_sparse_ensure(sp, l->at, end, err);
+    /* the length before the section, and the first run header its decoder reads when opened */
+    size_t head = l->len < RLE_MARGIN ? l->len : RLE_MARGIN;
+    int rc = st_pq_sparse_ensure(sp, l->at - 4, l->at + head, err);
+    size_t lo = l->at + (from ? rle_first_byte(&from->rle) : 0);
+    size_t hi = to ? l->at + rle_end_byte(&to->rle) : end;
+    return rc ? rc : st_pq_sparse_ensure(sp, lo, hi < end ? hi : end, err);
+}
+
+/* Where in the values section a unit at position `pos` stands, in bytes
+ * (for the encodings whose positions say it; others: -1). */
+static long long value_byte(const st_pq_decoder *d, int encoding, const st_pq_values_pos *pos, bool end)
+{
+    if (encoding == PQ_ENC_PLAIN && d->width)
+        return (long long)(pos->at * d->width);
+    if (encoding == PQ_ENC_PLAIN && d->rq.leaf->physical == PQ_BYTE_ARRAY)
+        return (long long)pos->off;
+    if ((encoding == PQ_ENC_PLAIN_DICTIONARY || encoding == PQ_ENC_RLE_DICTIONARY) && pos->rle_ready)
+        return (long long)(end ? rle_end_byte(&pos->rle) : rle_first_byte(&pos->rle));
+    return -1;
+}
+
+/* A page the checkpoint scan marked (page_marks.h): only the bytes this
+ * unit decodes are read and decompressed; the scan checked its CRC. */
+static int marked_body(st_pq_decoder *d, const st_pq_page *pg, const st_pq_marked_page *mp, st_pq_page_body *body,
+                       st_error *err)
+{
+    size_t n = (size_t)pg->h.num_values;
+    st_pq_sparse_close(&d->sparse);
+    int rc = st_pq_sparse_open(&d->sparse, &mp->marks, d->rq.chunk_bytes ? pg->data : NULL, d->rq.file->in,
+                               pg->data_offset, &d->body, err);
+    if (rc)
+        return rc;
+    st_pq_sparse_page *sp = &d->sparse;
+    const st_pq_checkpoint *from = starts_inside(d, pg, n) ? d->cp : NULL;
+    const st_pq_checkpoint *to = end_entry(d, pg, n) < n ? d->cp_end : NULL;
+    size_t lo = mp->vals_at, hi = sp->body_len;
+    long long at;
+    if (from && from->has_vals && (at = value_byte(d, pg->h.encoding, &from->vals, false)) >= 0)
+        lo += (size_t)at;
+    if (to && to->has_vals && (at = value_byte(d, pg->h.encoding, &to->vals, true)) >= 0 &&
+        mp->vals_at + (size_t)at < hi)
+        hi = mp->vals_at + (size_t)at;
+    if ((rc = level_bytes(sp, &mp->rep, from ? &from->rep : NULL, to ? &to->rep : NULL, err)) ||
+        (rc = level_bytes(sp, &mp->def, from ? &from->def : NULL, to ? &to->def : NULL, err)) ||
+        (rc = st_pq_sparse_ensure(sp, mp->vals_at, mp->vals_at + RLE_MARGIN, err)) ||
+        (rc = st_pq_sparse_ensure(sp, lo, hi, err)))
+        return rc;
+    *body = (st_pq_page_body){.data = sp->base, .len = sp->body_len};
+    return 0;
+}
+
 /* The page's body: kept by the checkpoint scan (decompressed and checked
- * once for all units), or checked and decompressed here. */
+ * once for all units), decompressed in part (marked by the scan), or
+ * checked and decompressed here. */
 static int page_body(st_pq_decoder *d, const st_pq_page *pg, int *stage, st_pq_page_body *body, st_error *err)
 {
     const st_pq_page_body *kept = d->ix ? st_pq_chunk_index_body(d->ix, pg->index) : NULL;
     if (kept) {
         *body = *kept;
         return 0;
+    }
+    const st_pq_marked_page *mp = d->ix ? st_pq_chunk_index_marked(d->ix, pg->index) : NULL;
+    if (mp) {
+        *stage = PQ_STAGE_DECOMPRESS;
+        return marked_body(d, pg, mp, body, err);
     }
     int rc;
     *stage = PQ_STAGE_CRC;
@@ -479,7 +583,7 @@ static int data_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, st_erro
     size_t i = 0, nn = 0;
     st_pq_values vals = {0};
     const st_pq_checkpoint *cp = d->cp;
-    if (cp && !d->cp_used && cp->page == pg->index && cp->entry > 0 && cp->entry < n) {
+    if (starts_inside(d, pg, n)) {
         i = cp->entry;
         nn = cp->nn;
         if (ps.has_rep)
@@ -492,7 +596,8 @@ static int data_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, st_erro
         d->cp_used = true;
     }
 
-    size_t win = n - i < LEVEL_WINDOW ? n - i : LEVEL_WINDOW;
+    size_t end = end_entry(d, pg, n);
+    size_t win = end - i < LEVEL_WINDOW ? end - i : LEVEL_WINDOW;
     uint16_t *rep = NULL, *def = NULL;
     if (ps.has_rep) {
         if ((rc = reserve(&d->rep, win, 2, err)))
@@ -510,8 +615,8 @@ static int data_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, st_erro
     bool found0 = false, found1 = false;
     size_t k0 = 0, k1 = 0, rows_in = 0, kept = 0;
     uint16_t maxd = (uint16_t)leaf->max_def;
-    while (i < n && (!found1 || d->discard)) {
-        size_t w = n - i < LEVEL_WINDOW ? n - i : LEVEL_WINDOW;
+    while (i < end && (!found1 || d->discard)) {
+        size_t w = end - i < LEVEL_WINDOW ? end - i : LEVEL_WINDOW;
         if (rep && (rc = st_pq_levels_get(&ps.rep, rep, w, err)))
             return st_error_prefix(err, "repetition levels: ");
         if (def && (rc = st_pq_levels_get(&ps.def, def, w, err)))
@@ -552,6 +657,8 @@ static int data_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, st_erro
         k0 = nn;
     if (!found1)
         k1 = nn;
+    if (end < n)
+        found1 = true;  /* the entry at `end` begins a row past this unit's */
     if (found1 || (!rep && d->rows_seen >= re) || (h->type == PQ_PAGE_DATA_V2 && d->rows_seen >= re))
         d->done = true;  /* v2 pages and flat columns end on row boundaries */
 
@@ -623,8 +730,11 @@ int st_pq_decoder_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, st_er
     case PQ_PAGE_DICTIONARY:
         return dictionary_page(d, pg, stage, err);
     case PQ_PAGE_DATA:
-    case PQ_PAGE_DATA_V2:
-        return data_page(d, pg, stage, err);
+    case PQ_PAGE_DATA_V2: {
+        int rc = data_page(d, pg, stage, err);
+        st_pq_sparse_close(&d->sparse);  /* a marked page's segments go with it */
+        return rc;
+    }
     default:
         return 0;  /* index pages carry nothing we need */
     }
@@ -681,6 +791,8 @@ int st_pq_column_read(const st_pq_column_request *rq, st_pq_column_data *out, st
         d->ix = st_pq_chunk_cache_index(rq->cache, rq->shared, rq->shared_column, index_build, (void *)rq, index_free);
         if (d->ix && rq->row_start > 0)
             d->cp = st_pq_chunk_index_find(d->ix, rq->row_start);
+        if (d->ix)
+            d->cp_end = st_pq_chunk_index_find_after(d->ix, rq->row_end);
     }
     st_pq_pages pp;
     const st_pq_column_chunk *cc = d->cc;
@@ -701,6 +813,7 @@ int st_pq_column_read(const st_pq_column_request *rq, st_pq_column_data *out, st
         /* A page whose body the checkpoint scan kept, or a dictionary
          * another unit converted, is not read again. */
         bool kept = d->ix && (st_pq_chunk_index_body(d->ix, pg.index) ||
+                              (!rq->chunk_bytes && st_pq_chunk_index_marked(d->ix, pg.index)) ||
                               (pg.h.type == PQ_PAGE_DICTIONARY && shared_dict(d)));
         if (kept || !(rc = st_pq_pages_load(&pp, &pg, err)))
             rc = st_pq_decoder_page(d, &pg, &stage, err);

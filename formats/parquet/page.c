@@ -2,6 +2,7 @@
 #include "page.h"
 #include "codec.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -162,6 +163,31 @@ int st_pq_pages_load(st_pq_pages *pp, st_pq_page *pg, st_error *err)
     return 0;
 }
 
+static int crc_mismatch(const st_pq_page *pg, uint32_t crc, st_error *err)
+{
+    return st_error_set(err, ST_EDATA, "page CRC mismatch (stored %08x, computed %08x)", pg->h.crc, crc);
+}
+
+int st_pq_page_check_crc_read(const st_pq_page *pg, st_stream *in, st_error *err)
+{
+    if (!pg->h.has_crc)
+        return 0;
+    size_t win = (size_t)1 << 20, done = 0;
+    uint8_t *b = malloc(win);
+    if (!b)
+        return st_error_set(err, ST_ENOMEM, "out of memory checking a page's CRC");
+    uLong crc = crc32(0L, Z_NULL, 0);
+    int rc = 0;
+    while (!rc && done < pg->len) {
+        size_t k = pg->len - done < win ? pg->len - done : win;
+        if (!(rc = st_stream_pread_full(in, b, k, pg->data_offset + done, err)))
+            crc = crc32(crc, b, (uInt)k);
+        done += k;
+    }
+    free(b);
+    return rc ? rc : (uint32_t)crc != pg->h.crc ? crc_mismatch(pg, (uint32_t)crc, err) : 0;
+}
+
 int st_pq_page_check_crc(const st_pq_page *pg, st_error *err)
 {
     if (!pg->h.has_crc)
@@ -175,9 +201,7 @@ int st_pq_page_check_crc(const st_pq_page *pg, st_error *err)
         p += k;
         n -= k;
     }
-    if ((uint32_t)crc != pg->h.crc)
-        return st_error_set(err, ST_EDATA, "page CRC mismatch (stored %08x, computed %08x)", pg->h.crc, (uint32_t)crc);
-    return 0;
+    return (uint32_t)crc != pg->h.crc ? crc_mismatch(pg, (uint32_t)crc, err) : 0;
 }
 
 static int decompress_into(int codec, const uint8_t *src, size_t len, size_t out_len, st_buf *buf,

@@ -47,6 +47,9 @@ size_t st_pq_page_entries_limit(const st_pq_page_header *h);
 
 /* When the header has a CRC: checks it against the payload (ST_EDATA). */
 int st_pq_page_check_crc(const st_pq_page *pg, st_error *err);
+/* The same for a page not loaded: its payload read from `in` a window at
+ * a time. */
+int st_pq_page_check_crc_read(const st_pq_page *pg, st_stream *in, st_error *err);
 
 /* A page's bytes ready for decoding. */
 typedef struct st_pq_page_body {

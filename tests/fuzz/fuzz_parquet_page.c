@@ -5,11 +5,14 @@
  *   4 PLAIN booleans   5 PLAIN byte arrays  6 DELTA_BINARY_PACKED
  *   7 DELTA_LENGTH_BYTE_ARRAY  8 DELTA_BYTE_ARRAY  9 BYTE_STREAM_SPLIT
  *  10 decompression (codec = parameter % 8, declared size from 2 more bytes)
- *  11 decimal text */
+ *  11 decimal text
+ *  12 snappy restart marks: every segment decompressed alone must equal the
+ *     same bytes of the whole decompression (size from 3 more bytes) */
 #include "../../formats/parquet/codec.h"
 #include "../../formats/parquet/convert.h"
 #include "../../formats/parquet/encoding.h"
 #include "../../formats/parquet/metadata.h"
+#include "../../formats/parquet/page_marks.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 2)
         return 0;
-    int what = data[0] % 12, param = data[1];
+    int what = data[0] % 13, param = data[1];
     const uint8_t *p = data + 2;
     size_t len = size - 2;
     st_error err;
@@ -88,6 +91,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 11: {
         char text[1024];
         st_pq_decimal_text(p, len, param % 80, text, sizeof text, &err);
+        break;
+    }
+    case 12: {
+        if (len < 3)
+            break;
+        size_t out_len = (size_t)p[0] << 16 | (size_t)p[1] << 8 | p[2];
+        st_pq_marks m;
+        p += 1;
+        len -= 1;
+        if (st_pq_marks_snappy(p + 2, len - 2, out_len, &m))
+            break;
+        uint8_t *whole = malloc(out_len + 1), *part = malloc(out_len + 1), *scratch = NULL;
+        size_t cap = 0;
+        if (whole && part && !st_pq_decompress(PQ_CODEC_SNAPPY, p + 2, len - 2, whole, out_len, &err)) {
+            for (size_t k = 0; k < m.n; k++) {
+                size_t a = k, b = k + 1 + (k + param) % 3 < m.n ? k + 1 + (k + param) % 3 : m.n;
+                if (st_pq_marks_decode(&m, a, b, p + 2 + m.comp[a], part, &scratch, &cap, &err) ||
+                    memcmp(part, whole + m.out[a], m.out[b] - m.out[a]))
+                    abort();  /* marks that do not decompress alone */
+            }
+        }
+        free(whole);
+        free(part);
+        free(scratch);
+        st_pq_marks_free(&m);
         break;
     }
     }

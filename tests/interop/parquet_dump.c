@@ -12,12 +12,17 @@
  *
  * options: --columns a,b  --exclude a,b  --decimal-text  --strict-float
  *          --unit-rows N  --share-max BYTES (row groups whose chunks are
- *          larger are not held in memory)  --max-page BYTES  --jobs N (decode units in
+ *          larger are not held in memory)  --sparse-map-min BYTES (marked pages
+ *          this large are mapped, so a stray read faults)  --mark-always BYTES
+ *          (pages this large are decompressed in pieces by their units, never
+ *          kept whole)  --max-page BYTES  --jobs N (decode units in
  *          parallel through the pipeline; output order is kept)
  * Errors go to stderr as "error: <status>: <message>", exit status 1. */
 #include "../../formats/format.h"
+#include "../../formats/parquet/checkpoint.h"
 #include "../../formats/parquet/chunk_cache.h"
 #include "../../formats/parquet/parquet.h"
+#include "../../formats/parquet/sparse_page.h"
 #include "../../src/json.h"
 #include "../../src/pipeline.h"
 #include "../../src/record_json.h"
@@ -197,6 +202,10 @@ int main(int argc, char **argv)
             opt.unit_records = strtoull(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--share-max") == 0 && i + 1 < argc) {
             st_pq_share_max_bytes = strtoull(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--sparse-map-min") == 0 && i + 1 < argc) {
+            st_pq_sparse_map_min = strtoull(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--mark-always") == 0 && i + 1 < argc) {
+            st_pq_mark_always_bytes = strtoull(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--max-page") == 0 && i + 1 < argc) {
             opt.max_record_size = strtoull(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc) {

@@ -10,6 +10,8 @@
 #include "convert.h"
 #include "encoding.h"
 #include "metadata.h"
+#include "page_marks.h"
+#include "sparse_page.h"
 #include "parquet.h"
 #include "write.h"
 #include "thrift.h"
@@ -1542,6 +1544,91 @@ static void test_probe(void)
     CU_ASSERT_EQUAL(st_format_parquet.probe((const uint8_t *)"a,b\n", 4), 0);
 }
 
+/* Restart marks: Google's snappy compresses 64 KiB fragments alone, so its
+ * streams get a mark at every fragment, and any run of segments
+ * decompresses alone to the same bytes as the whole; a stream whose copy
+ * reaches back past a fragment's start gets none. */
+static void test_snappy_marks(void)
+{
+    size_t n = 300000;
+    uint8_t *in = malloc(n), *whole = malloc(n), *part = malloc(n), *scratch = NULL;
+    for (size_t i = 0; i < n; i++)
+        in[i] = (uint8_t)((i / 3) % 97 == 0 ? i * 2654435761u >> 13 : (i % 1013) * 7);
+    size_t clen = snappy_max_compressed_length(n);
+    char *c = malloc(clen);
+    CU_ASSERT_EQUAL_FATAL(snappy_compress((const char *)in, n, c, &clen), SNAPPY_OK);
+    st_pq_marks m;
+    CU_ASSERT_EQUAL_FATAL(st_pq_marks_snappy((const uint8_t *)c, clen, n, &m), 0);
+    CU_ASSERT_EQUAL(m.n, (n + ST_PQ_MARK_EVERY - 1) / ST_PQ_MARK_EVERY);
+    CU_ASSERT_EQUAL(m.out[m.n], n);
+    CU_ASSERT_EQUAL(m.comp[m.n], clen);
+    size_t cap = 0;
+    st_error err = {0};
+    for (size_t a = 0; a < m.n; a++) {
+        CU_ASSERT_EQUAL(m.out[a], a * ST_PQ_MARK_EVERY);
+        for (size_t b = a + 1; b <= m.n; b++) {
+            memset(part, 0xEE, n);
+            CU_ASSERT_EQUAL(st_pq_marks_decode(&m, a, b, (const uint8_t *)c + m.comp[a], part, &scratch, &cap, &err), 0);
+            CU_ASSERT(memcmp(part, in + m.out[a], m.out[b] - m.out[a]) == 0);
+        }
+    }
+    CU_ASSERT_EQUAL(st_pq_marks_segment(&m, 0), 0);
+    CU_ASSERT_EQUAL(st_pq_marks_segment(&m, ST_PQ_MARK_EVERY - 1), 0);
+    CU_ASSERT_EQUAL(st_pq_marks_segment(&m, ST_PQ_MARK_EVERY), 1);
+    CU_ASSERT_EQUAL(st_pq_marks_segment(&m, n - 1), m.n - 1);
+    /* the wrong declared size, a cut stream: no marks */
+    st_pq_marks bad;
+    CU_ASSERT_EQUAL(st_pq_marks_snappy((const uint8_t *)c, clen, n + 1, &bad), 1);
+    CU_ASSERT_EQUAL(st_pq_marks_snappy((const uint8_t *)c, clen - 1, n, &bad), 1);
+
+    /* A sparse page over it: only what was asked for is decompressed, a
+     * range given back can be asked for again. */
+    st_pq_sparse_page sp;
+    size_t saved = st_pq_sparse_map_min;
+    st_pq_sparse_map_min = 0;
+    CU_ASSERT_EQUAL_FATAL(st_pq_sparse_open(&sp, &m, (const uint8_t *)c, NULL, 0, NULL, &err), 0);
+    CU_ASSERT_EQUAL(st_pq_sparse_ensure(&sp, 70000, 140000, &err), 0);
+    CU_ASSERT(memcmp(sp.base + 70000, in + 70000, 70000) == 0);
+    CU_ASSERT(!sp.filled[0] && sp.filled[1] && sp.filled[2] && !sp.filled[3]);
+    st_pq_sparse_release(&sp, 0, 3 * ST_PQ_MARK_EVERY);
+    CU_ASSERT(!sp.filled[1] && !sp.filled[2]);
+    CU_ASSERT_EQUAL(st_pq_sparse_ensure(&sp, 0, n, &err), 0);
+    CU_ASSERT(memcmp(sp.base, in, n) == 0);
+    st_pq_sparse_close(&sp);
+    st_pq_sparse_map_min = saved;
+    st_pq_marks_free(&m);
+
+    /* A literal of one fragment, then a copy that reaches back into it. */
+    uint8_t cross[65536 + 16];
+    size_t k = 0;
+    size_t total = 65536 + 64;
+    cross[k++] = (uint8_t)(0x80 | (total & 0x7f));
+    cross[k++] = (uint8_t)(0x80 | ((total >> 7) & 0x7f));
+    cross[k++] = (uint8_t)(total >> 14);
+    cross[k++] = 61 << 2;
+    cross[k++] = 0xff;
+    cross[k++] = 0xff;
+    memset(cross + k, 'q', 65536);
+    k += 65536;
+    cross[k++] = (uint8_t)(((64 - 1) << 2) | 2);
+    cross[k++] = 0xe8;  /* offset 1000 */
+    cross[k++] = 0x03;
+    CU_ASSERT_EQUAL(st_pq_decompress(PQ_CODEC_SNAPPY, cross, k, whole, total, &err), 0);
+    CU_ASSERT_EQUAL(st_pq_marks_snappy(cross, k, total, &bad), 1);
+
+    /* stored bytes: marks every 64 KiB */
+    CU_ASSERT_EQUAL(st_pq_marks_plain(n, &m), 0);
+    CU_ASSERT_EQUAL(m.n, (n + ST_PQ_MARK_EVERY - 1) / ST_PQ_MARK_EVERY);
+    CU_ASSERT_EQUAL(m.comp[2], 2 * ST_PQ_MARK_EVERY);
+    CU_ASSERT_EQUAL(m.out[m.n], n);
+    st_pq_marks_free(&m);
+    free(scratch);
+    free(c);
+    free(in);
+    free(whole);
+    free(part);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -1555,6 +1642,7 @@ int main(int argc, char **argv)
     CU_add_test(s, "RLE / bit-packed hybrid", test_rle_hybrid);
     CU_add_test(s, "RLE / bit-packed, resumable and skipped", test_rle_resumable);
     CU_add_test(s, "DELTA_BINARY_PACKED, resumable and skipped", test_delta_resumable);
+    CU_add_test(s, "snappy restart marks and sparse pages", test_snappy_marks);
     CU_add_test(s, "legacy BIT_PACKED levels", test_bit_packed_levels);
     CU_add_test(s, "PLAIN", test_plain);
     CU_add_test(s, "DELTA_BINARY_PACKED", test_delta_binary_packed);
