@@ -5,7 +5,8 @@
 # of convert_nested.sh: under 300 MB), then the bytes read from a file
 # written with ROW_GROUP_SIZE 1000000 (one page per column chunk, split into
 # several units) over its size (target <= 1.05: each column chunk is read
-# once however many units share its pages).  Bytes read are the sum of
+# once however many units share its pages), and its CPU time against the
+# same rows in DuckDB's default row groups (target: within 10%).  Bytes read are the sum of
 # pread64 results under strace.
 #
 # Files (generated once, cached in bench/work):
@@ -120,6 +121,13 @@ if wanted bytes-read; then
     grep -E '^[0-9]+$' | awk '{s += $1} END {print s + 0}')
   size=$(stat -L -c %s "$f")
   echo "bytes read, 500000 rows in one row group: $read_bytes of $size ($(ratio "$read_bytes" "$size")x the file)"
+  # CPU per record: the same rows in DuckDB's default row groups against
+  # one row group split into units (target: within 10%).
+  median_of 3 "$ST" convert "$(table 500000)" -o "$WORK/out/p" --shards 8 --jobs "$JOBS" --force --quiet > /dev/null
+  cpu_default=$(cpu_s)
+  median_of 3 "$ST" convert "$f" -o "$WORK/out/p" --shards 8 --jobs "$JOBS" --force --quiet > /dev/null
+  cpu_one=$(cpu_s)
+  echo "CPU, 500000 rows: one row group $cpu_one s, default row groups $cpu_default s ($(ratio "$cpu_one" "$cpu_default")x; median of 3)"
 fi
 rm -rf "$WORK/out" "$WORK/.strace"
 if [ "${CLEAN:-0}" = 1 ]; then

@@ -33,7 +33,7 @@
  * always marked: their memory matters more than the segments decompressed
  * twice.  The tests lower it (parquet_dump --mark-always) to reach marked
  * pages with small files. */
-#define ST_PQ_MARK_ALWAYS_BYTES ((size_t)1 << 20)
+#define ST_PQ_MARK_ALWAYS_BYTES ((size_t)8 << 20)
 extern size_t st_pq_mark_always_bytes;
 
 typedef struct st_pq_checkpoint {
