@@ -7,12 +7,14 @@ A row group cut into several units is read through one checkpoint scan
 per column chunk (formats/parquet/checkpoint.c) and decompressed pages
 kept once per row group (chunk_cache.c).  The inputs here are small
 Parquet files that shardtool writes itself (uncompressed and snappy,
-data pages v1 and v2, a dictionary, optional and list columns), damaged
-page by page with tests/support/parquet_pages.py: sizes and counts near
-2^31 or negative, unknown page types, truncated pages, level streams
-whose length or runs claim billions of entries, a footer claiming
-billions of values, and a sweep of bit flips over a page's level bytes
-(with and without the page CRC made to match).
+data pages v1 and v2, a dictionary, optional and list columns) and two
+DuckDB wrote (tests/fuzz/corpus/parquet_nested/one_page_*: one page per
+chunk, lists of lists, no page CRC), damaged page by page with
+tests/support/parquet_pages.py: sizes and counts near 2^31 or negative,
+unknown page types, truncated pages, level streams whose length or runs
+claim billions of entries, a footer claiming billions of values, and a
+sweep of bit flips over a page's first bytes (with and without the page
+CRC made to match).
 
 Each is read under an address-space limit (RLIMIT_AS, what `ulimit -v`
 sets; left out for sanitizer builds) and a time limit, by
@@ -54,6 +56,15 @@ BIG = (1 << 31) - 1
 DUMP_WAYS = [["--unit-rows", "300"],
              ["--unit-rows", "300", "--share-max", "0", "--jobs", "3"],
              []]
+# DuckDB's files of the fuzz corpus (tests/fuzz/corpus/parquet_nested):
+# 400 rows, one data page per column chunk, no page CRC.
+DUCKDB = ["one_page_V1", "one_page_V2"]
+
+
+def ways_for(fname):
+    if fname in DUCKDB:  # units of 37 rows start inside the one page
+        return [[a.replace("300", "37") for a in w] for w in DUMP_WAYS]
+    return DUMP_WAYS
 results = {"passed": 0, "failed": 0}
 
 
@@ -199,6 +210,18 @@ LEVEL_DAMAGE = [
 ]
 
 
+# DuckDB's files: `s` has a dictionary (page 0) and one data page (page 1)
+# like ours; `lol`, a list of lists, is chunk 2, one page of 1332 values.
+DUCKDB_DAMAGE = [
+    ("lol-num-values-2^31", at(2, 0, header(1, BIG, pp.PH_DATA_V1))),
+    ("lol-num-values-0", at(2, 0, header(1, 0, pp.PH_DATA_V1))),
+    ("lol-num-values-plus-1", at(2, 0, header(1, 1333, pp.PH_DATA_V1))),
+    ("lol-uncompressed-size-2^31", at(2, 0, header(pp.PH_UNCOMPRESSED, BIG))),
+    ("lol-uncompressed-size-plus-1", at(2, 0, lambda p: p.set(pp.PH_UNCOMPRESSED, p.get(pp.PH_UNCOMPRESSED) + 1))),
+    ("lol-truncated", at(2, 0, body(lambda b: b[:len(b) // 2]))),
+]
+
+
 def def_length_huge(b):
     rep = struct.unpack_from("<I", b, 0)[0]
     return b[:4 + rep] + struct.pack("<I", BIG) + b[8 + rep:]
@@ -228,11 +251,11 @@ def test_clean(dump, tools, inputs, tmp, big_path):
             continue
         path = write(tmp, "clean-" + name, data)
         rc, whole, err, _ = dump.run(["--canonical", path], timeout=TIMEOUT)
-        same = rc == 0 and whole.count(b"\n") == 4000
-        for way in DUMP_WAYS[:2]:
+        same = rc == 0 and whole.count(b"\n") == (400 if name in DUCKDB else 4000)
+        for way in ways_for(name)[:2]:
             r2, split, e2, _ = dump.run(["--canonical", *way, path], timeout=TIMEOUT)
             same = same and r2 == 0 and split == whole
-        check(same, "%s: read whole and in units of 300 rows (shared and not), the same 4000 records" % name)
+        check(same, "%s: read whole and in units (shared and not), the same records" % name)
     for cmd in (["cat"], ["convert", "--jobs", "2", "-q", "-o", os.path.join(tmp, "clean-out", "x")]):
         rc, out, err, _ = tools.run(cmd + [big_path], timeout=TIMEOUT)
         ok = rc == 0 and (cmd[0] != "cat" or out.count(b"\n") == 200000)
@@ -255,13 +278,15 @@ def test_page_damage(dump, tools, inputs, tmp, only):
         cases += [(fname, n, m) for n, m in PAGE_DAMAGE]
     cases += [("v1", n, m) for n, m in V1_DAMAGE + LEVEL_DAMAGE] + [("snappy-v1", n, m) for n, m in V1_DAMAGE]
     cases += [("v2", n, m) for n, m in V2_DAMAGE] + [("snappy-v2", n, m) for n, m in V2_DAMAGE]
+    for fname in DUCKDB:
+        cases += [(fname, n, m) for n, m in PAGE_DAMAGE + V1_DAMAGE[:3] + DUCKDB_DAMAGE]
     for fname, name, mutate in cases:
         label = "%s %s" % (fname, name)
         if only and not any(o in label for o in only):
             continue
         path = write(tmp, "%s-%s" % (fname, name.split()[0]), pp.rewrite(inputs.files[fname], mutate))
         bad = []
-        for way in DUMP_WAYS:
+        for way in ways_for(fname):
             rc, out, err, _ = dump.run(["--canonical", *way, path], timeout=TIMEOUT)
             err = err.decode(errors="replace")
             if "(ignorable)" in name and rc == 0 and out == clean_records(dump, inputs, tmp, fname):
@@ -329,8 +354,10 @@ def test_footer_claim(tools, inputs, tmp, only):
     rc0, out0, _, _ = tools.run(["cat", clean], timeout=TIMEOUT)
     check(rc == 0 and rc0 == 0 and out == out0,
           "footer claiming 2^62 values: the same 60,000 records (%s)" % describe(rc, err.decode(errors="replace")))
-    check(cpu < 3, "footer claiming 2^62 values: 60,000 one-row units in %.1f s CPU, %.1f s wall "
-                    "(bound 3 s CPU; took 9 s before the scan and the units were made linear)" % (cpu, secs))
+    # Sanitized builds (unoptimized, instrumented) run several times slower.
+    bound = 3 if not run_hostile.sanitized(tools.st) else 25
+    check(cpu < bound, "footer claiming 2^62 values: 60,000 one-row units in %.1f s CPU, %.1f s wall "
+                       "(bound %d s CPU; took 9 s before the scan and the units were made linear)" % (cpu, secs, bound))
 
 
 def test_flips(dump, inputs, tmp, only):
@@ -338,7 +365,7 @@ def test_flips(dump, inputs, tmp, only):
     streams) flipped, one at a time."""
     if only and not any(o in "flips" for o in only):
         return
-    for fname in ("v1", "v2"):
+    for fname, target in (("v1", (1, 1)), ("v2", (1, 1)), ("one_page_V1", (2, 0))):
         data = inputs.files[fname]
         crashes, unnoticed = [], []
         for byte in range(24):
@@ -349,13 +376,13 @@ def test_flips(dump, inputs, tmp, only):
                     p.body = bytes(b)
                 for fix_crc in (False, True):
                     path = write(tmp, "flip-%s-%d-%d-%d" % (fname, byte, bit, fix_crc),
-                                 pp.rewrite(data, at(1, 1, flip), fix_crc=fix_crc))
-                    way = DUMP_WAYS[(byte + bit) % 2]
+                                 pp.rewrite(data, at(*target, flip), fix_crc=fix_crc))
+                    way = ways_for(fname)[(byte + bit) % 2]
                     rc, _, err, _ = dump_run(dump, path, way)
                     if rc not in (0, 1) or (rc == 1 and not err.strip()) or "out of memory" in err:
                         crashes.append("%d.%d crc %s: %s" % (byte, bit, "fixed" if fix_crc else "stale",
                                                               describe(rc, err)))
-                    elif not fix_crc and rc != 1:
+                    elif not fix_crc and rc != 1 and fname not in DUCKDB:  # DuckDB writes no CRC
                         unnoticed.append("%d.%d" % (byte, bit))
                     os.unlink(path)
         check(not crashes, "%s: 192 bit flips in the level bytes, CRC fixed or not: exit 0 or 1, never a crash, "
@@ -375,6 +402,9 @@ def main():
                            ("v2", ["--parquet-codec", "uncompressed", "--page-version", "2"]),
                            ("snappy-v1", []), ("snappy-v2", ["--page-version", "2"])):
             inputs.make(name, small_rows, *opts)
+        for name in DUCKDB:
+            with open(os.path.join(HERE, "..", "fuzz", "corpus", "parquet_nested", name + ".parquet"), "rb") as f:
+                inputs.files[name] = f.read()
         inputs.make("big", lambda: big_rows(200000), "--parquet-codec", "uncompressed")
         inputs.make("big-v2", lambda: big_rows(200000), "--parquet-codec", "uncompressed", "--page-version", "2")
         inputs.make("medium", lambda: big_rows(60000), "--parquet-codec", "uncompressed")
