@@ -203,15 +203,21 @@ static int scan_entries(scan *s, const st_pq_page *pg, size_t n, const st_pq_str
         if ((ps.has_rep && (rc = st_pq_levels_get(&ps.rep, s->rep, w, &s->err))) ||
             (ps.has_def && (rc = st_pq_levels_get(&ps.def, s->def, w, &s->err))))
             return rc;
+        /* The decoders at entry `at` of the window, moved forward from one
+         * checkpoint to the next: skipping from the window's start for
+         * each made the scan quadratic when checkpoints are close (a
+         * footer claiming billions of values cuts units of one row). */
+        st_pq_levels r = rep0, d = def0;
+        size_t at = 0;
         for (size_t j = 0; j < w; j++) {
             bool begins = !ps.has_rep || s->rep[j] == 0;
             if (begins) {
                 if (s->rows == s->next) {
                     st_pq_checkpoint cp = {.row = s->rows, .page = pg->index, .entry = i + j, .nn = nn};
-                    st_pq_levels r = rep0, d = def0;
-                    if ((ps.has_rep && (rc = st_pq_levels_skip(&r, j, &s->err))) ||
-                        (ps.has_def && (rc = st_pq_levels_skip(&d, j, &s->err))))
+                    if ((ps.has_rep && (rc = st_pq_levels_skip(&r, j - at, &s->err))) ||
+                        (ps.has_def && (rc = st_pq_levels_skip(&d, j - at, &s->err))))
                         return rc;
+                    at = j;
                     st_pq_levels_save(&r, &cp.rep);
                     st_pq_levels_save(&d, &cp.def);
                     if (vals_ok && (sp && values_walked(pg->h.encoding, leaf->physical)

@@ -38,6 +38,7 @@ struct st_pq_decoder {
     size_t out_entries, out_values, out_rows;
     uint64_t rows_seen;            /* rows begun in the chunk so far */
     bool done;
+    bool past_end;                 /* a row began at or after rq.row_end */
 
     /* split row group: shared checkpoints and page bodies (checkpoint.h) */
     st_pq_chunk_index *ix;
@@ -615,8 +616,16 @@ static int data_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, st_erro
     bool found0 = false, found1 = false;
     size_t k0 = 0, k1 = 0, rows_in = 0, kept = 0;
     uint16_t maxd = (uint16_t)leaf->max_def;
+    /* The first window is sized by the rows wanted, then doubled: a unit
+     * of a few rows decoded a whole window of levels, and a row group cut
+     * into one-row units (a footer claiming billions of values) took
+     * minutes. */
+    size_t step = LEVEL_WINDOW;
+    if (!d->discard && re - rs < LEVEL_WINDOW / 64)
+        step = (size_t)(re - rs) * 2 + 64;
     while (i < end && (!found1 || d->discard)) {
-        size_t w = end - i < LEVEL_WINDOW ? end - i : LEVEL_WINDOW;
+        size_t w = end - i < step ? end - i : step;
+        step = step < LEVEL_WINDOW / 2 ? step * 2 : LEVEL_WINDOW;
         if (rep && (rc = st_pq_levels_get(&ps.rep, rep, w, err)))
             return st_error_prefix(err, "repetition levels: ");
         if (def && (rc = st_pq_levels_get(&ps.def, def, w, err)))
@@ -636,6 +645,7 @@ static int data_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, st_erro
             }
             if (!found1 && row >= re) {
                 found1 = true;
+                d->past_end = true;
                 b = j;
                 k1 = nn;
                 if (!d->discard)
@@ -779,6 +789,27 @@ static void index_free(void *ix)
     st_pq_chunk_index_free(ix);
 }
 
+/* The unit that ends the row group: the rows it wanted are read, and a
+ * column holding rows past the row group's count is damaged (its levels or
+ * page headers disagree with the footer).  Reading stopped at the first
+ * row past the end, so without this check such a file read as the first
+ * rows of every column, the rest dropped without a word, while verify
+ * called it damaged. */
+static int no_rows_past_end(const st_pq_decoder *d, st_pq_pages *pp, st_error *err)
+{
+    int rc = 0;
+    st_pq_page pg;
+    bool more = d->past_end;
+    while (!more && (rc = st_pq_pages_next(pp, &pg, err)) == 1)
+        more = (pg.h.type == PQ_PAGE_DATA || pg.h.type == PQ_PAGE_DATA_V2) && pg.h.num_values > 0;
+    if (rc < 0)
+        return rc;
+    if (more)
+        return st_error_set(err, ST_EDATA, "the column chunk holds more rows than the row group's %llu "
+                            "(the file is damaged)", (unsigned long long)d->rq.row_end);
+    return 0;
+}
+
 int st_pq_column_read(const st_pq_column_request *rq, st_pq_column_data *out, st_error *err)
 {
     st_pq_decoder *d;
@@ -822,6 +853,8 @@ int st_pq_column_read(const st_pq_column_request *rq, st_pq_column_data *out, st
     }
     if (rc > 0)
         rc = 0;
+    if (!rc && rq->row_end >= (uint64_t)rq->file->meta.row_groups[rq->row_group].num_rows)
+        rc = no_rows_past_end(d, &pp, err);
     uint64_t want = rq->row_end - rq->row_start;
     if (!rc && d->out_rows != want)
         rc = st_error_set(err, ST_EDATA, "the column chunk holds %llu of the %llu rows wanted (rows %llu to %llu of the row group)",

@@ -12,6 +12,9 @@
     renames with the test-only SHARDTOOL_TEST_KILL_AT) leaves no final
     name without a journal, and a rerun without --force gives the same
     bytes as a clean run, for every output mode;
+  - --to parquet killed at every commit point and while its shards grow:
+    no partial shard under a final name, a plain, --force or --resume
+    rerun gives the clean bytes, verify --manifest and DuckDB accept them;
   - a long prefix whose final names fit works; -o '' and -o - are usage
     errors; -o DIR/ (or an existing DIR, or .) writes DIR/part-*; a typed
     extension (-o t.tfrecord.gz) is dropped from the prefix;
@@ -353,6 +356,131 @@ def after_kill(d, ref, args, label, bad):
         bad.append((label, "rerun differs from a clean run", sorted(os.listdir(d))))
 
 
+# ---- --to parquet killed: what SAFETY and --resume promise for Parquet shards ------------
+
+
+def temp_bytes(d):
+    """Bytes in the run's hidden temporary files (.tmp-st*) under d."""
+    total = 0
+    try:
+        with os.scandir(d) as it:
+            for e in it:
+                if e.name.startswith(".tmp-st"):
+                    try:
+                        total += e.stat().st_size
+                    except FileNotFoundError:
+                        pass
+    except FileNotFoundError:
+        pass
+    return total
+
+
+def kill_at_bytes(args, d, threshold):
+    """Starts args, SIGKILLs it once its temporary files hold `threshold`
+    bytes (polled, not timed); True when the kill landed before the run ended."""
+    p = subprocess.Popen([ST] + args + ["-o", d + "/t", "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while p.poll() is None:
+        if os.path.isdir(d) and temp_bytes(d) >= threshold:
+            p.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.0005)
+    p.wait()
+    return p.returncode == -signal.SIGKILL
+
+
+def duckdb_rows(pattern):
+    """Rows DuckDB reads from the Parquet files matching pattern, or None
+    without node and @duckdb/node-api (tests/interop)."""
+    node = shutil.which("node")
+    helper = os.path.join(SOURCE, "tests", "interop", "parquet_nested_duckdb.mjs")
+    if not node:
+        return None
+    r = subprocess.run([node, helper, "read", pattern], capture_output=True, text=True)
+    if r.returncode == 77:
+        return None
+    if r.returncode:
+        return "DuckDB: " + r.stderr.strip()[-300:]
+    return len(__import__("json").loads(r.stdout)["rows"])
+
+
+def test_parquet_kills(tmp, table):
+    """convert --to parquet SIGKILLed at every commit point and while its
+    shards are written (by the bytes in its temporary files: the first
+    ones, a third, two thirds): never a partial shard under a final name
+    (nor a final name without the journal); the rerun the man page offers
+    (plain, --force or --resume) gives the clean run's bytes, which verify
+    --manifest and DuckDB accept.  Row groups of 64 KiB make the shards
+    grow while they are written instead of all at their end.  --shards
+    (all shards open at once) at every point; --shard-size (one shard
+    after another, the count known at the end) at a few."""
+    rows = sum(1 for _ in open(table)) - 1
+    base = ["convert", table, "--to", "parquet", "--jobs", "1", "--row-group-size", "64KiB"]
+    commit_points = ["locked", "journal-created", "journal", "rename:0", "rename:1", "rename:2", "manifest",
+                     "commit", "committed"]
+    modes = [("--shards 3", base + ["--shards", "3"], commit_points, True),
+             ("--shard-size 600KiB", base + ["--shard-size", "600KiB"], ["journal", "rename:1"], False)]
+    for mname, args, injected, every_way in modes:
+        d = os.path.join(tmp, "pqkill")
+        shutil.rmtree(d, ignore_errors=True)
+        r = st(*args, "-o", d + "/t", "-q")
+        assert r.returncode == 0, r.stderr
+        ref = snapshot(d)
+        shards = sorted(n for n in ref if FINAL.search(n))
+        check(len(shards) >= 3 and all(ref[n][:4] == b"PAR1" and ref[n][-4:] == b"PAR1" for n in shards),
+              f"--to parquet {mname} writes 3 or more Parquet files ({shards})")
+        pattern = os.path.join(d, "t-*-of-%05d.parquet" % len(shards))
+        n = duckdb_rows(pattern)
+        check(n is None or n == rows, f"{mname}: DuckDB reads the clean set: {n} rows of {rows}")
+        total = sum(len(ref[n]) for n in shards)
+        reruns = [[], ["--force"], ["--resume"]]
+        bad, landed, k = [], [], 0
+        points = [("injected " + p, p, None) for p in injected]
+        points += [("at the first bytes", None, 1), ("a third in", None, total // 3),
+                   ("two thirds in", None, 2 * total // 3)]
+        for i, (label, point, threshold) in enumerate(points):
+            # Each commit point is rerun one way (the three ways in turn);
+            # the kills while writing, every way (--shards) or one.
+            ways = reruns if not point and every_way else [reruns[i % 3]]
+            for rerun in ways:
+                k += 1
+                shutil.rmtree(d, ignore_errors=True)
+                if point:
+                    r = st(*args, "-o", d + "/t", "-q", env={"SHARDTOOL_TEST_KILL_AT": point})
+                    killed = r.returncode == -signal.SIGKILL
+                else:
+                    killed = kill_at_bytes(args, d, threshold)
+                if not killed:
+                    continue
+                landed.append(label)
+                names = sorted(os.listdir(d)) if os.path.isdir(d) else []
+                journal = "t.journal" in names
+                now = snapshot(d)
+                for name in names:
+                    if FINAL.search(name) and not journal and now.get(name) != ref.get(name):
+                        bad.append((label, "partial or foreign file under a final name", name))
+                committed = not journal and "t.manifest.json" in names
+                if finals(d) and not journal and not committed:
+                    bad.append((label, "final names without a journal or manifest", names))
+                r = st(*args, "-o", d + "/t", "-q", *rerun)
+                if committed and not rerun:
+                    ok = r.returncode == 2 and "--force" in r.stderr  # a finished set is an earlier set
+                else:
+                    ok = r.returncode == 0 and snapshot(d) == ref
+                if not ok:
+                    bad.append((label, "rerun " + (" ".join(rerun) or "plain"), r.returncode,
+                                r.stderr.strip()[-300:], sorted(os.listdir(d))))
+                    continue
+                v = st("verify", "-q", "--manifest", d + "/t.manifest.json")
+                if v.returncode:
+                    bad.append((label, "verify --manifest", v.stdout.strip()[-300:]))
+        check(not bad, f"{mname}: {len(landed)} kills ({k} tried): no partial shard under a final name, every "
+                       f"rerun (plain, --force, --resume) gives the clean run's bytes and verifies ({bad[:3]})")
+        for want in ("at the first bytes", "a third in", "two thirds in"):
+            check(want in landed, f"{mname}: a kill landed {want} of the shards' bytes")
+        n = duckdb_rows(pattern)
+        check(n is None or n == rows, f"{mname}: DuckDB reads the set rewritten after the last kill: {n} rows")
+
+
 def test_kills(tmp, table, taxi):
     modes = kill_modes(tmp, table, taxi)
     injected = ["locked", "journal-created", "journal", "rename:0", "rename:1", "rename:2", "manifest", "commit", "committed"]
@@ -600,12 +728,15 @@ def main():
         table_b = os.path.join(tmp, "b.csv")
         gen_table(table_a, 40000)
         gen_table(table_b, 30000)
+        table_c = os.path.join(tmp, "c.csv")
+        gen_table(table_c, 60000)
         tests = [("earlier", lambda: test_earlier_set(tmp, taxi)),
                  ("tasks", lambda: test_tasks_together(tmp, table_a)),
                  ("size", lambda: test_shard_size_on_disk(tmp, table_a)),
                  ("two", lambda: test_two_runs(tmp, table_a, table_b)),
                  ("devices", lambda: test_not_regular(tmp, taxi)),
                  ("kills", lambda: test_kills(tmp, table_b, taxi)),
+                 ("parquet-kills", lambda: test_parquet_kills(tmp, table_c)),
                  ("names", lambda: test_names(tmp, taxi)),
                  ("hostile", lambda: test_hostile_names(tmp, taxi))]
         for name, fn in tests:

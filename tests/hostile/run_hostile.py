@@ -47,17 +47,18 @@ SIGNAL_DELAY = 0.4        # seconds before the signal is sent
 
 
 class Ctx:
-    def __init__(self, st, tmp, limit_memory):
+    def __init__(self, st, tmp, limit_memory, memory_limit=MEMORY_LIMIT):
         self.st = st
         self.tmp = tmp
         self.limit_memory = limit_memory
+        self.memory_limit = memory_limit
 
     def path(self, *parts):
         return os.path.join(self.tmp, *parts)
 
     def _limits(self):
         if self.limit_memory:
-            resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+            resource.setrlimit(resource.RLIMIT_AS, (self.memory_limit, self.memory_limit))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
     def run(self, args, timeout, stdin=subprocess.DEVNULL):

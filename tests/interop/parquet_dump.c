@@ -254,7 +254,8 @@ int main(int argc, char **argv)
             st_buf_free(&b);
             status = rep.ok ? 0 : 3;
         }
-        st_stream_close(in);
+        /* verify took the stream (format.h) and closed it: closing it
+         * again here crashed every --verify run. */
         return status;
     }
     if (strcmp(mode, "inspect") == 0) {

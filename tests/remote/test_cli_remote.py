@@ -38,6 +38,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import rtest  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "support"))
+from thrift_compact import field as _field, read as _tc_read, varint as _varint, write as _tc_write, zigzag as _zigzag  # noqa: E402,E501
 import servers  # noqa: E402
 import test_s3  # noqa: E402  (s3rver: install and start)
 
@@ -193,126 +195,6 @@ def same_outputs(ref_dir, got_dir, what, must_exist=True):
 # the network would hardly differ from reading all of it.  This builds a
 # larger file from it, with the same row group repeated: the thrift-compact
 # footer is decoded generically and written back with every offset moved.
-
-def _varint(buf, pos):
-    shift = result = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return result, pos
-
-
-def _zigzag(n):
-    return (n >> 1) ^ -(n & 1)
-
-
-def _put_varint(out, n):
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-
-
-def _put_zigzag(out, n):
-    _put_varint(out, (n << 1) ^ (n >> 63))
-
-
-def _tc_read(buf, pos, t):
-    """One thrift-compact value of type t: returns (value, pos).  Structs
-    are lists of [field id, type, value]; lists are (element type, values)."""
-    if t in (1, 2):
-        return t == 1, pos
-    if t == 3:
-        return struct.unpack_from("b", buf, pos)[0], pos + 1
-    if t in (4, 5, 6):
-        v, pos = _varint(buf, pos)
-        return _zigzag(v), pos
-    if t == 7:
-        return struct.unpack_from("<d", buf, pos)[0], pos + 8
-    if t == 8:
-        n, pos = _varint(buf, pos)
-        return bytes(buf[pos:pos + n]), pos + n
-    if t in (9, 10):
-        h = buf[pos]
-        pos += 1
-        n, et = h >> 4, h & 0x0F
-        if n == 15:
-            n, pos = _varint(buf, pos)
-        items = []
-        for _ in range(n):
-            if et in (1, 2):
-                items.append(buf[pos] == 1)
-                pos += 1
-            else:
-                v, pos = _tc_read(buf, pos, et)
-                items.append(v)
-        return (et, items), pos
-    if t == 12:
-        fields, fid = [], 0
-        while True:
-            h = buf[pos]
-            pos += 1
-            if h == 0:
-                return fields, pos
-            ft = h & 0x0F
-            if h >> 4:
-                fid += h >> 4
-            else:
-                v, pos = _varint(buf, pos)
-                fid = _zigzag(v)
-            v, pos = _tc_read(buf, pos, ft)
-            fields.append([fid, ft, v])
-    raise rtest.Failure("thrift type %d in the Parquet footer is not handled here" % t)
-
-
-def _tc_write(out, t, v):
-    if t == 3:
-        out += struct.pack("b", v)
-    elif t in (4, 5, 6):
-        _put_zigzag(out, v)
-    elif t == 7:
-        out += struct.pack("<d", v)
-    elif t == 8:
-        _put_varint(out, len(v))
-        out += v
-    elif t in (9, 10):
-        et, items = v
-        if len(items) < 15:
-            out.append((len(items) << 4) | et)
-        else:
-            out.append(0xF0 | et)
-            _put_varint(out, len(items))
-        for item in items:
-            if et in (1, 2):
-                out.append(1 if item else 2)
-            else:
-                _tc_write(out, et, item)
-    elif t == 12:
-        last = 0
-        for fid, ft, fv in v:
-            wt = (1 if fv else 2) if ft in (1, 2) else ft
-            if 0 < fid - last <= 15:
-                out.append(((fid - last) << 4) | wt)
-            else:
-                out.append(wt)
-                _put_zigzag(out, fid)
-            last = fid
-            if ft not in (1, 2):
-                _tc_write(out, ft, fv)
-        out.append(0)
-    else:
-        raise rtest.Failure("thrift type %d" % t)
-
-
-def _field(fields, fid):
-    for f in fields:
-        if f[0] == fid:
-            return f
-    return None
-
 
 def repeat_row_groups(data, copies):
     """The Parquet file `data` (one row group) with its row group stored
