@@ -7,9 +7,10 @@ A row group cut into several units is read through one checkpoint scan
 per column chunk (formats/parquet/checkpoint.c) and decompressed pages
 kept once per row group (chunk_cache.c).  The inputs here are small
 Parquet files that shardtool writes itself (uncompressed and snappy,
-data pages v1 and v2, a dictionary, optional and list columns) and two
+data pages v1 and v2, a dictionary, optional and list columns) and three
 DuckDB wrote (tests/fuzz/corpus/parquet_nested/one_page_*: one page per
-chunk, lists of lists, no page CRC), damaged page by page with
+chunk, lists of lists, no page CRC; marked_pages: snappy pages over 128
+KiB that units decompress in pieces), damaged page by page with
 tests/support/parquet_pages.py: sizes and counts near 2^31 or negative,
 unknown page types, truncated pages, level streams whose length or runs
 claim billions of entries, a footer claiming billions of values, and a
@@ -53,12 +54,17 @@ import thrift_compact as tc  # noqa: E402
 MEMORY_LIMIT = 768 << 20
 TIMEOUT = 30
 BIG = (1 << 31) - 1
+# The second way also decompresses every page over 128 KiB in pieces
+# (--mark-always 0), each unit reading its own segments of it through a
+# mapping that faults on any byte it did not ask for (--sparse-map-min 0).
 DUMP_WAYS = [["--unit-rows", "300"],
-             ["--unit-rows", "300", "--share-max", "0", "--jobs", "3"],
+             ["--unit-rows", "300", "--share-max", "0", "--jobs", "3", "--mark-always", "0", "--sparse-map-min", "0"],
              []]
-# DuckDB's files of the fuzz corpus (tests/fuzz/corpus/parquet_nested):
-# 400 rows, one data page per column chunk, no page CRC.
-DUCKDB = ["one_page_V1", "one_page_V2"]
+# DuckDB's files of the fuzz corpus (tests/fuzz/corpus/parquet_nested): one
+# data page per column chunk, no page CRC; marked_pages' pages of strings
+# and of a list of lists are over 128 KiB.
+DUCKDB_ROWS = {"one_page_V1": 400, "one_page_V2": 400, "marked_pages": 3000}
+DUCKDB = list(DUCKDB_ROWS)
 
 
 def ways_for(fname):
@@ -221,6 +227,19 @@ DUCKDB_DAMAGE = [
     ("lol-truncated", at(2, 0, body(lambda b: b[:len(b) // 2]))),
 ]
 
+# marked_pages: `lt` (chunk 1) is one PLAIN page of strings, `lol` (chunk 2)
+# one page of a list of lists, both snappy and over 128 KiB, so the second
+# way reads them in pieces (page_marks.h).
+MARKED_DAMAGE = [
+    ("lt-uncompressed-size-plus-1", at(1, 0, lambda p: p.set(pp.PH_UNCOMPRESSED, p.get(pp.PH_UNCOMPRESSED) + 1))),
+    ("lt-uncompressed-size-2^31", at(1, 0, header(pp.PH_UNCOMPRESSED, BIG))),
+    ("lt-truncated", at(1, 0, body(lambda b: b[:len(b) // 2]))),
+    ("lt-truncated-claiming-more", at(1, 0, truncated_claiming_more)),
+    ("lol-num-values-plus-1", at(2, 0, header(1, 52091, pp.PH_DATA_V1))),
+    ("lol-num-values-2^31", at(2, 0, header(1, BIG, pp.PH_DATA_V1))),
+    ("lol-truncated", at(2, 0, body(lambda b: b[:len(b) // 2]))),
+]
+
 
 def def_length_huge(b):
     rep = struct.unpack_from("<I", b, 0)[0]
@@ -251,7 +270,7 @@ def test_clean(dump, tools, inputs, tmp, big_path):
             continue
         path = write(tmp, "clean-" + name, data)
         rc, whole, err, _ = dump.run(["--canonical", path], timeout=TIMEOUT)
-        same = rc == 0 and whole.count(b"\n") == (400 if name in DUCKDB else 4000)
+        same = rc == 0 and whole.count(b"\n") == DUCKDB_ROWS.get(name, 4000)
         for way in ways_for(name)[:2]:
             r2, split, e2, _ = dump.run(["--canonical", *way, path], timeout=TIMEOUT)
             same = same and r2 == 0 and split == whole
@@ -278,8 +297,9 @@ def test_page_damage(dump, tools, inputs, tmp, only):
         cases += [(fname, n, m) for n, m in PAGE_DAMAGE]
     cases += [("v1", n, m) for n, m in V1_DAMAGE + LEVEL_DAMAGE] + [("snappy-v1", n, m) for n, m in V1_DAMAGE]
     cases += [("v2", n, m) for n, m in V2_DAMAGE] + [("snappy-v2", n, m) for n, m in V2_DAMAGE]
-    for fname in DUCKDB:
+    for fname in ("one_page_V1", "one_page_V2"):
         cases += [(fname, n, m) for n, m in PAGE_DAMAGE + V1_DAMAGE[:3] + DUCKDB_DAMAGE]
+    cases += [("marked_pages", n, m) for n, m in MARKED_DAMAGE]
     for fname, name, mutate in cases:
         label = "%s %s" % (fname, name)
         if only and not any(o in label for o in only):
