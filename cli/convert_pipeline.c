@@ -163,6 +163,8 @@ static int open_next_source(run_state *rs, st_error *err)
     }
     s->path = path;
     s->index = rs->next_path - 1;
+    if (s->reader->format == st_format_by_name("csv") || s->reader->format == st_format_by_name("tsv"))
+        job->opened_text = true;
     if (!job->ro->payload_only && empty_columns_collect(s->reader, &job->input_columns, err) < 0) {
         st_reader_close(s->reader);
         free(s);
