@@ -2,6 +2,7 @@
 #include "shard.h"
 
 #include "crc32c.h"
+#include "replaced_files.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -100,6 +101,7 @@ typedef struct open_shard {
 
 struct st_shard_sink {
     st_shard_options opt;
+    st_replaced_files replaced; /* --force: the files publish renames over */
     char ext[64];
     char tmp_prefix[4096];  /* local output: where temporary names start */
     bool local;
@@ -777,6 +779,8 @@ static void sync_dir_of(const char *path)
     }
 }
 
+static int publish_renames(st_shard_sink *s, st_error *err);
+
 int st_shard_sink_publish(st_shard_sink *s, st_error *err)
 {
     if (!s->local)
@@ -791,6 +795,26 @@ int st_shard_sink_publish(st_shard_sink *s, st_error *err)
         if (rc < 0)
             return rc;
     }
+    /* The files replaced are let go of on other threads (replaced_files.h). */
+    for (size_t i = 0; s->opt.force && i < s->ndone; i++) {
+        st_shard_info *d = &s->done[i];
+        if (d->published)
+            continue;
+        st_replaced_files_hold(&s->replaced, d->path);
+        if (d->index_tmp)
+            st_replaced_files_hold(&s->replaced, d->index_path);
+    }
+    int rc = publish_renames(s, err);
+    st_replaced_files_release(&s->replaced);
+    if (rc < 0)
+        return rc;
+    if (s->ndone)
+        sync_dir_of(s->done[0].path);
+    return ST_OK;
+}
+
+static int publish_renames(st_shard_sink *s, st_error *err)
+{
     long k = 0;
     for (size_t i = 0; i < s->ndone; i++) {
         st_shard_info *d = &s->done[i];
@@ -812,8 +836,6 @@ int st_shard_sink_publish(st_shard_sink *s, st_error *err)
             d->index_tmp = NULL;
         }
     }
-    if (s->ndone)
-        sync_dir_of(s->done[0].path);
     return ST_OK;
 }
 
@@ -896,6 +918,7 @@ void st_shard_sink_free(st_shard_sink *s)
     for (size_t i = 0; i < s->nopen; i++)
         shard_discard(s, &s->open[i]);
     st_compress_pool_free(s->pool); /* after every compressing shard is gone */
+    st_replaced_files_wait(&s->replaced);
     for (size_t i = 0; i < s->ndone; i++) {
         free(s->done[i].path);
         free(s->done[i].tmp_path);
