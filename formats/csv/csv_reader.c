@@ -576,6 +576,12 @@ static const uint8_t *general_field(decode_ctx *x, const csv_column *c, const ui
     }
     const uint8_t *v = s.ptr;
     size_t n = s.len;
+    if ((s.flags & CSV_SPAN_ESCAPED) && r->speculative && c->kind != ST_KIND_BYTES) {
+        /* Inference calls it text, whatever it unescapes to ("12"3). */
+        x->line = line;
+        value_error(x, c, v, n, c->kind == ST_KIND_INT64 ? "an int64" : "a number");
+        return NULL;
+    }
     if (s.flags & CSV_SPAN_ESCAPED) {
         uint8_t *dst = st_arena_alloc(&x->out->arena, s.len ? s.len : 1);
         if (!dst) {

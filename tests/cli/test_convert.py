@@ -474,6 +474,10 @@ def test_guessed_types(tmp):
         "empty-gets-value": {rows - 2: (4, "7")},
         "empty-gets-text": {15000: (4, "late")},
         "ragged": {25000: (None, "1,2")},
+        # Text after a closing quote: text to the inference, though it
+        # unescapes to digits.
+        "escaped-digits": {rows - 5: (1, '"12"3')},
+        "quoted-number": {rows - 5: (1, '"12"')},
     }
     for name, changes in variants.items():
         path = os.path.join(d, name + ".csv")
@@ -499,6 +503,8 @@ def test_guessed_types(tmp):
         if name == "ragged":
             check(rc == 1 and "expected 5 fields, found 2" in err and not files,
                   "guessed CSV types, ragged row: the whole-input pass's error, no shard left")
+    recs = records_json(sorted(glob.glob(os.path.join(d, "escaped-digits-guess", "x-*"))))
+    check(isinstance(json.loads(recs[0])["b"][0], str), "text after a closing quote makes an int column bytes")
     last = json.loads(records_json(sorted(glob.glob(os.path.join(d, "int-to-float-guess", "x-*"))))[0])
     check(isinstance(last["a"][0], float), "a later decimal makes an int column float")
     recs = records_json(sorted(glob.glob(os.path.join(d, "empty-gets-value-guess", "x-*"))))
