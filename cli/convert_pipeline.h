@@ -78,6 +78,9 @@ typedef struct convert_job {
     size_t nnull_columns, null_columns_cap;
     st_name_index null_index;
     uint64_t bytes_in;
+    /* A CSV or TSV input was opened (its types guessed when the options
+     * ask for it: st_csv_options.speculate). */
+    bool opened_text;
 } convert_job;
 
 /* Prints the notes on what changed without stopping the run (values

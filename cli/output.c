@@ -6,6 +6,7 @@
 #include "shuffle.h"
 #include "skip_log.h"
 
+#include "../formats/csv/csv.h"
 #include "../src/manifest.h"
 #include "../src/pipeline.h"
 #include "task_infix.h"
@@ -392,6 +393,58 @@ static int finish_outputs(cli_output *out, convert_job *job, const char *options
     return ST_OK;
 }
 
+/* Whether CSV inputs may skip their whole-input type pass and decode on
+ * the types of their first rows (st_csv_options.speculate): only where a
+ * failed guess costs nothing but time, because the run can be done again
+ * from the start with nothing of the first attempt left (local files
+ * read twice; a fixed number of local shards, none published before the
+ * end; nothing kept, shuffled or planned from the inputs' kinds before). */
+static bool may_guess_types(const cli_output *out, const convert_job *job, bool shuffle)
+{
+    const st_csv_options *co = job->ro->format_options;
+    if (!co || co->no_full_scan || job->ro->on_skip || shuffle || job->widen || job->task_count > 1 || job->input_starts ||
+        out->format->writer->needs_schema || out->sopt.mode != ST_SHARD_BY_COUNT || out->sopt.keep ||
+        st_path_is_remote(out->sopt.prefix))
+        return false;
+    for (size_t i = 0; i < job->npaths; i++) {
+        struct stat st;
+        if (st_path_is_remote(job->paths[i]) || stat(job->paths[i], &st) != 0 || !S_ISREG(st.st_mode))
+            return false;
+    }
+    return true;
+}
+
+/* Runs the conversion, on guessed CSV types when that is safe: a guess
+ * that does not hold (or any other failure of that attempt) throws the
+ * attempt's shards away and converts again with the whole-input pass, so
+ * that the types, the output and any error are that pass's. */
+static int run_job(cli_output *out, convert_job *job, bool shuffle, st_error *err)
+{
+    if (!may_guess_types(out, job, shuffle))
+        return convert_run(job, err);
+    st_csv_options guess = *(const st_csv_options *)job->ro->format_options;
+    guess.speculate = true;
+    st_read_options ro = *job->ro;
+    ro.format_options = &guess;
+    const st_read_options *given = job->ro;
+    job->ro = &ro;
+    int rc = convert_run(job, err);
+    job->ro = given;
+    if (rc == ST_OK || (rc == ST_ECANCELED && cli_interrupted) || !job->opened_text)
+        return rc;
+    st_shard_sink_abort(out->sink);
+    st_shard_sink_free(out->sink);
+    out->sink = NULL;
+    convert_job_free_results(job);
+    job->records = job->skipped_rows = job->lossy_floats = job->bytes_in = 0;
+    *err = (st_error){0};
+    rc = st_shard_sink_open(&out->sopt, &out->sink, err);
+    if (rc < 0)
+        return rc;
+    job->emit_ctx = out->sink;
+    return convert_run(job, err);
+}
+
 int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bool shuffle,
                    uint64_t seed, const char *options_json)
 {
@@ -423,7 +476,7 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
         job->emit_ctx = out->sink;
     }
     if (rc == ST_OK)
-        rc = convert_run(job, &err);
+        rc = run_job(out, job, shuffle, &err);
     if (rc == ST_OK && sh) {
         drain_state d = {job->progress, job->records};
         rc = shuffler_drain(sh, out->sink, job->jobs > 0 ? job->jobs : st_cpu_count(),

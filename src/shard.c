@@ -2,6 +2,7 @@
 #include "shard.h"
 
 #include "crc32c.h"
+#include "replaced_files.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -95,10 +96,12 @@ typedef struct open_shard {
                                * flushes, it does not depend on how far the
                                * compressing threads have got */
     uint64_t buffered;      /* record bytes the writer may still hold (CSV lines, an Avro block) */
+    uint64_t writeback_from; /* stored.bytes when the file's writeback was last started */
 } open_shard;
 
 struct st_shard_sink {
     st_shard_options opt;
+    st_replaced_files replaced; /* --force: the files publish renames over */
     char ext[64];
     char tmp_prefix[4096];  /* local output: where temporary names start */
     bool local;
@@ -494,6 +497,24 @@ static int write_index_line(open_shard *sh, size_t len, st_error *err)
     return rc < 0 ? rc : ST_OK;
 }
 
+/* Starts writing a local shard's new bytes to disk, every few MiB, without
+ * waiting: the sync before the rename then finds little left to do, and
+ * the run does not end with the whole output's writeback on one thread
+ * while the others are idle. */
+#define WRITEBACK_STEP ((uint64_t)8 << 20)
+static void start_writeback(open_shard *sh)
+{
+#ifdef SYNC_FILE_RANGE_WRITE
+    if (sh->fd >= 0 && sh->stored.bytes - sh->writeback_from >= WRITEBACK_STEP) {
+        (void)sync_file_range(sh->fd, (off_t)(sh->writeback_from & ~(uint64_t)4095), 0,
+                              SYNC_FILE_RANGE_WRITE);
+        sh->writeback_from = sh->stored.bytes;
+    }
+#else
+    (void)sh;
+#endif
+}
+
 static int write_to(st_shard_sink *s, open_shard *sh, const uint8_t *encoded, size_t len,
                     uint64_t records, st_error *err)
 {
@@ -529,6 +550,7 @@ static int write_to(st_shard_sink *s, open_shard *sh, const uint8_t *encoded, si
     sh->records += records;
     s->next_record += records;
     s->next_unit++;
+    start_writeback(sh);
     return ST_OK;
 }
 
@@ -757,6 +779,8 @@ static void sync_dir_of(const char *path)
     }
 }
 
+static int publish_renames(st_shard_sink *s, st_error *err);
+
 int st_shard_sink_publish(st_shard_sink *s, st_error *err)
 {
     if (!s->local)
@@ -771,6 +795,26 @@ int st_shard_sink_publish(st_shard_sink *s, st_error *err)
         if (rc < 0)
             return rc;
     }
+    /* The files replaced are let go of on other threads (replaced_files.h). */
+    for (size_t i = 0; s->opt.force && i < s->ndone; i++) {
+        st_shard_info *d = &s->done[i];
+        if (d->published)
+            continue;
+        st_replaced_files_hold(&s->replaced, d->path);
+        if (d->index_tmp)
+            st_replaced_files_hold(&s->replaced, d->index_path);
+    }
+    int rc = publish_renames(s, err);
+    st_replaced_files_release(&s->replaced);
+    if (rc < 0)
+        return rc;
+    if (s->ndone)
+        sync_dir_of(s->done[0].path);
+    return ST_OK;
+}
+
+static int publish_renames(st_shard_sink *s, st_error *err)
+{
     long k = 0;
     for (size_t i = 0; i < s->ndone; i++) {
         st_shard_info *d = &s->done[i];
@@ -792,8 +836,6 @@ int st_shard_sink_publish(st_shard_sink *s, st_error *err)
             d->index_tmp = NULL;
         }
     }
-    if (s->ndone)
-        sync_dir_of(s->done[0].path);
     return ST_OK;
 }
 
@@ -876,6 +918,7 @@ void st_shard_sink_free(st_shard_sink *s)
     for (size_t i = 0; i < s->nopen; i++)
         shard_discard(s, &s->open[i]);
     st_compress_pool_free(s->pool); /* after every compressing shard is gone */
+    st_replaced_files_wait(&s->replaced);
     for (size_t i = 0; i < s->ndone; i++) {
         free(s->done[i].path);
         free(s->done[i].tmp_path);

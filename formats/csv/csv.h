@@ -125,6 +125,14 @@ typedef struct st_csv_options {
     bool no_full_scan;         /* infer from infer_rows even when the input could be read twice */
     unsigned infer_threads;    /* threads of the whole-input inference pass (0 = the cores
                                 * online, at most 8); the types never depend on it */
+    /* Skip the whole-input pass and decode with the types of the first
+     * infer_rows rows, a guess that holds for most files.  Decoding then
+     * fails on any value that would have changed the types (a value that
+     * does not fit its column, a value in a column the first rows left
+     * empty), and on every other error too: the caller converts again
+     * without this, so that types, errors and output are those of the
+     * whole-input pass (convert does so for local files). */
+    bool speculate;
 } st_csv_options;
 
 void st_csv_options_init(st_csv_options *o);

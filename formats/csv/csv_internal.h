@@ -316,6 +316,8 @@ enum csv_action {
     CSV_INT64,
     CSV_FLOAT,
     CSV_BYTES,
+    CSV_UNSEEN,     /* bytes, speculated: no value in the first rows, and a
+                     * later one would change the type (csv.h, speculate) */
 };
 
 typedef struct csv_column {
@@ -338,6 +340,7 @@ typedef struct csv_reader {
     bool skip_bad;
     bool strict_float;
     bool full_pass;         /* types come from the whole input */
+    bool speculative;       /* types guessed from the first rows (csv.h, speculate) */
     uint64_t infer_rows;
     size_t max_columns;     /* a longer header is refused */
     csv_column *cols;

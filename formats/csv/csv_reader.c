@@ -161,6 +161,9 @@ static void finish_columns(csv_reader *r)
         }
         c->action = c->kind == ST_KIND_INT64 ? CSV_INT64
                   : c->kind == ST_KIND_FLOAT ? CSV_FLOAT : CSV_BYTES;
+        /* Text for want of a value, as far as the guess saw. */
+        if (r->speculative && !c->forced && !c->saw_value)
+            c->action = CSV_UNSEEN;
         c->slot = (uint32_t)slots;
         slots += c->kind == ST_KIND_BYTES ? sizeof(st_bytes) : 8;
         r->nkept++;
@@ -416,7 +419,11 @@ static int reader_open(void *priv, st_stream *in, const st_read_options *opt, st
     if (csv_infer_open_columns(r)) {
         size_t pass_chunk = co->chunk_size ? co->chunk_size : CSV_MAX_CHUNK;
         /* Reading twice is cheap for a local file, not for a remote object. */
-        if (st_stream_can_seek(in) && !co->no_full_scan && !st_path_is_remote(r->name)) {
+        if (co->speculate && !co->no_full_scan) {
+            /* The pass is the guess's check: skipped, decoding checks. */
+            rc = infer_prefix(r, err);
+            r->speculative = true;
+        } else if (st_stream_can_seek(in) && !co->no_full_scan && !st_path_is_remote(r->name)) {
             rc = csv_infer_full(r, in, true, pass_chunk, co->infer_threads, err);
             r->full_pass = true;
         } else {
@@ -494,6 +501,18 @@ static int value_error(decode_ctx *x, const csv_column *c, const uint8_t *p, siz
                         x->line, x->row, c->name, ex, what, why);
 }
 
+/* A value in a column that the first rows left empty, decoding on their
+ * guess (csv.h, speculate): the whole-input pass would have typed it. */
+static int unseen_error(decode_ctx *x, const csv_column *c, const uint8_t *p, size_t n)
+{
+    char ex[200];
+    csv_excerpt(p, n, ex, sizeof ex);
+    return st_error_set(x->err, ST_EDATA,
+                        "line %" PRIu64 " (row %" PRIu64 "), column '%s': '%s' in a column empty in "
+                        "the first %" PRIu64 " rows (its type was inferred from them; infer from more "
+                        "or force the type)", x->line, x->row, c->name, ex, x->r->infer_rows);
+}
+
 /* A value that changes when narrowed to float32: counted by column, or an
  * error with --strict-float. */
 static int lossy_value(decode_ctx *x, const csv_column *c, const uint8_t *p, size_t n, double d)
@@ -557,6 +576,12 @@ static const uint8_t *general_field(decode_ctx *x, const csv_column *c, const ui
     }
     const uint8_t *v = s.ptr;
     size_t n = s.len;
+    if ((s.flags & CSV_SPAN_ESCAPED) && r->speculative && c->kind != ST_KIND_BYTES) {
+        /* Inference calls it text, whatever it unescapes to ("12"3). */
+        x->line = line;
+        value_error(x, c, v, n, c->kind == ST_KIND_INT64 ? "an int64" : "a number");
+        return NULL;
+    }
     if (s.flags & CSV_SPAN_ESCAPED) {
         uint8_t *dst = st_arena_alloc(&x->out->arena, s.len ? s.len : 1);
         if (!dst) {
@@ -613,6 +638,11 @@ static const uint8_t *general_field(decode_ctx *x, const csv_column *c, const ui
         break;
     }
     default: {
+        if (c->action == CSV_UNSEEN) {
+            x->line = line;
+            unseen_error(x, c, v, n);
+            return NULL;
+        }
         st_bytes *b = (st_bytes *)(void *)(block + c->slot);
         b->data = v;
         b->len = n;
@@ -893,10 +923,12 @@ static int csv_decode_unit(const void *priv, const st_unit *unit, st_batch *out,
                 const uint8_t *t = csv_find_sep(p, delim);
                 if (t > end)
                     t = end;
-                if (action == CSV_BYTES) {
+                if (action == CSV_BYTES || action == CSV_UNSEEN) {
                     size_t n = (size_t)(t - p);
                     if (*t == '\n' && n && t[-1] == '\r')
                         n--;
+                    if (n && action == CSV_UNSEEN)
+                        return unseen_error(&x, c, p, n);
                     if (n) {
                         st_bytes *b = (st_bytes *)(void *)(block + c->slot);
                         b->data = p;

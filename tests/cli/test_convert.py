@@ -12,6 +12,8 @@
   - N tasks (--task I/N, run by GNU parallel) yield exactly the records of one run;
   - CSV -> TFRecord -> CSV gives back the same table;
   - --shuffle is a deterministic permutation;
+  - CSV types guessed from the first rows give the whole-input pass's
+    types, bytes and errors, also where a later row proves the guess wrong;
   - split re-shards and merges, counts and CRCs intact;
   - --progress to a log is plain lines ending at 100% (with --shuffle the
     writing phase has its own); on a terminal (a pty) the line fits its
@@ -23,6 +25,7 @@ import fcntl
 import glob
 import json
 import pty
+import random
 import select
 import os
 import re
@@ -455,6 +458,89 @@ def test_shuffle(tmp, taxi):
           f"--shuffle over {nb} buckets gives exactly the documented order")
 
 
+def test_guessed_types(tmp):
+    """convert decodes a local CSV on the types of its first rows and does
+    it again with the whole-input pass when a later row does not fit: the
+    shards, the manifest and the errors are those of the whole-input pass
+    (--infer-rows past the end of the file gives that pass's types)."""
+    d = os.path.join(tmp, "guess")
+    os.makedirs(d)
+    rows = 30000  # a few units of text, the first 10000 rows the guess
+    plain = [[str(i), str(i % 97), "%d.5" % i, "w%d" % (i % 7), ""] for i in range(rows)]
+    variants = {
+        "clean": {},
+        "int-to-float": {rows - 3: (0, "12.25")},
+        "int-to-text": {rows - 1: (1, "n/a")},
+        "float-to-text": {20000: (2, "x")},
+        "empty-gets-value": {rows - 2: (4, "7")},
+        "empty-gets-text": {15000: (4, "late")},
+        "ragged": {25000: (None, "1,2")},
+        # Text after a closing quote: text to the inference, though it
+        # unescapes to digits.
+        "escaped-digits": {rows - 5: (1, '"12"3')},
+        "quoted-number": {rows - 5: (1, '"12"')},
+    }
+    for name, changes in variants.items():
+        path = os.path.join(d, name + ".csv")
+        with open(path, "w") as f:
+            f.write("a,b,c,d,e\n")
+            for i, row in enumerate(plain):
+                if i in changes and changes[i][0] is None:
+                    f.write(changes[i][1] + "\n")
+                    continue
+                row = list(row)
+                if i in changes:
+                    row[changes[i][0]] = changes[i][1]
+                f.write(",".join(row) + "\n")
+        outs = []
+        for extra in ([], ["--infer-rows", "1000000"]):
+            o = os.path.join(d, name + ("-whole" if extra else "-guess"))
+            r = st("convert", path, "-o", o + "/x", "--shards", "3", "--jobs", "2", "--quiet", *extra)
+            files = read_all(sorted(glob.glob(o + "/*")))
+            outs.append((r.returncode, r.stderr.replace(o, "OUT"), files))
+        (rc, err, files), (rc2, err2, files2) = outs
+        check(rc == rc2 and err == err2 and files == files2,
+              "guessed CSV types, %s: same exit, messages and output as the whole-input pass" % name)
+        if name == "ragged":
+            check(rc == 1 and "expected 5 fields, found 2" in err and not files,
+                  "guessed CSV types, ragged row: the whole-input pass's error, no shard left")
+    # Small random tables whose later rows break the first rows' types in
+    # every way cells can: the records (sorted) and the errors are those of
+    # --shuffle, which reads the types from the whole-input pass.
+    rng = random.Random(15)
+    nice = ["1", "-2", "+3", "0", "42", ""]
+    odd = ["1.5", "-.5", "1e3", "inf", "-nan", "x", '"12"3', '"7"', '""', '"a""b"', " 1", "1 ",
+           "12345678901234567890", "-9223372036854775809", "1.2.3", "--1", ".", '"1.5"', '"x,y"',
+           "1e400", "0x10", "\t5"]
+    same = 0
+    for k in range(40):
+        ncol = rng.randint(1, 3)
+        rows = [",".join("c%d" % i for i in range(ncol))]
+        rows += [",".join(rng.choice(nice) for _ in range(ncol)) for _ in range(rng.randint(0, 4))]
+        for _ in range(rng.randint(1, 6)):
+            width = ncol if rng.random() > 0.1 else rng.randint(1, ncol + 1)
+            rows.append(",".join(rng.choice(odd if rng.random() < 0.5 else nice) for _ in range(width)))
+        path = os.path.join(d, "random-%d.csv" % k)
+        with open(path, "w", newline="") as f:
+            f.write("\r\n".join(rows) + "\r\n" if k % 5 == 0 else "\n".join(rows) + "\n")
+        extra = [["--skip-bad-rows"], ["--empty", "empty"], ["--strict-float"], []][k % 4]
+        seen = []
+        for how in (["--infer-rows", "2"], ["--shuffle"]):
+            o = os.path.join(d, "random-%d%s" % (k, how[0]))
+            r = st("convert", path, "-o", o + "/x", "--shards", "2", "--quiet", *how, *extra)
+            recs = sorted(records_json(sorted(glob.glob(o + "/x-*")))) if r.returncode == 0 else []
+            seen.append((r.returncode, r.stderr.replace(o, "OUT"), recs))
+        same += seen[0] == seen[1]
+    check(same == 40, "guessed CSV types on 40 random tables: the whole-input pass's records and errors (%d/40)" % same)
+    recs = records_json(sorted(glob.glob(os.path.join(d, "escaped-digits-guess", "x-*"))))
+    check(isinstance(json.loads(recs[0])["b"][0], str), "text after a closing quote makes an int column bytes")
+    last = json.loads(records_json(sorted(glob.glob(os.path.join(d, "int-to-float-guess", "x-*"))))[0])
+    check(isinstance(last["a"][0], float), "a later decimal makes an int column float")
+    recs = records_json(sorted(glob.glob(os.path.join(d, "empty-gets-value-guess", "x-*"))))
+    check(any("e" in json.loads(x) and json.loads(x)["e"] == [7] for x in recs),
+          "a value in a column empty in the first rows types it (int64)")
+
+
 def test_existing_output(tmp, taxi):
     d = os.path.join(tmp, "exists")
     st("convert", taxi, "-o", d + "/train", "--quiet")
@@ -591,6 +677,7 @@ def main():
         test_tasks_by_bytes(tmp)
         test_round_trip(tmp, taxi)
         test_shuffle(tmp, taxi)
+        test_guessed_types(tmp)
         test_existing_output(tmp, taxi)
         test_progress_to_log(tmp, big)
         test_progress_on_terminal(tmp)

@@ -1,10 +1,12 @@
 /* The shard sink: names, sizes, rotation, checksums, indexes, abort. */
 #include "../../formats/tfrecord/tfrecord.h"
 #include "../../src/crc32c.h"
+#include "../../src/replaced_files.h"
 #include "../../src/shard.h"
 
 #include <CUnit/CUnit.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,6 +310,61 @@ static void test_gzip_shards(void)
     remove_dir();
 }
 
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Files held open across the renames over them are closed on other
+ * threads: the renames go through, the new bytes are under the names, and
+ * no descriptor is left once waited for.  A path that is no regular file
+ * is not held. */
+static void test_replaced_files_let_go(void)
+{
+    fresh_dir();
+    char old_path[300], new_path[300], sub[300];
+    int fds_before = open("/dev/null", O_RDONLY);
+    CU_ASSERT_TRUE_FATAL(fds_before >= 0);
+    close(fds_before);
+    st_replaced_files r = {0};
+    for (int i = 0; i < 6; i++) {
+        snprintf(old_path, sizeof old_path, "%s/shard-%d", dir, i);
+        write_text(old_path, "old");
+        st_replaced_files_hold(&r, old_path);
+    }
+    snprintf(sub, sizeof sub, "%s/a-directory", dir);
+    CU_ASSERT_EQUAL(mkdir(sub, 0700), 0);
+    st_replaced_files_hold(&r, sub);
+    snprintf(old_path, sizeof old_path, "%s/missing", dir);
+    st_replaced_files_hold(&r, old_path);
+    CU_ASSERT_EQUAL(r.count, 6);
+    for (int i = 0; i < 6; i++) {
+        snprintf(new_path, sizeof new_path, "%s/new-%d", dir, i);
+        snprintf(old_path, sizeof old_path, "%s/shard-%d", dir, i);
+        write_text(new_path, "new");
+        CU_ASSERT_EQUAL(rename(new_path, old_path), 0);
+    }
+    st_replaced_files_release(&r);
+    st_replaced_files_wait(&r);
+    CU_ASSERT_EQUAL(r.count, 0);
+    for (int i = 0; i < 6; i++) {
+        snprintf(old_path, sizeof old_path, "%s/shard-%d", dir, i);
+        size_t len;
+        uint8_t *data = read_file(old_path, &len);
+        CU_ASSERT_TRUE(len == 3 && memcmp(data, "new", 3) == 0);
+        free(data);
+    }
+    /* Every descriptor held was closed: the next open gets the same number. */
+    int fd = open("/dev/null", O_RDONLY);
+    CU_ASSERT_EQUAL(fd, fds_before);
+    close(fd);
+    rmdir(sub);
+    remove_dir();
+}
+
 #define SUITE_NAME "shard"
 static const CU_TestInfo suite_tests[] = {
     {"names and sizes", test_names_and_sizes},
@@ -316,6 +373,7 @@ static const CU_TestInfo suite_tests[] = {
     {"abort removes everything", test_abort_removes_everything},
     {"gzip shards: checksum of the stored bytes", test_gzip_shards},
     {"task numbers of a distributed set, kept shards (--resume)", test_task_numbers_and_kept_shards},
+    {"files replaced by the renames are let go of on other threads", test_replaced_files_let_go},
     CU_TEST_INFO_NULL,
 };
 #include "cunit_main.h"
