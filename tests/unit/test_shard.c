@@ -142,7 +142,7 @@ static void test_round_robin_with_checksums_and_index(void)
         /* The index names each record's offset and framed size. */
         char idx_name[600];
         snprintf(idx_name, sizeof idx_name, "%s.idx", name);
-        size_t idx_len;
+        size_t idx_len = 0;
         char *idx = (char *)read_file(idx_name, &idx_len);
         CU_ASSERT_PTR_NOT_NULL_FATAL(idx);
         idx[idx_len] = '\0';
@@ -300,7 +300,7 @@ static void test_gzip_shards(void)
     CU_ASSERT_EQUAL_FATAL(write_records(&opt, 5, &s), 0);
     const st_shard_info *info = st_shard_sink_shard(s, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(info->path, "-00000-of-00002.tfrecord.gz"));
-    size_t len;
+    size_t len = 0;
     uint8_t *data = read_file(info->path, &len);
     CU_ASSERT_TRUE(len > 2 && data[0] == 0x1f && data[1] == 0x8b);
     CU_ASSERT_EQUAL(info->bytes, len);
