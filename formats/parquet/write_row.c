@@ -169,10 +169,21 @@ static int damaged(const st_pqw_column *c, st_error *err)
     return st_error_set(err, ST_EDATA, "column \"%s\": the encoded record is damaged", c->name);
 }
 
-static int cmp_bytes(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
+static inline int cmp_bytes(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
 {
-    int r = memcmp(a, b, al < bl ? al : bl);
-    return r ? r : (al > bl) - (al < bl);
+    size_t n = al < bl ? al : bl;
+    /* Short values (most strings of a table) differ in their first bytes:
+     * a loop the compiler keeps inline, not a call per value. */
+    size_t i = 0;
+    for (; i < n && i < 16; i++)
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
+    if (i < n) {
+        int r = memcmp(a + i, b + i, n - i);
+        if (r)
+            return r;
+    }
+    return (al > bl) - (al < bl);
 }
 
 /* Copies n values at *p into the chunk and updates the statistics. */
@@ -289,8 +300,63 @@ static int levels(st_pqw_column *c, uint8_t def, uint8_t rep, uint64_t count)
     return 0;
 }
 
+/* A scalar column's entry that is null (tag 0) or one INT64 or FLOAT value
+ * (tag 2): what most entries of a table are, added without the general
+ * path's calls.  1 when it was not such an entry (nothing done). */
+static inline int scalar_fast(st_pqw_column *c, const uint8_t **p, const uint8_t *end, st_error *err)
+{
+    const uint8_t *q = *p;
+    if (q == end || q[0] > 2 || q[0] == 1)
+        return 1;
+    size_t w = q[0] == 0 ? 0 : c->physical == PQ_INT64 ? 8 : c->physical == PQ_FLOAT ? 4 : 0;
+    if (q[0] == 2 && w == 0)
+        return 1; /* byte arrays, INT32 forms: the general path */
+    if ((size_t)(end - q - 1) < w)
+        return damaged(c, err);
+    if (room(&c->def, 1) || room(&c->values, w))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    c->nlevels++;
+    if (w == 0) {
+        c->def.data[c->def.len++] = 0;
+        c->nulls++;
+        *p = q + 1;
+        return 0;
+    }
+    c->def.data[c->def.len++] = 1;
+    if (w == 8) {
+        int64_t v;
+        memcpy(&v, q + 1, 8);
+        memcpy(c->values.data + c->values.len, &v, 8);
+        if (!c->has_minmax || v < c->min_i)
+            c->min_i = v;
+        if (!c->has_minmax || v > c->max_i)
+            c->max_i = v;
+        c->has_minmax = true;
+    } else {
+        float v;
+        memcpy(&v, q + 1, 4);
+        memcpy(c->values.data + c->values.len, &v, 4);
+        if (v == v) { /* NaN takes no part in min and max */
+            if (!c->has_minmax || v < c->min_f)
+                c->min_f = v;
+            if (!c->has_minmax || v > c->max_f)
+                c->max_f = v;
+            c->has_minmax = true;
+        }
+    }
+    c->values.len += w;
+    c->nvalues++;
+    *p = q + 1 + w;
+    return 0;
+}
+
 int st_pqw_row_add(st_pqw_column *c, const uint8_t **p, const uint8_t *end, st_error *err)
 {
+    if (c->shape == PQW_SCALAR) {
+        int fast = scalar_fast(c, p, end, err);
+        if (fast <= 0)
+            return fast;
+    }
     uint64_t tag;
     if (get_varint(p, end, &tag))
         return damaged(c, err);
