@@ -129,6 +129,20 @@ int st_pqw_row_encode(const st_column *c, const st_feature *f, const st_feature_
             out->data[out->len++] = 0;
             return 0;
         }
+        /* Most features of a table: one number of the column's kind,
+         * written as it is (tag 2: one value). */
+        if (f->count == 1 && f->kind == c->kind && c->logical.type == ST_LOGICAL_NONE &&
+            (f->kind == ST_KIND_INT64 || f->kind == ST_KIND_FLOAT)) {
+            out->data[out->len++] = 2;
+            if (f->kind == ST_KIND_INT64) {
+                memcpy(out->data + out->len, f->v.i64, 8);
+                out->len += 8;
+            } else {
+                memcpy(out->data + out->len, f->v.f32, 4);
+                out->len += 4;
+            }
+            return 0;
+        }
         if (f->count != 1)
             return st_error_set(err, ST_EDATA, "feature \"%s\" has %" PRIu32 " values but its Parquet "
                                 "column holds one", c->name, f->count);

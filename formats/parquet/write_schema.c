@@ -20,15 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-st_pqw_shape st_pqw_shape_of(const st_column *sc)
-{
-    if (sc->sequence)
-        return PQW_SEQUENCE;
-    if (sc->repeated || sc->fixed_len != 1 || sc->kind == ST_KIND_NONE)
-        return PQW_LIST;
-    return PQW_SCALAR;
-}
-
 int st_pqw_columns_from_schema(const st_schema *schema, bool bytes_binary, st_pqw_column **out,
                                st_error *err)
 {
