@@ -89,6 +89,8 @@ int st_pqw_row_encode(const st_column *c, const st_feature *f, const st_feature_
                       st_buf *out, st_error *err);
 /* Reads one column's row form at *p (advanced) into the chunk. */
 int st_pqw_row_add(st_pqw_column *c, const uint8_t **p, const uint8_t *end, st_error *err);
+/* The same for the n columns of a record in turn (one call per record). */
+int st_pqw_row_add_all(st_pqw_column *cols, size_t n, const uint8_t **p, const uint8_t *end, st_error *err);
 
 /* ---- the chunk (write_column.c) -------------------------------------------- */
 

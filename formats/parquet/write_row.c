@@ -314,6 +314,41 @@ static int levels(st_pqw_column *c, uint8_t def, uint8_t rep, uint64_t count)
     return 0;
 }
 
+/* A scalar column's one byte array (tag 2, its length, its bytes): copied,
+ * then compared with the chunk's min and max where they lie. */
+static inline int scalar_bytes(st_pqw_column *c, const uint8_t **p, const uint8_t *end, st_error *err)
+{
+    const uint8_t *q = *p + 1;
+    uint32_t len;
+    if (end - q < 4)
+        return damaged(c, err);
+    memcpy(&len, q, 4);
+    if ((size_t)(end - q - 4) < len)
+        return damaged(c, err);
+    if (room(&c->def, 1) || room(&c->values, 4 + (size_t)len))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    c->def.data[c->def.len++] = 1;
+    c->nlevels++;
+    size_t off = c->values.len + 4;
+    memcpy(c->values.data + c->values.len, q, 4 + (size_t)len);
+    c->values.len += 4 + (size_t)len;
+    c->nvalues++;
+    const uint8_t *v = c->values.data + off;
+    if (!c->has_minmax) {
+        c->min_off = c->max_off = off;
+        c->min_len = c->max_len = len;
+        c->has_minmax = true;
+    } else if (cmp_bytes(v, len, c->values.data + c->min_off, c->min_len) < 0) {
+        c->min_off = off;
+        c->min_len = len;
+    } else if (cmp_bytes(v, len, c->values.data + c->max_off, c->max_len) > 0) {
+        c->max_off = off;
+        c->max_len = len;
+    }
+    *p = q + 4 + len;
+    return 0;
+}
+
 /* A scalar column's entry that is null (tag 0) or one INT64 or FLOAT value
  * (tag 2): what most entries of a table are, added without the general
  * path's calls.  1 when it was not such an entry (nothing done). */
@@ -322,9 +357,11 @@ static inline int scalar_fast(st_pqw_column *c, const uint8_t **p, const uint8_t
     const uint8_t *q = *p;
     if (q == end || q[0] > 2 || q[0] == 1)
         return 1;
+    if (q[0] == 2 && c->physical == PQ_BYTE_ARRAY)
+        return scalar_bytes(c, p, end, err);
     size_t w = q[0] == 0 ? 0 : c->physical == PQ_INT64 ? 8 : c->physical == PQ_FLOAT ? 4 : 0;
     if (q[0] == 2 && w == 0)
-        return 1; /* byte arrays, INT32 forms: the general path */
+        return 1; /* INT32 forms: the general path */
     if ((size_t)(end - q - 1) < w)
         return damaged(c, err);
     if (room(&c->def, 1) || room(&c->values, w))
@@ -364,13 +401,8 @@ static inline int scalar_fast(st_pqw_column *c, const uint8_t **p, const uint8_t
     return 0;
 }
 
-int st_pqw_row_add(st_pqw_column *c, const uint8_t **p, const uint8_t *end, st_error *err)
+static int row_add_general(st_pqw_column *c, const uint8_t **p, const uint8_t *end, st_error *err)
 {
-    if (c->shape == PQW_SCALAR) {
-        int fast = scalar_fast(c, p, end, err);
-        if (fast <= 0)
-            return fast;
-    }
     uint64_t tag;
     if (get_varint(p, end, &tag))
         return damaged(c, err);
@@ -418,4 +450,29 @@ int st_pqw_row_add(st_pqw_column *c, const uint8_t **p, const uint8_t *end, st_e
     if (rc == ST_ENOMEM)
         return st_error_set(err, ST_ENOMEM, "out of memory");
     return rc;
+}
+
+static inline int row_add(st_pqw_column *c, const uint8_t **p, const uint8_t *end, st_error *err)
+{
+    if (c->shape == PQW_SCALAR) {
+        int fast = scalar_fast(c, p, end, err);
+        if (fast <= 0)
+            return fast;
+    }
+    return row_add_general(c, p, end, err);
+}
+
+int st_pqw_row_add(st_pqw_column *c, const uint8_t **p, const uint8_t *end, st_error *err)
+{
+    return row_add(c, p, end, err);
+}
+
+int st_pqw_row_add_all(st_pqw_column *cols, size_t n, const uint8_t **p, const uint8_t *end, st_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        int rc = row_add(&cols[i], p, end, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
