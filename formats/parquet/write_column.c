@@ -4,6 +4,7 @@
  * metadata. */
 #include "metadata.h"
 #include "write_codec.h"
+#include "write_colbuf.h"
 #include "write_column.h"
 #include "write_levels.h"
 
@@ -574,9 +575,9 @@ uint64_t st_pqw_column_bound(const st_pqw_column *c, const st_pqw_settings *s)
 
 void st_pqw_column_free(st_pqw_column *c)
 {
-    st_buf_free(&c->def);
-    st_buf_free(&c->rep);
-    st_buf_free(&c->values);
+    st_pqw_colbuf_free(&c->def);
+    st_pqw_colbuf_free(&c->rep);
+    st_pqw_colbuf_free(&c->values);
     st_buf_free(&c->page);
     st_buf_free(&c->packed);
     st_buf_free(&c->dict);

@@ -2,6 +2,7 @@
  * runs on the pipeline's threads, so everything that can be done per
  * record is done there; write() only appends levels and copies values. */
 #include "metadata.h"
+#include "write_colbuf.h"
 #include "write_column.h"
 #include "write_logical.h"
 
@@ -282,7 +283,7 @@ static int add_values(st_pqw_column *c, uint64_t n, const uint8_t **p, const uin
         *p = q;
     }
     size_t bytes = (size_t)(*p - start);
-    if (room(&c->values, bytes))
+    if (st_pqw_colbuf_room(&c->values, bytes))
         return st_error_set(err, ST_ENOMEM, "out of memory");
     memcpy(c->values.data + c->values.len, start, bytes);
     c->values.len += bytes;
@@ -292,7 +293,7 @@ static int add_values(st_pqw_column *c, uint64_t n, const uint8_t **p, const uin
 
 static int levels(st_pqw_column *c, uint8_t def, uint8_t rep, uint64_t count)
 {
-    if (room(&c->def, count) || (c->max_rep && room(&c->rep, count)))
+    if (st_pqw_colbuf_room(&c->def, count) || (c->max_rep && st_pqw_colbuf_room(&c->rep, count)))
         return ST_ENOMEM;
     if (count == 1) { /* most entries: a scalar, a null, a one-value list */
         c->def.data[c->def.len++] = def;
@@ -325,7 +326,7 @@ static inline int scalar_bytes(st_pqw_column *c, const uint8_t **p, const uint8_
     memcpy(&len, q, 4);
     if ((size_t)(end - q - 4) < len)
         return damaged(c, err);
-    if (room(&c->def, 1) || room(&c->values, 4 + (size_t)len))
+    if (st_pqw_colbuf_room(&c->def, 1) || st_pqw_colbuf_room(&c->values, 4 + (size_t)len))
         return st_error_set(err, ST_ENOMEM, "out of memory");
     c->def.data[c->def.len++] = 1;
     c->nlevels++;
@@ -364,7 +365,7 @@ static inline int scalar_fast(st_pqw_column *c, const uint8_t **p, const uint8_t
         return 1; /* INT32 forms: the general path */
     if ((size_t)(end - q - 1) < w)
         return damaged(c, err);
-    if (room(&c->def, 1) || room(&c->values, w))
+    if (st_pqw_colbuf_room(&c->def, 1) || st_pqw_colbuf_room(&c->values, w))
         return st_error_set(err, ST_ENOMEM, "out of memory");
     c->nlevels++;
     if (w == 0) {
