@@ -448,6 +448,8 @@ static void write_path(const st_pqw_column *c, st_pq_tw *tw)
 
 int st_pqw_column_encode(st_pqw_column *c, const st_pqw_settings *s, st_error *err)
 {
+    if (st_pqw_def_materialize(c))
+        return nomem(err);
     st_buf_clear(&c->chunk);
     chunk_out co = {.bytes = &c->chunk};
     uint32_t dict_n = 0;
@@ -554,6 +556,7 @@ void st_pqw_column_empty(st_pqw_column *c)
     st_buf_clear(&c->def);
     st_buf_clear(&c->rep);
     st_buf_clear(&c->values);
+    c->def_implied = c->shape == PQW_SCALAR;
     st_buf_free(&c->chunk);
     c->nlevels = c->nvalues = c->nulls = 0;
     c->has_minmax = false;

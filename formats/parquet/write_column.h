@@ -36,7 +36,12 @@ typedef struct st_pqw_column {
     int physical;            /* PQ_INT64, PQ_FLOAT, PQ_BYTE_ARRAY; PQ_INT32 for the
                                 input types that need it (write_logical.h) */
     /* The chunk being gathered. */
-    st_buf def;              /* one byte per level entry */
+    st_buf def;              /* one byte per level entry; see def_implied */
+    /* A scalar column whose every entry so far holds a value keeps no
+     * definition levels (all 1): def stays empty until the first null,
+     * which writes them out (st_pqw_def_materialize), or the chunk is
+     * built.  One memory stream fewer per column while gathering. */
+    bool def_implied;
     st_buf values;           /* PLAIN encoded */
     uint64_t nlevels, nvalues, nulls;
     bool has_minmax;
@@ -94,11 +99,17 @@ int st_pqw_row_add_all(st_pqw_column *cols, size_t n, const uint8_t **p, const u
 
 /* ---- the chunk (write_column.c) -------------------------------------------- */
 
-/* Bytes the chunk holds (levels and values, uncompressed). */
+/* Bytes the chunk holds (levels and values, uncompressed); levels not
+ * written out (def_implied) count as if they were, so that row groups are
+ * cut where they always were. */
 static inline uint64_t st_pqw_column_bytes(const st_pqw_column *c)
 {
-    return c->def.len + c->rep.len + c->values.len;
+    return (c->def_implied ? c->nlevels : c->def.len) + c->rep.len + c->values.len;
 }
+
+/* Writes out the implied definition levels (before a null, the general
+ * path, or building the chunk): 0 or ST_ENOMEM. */
+int st_pqw_def_materialize(st_pqw_column *c);
 
 /* Builds the chunk's pages in c->chunk: dictionary, levels, values,
  * compression, page CRCs.  Touches nothing but c, so the columns of a row

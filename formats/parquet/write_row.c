@@ -326,9 +326,10 @@ static inline int scalar_bytes(st_pqw_column *c, const uint8_t **p, const uint8_
     memcpy(&len, q, 4);
     if ((size_t)(end - q - 4) < len)
         return damaged(c, err);
-    if (st_pqw_colbuf_room(&c->def, 1) || st_pqw_colbuf_room(&c->values, 4 + (size_t)len))
+    if ((!c->def_implied && st_pqw_colbuf_room(&c->def, 1)) || st_pqw_colbuf_room(&c->values, 4 + (size_t)len))
         return st_error_set(err, ST_ENOMEM, "out of memory");
-    c->def.data[c->def.len++] = 1;
+    if (!c->def_implied)
+        c->def.data[c->def.len++] = 1;
     c->nlevels++;
     size_t off = c->values.len + 4;
     memcpy(c->values.data + c->values.len, q, 4 + (size_t)len);
@@ -365,7 +366,9 @@ static inline int scalar_fast(st_pqw_column *c, const uint8_t **p, const uint8_t
         return 1; /* INT32 forms: the general path */
     if ((size_t)(end - q - 1) < w)
         return damaged(c, err);
-    if (st_pqw_colbuf_room(&c->def, 1) || st_pqw_colbuf_room(&c->values, w))
+    if (w == 0 && c->def_implied && st_pqw_def_materialize(c))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    if ((!c->def_implied && st_pqw_colbuf_room(&c->def, 1)) || st_pqw_colbuf_room(&c->values, w))
         return st_error_set(err, ST_ENOMEM, "out of memory");
     c->nlevels++;
     if (w == 0) {
@@ -374,7 +377,8 @@ static inline int scalar_fast(st_pqw_column *c, const uint8_t **p, const uint8_t
         *p = q + 1;
         return 0;
     }
-    c->def.data[c->def.len++] = 1;
+    if (!c->def_implied)
+        c->def.data[c->def.len++] = 1;
     if (w == 8) {
         int64_t v;
         memcpy(&v, q + 1, 8);
@@ -404,6 +408,8 @@ static inline int scalar_fast(st_pqw_column *c, const uint8_t **p, const uint8_t
 
 static int row_add_general(st_pqw_column *c, const uint8_t **p, const uint8_t *end, st_error *err)
 {
+    if (c->def_implied && st_pqw_def_materialize(c))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
     uint64_t tag;
     if (get_varint(p, end, &tag))
         return damaged(c, err);
@@ -475,5 +481,17 @@ int st_pqw_row_add_all(st_pqw_column *cols, size_t n, const uint8_t **p, const u
         if (rc)
             return rc;
     }
+    return 0;
+}
+
+int st_pqw_def_materialize(st_pqw_column *c)
+{
+    if (!c->def_implied)
+        return 0;
+    if (st_pqw_colbuf_room(&c->def, c->nlevels + 1))
+        return ST_ENOMEM;
+    memset(c->def.data, 1, c->nlevels);
+    c->def.len = c->nlevels;
+    c->def_implied = false;
     return 0;
 }

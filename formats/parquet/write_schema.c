@@ -56,6 +56,7 @@ int st_pqw_columns_from_schema(const st_schema *schema, bool bytes_binary, st_pq
         c->shape = st_pqw_shape_of(sc);
         c->max_def = c->shape == PQW_SEQUENCE ? 4 : c->shape == PQW_LIST ? 2 : 1;
         c->max_rep = c->shape == PQW_SEQUENCE ? 2 : c->shape == PQW_LIST ? 1 : 0;
+        c->def_implied = c->shape == PQW_SCALAR;
     }
     *out = cols;
     return 0;
