@@ -62,6 +62,7 @@ typedef struct run_state {
     source *current;        /* the producer's open input */
     uint64_t finished_bytes;
     uint64_t units_cut;     /* over all inputs, for dealing units among tasks */
+    uint64_t units_given;   /* to the workers (job->max_units) */
     /* Large units produced and not yet discarded (see LARGE_UNIT). */
     pthread_mutex_t large_lock;
     pthread_cond_t large_gone;
@@ -223,6 +224,8 @@ static int produce(void *ctx, void **out, st_error *err)
     convert_job *job = rs->job;
     wait_for_room(rs);
     for (;;) {
+        if (job->max_units && rs->units_given >= job->max_units)
+            return 0;
         if (!rs->current) {
             if (rs->next_path == job->npaths)
                 return 0;
@@ -270,6 +273,7 @@ static int produce(void *ctx, void **out, st_error *err)
             }
         }
         if (rc > 0) {
+            rs->units_given++;
             atomic_fetch_add(&s->refs, 1);
             it->src = s;
             it->input_offset = rs->finished_bytes + it->unit.offset;
@@ -464,6 +468,15 @@ static int consume_item(run_state *rs, item *it, st_error *err)
     int krc = column_kinds_check(&job->kinds, &it->stats, it->src->index, job->paths, err);
     if (krc < 0)
         return krc;
+    if (job->check_stats) {
+        /* The unit's statistics join the run's before its records go out,
+         * so the check sees every record that would be written. */
+        if (st_feature_stats_merge(&job->stats, &it->stats))
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        int crc = job->check_stats(job->check_ctx, job, it->src->reader->format, err);
+        if (crc < 0)
+            return crc;
+    }
     size_t begin = 0;
     for (size_t i = 0; i < it->batch.count; i++) {
         int rc = it->direct[i].data ? job->emit(job->emit_ctx, it->direct[i].data, it->direct[i].len, err)
@@ -478,7 +491,7 @@ static int consume_item(run_state *rs, item *it, st_error *err)
     if (merge_lossy(job, &it->batch))
         return st_error_set(err, ST_ENOMEM, "out of memory");
     job->bytes_in = it->input_offset;
-    if (st_feature_stats_merge(&job->stats, &it->stats))
+    if (!job->check_stats && st_feature_stats_merge(&job->stats, &it->stats))
         return st_error_set(err, ST_ENOMEM, "out of memory");
     if (job->progress)
         cli_progress_update(job->progress, job->records, job->bytes_in);
@@ -584,6 +597,12 @@ static int discard_emit(void *ctx, const uint8_t *encoded, size_t len, st_error 
 
 int convert_scan_schema(const convert_job *job, st_feature_stats *stats, st_schema *columns, st_error *err)
 {
+    return convert_scan_schema_head(job, 0, stats, columns, err);
+}
+
+int convert_scan_schema_head(const convert_job *job, uint64_t units, st_feature_stats *stats, st_schema *columns,
+                             st_error *err)
+{
     for (size_t i = 0; i < job->npaths; i++)
         if (strcmp(job->paths[i], "-") == 0)
             return st_error_set(err, ST_EUSAGE,
@@ -606,6 +625,7 @@ int convert_scan_schema(const convert_job *job, st_feature_stats *stats, st_sche
         .widen = job->widen,
         .forced = job->forced,
         .check_utf8 = stats->check_utf8,
+        .max_units = units,
     };
     int rc = convert_run(&scan, err);
     if (rc == ST_OK && st_feature_stats_merge(stats, &scan.stats))

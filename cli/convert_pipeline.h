@@ -29,7 +29,9 @@ typedef struct convert_lossy_column {
 
 typedef int (*convert_emit_fn)(void *ctx, const uint8_t *encoded, size_t len, st_error *err);
 
-typedef struct convert_job {
+typedef struct convert_job convert_job;
+
+struct convert_job {
     char **paths;
     size_t npaths;
     const st_format *from;              /* NULL: detect per input */
@@ -61,6 +63,15 @@ typedef struct convert_job {
     const column_kinds *forced;
     /* Check bytes values for UTF-8 in the statistics (st_feature_stats.check_utf8). */
     bool check_utf8;
+    /* Stop after this many units (0: read everything): the first records
+     * only, for a schema to start from (convert_scan_schema_head). */
+    uint64_t max_units;
+    /* Called with each unit's statistics merged into `stats`, before any of
+     * its records is emitted (NULL: none); a negative return stops the run
+     * with nothing of that unit written.  A schema taken from the first
+     * records is proven this way over all of them (cli/output.c). */
+    int (*check_stats)(void *ctx, const convert_job *job, const st_format *input, st_error *err);
+    void *check_ctx;
 
     /* Results. */
     st_feature_stats stats;
@@ -81,7 +92,7 @@ typedef struct convert_job {
     /* A CSV or TSV input was opened (its types guessed when the options
      * ask for it: st_csv_options.speculate). */
     bool opened_text;
-} convert_job;
+};
 
 /* Prints the notes on what changed without stopping the run (values
  * narrowed to float32, by column); cli/convert_notes.c. */
@@ -101,5 +112,9 @@ int convert_run(convert_job *job, st_error *err);
  * `columns` (may be NULL, else empty) gets the inputs' own schema columns,
  * in their order, for the readers that have one. */
 int convert_scan_schema(const convert_job *job, st_feature_stats *stats, st_schema *columns, st_error *err);
+/* The same over the first `units` units of the inputs only (the first
+ * records, for a schema to start from; check_stats proves it later). */
+int convert_scan_schema_head(const convert_job *job, uint64_t units, st_feature_stats *stats, st_schema *columns,
+                             st_error *err);
 
 #endif

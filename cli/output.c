@@ -11,6 +11,8 @@
 #include "../src/pipeline.h"
 #include "task_infix.h"
 
+#include "../formats/parquet/write.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -315,21 +317,17 @@ static void order_like_inputs(st_schema *schema, const st_schema *inputs)
     }
 }
 
-static int derive_schema(cli_output *out, convert_job *job, st_error *err)
+/* The schema of records with these statistics, as the writer of `out`
+ * takes it: columns in the inputs' own order, a NUL in a name or a
+ * FeatureList in a table said before any shard is opened. */
+static int schema_of(const cli_output *out, const st_feature_stats *stats, const st_schema *inputs,
+                     st_schema *schema, st_error *err)
 {
-    st_feature_stats stats;
-    st_feature_stats_init(&stats);
-    /* Parquet gives bytes the STRING type only when every value is UTF-8. */
-    stats.check_utf8 = strcmp(out->format->name, "parquet") == 0;
-    st_schema inputs = {0};
-    int rc = convert_scan_schema(job, &stats, &inputs, err);
+    int rc = st_feature_stats_schema(stats, schema);
     if (rc == ST_OK)
-        rc = st_feature_stats_schema(&stats, &out->schema);
-    if (rc == ST_OK)
-        order_like_inputs(&out->schema, &inputs);
-    st_schema_free(&inputs);
-    if (rc == ST_EUNSUPPORTED && st_feature_stats_nul_name(&stats)) {
-        const st_feature_stat *f = st_feature_stats_nul_name(&stats);
+        order_like_inputs(schema, inputs);
+    if (rc == ST_EUNSUPPORTED && st_feature_stats_nul_name(stats)) {
+        const st_feature_stat *f = st_feature_stats_nul_name(stats);
         char name[256];
         st_feature_name_display(f->name, f->name_len, name, sizeof name);
         rc = st_error_set(err, rc,
@@ -340,20 +338,154 @@ static int derive_schema(cli_output *out, convert_job *job, st_error *err)
     /* A table row holds no list of lists: say which FeatureList, and where
      * it can go, before any shard is opened. */
     if (rc == ST_OK && (strcmp(out->format->name, "csv") == 0 || strcmp(out->format->name, "tsv") == 0)) {
-        for (size_t i = 0; i < out->schema.count; i++) {
-            if (!out->schema.columns[i].sequence)
+        for (size_t i = 0; i < schema->count; i++) {
+            if (!schema->columns[i].sequence)
                 continue;
             rc = st_error_set(err, ST_EUSAGE,
                               "the records are tf.train.SequenceExample (%" PRIu64 " of them) and FeatureList "
                               "'%s' (a list of steps) cannot be a %s column: write --to jsonl or --to avro, "
                               "which keep FeatureLists",
-                              stats.sequence_records, out->schema.columns[i].name, out->format->name);
+                              stats->sequence_records, schema->columns[i].name, out->format->name);
             break;
         }
     }
+    return rc;
+}
+
+/* Parquet gives bytes the STRING type only when every value is UTF-8. */
+static bool schema_checks_utf8(const cli_output *out)
+{
+    return strcmp(out->format->name, "parquet") == 0;
+}
+
+/* The schema from a first read of every input (units 0) or of the first
+ * `units` units only. */
+static int derive_schema(cli_output *out, convert_job *job, uint64_t units, st_error *err)
+{
+    st_feature_stats stats;
+    st_feature_stats_init(&stats);
+    stats.check_utf8 = schema_checks_utf8(out);
+    st_schema inputs = {0};
+    int rc = convert_scan_schema_head(job, units, &stats, &inputs, err);
+    if (rc == ST_OK)
+        rc = schema_of(out, &stats, &inputs, &out->schema, err);
+    if (rc == ST_OK && units && stats.records == 0)
+        rc = ST_EUNSUPPORTED; /* nothing to start from: the whole first read decides */
+    st_schema_free(&inputs);
     st_feature_stats_free(&stats);
     out->wopt.schema = &out->schema;
     return rc;
+}
+
+/* Parquet from TFRecord: instead of a first read of every input, the
+ * schema of the first unit (some thousand records), proven as the
+ * conversion goes: before each unit's records are written, the schema of
+ * every record so far must be written alike (st_pq_write_schemas_alike) to
+ * the one the shards were opened with.  At the end that is the schema of
+ * all records, what a first read would have given, so the file is the
+ * same.  Any other outcome (a unit that disproves it, an error) discards
+ * the shards and runs again the usual way: read everything, then write.
+ * Other inputs (those with a schema of their own) and other writers take
+ * the usual way from the start. */
+static bool schema_guess_allowed(const cli_output *out, const convert_job *job, bool shuffle)
+{
+    return out->format->writer == &st_pq_writer_ops && !shuffle && !job->widen && !job->forced &&
+           job->task_count <= 1 && !job->input_starts && !out->sopt.keep && !out->sopt.number_total &&
+           !st_path_is_remote(out->sopt.prefix);
+}
+
+/* Whether the records of job->stats give columns written alike to the
+ * guess; out->proven gets their schema. */
+static int guess_holds(cli_output *out, const convert_job *job, st_error *err)
+{
+    st_schema now = {0};
+    int rc = schema_of(out, &job->stats, &job->input_columns, &now, err);
+    if (rc == ST_OK && !st_pq_write_schemas_alike(&now, &out->schema))
+        rc = st_error_set(err, ST_EDATA, "the first records' schema does not hold for all");
+    st_schema_free(&out->proven);
+    out->proven = now;
+    return rc;
+}
+
+typedef struct guess_check {
+    cli_output *out;
+    uint64_t units;
+} guess_check;
+
+/* Before a unit's records are written.  Only the check after the last
+ * unit proves anything (run_with_guess); these stop early a run that a
+ * record has disproved, at a cost bounded for inputs of many features and
+ * units: units 1, 2, 4, 8 ... then every 64th. */
+static int check_guess(void *ctx, const convert_job *job, const st_format *input, st_error *err)
+{
+    guess_check *g = ctx;
+    if (strcmp(input->name, "tfrecord") != 0)
+        return st_error_set(err, ST_EUNSUPPORTED, "the schema of the first records holds only for TFRecord");
+    uint64_t k = ++g->units;
+    if ((k & (k - 1)) != 0 && k % 64 != 0)
+        return ST_OK;
+    return guess_holds(g->out, job, err);
+}
+
+/* Forgets what a run gathered and throws its shards away, for the run
+ * again from the start. */
+static void job_restart(cli_output *out, convert_job *job)
+{
+    st_shard_sink_abort(out->sink);
+    st_shard_sink_free(out->sink);
+    out->sink = NULL;
+    convert_job_free_results(job);
+    job->records = job->skipped_rows = job->lossy_floats = job->bytes_in = 0;
+    job->check_stats = NULL;
+    job->check_ctx = NULL;
+}
+
+/* The run on a schema from the first unit (schema_guess_allowed): *done
+ * when it ended as the run would have ended anyway (written, or
+ * interrupted); otherwise nothing of it is left, for the usual way. */
+static int run_with_guess(cli_output *out, convert_job *job, bool *done, st_error *err)
+{
+    *done = false;
+    int rc = derive_schema(out, job, 1, err);
+    if (rc == ST_OK)
+        rc = st_shard_sink_open(&out->sopt, &out->sink, err);
+    if (rc == ST_OK) {
+        bool check_utf8 = job->check_utf8;
+        guess_check g = {.out = out};
+        job->check_utf8 = schema_checks_utf8(out);
+        job->check_stats = check_guess;
+        job->check_ctx = &g;
+        job->emit = emit_to_sink;
+        job->emit_ctx = out->sink;
+        rc = convert_run(job, err);
+        job->check_utf8 = check_utf8;
+        job->check_stats = NULL;
+        job->check_ctx = NULL;
+        /* The proof: the schema of every record, nothing yet published. */
+        if (rc == ST_OK)
+            rc = guess_holds(out, job, err);
+        if (rc == ST_OK) {
+            /* Proven: the schema of all records, alike to the guess in what
+             * the writer reads; it takes the rest too (nullable, lengths),
+             * in place, since the open shards point at the guess's names. */
+            for (size_t i = 0; i < out->schema.count; i++) {
+                char *name = out->schema.columns[i].name;
+                out->schema.columns[i] = out->proven.columns[i];
+                out->schema.columns[i].name = name;
+            }
+            out->schema.untyped_input = out->proven.untyped_input;
+        }
+        st_schema_free(&out->proven);
+        if (rc == ST_OK || (rc == ST_ECANCELED && job->cancel && *job->cancel)) {
+            *done = true;
+            return rc;
+        }
+    }
+    job_restart(out, job);
+    st_schema_free(&out->schema);
+    st_schema_free(&out->proven);
+    *err = (st_error){0};
+    return ST_OK;
 }
 
 /* Puts "path: " before a message that does not already start with it. */
@@ -432,11 +564,7 @@ static int run_job(cli_output *out, convert_job *job, bool shuffle, st_error *er
     job->ro = given;
     if (rc == ST_OK || (rc == ST_ECANCELED && cli_interrupted) || !job->opened_text)
         return rc;
-    st_shard_sink_abort(out->sink);
-    st_shard_sink_free(out->sink);
-    out->sink = NULL;
-    convert_job_free_results(job);
-    job->records = job->skipped_rows = job->lossy_floats = job->bytes_in = 0;
+    job_restart(out, job);
     *err = (st_error){0};
     rc = st_shard_sink_open(&out->sopt, &out->sink, err);
     if (rc < 0)
@@ -457,8 +585,14 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
     if (status)
         return status;
     int rc = ST_OK;
+    bool done = false;
+    shuffler *sh = NULL;
+    if (out->format->writer->needs_schema && schema_guess_allowed(out, job, shuffle))
+        rc = run_with_guess(out, job, &done, &err);
+    if (done)
+        goto written;
     if (out->format->writer->needs_schema)
-        rc = derive_schema(out, job, &err);
+        rc = derive_schema(out, job, 0, &err);
     if (rc == ST_OK)
         rc = st_shard_sink_open(&out->sopt, &out->sink, &err);
     if (rc < 0) {
@@ -466,7 +600,6 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
         return cli_exit_for(rc);
     }
 
-    shuffler *sh = NULL;
     if (shuffle) {
         rc = shuffler_open(&sh, seed, job->total_input_bytes, out->sopt.prefix, &err);
         job->emit = emit_to_shuffler;
@@ -483,6 +616,7 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
                             job->progress ? drain_progress : NULL, &d, &cli_interrupted, &err);
     }
     shuffler_close(sh);
+written:
     if (rc == ST_OK && cli_interrupted)
         rc = st_error_set(&err, ST_ECANCELED, "interrupted");
     if (rc == ST_OK)
@@ -545,6 +679,7 @@ void cli_output_free(cli_output *out)
     out->sink = NULL;
     output_set_close(&out->set);
     st_schema_free(&out->schema);
+    st_schema_free(&out->proven);
     if (!out->committed)
         remove_created_dirs(out);
 }

@@ -25,6 +25,7 @@ typedef struct cli_output {
     bool force;
     bool resume;                  /* --resume: this run (task) replaces its own unfinished outputs */
     st_schema schema;
+    st_schema proven;             /* a schema from the first records: that of all records so far */
     st_shard_sink *sink;
     output_set set;               /* the lock, the earlier set, the journal */
     char *const *inputs;          /* this run's inputs: never removed as an earlier set's */

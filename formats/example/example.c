@@ -429,8 +429,72 @@ static void fill_list(st_kind kind, const uint8_t *p, size_t len, void *dst, siz
 
 /* ---- Feature ------------------------------------------------------------- */
 
+/* What nearly every writer writes for a feature: the Feature holds one list
+ * field (one-byte tag and length, filling it), and the list one field 1
+ * filling it: one bytes value, or one packed run of floats or of up to 10
+ * bytes of varints.  Decoded here in one step, with the checks the general
+ * path makes on such a message (a float run of a multiple of 4 bytes, a
+ * varint run whose last byte ends a varint; none can be longer than 10
+ * bytes).  1 when the feature is not of that form, or fails a check: the
+ * general path then decodes it, or says what is wrong. */
+static int decode_feature_common(const ex_ctx *c, const uint8_t *p, size_t len, st_feature *out)
+{
+    if (len < 4 || (p[0] != 0x0a && p[0] != 0x12 && p[0] != 0x1a) || (size_t)p[1] + 2 != len ||
+        p[2] != 0x0a || p[3] >= 0x80 || (size_t)p[3] + 4 != len)
+        return 1;
+    st_kind kind = (st_kind)(p[0] >> 3);
+    const uint8_t *data = p + 4;
+    size_t n = p[3], count;
+    if (kind == ST_KIND_BYTES) {
+        count = 1;
+    } else if (kind == ST_KIND_FLOAT) {
+        if (n % 4 || !EX_LITTLE_ENDIAN)
+            return 1;
+        count = n / 4;
+    } else {
+        if (n == 0 || n > 10 || data[n - 1] >= 0x80)
+            return 1;
+        count = 0;
+        for (size_t i = 0; i < n; i++)
+            count += data[i] < 0x80;
+    }
+    if (!out)
+        return ST_OK;
+    out->kind = kind;
+    out->count = (uint32_t)count;
+    out->v.i64 = NULL;
+    if (count == 0 || (c->shape_only && kind != ST_KIND_BYTES))
+        return ST_OK;
+    size_t elem = kind == ST_KIND_INT64 ? sizeof(int64_t) : kind == ST_KIND_FLOAT ? sizeof(float) : sizeof(st_bytes);
+    void *dst = st_arena_alloc(c->arena, count * elem);
+    if (!dst)
+        return st_error_set(c->err, ST_ENOMEM, "out of memory decoding an Example");
+    if (kind == ST_KIND_BYTES) {
+        st_bytes *b = dst;
+        b->data = data;
+        b->len = n;
+        out->v.bytes = b;
+    } else if (kind == ST_KIND_FLOAT) {
+        memcpy(dst, data, n);
+        out->v.f32 = dst;
+    } else {
+        int64_t *v = dst;
+        const uint8_t *q = data;
+        for (size_t i = 0; i < count; i++) {
+            uint64_t x;
+            q = get_varint_trusted(q, &x);
+            v[i] = (int64_t)x;
+        }
+        out->v.i64 = v;
+    }
+    return ST_OK;
+}
+
 static int decode_feature(const ex_ctx *c, const uint8_t *p, size_t len, st_feature *out)
 {
+    int common = decode_feature_common(c, p, len, out);
+    if (common <= 0)
+        return common;
     const uint8_t *end = p + len;
     const uint8_t *start = p;
     const uint8_t *run = p;  /* first field of the last run of the winning oneof member */

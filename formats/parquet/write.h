@@ -35,6 +35,13 @@ typedef struct st_pq_write_options {
  * as TIMESTAMP(NANOS) (its nanoseconds since 1970)"; else 0. */
 int st_pq_write_type_note(const st_column *sc, bool bytes_binary, char *out, size_t cap);
 
+/* Whether the writer writes the same file for either schema: every column
+ * alike in what the writer reads of it (name, kind, shape, UTF-8, the
+ * input's type); fields it does not read (nullable, fixed lengths other
+ * than one) may differ.  So a schema guessed from the first records and
+ * found alike to the one of all records writes what the latter would. */
+bool st_pq_write_schemas_alike(const st_schema *a, const st_schema *b);
+
 /* 0 when `name` is a codec the writer has, else ST_EUSAGE naming them. */
 int st_pq_write_codec_check(const char *name, st_error *err);
 

@@ -4,6 +4,7 @@
  * metadata. */
 #include "metadata.h"
 #include "write_codec.h"
+#include "write_colbuf.h"
 #include "write_column.h"
 #include "write_levels.h"
 
@@ -48,6 +49,48 @@ static uint64_t hash_bytes(const uint8_t *p, size_t n)
     return h ^ (h >> 29);
 }
 
+/* build_dictionary for 4- and 8-byte values: the values themselves are
+ * the keys, held in dictionary order beside the table, so a probe compares
+ * two integers instead of reading the chunk's bytes through an entry, and
+ * the hash is one multiplication.  The same dictionary, in the same order,
+ * as the general loop would build.  Returns the entries, or -1 when there
+ * are too many. */
+static int64_t dictionary_fixed(st_pqw_column *c, size_t fixed, uint32_t *table, size_t slots, uint64_t *keys,
+                                uint32_t *idx)
+{
+    unsigned shift = 64 - (unsigned)__builtin_ctzll(slots);
+    const uint8_t *v = c->values.data;
+    uint32_t n = 0;
+    for (uint64_t k = 0; k < c->nvalues; k++, v += fixed) {
+        uint64_t x = 0;
+        if (fixed == 8) {
+            memcpy(&x, v, 8);
+        } else {
+            uint32_t y;
+            memcpy(&y, v, 4);
+            x = y;
+        }
+        size_t s = (size_t)((x * 0x9e3779b97f4a7c15ull) >> shift);
+        for (;;) {
+            uint32_t e = table[s];
+            if (e == 0) {
+                if (n == DICT_MAX_ENTRIES)
+                    return -1;
+                keys[n] = x;
+                table[s] = ++n;
+                idx[k] = n - 1;
+                break;
+            }
+            if (keys[e - 1] == x) {
+                idx[k] = e - 1;
+                break;
+            }
+            s = (s + 1) & (slots - 1);
+        }
+    }
+    return n;
+}
+
 /* Builds the dictionary and every value's index (c->indices); false when
  * the chunk has too many distinct values for one, or it would not pay. */
 static bool build_dictionary(st_pqw_column *c, uint32_t *entries_out, bool *nomem_out)
@@ -71,6 +114,35 @@ static bool build_dictionary(st_pqw_column *c, uint32_t *entries_out, bool *nome
     uint32_t n = 0;
     size_t dict_bytes = 0;
     size_t fixed = st_pqw_fixed_width(c->physical);
+    if (fixed) {
+        _Static_assert(DICT_MAX_ENTRIES * sizeof(uint64_t) <= DICT_MAX_ENTRIES * sizeof(dict_entry),
+                       "the keys fit where the entries would be");
+        uint64_t *keys = (uint64_t *)(void *)entries;
+        int64_t got = dictionary_fixed(c, fixed, table, slots, keys, idx);
+        if (got < 0)
+            return false;
+        n = (uint32_t)got;
+        size_t bw = (size_t)st_pq_bit_width(n ? n - 1 : 0);
+        dict_bytes = (size_t)n * fixed;
+        if (dict_bytes + c->nvalues * bw / 8 >= c->values.len)
+            return false;
+        if (st_buf_reserve(&c->dict, dict_bytes)) {
+            *nomem_out = true;
+            return false;
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            if (fixed == 8) {
+                memcpy(c->dict.data + c->dict.len, &keys[i], 8);
+            } else {
+                uint32_t y = (uint32_t)keys[i];
+                memcpy(c->dict.data + c->dict.len, &y, 4);
+            }
+            c->dict.len += fixed;
+        }
+        c->indices.len = c->nvalues * sizeof(uint32_t);
+        *entries_out = n;
+        return true;
+    }
     const uint8_t *v = c->values.data, *end = v + c->values.len;
     for (uint64_t k = 0; k < c->nvalues; k++) {
         size_t len = fixed;
@@ -376,6 +448,8 @@ static void write_path(const st_pqw_column *c, st_pq_tw *tw)
 
 int st_pqw_column_encode(st_pqw_column *c, const st_pqw_settings *s, st_error *err)
 {
+    if (st_pqw_def_materialize(c))
+        return nomem(err);
     st_buf_clear(&c->chunk);
     chunk_out co = {.bytes = &c->chunk};
     uint32_t dict_n = 0;
@@ -482,6 +556,7 @@ void st_pqw_column_empty(st_pqw_column *c)
     st_buf_clear(&c->def);
     st_buf_clear(&c->rep);
     st_buf_clear(&c->values);
+    c->def_implied = c->shape == PQW_SCALAR;
     st_buf_free(&c->chunk);
     c->nlevels = c->nvalues = c->nulls = 0;
     c->has_minmax = false;
@@ -503,9 +578,9 @@ uint64_t st_pqw_column_bound(const st_pqw_column *c, const st_pqw_settings *s)
 
 void st_pqw_column_free(st_pqw_column *c)
 {
-    st_buf_free(&c->def);
-    st_buf_free(&c->rep);
-    st_buf_free(&c->values);
+    st_pqw_colbuf_free(&c->def);
+    st_pqw_colbuf_free(&c->rep);
+    st_pqw_colbuf_free(&c->values);
     st_buf_free(&c->page);
     st_buf_free(&c->packed);
     st_buf_free(&c->dict);

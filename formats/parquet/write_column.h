@@ -29,23 +29,32 @@ typedef struct st_pqw_settings {
 } st_pqw_settings;
 
 typedef struct st_pqw_column {
-    const char *name;
-    st_kind kind;            /* of the values (NONE columns hold INT64 lists that stay empty) */
+    /* First, side by side, what adding an entry touches (st_pqw_row_add,
+     * once per column and record, over every open shard's columns): a few
+     * cache lines per column rather than the whole struct. */
+    st_pqw_shape shape;
     int physical;            /* PQ_INT64, PQ_FLOAT, PQ_BYTE_ARRAY; PQ_INT32 for the
                                 input types that need it (write_logical.h) */
-    bool string;             /* BYTE_ARRAY with the STRING logical type */
-    st_logical lt;           /* the input's type, kept (NONE: the kind's plain type) */
-    st_pqw_shape shape;
-    int max_def, max_rep;
-
     /* The chunk being gathered. */
-    st_buf def, rep;         /* one byte per level entry (rep unused for scalars) */
+    st_buf def;              /* one byte per level entry; see def_implied */
+    /* A scalar column whose every entry so far holds a value keeps no
+     * definition levels (all 1): def stays empty until the first null,
+     * which writes them out (st_pqw_def_materialize), or the chunk is
+     * built.  One memory stream fewer per column while gathering. */
+    bool def_implied;
     st_buf values;           /* PLAIN encoded */
     uint64_t nlevels, nvalues, nulls;
     bool has_minmax;
     int64_t min_i, max_i;
     float min_f, max_f;
+    st_buf rep;              /* one byte per level entry (unused for scalars) */
     size_t min_off, min_len, max_off, max_len;   /* byte arrays: in `values` */
+
+    const char *name;
+    st_kind kind;            /* of the values (NONE columns hold INT64 lists that stay empty) */
+    bool string;             /* BYTE_ARRAY with the STRING logical type */
+    st_logical lt;           /* the input's type, kept (NONE: the kind's plain type) */
+    int max_def, max_rep;
 
     /* Scratch kept between chunks. */
     st_buf page, packed, dict, indices, table;
@@ -70,21 +79,37 @@ static inline size_t st_pqw_fixed_width(int physical)
  * kind, or count + 1 and the values), values PLAIN encoded (int64 8 bytes,
  * float 4 bytes, bytes a 4-byte length and the bytes). */
 
-/* The shape a schema column is written in. */
-st_pqw_shape st_pqw_shape_of(const st_column *sc);
+/* The shape a schema column is written in (once per feature and record:
+ * inline). */
+static inline st_pqw_shape st_pqw_shape_of(const st_column *sc)
+{
+    if (sc->sequence)
+        return PQW_SEQUENCE;
+    if (sc->repeated || sc->fixed_len != 1 || sc->kind == ST_KIND_NONE)
+        return PQW_LIST;
+    return PQW_SCALAR;
+}
 /* Appends the row form of f (or of fl for a sequence; NULL = absent). */
 int st_pqw_row_encode(const st_column *c, const st_feature *f, const st_feature_list *fl,
                       st_buf *out, st_error *err);
 /* Reads one column's row form at *p (advanced) into the chunk. */
 int st_pqw_row_add(st_pqw_column *c, const uint8_t **p, const uint8_t *end, st_error *err);
+/* The same for the n columns of a record in turn (one call per record). */
+int st_pqw_row_add_all(st_pqw_column *cols, size_t n, const uint8_t **p, const uint8_t *end, st_error *err);
 
 /* ---- the chunk (write_column.c) -------------------------------------------- */
 
-/* Bytes the chunk holds (levels and values, uncompressed). */
+/* Bytes the chunk holds (levels and values, uncompressed); levels not
+ * written out (def_implied) count as if they were, so that row groups are
+ * cut where they always were. */
 static inline uint64_t st_pqw_column_bytes(const st_pqw_column *c)
 {
-    return c->def.len + c->rep.len + c->values.len;
+    return (c->def_implied ? c->nlevels : c->def.len) + c->rep.len + c->values.len;
 }
+
+/* Writes out the implied definition levels (before a null, the general
+ * path, or building the chunk): 0 or ST_ENOMEM. */
+int st_pqw_def_materialize(st_pqw_column *c);
 
 /* Builds the chunk's pages in c->chunk: dictionary, levels, values,
  * compression, page CRCs.  Touches nothing but c, so the columns of a row

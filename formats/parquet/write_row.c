@@ -2,6 +2,7 @@
  * runs on the pipeline's threads, so everything that can be done per
  * record is done there; write() only appends levels and copies values. */
 #include "metadata.h"
+#include "write_colbuf.h"
 #include "write_column.h"
 #include "write_logical.h"
 
@@ -129,6 +130,20 @@ int st_pqw_row_encode(const st_column *c, const st_feature *f, const st_feature_
             out->data[out->len++] = 0;
             return 0;
         }
+        /* Most features of a table: one number of the column's kind,
+         * written as it is (tag 2: one value). */
+        if (f->count == 1 && f->kind == c->kind && c->logical.type == ST_LOGICAL_NONE &&
+            (f->kind == ST_KIND_INT64 || f->kind == ST_KIND_FLOAT)) {
+            out->data[out->len++] = 2;
+            if (f->kind == ST_KIND_INT64) {
+                memcpy(out->data + out->len, f->v.i64, 8);
+                out->len += 8;
+            } else {
+                memcpy(out->data + out->len, f->v.f32, 4);
+                out->len += 4;
+            }
+            return 0;
+        }
         if (f->count != 1)
             return st_error_set(err, ST_EDATA, "feature \"%s\" has %" PRIu32 " values but its Parquet "
                                 "column holds one", c->name, f->count);
@@ -169,10 +184,21 @@ static int damaged(const st_pqw_column *c, st_error *err)
     return st_error_set(err, ST_EDATA, "column \"%s\": the encoded record is damaged", c->name);
 }
 
-static int cmp_bytes(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
+static inline int cmp_bytes(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
 {
-    int r = memcmp(a, b, al < bl ? al : bl);
-    return r ? r : (al > bl) - (al < bl);
+    size_t n = al < bl ? al : bl;
+    /* Short values (most strings of a table) differ in their first bytes:
+     * a loop the compiler keeps inline, not a call per value. */
+    size_t i = 0;
+    for (; i < n && i < 16; i++)
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
+    if (i < n) {
+        int r = memcmp(a + i, b + i, n - i);
+        if (r)
+            return r;
+    }
+    return (al > bl) - (al < bl);
 }
 
 /* Copies n values at *p into the chunk and updates the statistics. */
@@ -257,7 +283,7 @@ static int add_values(st_pqw_column *c, uint64_t n, const uint8_t **p, const uin
         *p = q;
     }
     size_t bytes = (size_t)(*p - start);
-    if (room(&c->values, bytes))
+    if (st_pqw_colbuf_room(&c->values, bytes))
         return st_error_set(err, ST_ENOMEM, "out of memory");
     memcpy(c->values.data + c->values.len, start, bytes);
     c->values.len += bytes;
@@ -267,7 +293,7 @@ static int add_values(st_pqw_column *c, uint64_t n, const uint8_t **p, const uin
 
 static int levels(st_pqw_column *c, uint8_t def, uint8_t rep, uint64_t count)
 {
-    if (room(&c->def, count) || (c->max_rep && room(&c->rep, count)))
+    if (st_pqw_colbuf_room(&c->def, count) || (c->max_rep && st_pqw_colbuf_room(&c->rep, count)))
         return ST_ENOMEM;
     if (count == 1) { /* most entries: a scalar, a null, a one-value list */
         c->def.data[c->def.len++] = def;
@@ -289,8 +315,101 @@ static int levels(st_pqw_column *c, uint8_t def, uint8_t rep, uint64_t count)
     return 0;
 }
 
-int st_pqw_row_add(st_pqw_column *c, const uint8_t **p, const uint8_t *end, st_error *err)
+/* A scalar column's one byte array (tag 2, its length, its bytes): copied,
+ * then compared with the chunk's min and max where they lie. */
+static inline int scalar_bytes(st_pqw_column *c, const uint8_t **p, const uint8_t *end, st_error *err)
 {
+    const uint8_t *q = *p + 1;
+    uint32_t len;
+    if (end - q < 4)
+        return damaged(c, err);
+    memcpy(&len, q, 4);
+    if ((size_t)(end - q - 4) < len)
+        return damaged(c, err);
+    if ((!c->def_implied && st_pqw_colbuf_room(&c->def, 1)) || st_pqw_colbuf_room(&c->values, 4 + (size_t)len))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    if (!c->def_implied)
+        c->def.data[c->def.len++] = 1;
+    c->nlevels++;
+    size_t off = c->values.len + 4;
+    memcpy(c->values.data + c->values.len, q, 4 + (size_t)len);
+    c->values.len += 4 + (size_t)len;
+    c->nvalues++;
+    const uint8_t *v = c->values.data + off;
+    if (!c->has_minmax) {
+        c->min_off = c->max_off = off;
+        c->min_len = c->max_len = len;
+        c->has_minmax = true;
+    } else if (cmp_bytes(v, len, c->values.data + c->min_off, c->min_len) < 0) {
+        c->min_off = off;
+        c->min_len = len;
+    } else if (cmp_bytes(v, len, c->values.data + c->max_off, c->max_len) > 0) {
+        c->max_off = off;
+        c->max_len = len;
+    }
+    *p = q + 4 + len;
+    return 0;
+}
+
+/* A scalar column's entry that is null (tag 0) or one INT64 or FLOAT value
+ * (tag 2): what most entries of a table are, added without the general
+ * path's calls.  1 when it was not such an entry (nothing done). */
+static inline int scalar_fast(st_pqw_column *c, const uint8_t **p, const uint8_t *end, st_error *err)
+{
+    const uint8_t *q = *p;
+    if (q == end || q[0] > 2 || q[0] == 1)
+        return 1;
+    if (q[0] == 2 && c->physical == PQ_BYTE_ARRAY)
+        return scalar_bytes(c, p, end, err);
+    size_t w = q[0] == 0 ? 0 : c->physical == PQ_INT64 ? 8 : c->physical == PQ_FLOAT ? 4 : 0;
+    if (q[0] == 2 && w == 0)
+        return 1; /* INT32 forms: the general path */
+    if ((size_t)(end - q - 1) < w)
+        return damaged(c, err);
+    if (w == 0 && c->def_implied && st_pqw_def_materialize(c))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    if ((!c->def_implied && st_pqw_colbuf_room(&c->def, 1)) || st_pqw_colbuf_room(&c->values, w))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    c->nlevels++;
+    if (w == 0) {
+        c->def.data[c->def.len++] = 0;
+        c->nulls++;
+        *p = q + 1;
+        return 0;
+    }
+    if (!c->def_implied)
+        c->def.data[c->def.len++] = 1;
+    if (w == 8) {
+        int64_t v;
+        memcpy(&v, q + 1, 8);
+        memcpy(c->values.data + c->values.len, &v, 8);
+        if (!c->has_minmax || v < c->min_i)
+            c->min_i = v;
+        if (!c->has_minmax || v > c->max_i)
+            c->max_i = v;
+        c->has_minmax = true;
+    } else {
+        float v;
+        memcpy(&v, q + 1, 4);
+        memcpy(c->values.data + c->values.len, &v, 4);
+        if (v == v) { /* NaN takes no part in min and max */
+            if (!c->has_minmax || v < c->min_f)
+                c->min_f = v;
+            if (!c->has_minmax || v > c->max_f)
+                c->max_f = v;
+            c->has_minmax = true;
+        }
+    }
+    c->values.len += w;
+    c->nvalues++;
+    *p = q + 1 + w;
+    return 0;
+}
+
+static int row_add_general(st_pqw_column *c, const uint8_t **p, const uint8_t *end, st_error *err)
+{
+    if (c->def_implied && st_pqw_def_materialize(c))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
     uint64_t tag;
     if (get_varint(p, end, &tag))
         return damaged(c, err);
@@ -338,4 +457,41 @@ int st_pqw_row_add(st_pqw_column *c, const uint8_t **p, const uint8_t *end, st_e
     if (rc == ST_ENOMEM)
         return st_error_set(err, ST_ENOMEM, "out of memory");
     return rc;
+}
+
+static inline int row_add(st_pqw_column *c, const uint8_t **p, const uint8_t *end, st_error *err)
+{
+    if (c->shape == PQW_SCALAR) {
+        int fast = scalar_fast(c, p, end, err);
+        if (fast <= 0)
+            return fast;
+    }
+    return row_add_general(c, p, end, err);
+}
+
+int st_pqw_row_add(st_pqw_column *c, const uint8_t **p, const uint8_t *end, st_error *err)
+{
+    return row_add(c, p, end, err);
+}
+
+int st_pqw_row_add_all(st_pqw_column *cols, size_t n, const uint8_t **p, const uint8_t *end, st_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        int rc = row_add(&cols[i], p, end, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int st_pqw_def_materialize(st_pqw_column *c)
+{
+    if (!c->def_implied)
+        return 0;
+    if (st_pqw_colbuf_room(&c->def, c->nlevels + 1))
+        return ST_ENOMEM;
+    memset(c->def.data, 1, c->nlevels);
+    c->def.len = c->nlevels;
+    c->def_implied = false;
+    return 0;
 }

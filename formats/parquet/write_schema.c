@@ -14,19 +14,11 @@
  *   values still are it (TIMESTAMP, DATE, DECIMAL ...: write_logical.c). */
 #include "metadata.h"
 #include "write_logical.h"
+#include "write.h"
 #include "write_schema.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-st_pqw_shape st_pqw_shape_of(const st_column *sc)
-{
-    if (sc->sequence)
-        return PQW_SEQUENCE;
-    if (sc->repeated || sc->fixed_len != 1 || sc->kind == ST_KIND_NONE)
-        return PQW_LIST;
-    return PQW_SCALAR;
-}
 
 int st_pqw_columns_from_schema(const st_schema *schema, bool bytes_binary, st_pqw_column **out,
                                st_error *err)
@@ -64,6 +56,7 @@ int st_pqw_columns_from_schema(const st_schema *schema, bool bytes_binary, st_pq
         c->shape = st_pqw_shape_of(sc);
         c->max_def = c->shape == PQW_SEQUENCE ? 4 : c->shape == PQW_LIST ? 2 : 1;
         c->max_rep = c->shape == PQW_SEQUENCE ? 2 : c->shape == PQW_LIST ? 1 : 0;
+        c->def_implied = c->shape == PQW_SCALAR;
     }
     *out = cols;
     return 0;
@@ -204,4 +197,24 @@ void st_pqw_schema_write(st_pq_tw *tw, const st_pqw_column *cols, size_t n)
             break;
         }
     }
+}
+
+/* What the writer reads of a schema column (st_pqw_columns_from_schema,
+ * the row form of write_row.c and the type notes' logical type): two
+ * columns alike here are written alike, value for value. */
+static bool column_written_alike(const st_column *a, const st_column *b)
+{
+    return strcmp(a->name, b->name) == 0 && a->kind == b->kind && a->sequence == b->sequence &&
+           st_pqw_shape_of(a) == st_pqw_shape_of(b) && a->not_utf8 == b->not_utf8 &&
+           st_logical_equal(&a->logical, &b->logical) && a->logical.mixed == b->logical.mixed;
+}
+
+bool st_pq_write_schemas_alike(const st_schema *a, const st_schema *b)
+{
+    if (a->count != b->count)
+        return false;
+    for (size_t i = 0; i < a->count; i++)
+        if (!column_written_alike(&a->columns[i], &b->columns[i]))
+            return false;
+    return true;
 }

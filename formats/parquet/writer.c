@@ -180,11 +180,9 @@ static int writer_write(void *priv, const uint8_t *encoded, size_t len, st_error
 {
     pq_writer *w = priv;
     const uint8_t *p = encoded, *end = encoded + len;
-    for (size_t i = 0; i < w->ncols; i++) {
-        int rc = st_pqw_row_add(&w->cols[i], &p, end, err);
-        if (rc)
-            return rc;
-    }
+    int rc = st_pqw_row_add_all(w->cols, w->ncols, &p, end, err);
+    if (rc)
+        return rc;
     if (p != end)
         return st_error_set(err, ST_EDATA, "the encoded record has %zu bytes left over", (size_t)(end - p));
     w->rg_rows++;

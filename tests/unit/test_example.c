@@ -151,6 +151,85 @@ static void test_packed_int64(void)
     CU_ASSERT(f->name.data > ex.d && f->name.data < ex.d + ex.n);
 }
 
+/* The common form (one list field filling the Feature, one packed run or
+ * bytes value filling the list) is decoded in one step: every varint run
+ * length it takes (1 to 10 bytes), the runs it leaves to the general path
+ * (11 bytes and more, a last byte that does not end a varint, floats not a
+ * multiple of 4 bytes), all with the same values and verdicts as check(). */
+static void test_common_form(void)
+{
+    static const uint64_t values[] = {0, 1, 127, 128, 300, 1u << 21, 1ull << 35, 1ull << 56, UINT64_MAX};
+    for (size_t a = 0; a < sizeof values / sizeof values[0]; a++) {
+        for (size_t b = 0; b < sizeof values / sizeof values[0]; b++) {
+            for (int count = 1; count <= 3; count++) {
+                msg packed = {0}, list = {0}, feat = {0}, ex = {0};
+                for (int k = 0; k < count; k++)
+                    m_varint(&packed, k == 1 ? values[b] : values[a]);
+                m_msg_field(&list, 1, &packed);
+                m_msg_field(&feat, 3, &list);
+                example_of(&ex, "x", &feat);
+                st_record rec;
+                st_error err = {0};
+                CU_ASSERT_EQUAL_FATAL(decode(&ex, &rec, &err), 0);
+                const st_feature *f = find(&rec, "x");
+                CU_ASSERT_FATAL(f != NULL);
+                CU_ASSERT_EQUAL(f->kind, ST_KIND_INT64);
+                CU_ASSERT_EQUAL_FATAL(f->count, (uint32_t)count);
+                for (int k = 0; k < count; k++)
+                    CU_ASSERT_EQUAL((uint64_t)f->v.i64[k], k == 1 ? values[b] : values[a]);
+            }
+        }
+    }
+    /* A run ending inside a varint, and one of 11 bytes holding a varint
+     * longer than 10: errors, as the general path says them. */
+    static const char *const bad_runs[] = {"\x80", "\x01\x81", "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"};
+    for (size_t i = 0; i < sizeof bad_runs / sizeof bad_runs[0]; i++) {
+        msg list = {0}, feat = {0}, ex = {0};
+        m_bytes_field(&list, 1, bad_runs[i], strlen(bad_runs[i]));
+        m_msg_field(&feat, 3, &list);
+        example_of(&ex, "x", &feat);
+        st_record rec;
+        st_error err = {0};
+        CU_ASSERT_EQUAL(decode(&ex, &rec, &err), ST_EDATA);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "varint"));
+    }
+    /* Floats: 8 bytes are two values; 6 bytes an error. */
+    for (size_t n = 6; n <= 8; n += 2) {
+        msg list = {0}, feat = {0}, ex = {0};
+        float fl[2] = {1.5f, -2.25f};
+        m_bytes_field(&list, 1, fl, n);
+        m_msg_field(&feat, 2, &list);
+        example_of(&ex, "f", &feat);
+        st_record rec;
+        st_error err = {0};
+        int rc = decode(&ex, &rec, &err);
+        if (n == 6) {
+            CU_ASSERT_EQUAL(rc, ST_EDATA);
+            CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not a multiple of 4"));
+        } else {
+            CU_ASSERT_EQUAL_FATAL(rc, 0);
+            const st_feature *f = find(&rec, "f");
+            CU_ASSERT_EQUAL_FATAL(f->count, 2u);
+            CU_ASSERT_EQUAL(f->v.f32[0], 1.5f);
+            CU_ASSERT_EQUAL(f->v.f32[1], -2.25f);
+        }
+    }
+    /* One bytes value, empty or not. */
+    for (int empty = 0; empty <= 1; empty++) {
+        msg list = {0}, feat = {0}, ex = {0};
+        m_str_field(&list, 1, empty ? "" : "hello");
+        m_msg_field(&feat, 1, &list);
+        example_of(&ex, "b", &feat);
+        st_record rec;
+        st_error err = {0};
+        CU_ASSERT_EQUAL_FATAL(decode(&ex, &rec, &err), 0);
+        const st_feature *f = find(&rec, "b");
+        CU_ASSERT_EQUAL_FATAL(f->count, 1u);
+        CU_ASSERT_EQUAL(f->v.bytes[0].len, empty ? 0u : 5u);
+        CU_ASSERT(empty || memcmp(f->v.bytes[0].data, "hello", 5) == 0);
+    }
+}
+
 static void test_unpacked_and_mixed_int64(void)
 {
     msg list = {0}, packed = {0}, feat = {0}, ex = {0};
@@ -1607,6 +1686,7 @@ int main(int argc, char **argv)
         return 1;
     CU_pSuite s = CU_add_suite("example", NULL, NULL);
     CU_add_test(s, "packed int64", test_packed_int64);
+    CU_add_test(s, "Feature of the common form", test_common_form);
     CU_add_test(s, "unpacked and mixed int64", test_unpacked_and_mixed_int64);
     CU_add_test(s, "floats packed and unpacked", test_floats_packed_unpacked);
     CU_add_test(s, "bytes list", test_bytes_list);
