@@ -82,9 +82,16 @@ typedef struct st_pq_shared_dict {
 
 void st_pq_shared_dict_free(st_pq_shared_dict *sd);
 
+/* Checkpoints are stored packed (checkpoint.c): with a thousand columns
+ * cut into a hundred units and more, full-width positions were most of
+ * the index's memory. */
+typedef struct st_pq_packed_checkpoint st_pq_packed_checkpoint;
+
 typedef struct st_pq_chunk_index {
-    st_pq_checkpoint *cps;     /* by row */
+    st_pq_packed_checkpoint *cps;  /* by row */
     size_t ncps;
+    st_pq_checkpoint *wide;    /* those whose positions do not fit the packed form */
+    size_t nwide;
     st_pq_kept_body *kept;
     size_t nkept;
     uint64_t kept_bytes;
@@ -109,10 +116,11 @@ typedef struct st_pq_index_source {
 /* NULL on any failure (see above). */
 st_pq_chunk_index *st_pq_chunk_index_build(const st_pq_index_source *src);
 void st_pq_chunk_index_free(st_pq_chunk_index *ix);
-/* The last checkpoint at or before `row` (NULL: none, start at the chunk's start). */
-const st_pq_checkpoint *st_pq_chunk_index_find(const st_pq_chunk_index *ix, uint64_t row);
-/* The first checkpoint at or after `row` (NULL: none). */
-const st_pq_checkpoint *st_pq_chunk_index_find_after(const st_pq_chunk_index *ix, uint64_t row);
+/* The last checkpoint at or before `row`, copied to *out (false: none,
+ * start at the chunk's start). */
+bool st_pq_chunk_index_find(const st_pq_chunk_index *ix, uint64_t row, st_pq_checkpoint *out);
+/* The first checkpoint at or after `row`, copied to *out (false: none). */
+bool st_pq_chunk_index_find_after(const st_pq_chunk_index *ix, uint64_t row, st_pq_checkpoint *out);
 /* The marks of a page its units decompress in pieces (its CRC was checked
  * by the scan), or NULL. */
 const st_pq_marked_page *st_pq_chunk_index_marked(const st_pq_chunk_index *ix, uint32_t page);

@@ -44,6 +44,7 @@ struct st_pq_decoder {
     st_pq_chunk_index *ix;
     const st_pq_checkpoint *cp;    /* where this unit starts (NULL: the chunk's start) */
     const st_pq_checkpoint *cp_end; /* the first checkpoint at or past its end (NULL: none) */
+    st_pq_checkpoint cp_at, cp_end_at; /* what cp and cp_end point to */
     bool cp_used;
     st_pq_sparse_page sparse;      /* the body of a marked page, while it is decoded */
 };
@@ -820,10 +821,10 @@ int st_pq_column_read(const st_pq_column_request *rq, st_pq_column_data *out, st
         /* A unit of a split row group: start at its checkpoint, found by
          * one scan of the chunk shared by all its units. */
         d->ix = st_pq_chunk_cache_index(rq->cache, rq->shared, rq->shared_column, index_build, (void *)rq, index_free);
-        if (d->ix && rq->row_start > 0)
-            d->cp = st_pq_chunk_index_find(d->ix, rq->row_start);
-        if (d->ix)
-            d->cp_end = st_pq_chunk_index_find_after(d->ix, rq->row_end);
+        if (d->ix && rq->row_start > 0 && st_pq_chunk_index_find(d->ix, rq->row_start, &d->cp_at))
+            d->cp = &d->cp_at;
+        if (d->ix && st_pq_chunk_index_find_after(d->ix, rq->row_end, &d->cp_end_at))
+            d->cp_end = &d->cp_end_at;
     }
     st_pq_pages pp;
     const st_pq_column_chunk *cc = d->cc;
@@ -834,6 +835,7 @@ int st_pq_column_read(const st_pq_column_request *rq, st_pq_column_data *out, st
     bool in_page = false;
     rc = rq->chunk_bytes ? st_pq_pages_init_mem(&pp, rq->file, cc, rq->chunk_bytes, err)
                          : st_pq_pages_init(&pp, rq->file, cc, err);
+    pp.lean = d->ix != NULL;
     while (!rc && !d->done && (rc = st_pq_pages_next(&pp, &pg, err)) == 1) {
         rc = 0;
         if (st_pq_decoder_skip(d, &pg))

@@ -12,6 +12,7 @@
  * (a unit that starts inside a row group) does not read what it skips. */
 #define WINDOW_SIZE ((uint64_t)1 << 20)
 #define HEADER_WINDOW ((uint64_t)64 << 10)
+#define LEAN_HEADER_WINDOW ((uint64_t)1 << 10)
 /* A page header (with its statistics) larger than this is not believed. */
 #define MAX_HEADER_SIZE ((size_t)16 << 20)
 
@@ -116,7 +117,7 @@ int st_pq_pages_next(st_pq_pages *pp, st_pq_page *pg, st_error *err)
     size_t try_len = left < 256 ? (size_t)left : 256;
     size_t used = 0;
     for (;;) {
-        int64_t avail = ensure(pp, pp->pos, try_len, HEADER_WINDOW, err);
+        int64_t avail = ensure(pp, pp->pos, try_len, pp->lean ? LEAN_HEADER_WINDOW : HEADER_WINDOW, err);
         if (avail < 0)
             return page_error(pp, pp->pos, err);
         bool trunc;
@@ -156,7 +157,7 @@ int st_pq_pages_next(st_pq_pages *pp, st_pq_page *pg, st_error *err)
 
 int st_pq_pages_load(st_pq_pages *pp, st_pq_page *pg, st_error *err)
 {
-    int64_t avail = ensure(pp, pg->data_offset, pg->len, WINDOW_SIZE, err);
+    int64_t avail = ensure(pp, pg->data_offset, pg->len, pp->lean ? 0 : WINDOW_SIZE, err);
     if (avail < 0)
         return st_error_prefix(err, "page %u at offset %llu: ", pg->index, (unsigned long long)pg->offset);
     pg->data = pp->win.data + (pg->data_offset - pp->win_off);

@@ -27,6 +27,11 @@ typedef struct st_pq_pages {
     st_buf win;                /* window of file bytes [win_off, win_off + win.len) */
     uint64_t win_off;
     bool borrowed;             /* win is the whole chunk, held by the caller */
+    /* Read no further than asked (headers in small pieces, pages exactly):
+     * for a unit of a split row group, which skips most of a chunk or
+     * finds its pages kept by the checkpoint scan.  Reading ahead there
+     * read every chunk's first 64 KiB again for each of its units. */
+    bool lean;
 } st_pq_pages;
 
 int st_pq_pages_init(st_pq_pages *pp, const st_pq_file *f, const st_pq_column_chunk *cc, st_error *err);

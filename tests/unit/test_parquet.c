@@ -17,6 +17,7 @@
 #include "thrift.h"
 #include "write_logical.h"
 #include "unit_size.h"
+#include "chunk_cache.h"
 
 #include <CUnit/Basic.h>
 #include <CUnit/CUnit.h>
@@ -1010,6 +1011,42 @@ static void test_good_files(void)
     }
 }
 
+/* Units of a row group too large to share its bytes (chunk_cache.h) read
+ * their own pages: they must read what they decode, not the start of
+ * every chunk again.  Each unit read 64 KiB ahead of each chunk's page
+ * headers and 1 MiB ahead of its dictionary page, so a file of a thousand
+ * columns cut into 170 units was read 60 times over. */
+static void test_split_unshared_reads(void)
+{
+    static const struct {
+        const char *file;
+        uint64_t unit_rows;
+    } files[] = {  /* LZ4 pages: kept whole by the scan, not read again by the units */
+        {"hadoop_lz4_compressed_larger.parquet", 500},
+        {"lz4_raw_compressed_larger.parquet", 500},
+    };
+    uint64_t saved = st_pq_share_max_bytes;
+    st_pq_share_max_bytes = 0;
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        st_read_options o;
+        memset(&o, 0, sizeof o);
+        table t, u;
+        CU_ASSERT_EQUAL(read_table(files[i].file, &o, &t), 0);
+        uint64_t whole_read = table_bytes_read;
+        o.unit_records = files[i].unit_rows;
+        CU_ASSERT_EQUAL(read_table(files[i].file, &o, &u), 0);
+        CU_ASSERT_EQUAL(u.batch.count, t.batch.count);
+        if (table_bytes_read > whole_read + whole_read / 10)
+            fprintf(stderr, "\n%s: %llu bytes read in units of %llu rows, %llu in one\n", files[i].file,
+                    (unsigned long long)table_bytes_read, (unsigned long long)files[i].unit_rows,
+                    (unsigned long long)whole_read);
+        CU_ASSERT(table_bytes_read <= whole_read + whole_read / 10);
+        table_free(&u);
+        table_free(&t);
+    }
+    st_pq_share_max_bytes = saved;
+}
+
 /* ---- expectations ---------------------------------------------------------------------------- */
 
 /* Splits one CSV line (no embedded newlines in these files) into fields;
@@ -1645,6 +1682,7 @@ int main(int argc, char **argv)
     CU_add_test(s, "snappy restart marks and sparse pages", test_snappy_marks);
     CU_add_test(s, "legacy BIT_PACKED levels", test_bit_packed_levels);
     CU_add_test(s, "PLAIN", test_plain);
+    CU_add_test(s, "split units without shared bytes read what they decode", test_split_unshared_reads);
     CU_add_test(s, "DELTA_BINARY_PACKED", test_delta_binary_packed);
     CU_add_test(s, "DELTA_LENGTH_BYTE_ARRAY", test_delta_length_byte_array);
     CU_add_test(s, "DELTA_BYTE_ARRAY", test_delta_byte_array);
