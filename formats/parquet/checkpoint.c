@@ -471,6 +471,7 @@ void st_pq_shared_dict_free(st_pq_shared_dict *sd)
     free(sd->vals);
     free(sd->lossy);
     free(sd->src);
+    free(sd->body);
     free(sd);
 }
 

@@ -71,13 +71,18 @@ typedef struct st_pq_kept_body {
  * of the row group: the first unit to convert the chunk's dictionary page
  * publishes a copy (column.c), the others take it instead of checking,
  * decompressing and converting the page again -- with a thousand columns
- * cut into dozens of units that conversion was most of the work.  Bytes
- * dictionaries point into each unit's own arena and are not shared. */
+ * cut into dozens of units that conversion was most of the work.  Plain
+ * bytes dictionaries are shared as their decompressed page (`body`, the
+ * values pointing into it): each unit still copies the page into its own
+ * arena, since its records point into the dictionary and may outlive the
+ * row group's shared state, but neither decompresses nor parses it. */
 typedef struct st_pq_shared_dict {
     size_t n, vsize;
     bool has_lossy;
     uint8_t *vals, *lossy;     /* n values; per entry 1 or 2 when changed by narrowing */
     double *src;               /* per entry: the double before narrowing */
+    uint8_t *body;             /* bytes dictionaries: what vals (st_bytes) point into */
+    size_t body_len;
 } st_pq_shared_dict;
 
 void st_pq_shared_dict_free(st_pq_shared_dict *sd);

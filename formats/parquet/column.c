@@ -29,6 +29,13 @@ struct st_pq_decoder {
     st_buf dict_lossy;             /* per entry: changed by narrowing (1, or 2: a whole number) */
     st_buf dict_src;               /* per entry: the double before narrowing */
     bool dict_has_lossy;
+    /* What dictionary indices map through: the buffers above, or the row
+     * group's shared dictionary (checkpoint.h) read in place -- copying it
+     * for each unit of a thousand-column row group cost more than the
+     * unit's own values. */
+    const void *dict_vals;
+    const uint8_t *dict_flags;
+    const double *dict_srcs;
 
     /* scratch, reused page after page */
     st_buf body, def, rep, raw, idx, bvals, i64, store;
@@ -259,23 +266,49 @@ static int plain_like(st_pq_decoder *d, int encoding, const uint8_t *p, size_t l
  * or NULL. */
 static st_pq_shared_dict *shared_dict(const st_pq_decoder *d)
 {
-    if (!d->ix || d->vsize == sizeof(st_bytes))
+    if (!d->ix)
         return NULL;
-    return atomic_load_explicit(&d->ix->dict, memory_order_acquire);
+    st_pq_shared_dict *sd = atomic_load_explicit(&d->ix->dict, memory_order_acquire);
+    return sd && sd->vsize == d->vsize && (d->vsize != sizeof(st_bytes) || sd->body) ? sd : NULL;
+}
+
+/* A plain bytes dictionary: the shared page copied into this unit's
+ * arena and its values found again (a walk of the lengths, far cheaper
+ * than the decompression; keeping them found would double the shared
+ * memory). */
+static int dict_take_bytes(st_pq_decoder *d, const st_pq_shared_dict *sd, st_error *err)
+{
+    int rc;
+    const uint8_t *copy = st_arena_memdup(d->rq.dict_arena, sd->body, sd->body_len);
+    if (!copy)
+        return st_error_set(err, ST_ENOMEM, "out of memory for a dictionary");
+    if ((rc = reserve(&d->dict, sd->n, sizeof(st_bytes), err)))
+        return rc;
+    st_bytes *dict = (st_bytes *)d->dict.data;
+    size_t used;
+    if (d->rq.leaf->physical == PQ_BYTE_ARRAY) {
+        if ((rc = st_pq_plain_bytes_decode(copy, sd->body_len, dict, sd->n, &used, err)))
+            return rc;
+    } else {
+        for (size_t i = 0; i < sd->n; i++)
+            dict[i] = (st_bytes){.data = copy + i * d->width, .len = d->width};
+    }
+    d->dict_vals = d->dict.data;
+    d->dict_flags = NULL;
+    d->dict_srcs = NULL;
+    d->dict_has_lossy = false;
+    d->dict_n = sd->n;
+    d->has_dict = true;
+    return 0;
 }
 
 static int dict_take(st_pq_decoder *d, const st_pq_shared_dict *sd, st_error *err)
 {
-    int rc;
-    if ((rc = reserve(&d->dict, sd->n, sd->vsize, err)) || (rc = reserve(&d->dict_lossy, sd->n, 1, err)) ||
-        (rc = reserve(&d->dict_src, sd->n, sizeof(double), err)))
-        return rc;
-    if (sd->n)
-        memcpy(d->dict.data, sd->vals, sd->n * sd->vsize);
-    if (sd->n && sd->has_lossy) {  /* the flags are read only when some are set */
-        memcpy(d->dict_lossy.data, sd->lossy, sd->n);
-        memcpy(d->dict_src.data, sd->src, sd->n * sizeof(double));
-    }
+    if (sd->body)
+        return dict_take_bytes(d, sd, err);
+    d->dict_vals = sd->vals;
+    d->dict_flags = sd->lossy;
+    d->dict_srcs = sd->src;
     d->dict_has_lossy = sd->has_lossy;
     d->dict_n = sd->n;
     d->has_dict = true;
@@ -284,23 +317,31 @@ static int dict_take(st_pq_decoder *d, const st_pq_shared_dict *sd, st_error *er
 
 /* Offers this unit's converted dictionary to the others; the first one
  * published stays (they are equal), a failed copy just shares nothing. */
-static void dict_publish(st_pq_decoder *d)
+static void dict_publish(st_pq_decoder *d, const uint8_t *bytes_page, size_t page_len)
 {
-    if (!d->ix || d->vsize == sizeof(st_bytes) || atomic_load(&d->ix->dict))
+    bool bytes = d->vsize == sizeof(st_bytes);
+    if (!d->ix || (bytes && !bytes_page) || atomic_load(&d->ix->dict))
         return;
     size_t n = d->dict_n;
     st_pq_shared_dict *sd = calloc(1, sizeof *sd);
     if (!sd)
         return;
-    *sd = (st_pq_shared_dict){.n = n, .vsize = d->vsize, .has_lossy = d->dict_has_lossy,
-                              .vals = malloc(n * d->vsize + 1), .lossy = malloc(n + 1),
-                              .src = malloc(n * sizeof(double) + 1)};
-    if (!sd->vals || !sd->lossy || !sd->src) {
+    if (bytes)  /* the page alone: each unit finds the values again */
+        *sd = (st_pq_shared_dict){.n = n, .vsize = d->vsize, .body = malloc(page_len + 1), .body_len = page_len};
+    else
+        *sd = (st_pq_shared_dict){.n = n, .vsize = d->vsize, .has_lossy = d->dict_has_lossy,
+                                  .vals = malloc(n * d->vsize + 1), .lossy = malloc(n + 1),
+                                  .src = malloc(n * sizeof(double) + 1)};
+    if (bytes ? !sd->body : !sd->vals || !sd->lossy || !sd->src) {
         st_pq_shared_dict_free(sd);
         return;
     }
-    if (n)
+    if (bytes) {
+        if (page_len)
+            memcpy(sd->body, bytes_page, page_len);
+    } else if (n) {
         memcpy(sd->vals, d->dict.data, n * d->vsize);
+    }
     if (n && sd->has_lossy) {
         memcpy(sd->lossy, d->dict_lossy.data, n);
         memcpy(sd->src, d->dict_src.data, n * sizeof(double));
@@ -333,6 +374,7 @@ static int dictionary_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, s
         return rc;
     *stage = PQ_STAGE_DECODE;
     size_t n = (size_t)h->num_values;
+    const uint8_t *bytes_page = NULL;  /* a plain bytes dictionary: the copy its values point into */
     /* Every PLAIN value takes at least one bit; more claimed values than
      * that is a lie we must not allocate for. */
     if (n > body.len * 8 + 8 || n > MAX_DICT_ENTRIES)
@@ -349,6 +391,7 @@ static int dictionary_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, s
         size_t used;
         if (!copy)
             return st_error_set(err, ST_ENOMEM, "out of memory for a dictionary");
+        bytes_page = copy;
         if (phys == PQ_BYTE_ARRAY) {
             if ((rc = st_pq_plain_bytes_decode(copy, body.len, dict, n, &used, err)))
                 return rc;
@@ -372,7 +415,10 @@ static int dictionary_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, s
         d->dict_has_lossy |= d->dict_lossy.data[i];
     d->dict_n = n;
     d->has_dict = true;
-    dict_publish(d);
+    d->dict_vals = d->dict.data;
+    d->dict_flags = d->dict_lossy.data;
+    d->dict_srcs = (const double *)d->dict_src.data;
+    dict_publish(d, bytes_page, body.len);
     return 0;
 }
 
@@ -401,30 +447,30 @@ static int dict_values(st_pq_decoder *d, const uint8_t *p, size_t len, st_pq_val
     }
     switch (d->vsize) {
     case 8: {
-        const int64_t *dict = (const int64_t *)d->dict.data;
+        const int64_t *dict = d->dict_vals;
         int64_t *o = out;
         for (size_t i = 0; i < m; i++)
             o[i] = dict[ix[i]];
         break;
     }
     case 4: {
-        const float *dict = (const float *)d->dict.data;
+        const float *dict = d->dict_vals;
         float *o = out;
         for (size_t i = 0; i < m; i++)
             o[i] = dict[ix[i]];
         break;
     }
     default: {
-        const st_bytes *dict = (const st_bytes *)d->dict.data;
+        const st_bytes *dict = d->dict_vals;
         st_bytes *o = out;
         for (size_t i = 0; i < m; i++)
             o[i] = dict[ix[i]];
     }
     }
     if (d->dict_has_lossy) {
-        const double *src = (const double *)d->dict_src.data;
+        const double *src = d->dict_srcs;
         for (size_t i = 0; i < m; i++) {
-            uint8_t flag = d->dict_lossy.data[ix[i]];
+            uint8_t flag = d->dict_flags[ix[i]];
             if (flag)
                 st_pq_lossy_add(d->rq.lossy, src[ix[i]], flag == 2, d->out_values + i);
         }
