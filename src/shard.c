@@ -2,6 +2,7 @@
 #include "shard.h"
 
 #include "crc32c.h"
+#include "parallel_for.h"
 #include "replaced_files.h"
 
 #include <ctype.h>
@@ -388,6 +389,52 @@ static int shard_finish_writer(st_shard_sink *s, open_shard *sh, st_error *err)
     if (rc == ST_OK && sh->fd >= 0)
         (void)sync_file_range(sh->fd, 0, 0, SYNC_FILE_RANGE_WRITE); /* a hint: close_tmp syncs */
 #endif
+    return rc;
+}
+
+typedef struct finish_many {
+    st_shard_sink *s;
+    const size_t *which;    /* the shards to finish, in order */
+    bool *finished;         /* per open shard */
+} finish_many;
+
+static int finish_one(void *ctx, size_t k, st_error *err)
+{
+    finish_many *f = ctx;
+    size_t i = f->which[k];
+    int rc = shard_finish_writer(f->s, &f->s->open[i], err);
+    f->finished[i] = rc == ST_OK;
+    return rc;
+}
+
+/* Finishes every open shard's writer (finished[i] says which did).  A
+ * writer that works on threads of its own in finish() (Parquet builds the
+ * last row groups then) is finished on the sink's threads instead, several
+ * shards at once and each on one thread: one shard's columns on several
+ * threads leave them idle while its chunks are written and at its last
+ * columns, while shards side by side keep them busy.  The shards left over
+ * (fewer than the threads) then get the threads among their columns.
+ * Local files only: each shard's stream is then its own. */
+static int finish_writers(st_shard_sink *s, bool *finished, st_error *err)
+{
+    size_t *which = malloc((s->nopen ? s->nopen : 1) * sizeof *which);
+    if (!which)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < s->nopen; i++)
+        if (s->open[i].top)
+            which[n++] = i;
+    int threads = s->opt.compress_threads;
+    size_t together = 0;
+    if (s->opt.writer->finish_threads && threads > 1 && s->local && !s->pool && n >= (size_t)threads)
+        together = n - n % (size_t)threads;
+    for (size_t k = 0; k < together; k++)
+        s->opt.writer->finish_threads(s->open[which[k]].writer_priv, 1);
+    finish_many f = {.s = s, .which = which, .finished = finished};
+    int rc = together ? st_parallel_for(together, threads, finish_one, &f, err) : ST_OK;
+    for (size_t k = together; k < n && rc == ST_OK; k++)
+        rc = finish_one(&f, k, err);
+    free(which);
     return rc;
 }
 
@@ -864,12 +911,7 @@ int st_shard_sink_finish(st_shard_sink *s, st_error *err)
         bool *finished = calloc(s->nopen, sizeof *finished);
         if (!finished)
             return st_error_set(err, ST_ENOMEM, "out of memory");
-        int rc = ST_OK;
-        for (size_t i = 0; i < s->nopen && rc == ST_OK; i++)
-            if (s->open[i].top) {
-                rc = shard_finish_writer(s, &s->open[i], err);
-                finished[i] = rc == ST_OK;
-            }
+        int rc = finish_writers(s, finished, err);
         for (size_t i = 0; i < s->nopen && rc == ST_OK; i++)
             rc = finished[i] ? shard_complete(s, &s->open[i], err) : keep_shard(s, i, err);
         free(finished);

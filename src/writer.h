@@ -50,6 +50,12 @@ typedef struct st_writer_ops {
      * reading the bytes again.  Returns false when it cannot tell; the
      * shard sink then computes the CRC over the bytes as usual. */
     bool (*stored_crc)(uint32_t crc, const uint8_t *encoded, size_t len, uint32_t *out);
+    /* Optional, for writers whose finish() works on threads of their own
+     * (Parquet builds the last row group's column chunks): at most how many
+     * it may use from now on.  A writer that has it is finished on the shard
+     * sink's threads, several shards at once, each shard then on fewer
+     * threads; the bytes written must not depend on the count. */
+    void (*finish_threads)(void *priv, int threads);
 } st_writer_ops;
 
 #endif

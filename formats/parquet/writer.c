@@ -269,6 +269,14 @@ static int writer_finish(void *priv, st_error *err)
     return rc;
 }
 
+/* The shard sink finishing several shards at once gives each fewer threads
+ * (the chunks' bytes do not depend on it). */
+static void writer_finish_threads(void *priv, int threads)
+{
+    pq_writer *w = priv;
+    w->settings.threads = threads > 1 ? threads : 1;
+}
+
 static void writer_close(void *priv)
 {
     pq_writer *w = priv;
@@ -290,4 +298,5 @@ const st_writer_ops st_pq_writer_ops = {
     .close = writer_close,
     .pending = writer_pending,
     .flush = writer_flush,
+    .finish_threads = writer_finish_threads,
 };

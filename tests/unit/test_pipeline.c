@@ -1,4 +1,5 @@
 /* The ordered parallel pipeline: order kept, errors stop it, memory bounded. */
+#include "../../src/parallel_for.h"
 #include "../../src/pipeline.h"
 
 #include <CUnit/CUnit.h>
@@ -104,12 +105,52 @@ static void test_empty_input(void)
     CU_ASSERT_EQUAL(x.next_expected, 0);
 }
 
+/* st_parallel_for: every task once; a failure stops later tasks and the
+ * lowest failed one's error is returned. */
+typedef struct pf_ctx {
+    atomic_int runs[64];
+    int fail_from;          /* tasks >= this fail (-1: none) */
+} pf_ctx;
+
+static int pf_task(void *arg, size_t i, st_error *err)
+{
+    pf_ctx *c = arg;
+    atomic_fetch_add(&c->runs[i], 1);
+    if (c->fail_from >= 0 && (int)i >= c->fail_from)
+        return st_error_set(err, ST_EDATA, "task %zu failed", i);
+    return 0;
+}
+
+static void test_parallel_for(void)
+{
+    for (int threads = 1; threads <= 5; threads++) {
+        pf_ctx c = {.fail_from = -1};
+        st_error err = {0};
+        CU_ASSERT_EQUAL(st_parallel_for(64, threads, pf_task, &c, &err), 0);
+        for (int i = 0; i < 64; i++)
+            CU_ASSERT_EQUAL(atomic_load(&c.runs[i]), 1);
+        pf_ctx f = {.fail_from = 10};
+        CU_ASSERT_EQUAL(st_parallel_for(64, threads, pf_task, &f, &err), ST_EDATA);
+        CU_ASSERT_STRING_EQUAL(err.msg, "task 10 failed");
+        for (int i = 0; i < 10; i++)
+            CU_ASSERT_EQUAL(atomic_load(&f.runs[i]), 1);
+        int later = 0;
+        for (int i = 11; i < 64; i++)
+            later += atomic_load(&f.runs[i]);
+        CU_ASSERT_TRUE(later < threads); /* only tasks already running when 10 failed */
+    }
+    pf_ctx none = {.fail_from = -1};
+    st_error err = {0};
+    CU_ASSERT_EQUAL(st_parallel_for(0, 3, pf_task, &none, &err), 0);
+}
+
 #define SUITE_NAME "pipeline"
 static const CU_TestInfo suite_tests[] = {
     {"order kept with 1..4 workers, bounded items", test_order_kept},
     {"an error stops the run and nothing leaks", test_error_stops},
     {"cancel", test_cancel},
     {"empty input", test_empty_input},
+    {"parallel for: every task once, the first failure", test_parallel_for},
     CU_TEST_INFO_NULL,
 };
 #include "cunit_main.h"
