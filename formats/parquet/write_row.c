@@ -202,6 +202,27 @@ static inline int cmp_bytes(const uint8_t *a, size_t al, const uint8_t *b, size_
 }
 
 /* Copies n values at *p into the chunk and updates the statistics. */
+/* The chunk's statistics take a value. */
+static inline void minmax_int(st_pqw_column *c, int64_t v)
+{
+    if (!c->has_minmax || v < c->min_i)
+        c->min_i = v;
+    if (!c->has_minmax || v > c->max_i)
+        c->max_i = v;
+    c->has_minmax = true;
+}
+
+static inline void minmax_float(st_pqw_column *c, float v)
+{
+    if (v != v)
+        return;  /* NaN takes no part in min and max */
+    if (!c->has_minmax || v < c->min_f)
+        c->min_f = v;
+    if (!c->has_minmax || v > c->max_f)
+        c->max_f = v;
+    c->has_minmax = true;
+}
+
 static int add_values(st_pqw_column *c, uint64_t n, const uint8_t **p, const uint8_t *end, st_error *err)
 {
     if (n == 0)
@@ -216,12 +237,7 @@ static int add_values(st_pqw_column *c, uint64_t n, const uint8_t **p, const uin
         for (uint64_t k = 0; k < n; k++) {
             uint32_t u;
             memcpy(&u, start + k * 4, 4);
-            int64_t v = is_unsigned ? (int64_t)u : (int64_t)(int32_t)u;
-            if (!c->has_minmax || v < c->min_i)
-                c->min_i = v;
-            if (!c->has_minmax || v > c->max_i)
-                c->max_i = v;
-            c->has_minmax = true;
+            minmax_int(c, is_unsigned ? (int64_t)u : (int64_t)(int32_t)u);
         }
         *p = start + n * 4;
     } else if (c->physical == PQ_INT64 || c->physical == PQ_FLOAT) {
@@ -232,21 +248,11 @@ static int add_values(st_pqw_column *c, uint64_t n, const uint8_t **p, const uin
             if (c->physical == PQ_INT64) {
                 int64_t v;
                 memcpy(&v, start + k * 8, 8);
-                if (!c->has_minmax || v < c->min_i)
-                    c->min_i = v;
-                if (!c->has_minmax || v > c->max_i)
-                    c->max_i = v;
-                c->has_minmax = true;
+                minmax_int(c, v);
             } else {
                 float v;
                 memcpy(&v, start + k * 4, 4);
-                if (v != v)
-                    continue; /* NaN takes no part in min and max */
-                if (!c->has_minmax || v < c->min_f)
-                    c->min_f = v;
-                if (!c->has_minmax || v > c->max_f)
-                    c->max_f = v;
-                c->has_minmax = true;
+                minmax_float(c, v);
             }
         }
         *p = start + n * w;
@@ -383,22 +389,12 @@ static inline int scalar_fast(st_pqw_column *c, const uint8_t **p, const uint8_t
         int64_t v;
         memcpy(&v, q + 1, 8);
         memcpy(c->values.data + c->values.len, &v, 8);
-        if (!c->has_minmax || v < c->min_i)
-            c->min_i = v;
-        if (!c->has_minmax || v > c->max_i)
-            c->max_i = v;
-        c->has_minmax = true;
+        minmax_int(c, v);
     } else {
         float v;
         memcpy(&v, q + 1, 4);
         memcpy(c->values.data + c->values.len, &v, 4);
-        if (v == v) { /* NaN takes no part in min and max */
-            if (!c->has_minmax || v < c->min_f)
-                c->min_f = v;
-            if (!c->has_minmax || v > c->max_f)
-                c->max_f = v;
-            c->has_minmax = true;
-        }
+        minmax_float(c, v);
     }
     c->values.len += w;
     c->nvalues++;
