@@ -18,6 +18,7 @@ typedef struct scan {
     uint64_t every, next, nrows;   /* checkpoint rows: every, 2 every, ... below nrows */
     uint64_t rows;                 /* rows begun so far */
     uint16_t *rep, *def;
+    int codec;                     /* the chunk's */
     st_error err;
 } scan;
 
@@ -246,9 +247,8 @@ size_t st_pq_mark_always_bytes = ST_PQ_MARK_ALWAYS_BYTES;
  * whole by each unit). */
 static bool markable(const scan *s, const st_pq_page *pg)
 {
-    int codec = s->src->file->meta.row_groups[s->src->row_group].columns[s->src->leaf->column].meta.codec;
-    bool plain = codec == PQ_CODEC_UNCOMPRESSED && !s->src->chunk_bytes;
-    if (pg->h.type != PQ_PAGE_DATA || (codec != PQ_CODEC_SNAPPY && !plain) ||
+    bool plain = s->codec == PQ_CODEC_UNCOMPRESSED && !s->src->chunk_bytes;
+    if (pg->h.type != PQ_PAGE_DATA || (s->codec != PQ_CODEC_SNAPPY && !plain) ||
         (size_t)pg->h.uncompressed_size <= 2 * ST_PQ_MARK_EVERY)
         return false;
     return plain || (size_t)pg->h.uncompressed_size >= st_pq_mark_always_bytes ||
@@ -260,13 +260,10 @@ static int mark_page(scan *s, const st_pq_page *pg, size_t n, st_pq_marked_page 
 {
     const st_pq_leaf *leaf = s->src->leaf;
     st_stream *in = s->src->file->in;
-    if (!markable(s, pg))
-        return 1;
-    int codec = s->src->file->meta.row_groups[s->src->row_group].columns[leaf->column].meta.codec;
     memset(mp, 0, sizeof *mp);
     mp->page = pg->index;
     size_t body_len = (size_t)pg->h.uncompressed_size;
-    int rc = codec != PQ_CODEC_SNAPPY ? st_pq_marks_plain(pg->len, &mp->marks)
+    int rc = s->codec != PQ_CODEC_SNAPPY ? st_pq_marks_plain(pg->len, &mp->marks)
              : pg->data ? st_pq_marks_snappy(pg->data, pg->len, body_len, &mp->marks)
                         : st_pq_marks_snappy_read(in, pg->data_offset, pg->len, body_len, &mp->marks, &s->err);
     if (rc)
@@ -360,14 +357,14 @@ static int scan_entries(scan *s, const st_pq_page *pg, size_t n, const st_pq_str
     return inside ? 2 : 0;
 }
 
-/* Scans one data page of n entries: checkpoints at the rows due.  A
- * markable page of a chunk not in memory comes unloaded (its payload is
- * read a window at a time, never whole); pp loads it if it cannot be
- * marked after all. */
-static int scan_page(scan *s, st_pq_pages *pp, st_pq_page *pg, size_t n, st_buf *buf)
+/* Scans one data page of n entries: checkpoints at the rows due.  `mark`:
+ * the page is markable (decided once, as the kept allowance moves).  Such
+ * a page of a chunk not in memory comes unloaded (its payload is read a
+ * window at a time, never whole); pp loads it if its stream cannot be cut
+ * after all. */
+static int scan_page(scan *s, st_pq_pages *pp, st_pq_page *pg, size_t n, bool mark, st_buf *buf)
 {
     const st_pq_leaf *leaf = s->src->leaf;
-    const st_pq_column_chunk *cc = &s->src->file->meta.row_groups[s->src->row_group].columns[leaf->column];
     st_pq_page_body body;
     st_pq_streams ps;
     st_pq_marked_page mp = {0};
@@ -375,13 +372,13 @@ static int scan_page(scan *s, st_pq_pages *pp, st_pq_page *pg, size_t n, st_buf 
     int rc = pg->data ? st_pq_page_check_crc(pg, &s->err) : st_pq_page_check_crc_read(pg, s->src->file->in, &s->err);
     if (rc)
         return rc;
-    int unmarked = mark_page(s, pg, n, &mp, &sp, &body);
+    int unmarked = mark ? mark_page(s, pg, n, &mp, &sp, &body) : 1;
     if (unmarked < 0)
         return unmarked;
     if (unmarked && !pg->data)
         rc = st_pq_pages_load(pp, pg, &s->err);
     if (unmarked && !rc)
-        rc = st_pq_page_body_get(pg, cc->meta.codec, s->src->file->max_page, buf, &body, &s->err);
+        rc = st_pq_page_body_get(pg, s->codec, s->src->file->max_page, buf, &body, &s->err);
     if (!rc)
         rc = st_pq_streams_open(&ps, &pg->h, &body, leaf->max_rep, leaf->max_def, n, &s->err);
     if (!rc && (rc = scan_entries(s, pg, n, &ps, unmarked ? NULL : &sp, mp.vals_at)) == 2) {  /* a checkpoint inside the page */
@@ -411,7 +408,7 @@ st_pq_chunk_index *st_pq_chunk_index_build(const st_pq_index_source *src)
     const st_pq_column_chunk *cc = &g->columns[src->leaf->column];
     if (src->units < 2 || g->num_rows <= 0)
         return NULL;
-    scan s = {.src = src, .nrows = (uint64_t)g->num_rows};
+    scan s = {.src = src, .nrows = (uint64_t)g->num_rows, .codec = cc->meta.codec};
     s.every = (s.nrows + src->units - 1) / src->units;
     s.next = s.every;
     s.ix = calloc(1, sizeof *s.ix);
@@ -443,9 +440,9 @@ st_pq_chunk_index *st_pq_chunk_index_build(const st_pq_index_source *src)
             s.rows += known;
             continue;
         }
-        bool unloaded = !src->chunk_bytes && markable(&s, &pg);
-        if (unloaded || !(rc = st_pq_pages_load(&pp, &pg, &s.err)))
-            rc = scan_page(&s, &pp, &pg, n, &buf);
+        bool mark = markable(&s, &pg);
+        if ((mark && !src->chunk_bytes) || !(rc = st_pq_pages_load(&pp, &pg, &s.err)))
+            rc = scan_page(&s, &pp, &pg, n, mark, &buf);
     }
     if (pages_open)
         st_pq_pages_free(&pp);

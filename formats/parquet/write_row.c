@@ -223,6 +223,25 @@ static inline void minmax_float(st_pqw_column *c, float v)
     c->has_minmax = true;
 }
 
+/* The same for byte array v of len bytes, which will sit at `off` in
+ * `values`; mn and mx: where the current min and max bytes lie now (not
+ * read before the first value). */
+static inline void minmax_bytes(st_pqw_column *c, const uint8_t *v, uint32_t len, size_t off, const uint8_t *mn,
+                                const uint8_t *mx)
+{
+    if (!c->has_minmax) {
+        c->min_off = c->max_off = off;
+        c->min_len = c->max_len = len;
+        c->has_minmax = true;
+    } else if (cmp_bytes(v, len, mn, c->min_len) < 0) {
+        c->min_off = off;
+        c->min_len = len;
+    } else if (cmp_bytes(v, len, mx, c->max_len) > 0) {
+        c->max_off = off;
+        c->max_len = len;
+    }
+}
+
 static int add_values(st_pqw_column *c, uint64_t n, const uint8_t **p, const uint8_t *end, st_error *err)
 {
     if (n == 0)
@@ -265,25 +284,11 @@ static int add_values(st_pqw_column *c, uint64_t n, const uint8_t **p, const uin
             memcpy(&len, q, 4);
             if ((size_t)(end - q - 4) < len)
                 return damaged(c, err);
-            size_t off = base + (size_t)(q - start) + 4;
-            const uint8_t *v = q + 4;
-            if (!c->has_minmax) {
-                c->min_off = c->max_off = off;
-                c->min_len = c->max_len = len;
-                c->has_minmax = true;
-            } else {
-                /* min and max point into `values`, which may not hold this
-                 * record's bytes yet: compare against where they will be. */
-                const uint8_t *mn = c->min_off < base ? c->values.data + c->min_off : start + (c->min_off - base);
-                const uint8_t *mx = c->max_off < base ? c->values.data + c->max_off : start + (c->max_off - base);
-                if (cmp_bytes(v, len, mn, c->min_len) < 0) {
-                    c->min_off = off;
-                    c->min_len = len;
-                } else if (cmp_bytes(v, len, mx, c->max_len) > 0) {
-                    c->max_off = off;
-                    c->max_len = len;
-                }
-            }
+            /* min and max point into `values`, which may not hold this
+             * record's bytes yet: compare against where they will be. */
+            const uint8_t *mn = c->min_off < base ? c->values.data + c->min_off : start + (c->min_off - base);
+            const uint8_t *mx = c->max_off < base ? c->values.data + c->max_off : start + (c->max_off - base);
+            minmax_bytes(c, q + 4, len, base + (size_t)(q - start) + 4, mn, mx);
             q += 4 + (size_t)len;
         }
         *p = q;
@@ -341,18 +346,7 @@ static inline int scalar_bytes(st_pqw_column *c, const uint8_t **p, const uint8_
     memcpy(c->values.data + c->values.len, q, 4 + (size_t)len);
     c->values.len += 4 + (size_t)len;
     c->nvalues++;
-    const uint8_t *v = c->values.data + off;
-    if (!c->has_minmax) {
-        c->min_off = c->max_off = off;
-        c->min_len = c->max_len = len;
-        c->has_minmax = true;
-    } else if (cmp_bytes(v, len, c->values.data + c->min_off, c->min_len) < 0) {
-        c->min_off = off;
-        c->min_len = len;
-    } else if (cmp_bytes(v, len, c->values.data + c->max_off, c->max_len) > 0) {
-        c->max_off = off;
-        c->max_len = len;
-    }
+    minmax_bytes(c, c->values.data + off, len, off, c->values.data + c->min_off, c->values.data + c->max_off);
     *p = q + 4 + len;
     return 0;
 }
