@@ -1,7 +1,10 @@
 /* The one scan of a column chunk's levels that places the units'
  * checkpoints (see checkpoint.h). */
 #include "checkpoint.h"
+#include "convert.h"
 #include "file.h"
+#include "page_reads.h"
+#include "shared_segments.h"
 #include "sparse_page.h"
 
 #include <stdatomic.h>
@@ -238,21 +241,28 @@ static int walk_plain_bytes(st_pq_sparse_page *sp, size_t vals_at, size_t len, s
 
 size_t st_pq_mark_always_bytes = ST_PQ_MARK_ALWAYS_BYTES;
 
+/* What becomes of a data page that units start inside. */
+enum page_plan {
+    PAGE_WHOLE,    /* kept decompressed whole for them, within the allowance, or decoded whole by each */
+    PAGE_MARKED,   /* each unit decompresses (and reads) the segments it decodes */
+    PAGE_SHARED,   /* marked, its segments decompressed once for all (shared_segments.h) */
+};
+
 /* A v1 snappy page (or one stored as it is, when its chunk is not in
- * memory) large enough to be worth it gets marks: the scan then
- * decompresses only its levels (and its values, when passing over them
- * needs them), and the units decompress their own segments later.  1: not
- * such a page, or its stream cannot be cut (the old way then). */
-/* Whether a page gets marks rather than being kept whole (or decoded
- * whole by each unit). */
-static bool markable(const scan *s, const st_pq_page *pg)
+ * memory) of more than one segment gets marks: the scan then decompresses
+ * only its levels (and its values, when passing over them needs them).
+ * Large pages are marked: each unit decompresses the segments it decodes
+ * (they are many, and hardly shared).  Smaller ones are shared: units read
+ * a few kilobytes of them each, so each segment is decompressed once and
+ * held until the units have passed it.  Stored bytes are marked: a unit
+ * reads its part of the page from the file, there is nothing to share. */
+static enum page_plan page_plan(const scan *s, const st_pq_page *pg)
 {
     bool plain = s->codec == PQ_CODEC_UNCOMPRESSED && !s->src->chunk_bytes;
     if (pg->h.type != PQ_PAGE_DATA || (s->codec != PQ_CODEC_SNAPPY && !plain) ||
-        (size_t)pg->h.uncompressed_size <= 2 * ST_PQ_MARK_EVERY)
-        return false;
-    return plain || (size_t)pg->h.uncompressed_size >= st_pq_mark_always_bytes ||
-           st_pq_chunk_cache_kept_left(s->src->cache, s->src->shared) < (uint64_t)pg->h.uncompressed_size;
+        (size_t)pg->h.uncompressed_size <= ST_PQ_MARK_EVERY)
+        return PAGE_WHOLE;
+    return plain || (size_t)pg->h.uncompressed_size >= st_pq_mark_always_bytes ? PAGE_MARKED : PAGE_SHARED;
 }
 
 static int mark_page(scan *s, const st_pq_page *pg, size_t n, st_pq_marked_page *mp, st_pq_sparse_page *sp,
@@ -357,12 +367,48 @@ static int scan_entries(scan *s, const st_pq_page *pg, size_t n, const st_pq_str
     return inside ? 2 : 0;
 }
 
-/* Scans one data page of n entries: checkpoints at the rows due.  `mark`:
- * the page is markable (decided once, as the kept allowance moves).  Such
- * a page of a chunk not in memory comes unloaded (its payload is read a
- * window at a time, never whole); pp loads it if its stream cannot be cut
- * after all. */
-static int scan_page(scan *s, st_pq_pages *pp, st_pq_page *pg, size_t n, bool mark, st_buf *buf)
+/* The segments of marked page mp shared by its units: its head copied
+ * from the scan's body, and the segments each unit will read counted, from
+ * the checkpoints this page holds (those from `first` on).  false when not
+ * to be had (the units then decompress their own segments). */
+static bool share_segments(scan *s, const st_pq_page *pg, size_t n, st_pq_marked_page *mp, st_pq_sparse_page *sp,
+                           size_t first)
+{
+    const st_pq_leaf *leaf = s->src->leaf;
+    size_t head_len = mp->vals_at + ST_PQ_READ_MARGIN;
+    if (head_len > sp->body_len)
+        head_len = sp->body_len;
+    if (head_len > ST_PQ_SHARED_HEAD_MAX || st_pq_sparse_ensure(sp, 0, head_len, &s->err))
+        return false;
+    mp->shared = st_pq_shared_segments_new(&mp->marks, pg->data, s->src->file->in, pg->data_offset, sp->base,
+                                           head_len);
+    if (!mp->shared)
+        return false;
+    /* The units reading the page: one from its start to the first
+     * checkpoint inside it, one from each such checkpoint to the next (or
+     * the page's end). */
+    st_pq_checkpoint cps[2], *from = NULL;
+    st_pq_byte_range r[ST_PQ_MAX_PAGE_READS];
+    size_t width = st_pq_fixed_width(leaf), nr;
+    for (size_t k = first; k < s->ix->ncps; k++) {
+        st_pq_checkpoint *to = from == &cps[0] ? &cps[1] : &cps[0];
+        unpack(s->ix, &s->ix->cps[k], to);
+        if (to->page != pg->index || to->entry == 0 || to->entry >= n)
+            continue;
+        nr = st_pq_page_reads(mp, pg->h.encoding, leaf->physical, width, from, to, r);
+        st_pq_shared_segments_plan(mp->shared, r, nr);
+        from = to;
+    }
+    nr = st_pq_page_reads(mp, pg->h.encoding, leaf->physical, width, from, NULL, r);
+    st_pq_shared_segments_plan(mp->shared, r, nr);
+    return true;
+}
+
+/* Scans one data page of n entries: checkpoints at the rows due.  `plan`
+ * is decided once per page, before it is read.  A page to be marked, of a
+ * chunk not in memory, comes unloaded (its payload is read a window at a
+ * time, never whole); pp loads it if its stream cannot be cut after all. */
+static int scan_page(scan *s, st_pq_pages *pp, st_pq_page *pg, size_t n, enum page_plan plan, st_buf *buf)
 {
     const st_pq_leaf *leaf = s->src->leaf;
     st_pq_page_body body;
@@ -372,7 +418,7 @@ static int scan_page(scan *s, st_pq_pages *pp, st_pq_page *pg, size_t n, bool ma
     int rc = pg->data ? st_pq_page_check_crc(pg, &s->err) : st_pq_page_check_crc_read(pg, s->src->file->in, &s->err);
     if (rc)
         return rc;
-    int unmarked = mark ? mark_page(s, pg, n, &mp, &sp, &body) : 1;
+    int unmarked = plan != PAGE_WHOLE ? mark_page(s, pg, n, &mp, &sp, &body) : 1;
     if (unmarked < 0)
         return unmarked;
     if (unmarked && !pg->data)
@@ -381,6 +427,7 @@ static int scan_page(scan *s, st_pq_pages *pp, st_pq_page *pg, size_t n, bool ma
         rc = st_pq_page_body_get(pg, s->codec, s->src->file->max_page, buf, &body, &s->err);
     if (!rc)
         rc = st_pq_streams_open(&ps, &pg->h, &body, leaf->max_rep, leaf->max_def, n, &s->err);
+    size_t first = s->ix->ncps;
     if (!rc && (rc = scan_entries(s, pg, n, &ps, unmarked ? NULL : &sp, mp.vals_at)) == 2) {  /* a checkpoint inside the page */
         /* Without shared chunk bytes, only a body decompressed into buf
          * lives on after the scan (a v1 page's; a v2 page's levels point
@@ -389,13 +436,19 @@ static int scan_page(scan *s, st_pq_pages *pp, st_pq_page *pg, size_t n, bool ma
          * hundred megabytes is worth keeping within the allowance when it
          * cannot be marked: each of its units would otherwise hold the
          * page read and its decompressed copy at once. */
-        if (!unmarked)
+        if (!unmarked) {
+            if (plan == PAGE_SHARED && !share_segments(s, pg, n, &mp, &sp, first)) {
+                st_pq_shared_segments_free(mp.shared);
+                mp.shared = NULL;
+            }
             rc = add_marked(s, &mp);
-        else if (s->src->chunk_bytes || (pg->h.type == PQ_PAGE_DATA && buf->data && body.data == buf->data))
+        } else if (s->src->chunk_bytes || (pg->h.type == PQ_PAGE_DATA && buf->data && body.data == buf->data)) {
             rc = keep_body(s, pg->index, &body, buf);
-        else
+        } else {
             rc = 0;
+        }
     }
+    st_pq_shared_segments_free(mp.shared);  /* not added: still ours */
     st_pq_sparse_close(&sp);
     st_pq_marks_free(&mp.marks);
     return rc;
@@ -440,9 +493,9 @@ st_pq_chunk_index *st_pq_chunk_index_build(const st_pq_index_source *src)
             s.rows += known;
             continue;
         }
-        bool mark = markable(&s, &pg);
-        if ((mark && !src->chunk_bytes) || !(rc = st_pq_pages_load(&pp, &pg, &s.err)))
-            rc = scan_page(&s, &pp, &pg, n, mark, &buf);
+        enum page_plan plan = page_plan(&s, &pg);
+        if ((plan != PAGE_WHOLE && !src->chunk_bytes) || !(rc = st_pq_pages_load(&pp, &pg, &s.err)))
+            rc = scan_page(&s, &pp, &pg, n, plan, &buf);
     }
     if (pages_open)
         st_pq_pages_free(&pp);
@@ -480,8 +533,10 @@ void st_pq_chunk_index_free(st_pq_chunk_index *ix)
     for (size_t k = 0; k < ix->nkept; k++)
         free(ix->kept[k].owned);
     free(ix->kept);
-    for (size_t k = 0; k < ix->nmarked; k++)
+    for (size_t k = 0; k < ix->nmarked; k++) {
+        st_pq_shared_segments_free(ix->marked[k].shared);
         st_pq_marks_free(&ix->marked[k].marks);
+    }
     free(ix->marked);
     free(ix->cps);
     free(ix->wide);

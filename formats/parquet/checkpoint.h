@@ -7,13 +7,15 @@
  * chunk's levels once (repetition levels to count rows, definition levels
  * to count values; nothing is kept but the positions) and records a
  * checkpoint at every unit boundary: the page, the entry, the level
- * decoders' and the value stream's positions, the values before it.  The
- * decompressed bodies of pages that hold a checkpoint inside them are kept
- * too (up to 256 MiB per row group), so such a page is decompressed once for all its
- * units -- unless it can be decompressed in pieces (snappy, or stored as
- * it is: page_marks.h), when only its marks are kept and each unit
- * decompresses, and reads, the segments it decodes.  The index lives in the shared row group (chunk_cache.h) and goes
- * when its last unit does.
+ * decoders' and the value stream's positions, the values before it.
+ * Pages that hold a checkpoint inside them are read by several units:
+ * those that can be decompressed in pieces (snappy, or stored as they
+ * are: page_marks.h) get marks, and their units share segments
+ * decompressed once (shared_segments.h), or, for large pages, each unit
+ * decompresses, and reads, the segments it decodes; others are kept
+ * decompressed (up to 256 MiB per row group), so such a page is
+ * decompressed once for all its units.  The index lives in the shared row
+ * group (chunk_cache.h) and goes when its last unit does.
  *
  * Any trouble in the scan (a bad page, an unsupported encoding) gives no
  * index: the units then decode as they would alone and report the trouble
@@ -26,12 +28,12 @@
 #include "schema.h"
 #include "streams.h"
 
-/* Pages smaller than this are kept decompressed while the row group's
- * allowance lasts, rather than marked: with a thousand columns cut into
- * fifty units, each unit decompressing its own segments of every small
- * page would cost several times the whole decompression.  Larger pages are
- * always marked: their memory matters more than the segments decompressed
- * twice.  The tests lower it (parquet_dump --mark-always) to reach marked
+/* Marked pages smaller than this share their segments between units
+ * (shared_segments.h): with a thousand columns cut into fifty units, each
+ * unit decompressing its own segments of every small page would cost
+ * several times the whole decompression.  In larger pages each unit
+ * decompresses its own: units read large parts of them, and hardly share a
+ * segment.  The tests lower it (parquet_dump --mark-always) to reach those
  * pages with small files. */
 #define ST_PQ_MARK_ALWAYS_BYTES ((size_t)8 << 20)
 extern size_t st_pq_mark_always_bytes;
@@ -54,11 +56,16 @@ typedef struct st_pq_level_section {
     size_t at, len;            /* in the body, after the 4-byte length of RLE levels */
 } st_pq_level_section;
 
+/* Segments of a marked page decompressed once for all its units
+ * (shared_segments.h). */
+typedef struct st_pq_shared_segments st_pq_shared_segments;
+
 typedef struct st_pq_marked_page {
     uint32_t page;
     st_pq_marks marks;
     st_pq_level_section rep, def;
     size_t vals_at;
+    st_pq_shared_segments *shared;  /* NULL: each unit decompresses the segments it reads */
 } st_pq_marked_page;
 
 typedef struct st_pq_kept_body {

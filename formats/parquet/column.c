@@ -3,6 +3,8 @@
 #include "checkpoint.h"
 #include "chunk_cache.h"
 #include "encoding.h"
+#include "page_reads.h"
+#include "shared_segments.h"
 #include "sparse_page.h"
 #include "streams.h"
 
@@ -494,79 +496,27 @@ static size_t end_entry(const st_pq_decoder *d, const st_pq_page *pg, size_t n)
     return inside ? cp->entry : n;
 }
 
-/* Bytes of a bit-packed run an RLE decoder at `pos` reads first and last
- * (unpacking loads 8 bytes at a time, hence the margin). */
-#define RLE_MARGIN 16
-static size_t rle_first_byte(const st_pq_rle_pos *pos)
-{
-    return pos->packed && pos->left ? pos->bits + pos->idx * (size_t)pos->bw / 8 : pos->p;
-}
-
-static size_t rle_end_byte(const st_pq_rle_pos *pos)
-{
-    if (pos->packed && pos->left) {
-        size_t end = pos->bits + pos->idx * (size_t)pos->bw / 8 + RLE_MARGIN;
-        return end < pos->p ? end : pos->p;
-    }
-    return pos->p + RLE_MARGIN;
-}
-
-/* Makes readable the part of a level section decoded from `from` to `to`
- * (NULL: the section's start, its end). */
-static int level_bytes(st_pq_sparse_page *sp, const st_pq_level_section *l, const st_pq_levels_pos *from,
-                       const st_pq_levels_pos *to, st_error *err)
-{
-    if (!l->present)
-        return 0;
-    size_t end = l->at + l->len;
-    if (l->bitpacked)
-        return st_pq_sparse_ensure(sp, l->at, end, err);
-    /* the length before the section, and the first run header its decoder reads when opened */
-    size_t head = l->len < RLE_MARGIN ? l->len : RLE_MARGIN;
-    int rc = st_pq_sparse_ensure(sp, l->at - 4, l->at + head, err);
-    size_t lo = l->at + (from ? rle_first_byte(&from->rle) : 0);
-    size_t hi = to ? l->at + rle_end_byte(&to->rle) : end;
-    return rc ? rc : st_pq_sparse_ensure(sp, lo, hi < end ? hi : end, err);
-}
-
-/* Where in the values section a unit at position `pos` stands, in bytes
- * (for the encodings whose positions say it; others: -1). */
-static long long value_byte(const st_pq_decoder *d, int encoding, const st_pq_values_pos *pos, bool end)
-{
-    if (encoding == PQ_ENC_PLAIN && d->width)
-        return (long long)(pos->at * d->width);
-    if (encoding == PQ_ENC_PLAIN && d->rq.leaf->physical == PQ_BYTE_ARRAY)
-        return (long long)pos->off;
-    if ((encoding == PQ_ENC_PLAIN_DICTIONARY || encoding == PQ_ENC_RLE_DICTIONARY) && pos->rle_ready)
-        return (long long)(end ? rle_end_byte(&pos->rle) : rle_first_byte(&pos->rle));
-    return -1;
-}
-
 /* A page the checkpoint scan marked (page_marks.h): only the bytes this
- * unit decodes are read and decompressed; the scan checked its CRC. */
+ * unit decodes (page_reads.h) are read and decompressed, or copied from
+ * the segments its units share; the scan checked its CRC. */
 static int marked_body(st_pq_decoder *d, const st_pq_page *pg, const st_pq_marked_page *mp, st_pq_page_body *body,
                        st_error *err)
 {
     size_t n = (size_t)pg->h.num_values;
-    st_pq_sparse_close(&d->sparse);
-    int rc = st_pq_sparse_open(&d->sparse, &mp->marks, d->rq.chunk_bytes ? pg->data : NULL, d->rq.file->in,
-                               pg->data_offset, &d->body, err);
-    if (rc)
-        return rc;
     st_pq_sparse_page *sp = &d->sparse;
+    st_pq_sparse_close(sp);
     const st_pq_checkpoint *from = starts_inside(d, pg, n) ? d->cp : NULL;
     const st_pq_checkpoint *to = end_entry(d, pg, n) < n ? d->cp_end : NULL;
-    size_t lo = mp->vals_at, hi = sp->body_len;
-    long long at;
-    if (from && from->has_vals && (at = value_byte(d, pg->h.encoding, &from->vals, false)) >= 0)
-        lo += (size_t)at;
-    if (to && to->has_vals && (at = value_byte(d, pg->h.encoding, &to->vals, true)) >= 0 &&
-        mp->vals_at + (size_t)at < hi)
-        hi = mp->vals_at + (size_t)at;
-    if ((rc = level_bytes(sp, &mp->rep, from ? &from->rep : NULL, to ? &to->rep : NULL, err)) ||
-        (rc = level_bytes(sp, &mp->def, from ? &from->def : NULL, to ? &to->def : NULL, err)) ||
-        (rc = st_pq_sparse_ensure(sp, mp->vals_at, mp->vals_at + RLE_MARGIN, err)) ||
-        (rc = st_pq_sparse_ensure(sp, lo, hi, err)))
+    st_pq_byte_range r[ST_PQ_MAX_PAGE_READS];
+    size_t nr = st_pq_page_reads(mp, pg->h.encoding, d->rq.leaf->physical, d->width, from, to, r);
+    int rc = mp->shared ? st_pq_sparse_open_blank(sp, mp->marks.out[mp->marks.n], &d->body, err)
+                        : st_pq_sparse_open(sp, &mp->marks, d->rq.chunk_bytes ? pg->data : NULL, d->rq.file->in,
+                                            pg->data_offset, &d->body, err);
+    for (size_t k = 0; k < nr && !rc; k++)
+        rc = mp->shared ? st_pq_sparse_expose(sp, r[k].lo, r[k].hi, err) : st_pq_sparse_ensure(sp, r[k].lo, r[k].hi, err);
+    if (!rc && mp->shared)
+        rc = st_pq_shared_segments_read(mp->shared, r, nr, sp->base, err);
+    if (rc)
         return rc;
     *body = (st_pq_page_body){.data = sp->base, .len = sp->body_len};
     return 0;

@@ -14,11 +14,57 @@ static size_t page_size(void)
 
 size_t st_pq_sparse_map_min = ST_PQ_SPARSE_MAP_MIN;
 
+/* Address space only: PROT_NONE pages take no memory until made
+ * accessible. */
+static int map_body(st_pq_sparse_page *sp, st_error *err)
+{
+    size_t ps = page_size();
+    sp->map_len = (sp->body_len + ps - 1) / ps * ps;
+    if (!sp->map_len)
+        sp->map_len = ps;
+    void *p = mmap(NULL, sp->map_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        sp->map_len = 0;
+        return st_error_set(err, ST_ENOMEM, "out of memory (address space) for a page of %zu bytes", sp->body_len);
+    }
+    sp->base = p;
+    return 0;
+}
+
+int st_pq_sparse_open_blank(st_pq_sparse_page *sp, size_t body_len, st_buf *reuse, st_error *err)
+{
+    memset(sp, 0, sizeof *sp);
+    sp->body_len = body_len;
+    if (body_len < st_pq_sparse_map_min) {
+        st_buf_clear(reuse);
+        if (st_buf_reserve(reuse, body_len + 1))
+            return st_error_set(err, ST_ENOMEM, "out of memory for a page of %zu bytes", body_len);
+        sp->base = reuse->data;
+        return 0;
+    }
+    return map_body(sp, err);
+}
+
+int st_pq_sparse_expose(st_pq_sparse_page *sp, size_t lo, size_t hi, st_error *err)
+{
+    size_t ps = page_size();
+    if (hi > sp->body_len)
+        hi = sp->body_len;
+    if (!sp->map_len || lo >= hi)
+        return 0;
+    lo = lo / ps * ps;
+    hi = (hi + ps - 1) / ps * ps;
+    if (hi > sp->map_len)
+        hi = sp->map_len;
+    if (mprotect(sp->base + lo, hi - lo, PROT_READ | PROT_WRITE))
+        return st_error_set(err, ST_ENOMEM, "out of memory for a page segment");
+    return 0;
+}
+
 int st_pq_sparse_open(st_pq_sparse_page *sp, const st_pq_marks *marks, const uint8_t *comp, st_stream *in,
                       uint64_t in_off, st_buf *reuse, st_error *err)
 {
     memset(sp, 0, sizeof *sp);
-    size_t ps = page_size();
     sp->marks = marks;
     sp->body_len = marks->out[marks->n];
     sp->comp = comp;
@@ -34,22 +80,16 @@ int st_pq_sparse_open(st_pq_sparse_page *sp, const st_pq_marks *marks, const uin
         sp->base = reuse->data;
         return 0;
     }
-    sp->map_len = (sp->body_len + ps - 1) / ps * ps;
-    if (!sp->map_len)
-        sp->map_len = ps;
-    /* Address space only: PROT_NONE pages take no memory until filled. */
-    void *p = mmap(NULL, sp->map_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    sp->filled = calloc(marks->n ? marks->n : 1, 1);
-    if (p == MAP_FAILED || !sp->filled) {
-        if (p != MAP_FAILED)
-            munmap(p, sp->map_len);
+    if (!(sp->filled = calloc(marks->n ? marks->n : 1, 1))) {
+        memset(sp, 0, sizeof *sp);
+        return st_error_set(err, ST_ENOMEM, "out of memory for a page of %zu bytes", marks->out[marks->n]);
+    }
+    int rc = map_body(sp, err);
+    if (rc) {
         free(sp->filled);
         memset(sp, 0, sizeof *sp);
-        return st_error_set(err, ST_ENOMEM, "out of memory (address space) for a page of %zu bytes",
-                            marks->out[marks->n]);
     }
-    sp->base = p;
-    return 0;
+    return rc;
 }
 
 /* Decompresses segments [a, b), none of them filled yet. */

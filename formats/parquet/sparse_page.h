@@ -43,6 +43,13 @@ typedef struct st_pq_sparse_page {
  * small bodies go into `reuse` (which outlives sp). */
 int st_pq_sparse_open(st_pq_sparse_page *sp, const st_pq_marks *marks, const uint8_t *comp, st_stream *in,
                       uint64_t in_off, st_buf *reuse, st_error *err);
+/* A body of body_len bytes laid out the same way but filled by the
+ * caller (shared_segments.h copies a unit's ranges into it): in `reuse`
+ * when small, else address space made accessible range by range
+ * (st_pq_sparse_expose).  No marks: ensure and release do not apply. */
+int st_pq_sparse_open_blank(st_pq_sparse_page *sp, size_t body_len, st_buf *reuse, st_error *err);
+/* Makes body bytes [lo, hi) of a blank body writable and readable. */
+int st_pq_sparse_expose(st_pq_sparse_page *sp, size_t lo, size_t hi, st_error *err);
 /* Makes body bytes [lo, hi) readable (clamped to the body). */
 int st_pq_sparse_ensure(st_pq_sparse_page *sp, size_t lo, size_t hi, st_error *err);
 /* Gives back the memory of the segments wholly inside body bytes [lo, hi)

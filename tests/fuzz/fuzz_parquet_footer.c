@@ -1,9 +1,9 @@
 /* Fuzz target: a whole Parquet file.  Opens it from memory with the reader
  * ops, decodes every unit (small units, a 16 MiB page limit; maps as
  * key/value lists, then by key; every page that can be is decompressed in
- * pieces by its units, from the shared chunk bytes in the first pass and
- * read a window at a time in the second: page_marks.h), then runs
- * verify and inspect on it.  Any outcome but a crash, a hang or a runaway
+ * pieces by its units -- each its own segments, then segments shared by
+ * all (page_marks.h, shared_segments.h) -- from the shared chunk bytes and
+ * read a window at a time), then runs verify and inspect on it.  Any outcome but a crash, a hang or a runaway
  * allocation is fine. */
 #include "../../formats/format.h"
 #include "../../formats/parquet/checkpoint.h"
@@ -11,6 +11,7 @@
 #include "../../formats/parquet/parquet.h"
 #include "../../formats/parquet/sparse_page.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,12 +54,14 @@ static void read_all(const uint8_t *data, size_t size, bool decimal_text, st_map
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    st_pq_mark_always_bytes = 0;
     st_pq_sparse_map_min = 0;
-    read_all(data, size, false, ST_MAP_KEY_VALUE);
-    st_pq_share_max_bytes = 0;
-    read_all(data, size, true, ST_MAP_BY_KEY);   /* maps named by their keys (rows.c) */
-    st_pq_share_max_bytes = ST_PQ_SHARE_MAX_BYTES;
+    for (int shared = 0; shared < 2; shared++) {
+        st_pq_mark_always_bytes = shared ? SIZE_MAX : 0;
+        read_all(data, size, false, ST_MAP_KEY_VALUE);
+        st_pq_share_max_bytes = 0;
+        read_all(data, size, true, ST_MAP_BY_KEY);   /* maps named by their keys (rows.c) */
+        st_pq_share_max_bytes = ST_PQ_SHARE_MAX_BYTES;
+    }
 
     st_error err;
     st_stream *in;

@@ -54,11 +54,14 @@ import thrift_compact as tc  # noqa: E402
 MEMORY_LIMIT = 768 << 20
 TIMEOUT = 30
 BIG = (1 << 31) - 1
-# The second way also decompresses every page over 128 KiB in pieces
-# (--mark-always 0), each unit reading its own segments of it through a
-# mapping that faults on any byte it did not ask for (--sparse-map-min 0).
+# Snappy pages of more than 64 KiB are read in pieces by the units:
+# segments decompressed once and shared (the default below 8 MiB), or each
+# unit decompressing its own (--mark-always 0); either way through a
+# mapping that faults on any byte the unit did not ask for
+# (--sparse-map-min 0).
 DUMP_WAYS = [["--unit-rows", "300"],
              ["--unit-rows", "300", "--share-max", "0", "--jobs", "3", "--mark-always", "0", "--sparse-map-min", "0"],
+             ["--unit-rows", "300", "--jobs", "2", "--sparse-map-min", "0"],
              []]
 # DuckDB's files of the fuzz corpus (tests/fuzz/corpus/parquet_nested): one
 # data page per column chunk, no page CRC; marked_pages' pages of strings
@@ -229,7 +232,7 @@ DUCKDB_DAMAGE = [
 
 # marked_pages: `lt` (chunk 1) is one PLAIN page of strings, `lol` (chunk 2)
 # one page of a list of lists, both snappy and over 128 KiB, so the second
-# way reads them in pieces (page_marks.h).
+# and third ways read them in pieces (page_marks.h, shared_segments.h).
 MARKED_DAMAGE = [
     ("lt-uncompressed-size-plus-1", at(1, 0, lambda p: p.set(pp.PH_UNCOMPRESSED, p.get(pp.PH_UNCOMPRESSED) + 1))),
     ("lt-uncompressed-size-2^31", at(1, 0, header(pp.PH_UNCOMPRESSED, BIG))),

@@ -395,9 +395,12 @@ for (const version of ['V1', 'V2']) {
       repeat(chr((97 + i % 26)::INTEGER), (i % 300)::INTEGER) || i AS lt
     FROM range(12000) t(i)`;
   /* Snappy pages and pages stored as they are are both decompressed in
-   * pieces by the units (page_marks.h); --mark-always 0 marks every page
-   * that can be, --sparse-map-min 0 maps every marked page, so a unit
-   * reading a byte it did not ask for faults. */
+   * pieces by the units (page_marks.h): snappy pages under 8 MiB by
+   * default as segments shared by the units (shared_segments.h), each unit
+   * copying out the bytes it reads; --mark-always 0 has every unit
+   * decompress its own segments instead.  --sparse-map-min 0 maps every
+   * marked page (either way), so a unit reading a byte it did not copy or
+   * decompress faults. */
   for (const [version, codec] of [['V1', 'snappy'], ['V2', 'snappy'], ['V1', 'uncompressed']]) {
     const name = `duckdb_one_page_${version}_${codec}.parquet`;
     const file = path.join(workDir, name);
@@ -415,7 +418,9 @@ for (const version of ['V1', 'V2']) {
                          ['--unit-rows', '37', '--jobs', '3', '--share-max', '0'], ['--unit-rows', '1000', '--share-max', '0'],
                          ['--unit-rows', '37', '--jobs', '2', '--sparse-map-min', '0', '--mark-always', '0'],
                          ['--unit-rows', '777', '--share-max', '0', '--sparse-map-min', '0', '--mark-always', '0'],
-                         ['--unit-rows', '1000', '--jobs', '2', '--mark-always', '0']]) {
+                         ['--unit-rows', '1000', '--jobs', '2', '--mark-always', '0'],
+                         ['--unit-rows', '37', '--jobs', '3', '--sparse-map-min', '0'],
+                         ['--unit-rows', '777', '--jobs', '2', '--share-max', '0', '--sparse-map-min', '0']]) {
       const split = oursRows(file, extra);
       if (!split.ok) fail(`${name} ${extra.join(' ')}`, split.err.trim());
       else if (split.text !== whole.text) fail(`${name} ${extra.join(' ')}`, 'output differs from one unit per row group');

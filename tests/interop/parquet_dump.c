@@ -14,8 +14,8 @@
  *          --unit-rows N  --share-max BYTES (row groups whose chunks are
  *          larger are not held in memory)  --sparse-map-min BYTES (marked pages
  *          this large are mapped, so a stray read faults)  --mark-always BYTES
- *          (pages this large are decompressed in pieces by their units, never
- *          kept whole)  --max-page BYTES  --jobs N (decode units in
+ *          (pages this large have each unit decompress its own segments;
+ *          smaller ones share segments decompressed once)  --max-page BYTES  --jobs N (decode units in
  *          parallel through the pipeline; output order is kept)
  * Errors go to stderr as "error: <status>: <message>", exit status 1. */
 #include "../../formats/format.h"
