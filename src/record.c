@@ -39,8 +39,16 @@ void st_batch_init(st_batch *b)
     st_arena_init(&b->arena, 0);
 }
 
+static void release_holds(st_batch *b)
+{
+    for (size_t i = 0; i < b->nholds; i++)
+        b->holds[i].release(b->holds[i].ptr);
+    b->nholds = 0;
+}
+
 void st_batch_reset(st_batch *b)
 {
+    release_holds(b);
     b->count = 0;
     st_arena_reset(&b->arena);
     b->first_index = 0;
@@ -54,6 +62,8 @@ void st_batch_reset(st_batch *b)
 
 void st_batch_free(st_batch *b)
 {
+    release_holds(b);
+    free(b->holds);
     free(b->records);
     free(b->lossy_columns);
     st_name_index_free(&b->lossy_index);
@@ -61,6 +71,20 @@ void st_batch_free(st_batch *b)
     st_name_index_free(&b->null_index);
     st_arena_free(&b->arena);
     memset(b, 0, sizeof *b);
+}
+
+int st_batch_hold(st_batch *b, void (*release)(void *ptr), void *ptr)
+{
+    if (b->nholds == b->holds_cap) {
+        size_t cap = b->holds_cap ? b->holds_cap * 2 : 16;
+        st_batch_hold_entry *h = realloc(b->holds, cap * sizeof *h);
+        if (!h)
+            return ST_ENOMEM;
+        b->holds = h;
+        b->holds_cap = cap;
+    }
+    b->holds[b->nholds++] = (st_batch_hold_entry){release, ptr};
+    return ST_OK;
 }
 
 static const uint8_t *lossy_name_at(const void *array, size_t i, size_t *len)

@@ -93,6 +93,14 @@ typedef struct st_lossy_column {
     double example;            /* the first changed value */
 } st_lossy_column;
 
+/* Memory the records point into that a reader shares between batches
+ * rather than copying into each batch's arena (a Parquet row group's
+ * string dictionary): released when the batch is reset or freed. */
+typedef struct st_batch_hold_entry {
+    void (*release)(void *ptr);
+    void *ptr;
+} st_batch_hold_entry;
+
 /* Records decoded together.  The arena holds their features and values and
  * is reset when the batch is reused. */
 typedef struct st_batch {
@@ -115,6 +123,9 @@ typedef struct st_batch {
     st_lossy_column *null_columns;
     size_t nnull_columns, null_columns_cap;
     st_name_index null_index;    /* null_columns by name */
+    /* Shared memory the records point into (st_batch_hold). */
+    st_batch_hold_entry *holds;
+    size_t nholds, holds_cap;
 } st_batch;
 
 void st_batch_init(st_batch *b);
@@ -122,6 +133,10 @@ void st_batch_reset(st_batch *b);
 void st_batch_free(st_batch *b);
 /* Appends a zeroed record and returns it (NULL on ENOMEM). */
 st_record *st_batch_add(st_batch *b);
+/* Keeps `ptr` for as long as the batch's records live: release(ptr) runs
+ * when the batch is next reset or freed, from whichever thread does it.
+ * ST_ENOMEM on failure, when the caller keeps its reference. */
+int st_batch_hold(st_batch *b, void (*release)(void *ptr), void *ptr);
 /* Adds `count` changed values (`whole` of them whole numbers; `example` the
  * first) to the column's entry; ST_ENOMEM on failure. */
 int st_batch_add_lossy(st_batch *b, const uint8_t *name, size_t len, uint64_t count,

@@ -514,17 +514,6 @@ st_pq_chunk_index *st_pq_chunk_index_build(const st_pq_index_source *src)
     return s.ix;
 }
 
-void st_pq_shared_dict_free(st_pq_shared_dict *sd)
-{
-    if (!sd)
-        return;
-    free(sd->vals);
-    free(sd->lossy);
-    free(sd->src);
-    free(sd->body);
-    free(sd);
-}
-
 void st_pq_chunk_index_free(st_pq_chunk_index *ix)
 {
     if (!ix)

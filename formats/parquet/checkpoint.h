@@ -26,6 +26,7 @@
 #include "chunk_cache.h"
 #include "page_marks.h"
 #include "schema.h"
+#include "shared_dict.h"
 #include "streams.h"
 
 /* Marked pages smaller than this share their segments between units
@@ -74,25 +75,7 @@ typedef struct st_pq_kept_body {
     uint8_t *owned;
 } st_pq_kept_body;
 
-/* A dictionary of int64 or float values converted once for all the units
- * of the row group: the first unit to convert the chunk's dictionary page
- * publishes a copy (column.c), the others take it instead of checking,
- * decompressing and converting the page again -- with a thousand columns
- * cut into dozens of units that conversion was most of the work.  Plain
- * bytes dictionaries are shared as their decompressed page (`body`, the
- * values pointing into it): each unit still copies the page into its own
- * arena, since its records point into the dictionary and may outlive the
- * row group's shared state, but neither decompresses nor parses it. */
-typedef struct st_pq_shared_dict {
-    size_t n, vsize;
-    bool has_lossy;
-    uint8_t *vals, *lossy;     /* n values; per entry 1 or 2 when changed by narrowing */
-    double *src;               /* per entry: the double before narrowing */
-    uint8_t *body;             /* bytes dictionaries: what vals (st_bytes) point into */
-    size_t body_len;
-} st_pq_shared_dict;
-
-void st_pq_shared_dict_free(st_pq_shared_dict *sd);
+/* The chunk's dictionary, converted once for all the units: shared_dict.h. */
 
 /* Checkpoints are stored packed (checkpoint.c): with a thousand columns
  * cut into a hundred units and more, full-width positions were most of

@@ -28,15 +28,15 @@ struct st_pq_decoder {
     bool has_dict, seen_data;
     size_t dict_n;
     st_buf dict;                   /* converted dictionary values */
-    st_buf dict_lossy;             /* per entry: changed by narrowing (1, or 2: a whole number) */
+    st_buf dict_lossy;             /* per entry: changed by narrowing (1, or 2: a whole number),
+                                      then packed (st_pq_dict_flag) */
     st_buf dict_src;               /* per entry: the double before narrowing */
-    bool dict_has_lossy;
     /* What dictionary indices map through: the buffers above, or the row
-     * group's shared dictionary (checkpoint.h) read in place -- copying it
+     * group's shared dictionary (shared_dict.h) read in place -- copying it
      * for each unit of a thousand-column row group cost more than the
      * unit's own values. */
-    const void *dict_vals;
-    const uint8_t *dict_flags;
+    const void *dict_vals;         /* NULL: floats narrowed from dict_srcs */
+    const uint8_t *dict_flags;     /* packed; NULL when no entry changes by narrowing */
     const double *dict_srcs;
 
     /* scratch, reused page after page */
@@ -274,83 +274,104 @@ static st_pq_shared_dict *shared_dict(const st_pq_decoder *d)
     return sd && sd->vsize == d->vsize && (d->vsize != sizeof(st_bytes) || sd->body) ? sd : NULL;
 }
 
-/* A plain bytes dictionary: the shared page copied into this unit's
- * arena and its values found again (a walk of the lengths, far cheaper
- * than the decompression; keeping them found would double the shared
- * memory). */
-static int dict_take_bytes(st_pq_decoder *d, const st_pq_shared_dict *sd, st_error *err)
+/* Where this unit's values of a shared plain bytes page point: the
+ * shared page itself, held by the batch its records go to; or, where it
+ * cannot be held, a copy in the unit's arena. */
+static const uint8_t *dict_page_for_records(st_pq_decoder *d, st_pq_shared_dict *sd)
+{
+    if (d->rq.hold) {
+        st_pq_shared_dict_ref(sd);
+        if (!st_batch_hold(d->rq.hold, st_pq_shared_dict_release, sd))
+            return sd->body;
+        st_pq_shared_dict_free(sd);
+    }
+    return st_arena_memdup(d->rq.dict_arena, sd->body, sd->body_len);
+}
+
+/* A plain bytes dictionary another unit published: its values found again
+ * in the page (a walk of the lengths, far cheaper than the decompression;
+ * keeping them found would double the shared memory). */
+static int dict_take_bytes(st_pq_decoder *d, st_pq_shared_dict *sd, st_error *err)
 {
     int rc;
-    const uint8_t *copy = st_arena_memdup(d->rq.dict_arena, sd->body, sd->body_len);
-    if (!copy)
+    const uint8_t *page = dict_page_for_records(d, sd);
+    if (!page)
         return st_error_set(err, ST_ENOMEM, "out of memory for a dictionary");
     if ((rc = reserve(&d->dict, sd->n, sizeof(st_bytes), err)))
         return rc;
     st_bytes *dict = (st_bytes *)d->dict.data;
     size_t used;
     if (d->rq.leaf->physical == PQ_BYTE_ARRAY) {
-        if ((rc = st_pq_plain_bytes_decode(copy, sd->body_len, dict, sd->n, &used, err)))
+        if ((rc = st_pq_plain_bytes_decode(page, sd->body_len, dict, sd->n, &used, err)))
             return rc;
     } else {
         for (size_t i = 0; i < sd->n; i++)
-            dict[i] = (st_bytes){.data = copy + i * d->width, .len = d->width};
+            dict[i] = (st_bytes){.data = page + i * d->width, .len = d->width};
     }
     d->dict_vals = d->dict.data;
     d->dict_flags = NULL;
     d->dict_srcs = NULL;
-    d->dict_has_lossy = false;
     d->dict_n = sd->n;
     d->has_dict = true;
     return 0;
 }
 
-static int dict_take(st_pq_decoder *d, const st_pq_shared_dict *sd, st_error *err)
+static int dict_take(st_pq_decoder *d, st_pq_shared_dict *sd, st_error *err)
 {
     if (sd->body)
         return dict_take_bytes(d, sd, err);
     d->dict_vals = sd->vals;
-    d->dict_flags = sd->lossy;
+    d->dict_flags = sd->flags;
     d->dict_srcs = sd->src;
-    d->dict_has_lossy = sd->has_lossy;
     d->dict_n = sd->n;
     d->has_dict = true;
     return 0;
 }
 
-/* Offers this unit's converted dictionary to the others; the first one
- * published stays (they are equal), a failed copy just shares nothing. */
-static void dict_publish(st_pq_decoder *d, const uint8_t *bytes_page, size_t page_len)
+/* Offers a shared dictionary to the other units: the first one published
+ * stays (they are equal).  Returns the one that stays, or NULL (nothing
+ * shared: no index, or out of memory). */
+static st_pq_shared_dict *dict_publish(st_pq_decoder *d, st_pq_shared_dict *sd)
 {
-    bool bytes = d->vsize == sizeof(st_bytes);
-    if (!d->ix || (bytes && !bytes_page) || atomic_load(&d->ix->dict))
-        return;
-    size_t n = d->dict_n;
-    st_pq_shared_dict *sd = calloc(1, sizeof *sd);
     if (!sd)
-        return;
-    if (bytes)  /* the page alone: each unit finds the values again */
-        *sd = (st_pq_shared_dict){.n = n, .vsize = d->vsize, .body = malloc(page_len + 1), .body_len = page_len};
-    else
-        *sd = (st_pq_shared_dict){.n = n, .vsize = d->vsize, .has_lossy = d->dict_has_lossy,
-                                  .vals = malloc(n * d->vsize + 1), .lossy = malloc(n + 1),
-                                  .src = malloc(n * sizeof(double) + 1)};
-    if (bytes ? !sd->body : !sd->vals || !sd->lossy || !sd->src) {
-        st_pq_shared_dict_free(sd);
-        return;
-    }
-    if (bytes) {
-        if (page_len)
-            memcpy(sd->body, bytes_page, page_len);
-    } else if (n) {
-        memcpy(sd->vals, d->dict.data, n * d->vsize);
-    }
-    if (n && sd->has_lossy) {
-        memcpy(sd->lossy, d->dict_lossy.data, n);
-        memcpy(sd->src, d->dict_src.data, n * sizeof(double));
-    }
+        return shared_dict(d);
     st_pq_shared_dict *none = NULL;
     if (!atomic_compare_exchange_strong(&d->ix->dict, &none, sd))
         st_pq_shared_dict_free(sd);
+    return shared_dict(d);
+}
+
+/* This unit's converted number dictionary, offered to the others: the
+ * values, or the doubles alone where narrowing changes some (shared_dict.h). */
+static void dict_publish_numbers(st_pq_decoder *d)
+{
+    if (!d->ix || d->vsize == sizeof(st_bytes) || atomic_load(&d->ix->dict))
+        return;  /* bytes made by conversion (UUID, decimal text) live in the unit's arena */
+    size_t n = d->dict_n;
+    dict_publish(d, d->dict_flags ? st_pq_shared_dict_doubles(n, d->dict_srcs, d->dict_flags)
+                                  : st_pq_shared_dict_values(n, d->vsize, d->dict.data));
+}
+
+/* A plain bytes page this unit found the values of (pointing into
+ * `page`): published, and the values pointed into the shared copy (the
+ * same bytes) -- or, when nothing is shared, into a copy in the arena. */
+static int dict_bytes_publish(st_pq_decoder *d, const uint8_t *page, size_t len)
+{
+    st_pq_shared_dict *sd = NULL;
+    if (d->ix && d->rq.hold) {
+        sd = shared_dict(d);
+        if (!sd)
+            sd = dict_publish(d, st_pq_shared_dict_bytes(d->dict_n, d->vsize, page, len));
+        if (sd && sd->body_len != len)
+            sd = NULL;
+    }
+    const uint8_t *base = sd ? dict_page_for_records(d, sd) : st_arena_memdup(d->rq.dict_arena, page, len);
+    if (!base)
+        return ST_ENOMEM;
+    st_bytes *dict = (st_bytes *)d->dict.data;
+    for (size_t i = 0; i < d->dict_n; i++)
+        dict[i].data = base + (dict[i].data - page);
+    return 0;
 }
 
 static int dictionary_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, st_error *err)
@@ -364,7 +385,7 @@ static int dictionary_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, s
         return st_error_set(err, ST_EDATA, "a second dictionary page");
     if (h->encoding != PQ_ENC_PLAIN && h->encoding != PQ_ENC_PLAIN_DICTIONARY)
         return st_error_set(err, ST_EUNSUPPORTED, "dictionary page in encoding %s", st_pq_encoding_name(h->encoding));
-    const st_pq_shared_dict *sd = shared_dict(d);
+    st_pq_shared_dict *sd = shared_dict(d);
     if (sd)
         return dict_take(d, sd, err);  /* checked and converted by another unit */
     *stage = PQ_STAGE_CRC;
@@ -376,7 +397,6 @@ static int dictionary_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, s
         return rc;
     *stage = PQ_STAGE_DECODE;
     size_t n = (size_t)h->num_values;
-    const uint8_t *bytes_page = NULL;  /* a plain bytes dictionary: the copy its values point into */
     /* Every PLAIN value takes at least one bit; more claimed values than
      * that is a lie we must not allocate for. */
     if (n > body.len * 8 + 8 || n > MAX_DICT_ENTRIES)
@@ -387,40 +407,47 @@ static int dictionary_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, s
     bool narrowing = d->kind == ST_KIND_FLOAT && d->rq.leaf->conv != PQ_CONV_FLOAT;
     int phys = d->rq.leaf->physical;
     if (d->rq.leaf->conv == PQ_CONV_BYTES && (phys == PQ_BYTE_ARRAY || phys == PQ_FIXED_LEN_BYTE_ARRAY)) {
-        /* Plain strings: one copy of the page, the values point into it. */
-        const uint8_t *copy = st_arena_memdup(d->rq.dict_arena, body.data, body.len);
+        /* Plain strings: the values point into the page, then into the
+         * copy of it that the records keep. */
         st_bytes *dict = (st_bytes *)d->dict.data;
         size_t used;
-        if (!copy)
-            return st_error_set(err, ST_ENOMEM, "out of memory for a dictionary");
-        bytes_page = copy;
         if (phys == PQ_BYTE_ARRAY) {
-            if ((rc = st_pq_plain_bytes_decode(copy, body.len, dict, n, &used, err)))
+            if ((rc = st_pq_plain_bytes_decode(body.data, body.len, dict, n, &used, err)))
                 return rc;
         } else {
             if ((uint64_t)n * d->width > body.len)
                 return st_error_set(err, ST_EDATA, "dictionary of %zu bytes cannot hold %zu values of %zu bytes",
                                     body.len, n, d->width);
             for (size_t i = 0; i < n; i++) {
-                dict[i].data = copy + i * d->width;
+                dict[i].data = body.data + i * d->width;
                 dict[i].len = d->width;
             }
         }
+        d->dict_n = n;
+        d->has_dict = true;
+        d->dict_vals = d->dict.data;
+        d->dict_flags = NULL;
+        d->dict_srcs = NULL;
+        if (dict_bytes_publish(d, body.data, body.len))
+            return st_error_set(err, ST_ENOMEM, "out of memory for a dictionary");
+        return 0;
     } else {
         st_pq_convert c = converter(d, d->rq.dict_arena, narrowing ? d->dict_lossy.data : NULL, err);
         st_pq_values v = {0};
         if (n && (rc = plain_like(d, PQ_ENC_PLAIN, body.data, body.len, &v, 0, n, &c, d->dict.data, err)))
             return rc;
     }
-    d->dict_has_lossy = false;
+    bool has_lossy = false;
     for (size_t i = 0; narrowing && i < n; i++)
-        d->dict_has_lossy |= d->dict_lossy.data[i];
+        has_lossy |= d->dict_lossy.data[i];
+    if (has_lossy)
+        st_pq_dict_flags_pack(d->dict_lossy.data, n);
     d->dict_n = n;
     d->has_dict = true;
     d->dict_vals = d->dict.data;
-    d->dict_flags = d->dict_lossy.data;
+    d->dict_flags = has_lossy ? d->dict_lossy.data : NULL;
     d->dict_srcs = (const double *)d->dict_src.data;
-    dict_publish(d, bytes_page, body.len);
+    dict_publish_numbers(d);
     return 0;
 }
 
@@ -457,9 +484,15 @@ static int dict_values(st_pq_decoder *d, const uint8_t *p, size_t len, st_pq_val
     }
     case 4: {
         const float *dict = d->dict_vals;
+        const double *src = d->dict_srcs;
         float *o = out;
-        for (size_t i = 0; i < m; i++)
-            o[i] = dict[ix[i]];
+        if (dict) {
+            for (size_t i = 0; i < m; i++)
+                o[i] = dict[ix[i]];
+        } else {  /* a shared dictionary of doubles, narrowed here as the page's conversion does */
+            for (size_t i = 0; i < m; i++)
+                o[i] = (float)src[ix[i]];
+        }
         break;
     }
     default: {
@@ -469,10 +502,10 @@ static int dict_values(st_pq_decoder *d, const uint8_t *p, size_t len, st_pq_val
             o[i] = dict[ix[i]];
     }
     }
-    if (d->dict_has_lossy) {
+    if (d->dict_flags) {
         const double *src = d->dict_srcs;
         for (size_t i = 0; i < m; i++) {
-            uint8_t flag = d->dict_flags[ix[i]];
+            unsigned flag = st_pq_dict_flag(d->dict_flags, ix[i]);
             if (flag)
                 st_pq_lossy_add(d->rq.lossy, src[ix[i]], flag == 2, d->out_values + i);
         }

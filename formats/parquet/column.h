@@ -24,6 +24,10 @@ typedef struct st_pq_column_request {
     bool strict_float;
     st_arena *arena;               /* receives the results and bytes values */
     st_arena *dict_arena;          /* receives dictionary bytes (may equal arena) */
+    /* When set, a split row group's shared bytes dictionary is held by
+     * this batch (st_batch_hold) and the values point into it, instead of
+     * a copy in dict_arena: it is whose records those values go to. */
+    st_batch *hold;
     st_pq_lossy *lossy;            /* floats changed by narrowing */
     st_pq_unmappable *unmappable;  /* verify: unmappable values counted, not errors (convert.h) */
     const uint8_t *chunk_bytes;    /* when set, the chunk's bytes already read (chunk_cache.h) */

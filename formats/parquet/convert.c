@@ -104,8 +104,7 @@ static int narrow(const st_pq_convert *c, double d, float *out, size_t i)
     bool whole = changed && d == nearbyint(d);
     if (c->lossy_flags) {
         c->lossy_flags[i] = changed ? 1 + whole : 0;
-        if (changed)
-            c->lossy_src[i] = d;
+        c->lossy_src[i] = d;  /* every one: a shared dictionary may keep the doubles alone */
         return 0;
     }
     if (changed)

@@ -36,7 +36,8 @@ typedef struct st_pq_convert {
     uint64_t value_base;     /* index of out[0] among the values read */
     /* When set, the per-value "changed by narrowing" flags are written here
      * instead of counted (dictionaries: counted when an entry is used):
-     * 1 changed, 2 changed and a whole number; the value in lossy_src. */
+     * 1 changed, 2 changed and a whole number; every value narrowed from
+     * a double in lossy_src. */
     uint8_t *lossy_flags;
     double *lossy_src;
 

@@ -398,6 +398,7 @@ static int pq_decode_unit(const void *priv, const st_unit *unit, st_batch *out, 
             .strict_float = r->strict_float,
             .arena = &out->arena,
             .dict_arena = &out->arena,
+            .hold = out,
             .lossy = &lossy[j],
         };
         if (u->shared && (rc = st_pq_chunk_cache_get(r->cache, u->shared, j, &rq.chunk_bytes, err))) {

@@ -17,6 +17,9 @@
  *          (pages this large have each unit decompress its own segments;
  *          smaller ones share segments decompressed once)  --max-page BYTES  --jobs N (decode units in
  *          parallel through the pipeline; output order is kept)
+ *          --lossy (at the end, to stderr, per column: the values changed
+ *          by narrowing to float32, the whole numbers among them and the
+ *          first one, summed over the units as convert's note sums them)
  * Errors go to stderr as "error: <status>: <message>", exit status 1. */
 #include "../../formats/format.h"
 #include "../../formats/parquet/checkpoint.h"
@@ -37,6 +40,9 @@ typedef struct dump {
     uint64_t lossy;
     bool canonical;
     bool count_only;
+    bool lossy_notes;
+    st_lossy_column notes[64];     /* --lossy: by column, names owned */
+    size_t nnotes;
     uint64_t records;
     st_buf line;
 } dump;
@@ -153,6 +159,23 @@ static int consume(void *ctx, void *p, st_error *err)
         fputc('\n', stdout);
     }
     d->lossy += it->batch.lossy_floats;
+    for (size_t i = 0; d->lossy_notes && i < it->batch.nlossy_columns; i++) {
+        const st_lossy_column *c = &it->batch.lossy_columns[i];
+        size_t k = 0;
+        while (k < d->nnotes && !(d->notes[k].name.len == c->name.len &&
+                                  !memcmp(d->notes[k].name.data, c->name.data, c->name.len)))
+            k++;
+        if (k == d->nnotes) {
+            if (k == sizeof d->notes / sizeof d->notes[0])
+                continue;
+            d->notes[k] = *c;
+            d->notes[k].name.data = (const uint8_t *)strndup((const char *)c->name.data, c->name.len);
+            d->nnotes++;
+        } else {
+            d->notes[k].count += c->count;
+            d->notes[k].whole += c->whole;
+        }
+    }
     return 0;
 }
 
@@ -186,7 +209,7 @@ int main(int argc, char **argv)
     memset(&opt, 0, sizeof opt);
     const char *mode = "rows", *path = NULL;
     int jobs = 1;
-    bool canonical = false;
+    bool canonical = false, lossy_notes = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--columns") == 0 && i + 1 < argc) {
             opt.columns = cols;
@@ -214,6 +237,8 @@ int main(int argc, char **argv)
             mode = "count";
         } else if (strcmp(argv[i], "--canonical") == 0) {
             canonical = true;
+        } else if (strcmp(argv[i], "--lossy") == 0) {
+            lossy_notes = true;
         } else if (strcmp(argv[i], "--schema") == 0 || strcmp(argv[i], "--verify") == 0 ||
                    strcmp(argv[i], "--inspect") == 0) {
             mode = argv[i] + 2;
@@ -296,12 +321,19 @@ int main(int argc, char **argv)
         }
         st_schema_free(&s);
     } else {
-        dump d = {.ops = ops, .priv = priv, .canonical = canonical, .count_only = strcmp(mode, "count") == 0};
+        dump d = {.ops = ops, .priv = priv, .canonical = canonical, .count_only = strcmp(mode, "count") == 0,
+                  .lossy_notes = lossy_notes};
         st_pipeline_ops pops = {.produce = produce, .process = process, .consume = consume, .discard = discard};
         if (st_pipeline_run(&pops, &d, jobs, 0, NULL, &err))
             status = fail(&err);
         else if (d.lossy)
             fprintf(stderr, "lossy floats: %llu\n", (unsigned long long)d.lossy);
+        for (size_t k = 0; k < d.nnotes; k++) {
+            if (!status)
+                fprintf(stderr, "lossy %s: %llu changed, %llu whole, first %.17g\n", (const char *)d.notes[k].name.data,
+                        (unsigned long long)d.notes[k].count, (unsigned long long)d.notes[k].whole, d.notes[k].example);
+            free((void *)d.notes[k].name.data);
+        }
         if (!status && d.count_only)
             printf("%llu\n", (unsigned long long)d.records);
         st_buf_free(&d.line);

@@ -18,6 +18,7 @@
 #include "write_logical.h"
 #include "unit_size.h"
 #include "chunk_cache.h"
+#include "shared_dict.h"
 
 #include <CUnit/Basic.h>
 #include <CUnit/CUnit.h>
@@ -1047,6 +1048,78 @@ static void test_split_unshared_reads(void)
     st_pq_share_max_bytes = saved;
 }
 
+/* A split row group's plain string dictionary is shared by its units, not
+ * copied into each unit's arena: each batch holds the shared page
+ * (st_batch_hold) for as long as its records live -- past the row group's
+ * last unit, which frees the row group's shared state, and past the reader
+ * itself.  Each unit here gets its own batch, all kept to the end (ASan
+ * catches a value read from a freed page). */
+static void test_shared_dict_held(void)
+{
+    const char *rel = "rle-dict-snappy-checksum.parquet";  /* a string dictionary, one row group */
+    table whole;
+    CU_ASSERT_EQUAL_FATAL(read_table(rel, NULL, &whole), 0);
+    CU_ASSERT_EQUAL(whole.batch.nholds, 0);  /* one unit: nothing shared, the page copied */
+    char path[1024];
+    path_of(path, sizeof path, rel);
+    st_error err;
+    st_error_clear(&err);
+    st_stream *in;
+    CU_ASSERT_EQUAL_FATAL(st_stream_open_file(path, &in, &err), 0);
+    st_read_options o;
+    memset(&o, 0, sizeof o);
+    o.unit_records = 7;
+    const st_reader_ops *ops = st_format_parquet.reader;
+    void *priv = calloc(1, ops->priv_size);
+    CU_ASSERT_EQUAL_FATAL(ops->open(priv, in, &o, &err), 0);
+    enum { MAX_UNITS = 200 };
+    st_batch *b = calloc(MAX_UNITS, sizeof *b);
+    size_t nb = 0;
+    st_unit u;
+    int r;
+    while ((r = ops->next_unit(priv, &u, &err)) > 0 && nb < MAX_UNITS) {
+        st_batch_init(&b[nb]);
+        b[nb].first_index = u.first_record;
+        CU_ASSERT_EQUAL(ops->decode_unit(priv, &u, &b[nb], &err), 0);
+        ops->free_unit(priv, &u);
+        nb++;
+    }
+    CU_ASSERT_EQUAL(r, 0);
+    ops->close(priv);
+    free(priv);
+    st_stream_close(in);
+    CU_ASSERT_EQUAL(nb, (whole.batch.count + 6) / 7);
+    /* The row group and the reader are gone: every unit's records still
+     * read the values of the whole read, from the page its batch holds. */
+    st_batch_reset(&b[nb / 2]);  /* a batch given back early releases only its own hold */
+    for (size_t k = 0; k < nb; k++) {
+        if (k == nb / 2)
+            continue;
+        CU_ASSERT_EQUAL(b[k].nholds, 1);
+        for (size_t i = 0; i < b[k].count; i++) {
+            const st_feature *f = st_record_find(&b[k].records[i], "binary_field", 12);
+            const st_feature *g = feature(&whole, b[k].first_index + i, "binary_field");
+            CU_ASSERT_FATAL(f && g && f->count == 1 && g->count == 1);
+            CU_ASSERT(f->v.bytes[0].len == g->v.bytes[0].len &&
+                      memcmp(f->v.bytes[0].data, g->v.bytes[0].data, g->v.bytes[0].len) == 0);
+        }
+    }
+    for (size_t k = 0; k < nb; k++)
+        st_batch_free(&b[k]);
+    free(b);
+    table_free(&whole);
+}
+
+/* Packed dictionary flags (shared_dict.h): two bits an entry, packed in place. */
+static void test_dict_flags_pack(void)
+{
+    uint8_t f[11] = {0, 1, 2, 0, 2, 2, 1, 0, 1, 0, 2};
+    const uint8_t want[11] = {0, 1, 2, 0, 2, 2, 1, 0, 1, 0, 2};
+    st_pq_dict_flags_pack(f, 11);
+    for (size_t i = 0; i < 11; i++)
+        CU_ASSERT_EQUAL(st_pq_dict_flag(f, i), want[i]);
+}
+
 /* ---- expectations ---------------------------------------------------------------------------- */
 
 /* Splits one CSV line (no embedded newlines in these files) into fields;
@@ -1683,6 +1756,8 @@ int main(int argc, char **argv)
     CU_add_test(s, "legacy BIT_PACKED levels", test_bit_packed_levels);
     CU_add_test(s, "PLAIN", test_plain);
     CU_add_test(s, "split units without shared bytes read what they decode", test_split_unshared_reads);
+    CU_add_test(s, "shared string dictionaries held by the batches", test_shared_dict_held);
+    CU_add_test(s, "packed dictionary flags", test_dict_flags_pack);
     CU_add_test(s, "DELTA_BINARY_PACKED", test_delta_binary_packed);
     CU_add_test(s, "DELTA_LENGTH_BYTE_ARRAY", test_delta_length_byte_array);
     CU_add_test(s, "DELTA_BYTE_ARRAY", test_delta_byte_array);
