@@ -16,6 +16,7 @@
 
 #include "../formats/format.h"
 #include "../src/feature_stats.h"
+#include "../src/shard.h"
 
 #include <signal.h>
 
@@ -40,6 +41,12 @@ struct convert_job {
     const st_write_options *wopt;
     convert_emit_fn emit;
     void *emit_ctx;
+    /* Records going straight to a sink that deals them round robin
+     * (st_shard_sink_groups, TFRecord writer): a unit's records are
+     * encoded in `ngroups` groups by the workers and emit_groups gets them
+     * all at once, in place of one emit per record.  0 / NULL: not so. */
+    size_t ngroups;
+    int (*emit_groups)(void *ctx, const st_shard_group *groups, size_t n, st_error *err);
     int jobs;
     volatile sig_atomic_t *cancel;
     cli_progress *progress;
