@@ -5,7 +5,8 @@
  *   process (N workers):   decodes a unit into records, applies the
  *                          projection, encodes every record, gathers
  *                          feature statistics;
- *   consume (the caller):  emits encoded records in input order.
+ *   consume (in order):    emits encoded records in input order, on the
+ *                          worker that finished the next unit in order.
  * Because units are consumed in order and encoding is deterministic, the
  * output is byte-identical whatever the number of workers. */
 #ifndef ST_CLI_CONVERT_PIPELINE_H
