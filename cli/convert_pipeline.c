@@ -43,6 +43,12 @@ typedef struct item {
      * NULL for the others.  It lives in the unit, freed after consume. */
     st_bytes *direct;
     size_t ends_cap;
+    /* Grouped (convert_job.ngroups): record i encoded in groups[i % n]
+     * instead of `encoded`, group_records[g] records in group g. */
+    bool grouped;
+    st_buf *groups;
+    uint64_t *group_records;
+    size_t ngroups;
     st_feature_stats stats;
     uint64_t input_offset;  /* progress: where in its input the unit starts */
     bool large;             /* counted in run_state.large_in_flight */
@@ -101,6 +107,9 @@ static void item_trim(item *it)
     size_t count = it->batch.count;
     if (oversized(it->encoded.cap, it->encoded.len))
         st_buf_free(&it->encoded);
+    for (size_t g = 0; g < it->ngroups; g++)
+        if (oversized(it->groups[g].cap, it->groups[g].len))
+            st_buf_free(&it->groups[g]);
     if (oversized(it->ends_cap * (sizeof *it->ends + sizeof *it->direct),
                   count * (sizeof *it->ends + sizeof *it->direct))) {
         free(it->ends);
@@ -125,6 +134,9 @@ static void item_put(item_pool *pool, item *it)
     st_batch_reset(&it->batch);
     st_arena_trim(&it->batch.arena, ITEM_KEEP_BYTES);
     st_buf_clear(&it->encoded);
+    for (size_t g = 0; g < it->ngroups; g++)
+        st_buf_clear(&it->groups[g]);
+    it->grouped = false;
     st_feature_stats_free(&it->stats);
     pthread_mutex_lock(&pool->lock);
     it->next_free = pool->free;
@@ -136,6 +148,10 @@ static void item_destroy(item *it)
 {
     st_batch_free(&it->batch);
     st_buf_free(&it->encoded);
+    for (size_t g = 0; g < it->ngroups; g++)
+        st_buf_free(&it->groups[g]);
+    free(it->groups);
+    free(it->group_records);
     st_feature_stats_free(&it->stats);
     free(it->ends);
     free(it->direct);
@@ -346,6 +362,34 @@ static void project(const st_read_options *ro, st_record *rec)
     }
 }
 
+/* Whether a unit's records are encoded in groups for emit_groups: only
+ * records that are encoded here (a TFRecord input's frames may pass
+ * through uncopied instead, see item.direct). */
+static int start_groups(const convert_job *job, item *it, const st_format *input, st_error *err)
+{
+    it->grouped = false;
+    if (!job->ngroups || !job->emit_groups || input == st_format_by_name("tfrecord"))
+        return ST_OK;
+    if (it->ngroups != job->ngroups) {
+        for (size_t g = 0; g < it->ngroups; g++)
+            st_buf_free(&it->groups[g]);
+        free(it->groups);
+        free(it->group_records);
+        it->ngroups = 0;
+        it->groups = calloc(job->ngroups, sizeof *it->groups);
+        it->group_records = calloc(job->ngroups, sizeof *it->group_records);
+        if (!it->groups || !it->group_records)
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        it->ngroups = job->ngroups;
+    }
+    for (size_t g = 0; g < it->ngroups; g++) {
+        st_buf_clear(&it->groups[g]);
+        it->group_records[g] = 0;
+    }
+    it->grouped = true;
+    return ST_OK;
+}
+
 static int process_item(run_state *rs, item *it, st_error *err)
 {
     convert_job *job = rs->job;
@@ -371,6 +415,9 @@ static int process_item(run_state *rs, item *it, st_error *err)
     const st_format *tfrecord = st_format_by_name("tfrecord");
     bool frames_pass = tfrecord && job->writer == tfrecord->writer;
     st_feature_stats_new_batch(&it->stats);
+    if (job->writer && start_groups(job, it, r->format, err) < 0)
+        return err->code;
+    size_t group = 0;
     for (size_t i = 0; i < it->batch.count; i++) {
         st_record *rec = &it->batch.records[i];
         project(job->ro, rec);
@@ -387,6 +434,14 @@ static int process_item(run_state *rs, item *it, st_error *err)
             /* What the TFRecord writer would write, byte for byte (a record
              * that --type or --widen may change is encoded again). */
             it->direct[i] = rec->framed;
+        } else if (it->grouped) {
+            rc = job->writer->encode(job->wopt, rec, &it->groups[group], err);
+            if (rc < 0)
+                return st_error_prefix(err, "%s: record %llu: ", it->src->path,
+                                       (unsigned long long)(it->unit.first_record + i));
+            it->group_records[group]++;
+            if (++group == it->ngroups)
+                group = 0;
         } else {
             rc = job->writer->encode(job->wopt, rec, &it->encoded, err);
             if (rc < 0)
@@ -478,7 +533,20 @@ static int consume_item(run_state *rs, item *it, st_error *err)
             return crc;
     }
     size_t begin = 0;
-    for (size_t i = 0; i < it->batch.count; i++) {
+    if (it->grouped) {
+        st_shard_group few[64];
+        st_shard_group *groups = it->ngroups <= 64 ? few : malloc(it->ngroups * sizeof *groups);
+        if (!groups)
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        for (size_t g = 0; g < it->ngroups; g++)
+            groups[g] = (st_shard_group){it->groups[g].data, it->groups[g].len, it->group_records[g]};
+        int rc = job->emit_groups(job->emit_ctx, groups, it->ngroups, err);
+        if (groups != few)
+            free(groups);
+        if (rc < 0)
+            return rc;
+    }
+    for (size_t i = 0; !it->grouped && i < it->batch.count; i++) {
         int rc = it->direct[i].data ? job->emit(job->emit_ctx, it->direct[i].data, it->direct[i].len, err)
                                     : job->emit(job->emit_ctx, it->encoded.data + begin, it->ends[i] - begin, err);
         if (rc < 0)

@@ -5,7 +5,8 @@
  *   process (N workers):   decodes a unit into records, applies the
  *                          projection, encodes every record, gathers
  *                          feature statistics;
- *   consume (the caller):  emits encoded records in input order.
+ *   consume (in order):    emits encoded records in input order, on the
+ *                          worker that finished the next unit in order.
  * Because units are consumed in order and encoding is deterministic, the
  * output is byte-identical whatever the number of workers. */
 #ifndef ST_CLI_CONVERT_PIPELINE_H
@@ -16,6 +17,7 @@
 
 #include "../formats/format.h"
 #include "../src/feature_stats.h"
+#include "../src/shard.h"
 
 #include <signal.h>
 
@@ -40,6 +42,12 @@ struct convert_job {
     const st_write_options *wopt;
     convert_emit_fn emit;
     void *emit_ctx;
+    /* Records going straight to a sink that deals them round robin
+     * (st_shard_sink_groups, TFRecord writer): a unit's records are
+     * encoded in `ngroups` groups by the workers and emit_groups gets them
+     * all at once, in place of one emit per record.  0 / NULL: not so. */
+    size_t ngroups;
+    int (*emit_groups)(void *ctx, const st_shard_group *groups, size_t n, st_error *err);
     int jobs;
     volatile sig_atomic_t *cancel;
     cli_progress *progress;

@@ -276,6 +276,11 @@ static int emit_to_sink(void *ctx, const uint8_t *encoded, size_t len, st_error 
     return st_shard_sink_write(ctx, encoded, len, err);
 }
 
+static int emit_groups_to_sink(void *ctx, const st_shard_group *groups, size_t n, st_error *err)
+{
+    return st_shard_sink_write_groups(ctx, groups, n, err);
+}
+
 static int emit_to_shuffler(void *ctx, const uint8_t *encoded, size_t len, st_error *err)
 {
     return shuffler_add(ctx, encoded, len, err);
@@ -607,6 +612,12 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
     } else {
         job->emit = emit_to_sink;
         job->emit_ctx = out->sink;
+        /* TFRecord frames are stored as encoded: a unit's records can go
+         * out shard by shard (st_shard_sink_groups). */
+        if (out->format == st_format_by_name("tfrecord")) {
+            job->ngroups = st_shard_sink_groups(out->sink);
+            job->emit_groups = emit_groups_to_sink;
+        }
     }
     if (rc == ST_OK)
         rc = run_job(out, job, shuffle, &err);

@@ -3,10 +3,13 @@
  * Items live in a ring of `depth` slots indexed by sequence number.  The
  * producer thread fills slot seq % depth once the consumer has released the
  * item that used it before; workers claim produced items in sequence order
- * and process them in any order; the calling thread consumes slot after slot
- * in sequence order.  One mutex and three condition variables keep it
- * simple: items are large (a chunk of input, a row group), so lock traffic
- * is negligible next to the work. */
+ * and process them in any order; the worker that finishes the item next in
+ * sequence consumes it, and the ones after it that are done, while no
+ * other worker is consuming.  No thread of its own waits to consume: on a
+ * busy machine such a thread, waking for every item, waits for a core each
+ * time while the workers, out of free slots, wait for it.  One mutex and
+ * three condition variables keep it simple: items are large (a chunk of
+ * input, a row group), so lock traffic is negligible next to the work. */
 #include "pipeline.h"
 
 #include <pthread.h>
@@ -38,6 +41,7 @@ typedef struct pipeline {
     uint64_t next_claim;       /* sequence number workers claim next */
     uint64_t next_consume;     /* sequence number the consumer takes next */
     bool end;                  /* the producer has no more items */
+    bool consuming;            /* a worker is consuming (consume_ready) */
     bool failed;               /* stop everything */
     st_error first_error;      /* the error that set failed */
 } pipeline;
@@ -103,6 +107,37 @@ static void *producer_main(void *arg)
     }
 }
 
+/* Consumes the items done in sequence order, from next_consume on, with
+ * the lock held (released around each consume).  Only one worker at a time
+ * does so (p->consuming); an item finished meanwhile by another worker is
+ * seen here when its turn comes. */
+static void consume_ready_locked(pipeline *p)
+{
+    p->consuming = true;
+    for (;;) {
+        slot *s = &p->slots[p->next_consume % p->depth];
+        if (p->failed || s->state != SLOT_DONE)
+            break;
+        pthread_mutex_unlock(&p->lock);
+
+        st_error err = {0};
+        int r = canceled(p) ? st_error_set(&err, ST_ECANCELED, "interrupted")
+                            : p->ops->consume(p->ctx, s->item, &err);
+        if (p->ops->discard)
+            p->ops->discard(p->ctx, s->item);
+
+        pthread_mutex_lock(&p->lock);
+        s->item = NULL;
+        s->state = SLOT_FREE;
+        p->next_consume++;
+        if (r < 0)
+            fail_locked(p, &err);
+        pthread_cond_broadcast(&p->freed);
+    }
+    p->consuming = false;
+    pthread_cond_broadcast(&p->done); /* the caller waits for the last one */
+}
+
 static void *worker_main(void *arg)
 {
     pipeline *p = arg;
@@ -124,7 +159,8 @@ static void *worker_main(void *arg)
         if (r < 0)
             fail_locked(p, &err);
         s->state = SLOT_DONE;
-        pthread_cond_broadcast(&p->done);
+        if (!p->consuming)
+            consume_ready_locked(p);
     }
     pthread_mutex_unlock(&p->lock);
     return NULL;
@@ -136,35 +172,14 @@ int st_cpu_count(void)
     return n > 0 ? (int)n : 1;
 }
 
-static int consume_all(pipeline *p)
+/* The caller's part: waiting until every item is consumed, or the run
+ * failed. */
+static void wait_all(pipeline *p)
 {
-    for (;;) {
-        pthread_mutex_lock(&p->lock);
-        slot *s = &p->slots[p->next_consume % p->depth];
-        while (!p->failed && s->state != SLOT_DONE &&
-               !(p->end && p->next_consume == p->next_produce))
-            pthread_cond_wait(&p->done, &p->lock);
-        if (p->failed || s->state != SLOT_DONE) {
-            pthread_mutex_unlock(&p->lock);
-            return 0;
-        }
-        pthread_mutex_unlock(&p->lock);
-
-        st_error err = {0};
-        int r = canceled(p) ? st_error_set(&err, ST_ECANCELED, "interrupted")
-                            : p->ops->consume(p->ctx, s->item, &err);
-        if (p->ops->discard)
-            p->ops->discard(p->ctx, s->item);
-
-        pthread_mutex_lock(&p->lock);
-        s->item = NULL;
-        s->state = SLOT_FREE;
-        p->next_consume++;
-        if (r < 0)
-            fail_locked(p, &err);
-        pthread_cond_broadcast(&p->freed);
-        pthread_mutex_unlock(&p->lock);
-    }
+    pthread_mutex_lock(&p->lock);
+    while (!p->failed && !(p->end && p->next_consume == p->next_produce))
+        pthread_cond_wait(&p->done, &p->lock);
+    pthread_mutex_unlock(&p->lock);
 }
 
 int st_pipeline_run(const st_pipeline_ops *ops, void *ctx, int jobs, int depth,
@@ -200,7 +215,7 @@ int st_pipeline_run(const st_pipeline_ops *ops, void *ctx, int jobs, int depth,
         st_error_set(&e, ST_ENOMEM, "cannot start pipeline threads");
         fail(&p, &e);
     } else {
-        consume_all(&p);
+        wait_all(&p);
     }
 
     if (producer_started)

@@ -2,7 +2,9 @@
  *
  *   produce()  sequential (its own thread): the next item, in input order;
  *   process()  parallel (N workers): the expensive, pure work on one item;
- *   consume()  sequential (the calling thread): items in the order produced.
+ *   consume()  sequential, items in the order produced: on the worker that
+ *              finished the next item in order (never two at once), while
+ *              the calling thread waits for the end.
  *
  * At most `depth` items exist at once, so memory is bounded by depth times
  * the size of an item, never by the size of the input.  The first error

@@ -638,6 +638,35 @@ void st_shard_sink_dealt(st_shard_sink *s, uint64_t records)
     s->next_unit += records;
 }
 
+size_t st_shard_sink_groups(const st_shard_sink *s)
+{
+    if (s->provisional || s->opt.index || s->opt.wopt->compression > ST_COMPRESSION_NONE)
+        return 0;
+    return s->nopen;
+}
+
+int st_shard_sink_write_groups(st_shard_sink *s, const st_shard_group *groups, size_t n, st_error *err)
+{
+    uint64_t records = 0;
+    for (size_t g = 0; g < n; g++) {
+        const st_shard_group *grp = &groups[g];
+        records += grp->records;
+        if (!grp->records)
+            continue;
+        open_shard *sh = &s->open[(s->next_unit + g) % s->nopen];
+        if (sh->top) { /* else a kept shard (opt.keep): counted only */
+            int rc = s->opt.writer->write(sh->writer_priv, grp->data, grp->len, err);
+            if (rc < 0)
+                return rc;
+            start_writeback(sh);
+        }
+        sh->records += grp->records;
+    }
+    s->next_record += records;
+    s->next_unit += records;
+    return ST_OK;
+}
+
 /* At most how many bytes deflate turns n bytes into, trailer included
  * (zlib's deflateBound for the default settings, the gzip wrapper, and a
  * margin for the block the stream is in). */

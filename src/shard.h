@@ -110,6 +110,24 @@ size_t st_shard_sink_direct(const st_shard_sink *s, uint64_t *next_unit);
 int st_shard_sink_write_direct(st_shard_sink *s, size_t shard, const uint8_t *encoded, size_t len,
                                st_error *err);
 void st_shard_sink_dealt(st_shard_sink *s, uint64_t records);
+/* A unit's records dealt round robin, written group by group (the
+ * conversion pipeline: a worker lays a unit's encoded records out by the
+ * shard each goes to, so that the writing thread makes one write per shard
+ * instead of one per record).  Returns how many groups a unit is cut into,
+ * the shard count of --shards, or 0 when the sink cannot be written that
+ * way (rotation by size or records, an index, compression).  Group g of a
+ * unit holds its records g, g + n, g + 2n, ... as the writer stores them,
+ * one after the other (a writer whose write() stores its input as it is,
+ * such as TFRecord's); st_shard_sink_write_groups() sends group g to the
+ * shard that record g of the unit would go to written one by one, with the
+ * same bytes, counts and checksums as one write per record. */
+typedef struct st_shard_group {
+    const uint8_t *data;
+    size_t len;
+    uint64_t records;
+} st_shard_group;
+size_t st_shard_sink_groups(const st_shard_sink *s);
+int st_shard_sink_write_groups(st_shard_sink *s, const st_shard_group *groups, size_t n, st_error *err);
 /* Finishes and closes every shard and names them (PREFIX-i-of-N); unless
  * opt.defer_publish, also publishes them.  After success the shard list
  * below describes the final files. */

@@ -92,6 +92,30 @@ def test_jobs_identical(tmp, taxi):
     check(outs[0] == outs[1], "--jobs 1 and --jobs 2 outputs are byte-identical")
 
 
+def test_dealt_groups(tmp, big):
+    """--shards writes a unit's records shard by shard (each worker lays
+    them out by shard); --index writes them one by one: same shards."""
+    small = os.path.join(tmp, "groups-small.csv")
+    with open(small, "w") as f:
+        f.write("a,b\n1,x\n2,y\n9,bad,row\n3,z\n")
+    cases = [
+        ("big, 7 shards", [big], ["--shards", "7"]),
+        ("two inputs, bad rows skipped, 3 shards", [big, small], ["--shards", "3", "--skip-bad-rows"]),
+        ("fewer records than shards", [small], ["--shards", "8", "--skip-bad-rows"]),
+    ]
+    for what, inputs, extra in cases:
+        shards = []
+        for mode in ("grouped", "index"):
+            d = os.path.join(tmp, "groups-" + mode)
+            shutil.rmtree(d, ignore_errors=True)
+            more = ["--index"] if mode == "index" else []
+            r = st("convert", *inputs, "-o", os.path.join(d, "x"), "--jobs", "3", *extra, *more)
+            check(r.returncode == 0, f"{what}: convert ({mode}) succeeds ({r.stderr.strip()[-200:]})")
+            shards.append(read_all(sorted(glob.glob(os.path.join(d, "*.tfrecord")))))
+        check(shards[0] and shards[0] == shards[1],
+              f"{what}: shards written by groups are those written record by record")
+
+
 def test_compressed_shards(tmp, big):
     import zlib
     small = os.path.join(tmp, "compress.csv")
@@ -670,6 +694,7 @@ def main():
         big = os.path.join(tmp, "big.csv")
         make_big_csv(big, 400000)
         test_jobs_identical(tmp, taxi)
+        test_dealt_groups(tmp, big)
         test_compressed_shards(tmp, big)
         test_kill_and_interrupt(tmp, big)
         test_disk_full(tmp, big)

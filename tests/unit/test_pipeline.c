@@ -16,6 +16,8 @@ typedef struct ctx {
     atomic_int live;       /* items in existence */
     int max_live;
     bool out_of_order;
+    atomic_int consuming;  /* consume() calls under way */
+    atomic_bool overlapped; /* two at once (workers consume in turn) */
 } ctx;
 
 static int produce(void *c, void **item, st_error *err)
@@ -49,9 +51,17 @@ static int consume(void *c, void *item, st_error *err)
 {
     (void)err;
     ctx *x = c;
+    if (atomic_fetch_add(&x->consuming, 1) != 0)
+        atomic_store(&x->overlapped, true);
     if (*(int *)item != x->next_expected)
         x->out_of_order = true;
+    /* Long enough for another worker to finish an item meanwhile. */
+    if (x->next_expected % 16 == 0) {
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
     x->next_expected++;
+    atomic_fetch_sub(&x->consuming, 1);
     return 0;
 }
 
@@ -72,6 +82,7 @@ static void test_order_kept(void)
         CU_ASSERT_EQUAL(st_pipeline_run(&ops, &x, jobs, 3, NULL, &err), 0);
         CU_ASSERT_EQUAL(x.next_expected, 500);
         CU_ASSERT_FALSE(x.out_of_order);
+        CU_ASSERT_FALSE(atomic_load(&x.overlapped));
         CU_ASSERT_EQUAL(atomic_load(&x.live), 0);
         CU_ASSERT_TRUE(x.max_live <= 3 + 1);
     }
