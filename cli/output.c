@@ -439,6 +439,7 @@ static void job_restart(cli_output *out, convert_job *job)
     st_shard_sink_abort(out->sink);
     st_shard_sink_free(out->sink);
     out->sink = NULL;
+    st_test_kill_point("restart", 0);  /* the attempt's shards gone, the next not begun */
     convert_job_free_results(job);
     job->records = job->skipped_rows = job->lossy_floats = job->bytes_in = 0;
     job->check_stats = NULL;

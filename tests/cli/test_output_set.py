@@ -12,7 +12,9 @@
     renames with the test-only SHARDTOOL_TEST_KILL_AT) leaves no final
     name without a journal, and a rerun without --force gives the same
     bytes as a clean run, for every output mode;
-  - --to parquet killed at every commit point and while its shards grow:
+  - --to parquet killed at every commit point and while its shards grow
+    (and between a disproved schema guess and the run that follows it);
+    convert killed between a disproved CSV type guess and its rerun:
     no partial shard under a final name, a plain, --force or --resume
     rerun gives the clean bytes, verify --manifest and DuckDB accept them;
   - a long prefix whose final names fit works; -o '' and -o - are usage
@@ -322,7 +324,16 @@ def kill_modes(tmp, table, taxi):
     assert r.returncode == 0, r.stderr
     tf = sorted(glob.glob(tf_in + "/t-*.tfrecord"))
     av = sorted(glob.glob(avro_in + "/a-*.avro"))
+    # Integers for the first 15,000 rows, then not: convert decodes on the
+    # types of the first rows, throws that attempt's shards away at row
+    # 15,000 and converts again after the whole-input pass.
+    redo = os.path.join(tmp, "redo.csv")
+    with open(redo, "w") as f:
+        f.write("id,n,s\n")
+        for i in range(30000):
+            f.write(f"{i},{i if i < 15000 else i + 0.5},w{i % 97}\n")
     return [
+        ("guessed types redone", ["convert", redo, "--jobs", "1", "--shards", "3"]),
         ("--shards", ["convert", table, "--jobs", "1", "--shards", "4"]),
         ("--shard-size", ["convert", table, "--jobs", "1", "--shard-size", "300KiB"]),
         ("--records-per-shard", ["convert", table, "--jobs", "1", "--records-per-shard", "3000"]),
@@ -417,9 +428,21 @@ def test_parquet_kills(tmp, table):
     base = ["convert", table, "--to", "parquet", "--jobs", "1", "--row-group-size", "64KiB"]
     commit_points = ["locked", "journal-created", "journal", "rename:0", "rename:1", "rename:2", "manifest",
                      "commit", "committed"]
-    modes = [("--shards 3", base + ["--shards", "3"], commit_points, True),
-             ("--shard-size 600KiB", base + ["--shard-size", "600KiB"], ["journal", "rename:1"], False)]
-    for mname, args, injected, every_way in modes:
+    # TFRecord in: the schema is taken from the first unit; a feature first
+    # seen at record 6000 disproves it, and the run starts again with a
+    # full first read (killed too between the two).
+    late = os.path.join(tmp, "late")
+    with open(late + ".jsonl", "w") as f:
+        for i in range(20000):
+            f.write('{"id": %d, "s": "w%d"%s}\n' % (i, i % 97, ', "late": %d' % (i * 3) if i >= 6000 else ""))
+    r = st("convert", late + ".jsonl", "-o", late + "/t", "-s", "1", "-q")
+    assert r.returncode == 0, r.stderr
+    late_in = late + "/t-00000-of-00001.tfrecord"
+    modes = [("--shards 3", base + ["--shards", "3"], commit_points, True, rows),
+             ("--shard-size 600KiB", base + ["--shard-size", "600KiB"], ["journal", "rename:1"], False, rows),
+             ("schema retried", ["convert", late_in] + base[2:] + ["--shards", "3"],
+              ["restart", "journal", "rename:1"], False, 20000)]
+    for mname, args, injected, every_way, rows in modes:
         d = os.path.join(tmp, "pqkill")
         shutil.rmtree(d, ignore_errors=True)
         r = st(*args, "-o", d + "/t", "-q")
@@ -502,6 +525,9 @@ def test_kills(tmp, table, taxi):
         points = [(p, {}) for p in injected]
         if label == "--shuffle":
             points.append(("shuffle-drained:0", {"SHARDTOOL_TEST_SHUFFLE_BUCKETS": "2"}))
+        # between the failed attempt and the run that replaces it
+        if label == "guessed types redone":
+            points.append(("restart", {}))
         for point, env in points:
             shutil.rmtree(d)
             r = st(*args, "-o", d + "/t", "-q", env={"SHARDTOOL_TEST_KILL_AT": point, **env})
