@@ -536,11 +536,13 @@ static int finish_outputs(cli_output *out, convert_job *job, const char *options
  * failed guess costs nothing but time, because the run can be done again
  * from the start with nothing of the first attempt left (local files
  * read twice; a fixed number of local shards, none published before the
- * end; nothing kept, shuffled or planned from the inputs' kinds before). */
-static bool may_guess_types(const cli_output *out, const convert_job *job, bool shuffle)
+ * end; nothing kept or planned from the inputs' kinds before).  Shuffled
+ * records are all in the shuffle's buckets before the first is written
+ * to a shard, so a failed guess throws the buckets away with the shards. */
+static bool may_guess_types(const cli_output *out, const convert_job *job)
 {
     const st_csv_options *co = job->ro->format_options;
-    if (!co || co->no_full_scan || job->ro->on_skip || shuffle || job->widen || job->task_count > 1 || job->input_starts ||
+    if (!co || co->no_full_scan || job->ro->on_skip || job->widen || job->task_count > 1 || job->input_starts ||
         out->format->writer->needs_schema || out->sopt.mode != ST_SHARD_BY_COUNT || out->sopt.keep ||
         st_path_is_remote(out->sopt.prefix))
         return false;
@@ -554,11 +556,13 @@ static bool may_guess_types(const cli_output *out, const convert_job *job, bool 
 
 /* Runs the conversion, on guessed CSV types when that is safe: a guess
  * that does not hold (or any other failure of that attempt) throws the
- * attempt's shards away and converts again with the whole-input pass, so
- * that the types, the output and any error are that pass's. */
-static int run_job(cli_output *out, convert_job *job, bool shuffle, st_error *err)
+ * attempt's shards (and shuffle buckets: *sh, reopened with the same seed,
+ * so the order is the one the pass would give) away and converts again
+ * with the whole-input pass, so that the types, the output and any error
+ * are that pass's. */
+static int run_job(cli_output *out, convert_job *job, shuffler **sh, uint64_t seed, st_error *err)
 {
-    if (!may_guess_types(out, job, shuffle))
+    if (!may_guess_types(out, job))
         return convert_run(job, err);
     st_csv_options guess = *(const st_csv_options *)job->ro->format_options;
     guess.speculate = true;
@@ -576,6 +580,13 @@ static int run_job(cli_output *out, convert_job *job, bool shuffle, st_error *er
     if (rc < 0)
         return rc;
     job->emit_ctx = out->sink;
+    if (*sh) {
+        shuffler_close(*sh);
+        *sh = NULL;
+        if ((rc = shuffler_open(sh, seed, job->total_input_bytes, out->sopt.prefix, err)) < 0)
+            return rc;
+        job->emit_ctx = *sh;
+    }
     return convert_run(job, err);
 }
 
@@ -621,7 +632,7 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
         }
     }
     if (rc == ST_OK)
-        rc = run_job(out, job, shuffle, &err);
+        rc = run_job(out, job, &sh, seed, &err);
     if (rc == ST_OK && sh) {
         drain_state d = {job->progress, job->records};
         rc = shuffler_drain(sh, out->sink, job->jobs > 0 ? job->jobs : st_cpu_count(),

@@ -517,20 +517,39 @@ def test_guessed_types(tmp):
                     row[changes[i][0]] = changes[i][1]
                 f.write(",".join(row) + "\n")
         outs = []
-        for extra in ([], ["--infer-rows", "1000000"]):
-            o = os.path.join(d, name + ("-whole" if extra else "-guess"))
+        # --shuffle guesses too: its buckets go with a failed guess's shards
+        for extra in ([], ["--infer-rows", "1000000"], ["--shuffle", "--seed", "5"],
+                      ["--shuffle", "--seed", "5", "--infer-rows", "1000000"]):
+            o = os.path.join(d, name + ("-shuffled" if "--shuffle" in extra else "") +
+                             ("-whole" if "--infer-rows" in extra else "-guess"))
             r = st("convert", path, "-o", o + "/x", "--shards", "3", "--jobs", "2", "--quiet", *extra)
             files = read_all(sorted(glob.glob(o + "/*")))
             outs.append((r.returncode, r.stderr.replace(o, "OUT"), files))
-        (rc, err, files), (rc2, err2, files2) = outs
+        (rc, err, files), (rc2, err2, files2) = outs[:2]
         check(rc == rc2 and err == err2 and files == files2,
               "guessed CSV types, %s: same exit, messages and output as the whole-input pass" % name)
+        check(outs[2] == outs[3] and outs[2][0] == rc,
+              "guessed CSV types, %s, --shuffle: same exit, messages and output as the whole-input pass" % name)
         if name == "ragged":
             check(rc == 1 and "expected 5 fields, found 2" in err and not files,
                   "guessed CSV types, ragged row: the whole-input pass's error, no shard left")
+    # A guess that fails after many units went into the shuffle's buckets:
+    # the redo must start from empty buckets (no record twice).
+    path = os.path.join(d, "late-break.csv")
+    with open(path, "w") as f:
+        f.write("a,b,c\n")
+        for i in range(400000):
+            f.write("%d,%s,w%d\n" % (i, "%d.5" % i if i == 390000 else str(i * 7), i % 13))
+    outs = []
+    for extra in ([], ["--infer-rows", "1000000"]):
+        o = os.path.join(d, "late-break" + ("-whole" if extra else "-guess"))
+        r = st("convert", path, "-o", o + "/x", "--shards", "3", "--jobs", "2", "--quiet", "--shuffle", *extra)
+        outs.append((r.returncode, read_all(sorted(glob.glob(o + "/*")))))
+    check(outs[0][0] == 0 and outs[0] == outs[1],
+          "guessed CSV types, --shuffle, a guess failing 390000 rows in: the whole-input pass's shards")
     # Small random tables whose later rows break the first rows' types in
     # every way cells can: the records (sorted) and the errors are those of
-    # --shuffle, which reads the types from the whole-input pass.
+    # the whole-input pass (--infer-rows past the end), shuffled or not.
     rng = random.Random(15)
     nice = ["1", "-2", "+3", "0", "42", ""]
     odd = ["1.5", "-.5", "1e3", "inf", "-nan", "x", '"12"3', '"7"', '""', '"a""b"', " 1", "1 ",
@@ -549,12 +568,12 @@ def test_guessed_types(tmp):
             f.write("\r\n".join(rows) + "\r\n" if k % 5 == 0 else "\n".join(rows) + "\n")
         extra = [["--skip-bad-rows"], ["--empty", "empty"], ["--strict-float"], []][k % 4]
         seen = []
-        for how in (["--infer-rows", "2"], ["--shuffle"]):
-            o = os.path.join(d, "random-%d%s" % (k, how[0]))
+        for w, how in enumerate((["--infer-rows", "2"], ["--infer-rows", "1000000"], ["--infer-rows", "2", "--shuffle"])):
+            o = os.path.join(d, "random-%d-%d" % (k, w))
             r = st("convert", path, "-o", o + "/x", "--shards", "2", "--quiet", *how, *extra)
             recs = sorted(records_json(sorted(glob.glob(o + "/x-*")))) if r.returncode == 0 else []
             seen.append((r.returncode, r.stderr.replace(o, "OUT"), recs))
-        same += seen[0] == seen[1]
+        same += seen[0] == seen[1] == seen[2]
     check(same == 40, "guessed CSV types on 40 random tables: the whole-input pass's records and errors (%d/40)" % same)
     recs = records_json(sorted(glob.glob(os.path.join(d, "escaped-digits-guess", "x-*"))))
     check(isinstance(json.loads(recs[0])["b"][0], str), "text after a closing quote makes an int column bytes")
