@@ -636,6 +636,7 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
     if (rc == ST_OK && sh) {
         drain_state d = {job->progress, job->records};
         rc = shuffler_drain(sh, out->sink, job->jobs > 0 ? job->jobs : st_cpu_count(),
+                            out->format == st_format_by_name("tfrecord"),
                             job->progress ? drain_progress : NULL, &d, &cli_interrupted, &err);
     }
     shuffler_close(sh);

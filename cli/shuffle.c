@@ -346,6 +346,7 @@ typedef struct drain_share {
     size_t nshards, nthreads;
     uint64_t first_unit;
     volatile sig_atomic_t *cancel;
+    bool runs;                          /* records go out in runs (st_shard_sink_write_direct_run) */
     atomic_bool stop;                   /* a thread failed: the others stop */
     atomic_uint_fast64_t written;       /* of this bucket, by all threads */
 } drain_share;
@@ -400,36 +401,76 @@ static void own_next(own_walk *w)
     }
 }
 
+/* A shard's records gathered into one write: one call, one checksum pass
+ * and one write() per RUN_BYTES instead of per record. */
+#define RUN_BYTES ((size_t)256 << 10)
+
+typedef struct shard_run {
+    st_buf bytes;
+    uint64_t records;
+} shard_run;
+
+static int run_flush(drain_share *d, shard_run *r, size_t shard, st_error *err)
+{
+    int rc = st_shard_sink_write_direct_run(d->sink, shard, r->bytes.data, r->bytes.len, r->records, err);
+    st_buf_clear(&r->bytes);
+    r->records = 0;
+    return rc;
+}
+
+/* Record i of the bucket to its shard: at once, or into the shard's run. */
+static int write_one(drain_share *d, shard_run *runs, const own_walk *w, st_error *err)
+{
+    const loaded *l = d->l;
+    const uint8_t *p = l->data + l->items[w->i].offset;
+    size_t len = l->items[w->i].len;
+    if (!runs)
+        return st_shard_sink_write_direct(d->sink, w->shard, p, len, err);
+    shard_run *r = &runs[w->shard];
+    if (st_buf_append(&r->bytes, p, len))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    r->records++;
+    return r->bytes.len >= RUN_BYTES ? run_flush(d, r, w->shard, err) : ST_OK;
+}
+
 static int write_share(drain_thread *th)
 {
     drain_share *d = th->d;
     const loaded *l = d->l;
     size_t first = (size_t)(d->first_unit % d->nshards), mine = 0;
+    shard_run *runs = d->runs ? calloc(d->nshards, sizeof *runs) : NULL;
+    if (d->runs && !runs)
+        return st_error_set(&th->err, ST_ENOMEM, "out of memory");
+    int rc = ST_OK;
     own_walk w, ahead;
     own_first(&w, first, d->nshards, d->nthreads, th->t);
     ahead = w;
     for (int k = 0; k < PREFETCH_AHEAD; k++)
         own_next(&ahead);
-    for (; w.i < l->count; own_next(&w), own_next(&ahead)) {
+    for (; w.i < l->count && rc == ST_OK; own_next(&w), own_next(&ahead)) {
         if (ahead.i < l->count)
             prefetch(l, ahead.i);
-        int rc = st_shard_sink_write_direct(d->sink, w.shard, l->data + l->items[w.i].offset,
-                                            l->items[w.i].len, &th->err);
-        if (rc < 0)
-            return rc;
-        if (++mine == CHECK_EVERY) {
+        rc = write_one(d, runs, &w, &th->err);
+        if (rc == ST_OK && ++mine == CHECK_EVERY) {
             uint64_t all = atomic_fetch_add(&d->written, mine) + mine;
             mine = 0;
             if (atomic_load(&d->stop))
-                return ST_ECANCELED;
-            if (d->cancel && *d->cancel)
-                return st_error_set(&th->err, ST_ECANCELED, "interrupted");
-            if (th->progress)
+                rc = ST_ECANCELED;
+            else if (d->cancel && *d->cancel)
+                rc = st_error_set(&th->err, ST_ECANCELED, "interrupted");
+            else if (th->progress)
                 th->progress(th->progress_ctx, th->written_before + all);
         }
     }
-    atomic_fetch_add(&d->written, mine);
-    return ST_OK;
+    for (size_t k = 0; runs && k < d->nshards; k++) {
+        if (rc == ST_OK && runs[k].records)
+            rc = run_flush(d, &runs[k], k, &th->err);
+        st_buf_free(&runs[k].bytes);
+    }
+    free(runs);
+    if (rc == ST_OK)
+        atomic_fetch_add(&d->written, mine);
+    return rc;
 }
 
 static void *share_main(void *arg)
@@ -444,7 +485,7 @@ static void *share_main(void *arg)
 /* Writes a loaded bucket to shards directly, on up to `threads` threads
  * (this one among them). */
 static int write_bucket_direct(const loaded *l, st_shard_sink *sink, size_t nshards, uint64_t first_unit,
-                               size_t threads, shuffle_progress_fn progress, void *progress_ctx,
+                               size_t threads, bool runs, shuffle_progress_fn progress, void *progress_ctx,
                                uint64_t written_before, volatile sig_atomic_t *cancel, st_error *err)
 {
     enum { MAX_THREADS = 16, FEW = 16384 };
@@ -455,7 +496,7 @@ static int write_bucket_direct(const loaded *l, st_shard_sink *sink, size_t nsha
     if (threads < 1 || l->count < FEW) /* starting threads costs more than they save */
         threads = 1;
     drain_share d = {.l = l, .sink = sink, .nshards = nshards, .nthreads = threads, .first_unit = first_unit,
-                     .cancel = cancel};
+                     .cancel = cancel, .runs = runs};
     atomic_init(&d.stop, false);
     atomic_init(&d.written, 0);
     drain_thread th[MAX_THREADS];
@@ -511,7 +552,7 @@ static int write_bucket_serial(const loaded *l, st_shard_sink *sink, shuffle_pro
 /* Buckets are emitted in order, each shuffled with its own seed; while one
  * is written, a loader thread reads and shuffles the next (so two are in
  * memory at once).  The order is the same as one bucket after another. */
-int shuffler_drain(shuffler *s, st_shard_sink *sink, int threads, shuffle_progress_fn progress,
+int shuffler_drain(shuffler *s, st_shard_sink *sink, int threads, bool runs, shuffle_progress_fn progress,
                    void *progress_ctx, volatile sig_atomic_t *cancel, st_error *err)
 {
     /* The last blocks, and the memory that held them. */
@@ -554,7 +595,8 @@ int shuffler_drain(shuffler *s, st_shard_sink *sink, int threads, shuffle_progre
             rc = st_error_set(err, ST_ECANCELED, "interrupted");
         else if (nshards)
             rc = write_bucket_direct(cur, sink, nshards, first_unit, threads > 0 ? (size_t)threads : 1,
-                                     progress, progress_ctx, written, cancel, err);
+                                     runs && st_shard_sink_groups(sink) > 0, progress, progress_ctx, written,
+                                     cancel, err);
         else
             rc = write_bucket_serial(cur, sink, progress, progress_ctx, written, cancel, err);
         if (rc == ST_OK && nshards)

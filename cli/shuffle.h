@@ -35,8 +35,10 @@ int shuffler_open(shuffler **out, uint64_t seed, uint64_t input_bytes, const cha
 int shuffler_add(shuffler *s, const uint8_t *encoded, size_t len, st_error *err);
 /* Writes every record to the sink in the shuffled order.  With --shards
  * (uncompressed, local), up to `threads` threads write different shards'
- * records at once; the shards are the same as if written one by one. */
-int shuffler_drain(shuffler *s, st_shard_sink *sink, int threads, shuffle_progress_fn progress,
+ * records at once, in runs of several records per write when `runs` (the
+ * writer stores its records as they are encoded: TFRecord); the shards are
+ * the same as if written one by one. */
+int shuffler_drain(shuffler *s, st_shard_sink *sink, int threads, bool runs, shuffle_progress_fn progress,
                    void *progress_ctx, volatile sig_atomic_t *cancel, st_error *err);
 void shuffler_close(shuffler *s);
 

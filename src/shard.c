@@ -632,6 +632,20 @@ int st_shard_sink_write_direct(st_shard_sink *s, size_t shard, const uint8_t *en
     return ST_OK;
 }
 
+int st_shard_sink_write_direct_run(st_shard_sink *s, size_t shard, const uint8_t *data, size_t len,
+                                   uint64_t records, st_error *err)
+{
+    open_shard *sh = &s->open[shard];
+    if (sh->top && len) {
+        int rc = s->opt.writer->write(sh->writer_priv, data, len, err);
+        if (rc < 0)
+            return rc;
+        start_writeback(sh);
+    }
+    sh->records += records;
+    return ST_OK;
+}
+
 void st_shard_sink_dealt(st_shard_sink *s, uint64_t records)
 {
     s->next_record += records;

@@ -110,6 +110,12 @@ size_t st_shard_sink_direct(const st_shard_sink *s, uint64_t *next_unit);
 int st_shard_sink_write_direct(st_shard_sink *s, size_t shard, const uint8_t *encoded, size_t len,
                                st_error *err);
 void st_shard_sink_dealt(st_shard_sink *s, uint64_t records);
+/* Several records to one shard in one write, encoded one after another as
+ * the writer stores them (where st_shard_sink_groups() is not 0, and the
+ * writer stores its input as it is, as TFRecord's does): the same bytes,
+ * counts and checksums as `records` calls of st_shard_sink_write_direct. */
+int st_shard_sink_write_direct_run(st_shard_sink *s, size_t shard, const uint8_t *data, size_t len,
+                                   uint64_t records, st_error *err);
 /* A unit's records dealt round robin, written group by group (the
  * conversion pipeline: a worker lays a unit's encoded records out by the
  * shard each goes to, so that the writing thread makes one write per shard

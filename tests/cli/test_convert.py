@@ -94,7 +94,8 @@ def test_jobs_identical(tmp, taxi):
 
 def test_dealt_groups(tmp, big):
     """--shards writes a unit's records shard by shard (each worker lays
-    them out by shard); --index writes them one by one: same shards."""
+    them out by shard), and the shuffle's drain in runs of records per
+    shard; --index writes them one by one: same shards."""
     small = os.path.join(tmp, "groups-small.csv")
     with open(small, "w") as f:
         f.write("a,b\n1,x\n2,y\n9,bad,row\n3,z\n")
@@ -102,6 +103,8 @@ def test_dealt_groups(tmp, big):
         ("big, 7 shards", [big], ["--shards", "7"]),
         ("two inputs, bad rows skipped, 3 shards", [big, small], ["--shards", "3", "--skip-bad-rows"]),
         ("fewer records than shards", [small], ["--shards", "8", "--skip-bad-rows"]),
+        # the shuffle's drain writes runs of records per shard on its threads
+        ("shuffled, 5 shards", [big], ["--shards", "5", "--shuffle", "--seed", "3"]),
     ]
     for what, inputs, extra in cases:
         shards = []
