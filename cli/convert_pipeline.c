@@ -362,13 +362,21 @@ static void project(const st_read_options *ro, st_record *rec)
     }
 }
 
+/* Records larger than this (on average over the unit: the bytes the
+ * reader decoded them into) are written one by one: each write is large
+ * already, and a buffer per shard growing by a few records of hundreds of
+ * KiB at a time left the heap holding tens of megabytes more. */
+#define GROUP_RECORD_MAX ((uint64_t)64 << 10)
+
 /* Whether a unit's records are encoded in groups for emit_groups: only
  * records that are encoded here (a TFRecord input's frames may pass
- * through uncopied instead, see item.direct). */
+ * through uncopied instead, see item.direct), and small ones. */
 static int start_groups(const convert_job *job, item *it, const st_format *input, st_error *err)
 {
     it->grouped = false;
     if (!job->ngroups || !job->emit_groups || input == st_format_by_name("tfrecord"))
+        return ST_OK;
+    if (it->batch.count && it->batch.arena.used / it->batch.count > GROUP_RECORD_MAX)
         return ST_OK;
     if (it->ngroups != job->ngroups) {
         for (size_t g = 0; g < it->ngroups; g++)
