@@ -636,7 +636,7 @@ int st_shard_sink_write_direct_run(st_shard_sink *s, size_t shard, const uint8_t
                                    uint64_t records, st_error *err)
 {
     open_shard *sh = &s->open[shard];
-    if (sh->top && len) {
+    if (sh->top && len) { /* else a kept shard (opt.keep): counted only */
         int rc = s->opt.writer->write(sh->writer_priv, data, len, err);
         if (rc < 0)
             return rc;
@@ -667,14 +667,10 @@ int st_shard_sink_write_groups(st_shard_sink *s, const st_shard_group *groups, s
         records += grp->records;
         if (!grp->records)
             continue;
-        open_shard *sh = &s->open[(s->next_unit + g) % s->nopen];
-        if (sh->top) { /* else a kept shard (opt.keep): counted only */
-            int rc = s->opt.writer->write(sh->writer_priv, grp->data, grp->len, err);
-            if (rc < 0)
-                return rc;
-            start_writeback(sh);
-        }
-        sh->records += grp->records;
+        int rc = st_shard_sink_write_direct_run(s, (s->next_unit + g) % s->nopen, grp->data, grp->len,
+                                                grp->records, err);
+        if (rc < 0)
+            return rc;
     }
     s->next_record += records;
     s->next_unit += records;

@@ -96,12 +96,9 @@ int st_pq_sparse_open(st_pq_sparse_page *sp, const st_pq_marks *marks, const uin
 static int fill(st_pq_sparse_page *sp, size_t a, size_t b, st_error *err)
 {
     const st_pq_marks *m = sp->marks;
-    size_t ps = page_size();
-    size_t lo = m->out[a] / ps * ps, hi = (m->out[b] + ps - 1) / ps * ps;
-    if (hi > sp->map_len)
-        hi = sp->map_len;
-    if (sp->map_len && hi > lo && mprotect(sp->base + lo, hi - lo, PROT_READ | PROT_WRITE))
-        return st_error_set(err, ST_ENOMEM, "out of memory for a page segment");
+    int rc = st_pq_sparse_expose(sp, m->out[a], m->out[b], err);
+    if (rc)
+        return rc;
     const uint8_t *src = sp->comp ? sp->comp + m->comp[a] : NULL;
     size_t comp_len = m->comp[b] - m->comp[a];
     if (!src) {
@@ -112,12 +109,12 @@ static int fill(st_pq_sparse_page *sp, size_t a, size_t b, st_error *err)
             sp->raw = r;
             sp->raw_cap = comp_len;
         }
-        int rc = st_stream_pread_full(sp->in, sp->raw, comp_len, sp->in_off + m->comp[a], err);
+        rc = st_stream_pread_full(sp->in, sp->raw, comp_len, sp->in_off + m->comp[a], err);
         if (rc)
             return rc;
         src = sp->raw;
     }
-    int rc = st_pq_marks_decode(m, a, b, src, sp->base + m->out[a], &sp->scratch, &sp->scratch_cap, err);
+    rc = st_pq_marks_decode(m, a, b, src, sp->base + m->out[a], &sp->scratch, &sp->scratch_cap, err);
     if (!rc)
         memset(sp->filled + a, 1, b - a);
     return rc;
