@@ -218,7 +218,10 @@ static int read_whole(int fd, uint8_t *to, size_t size)
     return 0;
 }
 
-static void load_bucket(loaded *l)
+/* populate: map the bucket's pages now (the loader thread, ahead of the
+ * writers); the first bucket is not, so that its writing, and the disk,
+ * start at once, the writing threads mapping pages as they reach them. */
+static void load_bucket(loaded *l, bool populate)
 {
     shuffler *s = l->s;
     bucket *bk = &s->buckets[l->b];
@@ -232,7 +235,7 @@ static void load_bucket(loaded *l)
         return;
     /* Mapped, the bucket's pages are used where they lie in the page cache
      * instead of being copied out; read into memory where that fails. */
-    void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, bk->fd, 0);
+    void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), bk->fd, 0);
     if (m != MAP_FAILED) {
         l->data = m;
         l->mapped = size;
@@ -326,7 +329,7 @@ static void *load_main(void *arg)
     shuffler *s = j->slot->s;
     unload(j->slot);
     *j->slot = (loaded){.s = s, .b = j->b};
-    load_bucket(j->slot);
+    load_bucket(j->slot, true);
     return NULL;
 }
 
@@ -335,6 +338,8 @@ static void *load_main(void *arg)
 #define PREFETCH_AHEAD 8
 /* How often a writing thread looks at the cancel flag and reports. */
 #define CHECK_EVERY 4096
+
+struct shard_runs;
 
 /* One bucket written out by several threads: the bucket's record i is
  * write number first_unit + i, so it goes to shard (first_unit + i) mod
@@ -346,7 +351,7 @@ typedef struct drain_share {
     size_t nshards, nthreads;
     uint64_t first_unit;
     volatile sig_atomic_t *cancel;
-    bool runs;                          /* records go out in runs (st_shard_sink_write_direct_run) */
+    struct shard_runs *runs;            /* records go out in runs (NULL: one by one) */
     atomic_bool stop;                   /* a thread failed: the others stop */
     atomic_uint_fast64_t written;       /* of this bucket, by all threads */
 } drain_share;
@@ -402,35 +407,82 @@ static void own_next(own_walk *w)
 }
 
 /* A shard's records gathered into one write: one call, one checksum pass
- * and one write() per RUN_BYTES instead of per record. */
-#define RUN_BYTES ((size_t)256 << 10)
+ * and one write() per run instead of per record.  The buffers live for the
+ * whole drain (one per shard, used by the thread that owns the shard in
+ * the bucket at hand): allocating them per bucket had the writing threads
+ * mapping memory while the loader thread held the address space, mapping
+ * the next bucket.  Together they take at most RUNS_MEMORY (16 KiB a
+ * shard past 1,024 shards). */
+#define RUN_MAX ((size_t)256 << 10)
+#define RUN_MIN ((size_t)16 << 10)
+#define RUNS_MEMORY ((size_t)16 << 20)
 
 typedef struct shard_run {
-    st_buf bytes;
+    uint8_t *data;                      /* cap bytes, allocated at the shard's first run */
+    size_t len;
     uint64_t records;
 } shard_run;
 
-static int run_flush(drain_share *d, shard_run *r, size_t shard, st_error *err)
+typedef struct shard_runs {
+    shard_run *run;                     /* one per shard */
+    size_t nshards;
+    size_t cap;
+} shard_runs;
+
+static void runs_close(shard_runs *r)
 {
-    int rc = st_shard_sink_write_direct_run(d->sink, shard, r->bytes.data, r->bytes.len, r->records, err);
-    st_buf_clear(&r->bytes);
+    for (size_t k = 0; r->run && k < r->nshards; k++)
+        free(r->run[k].data);
+    free(r->run);
+    *r = (shard_runs){0};
+}
+
+/* Buffers for nshards shards (the earlier ones, if any, go). */
+static int runs_reopen(shard_runs *r, size_t nshards)
+{
+    runs_close(r);
+    r->run = calloc(nshards, sizeof *r->run);
+    if (!r->run)
+        return ST_ENOMEM;
+    r->nshards = nshards;
+    size_t per = RUNS_MEMORY / nshards;
+    r->cap = per > RUN_MAX ? RUN_MAX : per < RUN_MIN ? RUN_MIN : per;
+    return ST_OK;
+}
+
+static int run_flush(drain_share *d, size_t shard, st_error *err)
+{
+    shard_run *r = &d->runs->run[shard];
+    int rc = st_shard_sink_write_direct_run(d->sink, shard, r->data, r->len, r->records, err);
+    r->len = 0;
     r->records = 0;
     return rc;
 }
 
-/* Record i of the bucket to its shard: at once, or into the shard's run. */
-static int write_one(drain_share *d, shard_run *runs, const own_walk *w, st_error *err)
+/* Record i of the bucket to its shard: at once, or into the shard's run
+ * (a record larger than a run goes out on its own, after the run). */
+static int write_one(drain_share *d, const own_walk *w, st_error *err)
 {
     const loaded *l = d->l;
     const uint8_t *p = l->data + l->items[w->i].offset;
     size_t len = l->items[w->i].len;
-    if (!runs)
+    if (!d->runs)
         return st_shard_sink_write_direct(d->sink, w->shard, p, len, err);
-    shard_run *r = &runs[w->shard];
-    if (st_buf_append(&r->bytes, p, len))
+    shard_run *r = &d->runs->run[w->shard];
+    size_t cap = d->runs->cap;
+    if (len > cap - r->len && r->records) {
+        int rc = run_flush(d, w->shard, err);
+        if (rc < 0)
+            return rc;
+    }
+    if (len > cap)
+        return st_shard_sink_write_direct_run(d->sink, w->shard, p, len, 1, err);
+    if (!r->data && !(r->data = malloc(cap)))
         return st_error_set(err, ST_ENOMEM, "out of memory");
+    memcpy(r->data + r->len, p, len);
+    r->len += len;
     r->records++;
-    return r->bytes.len >= RUN_BYTES ? run_flush(d, r, w->shard, err) : ST_OK;
+    return ST_OK;
 }
 
 static int write_share(drain_thread *th)
@@ -438,9 +490,6 @@ static int write_share(drain_thread *th)
     drain_share *d = th->d;
     const loaded *l = d->l;
     size_t first = (size_t)(d->first_unit % d->nshards), mine = 0;
-    shard_run *runs = d->runs ? calloc(d->nshards, sizeof *runs) : NULL;
-    if (d->runs && !runs)
-        return st_error_set(&th->err, ST_ENOMEM, "out of memory");
     int rc = ST_OK;
     own_walk w, ahead;
     own_first(&w, first, d->nshards, d->nthreads, th->t);
@@ -450,7 +499,7 @@ static int write_share(drain_thread *th)
     for (; w.i < l->count && rc == ST_OK; own_next(&w), own_next(&ahead)) {
         if (ahead.i < l->count)
             prefetch(l, ahead.i);
-        rc = write_one(d, runs, &w, &th->err);
+        rc = write_one(d, &w, &th->err);
         if (rc == ST_OK && ++mine == CHECK_EVERY) {
             uint64_t all = atomic_fetch_add(&d->written, mine) + mine;
             mine = 0;
@@ -462,12 +511,15 @@ static int write_share(drain_thread *th)
                 th->progress(th->progress_ctx, th->written_before + all);
         }
     }
-    for (size_t k = 0; runs && k < d->nshards; k++) {
-        if (rc == ST_OK && runs[k].records)
-            rc = run_flush(d, &runs[k], k, &th->err);
-        st_buf_free(&runs[k].bytes);
+    /* The bucket's last runs of this thread's shards (the next bucket
+     * may share the shards out differently). */
+    for (size_t k = th->t; d->runs && k < d->nshards; k += d->nthreads) {
+        shard_run *r = &d->runs->run[k];
+        if (r->records && rc == ST_OK)
+            rc = run_flush(d, k, &th->err);
+        r->len = 0;
+        r->records = 0;
     }
-    free(runs);
     if (rc == ST_OK)
         atomic_fetch_add(&d->written, mine);
     return rc;
@@ -485,7 +537,7 @@ static void *share_main(void *arg)
 /* Writes a loaded bucket to shards directly, on up to `threads` threads
  * (this one among them). */
 static int write_bucket_direct(const loaded *l, st_shard_sink *sink, size_t nshards, uint64_t first_unit,
-                               size_t threads, bool runs, shuffle_progress_fn progress, void *progress_ctx,
+                               size_t threads, shard_runs *runs, shuffle_progress_fn progress, void *progress_ctx,
                                uint64_t written_before, volatile sig_atomic_t *cancel, st_error *err)
 {
     enum { MAX_THREADS = 16, FEW = 16384 };
@@ -570,7 +622,8 @@ int shuffler_drain(shuffler *s, st_shard_sink *sink, int threads, bool runs, shu
         return ST_OK;
     loaded slots[2] = {{.s = s, .b = 0}, {.s = s}};
     loaded *cur = &slots[0], *next = &slots[1];
-    load_bucket(cur);
+    load_bucket(cur, false);
+    shard_runs run_space = {0};
     uint64_t written = 0;
     int rc = ST_OK;
     for (size_t b = 0; b < s->nbuckets; b++) {
@@ -591,12 +644,14 @@ int shuffler_drain(shuffler *s, st_shard_sink *sink, int threads, bool runs, shu
         }
         uint64_t first_unit;
         size_t nshards = st_shard_sink_direct(sink, &first_unit);
-        if (cancel && *cancel)
+        bool in_runs = runs && nshards && st_shard_sink_groups(sink) == nshards;
+        if (in_runs && run_space.nshards != nshards && runs_reopen(&run_space, nshards) < 0)
+            rc = st_error_set(err, ST_ENOMEM, "out of memory");
+        else if (cancel && *cancel)
             rc = st_error_set(err, ST_ECANCELED, "interrupted");
         else if (nshards)
             rc = write_bucket_direct(cur, sink, nshards, first_unit, threads > 0 ? (size_t)threads : 1,
-                                     runs && st_shard_sink_groups(sink) > 0, progress, progress_ctx, written,
-                                     cancel, err);
+                                     in_runs ? &run_space : NULL, progress, progress_ctx, written, cancel, err);
         else
             rc = write_bucket_serial(cur, sink, progress, progress_ctx, written, cancel, err);
         if (rc == ST_OK && nshards)
@@ -615,6 +670,7 @@ int shuffler_drain(shuffler *s, st_shard_sink *sink, int threads, bool runs, shu
     }
     unload(&slots[0]);
     unload(&slots[1]);
+    runs_close(&run_space);
     return rc;
 }
 

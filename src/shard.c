@@ -547,8 +547,10 @@ static int write_index_line(open_shard *sh, size_t len, st_error *err)
 /* Starts writing a local shard's new bytes to disk, every few MiB, without
  * waiting: the sync before the rename then finds little left to do, and
  * the run does not end with the whole output's writeback on one thread
- * while the others are idle. */
-#define WRITEBACK_STEP ((uint64_t)8 << 20)
+ * while the others are idle.  A small step matters where the whole output
+ * is written at the end (a shuffle's drain): the disk starts at once
+ * rather than once every shard holds the step's bytes. */
+#define WRITEBACK_STEP ((uint64_t)2 << 20)
 static void start_writeback(open_shard *sh)
 {
 #ifdef SYNC_FILE_RANGE_WRITE

@@ -99,12 +99,21 @@ def test_dealt_groups(tmp, big):
     small = os.path.join(tmp, "groups-small.csv")
     with open(small, "w") as f:
         f.write("a,b\n1,x\n2,y\n9,bad,row\n3,z\n")
+    mixed = os.path.join(tmp, "groups-mixed.csv")
+    with open(mixed, "w") as f:
+        f.write("a,b\n")
+        for i in range(20000):  # enough for the drain's threads
+            size = 300000 + i if i % 2000 == 7 else 200000 if i % 2000 == 8 else i % 50
+            f.write("%d,%s\n" % (i, "v" * size))
     cases = [
         ("big, 7 shards", [big], ["--shards", "7"]),
         ("two inputs, bad rows skipped, 3 shards", [big, small], ["--shards", "3", "--skip-bad-rows"]),
         ("fewer records than shards", [small], ["--shards", "8", "--skip-bad-rows"]),
         # the shuffle's drain writes runs of records per shard on its threads
         ("shuffled, 5 shards", [big], ["--shards", "5", "--shuffle", "--seed", "3"]),
+        # records larger than a run (256 KiB) go out on their own, after
+        # the run they interrupt
+        ("shuffled, some records larger than a run", [mixed], ["--shards", "5", "--shuffle", "--seed", "4"]),
     ]
     for what, inputs, extra in cases:
         shards = []
