@@ -437,10 +437,8 @@ static void runs_close(shard_runs *r)
     *r = (shard_runs){0};
 }
 
-/* Buffers for nshards shards (the earlier ones, if any, go). */
-static int runs_reopen(shard_runs *r, size_t nshards)
+static int runs_open(shard_runs *r, size_t nshards)
 {
-    runs_close(r);
     r->run = calloc(nshards, sizeof *r->run);
     if (!r->run)
         return ST_ENOMEM;
@@ -620,10 +618,16 @@ int shuffler_drain(shuffler *s, st_shard_sink *sink, int threads, bool runs, shu
     }
     if (s->nbuckets == 0)
         return ST_OK;
+    /* The sink's shards stay the same through the drain: runs, where the
+     * writer stores records as they are encoded, for all of them. */
+    uint64_t first_unit;
+    size_t nshards = st_shard_sink_direct(sink, &first_unit);
+    shard_runs run_space = {0};
+    if (runs && nshards && st_shard_sink_groups(sink) == nshards && runs_open(&run_space, nshards) < 0)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
     loaded slots[2] = {{.s = s, .b = 0}, {.s = s}};
     loaded *cur = &slots[0], *next = &slots[1];
     load_bucket(cur, false);
-    shard_runs run_space = {0};
     uint64_t written = 0;
     int rc = ST_OK;
     for (size_t b = 0; b < s->nbuckets; b++) {
@@ -642,16 +646,13 @@ int shuffler_drain(shuffler *s, st_shard_sink *sink, int threads, bool runs, shu
         } else {
             unload(next);
         }
-        uint64_t first_unit;
-        size_t nshards = st_shard_sink_direct(sink, &first_unit);
-        bool in_runs = runs && nshards && st_shard_sink_groups(sink) == nshards;
-        if (in_runs && run_space.nshards != nshards && runs_reopen(&run_space, nshards) < 0)
-            rc = st_error_set(err, ST_ENOMEM, "out of memory");
-        else if (cancel && *cancel)
+        st_shard_sink_direct(sink, &first_unit);
+        if (cancel && *cancel)
             rc = st_error_set(err, ST_ECANCELED, "interrupted");
         else if (nshards)
             rc = write_bucket_direct(cur, sink, nshards, first_unit, threads > 0 ? (size_t)threads : 1,
-                                     in_runs ? &run_space : NULL, progress, progress_ctx, written, cancel, err);
+                                     run_space.run ? &run_space : NULL, progress, progress_ctx, written,
+                                     cancel, err);
         else
             rc = write_bucket_serial(cur, sink, progress, progress_ctx, written, cancel, err);
         if (rc == ST_OK && nshards)
