@@ -10,6 +10,8 @@
  * writes PREFIX.manifest.json, which `verify --manifest` checks as the
  * manifest of a single run. */
 #include "cli.h"
+#include "convert_dealing.h"
+#include "input_identity.h"
 #include "json_read.h"
 #include "manifest_read.h"
 
@@ -153,54 +155,11 @@ static int find_task_manifests(combine_state *c)
 
 /* ---- comparing options ------------------------------------------------------------ */
 
-/* Writes a parsed JSON value back (numbers keep their literal). */
-static void emit(st_jsonw *w, const json_value *v)
-{
-    switch (v->type) {
-    case JSON_NULL: st_json_null(w); break;
-    case JSON_BOOL: st_json_bool(w, v->boolean); break;
-    case JSON_NUMBER: st_json_raw(w, v->text, strlen(v->text)); break;
-    case JSON_STRING: st_json_string(w, v->text); break;
-    case JSON_ARRAY:
-        st_json_begin_array(w);
-        for (size_t i = 0; i < v->count; i++)
-            emit(w, &v->items[i]);
-        st_json_end_array(w);
-        break;
-    case JSON_OBJECT:
-        st_json_begin_object(w);
-        for (size_t i = 0; i < v->count; i++) {
-            st_json_key(w, v->keys[i]);
-            emit(w, &v->items[i]);
-        }
-        st_json_end_object(w);
-        break;
-    }
-}
-
-/* What differs from task to task by design: its share of the inputs and
- * its number. */
-static bool per_task_option(const char *key)
-{
-    return !strcmp(key, "inputs") || !strcmp(key, "task") || !strcmp(key, "tasks") || !strcmp(key, "task_share");
-}
-
 /* The options that shaped every task alike, as compact JSON (malloc'd). */
 static char *shared_options(const json_value *options)
 {
-    st_buf b = {0};
-    st_jsonw w;
-    st_jsonw_init(&w, &b, false);
-    st_json_begin_object(&w);
-    for (size_t i = 0; options && options->type == JSON_OBJECT && i < options->count; i++) {
-        if (per_task_option(options->keys[i]))
-            continue;
-        st_json_key(&w, options->keys[i]);
-        emit(&w, &options->items[i]);
-    }
-    st_json_end_object(&w);
-    st_buf_append(&b, "", 1);
-    return (char *)b.data;
+    static const char *const per_task[] = {"inputs", "task", "tasks", "task_share", NULL};
+    return json_object_text(options, per_task);
 }
 
 static const char *text_of(const json_value *obj, const char *key)
@@ -343,6 +302,28 @@ static int add_task(combine_state *c, unsigned long long index, const task_doc *
                     text_of(share, "dealing") ? text_of(share, "dealing") : "by files",
                     in_bytes, text_of(first_share, "dealing") ? text_of(first_share, "dealing") : "by files",
                     first_in_bytes);
+    /* Every task records the whole ordered list of the run's inputs: tasks
+     * that read other files, or the same in another order, or a file
+     * changed between them, dealt other records than their shards say. */
+    char why[9000];
+    if (input_identity_compare(json_get(json_get(&first->root, "options"), "input_files"),
+                               json_get(options, "input_files"), first->path, doc->path, why,
+                               sizeof why) != INPUTS_SAME)
+        return fail(c, doc->path, "the tasks did not read the same inputs: %s; run the differing tasks again "
+                    "on the same inputs (--force)", why);
+    /* Dealt by bytes, each task owns exactly its range of the inputs'
+     * total: together they cover it once, without gap or overlap. */
+    uint64_t range_begin = 0, range_end = 0, want_begin, want_end;
+    if (has_bytes) {
+        convert_dealing_range(in_bytes, task, tasks, &want_begin, &want_end);
+        if (!json_uint(json_get(share, "range_begin"), &range_begin) ||
+            !json_uint(json_get(share, "range_end"), &range_end) || range_begin != want_begin ||
+            range_end != want_end)
+            return fail(c, doc->path, "its share of the inputs' %" PRIu64 " bytes is %" PRIu64 " ... %" PRIu64
+                        ", not task %" PRIu64 "'s %" PRIu64 " ... %" PRIu64 ": the tasks' shares would overlap "
+                        "or leave a gap (an edited task manifest?); run this task again",
+                        in_bytes, range_begin, range_end, task, want_begin, want_end);
+    }
     char *opts = shared_options(options);
     if (!opts)
         return fail(c, doc->path, "out of memory");
@@ -598,7 +579,7 @@ static int run_combine(const cli_command *cmd, cli_values *v)
             st_json_end_array(&w);
             for (size_t i = 0; i < opts.count; i++) {
                 st_json_key(&w, opts.keys[i]);
-                emit(&w, &opts.items[i]);
+                json_emit(&w, &opts.items[i]);
             }
             char n[32];
             snprintf(n, sizeof n, "%llu", c.tasks);

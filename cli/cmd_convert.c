@@ -5,6 +5,7 @@
 #include "convert_pipeline.h"
 #include "duplicate_inputs.h"
 #include "input.h"
+#include "input_identity.h"
 #include "output.h"
 #include "progress.h"
 #include "resume.h"
@@ -105,7 +106,7 @@ static void select_task_inputs(char **paths, size_t *npaths, uint64_t index, uin
 static char *options_json(const cli_values *v, char **paths, size_t npaths, const char *to,
                           const st_shard_options *sopt, uint64_t task, uint64_t tasks,
                           const char *dealing, const uint64_t *starts, uint64_t range_begin,
-                          uint64_t range_end)
+                          uint64_t range_end, const char *input_files)
 {
     st_buf b = {0};
     st_jsonw w;
@@ -119,6 +120,12 @@ static char *options_json(const cli_values *v, char **paths, size_t npaths, cons
         st_json_string(&w, st_url_shown(paths[i], shown, sizeof shown));
     }
     st_json_end_array(&w);
+    /* Every input of the run (of every task), with what tells a changed
+     * one apart: what --resume and combine compare (input_identity.h). */
+    if (input_files) {
+        st_json_key(&w, "input_files");
+        st_json_raw(&w, input_files, strlen(input_files));
+    }
     st_json_member_string(&w, "to", to);
     static const char *const shaping[] = {
         "from", "shards", "shard-size", "records-per-shard", "compression", "columns", "exclude",
@@ -267,6 +274,19 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         cli_output_free(&out);
         return status;
     }
+    /* The tasks of one run, each on its own node, see the inputs in one
+     * order whatever their shells' locales listed them in. */
+    if (tasks > 1)
+        input_identity_sort(in.paths, in.npaths);
+    /* What --resume and combine prove the inputs by, over all of them
+     * (before a task takes its share). */
+    char *input_files = input_identity_json(in.paths, in.npaths, tasks > 1 || out.resume);
+    if (!input_files) {
+        cli_error(cmd, "out of memory");
+        cli_input_free(&in);
+        cli_output_free(&out);
+        return EXIT_DAMAGED;
+    }
     /* Enough inputs: each task takes whole files.  Fewer inputs than tasks
      * (one large CSV or Parquet file): every task reads them all and keeps
      * its share of their units. */
@@ -283,6 +303,7 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         if (column_kinds_set(&forced, in.types.columns[i].name, in.types.columns[i].kind)) {
             cli_error(cmd, "out of memory");
             column_kinds_free(&forced);
+            free(input_files);
             cli_input_free(&in);
             cli_output_free(&out);
             return EXIT_DAMAGED;
@@ -298,6 +319,7 @@ static int run_convert(const cli_command *cmd, cli_values *v)
             column_kinds_free(&widen);
             column_kinds_free(&forced);
             st_schema_free(&widen_csv);
+            free(input_files);
             cli_input_free(&in);
             cli_output_free(&out);
             return cli_exit_for(rc);
@@ -365,13 +387,22 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     job.total_input_bytes = total_size(in.paths, in.npaths);
 
     char *opts = options_json(v, in.paths, in.npaths, to, &out.sopt, task, tasks, dealing, starts, range_begin,
-                              range_end);
+                              range_end, input_files);
+    free(input_files);
     size_t kept = 0;
     char why[8800] = "";
     st_shard_keep *keep = NULL;
-    if (out.resume && resume_plan(&out, opts, &keep, &kept, why, sizeof why)) {
-        /* Finished before: nothing is read or written again. */
-        if (!cli_has(v, "quiet"))
+    bool inputs_changed = false;
+    bool finished = out.resume && resume_plan(&out, opts, &keep, &kept, &inputs_changed, why, sizeof why);
+    if (inputs_changed) {
+        cli_error(cmd, "%s: --resume: %s; the earlier run's shards hold the records as they were, so none "
+                  "is kept: convert anew with --force (every task, in a distributed run)", out.manifest_path, why);
+        status = EXIT_DAMAGED;
+    }
+    if (finished || inputs_changed) {
+        /* Finished before (nothing is read or written again), or refused:
+         * either way the earlier set is left as it is. */
+        if (finished && !cli_has(v, "quiet"))
             fprintf(stderr, "shardtool convert: %s: --resume: %s finished before; kept its %zu shard%s\n",
                     out.manifest_path, tasks > 1 ? "this task" : "this run", kept, kept == 1 ? "" : "s");
         free(opts);
@@ -384,7 +415,7 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         cli_input_free(&in);
         out.committed = true;
         cli_output_free(&out);
-        return EXIT_OK;
+        return status;
     }
     if (keep) {
         /* Only the lost or damaged shards are written again. */

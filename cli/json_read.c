@@ -250,3 +250,55 @@ char *json_read_file(const char *path, size_t *len, st_error *err)
     }
     return buf;
 }
+
+void json_emit(st_jsonw *w, const json_value *v)
+{
+    switch (v->type) {
+    case JSON_NULL: st_json_null(w); break;
+    case JSON_BOOL: st_json_bool(w, v->boolean); break;
+    case JSON_NUMBER: st_json_raw(w, v->text, strlen(v->text)); break;
+    case JSON_STRING: st_json_string(w, v->text); break;
+    case JSON_ARRAY:
+        st_json_begin_array(w);
+        for (size_t i = 0; i < v->count; i++)
+            json_emit(w, &v->items[i]);
+        st_json_end_array(w);
+        break;
+    case JSON_OBJECT:
+        st_json_begin_object(w);
+        for (size_t i = 0; i < v->count; i++) {
+            st_json_key(w, v->keys[i]);
+            json_emit(w, &v->items[i]);
+        }
+        st_json_end_object(w);
+        break;
+    }
+}
+
+static bool skipped(const char *key, const char *const *skip)
+{
+    for (size_t i = 0; skip && skip[i]; i++)
+        if (strcmp(key, skip[i]) == 0)
+            return true;
+    return false;
+}
+
+char *json_object_text(const json_value *obj, const char *const *skip)
+{
+    st_buf b = {0};
+    st_jsonw w;
+    st_jsonw_init(&w, &b, false);
+    st_json_begin_object(&w);
+    for (size_t i = 0; obj && obj->type == JSON_OBJECT && i < obj->count; i++) {
+        if (skipped(obj->keys[i], skip))
+            continue;
+        st_json_key(&w, obj->keys[i]);
+        json_emit(&w, &obj->items[i]);
+    }
+    st_json_end_object(&w);
+    if (st_buf_append(&b, "", 1) != 0) {
+        free(b.data);
+        return NULL;
+    }
+    return (char *)b.data;
+}

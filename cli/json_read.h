@@ -27,6 +27,13 @@ void json_free(json_value *v);
 const json_value *json_get(const json_value *obj, const char *key);
 /* The number as uint64; false when it is not a non-negative integer. */
 bool json_uint(const json_value *v, uint64_t *out);
+/* Writes a parsed value back (numbers keep their literal). */
+struct st_jsonw;
+void json_emit(struct st_jsonw *w, const json_value *v);
+/* The object as compact JSON without the members named in skip
+ * (NULL-terminated, or NULL), malloc'd; NULL when out of memory.  Two
+ * objects with the same members in the same order give the same text. */
+char *json_object_text(const json_value *obj, const char *const *skip);
 /* Reads a whole (small) file, local or remote; NULL with err set on failure. */
 char *json_read_file(const char *path, size_t *len, st_error *err);
 

@@ -1,6 +1,7 @@
 /* --resume (see resume.h). */
 #include "resume.h"
 
+#include "input_identity.h"
 #include "json_read.h"
 #include "manifest_read.h"
 
@@ -141,10 +142,45 @@ static const char *base_of(const char *path)
     return slash ? slash + 1 : path;
 }
 
+/* Whether the earlier run's options (in the manifest's text) are this
+ * run's: the same options, and then the same inputs.  An earlier run
+ * that recorded no inputs (an older version) counts as other options. */
+static bool same_options(const char *manifest_text, size_t len, const char *options_json, bool *inputs_changed,
+                         char *why, size_t whycap)
+{
+    json_value earlier, now;
+    char msg[200];
+    if (json_parse(manifest_text, len, &earlier, msg, sizeof msg) != 0)
+        return false;
+    if (json_parse(options_json, strlen(options_json), &now, msg, sizeof msg) != 0) {
+        json_free(&earlier);
+        return false;
+    }
+    static const char *const identity[] = {"input_files", NULL};
+    const json_value *old_options = json_get(&earlier, "options");
+    char *a = json_object_text(old_options, identity), *b = json_object_text(&now, identity);
+    bool same = a && b && strcmp(a, b) == 0;
+    if (same) {
+        /* Inputs that changed are refused; inputs that cannot be proved
+         * the same (recorded by an older version) are converted anew. */
+        input_identity_result r = input_identity_compare(json_get(old_options, "input_files"),
+                                                         json_get(&now, "input_files"), "the earlier run",
+                                                         "this run", why, whycap);
+        *inputs_changed = r == INPUTS_DIFFER;
+        same = r == INPUTS_SAME;
+    }
+    free(a);
+    free(b);
+    json_free(&earlier);
+    json_free(&now);
+    return same;
+}
+
 bool resume_check(const char *manifest_path, const char *options_json, bool indexes, char *const *names,
-                  size_t n, st_shard_keep *keep, size_t *kept, char *why, size_t whycap)
+                  size_t n, st_shard_keep *keep, size_t *kept, bool *inputs_changed, char *why, size_t whycap)
 {
     *kept = 0;
+    *inputs_changed = false;
     why[0] = '\0';
     struct stat st;
     bool remote = st_path_is_remote(manifest_path);
@@ -159,12 +195,13 @@ bool resume_check(const char *manifest_path, const char *options_json, bool inde
         snprintf(why, whycap, "%s", err.msg);
         return false;
     }
-    /* The manifest holds the run's options verbatim (st_manifest_write). */
-    char *key = malloc(strlen(options_json) + 16);
-    bool same = key && (sprintf(key, "\"options\": %s", options_json), strstr(text, key) != NULL);
-    free(key);
     manifest m;
     char msg[256];
+    bool same = same_options(text, len, options_json, inputs_changed, why, whycap);
+    if (*inputs_changed) {
+        free(text);
+        return false;
+    }
     if (!same || manifest_parse(text, len, &m, msg, sizeof msg) != 0) {
         snprintf(why, whycap, "%s was written with other options", manifest_path);
         free(text);
@@ -208,9 +245,10 @@ bool resume_check(const char *manifest_path, const char *options_json, bool inde
     return all;
 }
 
-bool resume_plan(const cli_output *out, const char *options_json, st_shard_keep **keep, size_t *kept, char *why,
-                 size_t whycap)
+bool resume_plan(const cli_output *out, const char *options_json, st_shard_keep **keep, size_t *kept,
+                 bool *inputs_changed, char *why, size_t whycap)
 {
+    *inputs_changed = false;
     *keep = NULL;
     *kept = 0;
     snprintf(why, whycap, "no manifest");
@@ -235,7 +273,7 @@ bool resume_plan(const cli_output *out, const char *options_json, st_shard_keep 
     }
     bool complete = named == n && names && k;
     bool finished = resume_check(out->manifest_path, options_json, o->index, complete ? names : NULL,
-                                 complete ? n : 0, k, kept, why, whycap);
+                                 complete ? n : 0, k, kept, inputs_changed, why, whycap);
     for (size_t i = 0; i < named; i++)
         free(names[i]);
     free(names);

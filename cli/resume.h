@@ -7,7 +7,9 @@
  * so a manifest without a journal beside it means every shard it lists was
  * complete.  --resume keeps such a set when the manifest was written with
  * the same options (inputs, task, shards, ...) and every shard it lists is
- * still there with its size and CRC32C.  When only some are (a shard lost
+ * still there with its size and CRC32C.  Inputs that changed since (their
+ * size, modification time or ETag, as "input_files" records them) are
+ * refused: the earlier shards hold the records as they were.  When only some are (a shard lost
  * or damaged later), the run converts again but writes only the others:
  * the sink counts the records dealt to a kept shard instead of writing
  * them (st_shard_options.keep).  Anything else of the run's own is
@@ -29,16 +31,19 @@
  * intact.  Returns true when everything the manifest lists is intact (the
  * earlier run finished: nothing to do); false with the first reason in why
  * (no manifest, other options, a shard missing or changed).  *kept: how
- * many shards are intact. */
+ * many shards are intact.  *inputs_changed: the options are the same but
+ * an input is not the one the earlier run read (why names it): nothing
+ * may be kept, and converting anew would mix old and new records in a
+ * distributed run, so the caller refuses. */
 bool resume_check(const char *manifest_path, const char *options_json, bool indexes, char *const *names,
-                  size_t n, st_shard_keep *keep, size_t *kept, char *why, size_t whycap);
+                  size_t n, st_shard_keep *keep, size_t *kept, bool *inputs_changed, char *why, size_t whycap);
 
 /* --resume for the run `out` is about to make with these options: true
  * when its earlier run finished (nothing to do; *kept: its shards).  Else,
  * with --shards, *keep (malloc'd; NULL when none) marks the shards of the
  * earlier run that are intact, *kept of them, for out->sopt.keep; why
  * says what is missing or changed. */
-bool resume_plan(const cli_output *out, const char *options_json, st_shard_keep **keep, size_t *kept, char *why,
-                 size_t whycap);
+bool resume_plan(const cli_output *out, const char *options_json, st_shard_keep **keep, size_t *kept,
+                 bool *inputs_changed, char *why, size_t whycap);
 
 #endif

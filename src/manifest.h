@@ -5,8 +5,11 @@
  * name is not UTF-8), record count, size and CRC32C, the totals, the
  * feature schema and the options of the run, so that `verify --manifest`
  * can prove later that nothing is missing or changed.  It holds nothing
- * that varies between runs of the same conversion (no times, no --jobs),
- * so identical conversions give identical manifests. */
+ * that varies between runs of the same conversion (no run times, no
+ * --jobs), so identical conversions of the same input files give identical
+ * manifests; the options record each input's size and modification time
+ * ("input_files", for --resume and combine), so a file written anew with
+ * the same bytes gives another manifest. */
 #ifndef ST_MANIFEST_H
 #define ST_MANIFEST_H
 

@@ -79,6 +79,34 @@ static const st_ostream_ops crc_layer_ops = {
     .abort = crc_abort,
 };
 
+/* ---- a kept shard's bytes: checksummed, never stored ---------------------- */
+
+/* --resume keeps an earlier run's shard only when this run would write the
+ * very same bytes: the records dealt to it can change while their count
+ * stays (an input edited in place).  So its records go through the writer,
+ * the compressor and the checksum layer as for a written shard, and end
+ * here, where they are dropped. */
+static int discard_write(st_ostream *o, const void *buf, size_t n, st_error *err)
+{
+    (void)o, (void)buf, (void)n, (void)err;
+    return ST_OK;
+}
+
+static int discard_commit(st_ostream *o, st_error *err)
+{
+    (void)o, (void)err;
+    return ST_OK;
+}
+
+static void discard_abort(st_ostream *o) { (void)o; }
+
+static const st_ostream_ops discard_ops = {
+    .kind = "kept shard (checksummed only)",
+    .write = discard_write,
+    .commit = discard_commit,
+    .abort = discard_abort,
+};
+
 /* ---- one shard being written --------------------------------------------- */
 
 typedef struct open_shard {
@@ -98,6 +126,7 @@ typedef struct open_shard {
                                * compressing threads have got */
     uint64_t buffered;      /* record bytes the writer may still hold (CSV lines, an Avro block) */
     uint64_t writeback_from; /* stored.bytes when the file's writeback was last started */
+    bool checking;          /* a kept shard (opt.keep): its bytes are only checksummed */
 } open_shard;
 
 struct st_shard_sink {
@@ -263,19 +292,22 @@ static int open_output(st_shard_sink *s, const char *final, const char *tmp, int
     return rc;
 }
 
-static int shard_open(st_shard_sink *s, open_shard *sh, uint64_t index, st_error *err)
+/* Opens shard `index` for writing or, when `checking` (a kept shard), for
+ * checksumming only: no file, no index, the earlier file left alone. */
+static int shard_open_as(st_shard_sink *s, open_shard *sh, uint64_t index, bool checking, st_error *err)
 {
     memset(sh, 0, sizeof *sh);
     sh->fd = sh->index_fd = -1;
+    sh->checking = checking;
     int rc;
     if (!s->provisional) {
         sh->path = final_name(s, index, s->opt.count, "");
         if (!sh->path)
             return st_error_set(err, ST_EUSAGE, "%s: output name too long", s->opt.prefix);
-        if (s->local && (rc = st_output_name_check(sh->path, s->opt.force, err)) < 0)
+        if (s->local && !checking && (rc = st_output_name_check(sh->path, s->opt.force, err)) < 0)
             goto fail;
     }
-    if (s->local && !(sh->tmp_path = tmp_name(s, index, ""))) {
+    if (s->local && !checking && !(sh->tmp_path = tmp_name(s, index, ""))) {
         rc = st_error_set(err, ST_ENOMEM, "out of memory");
         goto fail;
     }
@@ -291,7 +323,11 @@ static int shard_open(st_shard_sink *s, open_shard *sh, uint64_t index, st_error
         snprintf(shown, sizeof shown, "%s%s-%05" PRIu64 "%s.partial", s->opt.prefix,
                  s->opt.infix ? s->opt.infix : "", index, s->ext);
     st_ostream *raw = NULL;
-    rc = open_output(s, sh->path ? sh->path : shown, sh->tmp_path, &sh->fd, &raw, err);
+    if (checking)
+        rc = (raw = st_ostream_alloc(&discard_ops, shown, 0)) ? ST_OK
+                                                              : st_error_set(err, ST_ENOMEM, "out of memory");
+    else
+        rc = open_output(s, sh->path ? sh->path : shown, sh->tmp_path, &sh->fd, &raw, err);
     if (rc < 0)
         goto fail;
     st_ostream *layer = st_ostream_alloc(&crc_layer_ops, shown, sizeof(crc_layer *));
@@ -318,7 +354,7 @@ static int shard_open(st_shard_sink *s, open_shard *sh, uint64_t index, st_error
             goto fail;
         }
     }
-    if (s->opt.index) {
+    if (s->opt.index && !checking) {
         if (!s->provisional) {
             sh->index_path = final_name(s, index, s->opt.count, ".idx");
             if (!sh->index_path) {
@@ -348,6 +384,11 @@ static int shard_open(st_shard_sink *s, open_shard *sh, uint64_t index, st_error
 fail:
     shard_discard(s, sh);
     return rc;
+}
+
+static int shard_open(st_shard_sink *s, open_shard *sh, uint64_t index, st_error *err)
+{
+    return shard_open_as(s, sh, index, false, err);
 }
 
 static int remember_done(st_shard_sink *s, open_shard *sh, uint64_t bytes, uint32_t crc)
@@ -518,9 +559,9 @@ int st_shard_sink_open(const st_shard_options *opt, st_shard_sink **out, st_erro
         s->open[i].fd = s->open[i].index_fd = -1;
     if (!s->provisional) {
         for (size_t i = 0; i < s->nopen; i++) {
-            if (opt->keep && opt->keep[i].keep)
-                continue; /* counted only (write_unit); a kept object is never uploaded again */
-            int rc = shard_open(s, &s->open[i], i, err);
+            /* A kept shard or object is checksummed only, never written again. */
+            bool kept = opt->keep && opt->keep[i].keep;
+            int rc = shard_open_as(s, &s->open[i], i, kept, err);
             if (rc < 0) {
                 st_shard_sink_abort(s);
                 st_shard_sink_free(s);
@@ -638,7 +679,7 @@ int st_shard_sink_write_direct_run(st_shard_sink *s, size_t shard, const uint8_t
                                    uint64_t records, st_error *err)
 {
     open_shard *sh = &s->open[shard];
-    if (sh->top && len) { /* else a kept shard (opt.keep): counted only */
+    if (len) {
         int rc = s->opt.writer->write(sh->writer_priv, data, len, err);
         if (rc < 0)
             return rc;
@@ -754,12 +795,6 @@ int st_shard_sink_write_unit(st_shard_sink *s, const uint8_t *encoded, size_t le
 {
     if (!s->provisional) {
         open_shard *sh = &s->open[s->next_unit % s->nopen];
-        if (!sh->top) { /* a kept shard (opt.keep) */
-            sh->records += records;
-            s->next_record += records;
-            s->next_unit++;
-            return ST_OK;
-        }
         return write_to(s, sh, encoded, len, records, err);
     }
 
@@ -791,12 +826,14 @@ int st_shard_sink_write_unit(st_shard_sink *s, const uint8_t *encoded, size_t le
 }
 
 /* Records a shard kept from an earlier run (opt.keep) as done and
- * published, once the records dealt to it show the same inputs. */
+ * published, once the bytes this run would have written to it are the
+ * ones the earlier run wrote: the same records, not only as many. */
 static int keep_shard(st_shard_sink *s, size_t i, st_error *err)
 {
     const st_shard_keep *k = &s->opt.keep[i];
     open_shard *sh = &s->open[i];
-    char *path = final_name(s, i, s->opt.count, "");
+    char *path = sh->path ? sh->path : final_name(s, i, s->opt.count, "");
+    sh->path = NULL;
     if (!path)
         return st_error_set(err, ST_ENOMEM, "out of memory");
     if (sh->records != k->records) {
@@ -804,6 +841,16 @@ static int keep_shard(st_shard_sink *s, size_t i, st_error *err)
                               "%s: kept from the earlier run, which put %" PRIu64 " records in it; this run "
                               "deals it %" PRIu64 ": the inputs changed since (use --force to convert anew)",
                               path, k->records, sh->records);
+        free(path);
+        return rc;
+    }
+    if (sh->stored.bytes != k->bytes || sh->stored.crc != k->crc32c) {
+        int rc = st_error_set(err, ST_EDATA,
+                              "%s: kept from the earlier run, but the %" PRIu64 " records this run deals it "
+                              "are not the ones it holds (they would make %" PRIu64 " bytes with CRC32C "
+                              "%08" PRIx32 ", not %" PRIu64 " bytes with %08" PRIx32 "): the inputs changed "
+                              "since (use --force to convert anew)",
+                              path, sh->records, sh->stored.bytes, sh->stored.crc, k->bytes, k->crc32c);
         free(path);
         return rc;
     }
@@ -954,7 +1001,9 @@ int st_shard_sink_finish(st_shard_sink *s, st_error *err)
             return st_error_set(err, ST_ENOMEM, "out of memory");
         int rc = finish_writers(s, finished, err);
         for (size_t i = 0; i < s->nopen && rc == ST_OK; i++)
-            rc = finished[i] ? shard_complete(s, &s->open[i], err) : keep_shard(s, i, err);
+            rc = !finished[i] ? st_error_set(err, ST_EDATA, "shard %zu was not finished", i)
+                 : s->open[i].checking ? keep_shard(s, i, err)
+                                       : shard_complete(s, &s->open[i], err);
         free(finished);
         if (rc < 0)
             return rc;

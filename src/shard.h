@@ -62,10 +62,12 @@ typedef struct st_shard_options {
      * number_base in a set of number_total (I*S and N*S), so that every
      * task writes final names of one set.  0: numbered 0..count-1 of count. */
     uint64_t number_base, number_total;
-    /* BY_COUNT, local: count entries, or NULL.  A kept shard is neither
-     * opened nor written; the records dealt to it are only counted, and
-     * finish() fails (ST_EDATA) unless they are as many as keep[i]
-     * says, since then the inputs are not what the earlier run read. */
+    /* BY_COUNT: count entries, or NULL.  A kept shard is never written
+     * again: the records dealt to it are encoded (and compressed) as for
+     * a written shard, but only counted and checksummed, and finish()
+     * fails (ST_EDATA) unless they make exactly the records, bytes and
+     * CRC32C that keep[i] lists, since otherwise the inputs are not what
+     * the earlier run read. */
     const st_shard_keep *keep;
     /* --compression: threads that compress the shards' blocks in parallel
      * (0: the writing thread does); the bytes are the same either way. */

@@ -115,6 +115,7 @@ def files_of(directory):
 def manifest_without_inputs(data):
     m = json.loads(data)
     m.get("options", {}).pop("inputs", None)
+    m.get("options", {}).pop("input_files", None)
     return m
 
 
@@ -124,8 +125,9 @@ def manifest_text_without_etags(data):
 
 
 def manifest_text_without_inputs(data):
-    """The manifest's bytes with the list of inputs emptied (and no ETags)."""
+    """The manifest's bytes with the lists of inputs emptied (and no ETags)."""
     data = manifest_text_without_etags(data)
+    data = re.sub(rb'"input_files":\[[^\]]*\]', b'"input_files":[]', data)
     return re.sub(rb'"inputs":\[[^\]]*\]', b'"inputs":[]', data)
 
 

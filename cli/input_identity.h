@@ -1,0 +1,44 @@
+/* Which inputs a run read, as its manifest records them ("input_files" in
+ * its options): every input in the order read, with what tells a changed
+ * file from the one read (local: size and modification time; s3://: size
+ * and ETag).  --resume refuses to keep anything of an earlier run whose
+ * inputs differ, naming the input, and combine refuses tasks of one
+ * distributed run that read different inputs, naming the first
+ * difference.  (The records themselves are proved too: a kept shard is
+ * kept only if this run would write the same bytes to it, see
+ * st_shard_options.keep.) */
+#ifndef ST_CLI_INPUT_IDENTITY_H
+#define ST_CLI_INPUT_IDENTITY_H
+
+#include "json_read.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The order in which the tasks of a distributed run read their inputs:
+ * by bytes (strcmp), whatever the locale or the order a shell or a node's
+ * glob listed them in, so that every task deals the same inputs alike. */
+void input_identity_sort(char **paths, size_t n);
+
+/* The JSON array [{"path", "bytes", "mtime_ns"} ...] of every input, in
+ * order (URL passwords and signatures masked), malloc'd; NULL when out of
+ * memory.  Local regular files get their size and modification time (one
+ * stat each); s3:// objects, when `ask_remote` (one HEAD request each,
+ * so only where it is needed: --resume and --task), their size and ETag;
+ * other inputs (standard input, http(s)://, gs://) their name only. */
+char *input_identity_json(char *const *paths, size_t n, bool ask_remote);
+
+typedef enum input_identity_result {
+    INPUTS_SAME,
+    INPUTS_DIFFER,     /* another input, another order, or an input changed */
+    INPUTS_UNPROVED,   /* one side recorded less (an older version; an object without its ETag) */
+} input_identity_result;
+
+/* Compares two "input_files" lists (either may be NULL: not recorded);
+ * unless INPUTS_SAME, why names the first difference, with a_what and
+ * b_what saying whose list each is ("the earlier run", "this run", a task
+ * manifest's path). */
+input_identity_result input_identity_compare(const json_value *a, const json_value *b, const char *a_what,
+                                             const char *b_what, char *why, size_t whycap);
+
+#endif

@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""--resume and combine must prove the records, not trust counts or names:
+
+  - a kept shard whose records moved (an input edited in place inside the
+    task's range, two rows become one of the same bytes, its size and even
+    its modification time unchanged) is refused, not kept: the records
+    dealt to it would make other bytes than the manifest lists;
+  - the same edit with its modification time changed is refused up front,
+    naming the input;
+  - tasks given the same inputs in another order (an unquoted glob in
+    another locale) read them in one byte order and make one correct set;
+  - combine refuses tasks that read other inputs (an extra file under file
+    dealing, a file changed between tasks) naming the first difference;
+  - combine refuses a task manifest whose byte range was edited to overlap
+    another task's.
+Every check reads the records back (distinct ids against the rows
+written), so a count that happens to match proves nothing here.
+Prints "N passed, M failed".
+"""
+import gzip
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ST = None
+results = {"passed": 0, "failed": 0}
+
+
+def check(cond, what):
+    results["passed" if cond else "failed"] += 1
+    print(("ok   " if cond else "FAIL ") + what)
+
+
+def st(*args, cwd=None):
+    return subprocess.run([ST] + list(args), capture_output=True, text=True, cwd=cwd)
+
+
+ROW = "{:08d},{}\n"
+
+
+def write_inputs(d, files=5, rows=4000, gz=False):
+    """files CSV inputs of rows fixed-width rows each (ids distinct)."""
+    paths = []
+    for f in range(files):
+        text = "id,name\n" + "".join(ROW.format(f * rows + r, "n%07d" % (f * rows + r)) for r in range(rows))
+        p = os.path.join(d, "in%d.csv%s" % (f, ".gz" if gz else ""))
+        if gz:
+            with gzip.open(p, "wt") as out:
+                out.write(text)
+        else:
+            with open(p, "w") as out:
+                out.write(text)
+        paths.append(p)
+    return paths
+
+
+def ids_of(shards):
+    """Every id in the shards, read back with cat (each record's 'id')."""
+    ids = []
+    for s in shards:
+        r = st("cat", s)
+        if r.returncode != 0:
+            return None
+        for line in r.stdout.splitlines():
+            ids.append(json.loads(line)["id"][0])
+    return ids
+
+
+def run_tasks(paths, prefix, tasks=4, shards=2, order=None, only=None):
+    out = {}
+    for t in range(tasks):
+        if only is not None and t not in only:
+            continue
+        ins = list(order(t) if order else paths)
+        out[t] = st("convert", *ins, "-o", prefix, "--shards", str(shards), "--task", "%d/%d" % (t, tasks),
+                    "--resume", "-q")
+    return out
+
+
+def task_manifest(prefix, t, tasks=4):
+    with open("%s-task%05d-of-%05d.manifest.json" % (prefix, t, tasks)) as f:
+        return json.load(f)
+
+
+def combined_ids(prefix):
+    with open(prefix + ".manifest.json") as f:
+        m = json.load(f)
+    d = os.path.dirname(prefix)
+    return ids_of([os.path.join(d, s["path"]) for s in m["shards"]])
+
+
+def edit_in_range(path, begin, end, base):
+    """Two rows become one of the same bytes, inside [begin, end) of the
+    inputs concatenated (this file starts at base): the row's newline and
+    the next row's comma become ';'.  Returns the file's old times."""
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    lo = max(begin - base, 0) + (end - begin) // 3
+    nl = data.index(b"\n", lo)
+    comma = data.index(b",", nl)
+    data[nl] = ord(";")
+    data[comma] = ord(";")
+    times = os.stat(path)
+    with open(path, "wb") as f:
+        f.write(data)
+    return times
+
+
+def item1_kept_shard_records_moved(d):
+    paths = write_inputs(d)
+    prefix = os.path.join(d, "out", "train")
+    os.makedirs(os.path.dirname(prefix))
+    runs = run_tasks(paths, prefix)
+    check(all(r.returncode == 0 for r in runs.values()), "four tasks convert")
+    m1 = task_manifest(prefix, 1)
+    counts = [s["records"] for s in m1["shards"]]
+    # Delete the shard whose count the edit (one record less) leaves as it
+    # is for the other one: the kept shard's count then still matches.
+    lose = 1 if counts[0] == counts[1] else 0
+    os.unlink(os.path.join(d, "out", m1["shards"][lose]["path"]))
+    share = m1["options"]["task_share"]
+    sizes = [os.path.getsize(p) for p in paths]
+    base = 0
+    for p, size in zip(paths, sizes):
+        if base <= share["range_begin"] + (share["range_end"] - share["range_begin"]) // 3 < base + size:
+            break
+        base += size
+    times = edit_in_range(p, share["range_begin"], share["range_end"], base)
+    check(os.path.getsize(p) == times.st_size, "the edit keeps the input's size")
+    # As an edit that kept the time (rsync -t, a restore) leaves it.
+    os.utime(p, ns=(times.st_atime_ns, times.st_mtime_ns))
+    before = sorted(os.listdir(os.path.join(d, "out")))
+    r = run_tasks(paths, prefix, only={1})[1]
+    check(r.returncode == 1 and "are not the ones it holds" in r.stderr and "--force" in r.stderr,
+          "--resume refuses to keep a shard whose records moved though its count matches "
+          "(exit %d: %s)" % (r.returncode, r.stderr.strip()[-300:]))
+    check(sorted(os.listdir(os.path.join(d, "out"))) == before, "the refused run leaves the directory as it was")
+    # The same edit with the time changed: refused before anything is read,
+    # naming the input.
+    os.utime(p, ns=(times.st_atime_ns, times.st_mtime_ns + 1_000_000_000))
+    r = run_tasks(paths, prefix, only={1})[1]
+    check(r.returncode == 1 and os.path.basename(p) + " changed" in r.stderr,
+          "--resume names the input that changed (exit %d: %s)" % (r.returncode, r.stderr.strip()[-300:]))
+    # The way out it names: every task anew, then one correct set.
+    for t in range(4):
+        st("convert", *paths, "-o", prefix, "--shards", "2", "--task", "%d/4" % t, "--force", "-q")
+    r = st("combine", prefix)
+    ids = combined_ids(prefix) if r.returncode == 0 else None
+    check(ids is not None and len(ids) == len(set(ids)) == 5 * 4000 - 1,
+          "after --force on every task, combine gives every row once (%s)" % (r.stderr.strip()[-200:]))
+
+
+def item2_inputs_order_and_identity(d):
+    paths = write_inputs(d)
+    prefix = os.path.join(d, "out", "train")
+    os.makedirs(os.path.dirname(prefix))
+    # Task 1's shell listed the inputs in another order.
+    runs = run_tasks(paths, prefix, order=lambda t: reversed(paths) if t == 1 else paths)
+    check(all(r.returncode == 0 for r in runs.values()), "tasks given the inputs in different orders convert")
+    r = st("combine", prefix)
+    ids = combined_ids(prefix) if r.returncode == 0 else None
+    check(ids is not None and len(ids) == len(set(ids)) == 5 * 4000,
+          "tasks read the inputs in one byte order whatever order they were given in: every row once (%s)"
+          % r.stderr.strip()[-200:])
+    m0 = task_manifest(prefix, 0)
+    check([os.path.basename(f["path"]) for f in m0["options"].get("input_files", [])] ==
+          sorted(os.path.basename(p) for p in paths) and all("bytes" in f and "mtime_ns" in f
+                                                              for f in m0["options"].get("input_files", [])),
+          "every task manifest lists every input with its size and time")
+
+    # A task manifest edited so that its share overlaps task 0's.
+    mpath = "%s-task%05d-of-%05d.manifest.json" % (prefix, 1, 4)
+    with open(mpath) as f:
+        text = f.read()
+    m1 = json.loads(text)
+    b = m1["options"]["task_share"]["range_begin"]
+    with open(mpath, "w") as f:
+        f.write(re.sub(r'"range_begin": ?%d\b' % b, '"range_begin":%d' % (b - 100), text))
+    r = st("combine", prefix, "--force")
+    check(r.returncode == 1 and "overlap" in r.stderr,
+          "combine refuses a task whose byte range overlaps another's (exit %d: %s)"
+          % (r.returncode, r.stderr.strip()[-300:]))
+    with open(mpath, "w") as f:
+        f.write(text)
+
+    # A file changed between two tasks' runs (same size): combine names it.
+    p = paths[2]
+    edit_in_range(p, 0, os.path.getsize(p), 0)
+    for t in (3,):
+        os.unlink("%s-task%05d-of-%05d.manifest.json" % (prefix, t, 4))
+        for s in task_manifest_shards(prefix, t, d):
+            os.unlink(s)
+    runs = run_tasks(paths, prefix, only={3})
+    r = st("combine", prefix, "--force")
+    check(r.returncode == 1 and os.path.basename(p) + " changed" in r.stderr,
+          "combine refuses tasks that read a file before and after it changed, naming it (exit %d: %s)"
+          % (r.returncode, r.stderr.strip()[-300:]))
+
+
+def task_manifest_shards(prefix, t, d, tasks=4, shards=2):
+    out = []
+    for n in os.listdir(os.path.join(d, "out")):
+        for k in range(t * shards, t * shards + shards):
+            if n.startswith("train-%05d-of-%05d" % (k, tasks * shards)):
+                out.append(os.path.join(d, "out", n))
+    return out
+
+
+def item2_file_dealing_extra_input(d):
+    paths = write_inputs(d, files=8, rows=500, gz=True)
+    prefix = os.path.join(d, "out", "train")
+    os.makedirs(os.path.dirname(prefix))
+    extra = write_inputs(os.path.join(d, "x"), files=1, rows=500, gz=True) if os.makedirs(
+        os.path.join(d, "x")) is None else None
+    runs = run_tasks(paths, prefix, order=lambda t: paths + extra if t == 1 else paths)
+    check(all(r.returncode == 0 for r in runs.values()), "tasks dealing gzip inputs by files convert")
+    check(task_manifest(prefix, 0)["options"]["task_share"]["dealing"] == "files", "gzip inputs are dealt by files")
+    r = st("combine", prefix)
+    check(r.returncode == 1 and "did not read the same inputs" in r.stderr and "in0.csv.gz" in r.stderr,
+          "combine refuses a task that read an extra input under file dealing, naming it (exit %d: %s)"
+          % (r.returncode, r.stderr.strip()[-300:]))
+
+
+def main():
+    global ST
+    ST = os.path.abspath(sys.argv[1])
+    for case in (item1_kept_shard_records_moved, item2_inputs_order_and_identity, item2_file_dealing_extra_input):
+        with tempfile.TemporaryDirectory() as d:
+            print("# " + case.__name__)
+            case(d)
+    print("%d passed, %d failed" % (results["passed"], results["failed"]))
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
