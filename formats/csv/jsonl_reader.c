@@ -514,6 +514,13 @@ static int convert(jdec *x, const jl_line *L, const jl_field *jf, st_feature *f,
     st_arena *a = &x->out->arena;
     f->kind = kind;
     f->count = n;
+    /* Strings (the key among them) whose lone surrogates became U+FFFD:
+     * the text changed, so the note names the column. */
+    uint64_t replaced = jf->key_lone;
+    for (uint32_t i = 0; i < n; i++)
+        replaced += vals[i].type == JL_STR && vals[i].lone;
+    if (replaced && st_batch_add_replaced(x->out, f->name.data, f->name.len, replaced))
+        return st_error_set(x->err, ST_ENOMEM, "out of memory");
     switch (kind) {
     case ST_KIND_INT64: {
         int64_t *o = st_arena_alloc(a, n ? n * sizeof *o : 1);
