@@ -89,6 +89,13 @@ void convert_print_notes(const char *cmd, const convert_job *job)
     sequence_note(cmd, job);
     for (size_t i = 0; i < job->nnull_columns; i++)
         null_column_note(cmd, &job->null_columns[i]);
+    /* JSON's "\ud800" has no UTF-8 form: the text changed, so say where. */
+    for (size_t i = 0; i < job->nreplaced_columns; i++)
+        fprintf(stderr,
+                "shardtool %s: note: column '%s': %" PRIu64 " string%s with a lone UTF-16 surrogate "
+                "(\\ud800-\\udfff unpaired), each written as U+FFFD\n",
+                cmd, job->replaced_columns[i].name, job->replaced_columns[i].count,
+                job->replaced_columns[i].count == 1 ? "" : "s");
     size_t nempty;
     const char **empty = empty_columns_find(&job->input_columns, &job->stats, &nempty);
     for (size_t i = 0; empty && i < nempty; i++)

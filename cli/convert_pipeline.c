@@ -511,7 +511,11 @@ static int merge_lossy(convert_job *job, const st_batch *b)
     if (merge_columns(b->lossy_columns, b->nlossy_columns, &job->lossy_columns, &job->nlossy_columns,
                       &job->lossy_columns_cap, &job->lossy_index))
         return ST_ENOMEM;
-    /* Null list elements / map values skipped, by column, summed the same way. */
+    /* Null list elements / map values skipped, and strings with lone
+     * surrogates, by column, summed the same way. */
+    if (merge_columns(b->replaced_columns, b->nreplaced_columns, &job->replaced_columns,
+                      &job->nreplaced_columns, &job->replaced_columns_cap, &job->replaced_index))
+        return ST_ENOMEM;
     return merge_columns(b->null_columns, b->nnull_columns, &job->null_columns, &job->nnull_columns,
                          &job->null_columns_cap, &job->null_index);
 }
@@ -613,6 +617,12 @@ void convert_job_free_results(convert_job *job)
     job->null_columns = NULL;
     job->nnull_columns = job->null_columns_cap = 0;
     st_name_index_free(&job->null_index);
+    for (size_t i = 0; i < job->nreplaced_columns; i++)
+        free(job->replaced_columns[i].name);
+    free(job->replaced_columns);
+    job->replaced_columns = NULL;
+    job->nreplaced_columns = job->replaced_columns_cap = 0;
+    st_name_index_free(&job->replaced_index);
     st_schema_free(&job->input_columns);
 }
 

@@ -96,6 +96,10 @@ struct convert_job {
     convert_lossy_column *null_columns;
     size_t nnull_columns, null_columns_cap;
     st_name_index null_index;
+    /* JSON strings with lone surrogates made U+FFFD, by key (count only). */
+    convert_lossy_column *replaced_columns;
+    size_t nreplaced_columns, replaced_columns_cap;
+    st_name_index replaced_index;
     uint64_t bytes_in;
     /* A CSV or TSV input was opened (its types guessed when the options
      * ask for it: st_csv_options.speculate). */

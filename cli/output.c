@@ -2,6 +2,7 @@
 
 #include "open_files.h"
 #include "output_prefix.h"
+#include "output_names.h"
 #include "output_type_notes.h"
 #include "shuffle.h"
 #include "skip_log.h"
@@ -331,6 +332,8 @@ static int schema_of(const cli_output *out, const st_feature_stats *stats, const
     int rc = st_feature_stats_schema(stats, schema);
     if (rc == ST_OK)
         order_like_inputs(schema, inputs);
+    if (rc == ST_OK)
+        rc = cli_output_names_check(out->format->name, schema, err);
     if (rc == ST_EUNSUPPORTED && st_feature_stats_nul_name(stats)) {
         const st_feature_stat *f = st_feature_stats_nul_name(stats);
         char name[256];
@@ -688,6 +691,7 @@ void cli_output_summary(const cli_command *cmd, const cli_output *out, const con
         fprintf(stderr, "shardtool %s: manifest: %s\n", cmd->name, out->manifest_path);
     cli_output_note_empty(cmd, out);
     cli_output_type_notes(cmd, out);
+    cli_output_name_notes(cmd->name, out->format->name, &out->schema);
     if (job->skipped_rows) {
         /* convert skips malformed rows (--skip-bad-rows), split damaged records (--skip-corrupt). */
         const char *what = strcmp(cmd->name, "split") == 0 ? "damaged record" : "bad row";

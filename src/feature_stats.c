@@ -422,3 +422,35 @@ size_t st_feature_name_display(const char *name, size_t len, char *out, size_t c
     out[n] = '\0';
     return n;
 }
+
+size_t st_feature_name_display_bytes(const char *name, size_t len, char *out, size_t cap)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t n = 0;
+    if (!cap)
+        return 0;
+    for (size_t i = 0; i < len && n + 5 < cap;) {
+        uint8_t c = (uint8_t)name[i];
+        size_t k = c < 0x80 ? 1 : c >= 0xC0 && c < 0xE0 ? 2 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xF0 && c < 0xF8 ? 4 : 0;
+        if (k > 1 && i + k <= len && n + k < cap && st_utf8_valid((const uint8_t *)name + i, k)) {
+            memcpy(out + n, name + i, k);    /* a whole UTF-8 character */
+            n += k;
+            i += k;
+            continue;
+        }
+        if (k == 1 && c >= 0x20 && c != 0x7f && c != '\\') {
+            out[n++] = (char)c;
+        } else if (c == '\\') {
+            out[n++] = '\\';
+            out[n++] = '\\';
+        } else {
+            out[n++] = '\\';
+            out[n++] = 'x';
+            out[n++] = hex[c >> 4];
+            out[n++] = hex[c & 15];
+        }
+        i++;
+    }
+    out[n] = '\0';
+    return n;
+}

@@ -94,6 +94,10 @@ const st_feature_stat *st_feature_stats_nul_name(const st_feature_stats *s);
  * included) and backslash as \xNN / \\; truncated to fit cap.  Returns the
  * length written (out is NUL-terminated). */
 size_t st_feature_name_display(const char *name, size_t len, char *out, size_t cap);
+/* The same, and every byte that is not part of valid UTF-8 as \xNN too: for
+ * a message about a name that is not UTF-8, which a terminal would show as
+ * U+FFFD (or not at all). */
+size_t st_feature_name_display_bytes(const char *name, size_t len, char *out, size_t cap);
 /* {"name": ..., "kind": ..., "records": ..., "min_length": ..., ...} per
  * feature; a FeatureList is named "name[]" and adds "feature_list": true and
  * "steps": {"total", "min", "mean", "max"} (steps per record that has it). */

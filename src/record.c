@@ -58,6 +58,8 @@ void st_batch_reset(st_batch *b)
     st_name_index_clear(&b->lossy_index);
     b->nnull_columns = 0;
     st_name_index_clear(&b->null_index);
+    b->nreplaced_columns = 0;
+    st_name_index_clear(&b->replaced_index);
 }
 
 void st_batch_free(st_batch *b)
@@ -69,6 +71,8 @@ void st_batch_free(st_batch *b)
     st_name_index_free(&b->lossy_index);
     free(b->null_columns);
     st_name_index_free(&b->null_index);
+    free(b->replaced_columns);
+    st_name_index_free(&b->replaced_index);
     st_arena_free(&b->arena);
     memset(b, 0, sizeof *b);
 }
@@ -123,31 +127,45 @@ int st_batch_add_lossy(st_batch *b, const uint8_t *name, size_t len, uint64_t co
     return ST_OK;
 }
 
-int st_batch_add_null_skipped(st_batch *b, const uint8_t *name, size_t len, uint64_t count)
+/* A count by column name in one of the batch's named lists. */
+static int add_count(st_batch *b, st_lossy_column **cols, size_t *n, size_t *cap_cols, st_name_index *index,
+                     const uint8_t *name, size_t len, uint64_t count)
 {
     if (!count)
         return ST_OK;
     size_t at;
-    if (st_name_index_find(&b->null_index, name, len, lossy_name_at, b->null_columns, &at)) {
-        b->null_columns[at].count += count;
+    if (st_name_index_find(index, name, len, lossy_name_at, *cols, &at)) {
+        (*cols)[at].count += count;
         return ST_OK;
     }
-    if (b->nnull_columns == b->null_columns_cap) {
-        size_t cap = b->null_columns_cap ? b->null_columns_cap * 2 : 8;
-        st_lossy_column *c = realloc(b->null_columns, cap * sizeof *c);
+    if (*n == *cap_cols) {
+        size_t cap = *cap_cols ? *cap_cols * 2 : 8;
+        st_lossy_column *c = realloc(*cols, cap * sizeof *c);
         if (!c)
             return ST_ENOMEM;
-        b->null_columns = c;
-        b->null_columns_cap = cap;
+        *cols = c;
+        *cap_cols = cap;
     }
     uint8_t *copy = st_arena_memdup(&b->arena, len ? name : (const uint8_t *)"", len ? len : 1);
     if (!copy)
         return ST_ENOMEM;
-    b->null_columns[b->nnull_columns] = (st_lossy_column){{copy, len}, count, 0, 0};
-    if (st_name_index_add(&b->null_index, b->nnull_columns, lossy_name_at, b->null_columns))
+    (*cols)[*n] = (st_lossy_column){{copy, len}, count, 0, 0};
+    if (st_name_index_add(index, *n, lossy_name_at, *cols))
         return ST_ENOMEM;
-    b->nnull_columns++;
+    (*n)++;
     return ST_OK;
+}
+
+int st_batch_add_null_skipped(st_batch *b, const uint8_t *name, size_t len, uint64_t count)
+{
+    return add_count(b, &b->null_columns, &b->nnull_columns, &b->null_columns_cap, &b->null_index, name, len,
+                     count);
+}
+
+int st_batch_add_replaced(st_batch *b, const uint8_t *name, size_t len, uint64_t count)
+{
+    return add_count(b, &b->replaced_columns, &b->nreplaced_columns, &b->replaced_columns_cap,
+                     &b->replaced_index, name, len, count);
 }
 
 st_record *st_batch_add(st_batch *b)

@@ -123,6 +123,11 @@ typedef struct st_batch {
     st_lossy_column *null_columns;
     size_t nnull_columns, null_columns_cap;
     st_name_index null_index;    /* null_columns by name */
+    /* JSON strings whose lone UTF-16 surrogates ("\ud800") became U+FFFD, by
+     * key (st_batch_add_replaced; name and count). */
+    st_lossy_column *replaced_columns;
+    size_t nreplaced_columns, replaced_columns_cap;
+    st_name_index replaced_index;
     /* Shared memory the records point into (st_batch_hold). */
     st_batch_hold_entry *holds;
     size_t nholds, holds_cap;
@@ -145,6 +150,9 @@ int st_batch_add_lossy(st_batch *b, const uint8_t *name, size_t len, uint64_t co
 /* Adds `count` null values skipped in the column (a list element or map
  * value that a list cannot hold); ST_ENOMEM on failure. */
 int st_batch_add_null_skipped(st_batch *b, const uint8_t *name, size_t len, uint64_t count);
+/* Values of a column whose text was changed on reading (a JSON lone
+ * surrogate became U+FFFD), for the note that names the column. */
+int st_batch_add_replaced(st_batch *b, const uint8_t *name, size_t len, uint64_t count);
 
 /* Finds a feature by name (linear; records are small). */
 const st_feature *st_record_find(const st_record *r, const char *name, size_t len);

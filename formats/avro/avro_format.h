@@ -40,6 +40,9 @@ int st_avro_codec_check(const char *name, st_error *err);
  * the writer with "_2", "_3", ... suffixes.)  Returns the length written
  * (always < cap; truncated to fit). */
 size_t st_avro_field_name(const char *feature, size_t len, char *out, size_t cap);
+/* The field names the writer gives the schema's columns, made unique; *out
+ * is schema->count strings, each and the array freed by the caller. */
+int st_avro_field_names(const st_schema *schema, char ***out, st_error *err);
 
 /* ---- whole blocks (split) ------------------------------------------------ */
 

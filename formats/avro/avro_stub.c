@@ -7,6 +7,14 @@ const st_format st_format_avro = {
     .unavailable = "built without Avro support",
 };
 
+/* Nothing is written as Avro without the module: no names to give. */
+int st_avro_field_names(const st_schema *schema, char ***out, st_error *err)
+{
+    (void)schema;
+    *out = NULL;
+    return st_error_set(err, ST_EUNSUPPORTED, "built without Avro support");
+}
+
 /* Whole-block copying (split) answers like the format. */
 
 int st_avro_blocks_open(st_stream *in, const st_read_options *opt, st_avro_blocks **out,

@@ -89,7 +89,7 @@ static void sequence_type(const st_column *c, st_jsonw *w)
 }
 
 /* The Avro names of the columns, made valid and unique (see avro_mapping.c). */
-static int field_names(const st_schema *schema, char ***out, st_error *err)
+int st_avro_field_names(const st_schema *schema, char ***out, st_error *err)
 {
     char **names = calloc(schema->count ? schema->count : 1, sizeof *names);
     if (!names)
@@ -124,7 +124,7 @@ nomem:
 static int schema_json(const st_schema *schema, st_buf *out, st_error *err)
 {
     char **names = NULL;
-    int rc = field_names(schema, &names, err);
+    int rc = st_avro_field_names(schema, &names, err);
     if (rc)
         return rc;
     st_jsonw w;

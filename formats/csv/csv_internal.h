@@ -305,6 +305,11 @@ bool csv_parse_double(const uint8_t *p, size_t n, double *out, int *sig, locale_
  * V = mant * 10^exp10, exact when ndigits <= 19 (more: surely lossy). */
 bool csv_float_lossy(double d, const uint8_t *p, size_t n, locale_t loc);
 bool csv_float_lossy_dec(double d, uint64_t mant, int64_t exp10, int ndigits, locale_t loc);
+/* Whether d, parsed by csv_parse_double from a decimal with `sig`
+ * significant digits, left a double's range: a non-zero text that became
+ * 0, or a finite one that became Infinity.  Such a value narrows to itself,
+ * so callers test this beside (double)(float)d != d. */
+bool csv_float_out_of_range(double d, int sig);
 
 /* Powers of ten that are exact doubles, for the fast path. */
 extern const double csv_pow10[23];

@@ -260,8 +260,17 @@ static int cmp_shifted(u128 p, int a, u128 q)
 }
 #endif
 
+bool csv_float_out_of_range(double d, int sig)
+{
+    return sig > 0 && (d == 0 || isinf(d));
+}
+
 bool csv_float_lossy_dec(double d, uint64_t mant, int64_t exp10, int ndigits, locale_t loc)
 {
+    /* Parsing already took the text past a double's range (1e400 became
+     * Infinity, 1e-400 zero): (float)d == d would hide that. */
+    if (mant != 0 && (d == 0 || isinf(d)))
+        return true;
     float f = (float)d;
     if ((double)f == d || d != d)
         return false;                 /* exact, or NaN */
@@ -332,10 +341,10 @@ bool csv_float_lossy_dec(double d, uint64_t mant, int64_t exp10, int ndigits, lo
 bool csv_float_lossy(double d, const uint8_t *p, size_t n, locale_t loc)
 {
     float f = (float)d;
-    if ((double)f == d || d != d)
+    if (((double)f == d && d != 0 && !isinf(d)) || d != d)
         return false;
     decimal dec;
     if (!parse_decimal(p, n, &dec))
-        return isinf(f); /* inf / nan words are exact */
+        return false;    /* inf / nan words are exact */
     return csv_float_lossy_dec(d, dec.mant, dec.exp10, dec.sig, loc);
 }

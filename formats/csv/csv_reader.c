@@ -517,9 +517,13 @@ static int unseen_error(decode_ctx *x, const csv_column *c, const uint8_t *p, si
  * error with --strict-float. */
 static int lossy_value(decode_ctx *x, const csv_column *c, const uint8_t *p, size_t n, double d)
 {
+    /* A changed 0 or Infinity is a number past a double's range
+     * (csv_float_out_of_range), not a whole number losing digits. */
+    bool range = d == 0 || isinf(d);
     if (!x->r->strict_float) {
         x->lossy++;
-        if (st_batch_add_lossy(x->out, (const uint8_t *)c->name, c->name_len, 1, d == nearbyint(d), d))
+        if (st_batch_add_lossy(x->out, (const uint8_t *)c->name, c->name_len, 1,
+                               !range && d == nearbyint(d), d))
             return st_error_set(x->err, ST_ENOMEM, "out of memory");
         return ST_OK;
     }
@@ -528,8 +532,8 @@ static int lossy_value(decode_ctx *x, const csv_column *c, const uint8_t *p, siz
     st_format_narrowed(shown, sizeof shown, (float)d);
     return st_error_set(x->err, ST_EDATA,
                         "line %" PRIu64 " (row %" PRIu64 "), column '%s': %s becomes %s when "
-                        "narrowed to float32 (--strict-float); keep the column exact with --type %s=bytes",
-                        x->line, x->row, c->name, ex, shown, c->name);
+                        "narrowed to float32%s (--strict-float); keep the column exact with --type %s=bytes",
+                        x->line, x->row, c->name, ex, shown, range ? ", out of its range" : "", c->name);
 }
 
 static inline void put_feature(st_feature *f, const csv_column *c, uint8_t *block, uint32_t count)
@@ -628,7 +632,7 @@ static const uint8_t *general_field(decode_ctx *x, const csv_column *c, const ui
             value_error(x, c, v, n, "a number");
             return NULL;
         }
-        if ((double)(float)d != d && csv_float_lossy(d, v, n, r->cloc)) {
+        if (((double)(float)d != d || csv_float_out_of_range(d, sig)) && csv_float_lossy(d, v, n, r->cloc)) {
             x->line = line;
             if (lossy_value(x, c, v, n, d) < 0)
                 return NULL;

@@ -4,6 +4,8 @@
  * only adds the header (CSV / TSV) and buffers lines into the output. */
 #include "csv_internal.h"
 
+#include "../../src/feature_stats.h"
+#include "../../src/json.h"
 #include "../../src/record_json.h"
 
 #include <inttypes.h>
@@ -285,9 +287,35 @@ static void text_close(void *priv)
     st_buf_free(&w->buf);
 }
 
+/* A JSON key is UTF-8: a name that is not would be written with U+FFFD
+ * for its bad bytes, another name (two could become one key), so it is
+ * refused (the rules of every format: cli/output_names.c). */
+static int name_not_utf8(const st_bytes *name, st_error *err)
+{
+    char shown[256];
+    st_feature_name_display_bytes((const char *)name->data, name->len, shown, sizeof shown);
+    return st_error_set(err, ST_EUNSUPPORTED,
+                        "feature '%s' has a name that is not UTF-8, which jsonl keys must be; leave it "
+                        "out with --exclude, or write --to tfrecord or csv, which keep names as bytes",
+                        shown);
+}
+
+static int check_names_utf8(const st_record *rec, st_error *err)
+{
+    for (uint32_t i = 0; i < rec->nfeatures; i++)
+        if (!st_utf8_valid(rec->features[i].name.data, rec->features[i].name.len))
+            return name_not_utf8(&rec->features[i].name, err);
+    for (uint32_t i = 0; i < rec->nlists; i++)
+        if (!st_utf8_valid(rec->lists[i].name.data, rec->lists[i].name.len))
+            return name_not_utf8(&rec->lists[i].name, err);
+    return ST_OK;
+}
+
 static int jsonl_encode(const st_write_options *opt, const st_record *rec, st_buf *out, st_error *err)
 {
     (void)opt;
+    if (check_names_utf8(rec, err))
+        return err->code;
     st_jsonw w;
     st_jsonw_init(&w, out, false);
     if (st_record_to_json(rec, &w) || st_buf_append(out, "\n", 1))

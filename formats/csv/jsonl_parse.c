@@ -40,6 +40,8 @@ typedef struct jp {
     st_arena *arena;
     locale_t loc;
     int depth;
+    unsigned lone;           /* lone surrogates in the last string parsed */
+    unsigned path_lone;      /* ... in the keys of the current path */
 } jp;
 
 static int fail(jp *s, const char *fmt, const char *key)
@@ -71,6 +73,7 @@ static inline void skip_ws(jp *s)
 static int parse_string(jp *s, st_bytes *out, bool to_path)
 {
     const uint8_t *q = ++s->p;
+    s->lone = 0;
     const uint8_t *close = memchr(q, '"', (size_t)(s->end - q));
     if (close && !memchr(q, '\\', (size_t)(close - q))) {
         s->p = close + 1;
@@ -117,6 +120,9 @@ static int parse_string(jp *s, st_bytes *out, bool to_path)
                 s->p = q;
                 return fail(s, "bad \\u escape in a string%s", NULL);
             }
+            /* \uD800-\uDFFF alone (not a pair, used 4) has no UTF-8 form:
+             * it became U+FFFD, counted for the note. */
+            s->lone += used == 4 && (q[0] | 0x20) == 'd' && q[1] >= '8'; /* 8-9, A-F */
             q += used;
             n += st_json_put_utf8((char *)dst + n, cp);
             break;
@@ -210,6 +216,7 @@ static jl_field *new_field(jp *s, bool is_array)
     f->key_off = L->keys.len;
     f->key_len = L->path.len;
     f->is_array = is_array;
+    f->key_lone = s->path_lone != 0;
     f->first = L->nvals;
     if (st_buf_append(&L->keys, L->path.data, L->path.len))
         return NULL;
@@ -232,6 +239,7 @@ static int parse_scalar(jp *s, jl_value *v)
         if (rc)
             return rc;
         v->type = JL_STR;
+        v->lone = s->lone != 0;
         const st_bytes *t = &v->text;
         if (t->len == 3 && memcmp(t->data, "NaN", 3) == 0) {
             v->type = JL_SPECIAL;
@@ -514,6 +522,7 @@ static int parse_object(jp *s)
         return fail(s, "objects nested too deeply%s", NULL);
     s->p++; /* '{' */
     size_t base = s->L->path.len;
+    unsigned lone_base = s->path_lone;
     skip_ws(s);
     if (s->p < s->end && *s->p == '}') {
         s->p++;
@@ -530,6 +539,7 @@ static int parse_object(jp *s)
         int rc = parse_string(s, NULL, true);
         if (rc)
             return rc;
+        s->path_lone = lone_base + s->lone;
         skip_ws(s);
         if (s->p >= s->end || *s->p != ':')
             return fail(s, "expected ':' after key '%s'", path_str(s));
@@ -548,6 +558,7 @@ static int parse_object(jp *s)
         return fail(s, "expected ',' or '}' after the value of key '%s'", path_str(s));
     }
     s->L->path.len = base;
+    s->path_lone = lone_base;
     s->depth--;
     return ST_OK;
 }

@@ -25,6 +25,7 @@ enum jl_type {
 typedef struct jl_value {
     uint8_t type;
     int sig;                 /* significant digits of a float's text */
+    bool lone;               /* JL_STR: a lone surrogate became U+FFFD */
     union {
         int64_t i;           /* JL_INT, JL_BOOL */
         double d;            /* JL_FLOAT, JL_SPECIAL */
@@ -39,6 +40,7 @@ typedef struct jl_field {
     size_t key_off, key_len; /* in jl_line.keys */
     bool is_array;
     bool is_null;
+    bool key_lone;           /* a key of the name had a lone surrogate (U+FFFD now) */
     unsigned types;          /* OR of the values' jl_type */
     size_t first;            /* values[first, first + count) */
     uint32_t count;

@@ -514,6 +514,13 @@ static int convert(jdec *x, const jl_line *L, const jl_field *jf, st_feature *f,
     st_arena *a = &x->out->arena;
     f->kind = kind;
     f->count = n;
+    /* Strings (the key among them) whose lone surrogates became U+FFFD:
+     * the text changed, so the note names the column. */
+    uint64_t replaced = jf->key_lone;
+    for (uint32_t i = 0; i < n; i++)
+        replaced += vals[i].type == JL_STR && vals[i].lone;
+    if (replaced && st_batch_add_replaced(x->out, f->name.data, f->name.len, replaced))
+        return st_error_set(x->err, ST_ENOMEM, "out of memory");
     switch (kind) {
     case ST_KIND_INT64: {
         int64_t *o = st_arena_alloc(a, n ? n * sizeof *o : 1);
@@ -538,21 +545,26 @@ static int convert(jdec *x, const jl_line *L, const jl_field *jf, st_feature *f,
                 d = v->type == JL_INT || v->type == JL_BOOL ? (double)v->u.i : v->u.d;
             else
                 return kind_error(x, f->name.data, f->name.len, v, kind);
-            if ((double)(float)d != d && v->type != JL_BOOL &&
+            /* A JSON float past a double's range parsed as 0 or Infinity,
+             * which narrow to themselves: csv_float_out_of_range. */
+            bool range = v->type == JL_FLOAT && csv_float_out_of_range(d, v->sig);
+            if (((double)(float)d != d || range) && v->type != JL_BOOL &&
                 csv_float_lossy(d, v->text.data, v->text.len, x->r->cloc)) {
                 if (x->r->strict_float) {
                     char ex[200], at[128];
                     csv_excerpt(v->text.data, v->text.len, ex, sizeof ex);
                     return st_error_set(x->err, ST_EDATA,
                                         "%s: key '%.*s': %s changes when narrowed "
-                                        "to float32 (--strict-float); keep the key exact with "
+                                        "to float32%s (--strict-float); keep the key exact with "
                                         "--type %.*s=bytes",
                                         where(x, v, at, sizeof at), (int)f->name.len,
-                                        (const char *)f->name.data, ex, (int)f->name.len,
+                                        (const char *)f->name.data, ex,
+                                        range ? ", out of its range" : "", (int)f->name.len,
                                         (const char *)f->name.data);
                 }
                 x->lossy++;
-                if (st_batch_add_lossy(x->out, f->name.data, f->name.len, 1, d == nearbyint(d), d))
+                if (st_batch_add_lossy(x->out, f->name.data, f->name.len, 1,
+                                       !range && d == nearbyint(d), d))
                     return st_error_set(x->err, ST_ENOMEM, "out of memory");
             }
             o[i] = (float)d;

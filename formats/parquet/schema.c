@@ -275,7 +275,10 @@ static int add_leaf(walk *w, const st_pq_schema_element *e, const ctx *c)
     s->nleaves++;
     if (!leaf->name || !leaf->path || !leaf->top)
         return st_error_set(w->err, ST_ENOMEM, "out of memory building the Parquet schema");
-    memcpy(leaf->top, c->top, c->top_len);
+    /* An empty column name ("" is a valid feature name) has no bytes: its
+     * pointer may be NULL, which memcpy must not see even for 0 bytes. */
+    if (c->top_len)
+        memcpy(leaf->top, c->top, c->top_len);
     leaf->top[c->top_len] = '\0';
     resolve_type(leaf);
     if (c->rep > ST_PQ_MAX_LEVELS)
@@ -289,7 +292,8 @@ static int add_leaf(walk *w, const st_pq_schema_element *e, const ctx *c)
     leaf->nest_root = malloc(root + 1);
     if (!leaf->nest_root)
         return st_error_set(w->err, ST_ENOMEM, "out of memory building the Parquet schema");
-    memcpy(leaf->nest_root, w->path.data, root);
+    if (root)
+        memcpy(leaf->nest_root, w->path.data, root);
     leaf->nest_root[root] = '\0';
     return 0;
 }

@@ -1285,6 +1285,9 @@ static bool lossy_reference(const char *text)
 {
     double d = strtod(text, NULL);
     float f = (float)d;
+    size_t mantissa = strcspn(text, "eE");
+    if ((d == 0 || isinf(d)) && strcspn(text, "123456789") < mantissa)
+        return true;                  /* past a double's range: 1e400, 1e-400 */
     if ((double)f == d || d != d)
         return false;
     if (isinf(f))
@@ -1313,7 +1316,7 @@ static bool lossy_module(const char *text)
     int sig;
     locale_t loc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
     bool ok = csv_parse_double((const uint8_t *)text, strlen(text), &d, &sig, loc);
-    bool lossy = ok && (double)(float)d != d &&
+    bool lossy = ok && ((double)(float)d != d || csv_float_out_of_range(d, sig)) &&
                  csv_float_lossy(d, (const uint8_t *)text, strlen(text), loc);
     freelocale(loc);
     return lossy;
@@ -1331,6 +1334,8 @@ static void test_float_lossy(void)
         {"1e-40", false},     {"1.234567e-40", true}, {"747385.38", false}, {"747385.37", true},
         {"100000000000000000000", false},         {"-0.1", false},
         {"inf", false},       {"nan", false},       {"41.985015101", true},
+        {"1e400", true},      {"-1e400", true},     {"1e-400", true},    {"-0.0e-400", false},
+        {"0e400", false},     {"1e-310", true},     {"2.5e-324", true},  {"1e308", true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         CU_ASSERT_EQUAL(lossy_module(cases[i].text), cases[i].lossy);
@@ -1366,6 +1371,17 @@ static void test_float_lossy(void)
     read_str(&cfg, "x\n0.1\n16777217.5\n", &r);
     CU_ASSERT_EQUAL(r.rc, ST_EDATA);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "line 3 (row 2), column 'x': 16777217.5 becomes 16777218 when narrowed"));
+    result_free(&r);
+    /* Past a double's range: parsed as 0 or Infinity, still counted. */
+    cfg.strict_float = false;
+    read_str(&cfg, "x\n1e400\n1e-400\n\"-1e999\"\n0e999\n", &r);
+    CU_ASSERT_EQUAL(r.rc, 0);
+    CU_ASSERT_EQUAL(r.lossy, 3);
+    result_free(&r);
+    cfg.strict_float = true;
+    read_str(&cfg, "x\n0\n1e-400\n", &r);
+    CU_ASSERT_EQUAL(r.rc, ST_EDATA);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "column 'x': 1e-400 becomes 0 when narrowed to float32, out of its range"));
     result_free(&r);
 }
 
