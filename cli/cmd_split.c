@@ -335,7 +335,8 @@ static int finish_avro(const cli_command *cmd, cli_output *out, st_error *err)
         rc = cli_output_check_path(out, path, err);
         if (rc == ST_OK) {
             char *skipped = out->skips ? skip_log_json(out->skips) : NULL;
-            rc = st_manifest_write_skipped(path, out->sink, "avro", ST_COMPRESSION_NONE, &none,
+            rc = st_manifest_write_skipped(cli_output_side_path(out, path), out->sink, "avro", ST_COMPRESSION_NONE,
+                                           &none,
                                            "{\"command\":\"split\"}", skipped, out->force, err);
             free(skipped);
         }

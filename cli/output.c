@@ -237,17 +237,14 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
 
 int cli_output_publish(cli_output *out, st_error *err)
 {
-    int rc = st_shard_sink_finish(out->sink, err);
-    if (rc == ST_OK)
-        rc = output_set_journal(&out->set, out->sink, out->want_manifest ? out->manifest_path : NULL,
-                                out->feature_spec, err);
-    if (rc == ST_OK) {
-        st_test_kill_point("journal", 0);
-        rc = st_shard_sink_publish(out->sink, err);
-    }
-    if (rc == ST_OK)
-        st_test_kill_point("manifest", 0);
-    return rc;
+    /* Every shard complete under its temporary name; the renames are the
+     * commit's (output_set_commit), after the manifest is written. */
+    return st_shard_sink_finish(out->sink, err);
+}
+
+const char *cli_output_side_path(const cli_output *out, const char *path)
+{
+    return output_set_side_path(&out->set, path);
 }
 
 int cli_output_check_path(const cli_output *out, const char *path, st_error *err)
@@ -260,8 +257,7 @@ int cli_output_check_path(const cli_output *out, const char *path, st_error *err
 
 int cli_output_commit(const cli_command *cmd, cli_output *out, st_error *err)
 {
-    int rc = output_set_commit(cmd, &out->set, out->sink, out->want_manifest ? out->manifest_path : NULL,
-                               out->feature_spec, out->inputs, out->ninputs, err);
+    int rc = output_set_commit(cmd, &out->set, out->sink, out->inputs, out->ninputs, err);
     out->committed = rc == ST_OK;
     return rc;
 }
@@ -517,7 +513,8 @@ static int finish_outputs(cli_output *out, convert_job *job, const char *options
         rc = cli_output_check_path(out, path, err);
         if (rc == ST_OK) {
             char *skipped = out->skips ? skip_log_json(out->skips) : NULL;
-            rc = st_manifest_write_skipped(path, out->sink, out->format->name, out->wopt.compression,
+            rc = st_manifest_write_skipped(cli_output_side_path(out, path), out->sink, out->format->name,
+                                           out->wopt.compression,
                                            &job->stats, options_json, skipped, out->force, err);
             free(skipped);
         }
@@ -527,7 +524,8 @@ static int finish_outputs(cli_output *out, convert_job *job, const char *options
     if (out->feature_spec) {
         rc = cli_output_check_path(out, out->feature_spec, err);
         if (rc == ST_OK)
-            rc = st_feature_spec_write(out->feature_spec, &job->stats, NULL, out->force, err);
+            rc = st_feature_spec_write(cli_output_side_path(out, out->feature_spec), &job->stats, NULL, out->force,
+                                       err);
         if (rc < 0)
             return cli_output_error_at(err, out->feature_spec);
     }

@@ -43,10 +43,15 @@ typedef struct cli_output {
  * there, before any input is read.  infix: "-taskIIIII-of-NNNNN" or NULL. */
 int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format *format,
                     const char *infix, cli_output *out);
-/* The sink's part of the commit: finishes every shard, journals the
- * renames and makes them.  The caller then writes the manifest and calls
- * cli_output_commit(); on failure, cli_output_abort(). */
+/* The sink's part of the commit: finishes every shard under its temporary
+ * name.  The caller then writes the manifest and feature spec (at
+ * cli_output_side_path) and calls cli_output_commit(), which journals and
+ * makes every rename; on failure, cli_output_abort(). */
 int cli_output_publish(cli_output *out, st_error *err);
+/* Where to write the manifest or feature spec whose final path is path
+ * (a temporary name until the commit when it is in the prefix's own
+ * directory: output_set_side_path). */
+const char *cli_output_side_path(const cli_output *out, const char *path);
 /* Checks that the manifest (or feature spec) may be written at path. */
 int cli_output_check_path(const cli_output *out, const char *path, st_error *err);
 /* Prefixes "path: " to a message about that file unless it names it already. */

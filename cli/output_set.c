@@ -1,6 +1,7 @@
 /* The output-set protocol (see output_set.h). */
 #include "output_set.h"
 
+#include "journal.h"
 #include "json_read.h"
 #include "manifest_shards.h"
 #include "task_infix.h"
@@ -18,8 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define JOURNAL_MAGIC "shardtool-journal 1"
-#define TMP_MARK ".tmp-st"
+#define TMP_MARK JOURNAL_TMP_MARK
 
 /* ---- names -------------------------------------------------------------------- */
 
@@ -118,7 +118,7 @@ static const char *dir_or_dot(const output_set *set)
     return set->dir[0] ? set->dir : "./";
 }
 
-static void sync_dir(const output_set *set)
+void output_set_sync_dir(const output_set *set)
 {
     int fd = open(dir_or_dot(set), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0) {
@@ -146,126 +146,15 @@ static int add_earlier(output_set *set, const char *path)
     return ST_OK;
 }
 
-/* ---- journal lines: names with bytes that would break a line escaped as %XX ----- */
+/* ---- the set's own names -------------------------------------------------------- */
 
-static void put_escaped(FILE *f, const char *s)
+bool output_set_own_name(const output_set *set, const char *name)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p <= 0x20 || *p == 0x7f || *p == '%')
-            fprintf(f, "%%%02X", *p);
-        else
-            fputc(*p, f);
-    }
-}
-
-static void unescape(char *s)
-{
-    char *w = s;
-    for (char *p = s; *p; p++) {
-        unsigned v;
-        if (*p == '%' && isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2]) &&
-            sscanf(p + 1, "%2x", &v) == 1) {
-            *w++ = (char)v;
-            p += 2;
-        } else {
-            *w++ = *p;
-        }
-    }
-    *w = '\0';
-}
-
-static const char *basename_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
-/* ---- recovery from a dead run ------------------------------------------------------ */
-
-/* Whether a file begins as the manifest or feature spec a run writes
- * ("{\n  \"format\"" or "{\n  \"features\""), and was written no earlier
- * than the journal was (the run writes them after it). */
-static bool written_after(const char *path, const struct stat *st, const struct stat *journal)
-{
-    if (st->st_mtim.tv_sec < journal->st_mtim.tv_sec ||
-        (st->st_mtim.tv_sec == journal->st_mtim.tv_sec && st->st_mtim.tv_nsec < journal->st_mtim.tv_nsec))
+    if (!name[0] || strchr(name, '/') || ends_with(name, ".lock") || ends_with(name, ".journal"))
         return false;
-    char head[16];
-    long n = cli_file_head(path, O_NOFOLLOW, head, sizeof head);
-    return n >= 14 && (memcmp(head, "{\n  \"format\"", 12) == 0 || memcmp(head, "{\n  \"features\"", 14) == 0);
-}
-
-/* Whether a journal's final name is one a run of this prefix renames to:
- * a shard or an index, not the lock, a manifest or another file whose name
- * merely starts with the prefix's. */
-static bool shard_name_of_set(const output_set *set, const char *name)
-{
-    return classify(set, name) != NOT_OURS && !ends_with(name, ".lock") && !ends_with(name, ".journal") &&
-           !ends_with(name, ".manifest.json");
-}
-
-/* Undoes the unfinished commit a journal describes, checking that every file
- * it removes is the one the journal names: a final name only when it is a
- * shard name of this prefix and the very file (inode) that was renamed
- * there, a manifest only when it is not the one that was there before and
- * is one a run wrote after the journal.  A journal is a file in the output
- * directory that anyone who can write there could have planted: it never
- * leads to a file that is not the set's own.  Returns how many files went. */
-static size_t roll_back(const output_set *set, const char *journal, bool *valid)
-{
-    size_t removed = 0;
-    *valid = false;
-    /* Only a regular file, not through a link: a FIFO planted at the name
-     * would block the open, a link could lead anywhere. */
-    int fd = open(journal, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    struct stat jst;
-    if (fd < 0 || fstat(fd, &jst) != 0 || !S_ISREG(jst.st_mode)) {
-        if (fd >= 0)
-            close(fd);
-        return 0;
-    }
-    FILE *f = fdopen(fd, "r");
-    if (!f) {
-        close(fd);
-        return 0;
-    }
-    char line[8192] = "";
-    if (!fgets(line, sizeof line, f) || strncmp(line, JOURNAL_MAGIC, strlen(JOURNAL_MAGIC)) != 0) {
-        /* Empty or cut inside its first line: the run died while creating
-         * it, before any rename (they start only once it is complete). */
-        size_t n = strlen(line);
-        *valid = feof(f) && n <= strlen(JOURNAL_MAGIC) && strncmp(line, JOURNAL_MAGIC, n) == 0;
-        fclose(f);
-        return 0;
-    }
-    *valid = true;
-    char path[8400];
-    while (fgets(line, sizeof line, f)) {
-        char a[4200], b[4200];
-        unsigned long long ino;
-        struct stat st;
-        if (sscanf(line, "rename %4199s %4199s %llu", a, b, &ino) == 3) {
-            unescape(a);
-            unescape(b);
-            if (strncmp(a, TMP_MARK, strlen(TMP_MARK)) == 0 && !strchr(a, '/')) {
-                join(path, sizeof path, set->dir, a);
-                if (unlink(path) == 0)
-                    removed++;
-            }
-            if (!strchr(b, '/') && shard_name_of_set(set, b)) {
-                join(path, sizeof path, set->dir, b);
-                if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_ino == ino && unlink(path) == 0)
-                    removed++;
-            }
-        } else if (sscanf(line, "output %4199s %llu", a, &ino) == 2) {
-            unescape(a);
-            if (lstat(a, &st) == 0 && S_ISREG(st.st_mode) && st.st_ino != ino && written_after(a, &st, &jst) &&
-                unlink(a) == 0)
-                removed++;
-        }
-    }
-    fclose(f);
-    return removed;
+    if (strcmp(name, set->own[0]) == 0 || strcmp(name, set->own[1]) == 0)
+        return true;
+    return classify(set, name) == EARLIER;
 }
 
 /* Removes the temporary files a dead run left: its own hidden shard names
@@ -285,7 +174,11 @@ static size_t remove_dead_temps(const output_set *set, const char *tag, long pid
     char path[8400];
     while ((e = readdir(d))) {
         const char *n = e->d_name;
-        bool junk = tag[0] && strncmp(n, mark, strlen(mark)) == 0;
+        /* Its shards, the earlier set's files it moved aside (its journal
+         * is gone: they were to be removed), its staged manifest and the
+         * output stream's ".NAME.tmp-PID-N" while writing that. */
+        bool junk = tag[0] && (strncmp(n, mark, strlen(mark)) == 0 ||
+                               (n[0] == '.' && strncmp(n + 1, mark, strlen(mark)) == 0));
         if (!junk && same_host && pid > 0 && n[0] == '.' &&
             (strncmp(n + 1, set->base, blen) == 0 || strncmp(n, ".shardtool.tmp-", 15) == 0))
             junk = strstr(n, pidmark) != NULL;
@@ -313,6 +206,35 @@ static bool real_name(const char *path, char *out, size_t cap)
     free(parent);
     free(real);
     return real != NULL;
+}
+
+/* Remembers the manifest and feature spec this run writes, and their names
+ * where they are in the prefix's own directory: only there can the journal
+ * name them (and so stage and roll them back). */
+static void record_sides(output_set *set, const char *manifest, const char *feature_spec)
+{
+    const char *named[] = {manifest, feature_spec};
+    char real[8400], dir[8400], probe[4200];
+    snprintf(probe, sizeof probe, "%sx", set->dir);
+    if (!real_name(probe, dir, sizeof dir))
+        return;
+    size_t n = strlen(dir) - 1; /* "/real/dir/" */
+    for (size_t i = 0; i < 2; i++) {
+        if (!named[i])
+            continue;
+        snprintf(set->side[i], sizeof set->side[i], "%s", named[i]);
+        if (real_name(named[i], real, sizeof real) && strncmp(real, dir, n) == 0 && !strchr(real + n, '/') &&
+            strlen(real + n) < sizeof set->own[i])
+            snprintf(set->own[i], sizeof set->own[i], "%s", real + n);
+    }
+}
+
+const char *output_set_side_path(const output_set *set, const char *path)
+{
+    for (size_t i = 0; i < 2 && set->opened && set->local; i++)
+        if (set->own[i][0] && strcmp(path, set->side[i]) == 0)
+            return set->staged[i];
+    return path;
 }
 
 /* Whether path is a file of another task of this distributed run: those
@@ -479,12 +401,15 @@ static int take_lock(const cli_command *cmd, output_set *set, output_lock *l, co
         long pid = 0;
         char owner_host[256] = "", tag[64] = "";
         sscanf(before, "%ld@%255s %63s", &pid, owner_host, tag);
-        size_t n = remove_dead_temps(set, tag, pid, strcmp(owner_host, host) == 0);
-        fprintf(stderr, "shardtool %s: %s: took over the lock of a run that is no longer running (pid %ld on %s)",
+        /* Its temporary files go once its journal is rolled back: some of
+         * them may be the earlier set's files, moved aside. */
+        set->took_over = true;
+        set->dead_pid = pid;
+        set->dead_same_host = strcmp(owner_host, host) == 0;
+        snprintf(set->dead_tag, sizeof set->dead_tag, "%s", tag);
+        snprintf(set->dead_lock, sizeof set->dead_lock, "%s", path);
+        fprintf(stderr, "shardtool %s: %s: took over the lock of a run that is no longer running (pid %ld on %s)\n",
                 cmd->name, path, pid, owner_host);
-        if (n)
-            fprintf(stderr, " (removed %zu of its temporary file%s)", n, n == 1 ? "" : "s");
-        fputc('\n', stderr);
     }
     return EXIT_OK;
 }
@@ -679,6 +604,9 @@ int output_set_open(const cli_command *cmd, output_set *set, const char *prefix,
         return named_status;
     make_tag(set);
     snprintf(set->tmp_prefix, sizeof set->tmp_prefix, "%s" TMP_MARK "%s-", set->dir, set->tag);
+    record_sides(set, manifest, feature_spec);
+    for (size_t i = 0; i < 2; i++)
+        snprintf(set->staged[i], sizeof set->staged[i], "%s%s", set->tmp_prefix, i == 0 ? "manifest" : "spec");
 
     char path[4200];
     int status;
@@ -698,199 +626,33 @@ int output_set_open(const cli_command *cmd, output_set *set, const char *prefix,
     snprintf(set->journal, sizeof set->journal, "%s%s.journal", set->prefix, set->infix);
     struct stat st;
     if (lstat(set->journal, &st) == 0) {
-        bool valid;
-        size_t n = roll_back(set, set->journal, &valid);
-        if (!valid) {
-            cli_error(cmd, "%s: not a journal that shardtool can read; if no run is writing %s, remove it",
-                      set->journal, set->prefix);
+        output_rollback r;
+        if (!output_set_roll_back(set, set->journal, &r)) {
+            cli_error(cmd, "%s: not a journal that shardtool wrote (%s): it is left alone and nothing is "
+                      "removed.  If no run is writing %s, look at it and remove it",
+                      set->journal, r.why, set->prefix);
             return EXIT_USAGE;
         }
         unlink(set->journal);
-        sync_dir(set);
+        output_set_sync_dir(set);
         fprintf(stderr, "shardtool %s: %s: rolled back the unfinished commit of a run that was stopped "
-                "(removed %zu file%s)\n", cmd->name, set->journal, n, n == 1 ? "" : "s");
+                "(removed %zu file%s, moved back %zu file%s of the earlier set)\n", cmd->name, set->journal,
+                r.removed, r.removed == 1 ? "" : "s", r.restored, r.restored == 1 ? "" : "s");
+        if (r.stuck) {
+            /* Left under the dead run's temporary names: those stay. */
+            fprintf(stderr, "shardtool %s: %zu file%s of the earlier set could not be moved back (another "
+                    "file holds the name): left under %s" TMP_MARK "*-old*\n", cmd->name, r.stuck,
+                    r.stuck == 1 ? "" : "s", set->dir);
+            set->took_over = false;
+        }
+    }
+    if (set->took_over) {
+        size_t n = remove_dead_temps(set, set->dead_tag, set->dead_pid, set->dead_same_host);
+        if (n)
+            fprintf(stderr, "shardtool %s: %s: removed %zu temporary file%s of the run that was stopped\n",
+                    cmd->name, set->dead_lock, n, n == 1 ? "" : "s");
     }
     return find_earlier(cmd, set, manifest, feature_spec);
-}
-
-/* ---- journal and commit ----------------------------------------------------------- */
-
-static void absolute(char *out, size_t cap, const char *path)
-{
-    char cwd[4096];
-    if (path[0] == '/' || !getcwd(cwd, sizeof cwd))
-        snprintf(out, cap, "%s", path);
-    else
-        snprintf(out, cap, "%s/%s", cwd, path);
-}
-
-static void journal_rename(FILE *f, const char *tmp, const char *final)
-{
-    struct stat st;
-    if (!tmp || stat(tmp, &st) != 0)
-        return;
-    fputs("rename ", f);
-    put_escaped(f, basename_of(tmp));
-    fputc(' ', f);
-    put_escaped(f, basename_of(final));
-    fprintf(f, " %llu\n", (unsigned long long)st.st_ino);
-}
-
-static void journal_output(FILE *f, const char *path)
-{
-    if (!path || strcmp(path, "-") == 0 || st_path_is_remote(path))
-        return;
-    char abs[8400];
-    absolute(abs, sizeof abs, path);
-    struct stat st;
-    unsigned long long before = lstat(path, &st) == 0 ? (unsigned long long)st.st_ino : 0;
-    fputs("output ", f);
-    put_escaped(f, abs);
-    fprintf(f, " %llu\n", before);
-}
-
-int output_set_journal(output_set *set, const st_shard_sink *sink, const char *manifest,
-                       const char *feature_spec, st_error *err)
-{
-    if (!set->local)
-        return ST_OK;
-    int fd = open(set->journal, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (fd < 0)
-        return st_error_errno(err, errno, "%s: cannot create the journal", set->journal);
-    st_test_kill_point("journal-created", 0);
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        unlink(set->journal);
-        return st_error_errno(err, errno, "%s", set->journal);
-    }
-    set->journal_written = true;
-    fprintf(f, JOURNAL_MAGIC "\n# the renames of an unfinished commit: a later run rolls them back\n");
-    fprintf(f, "run %ld %s\n", (long)getpid(), set->tag);
-    for (size_t i = 0; i < st_shard_sink_count(sink); i++) {
-        const st_shard_info *d = st_shard_sink_shard(sink, i);
-        journal_rename(f, d->tmp_path, d->path);
-        journal_rename(f, d->index_tmp, d->index_path);
-    }
-    journal_output(f, manifest);
-    journal_output(f, feature_spec);
-    fputs("end\n", f);
-    int rc = ST_OK;
-    if (fflush(f) != 0 || fsync(fileno(f)) != 0)
-        rc = st_error_errno(err, errno, "%s: writing the journal", set->journal);
-    if (fclose(f) != 0 && rc == ST_OK)
-        rc = st_error_errno(err, errno, "%s: writing the journal", set->journal);
-    if (rc == ST_OK)
-        sync_dir(set);
-    return rc;
-}
-
-/* "out/train-00003-of-00008.tfrecord" -> "out/train-*-of-00008.tfrecord". */
-static void pattern_of(const output_set *set, const char *path, char *out, size_t cap)
-{
-    snprintf(out, cap, "%s", path);
-    size_t from = strncmp(out, set->prefix, strlen(set->prefix)) == 0 ? strlen(set->prefix) : 0;
-    for (char *p = out + from; *p; p++) {
-        if (!isdigit((unsigned char)*p))
-            continue;
-        const char *q = p;
-        if (!skip_digits(&q, 5))
-            break;
-        memmove(p + 1, q, strlen(q) + 1);
-        *p = '*';
-        break;
-    }
-}
-
-/* Removes the earlier set's files, except those this run has just put in
- * their place (the same name, now this run's file). */
-static bool same_file(const char *path, const struct stat *st)
-{
-    struct stat other;
-    return path && stat(path, &other) == 0 && other.st_ino == st->st_ino && other.st_dev == st->st_dev;
-}
-
-static void remove_earlier(const cli_command *cmd, output_set *set, const st_shard_sink *sink,
-                           const char *manifest, const char *feature_spec, char *const *inputs,
-                           size_t ninputs)
-{
-    size_t removed = 0, kept = 0;
-    char patterns[4][512];
-    size_t npatterns = 0;
-    bool more = false;
-    for (size_t i = 0; i < set->nearlier; i++) {
-        const char *path = set->earlier[i];
-        struct stat st;
-        if (lstat(path, &st) != 0)
-            continue;
-        bool ours = same_file(manifest, &st) || same_file(feature_spec, &st);
-        for (size_t k = 0; k < st_shard_sink_count(sink) && !ours; k++) {
-            const st_shard_info *d = st_shard_sink_shard(sink, k);
-            ours = same_file(d->path, &st) || same_file(d->index_path, &st);
-        }
-        bool input = false;
-        for (size_t k = 0; k < ninputs && !input && !ours; k++)
-            input = !st_path_is_remote(inputs[k]) && same_file(inputs[k], &st);
-        if (input) {
-            kept++;
-            continue;
-        }
-        if (ours || unlink(path) != 0)
-            continue;
-        removed++;
-        if (set->verbose)
-            fprintf(stderr, "shardtool %s: removed %s (earlier set)\n", cmd->name, path);
-        char pat[512];
-        pattern_of(set, path, pat, sizeof pat);
-        bool seen = false;
-        for (size_t k = 0; k < npatterns; k++)
-            seen = seen || strcmp(patterns[k], pat) == 0;
-        if (!seen && npatterns < 4)
-            snprintf(patterns[npatterns++], sizeof patterns[0], "%s", pat);
-        else if (!seen)
-            more = true;
-    }
-    if (kept)
-        fprintf(stderr, "shardtool %s: --force: kept %zu file%s of the earlier output set that %s this "
-                "run's input%s\n", cmd->name, kept, kept == 1 ? "" : "s", kept == 1 ? "was" : "were",
-                kept == 1 ? "" : "s");
-    if (!removed)
-        return;
-    fprintf(stderr, "shardtool %s: --force: removed %zu file%s of the earlier output set (", cmd->name,
-            removed, removed == 1 ? "" : "s");
-    for (size_t k = 0; k < npatterns; k++)
-        fprintf(stderr, "%s%s", k ? ", " : "", patterns[k]);
-    fprintf(stderr, "%s)%s\n", more ? ", ..." : "", set->verbose ? "" : "; -v names them");
-}
-
-int output_set_commit(const cli_command *cmd, output_set *set, const st_shard_sink *sink,
-                      const char *manifest, const char *feature_spec, char *const *inputs,
-                      size_t ninputs, st_error *err)
-{
-    if (!set->local)
-        return ST_OK;
-    st_test_kill_point("commit", 0);
-    if (set->journal_written) {
-        if (unlink(set->journal) != 0)
-            return st_error_errno(err, errno, "%s: cannot remove the journal", set->journal);
-        set->journal_written = false;
-        sync_dir(set);
-    }
-    st_test_kill_point("committed", 0);
-    if (set->force)
-        remove_earlier(cmd, set, sink, manifest, feature_spec, inputs, ninputs);
-    return ST_OK;
-}
-
-void output_set_abort(output_set *set)
-{
-    if (!set->opened || !set->local || !set->journal_written)
-        return;
-    bool valid;
-    roll_back(set, set->journal, &valid);
-    unlink(set->journal);
-    set->journal_written = false;
-    sync_dir(set);
 }
 
 void output_set_close(output_set *set)
@@ -900,9 +662,15 @@ void output_set_close(output_set *set)
     set->opened = false;
     output_lock_release(&set->lock);
     output_lock_release(&set->set_lock);
-    for (size_t i = 0; i < set->nearlier; i++)
+    st_replaced_files_wait(&set->released);
+    for (size_t i = 0; i < set->nearlier; i++) {
         free(set->earlier[i]);
+        if (set->aside)
+            free(set->aside[i]);
+    }
     free(set->earlier);
+    free(set->aside);
     set->earlier = NULL;
+    set->aside = NULL;
     set->nearlier = set->capearlier = 0;
 }

@@ -3,27 +3,37 @@
  *
  *   open     takes the run's lock (PREFIX.lock; under --task I/N the task's
  *            own PREFIX-taskI-of-N.lock, and PREFIX.lock shared), takes
- *            over a dead run's lock and rolls back its unfinished commit
- *            (PREFIX.journal) and removes its temporary files, then looks
- *            for outputs of an earlier run with the same prefix: without
- *            --force any of them is refused before any input is read;
- *   journal  once every shard is complete under its temporary name,
- *            writes PREFIX.journal naming each rename (and the manifest and
- *            feature spec about to be written);
- *   (the sink renames every shard, the caller writes the manifest)
- *   commit   removes the journal: this is the single commit point.  Then,
- *            with --force, removes the earlier run's files and says so;
+ *            over a dead run's lock, rolls back its unfinished commit
+ *            (PREFIX.journal, output_rollback.c) and removes its temporary
+ *            files, then looks for outputs of an earlier run with the same
+ *            prefix: without --force any of them is refused before any
+ *            input is read;
+ *   (the sink finishes every shard under its temporary name; the caller
+ *   writes the manifest and feature spec where output_set_side_path says:
+ *   a temporary name when they are in the prefix's own directory)
+ *   commit   (output_commit.c) writes PREFIX.journal naming every move it
+ *            is about to make, with each file's inode and size: with
+ *            --force, the earlier set's files in the prefix's directory
+ *            moved aside to temporary names, then every new file renamed
+ *            to its final name; makes the moves; removes the journal: this
+ *            is the single commit point.  Then it removes the earlier
+ *            set's files (moved aside, or elsewhere) and says so;
  *   abort    rolls back what the journal names, as a later run would.
  *
- * A kill at any point before the commit leaves either temporary names only
- * or a journal; the next run rolls the journal back and converts again.
- * Remote prefixes cannot rename atomically: none of this applies there. */
+ * Until the journal is removed the earlier set is whole (under its own
+ * names or moved aside, and the journal says where): a kill at any point
+ * leaves either the earlier set, temporary names and a journal that the
+ * next run rolls back (moving the earlier files back), or the new set with
+ * the earlier one's files under hidden temporary names that the next run
+ * removes.  Remote prefixes cannot rename atomically: none of this applies
+ * there. */
 #ifndef ST_CLI_OUTPUT_SET_H
 #define ST_CLI_OUTPUT_SET_H
 
 #include "cli.h"
 #include "output_lock.h"
 
+#include "../src/replaced_files.h"
 #include "../src/shard.h"
 
 typedef struct output_set {
@@ -48,6 +58,20 @@ typedef struct output_set {
     char other_task[4200];   /* a file of another task that an earlier manifest lists */
     char **earlier;          /* outputs of an earlier run, to replace with --force */
     size_t nearlier, capearlier;
+    char **aside;            /* parallel to earlier: where the commit moved it, or NULL */
+    /* The manifest and feature spec (0, 1): their paths, their names when
+     * they are in the prefix's own directory (journalled like the shards,
+     * written under temporary names until the commit), and those names. */
+    char side[2][4096];
+    char own[2][256];
+    char staged[2][4300];
+    /* A dead run whose lock this run took over: its temporary files go
+     * once its journal (which may name some of them) is rolled back. */
+    char dead_tag[64];
+    long dead_pid;
+    bool dead_same_host, took_over;
+    char dead_lock[4200];
+    st_replaced_files released; /* the earlier set's files, let go of on other threads */
 } output_set;
 
 /* Claims the prefix for this run; prints why not and returns the exit
@@ -62,20 +86,42 @@ int output_set_open(const cli_command *cmd, output_set *set, const char *prefix,
  * (the earlier set's records would be read again beside their source). */
 int output_set_check_inputs(const cli_command *cmd, const output_set *set, const char *manifest,
                             const char *feature_spec, char *const *inputs, size_t ninputs);
-/* Writes the journal of the renames the sink is about to make. */
-int output_set_journal(output_set *set, const st_shard_sink *sink, const char *manifest,
-                       const char *feature_spec, st_error *err);
-/* The commit point: removes the journal; then, with --force, removes the
- * earlier set's files that the new set has not replaced, and says so.
- * Files that were this run's inputs are never removed (split merging the
- * task shards of a prefix). */
-int output_set_commit(const cli_command *cmd, output_set *set, const st_shard_sink *sink,
-                      const char *manifest, const char *feature_spec, char *const *inputs,
+/* Where to write the manifest or feature spec whose final path is path:
+ * a temporary name of this run when it is in the prefix's own directory
+ * (renamed at the commit, and rolled back with the shards), else path. */
+const char *output_set_side_path(const output_set *set, const char *path);
+/* The commit (output_commit.c): journals and makes every move (the earlier
+ * set's files aside, the sink's shards and the staged manifest and feature
+ * spec to their final names), removes the journal (the commit point), then
+ * removes the earlier set's files and says so.  Files that were this run's
+ * inputs are removed only where the new set takes their names (split
+ * merging the task shards of a prefix keeps them). */
+int output_set_commit(const cli_command *cmd, output_set *set, st_shard_sink *sink, char *const *inputs,
                       size_t ninputs, st_error *err);
 /* After a failure: rolls back what the journal names (the caller has
  * aborted the sink), removes the journal. */
 void output_set_abort(output_set *set);
 /* Releases the locks; frees. */
 void output_set_close(output_set *set);
+
+/* ---- shared by output_set.c, output_commit.c and output_rollback.c ---- */
+
+/* Whether name (in the prefix's directory) is one this run writes or an
+ * earlier run of the prefix wrote: a shard, an index, its manifest, its
+ * feature spec.  Never the lock or a journal. */
+bool output_set_own_name(const output_set *set, const char *name);
+
+typedef struct output_rollback {
+    size_t removed;    /* new files removed */
+    size_t restored;   /* earlier files moved back */
+    size_t stuck;      /* earlier files left aside: another file holds the name */
+    char why[300];     /* why the journal is not one to act on */
+} output_rollback;
+
+/* Undoes the unfinished commit the journal describes; false (r->why set)
+ * when it is not a journal this run wrote or could have written: then
+ * nothing at all has been touched. */
+bool output_set_roll_back(const output_set *set, const char *journal, output_rollback *r);
+void output_set_sync_dir(const output_set *set);
 
 #endif

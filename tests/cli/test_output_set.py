@@ -656,25 +656,6 @@ def test_hostile_names(tmp, taxi):
                                                           ".h.manifest.json"],
           f"and replaced with --force ({sorted(os.listdir(d))})")
 
-    # A journal is a file in the output directory that anyone who can
-    # write there could plant: rolling it back never removes a file that
-    # is not one the set's own run wrote (here an absolute path outside,
-    # and a file whose name merely starts with the prefix's).
-    d = os.path.join(tmp, "hostile-journal")
-    os.makedirs(d)
-    victim = os.path.join(tmp, "hostile-journal-victim.json")
-    with open(victim, "w") as f:
-        f.write('{\n  "format": "mine"}\n')
-    with open(d + "/t-notes.txt", "w") as f:
-        f.write("notes\n")
-    with open(d + "/t.journal", "w") as f:
-        f.write(f"shardtool-journal 1\nrename .tmp-stx-1 t-notes.txt {os.stat(d + '/t-notes.txt').st_ino}\n"
-                f"output {victim} 0\nend\n")
-    r = st("convert", taxi, "-o", d + "/t", "-q")
-    check(r.returncode == 0 and "rolled back" in r.stderr and os.path.exists(victim)
-          and os.path.exists(d + "/t-notes.txt"),
-          f"a planted journal removes nothing outside the set ({r.stderr.strip()[-200:]})")
-
     # Under --task, one --manifest named alike by every task: the second
     # task is refused even with --force (it would replace the first task's
     # manifest and remove that task's shards as an "earlier set").
@@ -744,6 +725,152 @@ def test_hostile_names(tmp, taxi):
               f"-o {o} writes part-* in that directory ({r.stderr.strip()[-200:]})")
 
 
+# ---- issue 19 item 3: a planted journal --------------------------------------------------------
+
+
+def test_planted_journal(tmp, taxi):
+    """A journal is a file in the output directory that anyone who can
+    write there could plant.  One that names anything but the set's own
+    files in the prefix's directory (with the inode and size the run
+    recorded) is reported and left alone, and nothing at all is removed."""
+    # The issue's case: an old-style "output ABSPATH 0" line naming a
+    # manifest and a feature spec of another directory, the journal's time
+    # set back so that they look written after it.
+    d = os.path.join(tmp, "planted")
+    prod = os.path.join(tmp, "planted-prod")
+    os.makedirs(d)
+    os.makedirs(prod)
+    victims = {prod + "/train.manifest.json": '{\n  "format": "tfrecord"}\n',
+               prod + "/train.spec.json": '{\n  "features": {}}\n'}
+    for p, text in victims.items():
+        with open(p, "w") as f:
+            f.write(text)
+    journal = d + "/t.journal"
+    text = "shardtool-journal 1\n" + "".join(f"output {p} 0\n" for p in victims) + "end\n"
+    with open(journal, "w") as f:
+        f.write(text)
+    os.utime(journal, (time.time() - 3600, time.time() - 3600))
+    r = st("convert", taxi, "-o", d + "/t", "-q")
+    check(r.returncode == 2 and "t.journal" in r.stderr and "nothing is removed" in r.stderr
+          and all(os.path.exists(p) for p in victims) and open(journal).read() == text,
+          f"an old-style journal naming files of another directory: reported, left alone, nothing removed "
+          f"({r.stderr.strip()[-300:]})")
+
+    # Journals of this version that break one rule each, beside a line
+    # that alone would be honoured (a planted rename of the earlier set's
+    # shard, with its real inode and size): none of it is acted on.
+    d = os.path.join(tmp, "planted-v2")
+    r = st("convert", taxi, "-o", d + "/t", "-q")
+    assert r.returncode == 0, r.stderr
+    shard = d + "/t-00000-of-00001.tfrecord"
+    sst = os.stat(shard)
+    with open(d + "/t-notes.txt", "w") as f:
+        f.write("notes\n")
+    nst = os.stat(d + "/t-notes.txt")
+    outside = os.path.join(tmp, "planted-outside-00000-of-00001.tfrecord")
+    shutil.copy(shard, outside)
+    ost = os.stat(outside)
+    good = f"rename .tmp-stab12-0 t-00000-of-00001.tfrecord {sst.st_ino} {sst.st_size}\n"
+    bad_lines = {
+        "an absolute name": f"rename .tmp-stab12-1 {outside} {ost.st_ino} {ost.st_size}\n",
+        "a name in another directory": f"rename .tmp-stab12-1 ../{os.path.basename(outside)} {ost.st_ino} {ost.st_size}\n",
+        "an escaped slash": f"rename .tmp-stab12-1 ..%2F{os.path.basename(outside)} {ost.st_ino} {ost.st_size}\n",
+        "a name the run does not write": f"rename .tmp-stab12-1 t-notes.txt {nst.st_ino} {nst.st_size}\n",
+        "another run's temporary name": f"rename .tmp-stff-1 t-00000-of-00001.tfrecord {sst.st_ino} {sst.st_size}\n",
+        "no size": f"rename .tmp-stab12-1 t-00000-of-00001.tfrecord {sst.st_ino}\n",
+        "the lock": f"aside t.lock .tmp-stab12-2 {sst.st_ino} {sst.st_size}\n",
+        "an unknown entry": f"output {outside} 0\n",
+    }
+    for what, line in bad_lines.items():
+        before = snapshot(d)
+        text = "shardtool-journal 2\nrun 42 ab12\n" + good + line
+        with open(d + "/t.journal", "w") as f:
+            f.write(text)
+        r = st("convert", taxi, "-o", d + "/t", "-q")
+        check(r.returncode == 2 and "t.journal" in r.stderr and snapshot(d) == {**before, "t.journal": text.encode()}
+              and os.path.exists(outside) and os.path.exists(d + "/t-notes.txt"),
+              f"a journal with {what}: reported, left alone, nothing removed ({r.stderr.strip()[-200:]})")
+        os.unlink(d + "/t.journal")
+    # The same good line alone is a journal a run could have written: the
+    # file it names, with that inode and size, is removed.
+    with open(d + "/t.journal", "w") as f:
+        f.write("shardtool-journal 2\nrun 42 ab12\n" + good)
+    r = st("convert", taxi, "-o", d + "/t", "-q")
+    check("rolled back" in r.stderr and not os.path.exists(d + "/t.journal") and os.path.exists(d + "/t-notes.txt"),
+          f"a journal within the rules is rolled back ({r.stderr.strip()[-200:]})")
+
+
+# ---- issue 19 item 4: --force killed before its commit point -----------------------------------
+
+
+def force_kill_formats(tmp, taxi):
+    """(label, old run, new run, points) per output format: the new run
+    replaces the old set with --force, once under the same names (every
+    new shard takes an old shard's name) and once under other ones."""
+    small = os.path.join(tmp, "taxi-head.csv")
+    with open(taxi) as f, open(small, "w") as g:
+        for i, line in enumerate(f):
+            if i > 6000:
+                break
+            g.write(line)
+    out = []
+    for fmt in ("tfrecord", "parquet", "avro", "csv", "jsonl"):
+        base = ["convert", "--to", fmt, "--jobs", "1"]
+        out.append((fmt + " same names", base + [taxi, "--shards", "3"], base + [small, "--shards", "3"], 3))
+        out.append((fmt + " other names", base + [taxi, "--shards", "3"], base + [small, "--shards", "2"], 2))
+    return out
+
+
+def test_force_kills(tmp, taxi):
+    """--force killed at every point of its commit, for every output
+    format: the earlier set stays whole until the journal is removed.  Right
+    after the kill, a directory without a journal holds exactly one set; the
+    next run (which rolls back a journal) leaves exactly the old set (a kill
+    up to the commit point) or the new one (after it), byte for byte, no
+    temporary file, and verify --manifest passes on it."""
+    bad, kills = [], 0
+    for label, old_args, new_args, new_shards in force_kill_formats(tmp, taxi):
+        d = os.path.join(tmp, "force-kill")
+        pristine = os.path.join(tmp, "force-kill-old")
+        shutil.rmtree(d, ignore_errors=True)
+        shutil.rmtree(pristine, ignore_errors=True)
+        r = st(*old_args, "-o", d + "/t", "-q")
+        assert r.returncode == 0, (label, r.stderr)
+        old = {n: b for n, b in snapshot(d, hidden=False).items() if n != "t.lock"}
+        shutil.copytree(d, pristine)
+        r = st(*new_args, "-o", d + "/t", "-q", "-f")
+        assert r.returncode == 0, (label, r.stderr)
+        new = {n: b for n, b in snapshot(d, hidden=False).items() if n != "t.lock"}
+        assert old != new and "t.manifest.json" in new, label
+        points = ["locked", "journal-created", "journal", "aside:0", "aside:1"]
+        points += [f"rename:{i}" for i in range(new_shards)] + ["manifest", "commit", "committed"]
+        for point in points:
+            shutil.rmtree(d)
+            shutil.copytree(pristine, d)
+            r = st(*new_args, "-o", d + "/t", "-q", "-f", env={"SHARDTOOL_TEST_KILL_AT": point})
+            kills += 1
+            if r.returncode != -signal.SIGKILL:
+                bad.append((label, point, "not killed", r.returncode, r.stderr.strip()[-200:]))
+                continue
+            now = {n: b for n, b in snapshot(d, hidden=False).items() if n != "t.lock"}
+            if "t.journal" not in now and now not in (old, new):
+                bad.append((label, point, "no journal and not one whole set", sorted(now)))
+                continue
+            r = st(*new_args, "-o", d + "/t", "-q")
+            want = new if point == "committed" else old
+            now = {n: b for n, b in snapshot(d, hidden=False).items() if n != "t.lock"}
+            temps = [n for n in os.listdir(d) if n.startswith(".tmp-")]
+            if r.returncode != 2 or now != want or temps:
+                bad.append((label, point, "after the next run", r.returncode, r.stderr.strip()[-200:],
+                            "old" if now == old else "new" if now == new else sorted(now), temps))
+                continue
+            v = st("verify", "-q", "--manifest", d + "/t.manifest.json")
+            if v.returncode:
+                bad.append((label, point, "verify --manifest", v.stdout.strip()[-200:], v.stderr.strip()[-200:]))
+    check(not bad, f"--force killed at every commit point, 5 formats, same and other names ({kills} kills): "
+                   f"always exactly the old or the new set, byte for byte, verified ({bad[:3]})")
+
+
 def main():
     global ST, SOURCE
     ST, SOURCE = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
@@ -764,7 +891,9 @@ def main():
                  ("kills", lambda: test_kills(tmp, table_b, taxi)),
                  ("parquet-kills", lambda: test_parquet_kills(tmp, table_c)),
                  ("names", lambda: test_names(tmp, taxi)),
-                 ("hostile", lambda: test_hostile_names(tmp, taxi))]
+                 ("hostile", lambda: test_hostile_names(tmp, taxi)),
+                 ("planted-journal", lambda: test_planted_journal(tmp, taxi)),
+                 ("force-kills", lambda: test_force_kills(tmp, taxi))]
         for name, fn in tests:
             if not only or name in only:
                 fn()
