@@ -277,20 +277,65 @@ def wide_records(tmp, out):
         read_back(f"--to parquet of {k} features", f"{out}/wide-tf-00000-of-00001.parquet", "f%05d", k)
 
 
+# Outputs that hold a record's encoding besides the record, each held to
+# the figure shardtool(1) states: a multiple of the record, plus 32 MiB.
+ENCODED_RATIO = {
+    ("jsonl", 0x01): 7.5,   # every byte a six-character escape, \u0001
+    ("jsonl", 0xFF): 3.5,   # base64
+    ("csv", 0xFF): 3.5,
+    ("parquet", 0x01): 6.5,
+    ("avro", 0x01): 5.5,
+}
+
+
+def file_md5(path):
+    d = hashlib.md5()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            d.update(block)
+    return d.hexdigest(), os.path.getsize(path)
+
+
+def encoded_outputs(paths, out):
+    """convert to each output that holds the record's encoding, within its
+    stated multiple of the record, and what it wrote read back whole."""
+    for (fmt, byte), ratio in ENCODED_RATIO.items():
+        limit = int(ratio * RECORD) + (32 << 20)
+        prefix = f"{out}/enc-{fmt}-{byte:02x}"
+        what = f"convert --to {fmt} of a {RECORD_MIB} MiB value of bytes 0x{byte:02x}"
+        rc, rss, err = run(["convert", "-q", "--to", fmt, paths[byte], "-o", prefix, "-s", "1"],
+                           as_limit=limit + (512 << 20))
+        check(rc == 0, f"{what}: exit 0" + ("" if rc == 0 else f" (got {rc}: {err.strip()[-300:]})"))
+        if not SANITIZED:
+            check(rss <= limit, f"{what}: peak memory {rss >> 20} MiB within {ratio} x {RECORD_MIB} MiB + 32 MiB")
+        if rc != 0 or fmt == "csv":
+            continue   # (CSV reads its base64 back as text)
+        shard = f"{prefix}-00000-of-00001.{fmt}"
+        if fmt == "jsonl":
+            got = file_md5(shard)
+        else:
+            run(["cat", shard], subprocess.PIPE)
+            got = (run.digest, run.size)
+        check(got == expected_json(byte, RECORD), f"{what}: the record reads back whole")
+        os.remove(shard)
+
+
 def expected_json(byte, n):
     """md5 and size of cat's line for the record."""
     d = hashlib.md5()
-    if 0x20 <= byte < 0x7F and byte not in (0x22, 0x5C):
+    if byte < 0x20 or (0x20 <= byte < 0x7F and byte not in (0x22, 0x5C)):
         parts = [b'{"data":["', None, b'"]}\n']
-        run_text = bytes([byte]) * (1 << 20)
+        # A control character is written as its \u escape, six bytes.
+        unit = b"\\u%04x" % byte if byte < 0x20 else bytes([byte])
+        run_text = unit * (1 << 20)
         total = 0
         d.update(parts[0])
         total += len(parts[0])
         left = n
         while left:
-            k = min(left, len(run_text))
-            d.update(run_text[:k])
-            total += k
+            k = min(left, 1 << 20)
+            d.update(run_text[:k * len(unit)])
+            total += k * len(unit)
             left -= k
         d.update(parts[2])
         total += len(parts[2])
@@ -354,6 +399,10 @@ def main():
         bounded("convert of three large records",
                 ["convert", "-j", "2", binary, text, binary2, "-o", out + "/m", "-s", "2"])
         bounded("cat -f tfrecord", ["cat", "--format", "tfrecord", binary])
+        control = os.path.join(tmp, "control.tfrecord.gz")   # 0x01 * N: \u0001 in JSON
+        write_record(control, 0x01, RECORD)
+        encoded_outputs({0x01: control, 0xFF: binary}, out)
+        os.remove(control)
         wide_records(tmp, out)
     print(f"{results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] else 0
