@@ -274,6 +274,26 @@ static int emit_to_sink(void *ctx, const uint8_t *encoded, size_t len, st_error 
     return st_shard_sink_write(ctx, encoded, len, err);
 }
 
+/* A record encoded into the shard as it is written (convert_job.emit_pieces). */
+typedef struct record_fill {
+    const st_writer_ops *writer;
+    const st_write_options *wopt;
+    const st_record *rec;
+} record_fill;
+
+static int fill_record(void *ctx, st_piece_fn put, void *put_ctx, st_error *err)
+{
+    const record_fill *f = ctx;
+    return f->writer->encode_pieces(f->wopt, f->rec, put, put_ctx, err);
+}
+
+static int emit_pieces_to_sink(void *ctx, const st_writer_ops *writer, const st_write_options *wopt,
+                               const st_record *rec, size_t len, st_error *err)
+{
+    record_fill f = {writer, wopt, rec};
+    return st_shard_sink_write_pieces(ctx, len, fill_record, &f, err);
+}
+
 static int emit_groups_to_sink(void *ctx, const st_shard_group *groups, size_t n, st_error *err)
 {
     return st_shard_sink_write_groups(ctx, groups, n, err);
@@ -650,6 +670,9 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
     } else {
         job->emit = emit_to_sink;
         job->emit_ctx = out->sink;
+        /* A large record's JSON text is made as it is written. */
+        if (out->format->writer->encode_pieces)
+            job->emit_pieces = emit_pieces_to_sink;
         /* TFRecord frames are stored as encoded: a unit's records can go
          * out shard by shard (st_shard_sink_groups). */
         if (out->format == st_format_by_name("tfrecord")) {
