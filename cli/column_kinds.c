@@ -132,10 +132,8 @@ static int disagree(const column_kind *k, st_kind kind, size_t input, char *cons
 int column_kinds_check(column_kinds *t, const st_feature_stats *stats, size_t input,
                        char *const *paths, st_error *err)
 {
-    for (size_t i = 0; i < stats->cap; i++) {
+    for (size_t i = 0; i < stats->count; i++) {
         const st_feature_stat *f = &stats->items[i];
-        if (!f->name)
-            continue;
         unsigned kinds = f->kinds & ~(1u << ST_KIND_NONE);
         if (!kinds)
             continue;

@@ -40,7 +40,9 @@ typedef struct item {
     size_t *ends;           /* end of record i in encoded */
     /* Record i's frame as read, emitted as it is instead of from encoded
      * (a large TFRecord record going to a TFRecord writer: no copy); .data
-     * NULL for the others.  It lives in the unit, freed after consume. */
+     * NULL for the others.  It lives in the unit, freed after consume.
+     * .data NULL with a length: the record goes to job->emit_pieces,
+     * encoded as it is written, in that many bytes (see in_pieces). */
     st_bytes *direct;
     size_t ends_cap;
     /* Grouped (convert_job.ngroups): record i encoded in groups[i % n]
@@ -398,6 +400,45 @@ static int start_groups(const convert_job *job, item *it, const st_format *input
     return ST_OK;
 }
 
+/* Bytes values at least this large make a record go out in pieces (where
+ * the job can): a value's text may be six times its bytes. */
+#define PIECES_MIN ((uint64_t)1 << 20)
+
+static uint64_t bytes_in_values(const st_feature *f)
+{
+    uint64_t n = 0;
+    if (f->kind == ST_KIND_BYTES)
+        for (uint32_t i = 0; i < f->count; i++)
+            n += f->v.bytes[i].len;
+    return n;
+}
+
+static bool goes_in_pieces(const convert_job *job, const st_record *rec)
+{
+    if (!job->emit_pieces || !job->writer->encode_pieces)
+        return false;
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < rec->nfeatures && n < PIECES_MIN; i++)
+        n += bytes_in_values(&rec->features[i]);
+    for (uint32_t i = 0; i < rec->nlists && n < PIECES_MIN; i++)
+        for (uint32_t k = 0; k < rec->lists[i].count && n < PIECES_MIN; k++)
+            n += bytes_in_values(&rec->lists[i].steps[k]);
+    return n >= PIECES_MIN;
+}
+
+static int count_piece(void *ctx, const uint8_t *data, size_t len)
+{
+    (void)data;
+    *(size_t *)ctx += len;
+    return 0;
+}
+
+/* Whether record i goes to emit_pieces (its length in direct[i].len). */
+static bool in_pieces(const item *it, size_t i)
+{
+    return !it->direct[i].data && it->direct[i].len;
+}
+
 static int process_item(run_state *rs, item *it, st_error *err)
 {
     convert_job *job = rs->job;
@@ -442,6 +483,15 @@ static int process_item(run_state *rs, item *it, st_error *err)
             /* What the TFRecord writer would write, byte for byte (a record
              * that --type or --widen may change is encoded again). */
             it->direct[i] = rec->framed;
+        } else if (!it->grouped && goes_in_pieces(job, rec)) {
+            /* Only its length now (the same pass checks what encode
+             * would); the bytes are made as they are written. */
+            size_t len = 0;
+            rc = job->writer->encode_pieces(job->wopt, rec, count_piece, &len, err);
+            if (rc < 0)
+                return st_error_prefix(err, "%s: record %llu: ", it->src->path,
+                                       (unsigned long long)(it->unit.first_record + i));
+            it->direct[i] = (st_bytes){NULL, len};
         } else if (it->grouped) {
             rc = job->writer->encode(job->wopt, rec, &it->groups[group], err);
             if (rc < 0)
@@ -560,7 +610,9 @@ static int consume_item(run_state *rs, item *it, st_error *err)
     }
     for (size_t i = 0; !it->grouped && i < it->batch.count; i++) {
         int rc = it->direct[i].data ? job->emit(job->emit_ctx, it->direct[i].data, it->direct[i].len, err)
-                                    : job->emit(job->emit_ctx, it->encoded.data + begin, it->ends[i] - begin, err);
+                 : in_pieces(it, i)   ? job->emit_pieces(job->emit_ctx, job->writer, job->wopt,
+                                                         &it->batch.records[i], it->direct[i].len, err)
+                                      : job->emit(job->emit_ctx, it->encoded.data + begin, it->ends[i] - begin, err);
         if (rc < 0)
             return rc;
         begin = it->ends[i];

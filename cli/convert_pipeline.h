@@ -48,6 +48,13 @@ struct convert_job {
      * all at once, in place of one emit per record.  0 / NULL: not so. */
     size_t ngroups;
     int (*emit_groups)(void *ctx, const st_shard_group *groups, size_t n, st_error *err);
+    /* Records going straight to a sink whose writer has encode_pieces: one
+     * with 1 MiB of bytes values or more is not encoded by the workers but
+     * handed over to emit_pieces, which encodes it into the shard a piece
+     * at a time (its `len` bytes, counted by a worker): a large value's
+     * JSON text (\u escapes: six bytes each) is never held.  NULL: not so. */
+    int (*emit_pieces)(void *ctx, const st_writer_ops *writer, const st_write_options *wopt,
+                       const st_record *rec, size_t len, st_error *err);
     int jobs;
     volatile sig_atomic_t *cancel;
     cli_progress *progress;

@@ -111,9 +111,8 @@ const char **empty_columns_find(const st_schema *columns, const st_feature_stats
         return NULL;
     }
     size_t nseen = 0;
-    for (size_t i = 0; i < stats->cap; i++)
-        if (stats->items[i].name)
-            seen[nseen++] = (name_ref){stats->items[i].name, stats->items[i].name_len, i};
+    for (size_t i = 0; i < stats->count; i++)
+        seen[nseen++] = (name_ref){stats->items[i].name, stats->items[i].name_len, i};
     qsort(seen, nseen, sizeof *seen, name_cmp);
     for (size_t i = 0; i < columns->count; i++) {
         const char *name = columns->columns[i].name;

@@ -52,12 +52,13 @@ static int add_type(const cli_command *cmd, cli_input *in, const char *name, con
     if (kind < 0)
         return cli_usage_error(cmd, "column '%s': '%s' is not int64, float, bytes or skip", name,
                                kind_text);
-    ssize_t at = st_schema_find(&in->types, name);
+    ssize_t at = st_schema_index_find(&in->types_index, &in->types, name);
     if (at >= 0) {
         in->types.columns[at].kind = (st_kind)kind;
         return EXIT_OK;
     }
-    if (st_schema_add(&in->types, name, (st_kind)kind)) {
+    if (st_schema_add(&in->types, name, (st_kind)kind) ||
+        st_schema_index_add(&in->types_index, &in->types, in->types.count - 1, NULL)) {
         cli_error(cmd, "out of memory");
         return EXIT_USAGE;
     }
@@ -208,6 +209,7 @@ void cli_input_free(cli_input *in)
     in->paths = NULL;
     in->npaths = 0;
     st_schema_free(&in->types);
+    st_schema_index_free(&in->types_index);
 }
 
 const char *cli_input_compression(const cli_command *cmd, const cli_values *v)

@@ -7,6 +7,7 @@
 
 #include "../formats/csv/csv.h"
 #include "../formats/format.h"
+#include "../src/schema_index.h"
 
 extern const cli_option cli_input_options[];  /* --from, --compression, --columns, ... */
 /* --input-compression, and --compression, its older spelling, for cat and stat. */
@@ -19,6 +20,7 @@ typedef struct cli_input {
     st_read_options ro;
     st_csv_options csv;
     st_schema types;            /* --schema / --type */
+    st_schema_index types_index; /* types by name: a --schema of many columns */
     const st_format *format;    /* --from, or NULL to detect */
 } cli_input;
 

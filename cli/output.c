@@ -10,6 +10,7 @@
 #include "../formats/csv/csv.h"
 #include "../src/manifest.h"
 #include "../src/pipeline.h"
+#include "../src/schema_index.h"
 #include "task_infix.h"
 
 #include "../formats/parquet/write.h"
@@ -273,6 +274,26 @@ static int emit_to_sink(void *ctx, const uint8_t *encoded, size_t len, st_error 
     return st_shard_sink_write(ctx, encoded, len, err);
 }
 
+/* A record encoded into the shard as it is written (convert_job.emit_pieces). */
+typedef struct record_fill {
+    const st_writer_ops *writer;
+    const st_write_options *wopt;
+    const st_record *rec;
+} record_fill;
+
+static int fill_record(void *ctx, st_piece_fn put, void *put_ctx, st_error *err)
+{
+    const record_fill *f = ctx;
+    return f->writer->encode_pieces(f->wopt, f->rec, put, put_ctx, err);
+}
+
+static int emit_pieces_to_sink(void *ctx, const st_writer_ops *writer, const st_write_options *wopt,
+                               const st_record *rec, size_t len, st_error *err)
+{
+    record_fill f = {writer, wopt, rec};
+    return st_shard_sink_write_pieces(ctx, len, fill_record, &f, err);
+}
+
 static int emit_groups_to_sink(void *ctx, const st_shard_group *groups, size_t n, st_error *err)
 {
     return st_shard_sink_write_groups(ctx, groups, n, err);
@@ -302,21 +323,43 @@ static void drain_progress(void *ctx, uint64_t written)
  * row with nulls would shuffle; features the inputs' schemas do not name
  * (TFRecord) keep theirs, after the others.  Each column takes the type
  * the inputs gave it (st_logical), for a writer that can say it again. */
-static void order_like_inputs(st_schema *schema, const st_schema *inputs)
+static int order_like_inputs(st_schema *schema, const st_schema *inputs)
 {
-    size_t placed = 0;
-    for (size_t k = 0; k < inputs->count; k++) {
-        ssize_t at = st_schema_find(schema, inputs->columns[k].name);
+    if (!schema->count || !inputs->count)
+        return ST_OK;
+    /* The new order as positions, gathered in one pass over the inputs'
+     * columns with a hash lookup each (a search and a move per column was
+     * quadratic in a wide record's features). */
+    st_schema_index index = {0};
+    size_t *order = malloc(schema->count * sizeof *order);
+    bool *placed = calloc(schema->count, sizeof *placed);
+    st_column *moved = malloc(schema->count * sizeof *moved);
+    int rc = order && placed && moved ? st_schema_index_build(&index, schema) : ST_ENOMEM;
+    size_t n = 0;
+    for (size_t k = 0; rc == ST_OK && k < inputs->count; k++) {
+        ssize_t at = st_schema_index_find(&index, schema, inputs->columns[k].name);
         if (at < 0)
             continue;
         if (schema->columns[at].sequence == inputs->columns[k].sequence)
             schema->columns[at].logical = inputs->columns[k].logical;
-        if ((size_t)at < placed)
-            continue;
-        st_column c = schema->columns[at];
-        memmove(&schema->columns[placed + 1], &schema->columns[placed], ((size_t)at - placed) * sizeof c);
-        schema->columns[placed++] = c;
+        if (!placed[at]) {
+            placed[at] = true;
+            order[n++] = (size_t)at;
+        }
     }
+    if (rc == ST_OK) {
+        for (size_t i = 0; i < schema->count; i++)
+            if (!placed[i])
+                order[n++] = i;
+        for (size_t i = 0; i < n; i++)
+            moved[i] = schema->columns[order[i]];
+        memcpy(schema->columns, moved, n * sizeof *moved);
+    }
+    st_schema_index_free(&index);
+    free(moved);
+    free(placed);
+    free(order);
+    return rc;
 }
 
 /* The schema of records with these statistics, as the writer of `out`
@@ -327,7 +370,9 @@ static int schema_of(const cli_output *out, const st_feature_stats *stats, const
 {
     int rc = st_feature_stats_schema(stats, schema);
     if (rc == ST_OK)
-        order_like_inputs(schema, inputs);
+        rc = order_like_inputs(schema, inputs);
+    if (rc == ST_ENOMEM)
+        rc = st_error_set(err, rc, "out of memory");
     if (rc == ST_OK)
         rc = cli_output_names_check(out->format->name, schema, err);
     if (rc == ST_EUNSUPPORTED && st_feature_stats_nul_name(stats)) {
@@ -625,6 +670,9 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
     } else {
         job->emit = emit_to_sink;
         job->emit_ctx = out->sink;
+        /* A large record's JSON text is made as it is written. */
+        if (out->format->writer->encode_pieces)
+            job->emit_pieces = emit_pieces_to_sink;
         /* TFRecord frames are stored as encoded: a unit's records can go
          * out shard by shard (st_shard_sink_groups). */
         if (out->format == st_format_by_name("tfrecord")) {

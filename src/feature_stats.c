@@ -14,9 +14,10 @@ void st_feature_stats_init(st_feature_stats *s)
 
 void st_feature_stats_free(st_feature_stats *s)
 {
-    for (size_t i = 0; i < s->cap; i++)
+    for (size_t i = 0; i < s->count; i++)
         free(s->items[i].name);
     free(s->items);
+    free(s->slots);
     memset(s, 0, sizeof *s);
 }
 
@@ -26,40 +27,47 @@ static size_t hash_of(const uint8_t *name, size_t len, bool sequence)
     return (size_t)(st_name_hash(name, len) ^ (sequence ? 0x9e3779b97f4a7c15ull : 0));
 }
 
-static int grow(st_feature_stats *s)
+/* Doubles the slots and puts every entry back (entries do not move). */
+static int grow_slots(st_feature_stats *s)
 {
-    size_t cap = s->cap ? s->cap * 2 : 64;
-    st_feature_stat *items = calloc(cap, sizeof *items);
-    if (!items)
+    size_t nslots = s->nslots ? s->nslots * 2 : 64;
+    size_t *slots = calloc(nslots, sizeof *slots);
+    if (!slots)
         return ST_ENOMEM;
-    for (size_t i = 0; i < s->cap; i++) {
-        st_feature_stat *old = &s->items[i];
-        if (!old->name)
-            continue;
-        size_t j = hash_of((const uint8_t *)old->name, old->name_len, old->sequence) & (cap - 1);
-        while (items[j].name)
-            j = (j + 1) & (cap - 1);
-        items[j] = *old;
+    for (size_t i = 0; i < s->count; i++) {
+        const st_feature_stat *f = &s->items[i];
+        size_t j = hash_of((const uint8_t *)f->name, f->name_len, f->sequence) & (nslots - 1);
+        while (slots[j])
+            j = (j + 1) & (nslots - 1);
+        slots[j] = i + 1;
     }
-    free(s->items);
-    s->items = items;
-    s->cap = cap;
-    memset(s->cached_name, 0, sizeof s->cached_name); /* slots moved */
+    free(s->slots);
+    s->slots = slots;
+    s->nslots = nslots;
     return ST_OK;
 }
 
 static st_feature_stat *lookup(st_feature_stats *s, const uint8_t *name, size_t len, bool sequence)
 {
-    if ((s->count + 1) * 2 > s->cap && grow(s))
+    if ((s->count + 1) * 2 > s->nslots && grow_slots(s))
         return NULL;
-    size_t j = hash_of(name, len, sequence) & (s->cap - 1);
-    while (s->items[j].name) {
-        if (s->items[j].name_len == len && s->items[j].sequence == sequence &&
-            memcmp(s->items[j].name, name, len) == 0)
-            return &s->items[j];
-        j = (j + 1) & (s->cap - 1);
+    size_t j = hash_of(name, len, sequence) & (s->nslots - 1);
+    while (s->slots[j]) {
+        st_feature_stat *f = &s->items[s->slots[j] - 1];
+        if (f->name_len == len && f->sequence == sequence && memcmp(f->name, name, len) == 0)
+            return f;
+        j = (j + 1) & (s->nslots - 1);
     }
-    st_feature_stat *f = &s->items[j];
+    if (s->count == s->items_cap) {
+        size_t cap = s->items_cap ? s->items_cap * 2 : 16;
+        st_feature_stat *items = realloc(s->items, cap * sizeof *items);
+        if (!items)
+            return NULL;
+        s->items = items;
+        s->items_cap = cap;
+    }
+    st_feature_stat *f = &s->items[s->count];
+    memset(f, 0, sizeof *f);
     /* A name is bytes: a NUL inside is kept (strndup would stop there while
      * name_len kept the full length, and every compare read past the copy). */
     f->name = malloc(len + 1);
@@ -76,7 +84,8 @@ static st_feature_stat *lookup(st_feature_stats *s, const uint8_t *name, size_t 
     f->max_int = INT64_MIN;
     f->min_float = INFINITY;
     f->max_float = -INFINITY;
-    f->first_seen = s->count++;
+    f->first_seen = s->count;
+    s->slots[j] = ++s->count;
     return f;
 }
 
@@ -203,6 +212,15 @@ int st_feature_stats_add(st_feature_stats *s, const st_record *rec)
 
 int st_feature_stats_merge(st_feature_stats *into, const st_feature_stats *from)
 {
+    /* The first merge into an empty table (a run's first unit) takes
+     * exactly the entries it needs, not the next doubling. */
+    if (!into->count && into->items_cap < from->count) {
+        st_feature_stat *items = realloc(into->items, from->count * sizeof *items);
+        if (!items)
+            return ST_ENOMEM;
+        into->items = items;
+        into->items_cap = from->count;
+    }
     into->records += from->records;
     into->sequence_records += from->sequence_records;
     const st_feature_stat **sorted = st_feature_stats_sorted(from);
@@ -249,23 +267,14 @@ int st_feature_stats_merge(st_feature_stats *into, const st_feature_stats *from)
     return ST_OK;
 }
 
-static int by_first_seen(const void *a, const void *b)
-{
-    const st_feature_stat *x = *(const st_feature_stat *const *)a;
-    const st_feature_stat *y = *(const st_feature_stat *const *)b;
-    return x->first_seen < y->first_seen ? -1 : x->first_seen > y->first_seen;
-}
-
 const st_feature_stat **st_feature_stats_sorted(const st_feature_stats *s)
 {
     const st_feature_stat **out = malloc((s->count ? s->count : 1) * sizeof *out);
     if (!out)
         return NULL;
-    size_t n = 0;
-    for (size_t i = 0; i < s->cap; i++)
-        if (s->items[i].name)
-            out[n++] = &s->items[i];
-    qsort(out, n, sizeof *out, by_first_seen);
+    /* The entries are in that order already. */
+    for (size_t i = 0; i < s->count; i++)
+        out[i] = &s->items[i];
     return out;
 }
 
@@ -391,9 +400,8 @@ void st_feature_stats_json(const st_feature_stats *s, st_jsonw *w)
 const st_feature_stat *st_feature_stats_nul_name(const st_feature_stats *s)
 {
     const st_feature_stat *first = NULL; /* the first seen, for a stable message */
-    for (size_t i = 0; i < s->cap; i++)
-        if (s->items[i].name && memchr(s->items[i].name, '\0', s->items[i].name_len) &&
-            (!first || s->items[i].first_seen < first->first_seen))
+    for (size_t i = 0; i < s->count && !first; i++)
+        if (memchr(s->items[i].name, '\0', s->items[i].name_len))
             first = &s->items[i];
     return first;
 }

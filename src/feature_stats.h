@@ -12,33 +12,42 @@
 #include <stdint.h>
 
 typedef struct st_feature_stat {
+    /* (Fields ordered widest first, so that no padding sits between them:
+     * there is one entry per distinct feature, 200,000 in a wide record.) */
     char *name;              /* name_len bytes (a NUL may be among them), then a NUL */
     size_t name_len;
+    uint64_t steps;
+    uint64_t present;        /* records that have the feature */
+    uint64_t values;         /* values over all records */
+    int64_t min_int, max_int;
+    double min_float, max_float;
+    uint64_t nan_count;
+    uint64_t first_seen;     /* order of first appearance, for stable output */
+    uint32_t min_steps, max_steps;
+    uint32_t min_len, max_len;
+    unsigned kinds;          /* bit (1 << st_kind) for every kind seen */
     /* A FeatureList of SequenceExamples: a name of its own beside a context
      * feature of the same name.  Its kinds, values, lengths and ranges are
      * over its steps (min_len/max_len: values per step); `present` counts
      * the records that have the list, `steps` and min/max_steps the steps
      * per record. */
     bool sequence;
-    uint64_t steps;
-    uint32_t min_steps, max_steps;
-    unsigned kinds;          /* bit (1 << st_kind) for every kind seen */
-    uint64_t present;        /* records that have the feature */
-    uint64_t values;         /* values over all records */
-    uint32_t min_len, max_len;
     bool has_int, has_float;
-    int64_t min_int, max_int;
-    double min_float, max_float;
-    uint64_t nan_count;
-    uint64_t first_seen;     /* order of first appearance, for stable output */
     bool not_utf8;           /* a bytes value is not valid UTF-8 (with check_utf8) */
 } st_feature_stat;
 
 #define ST_FEATURE_STATS_CACHE 64
 
 typedef struct st_feature_stats {
-    st_feature_stat *items;  /* open-addressing table */
-    size_t cap, count;
+    /* items[0..count) in order of first appearance (items[i].first_seen is
+     * i), found by name through `slots`, an open-addressing table of
+     * positions + 1 (0: empty), at most half full.  The entries themselves
+     * are dense: a record of 200,000 features costs one entry each, not
+     * the two to four of a table of entries. */
+    st_feature_stat *items;
+    size_t count, items_cap;
+    size_t *slots;
+    size_t nslots;
     uint64_t records;
     uint64_t sequence_records;
     /* Check bytes values for UTF-8 (st_feature_stat.not_utf8): off by

@@ -605,8 +605,28 @@ static void start_writeback(open_shard *sh)
 #endif
 }
 
+/* A record given in pieces (st_shard_sink_write_pieces): each goes to the
+ * writer's write() as it comes, and must add up to the length said. */
+typedef struct piece_target {
+    st_shard_sink *s;
+    open_shard *sh;
+    st_shard_fill_fn fill;
+    void *ctx;
+    size_t left;
+    st_error *err;
+} piece_target;
+
+static int put_piece(void *ctx, const uint8_t *data, size_t len)
+{
+    piece_target *t = ctx;
+    if (len > t->left)
+        return st_error_set(t->err, ST_EIO, "a record's encoding came out longer than its length");
+    t->left -= len;
+    return t->s->opt.writer->write(t->sh->writer_priv, data, len, t->err);
+}
+
 static int write_to(st_shard_sink *s, open_shard *sh, const uint8_t *encoded, size_t len,
-                    uint64_t records, st_error *err)
+                    uint64_t records, piece_target *pieces, st_error *err)
 {
     int irc = write_index_line(sh, len, err);
     if (irc < 0)
@@ -615,11 +635,20 @@ static int write_to(st_shard_sink *s, open_shard *sh, const uint8_t *encoded, si
     /* Uncompressed, what the writer stores is the checksum layer's input:
      * a writer that knows its bytes' CRC (a TFRecord frame carries its
      * data's) spares the layer a second pass over them. */
-    if (sh->top->ops == &crc_layer_ops && s->opt.writer->stored_crc)
+    if (!pieces && sh->top->ops == &crc_layer_ops && s->opt.writer->stored_crc)
         sh->stored.next_known =
             s->opt.writer->stored_crc(sh->stored.crc, encoded, len, &sh->stored.next_crc);
     sh->stored.next_len = len;
-    int rc = s->opt.writer->write(sh->writer_priv, encoded, len, err);
+    int rc;
+    if (pieces) {
+        pieces->sh = sh;
+        pieces->left = len;
+        rc = pieces->fill(pieces->ctx, put_piece, pieces, err);
+        if (rc == 0 && pieces->left)
+            rc = st_error_set(err, ST_EIO, "a record's encoding came out shorter than its length");
+    } else {
+        rc = s->opt.writer->write(sh->writer_priv, encoded, len, err);
+    }
     sh->stored.next_known = false;
     if (rc < 0)
         return rc;
@@ -790,12 +819,12 @@ static int shard_full_by_size(st_shard_sink *s, open_shard *sh, size_t len, bool
     return ST_OK;
 }
 
-int st_shard_sink_write_unit(st_shard_sink *s, const uint8_t *encoded, size_t len,
-                             uint64_t records, st_error *err)
+static int write_unit(st_shard_sink *s, const uint8_t *encoded, size_t len, uint64_t records,
+                      piece_target *pieces, st_error *err)
 {
     if (!s->provisional) {
         open_shard *sh = &s->open[s->next_unit % s->nopen];
-        return write_to(s, sh, encoded, len, records, err);
+        return write_to(s, sh, encoded, len, records, pieces, err);
     }
 
     open_shard *sh = &s->open[0];
@@ -822,7 +851,19 @@ int st_shard_sink_write_unit(st_shard_sink *s, const uint8_t *encoded, size_t le
             return rc;
         s->current_open = true;
     }
-    return write_to(s, sh, encoded, len, records, err);
+    return write_to(s, sh, encoded, len, records, pieces, err);
+}
+
+int st_shard_sink_write_unit(st_shard_sink *s, const uint8_t *encoded, size_t len,
+                             uint64_t records, st_error *err)
+{
+    return write_unit(s, encoded, len, records, NULL, err);
+}
+
+int st_shard_sink_write_pieces(st_shard_sink *s, size_t len, st_shard_fill_fn fill, void *ctx, st_error *err)
+{
+    piece_target t = {.s = s, .fill = fill, .ctx = ctx, .err = err};
+    return write_unit(s, NULL, len, 1, &t, err);
 }
 
 /* Records a shard kept from an earlier run (opt.keep) as done and

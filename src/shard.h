@@ -92,6 +92,12 @@ typedef struct st_shard_sink st_shard_sink;
 int st_shard_sink_open(const st_shard_options *opt, st_shard_sink **out, st_error *err);
 /* Writes one encoded record (from the writer's encode()). */
 int st_shard_sink_write(st_shard_sink *s, const uint8_t *encoded, size_t len, st_error *err);
+/* One record of `len` encoded bytes that fill() hands to the writer a
+ * piece at a time through put (writer ops' encode_pieces), instead of
+ * whole: a large record's encoding is then never held.  fill returns 0 or
+ * a negative code; the pieces must come to exactly len bytes. */
+typedef int (*st_shard_fill_fn)(void *ctx, st_piece_fn put, void *put_ctx, st_error *err);
+int st_shard_sink_write_pieces(st_shard_sink *s, size_t len, st_shard_fill_fn fill, void *ctx, st_error *err);
 /* Writes one indivisible unit that holds `records` records (a whole Avro
  * block copied by split): --shards deals units round robin, and
  * --records-per-shard / --shard-size rotate only between units, so a shard

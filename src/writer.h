@@ -19,6 +19,10 @@ typedef struct st_write_options {
     const void *format_options;
 } st_write_options;
 
+/* Receives a record's encoded bytes in order, a piece at a time; returns 0
+ * or a negative code that stops the encoding. */
+typedef int (*st_piece_fn)(void *ctx, const uint8_t *data, size_t len);
+
 typedef struct st_writer_ops {
     size_t priv_size;
     /* Per-output file extension without compression suffix, e.g. ".tfrecord". */
@@ -56,6 +60,13 @@ typedef struct st_writer_ops {
      * sink's threads, several shards at once, each shard then on fewer
      * threads; the bytes written must not depend on the count. */
     void (*finish_threads)(void *priv, int threads);
+    /* Optional, for writers whose encoding can be far larger than the
+     * record (JSON lines: a control character's \u escape is six bytes):
+     * the bytes encode() would make, handed to put a piece at a time, so
+     * that a large record's encoding is never held whole.  write() takes
+     * them piece by piece (st_shard_sink_write_pieces). */
+    int (*encode_pieces)(const st_write_options *opt, const st_record *rec, st_piece_fn put, void *ctx,
+                         st_error *err);
 } st_writer_ops;
 
 #endif

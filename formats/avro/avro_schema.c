@@ -9,6 +9,8 @@
  * underlying type. */
 #include "avro_internal.h"
 
+#include "../../src/name_index.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -187,6 +189,13 @@ static void apply_logical(const av_json *obj, av_schema *s)
     }
 }
 
+static const uint8_t *field_name_at(const void *array, size_t i, size_t *len)
+{
+    const av_field *f = (const av_field *)array + i;
+    *len = strlen(f->name);
+    return (const uint8_t *)f->name;
+}
+
 static int parse_record(sparser *sp, const av_json *obj, av_schema *s, const char *ns, int depth)
 {
     const char *inner_ns;
@@ -201,27 +210,37 @@ static int parse_record(sparser *sp, const av_json *obj, av_schema *s, const cha
     s->fields = st_arena_alloc(sp->arena, (s->n ? s->n : 1) * sizeof *s->fields);
     if (!s->fields)
         return oom(sp);
+    /* The names so far, by hash: a record of 200,000 fields is checked in
+     * linear time, not by comparing each name with every earlier one. */
+    st_name_index seen = {0};
     size_t i = 0;
-    for (const av_json *f = fields->first; f; f = f->next, i++) {
+    for (const av_json *f = fields->first; f && !rc; f = f->next, i++) {
         const char *fname = st_avro_json_string(f, "name");
         const av_json *ftype = st_avro_json_member(f, "type");
-        if (!fname || !ftype)
-            return st_error_set(sp->err, ST_EDATA,
-                                "schema: field %zu of record \"%s\" needs a \"name\" and a \"type\"",
-                                i, s->fullname);
-        for (size_t k = 0; k < i; k++)
-            if (strcmp(s->fields[k].name, fname) == 0)
-                return st_error_set(sp->err, ST_EDATA, "schema: record \"%s\" has two fields named \"%s\"",
-                                    s->fullname, fname);
+        if (!fname || !ftype) {
+            rc = st_error_set(sp->err, ST_EDATA,
+                              "schema: field %zu of record \"%s\" needs a \"name\" and a \"type\"",
+                              i, s->fullname);
+            break;
+        }
+        size_t k;
+        if (st_name_index_find(&seen, (const uint8_t *)fname, strlen(fname), field_name_at, s->fields, &k)) {
+            rc = st_error_set(sp->err, ST_EDATA, "schema: record \"%s\" has two fields named \"%s\"",
+                              s->fullname, fname);
+            break;
+        }
         s->fields[i].name = fname;
         s->fields[i].feature = st_avro_json_string(f, "tf_feature");
-        rc = parse_type(sp, ftype, inner_ns, depth + 1, &s->fields[i].type);
-        if (rc) {
-            st_error_prefix(sp->err, "field \"%s\": ", fname);
-            return rc;
+        if (st_name_index_add(&seen, i, field_name_at, s->fields)) {
+            rc = oom(sp);
+            break;
         }
+        rc = parse_type(sp, ftype, inner_ns, depth + 1, &s->fields[i].type);
+        if (rc)
+            st_error_prefix(sp->err, "field \"%s\": ", fname);
     }
-    return 0;
+    st_name_index_free(&seen);
+    return rc;
 }
 
 static int parse_enum(sparser *sp, const av_json *obj, av_schema *s, const char *ns)

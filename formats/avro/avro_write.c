@@ -10,6 +10,8 @@
  * nullable); a list of zero steps is an empty outer array. */
 #include "avro_internal.h"
 
+#include "../../src/name_index.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,11 +91,39 @@ static void sequence_type(const st_column *c, st_jsonw *w)
 }
 
 /* The Avro names of the columns, made valid and unique (see avro_mapping.c). */
+static const uint8_t *field_name_at(const void *array, size_t i, size_t *len)
+{
+    const char *const *names = array;
+    *len = strlen(names[i]);
+    return (const uint8_t *)names[i];
+}
+
+/* A name as made from a column before any suffix, and the first suffix a
+ * column of that base may still take: every suffix below it is taken. */
+typedef struct field_base {
+    char *text;
+    unsigned next_suffix;
+} field_base;
+
+static const uint8_t *base_at(const void *array, size_t i, size_t *len)
+{
+    const field_base *b = (const field_base *)array + i;
+    *len = strlen(b->text);
+    return (const uint8_t *)b->text;
+}
+
+/* Each column's Avro name, made unique by the first free suffix _2, _3 ...
+ * Names already given are found by hash, and each base remembers the
+ * suffix its next column starts from, so that 200,000 columns (or as many
+ * of one name) take linear time, not a compare with every earlier name. */
 int st_avro_field_names(const st_schema *schema, char ***out, st_error *err)
 {
     char **names = calloc(schema->count ? schema->count : 1, sizeof *names);
-    if (!names)
-        return st_error_set(err, ST_ENOMEM, "out of memory");
+    field_base *bases = calloc(schema->count ? schema->count : 1, sizeof *bases);
+    st_name_index given = {0}, by_base = {0};
+    size_t nbases = 0;
+    if (!names || !bases)
+        goto nomem;
     for (size_t i = 0; i < schema->count; i++) {
         const char *orig = schema->columns[i].name;
         size_t len = strlen(orig);
@@ -101,23 +131,43 @@ int st_avro_field_names(const st_schema *schema, char ***out, st_error *err)
         char *n = malloc(cap);
         if (!n)
             goto nomem;
-        size_t nl = st_avro_field_name(orig, len, n, cap);
-        for (unsigned suffix = 2;; suffix++) {
-            bool clash = false;
-            for (size_t k = 0; k < i && !clash; k++)
-                clash = strcmp(names[k], n) == 0;
-            if (!clash)
-                break;
-            snprintf(n + nl, cap - nl, "_%u", suffix);
-        }
         names[i] = n;
+        size_t nl = st_avro_field_name(orig, len, n, cap);
+        size_t b;
+        if (!st_name_index_find(&by_base, (const uint8_t *)n, nl, base_at, bases, &b)) {
+            b = nbases;
+            bases[b] = (field_base){strdup(n), 2};
+            if (!bases[b].text)
+                goto nomem;
+            nbases++;
+            if (st_name_index_add(&by_base, b, base_at, bases))
+                goto nomem;
+        } else {
+            /* The base itself is taken (by the column that made it one). */
+            snprintf(n + nl, cap - nl, "_%u", bases[b].next_suffix++);
+        }
+        size_t at;
+        while (st_name_index_find(&given, (const uint8_t *)n, strlen(n), field_name_at, names, &at))
+            snprintf(n + nl, cap - nl, "_%u", bases[b].next_suffix++);
+        if (st_name_index_add(&given, i, field_name_at, names))
+            goto nomem;
     }
+    for (size_t i = 0; i < nbases; i++)
+        free(bases[i].text);
+    free(bases);
+    st_name_index_free(&given);
+    st_name_index_free(&by_base);
     *out = names;
     return 0;
 nomem:
-    for (size_t i = 0; i < schema->count; i++)
+    for (size_t i = 0; names && i < schema->count; i++)
         free(names[i]);
     free(names);
+    for (size_t i = 0; i < nbases; i++)
+        free(bases[i].text);
+    free(bases);
+    st_name_index_free(&given);
+    st_name_index_free(&by_base);
     return st_error_set(err, ST_ENOMEM, "out of memory");
 }
 

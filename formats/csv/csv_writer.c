@@ -323,6 +323,30 @@ static int jsonl_encode(const st_write_options *opt, const st_record *rec, st_bu
     return ST_OK;
 }
 
+/* Bytes values of this size or more are passed on in pieces as their text
+ * is made (st_record_to_json_stream). */
+#define JSONL_PIECE_VALUE ((size_t)64 << 10)
+
+static int jsonl_encode_pieces(const st_write_options *opt, const st_record *rec, st_piece_fn put, void *ctx,
+                               st_error *err)
+{
+    (void)opt;
+    if (check_names_utf8(rec, err))
+        return err->code;
+    st_buf text = {0};
+    st_jsonw w;
+    st_jsonw_init(&w, &text, false);
+    int rc = st_record_to_json_stream(rec, &w, JSONL_PIECE_VALUE, put, ctx);
+    if (rc == 0 && st_buf_append(&text, "\n", 1))
+        rc = ST_ENOMEM;
+    if (rc == 0)
+        rc = put(ctx, text.data, text.len);
+    st_buf_free(&text);
+    if (rc == ST_ENOMEM && !err->code)
+        rc = st_error_set(err, ST_ENOMEM, "out of memory");
+    return rc;
+}
+
 const st_writer_ops st_csv_writer_ops = {
     .priv_size = sizeof(text_writer),
     .extension = ".csv",
@@ -353,4 +377,5 @@ const st_writer_ops st_jsonl_writer_ops = {
     .write = text_write,
     .finish = text_finish,
     .close = text_close,
+    .encode_pieces = jsonl_encode_pieces,
 };

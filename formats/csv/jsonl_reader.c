@@ -9,6 +9,8 @@
 #include "json_split.h"
 #include "jsonl_parse.h"
 
+#include "../../src/schema_index.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -126,6 +128,7 @@ typedef struct jsonl_reader {
     char **exclude;
     size_t nexclude;
     st_schema types;         /* copy of the forced kinds */
+    st_schema_index types_index;  /* types by name (looked up once per key) */
 } jsonl_reader;
 
 static uint32_t hash_name(const uint8_t *p, size_t n)
@@ -185,14 +188,13 @@ static bool select_name(const jsonl_reader *r, const uint8_t *p, size_t len, st_
         return false;
     if (r->nexclude && in_list(r->exclude, r->nexclude, p, len))
         return false;
-    for (size_t i = 0; i < r->types.count; i++) {
-        const st_column *c = &r->types.columns[i];
-        if (strlen(c->name) == len && memcmp(c->name, p, len) == 0) {
-            if (c->kind == ST_KIND_NONE)
-                return false;
-            *forced = c->kind;
-            *is_forced = true;
-        }
+    ssize_t t = r->types.count ? st_schema_index_findn(&r->types_index, &r->types, p, len) : -1;
+    if (t >= 0) {
+        const st_column *c = &r->types.columns[t];
+        if (c->kind == ST_KIND_NONE)
+            return false;
+        *forced = c->kind;
+        *is_forced = true;
     }
     return true;
 }
@@ -426,6 +428,8 @@ static int jsonl_open(void *priv, st_stream *in, const st_read_options *opt, st_
         for (size_t i = 0; i < co->types->count; i++)
             if (st_schema_add(&r->types, co->types->columns[i].name, co->types->columns[i].kind))
                 return st_error_set(err, ST_ENOMEM, "out of memory");
+        if (st_schema_index_build(&r->types_index, &r->types))
+            return st_error_set(err, ST_ENOMEM, "out of memory");
     }
     /* The shape decides how the input is cut into records; the bytes read
      * to see it come first in the chunks. */
@@ -873,6 +877,7 @@ static void jsonl_close(void *priv)
     csv_chunk_queue_free(&r->pending);
     source_free(&r->src);
     st_schema_free(&r->types);
+    st_schema_index_free(&r->types_index);
     free_list(r->only, r->nonly);
     free_list(r->exclude, r->nexclude);
     if (r->cloc)

@@ -17,6 +17,7 @@
 #include "unit_size.h"
 
 #include "../../src/float_narrow.h"
+#include "../../src/name_index.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,6 +139,15 @@ static bool refused_for_nesting(const st_pq_leaf *leaf, const st_read_options *o
     return depth >= 4 || (depth >= 2 && opt->nested == ST_NESTED_REFUSE);
 }
 
+/* The feature name of selected column j (array: the pq_reader). */
+static const uint8_t *selected_name_at(const void *array, size_t j, size_t *len)
+{
+    const pq_reader *r = array;
+    const char *name = r->file.schema.leaves[r->sel[j].leaf].name;
+    *len = strlen(name);
+    return (const uint8_t *)name;
+}
+
 static int select_columns(pq_reader *r, const st_read_options *opt, st_error *err)
 {
     const st_pq_schema *s = &r->file.schema;
@@ -168,6 +178,9 @@ static int select_columns(pq_reader *r, const st_read_options *opt, st_error *er
         for (uint32_t i = 0; i < s->nleaves; i++)
             if (st_pq_leaf_matches(&s->leaves[i], opt->exclude[k]))
                 on[i] = false;
+    /* The features of the columns selected so far, by hash: a file of
+     * 200,000 columns is checked in linear time. */
+    st_name_index features = {0};
     for (uint32_t i = 0; !rc && i < s->nleaves; i++) {
         if (!on[i])
             continue;
@@ -182,15 +195,16 @@ static int select_columns(pq_reader *r, const st_read_options *opt, st_error *er
                 rc = st_error_set(err, leaf->problem_code, "column '%s': %s", leaf->path, leaf->problem);
             break;
         }
-        for (uint32_t j = 0; j < r->nsel; j++) {
-            if (strcmp(s->leaves[r->sel[j].leaf].name, leaf->name) == 0) {
-                rc = st_error_set(err, ST_EUNSUPPORTED, "columns '%s' and '%s' would both be the feature '%s'",
-                                  s->leaves[r->sel[j].leaf].path, leaf->path, leaf->name);
-                break;
-            }
-        }
+        size_t j;
+        if (st_name_index_find(&features, (const uint8_t *)leaf->name, strlen(leaf->name), selected_name_at, r,
+                               &j))
+            rc = st_error_set(err, ST_EUNSUPPORTED, "columns '%s' and '%s' would both be the feature '%s'",
+                              s->leaves[r->sel[j].leaf].path, leaf->path, leaf->name);
         r->sel[r->nsel++] = (pq_plan){.leaf = i};
+        if (!rc && st_name_index_add(&features, r->nsel - 1, selected_name_at, r))
+            rc = st_error_set(err, ST_ENOMEM, "out of memory");
     }
+    st_name_index_free(&features);
     /* Then the nesting of each (by-key may add key columns after them). */
     uint32_t nselected = r->nsel;
     for (uint32_t j = 0; !rc && j < nselected; j++)

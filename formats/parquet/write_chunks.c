@@ -11,29 +11,46 @@
 #include "write_column.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 enum { UNCLAIMED, BUILDING, BUILT, FAILED };
 
 /* Row groups holding fewer bytes are built on the calling thread alone. */
 #define PARALLEL_MIN ((uint64_t)256 << 10)
+/* Columns built ahead of the one being written, per thread: a built chunk
+ * holds its pages until written, and helpers that ran ahead over a wide
+ * record's 200,000 small columns held a few KiB for each. */
+#define AHEAD_PER_THREAD 4
 
 typedef struct flush_state {
     st_pqw_column *cols;
     size_t n;
     const st_pqw_settings *s;
     pthread_mutex_t lock;
-    pthread_cond_t built;    /* a column became BUILT or FAILED */
+    pthread_cond_t built;    /* a column became BUILT or FAILED, or one was written */
     size_t next;             /* the next column to claim */
+    size_t written;          /* columns written so far */
+    size_t ahead;            /* columns claimed stay below written + ahead */
     bool stop;               /* a column failed, or writing did: claim no more */
     unsigned char *state;    /* per column */
-    st_error *errs;          /* per column, set when FAILED */
+    /* The failure of the first column that FAILED (one message, not one per
+     * column: a wide record's row group has 100,000 columns). */
+    size_t failed_at;
+    st_error failure;
 } flush_state;
 
-/* Claims the next column, or returns false when none is left. */
+/* No column is left to claim, now or later. */
+static bool all_claimed(const flush_state *f)
+{
+    return f->stop || f->next == f->n;
+}
+
+/* Claims the next column, or returns false when none is left or the next
+ * is too far ahead of the writing. */
 static bool claim(flush_state *f, size_t *k)
 {
-    if (f->stop || f->next == f->n)
+    if (all_claimed(f) || f->next >= f->written + f->ahead)
         return false;
     *k = f->next++;
     f->state[*k] = BUILDING;
@@ -43,11 +60,19 @@ static bool claim(flush_state *f, size_t *k)
 /* Builds column k (the lock not held), then records how it went. */
 static void build(flush_state *f, size_t k)
 {
-    int rc = st_pqw_column_encode(&f->cols[k], f->s, &f->errs[k]);
+    st_error err = {0};
+    int rc = st_pqw_column_encode(&f->cols[k], f->s, &err);
     pthread_mutex_lock(&f->lock);
     f->state[k] = rc ? FAILED : BUILT;
-    if (rc)
+    if (rc) {
         f->stop = true;
+        if (k < f->failed_at) {
+            f->failed_at = k;
+            f->failure = err;
+            if (!f->failure.code)
+                f->failure.code = rc;
+        }
+    }
     pthread_cond_broadcast(&f->built);
     pthread_mutex_unlock(&f->lock);
 }
@@ -58,7 +83,9 @@ static void *helper(void *arg)
     for (;;) {
         size_t k;
         pthread_mutex_lock(&f->lock);
-        bool got = claim(f, &k);
+        bool got;
+        while (!(got = claim(f, &k)) && !all_claimed(f))
+            pthread_cond_wait(&f->built, &f->lock);
         pthread_mutex_unlock(&f->lock);
         if (!got)
             return NULL;
@@ -98,13 +125,11 @@ int st_pqw_columns_flush(st_pqw_column *cols, size_t n, const st_pqw_settings *s
     if (threads <= 1)
         return flush_serial(cols, n, s, out, offset, tw, uncompressed, compressed, err);
 
-    flush_state f = {.cols = cols, .n = n, .s = s};
+    flush_state f = {.cols = cols, .n = n, .s = s, .failed_at = SIZE_MAX, .ahead = threads * AHEAD_PER_THREAD};
     f.state = calloc(n, 1);
-    f.errs = calloc(n, sizeof *f.errs);
     pthread_t *tids = calloc(threads - 1, sizeof *tids);
-    if (!f.state || !f.errs || !tids) {
+    if (!f.state || !tids) {
         free(f.state);
-        free(f.errs);
         free(tids);
         return flush_serial(cols, n, s, out, offset, tw, uncompressed, compressed, err);
     }
@@ -132,21 +157,27 @@ int st_pqw_columns_flush(st_pqw_column *cols, size_t n, const st_pqw_settings *s
         bool failed = f.state[w] == FAILED;
         pthread_mutex_unlock(&f.lock);
         if (failed) {
-            *err = f.errs[w];
+            /* Every column before w was built: w is the first that failed. */
+            *err = f.failure;
             rc = err->code ? err->code : ST_EIO;
         } else {
             rc = st_pqw_column_write(&cols[w], s, out, offset, tw, uncompressed, compressed, err);
         }
+        /* Room for one more column ahead. */
+        pthread_mutex_lock(&f.lock);
+        f.written = w + 1;
+        pthread_cond_broadcast(&f.built);
+        pthread_mutex_unlock(&f.lock);
     }
     pthread_mutex_lock(&f.lock);
     f.stop = true;
+    pthread_cond_broadcast(&f.built);
     pthread_mutex_unlock(&f.lock);
     for (size_t i = 0; i < started; i++)
         pthread_join(tids[i], NULL);
     pthread_cond_destroy(&f.built);
     pthread_mutex_destroy(&f.lock);
     free(tids);
-    free(f.errs);
     free(f.state);
     return rc;
 }

@@ -16,6 +16,11 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The first capacity: small, since a wide record (100,000 features) has
+ * as many columns, each holding a value or two per row group, and the
+ * doublings up from it cost little on a long column. */
+#define COLBUF_MIN ((size_t)64)
+
 #if defined(__linux__)
 #include <sys/mman.h>
 #define COLBUF_MAP ((size_t)1 << 20)
@@ -30,7 +35,7 @@ int st_pqw_colbuf_grow(st_buf *b, size_t extra)
     size_t need = b->len + extra;
     if (need <= b->cap)
         return 0;
-    size_t cap = b->cap > 4096 ? b->cap : 4096;
+    size_t cap = b->cap > COLBUF_MIN ? b->cap : COLBUF_MIN;
     while (cap < need)
         cap = cap > SIZE_MAX / 2 ? need : cap * 2;
     if (cap < COLBUF_MAP) {

@@ -97,32 +97,50 @@ static int64_t dictionary_fixed(st_pqw_column *c, size_t fixed, uint32_t *table,
     return n;
 }
 
-/* Builds the dictionary and every value's index (c->indices); false when
+/* The chunk's pages are built in memory (c->chunk), away from the output,
+ * so that the columns of a row group can be built on several threads and
+ * written in column order (write_chunks.c). */
+typedef struct chunk_out {
+    st_buf *bytes;                       /* the pages, in file order */
+    uint64_t uncompressed;               /* headers included */
+    st_buf header;
+    /* Scratch for building one chunk, freed when it is built: a shard
+     * holds many columns (a wide record's 200,000), only a few of them
+     * being built at a time. */
+    st_buf page, packed, dict, indices, table;
+} chunk_out;
+
+/* Builds the dictionary and every value's index (co->indices); false when
  * the chunk has too many distinct values for one, or it would not pay. */
-static bool build_dictionary(st_pqw_column *c, uint32_t *entries_out, bool *nomem_out)
+static bool build_dictionary(st_pqw_column *c, chunk_out *co, uint32_t *entries_out, bool *nomem_out)
 {
     *nomem_out = false;
     if (c->nvalues == 0 || c->nvalues > UINT32_MAX)
         return false;
-    size_t slots = 1 << 17; /* twice the entries at most */
-    st_buf_clear(&c->table);
-    st_buf_clear(&c->indices);
-    st_buf_clear(&c->dict);
-    if (st_buf_reserve(&c->table, slots * sizeof(uint32_t) + DICT_MAX_ENTRIES * sizeof(dict_entry)) ||
-        st_buf_reserve(&c->indices, c->nvalues * sizeof(uint32_t))) {
+    /* Sized to the chunk: a chunk has no more distinct values than values,
+     * and a wide record's many one-value chunks must not each clear a
+     * table for DICT_MAX_ENTRIES. */
+    size_t max_entries = c->nvalues < DICT_MAX_ENTRIES ? (size_t)c->nvalues : DICT_MAX_ENTRIES;
+    size_t slots = 16; /* twice the entries at most */
+    while (slots < 2 * max_entries)
+        slots *= 2;
+    st_buf_clear(&co->table);
+    st_buf_clear(&co->indices);
+    st_buf_clear(&co->dict);
+    if (st_buf_reserve(&co->table, slots * sizeof(uint32_t) + max_entries * sizeof(dict_entry)) ||
+        st_buf_reserve(&co->indices, c->nvalues * sizeof(uint32_t))) {
         *nomem_out = true;
         return false;
     }
-    uint32_t *table = (uint32_t *)c->table.data;
-    dict_entry *entries = (dict_entry *)(c->table.data + slots * sizeof(uint32_t));
+    uint32_t *table = (uint32_t *)co->table.data;
+    dict_entry *entries = (dict_entry *)(co->table.data + slots * sizeof(uint32_t));
     memset(table, 0, slots * sizeof(uint32_t));
-    uint32_t *idx = (uint32_t *)c->indices.data;
+    uint32_t *idx = (uint32_t *)co->indices.data;
     uint32_t n = 0;
     size_t dict_bytes = 0;
     size_t fixed = st_pqw_fixed_width(c->physical);
     if (fixed) {
-        _Static_assert(DICT_MAX_ENTRIES * sizeof(uint64_t) <= DICT_MAX_ENTRIES * sizeof(dict_entry),
-                       "the keys fit where the entries would be");
+        _Static_assert(sizeof(uint64_t) <= sizeof(dict_entry), "the keys fit where the entries would be");
         uint64_t *keys = (uint64_t *)(void *)entries;
         int64_t got = dictionary_fixed(c, fixed, table, slots, keys, idx);
         if (got < 0)
@@ -132,20 +150,20 @@ static bool build_dictionary(st_pqw_column *c, uint32_t *entries_out, bool *nome
         dict_bytes = (size_t)n * fixed;
         if (dict_bytes + c->nvalues * bw / 8 >= c->values.len)
             return false;
-        if (st_buf_reserve(&c->dict, dict_bytes)) {
+        if (st_buf_reserve(&co->dict, dict_bytes)) {
             *nomem_out = true;
             return false;
         }
         for (uint32_t i = 0; i < n; i++) {
             if (fixed == 8) {
-                memcpy(c->dict.data + c->dict.len, &keys[i], 8);
+                memcpy(co->dict.data + co->dict.len, &keys[i], 8);
             } else {
                 uint32_t y = (uint32_t)keys[i];
-                memcpy(c->dict.data + c->dict.len, &y, 4);
+                memcpy(co->dict.data + co->dict.len, &y, 4);
             }
-            c->dict.len += fixed;
+            co->dict.len += fixed;
         }
-        c->indices.len = c->nvalues * sizeof(uint32_t);
+        co->indices.len = c->nvalues * sizeof(uint32_t);
         *entries_out = n;
         return true;
     }
@@ -201,30 +219,22 @@ static bool build_dictionary(st_pqw_column *c, uint32_t *entries_out, bool *nome
     size_t bw = (size_t)st_pq_bit_width(n ? n - 1 : 0);
     if (dict_bytes + c->nvalues * bw / 8 >= c->values.len)
         return false;
-    if (st_buf_reserve(&c->dict, dict_bytes)) {
+    if (st_buf_reserve(&co->dict, dict_bytes)) {
         *nomem_out = true;
         return false;
     }
     for (uint32_t i = 0; i < n; i++) {
         if (entries[i].len) /* an empty string may sit in an empty buffer */
-            memcpy(c->dict.data + c->dict.len, c->values.data + entries[i].off, entries[i].len);
-        c->dict.len += entries[i].len;
+            memcpy(co->dict.data + co->dict.len, c->values.data + entries[i].off, entries[i].len);
+        co->dict.len += entries[i].len;
     }
-    c->indices.len = c->nvalues * sizeof(uint32_t);
+    co->indices.len = c->nvalues * sizeof(uint32_t);
     *entries_out = n;
     return true;
 }
 
 /* ---- pages ------------------------------------------------------------------ */
 
-/* The chunk's pages are built in memory (c->chunk), away from the output,
- * so that the columns of a row group can be built on several threads and
- * written in column order (write_chunks.c). */
-typedef struct chunk_out {
-    st_buf *bytes;                       /* the pages, in file order */
-    uint64_t uncompressed;               /* headers included */
-    st_buf header;
-} chunk_out;
 
 /* Appends one page: header (with the CRC of body as stored) and body. */
 static int emit_page(chunk_out *co, st_buf *header, const uint8_t *body, size_t body_len, st_error *err)
@@ -256,10 +266,10 @@ static uint32_t page_crc(const uint8_t *a, size_t al, const uint8_t *b, size_t b
 #endif
 }
 
-static int write_dictionary_page(st_pqw_column *c, const st_pqw_settings *s, chunk_out *co, uint32_t n,
+static int write_dictionary_page(const st_pqw_settings *s, chunk_out *co, uint32_t n,
                                  st_error *err)
 {
-    int rc = st_pq_compress(s->codec, s->level, c->dict.data, c->dict.len, &c->packed, err);
+    int rc = st_pq_compress(s->codec, s->level, co->dict.data, co->dict.len, &co->packed, err);
     if (rc)
         return rc;
     st_buf_clear(&co->header);
@@ -267,9 +277,9 @@ static int write_dictionary_page(st_pqw_column *c, const st_pqw_settings *s, chu
     st_pq_tw_init(&tw, &co->header);
     st_pq_tw_begin(&tw);
     st_pq_tw_i32(&tw, 1, PQ_PAGE_DICTIONARY);
-    st_pq_tw_i32(&tw, 2, (int32_t)c->dict.len);
-    st_pq_tw_i32(&tw, 3, (int32_t)c->packed.len);
-    st_pq_tw_i32(&tw, 4, (int32_t)page_crc(c->packed.data, c->packed.len, NULL, 0));
+    st_pq_tw_i32(&tw, 2, (int32_t)co->dict.len);
+    st_pq_tw_i32(&tw, 3, (int32_t)co->packed.len);
+    st_pq_tw_i32(&tw, 4, (int32_t)page_crc(co->packed.data, co->packed.len, NULL, 0));
     st_pq_tw_struct(&tw, 7);
     st_pq_tw_i32(&tw, 1, (int32_t)n);
     st_pq_tw_i32(&tw, 2, PQ_ENC_PLAIN);
@@ -277,8 +287,8 @@ static int write_dictionary_page(st_pqw_column *c, const st_pqw_settings *s, chu
     st_pq_tw_end(&tw);
     if (tw.failed)
         return nomem(err);
-    co->uncompressed += co->header.len + c->dict.len;
-    return emit_page(co, &co->header, c->packed.data, c->packed.len, err);
+    co->uncompressed += co->header.len + co->dict.len;
+    return emit_page(co, &co->header, co->packed.data, co->packed.len, err);
 }
 
 /* A data page of level entries [l0, l1) holding values [v0, v1) whose
@@ -286,7 +296,7 @@ static int write_dictionary_page(st_pqw_column *c, const st_pqw_settings *s, chu
 static int write_data_page(st_pqw_column *c, const st_pqw_settings *s, chunk_out *co, size_t l0, size_t l1,
                            size_t v0, size_t v1, size_t b0, size_t b1, bool dict, uint32_t dict_n, st_error *err)
 {
-    st_buf *page = &c->page;
+    st_buf *page = &co->page;
     st_buf_clear(page);
     bool v2 = s->page_version == 2;
     size_t nlev = l1 - l0;
@@ -323,7 +333,7 @@ static int write_data_page(st_pqw_column *c, const st_pqw_settings *s, chunk_out
         if (st_buf_reserve(page, 1))
             return nomem(err);
         page->data[page->len++] = (uint8_t)bw;
-        if (st_pq_rle_encode32((const uint32_t *)c->indices.data + v0, v1 - v0, bw, page))
+        if (st_pq_rle_encode32((const uint32_t *)co->indices.data + v0, v1 - v0, bw, page))
             return nomem(err);
     } else if (st_buf_append(page, c->values.data + b0, b1 - b0)) {
         return nomem(err);
@@ -331,21 +341,21 @@ static int write_data_page(st_pqw_column *c, const st_pqw_settings *s, chunk_out
     size_t uncompressed = page->len;
     /* v1 compresses levels and values together; v2 only the values. */
     size_t skip = v2 ? levels_len : 0;
-    int rc = st_pq_compress(s->codec, s->level, page->data + skip, page->len - skip, &c->packed, err);
+    int rc = st_pq_compress(s->codec, s->level, page->data + skip, page->len - skip, &co->packed, err);
     if (rc)
         return rc;
     /* v2 can say its values are stored as they are: done when compressing
      * does not make them smaller (no values at all: some readers refuse a
      * codec's encoding of nothing). */
     bool compressed = s->codec != PQ_CODEC_UNCOMPRESSED;
-    if (v2 && compressed && c->packed.len >= page->len - skip) {
+    if (v2 && compressed && co->packed.len >= page->len - skip) {
         compressed = false;
-        st_buf_clear(&c->packed);
-        if (st_buf_append(&c->packed, page->data + skip, page->len - skip))
+        st_buf_clear(&co->packed);
+        if (st_buf_append(&co->packed, page->data + skip, page->len - skip))
             return nomem(err);
     }
-    size_t stored = skip + c->packed.len;
-    uint32_t crc = page_crc(page->data, skip, c->packed.data, c->packed.len);
+    size_t stored = skip + co->packed.len;
+    uint32_t crc = page_crc(page->data, skip, co->packed.data, co->packed.len);
 
     size_t rows = 0;
     if (v2) {
@@ -388,11 +398,11 @@ static int write_data_page(st_pqw_column *c, const st_pqw_settings *s, chunk_out
         return nomem(err);
     co->uncompressed += co->header.len + uncompressed;
     if (!v2)
-        return emit_page(co, &co->header, c->packed.data, c->packed.len, err);
+        return emit_page(co, &co->header, co->packed.data, co->packed.len, err);
     /* v2: the levels as they are, then the compressed values. */
     if (st_buf_append(co->bytes, co->header.data, co->header.len) ||
         (levels_len && st_buf_append(co->bytes, page->data, levels_len)) ||
-        (c->packed.len && st_buf_append(co->bytes, c->packed.data, c->packed.len)))
+        (co->packed.len && st_buf_append(co->bytes, co->packed.data, co->packed.len)))
         return nomem(err);
     return 0;
 }
@@ -463,15 +473,12 @@ static void write_path(const st_pqw_column *c, st_pq_tw *tw)
     }
 }
 
-int st_pqw_column_encode(st_pqw_column *c, const st_pqw_settings *s, st_error *err)
+/* The chunk's pages into c->chunk, with co's scratch (freed by the caller). */
+static int encode_chunk(st_pqw_column *c, const st_pqw_settings *s, chunk_out *co, st_error *err)
 {
-    if (st_pqw_def_materialize(c))
-        return nomem(err);
-    st_buf_clear(&c->chunk);
-    chunk_out co = {.bytes = &c->chunk};
     uint32_t dict_n = 0;
     bool no_memory;
-    bool dict = build_dictionary(c, &dict_n, &no_memory);
+    bool dict = build_dictionary(c, co, &dict_n, &no_memory);
     if (no_memory)
         return nomem(err);
     /* The pages come to about the values' size, less when compressed. */
@@ -479,7 +486,7 @@ int st_pqw_column_encode(st_pqw_column *c, const st_pqw_settings *s, st_error *e
         return nomem(err);
     int rc = 0;
     if (dict)
-        rc = write_dictionary_page(c, s, &co, dict_n, err);
+        rc = write_dictionary_page(s, co, dict_n, err);
     c->chunk_dict_len = c->chunk.len;
     c->chunk_dict = dict;
 
@@ -491,7 +498,7 @@ int st_pqw_column_encode(st_pqw_column *c, const st_pqw_settings *s, st_error *e
     for (size_t i = 0; i < c->nlevels && !rc; i++) {
         bool record_start = !c->max_rep || rep[i] == 0;
         if (record_start && i > l0 && (bi - b0) + (i - l0) >= PAGE_TARGET) {
-            rc = write_data_page(c, s, &co, l0, i, v0, vi, b0, bi, dict, dict_n, err);
+            rc = write_data_page(c, s, co, l0, i, v0, vi, b0, bi, dict, dict_n, err);
             l0 = i;
             v0 = vi;
             b0 = bi;
@@ -508,16 +515,24 @@ int st_pqw_column_encode(st_pqw_column *c, const st_pqw_settings *s, st_error *e
         }
     }
     if (!rc && (c->nlevels > l0 || c->nlevels == 0))
-        rc = write_data_page(c, s, &co, l0, c->nlevels, v0, vi, b0, bi, dict, dict_n, err);
+        rc = write_data_page(c, s, co, l0, c->nlevels, v0, vi, b0, bi, dict, dict_n, err);
+    c->chunk_uncompressed = co->uncompressed;
+    return rc;
+}
+
+int st_pqw_column_encode(st_pqw_column *c, const st_pqw_settings *s, st_error *err)
+{
+    if (st_pqw_def_materialize(c))
+        return nomem(err);
+    st_buf_clear(&c->chunk);
+    chunk_out co = {.bytes = &c->chunk};
+    int rc = encode_chunk(c, s, &co, err);
     st_buf_free(&co.header);
-    c->chunk_uncompressed = co.uncompressed;
-    /* Scratch is not kept: a shard holds many columns, and only a few of
-     * them are being built at a time. */
-    st_buf_free(&c->page);
-    st_buf_free(&c->packed);
-    st_buf_free(&c->dict);
-    st_buf_free(&c->indices);
-    st_buf_free(&c->table);
+    st_buf_free(&co.page);
+    st_buf_free(&co.packed);
+    st_buf_free(&co.dict);
+    st_buf_free(&co.indices);
+    st_buf_free(&co.table);
     return rc;
 }
 
@@ -598,10 +613,5 @@ void st_pqw_column_free(st_pqw_column *c)
     st_pqw_colbuf_free(&c->def);
     st_pqw_colbuf_free(&c->rep);
     st_pqw_colbuf_free(&c->values);
-    st_buf_free(&c->page);
-    st_buf_free(&c->packed);
-    st_buf_free(&c->dict);
-    st_buf_free(&c->indices);
-    st_buf_free(&c->table);
     st_buf_free(&c->chunk);
 }

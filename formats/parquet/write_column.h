@@ -56,9 +56,6 @@ typedef struct st_pqw_column {
     st_logical lt;           /* the input's type, kept (NONE: the kind's plain type) */
     int max_def, max_rep;
 
-    /* Scratch kept between chunks. */
-    st_buf page, packed, dict, indices, table;
-
     /* The chunk's pages as built (st_pqw_column_encode), until written. */
     st_buf chunk;
     size_t chunk_dict_len;   /* the dictionary page's bytes at its start (0: none) */

@@ -17,6 +17,8 @@
 #include "write.h"
 #include "write_schema.h"
 
+#include "../../src/schema_index.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,16 +28,25 @@ int st_pqw_columns_from_schema(const st_schema *schema, bool bytes_binary, st_pq
     st_pqw_column *cols = calloc(schema->count ? schema->count : 1, sizeof *cols);
     if (!cols)
         return st_error_set(err, ST_ENOMEM, "out of memory");
+    /* Names seen so far, by hash: a wide record's columns are checked in
+     * linear time (comparing each with every earlier one was quadratic). */
+    st_schema_index seen = {0};
     for (size_t i = 0; i < schema->count; i++) {
         const st_column *sc = &schema->columns[i];
-        for (size_t k = 0; k < i; k++)
-            if (strcmp(schema->columns[k].name, sc->name) == 0) {
-                free(cols);
-                return st_error_set(err, ST_EUNSUPPORTED,
-                                    "\"%s\" is both a feature and a FeatureList; a Parquet file "
-                                    "cannot hold two columns of one name (rename one, or --exclude it)",
-                                    sc->name);
-            }
+        bool duplicate;
+        if (st_schema_index_add(&seen, schema, i, &duplicate)) {
+            st_schema_index_free(&seen);
+            free(cols);
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        }
+        if (duplicate) {
+            st_schema_index_free(&seen);
+            free(cols);
+            return st_error_set(err, ST_EUNSUPPORTED,
+                                "\"%s\" is both a feature and a FeatureList; a Parquet file "
+                                "cannot hold two columns of one name (rename one, or --exclude it)",
+                                sc->name);
+        }
         st_pqw_column *c = &cols[i];
         c->name = sc->name;
         c->kind = sc->kind;
@@ -58,6 +69,7 @@ int st_pqw_columns_from_schema(const st_schema *schema, bool bytes_binary, st_pq
         c->max_rep = c->shape == PQW_SEQUENCE ? 2 : c->shape == PQW_LIST ? 1 : 0;
         c->def_implied = c->shape == PQW_SCALAR;
     }
+    st_schema_index_free(&seen);
     *out = cols;
     return 0;
 }

@@ -91,7 +91,7 @@ static void check_names(const st_feature_stats *fs, const st_record *rec)
     for (uint32_t i = 0; i < rec->nfeatures; i++) {
         const st_bytes *n = &rec->features[i].name;
         bool found = false;
-        for (size_t k = 0; k < fs->cap && !found; k++) {
+        for (size_t k = 0; k < fs->count && !found; k++) {
             const st_feature_stat *f = &fs->items[k];
             found = f->name && f->name_len == n->len &&
                     (n->len == 0 || memcmp(f->name, n->data, n->len) == 0) && f->name[n->len] == '\0';
@@ -102,7 +102,7 @@ static void check_names(const st_feature_stats *fs, const st_record *rec)
     for (uint32_t i = 0; i < rec->nlists; i++) {
         const st_bytes *n = &rec->lists[i].name;
         const st_feature_stat *list = NULL;
-        for (size_t k = 0; k < fs->cap && !list; k++) {
+        for (size_t k = 0; k < fs->count && !list; k++) {
             const st_feature_stat *f = &fs->items[k];
             if (f->name && f->sequence && f->name_len == n->len &&
                 (n->len == 0 || memcmp(f->name, n->data, n->len) == 0) && f->name[n->len] == '\0')

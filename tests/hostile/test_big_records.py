@@ -37,6 +37,11 @@ RSS_LIMIT = 2 * RECORD + (32 << 20)
 # arenas (capped by MALLOC_ARENA_MAX below).
 AS_LIMIT = 2 * RECORD + (512 << 20)
 TIMEOUT = 120
+# A record of many features also costs memory per distinct feature (its
+# statistics, and for Parquet a column each): shardtool(1) states at most
+# about 2 KiB each, besides the bound above.
+PER_FEATURE = 2 << 10
+WIDE_FEATURES = 200000
 
 ST = None
 # A sanitizer build reserves terabytes of address space and keeps freed
@@ -155,19 +160,19 @@ def write_record(path, byte, n, name=b"data"):
 # ---- running a command under limits ---------------------------------------------------------
 
 
-def limited():
+def limited(as_limit=AS_LIMIT):
     if not SANITIZED:
-        resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
+        resource.setrlimit(resource.RLIMIT_AS, (as_limit, as_limit))
 
 
-def run(args, stdout=subprocess.DEVNULL):
+def run(args, stdout=subprocess.DEVNULL, as_limit=AS_LIMIT):
     """(exit status, peak RSS in bytes, stderr) of shardtool args."""
     # MALLOC_PERTURB_ fills what malloc hands out, so that the peak counts
     # every byte allocated, not only the pages written (as meson's own
     # setting does; set here so that a run by hand measures the same).
     env = dict(os.environ, MALLOC_ARENA_MAX="2", MALLOC_PERTURB_="165")
     err = tempfile.TemporaryFile()
-    p = subprocess.Popen([ST] + args, stdout=stdout, stderr=err, preexec_fn=limited, env=env)
+    p = subprocess.Popen([ST] + args, stdout=stdout, stderr=err, preexec_fn=lambda: limited(as_limit), env=env)
     import threading
     timer = threading.Timer(TIMEOUT, p.kill)
     timer.start()
@@ -197,20 +202,143 @@ def bounded(what, args, stdout=subprocess.DEVNULL):
     return rc == 0
 
 
+def bounded_wide(what, args, record, features):
+    """A command on one record of `record` bytes and `features` features,
+    held to 2 x the record + 32 MiB + PER_FEATURE per feature."""
+    limit = 2 * record + (32 << 20) + features * PER_FEATURE
+    rc, rss, err = run(args, as_limit=limit + (512 << 20))
+    check(rc == 0, f"{what}: exit 0" + ("" if rc == 0 else f" (got {rc}: {err.strip()[-300:]})"))
+    if not SANITIZED:
+        check(rss <= limit, f"{what}: peak memory {rss >> 20} MiB within 2 x {record >> 10} KiB + 32 MiB "
+                            f"+ {PER_FEATURE >> 10} KiB x {features} features ({limit >> 20} MiB)")
+    return rc == 0
+
+
+def wide_json(fmt, n):
+    """The JSON text of {name i: [i]} for i < n, a piece at a time: this
+    process stays small, since a command's peak memory (ru_maxrss) counts
+    what it was forked from."""
+    yield b"{"
+    for start in range(0, n, 10000):
+        yield ",".join('"%s":[%d]' % (fmt % i, i) for i in range(start, min(n, start + 10000))).encode()
+        if start + 10000 < n:
+            yield b","
+    yield b"}\n"
+
+
+def read_back(what, path, fmt, n):
+    """cat's JSON line of the one record in path is {name i: [i]} for i < n."""
+    rc, _, _ = run(["cat", path], subprocess.PIPE)
+    d = hashlib.md5()
+    size = 0
+    for piece in wide_json(fmt, n):
+        d.update(piece)
+        size += len(piece)
+    check(rc == 0 and (run.digest, run.size) == (d.hexdigest(), size), f"{what}: the record reads back whole")
+
+
+def write_wide_tfrecord(path, n):
+    """One Example of n int64 features f00000 ... each holding [i]."""
+    entries = bytearray()
+    for i in range(n):
+        name = b"f%05d" % i
+        values = varint(i)
+        feature = tag_len(3, len(tag_len(1, len(values))) + len(values)) + tag_len(1, len(values)) + values
+        key = tag_len(1, len(name)) + name
+        entry = key + tag_len(2, len(feature)) + feature
+        entries += tag_len(1, len(entry)) + entry
+    payload = tag_len(1, len(entries)) + bytes(entries)
+    length = struct.pack("<Q", len(payload))
+    with open(path, "wb") as f:
+        f.write(length + struct.pack("<I", masked(crc32c(length))) + payload +
+                struct.pack("<I", masked(crc32c(payload))))
+    return len(payload)
+
+
+def wide_records(tmp, out):
+    """Records of many small features: memory per feature stays bounded and
+    the time linear (checked by the time limit: a pairwise name check took
+    four minutes for 200,000)."""
+    n = WIDE_FEATURES
+    line = os.path.join(tmp, "wide.jsonl")
+    with open(line, "wb") as f:
+        for piece in wide_json("k%06d", n):
+            f.write(piece)
+    size = os.path.getsize(line)
+    for fmt in ("parquet", "tfrecord"):
+        if bounded_wide(f"convert --to {fmt} of a JSON line of {n} keys",
+                        ["convert", "-q", "--to", fmt, line, "-o", f"{out}/wide-{fmt}", "-s", "1"], size, n):
+            read_back(f"--to {fmt} of {n} keys", f"{out}/wide-{fmt}-00000-of-00001.{fmt}", "k%06d", n)
+    k = n // 4
+    record = os.path.join(tmp, "wide.tfrecord")
+    size = write_wide_tfrecord(record, k)
+    if bounded_wide(f"convert --to parquet of a TFRecord record of {k} features",
+                    ["convert", "-q", "--to", "parquet", record, "-o", f"{out}/wide-tf", "-s", "1"], size, k):
+        read_back(f"--to parquet of {k} features", f"{out}/wide-tf-00000-of-00001.parquet", "f%05d", k)
+
+
+# Outputs that hold a record's encoding besides the record, each held to
+# the figure shardtool(1) states: a multiple of the record, plus 32 MiB.
+ENCODED_RATIO = {
+    # JSON lines write a large record's text as they make it: the bound of
+    # every command, though each byte becomes a six-character \u0001
+    # escape (that line was held whole: 7.3 times the record).
+    ("jsonl", 0x01): 2,
+    ("jsonl", 0xFF): 2,     # base64
+    ("csv", 0xFF): 3.5,
+    ("parquet", 0x01): 6.5,
+    ("avro", 0x01): 5.5,
+}
+
+
+def file_md5(path):
+    d = hashlib.md5()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            d.update(block)
+    return d.hexdigest(), os.path.getsize(path)
+
+
+def encoded_outputs(paths, out):
+    """convert to each output that holds the record's encoding, within its
+    stated multiple of the record, and what it wrote read back whole."""
+    for (fmt, byte), ratio in ENCODED_RATIO.items():
+        limit = int(ratio * RECORD) + (32 << 20)
+        prefix = f"{out}/enc-{fmt}-{byte:02x}"
+        what = f"convert --to {fmt} of a {RECORD_MIB} MiB value of bytes 0x{byte:02x}"
+        rc, rss, err = run(["convert", "-q", "--to", fmt, paths[byte], "-o", prefix, "-s", "1"],
+                           as_limit=limit + (512 << 20))
+        check(rc == 0, f"{what}: exit 0" + ("" if rc == 0 else f" (got {rc}: {err.strip()[-300:]})"))
+        if not SANITIZED:
+            check(rss <= limit, f"{what}: peak memory {rss >> 20} MiB within {ratio} x {RECORD_MIB} MiB + 32 MiB")
+        if rc != 0 or fmt == "csv":
+            continue   # (CSV reads its base64 back as text)
+        shard = f"{prefix}-00000-of-00001.{fmt}"
+        if fmt == "jsonl":
+            got = file_md5(shard)
+        else:
+            run(["cat", shard], subprocess.PIPE)
+            got = (run.digest, run.size)
+        check(got == expected_json(byte, RECORD), f"{what}: the record reads back whole")
+        os.remove(shard)
+
+
 def expected_json(byte, n):
     """md5 and size of cat's line for the record."""
     d = hashlib.md5()
-    if 0x20 <= byte < 0x7F and byte not in (0x22, 0x5C):
+    if byte < 0x20 or (0x20 <= byte < 0x7F and byte not in (0x22, 0x5C)):
         parts = [b'{"data":["', None, b'"]}\n']
-        run_text = bytes([byte]) * (1 << 20)
+        # A control character is written as its \u escape, six bytes.
+        unit = b"\\u%04x" % byte if byte < 0x20 else bytes([byte])
+        run_text = unit * (1 << 20)
         total = 0
         d.update(parts[0])
         total += len(parts[0])
         left = n
         while left:
-            k = min(left, len(run_text))
-            d.update(run_text[:k])
-            total += k
+            k = min(left, 1 << 20)
+            d.update(run_text[:k * len(unit)])
+            total += k * len(unit)
             left -= k
         d.update(parts[2])
         total += len(parts[2])
@@ -274,6 +402,11 @@ def main():
         bounded("convert of three large records",
                 ["convert", "-j", "2", binary, text, binary2, "-o", out + "/m", "-s", "2"])
         bounded("cat -f tfrecord", ["cat", "--format", "tfrecord", binary])
+        control = os.path.join(tmp, "control.tfrecord.gz")   # 0x01 * N: \u0001 in JSON
+        write_record(control, 0x01, RECORD)
+        encoded_outputs({0x01: control, 0xFF: binary}, out)
+        os.remove(control)
+        wide_records(tmp, out)
     print(f"{results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] else 0
 

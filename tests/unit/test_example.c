@@ -4,6 +4,7 @@
  * against protobuf-c's generated code in both directions. */
 #include "example.h"
 #include "feature_stats.h"
+#include "schema_index.h"
 #include "example.pb-c.h"
 
 #include <CUnit/Basic.h>
@@ -1456,6 +1457,24 @@ static void test_record_helpers(void)
     CU_ASSERT_EQUAL(st_schema_find(&s, "c39"), 40);
     CU_ASSERT_EQUAL(st_schema_find(&s, "zz"), -1);
     CU_ASSERT_EQUAL(s.columns[40].kind, ST_KIND_FLOAT);
+    /* The index finds what the search finds, the first of a repeated name
+     * included, and says which columns repeat one. */
+    CU_ASSERT_EQUAL(st_schema_add(&s, "c7", ST_KIND_BYTES), 0);
+    st_schema_index ix = {0};
+    CU_ASSERT_EQUAL(st_schema_index_build(&ix, &s), 0);
+    for (size_t i = 0; i < s.count; i++)
+        CU_ASSERT_EQUAL(st_schema_index_find(&ix, &s, s.columns[i].name), st_schema_find(&s, s.columns[i].name));
+    CU_ASSERT_EQUAL(st_schema_index_find(&ix, &s, "c7"), 8);
+    CU_ASSERT_EQUAL(st_schema_index_find(&ix, &s, "zz"), -1);
+    CU_ASSERT_EQUAL(st_schema_index_findn(&ix, &s, (const uint8_t *)"c39x", 3), 40);
+    st_schema_index fresh = {0};
+    bool dup = true;
+    CU_ASSERT_EQUAL(st_schema_index_add(&fresh, &s, 8, &dup), 0);
+    CU_ASSERT(!dup);
+    CU_ASSERT_EQUAL(st_schema_index_add(&fresh, &s, s.count - 1, &dup), 0);
+    CU_ASSERT(dup);
+    st_schema_index_free(&fresh);
+    st_schema_index_free(&ix);
     st_schema_free(&s);
 }
 

@@ -90,6 +90,87 @@ static void base_options(st_shard_options *opt, st_write_options *wopt, char *pr
     opt->wopt = wopt;
 }
 
+/* A record handed over in pieces of 3 bytes (st_shard_sink_write_pieces). */
+typedef struct pieces_of {
+    const uint8_t *data;
+    size_t len;
+} pieces_of;
+
+static int fill_in_threes(void *ctx, st_piece_fn put, void *put_ctx, st_error *err)
+{
+    (void)err;
+    const pieces_of *p = ctx;
+    for (size_t off = 0; off < p->len; off += 3) {
+        int rc = put(put_ctx, p->data + off, p->len - off < 3 ? p->len - off : 3);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* Records given in pieces make the same shards as records given whole, and
+ * pieces that do not add up to the length said are an error. */
+static void test_records_in_pieces(void)
+{
+    fresh_dir();
+    st_shard_options opt;
+    st_write_options wopt;
+    char prefix[300];
+    base_options(&opt, &wopt, prefix);
+    opt.mode = ST_SHARD_BY_COUNT;
+    opt.count = 2;
+    st_shard_sink *whole;
+    CU_ASSERT_EQUAL_FATAL(write_records(&opt, 5, &whole), 0);
+    char pprefix[300];
+    snprintf(pprefix, sizeof pprefix, "%s/pieces", dir);
+    opt.prefix = pprefix;
+    st_shard_sink *s;
+    st_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(st_shard_sink_open(&opt, &s, &err), 0);
+    st_buf enc = {0};
+    for (int i = 0; i < 5; i++) {
+        char payload[32];
+        int len = snprintf(payload, sizeof payload, "record %d", i);
+        st_buf_clear(&enc);
+        st_tfrecord_append(&enc, payload, (size_t)len);
+        pieces_of p = {enc.data, enc.len};
+        CU_ASSERT_EQUAL(st_shard_sink_write_pieces(s, enc.len, fill_in_threes, &p, &err), 0);
+    }
+    pieces_of shorter = {enc.data, enc.len - 1};
+    CU_ASSERT(st_shard_sink_write_pieces(s, enc.len, fill_in_threes, &shorter, &err) < 0);
+    pieces_of longer = {enc.data, enc.len};
+    CU_ASSERT(st_shard_sink_write_pieces(s, enc.len - 1, fill_in_threes, &longer, &err) < 0);
+    st_buf_free(&enc);
+    st_shard_sink_abort(s);
+    st_shard_sink_free(s);
+    /* Again, without the failures, to finish. */
+    CU_ASSERT_EQUAL_FATAL(st_shard_sink_open(&opt, &s, &err), 0);
+    for (int i = 0; i < 5; i++) {
+        char payload[32];
+        int len = snprintf(payload, sizeof payload, "record %d", i);
+        st_buf_clear(&enc);
+        st_tfrecord_append(&enc, payload, (size_t)len);
+        pieces_of p = {enc.data, enc.len};
+        CU_ASSERT_EQUAL(st_shard_sink_write_pieces(s, enc.len, fill_in_threes, &p, &err), 0);
+    }
+    st_buf_free(&enc);
+    CU_ASSERT_EQUAL(st_shard_sink_finish(s, &err), 0);
+    for (size_t i = 0; i < 2; i++) {
+        const st_shard_info *a = st_shard_sink_shard(whole, i), *b = st_shard_sink_shard(s, i);
+        CU_ASSERT_EQUAL(a->records, b->records);
+        CU_ASSERT_EQUAL(a->crc32c, b->crc32c);
+        size_t la, lb;
+        uint8_t *da = read_file(a->path, &la), *db = read_file(b->path, &lb);
+        CU_ASSERT_FATAL(da && db);
+        CU_ASSERT(la == lb && memcmp(da, db, la) == 0);
+        free(da);
+        free(db);
+    }
+    st_shard_sink_free(whole);
+    st_shard_sink_free(s);
+    remove_dir();
+}
+
 static void test_names_and_sizes(void)
 {
     char name[256];
@@ -368,6 +449,7 @@ static void test_replaced_files_let_go(void)
 #define SUITE_NAME "shard"
 static const CU_TestInfo suite_tests[] = {
     {"names and sizes", test_names_and_sizes},
+    {"records in pieces make the same shards", test_records_in_pieces},
     {"round robin, checksums, DALI index, no overwrite", test_round_robin_with_checksums_and_index},
     {"rotation by records and bytes, renamed at the end", test_rotation_renames_at_the_end},
     {"abort removes everything", test_abort_removes_everything},
