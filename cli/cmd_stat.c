@@ -193,6 +193,7 @@ static void json_file(st_jsonw *w, const file_stats *fs)
     st_json_member_string(w, "compression", st_compression_name(fs->compression));
     st_json_member_uint(w, "records", fs->records);
     st_json_member_uint(w, "bytes", fs->bytes);
+    st_json_member_uint(w, "file_bytes", fs->bytes); /* the name verify --json gives it too */
     if (fs->decompressed_bytes)
         st_json_member_uint(w, "decompressed_bytes", fs->decompressed_bytes);
     if (fs->bytes_counted)
@@ -453,6 +454,7 @@ static int run_stat(const cli_command *cmd, cli_values *v)
         st_json_member_uint(&w, "files", npaths);
         st_json_member_uint(&w, "records", total_records);
         st_json_member_uint(&w, "bytes", total_bytes);
+        st_json_member_uint(&w, "file_bytes", total_bytes);
         if (any_decompressed)
             st_json_member_uint(&w, "decompressed_bytes", total_decompressed);
         if (not_examples)
