@@ -54,6 +54,11 @@ typedef struct merged_feature {
     bool any_present;
     json_value min, max;         /* the smallest / largest (NUMBER: only type and text used) */
     bool numeric_limits;
+    /* As the first task's manifest has them (the tasks agree on the kind),
+     * when it has them: "feature_name" and "kinds" as JSON text, and the
+     * "feature_list" flag. */
+    char *feature_name, *kinds;
+    bool feature_list;
 } merged_feature;
 
 typedef struct combine_state {
@@ -67,6 +72,7 @@ typedef struct combine_state {
     size_t nfeatures, capfeatures;
     char **inputs;
     size_t ninputs, capinputs;
+    char *numbers;                   /* the first task's options.numbers but "tasks", as JSON */
 } combine_state;
 
 static int fail(const combine_state *c, const char *path, const char *fmt, ...)
@@ -158,7 +164,8 @@ static int find_task_manifests(combine_state *c)
 /* The options that shaped every task alike, as compact JSON (malloc'd). */
 static char *shared_options(const json_value *options)
 {
-    static const char *const per_task[] = {"inputs", "task", "tasks", "task_share", NULL};
+    /* "numbers" repeats the texts compared (and has "tasks") */
+    static const char *const per_task[] = {"inputs", "task", "tasks", "task_share", "numbers", NULL};
     return json_object_text(options, per_task);
 }
 
@@ -185,6 +192,20 @@ static int compare_numbers(const json_value *a, const json_value *b)
         return ia < ib ? -1 : ia > ib;
     double da = strtod(a->text, NULL), db = strtod(b->text, NULL);
     return da < db ? -1 : da > db;
+}
+
+/* A value as compact JSON text, malloc'd; NULL when out of memory. */
+static char *value_text(const json_value *v)
+{
+    st_buf b = {0};
+    st_jsonw w;
+    st_jsonw_init(&w, &b, false);
+    json_emit(&w, v);
+    if (w.failed || st_buf_append(&b, "", 1) != 0) {
+        free(b.data);
+        return NULL;
+    }
+    return (char *)b.data;
 }
 
 static int merge_feature(combine_state *c, const task_doc *doc, const json_value *f, size_t hint)
@@ -216,6 +237,11 @@ static int merge_feature(combine_state *c, const task_doc *doc, const json_value
         m = &c->features[c->nfeatures++];
         *m = (merged_feature){.name = strdup(name), .kind = strdup(kind)};
         if (!m->name || !m->kind)
+            return fail(c, doc->path, "out of memory");
+        const json_value *plain = json_get(f, "feature_name"), *kinds = json_get(f, "kinds"),
+                         *list = json_get(f, "feature_list");
+        m->feature_list = list && list->type == JSON_BOOL && list->boolean;
+        if ((plain && !(m->feature_name = value_text(plain))) || (kinds && !(m->kinds = value_text(kinds))))
             return fail(c, doc->path, "out of memory");
     } else if (strcmp(m->kind, kind) != 0) {
         return fail(c, doc->path, "feature '%s' is %s here but %s in another task: the tasks did not "
@@ -329,6 +355,10 @@ static int add_task(combine_state *c, unsigned long long index, const task_doc *
         return fail(c, doc->path, "out of memory");
     if (!*first_options) {
         *first_options = opts;
+        static const char *const not_tasks[] = {"tasks", NULL};
+        c->numbers = json_object_text(json_get(options, "numbers"), not_tasks);
+        if (!c->numbers)
+            return fail(c, doc->path, "out of memory");
     } else {
         bool same = strcmp(opts, *first_options) == 0;
         if (!same) {
@@ -423,6 +453,16 @@ static void write_features(combine_state *c, st_jsonw *w, uint64_t total_records
         }
         if (f->has_nan)
             st_json_member_uint(w, "nan", f->nan);
+        if (f->feature_list)
+            st_json_member_bool(w, "feature_list", true);
+        if (f->feature_name) {
+            st_json_key(w, "feature_name");
+            st_json_raw(w, f->feature_name, strlen(f->feature_name));
+        }
+        if (f->kinds) {
+            st_json_key(w, "kinds");
+            st_json_raw(w, f->kinds, strlen(f->kinds));
+        }
         st_json_end_object(w);
     }
     st_json_end_array(w);
@@ -584,6 +624,19 @@ static int run_combine(const cli_command *cmd, cli_values *v)
             char n[32];
             snprintf(n, sizeof n, "%llu", c.tasks);
             st_json_member_string(&w, "tasks", n);
+            /* the tasks' numbers, with the number of tasks combined */
+            json_value numbers;
+            st_json_key(&w, "numbers");
+            st_json_begin_object(&w);
+            if (c.numbers && json_parse(c.numbers, strlen(c.numbers), &numbers, msg, sizeof msg) == 0) {
+                for (size_t i = 0; i < numbers.count; i++) {
+                    st_json_key(&w, numbers.keys[i]);
+                    json_emit(&w, &numbers.items[i]);
+                }
+                json_free(&numbers);
+            }
+            st_json_member_uint(&w, "tasks", c.tasks);
+            st_json_end_object(&w);
             st_json_end_object(&w);
             json_free(&opts);
         } else {
@@ -609,7 +662,10 @@ static int run_combine(const cli_command *cmd, cli_values *v)
         free(c.features[i].kind);
         free(c.features[i].min.text);
         free(c.features[i].max.text);
+        free(c.features[i].feature_name);
+        free(c.features[i].kinds);
     }
+    free(c.numbers);
     free(c.features);
     for (size_t i = 0; i < c.ninputs; i++)
         free(c.inputs[i]);

@@ -101,9 +101,38 @@ static void select_task_inputs(char **paths, size_t *npaths, uint64_t index, uin
     *npaths = kept;
 }
 
+/* The numeric options once more as JSON numbers, under "numbers": the
+ * members above keep the text given ("shards": "8"), as version 1 has
+ * always had them; "numbers" has "shards": 8, and sizes in bytes
+ * ("shard-size": "64MiB" is 67108864).  Derived from those texts, it is
+ * left out where --resume and combine compare options, so that manifests
+ * written before it was added compare the same. */
+static void options_numbers(st_jsonw *w, const cli_command *cmd, const cli_values *v)
+{
+    static const char *const counts[] = {"shards", "records-per-shard", "seed", "tasks", NULL};
+    static const char *const sizes[] = {"shard-size", "row-group-size", NULL};
+    bool any = false;
+    for (int pass = 0; pass < 2; pass++) {
+        for (const char *const *name = pass ? sizes : counts; *name; name++) {
+            uint64_t n;
+            /* validated before the options are written: no message here */
+            if (!cli_has(v, *name) || (pass ? cli_size(v, cmd, *name, 0, &n) : cli_uint(v, cmd, *name, 0, &n)))
+                continue;
+            if (!any) {
+                st_json_key(w, "numbers");
+                st_json_begin_object(w);
+                any = true;
+            }
+            st_json_member_uint(w, *name, n);
+        }
+    }
+    if (any)
+        st_json_end_object(w);
+}
+
 /* The run's options as JSON, for the manifest: what shaped the output, and
  * nothing that does not (no --jobs, no times). */
-static char *options_json(const cli_values *v, char **paths, size_t npaths, const char *to,
+static char *options_json(const cli_command *cmd, const cli_values *v, char **paths, size_t npaths, const char *to,
                           const st_shard_options *sopt, uint64_t task, uint64_t tasks,
                           const char *dealing, const uint64_t *starts, uint64_t range_begin,
                           uint64_t range_end, const char *input_files)
@@ -150,6 +179,7 @@ static char *options_json(const cli_values *v, char **paths, size_t npaths, cons
             st_json_bool(&w, true);
         }
     }
+    options_numbers(&w, cmd, v);
     /* Which share of the distributed set this task wrote: what `shardtool
      * combine` checks (every task once, shard numbers without gap or
      * overlap).  Under --tasks the index comes from the environment, so it
@@ -386,7 +416,7 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     };
     job.total_input_bytes = total_size(in.paths, in.npaths);
 
-    char *opts = options_json(v, in.paths, in.npaths, to, &out.sopt, task, tasks, dealing, starts, range_begin,
+    char *opts = options_json(cmd, v, in.paths, in.npaths, to, &out.sopt, task, tasks, dealing, starts, range_begin,
                               range_end, input_files);
     free(input_files);
     size_t kept = 0;

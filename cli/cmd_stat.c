@@ -7,6 +7,8 @@
 #include "json_version.h"
 #include "stat_spec.h"
 
+#include "../formats/example/example.h"
+#include "../formats/tfrecord/tfrecord.h"
 #include "../src/feature_stats.h"
 #include "../src/json.h"
 #include "../src/url_redact.h"
@@ -21,6 +23,7 @@ static const cli_option stat_options[] = {
     {"feature-spec", 0, ARG_TEXT, "FILE", NULL, "write the records' tf.io.parse_example (or parse_sequence_example) spec (- for stdout)"},
     {"snippet", 0, ARG_NONE, NULL, NULL, "print a ready tf.data pipeline that parses these TFRecord files"},
     {"defaults", 0, ARG_LIST, "NAME=VALUE,...", NULL, "default values of scalar features some records lack (with --feature-spec or --snippet)"},
+    {"totals", 0, ARG_NONE, NULL, NULL, "print only the total over all inputs (and its features), not each file"},
     CLI_OPTIONS_END,
 };
 
@@ -34,6 +37,13 @@ typedef struct file_stats {
     st_compression compression;
     uint64_t records;
     uint64_t bytes;            /* file size as stored (0 when unknown) */
+    bool bytes_counted;        /* size unknown (standard input): bytes is what was read */
+    uint64_t decompressed_bytes; /* the record stream read, when compressed (else 0) */
+    /* Intact TFRecords whose payloads are not tf.train.Example messages:
+     * counted and sized, without features, and why (the first one). */
+    bool not_examples;
+    char not_examples_why[sizeof ((st_error *)0)->msg + 64];
+    char error[sizeof ((st_error *)0)->msg]; /* a damaged file: its error, else "" */
     uint64_t payload_min, payload_max, payload_sum, payloads;
     st_feature_stats features;
     st_schema columns;         /* the input's schema, when it has one */
@@ -59,65 +69,119 @@ static void inspect_file(const cli_input *in, file_stats *fs)
         st_buf_clear(&fs->details);
 }
 
-static int stat_file(const cli_command *cmd, const cli_input *in, file_stats *fs)
+/* One record's features into fs.  TFRecord payloads are decoded here, not
+ * by the reader, so that intact records that are not Examples (verify
+ * calls them OK) are still counted and sized, standard input included:
+ * the first that is not one is noted, and the features are left out. */
+static int add_record(file_stats *fs, const st_record *rec, bool decode, uint64_t offset, st_arena *arena,
+                      st_error *err)
 {
-    st_reader *r = NULL;
-    st_error err = {0};
-    if (st_reader_open(fs->path, in->format, &in->ro, &r, &err) < 0) {
-        cli_error_at(cmd, fs->path, &err);
-        return cli_exit_for_input(err.code);
+    if (fs->not_examples)
+        return ST_OK;
+    st_record decoded;
+    if (decode) {
+        st_error why = {0};
+        memset(&decoded, 0, sizeof decoded);
+        if (st_example_decode(rec->payload.data, rec->payload.len, arena, &decoded, &why) < 0) {
+            fs->not_examples = true;
+            snprintf(fs->not_examples_why, sizeof fs->not_examples_why, "record %" PRIu64 " at offset %" PRIu64
+                     ": %s", fs->records, offset, why.msg);
+            st_feature_stats_free(&fs->features);
+            st_feature_stats_init(&fs->features);
+            return ST_OK;
+        }
+        decoded.payload = rec->payload;
+        rec = &decoded;
     }
+    if (st_feature_stats_add(&fs->features, rec))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    return ST_OK;
+}
+
+static void add_payload_size(file_stats *fs, const st_record *rec)
+{
+    if (!rec->payload.data)
+        return;
+    uint64_t len = rec->payload.len;
+    fs->payloads++;
+    fs->payload_sum += len;
+    if (len < fs->payload_min)
+        fs->payload_min = len;
+    if (len > fs->payload_max)
+        fs->payload_max = len;
+}
+
+/* Reads one input whole into fs; on failure the error is in *err and fs
+ * holds what was read before it. */
+static int read_file(const cli_input *in, file_stats *fs, st_error *err)
+{
+    st_read_options ro = in->ro;
+    ro.payload_only = true; /* TFRecord only: decoded in add_record */
+    st_reader *r = NULL;
+    int rc = st_reader_open(fs->path, in->format, &ro, &r, err);
+    if (rc < 0)
+        return rc;
     fs->format = r->format;
     fs->compression = r->compression;
     fs->payload_min = UINT64_MAX;
+    bool decode = strcmp(r->format->name, "tfrecord") == 0;
+    uint64_t offset = 0; /* of the next TFRecord frame, in the (decompressed) stream */
+    st_batch batch;
+    st_batch_init(&batch);
+    for (;;) {
+        rc = st_reader_next_batch(r, &batch, err);
+        if (rc <= 0 || cli_interrupted)
+            break;
+        st_feature_stats_new_batch(&fs->features);
+        for (size_t i = 0; i < batch.count && rc > 0; i++) {
+            const st_record *rec = &batch.records[i];
+            if (add_record(fs, rec, decode, offset, &batch.arena, err) < 0)
+                rc = -1;
+            add_payload_size(fs, rec);
+            offset += rec->payload.len + ST_TFRECORD_OVERHEAD;
+            fs->records++;
+        }
+        if (rc < 0)
+            break;
+    }
+    st_batch_free(&batch);
+    /* A stream format reads its input to the end: what it read is the
+     * decompressed size, and the size of standard input. */
+    if (rc == 0 && fs->compression > ST_COMPRESSION_NONE)
+        fs->decompressed_bytes = r->in->pos;
+    else if (rc == 0 && strcmp(fs->path, "-") == 0) {
+        fs->bytes = r->in->pos;
+        fs->bytes_counted = true;
+    }
+    if (rc == 0)
+        rc = empty_columns_collect(r, &fs->columns, err);
+    st_reader_close(r);
+    return rc < 0 ? rc : 0;
+}
+
+static int stat_file(const cli_command *cmd, const cli_input *in, file_stats *fs)
+{
     st_stream *raw;
     st_error ignored;
-    if (st_stream_open(fs->path, &raw, &ignored) == ST_OK) {
+    if (strcmp(fs->path, "-") != 0 && st_stream_open(fs->path, &raw, &ignored) == ST_OK) {
         if (st_stream_size(raw, &fs->bytes, &ignored) != ST_OK)
             fs->bytes = 0;
         st_stream_close(raw);
     }
-    st_batch batch;
-    st_batch_init(&batch);
-    int status = EXIT_OK;
-    for (;;) {
-        int rc = st_reader_next_batch(r, &batch, &err);
-        if (rc < 0) {
-            cli_error_at(cmd, fs->path, &err);
-            status = EXIT_DAMAGED;
-            break;
-        }
-        if (rc == 0 || cli_interrupted)
-            break;
-        st_feature_stats_new_batch(&fs->features);
-        for (size_t i = 0; i < batch.count; i++) {
-            const st_record *rec = &batch.records[i];
-            if (st_feature_stats_add(&fs->features, rec)) {
-                cli_error(cmd, "out of memory");
-                status = EXIT_DAMAGED;
-                break;
-            }
-            if (rec->payload.data) {
-                uint64_t len = rec->payload.len;
-                fs->payloads++;
-                fs->payload_sum += len;
-                if (len < fs->payload_min)
-                    fs->payload_min = len;
-                if (len > fs->payload_max)
-                    fs->payload_max = len;
-            }
-        }
-        fs->records += batch.count;
-    }
-    st_batch_free(&batch);
-    if (status == EXIT_OK && empty_columns_collect(r, &fs->columns, &err) < 0) {
+    st_error err = {0};
+    int rc = read_file(in, fs, &err);
+    if (rc < 0 && !fs->format) {
         cli_error_at(cmd, fs->path, &err);
-        status = EXIT_DAMAGED;
+        return cli_exit_for_input(err.code);
     }
-    st_reader_close(r);
-    if (status == EXIT_OK)
+    if (rc < 0) {
+        cli_error_at(cmd, fs->path, &err);
+        snprintf(fs->error, sizeof fs->error, "%s", err.msg[0] ? err.msg : "damaged");
+        return EXIT_DAMAGED;
+    }
+    if (!fs->not_examples)
         inspect_file(in, fs);
-    return status;
+    return EXIT_OK;
 }
 
 static void json_file(st_jsonw *w, const file_stats *fs)
@@ -129,6 +193,17 @@ static void json_file(st_jsonw *w, const file_stats *fs)
     st_json_member_string(w, "compression", st_compression_name(fs->compression));
     st_json_member_uint(w, "records", fs->records);
     st_json_member_uint(w, "bytes", fs->bytes);
+    st_json_member_uint(w, "file_bytes", fs->bytes); /* the name verify --json gives it too */
+    if (fs->decompressed_bytes)
+        st_json_member_uint(w, "decompressed_bytes", fs->decompressed_bytes);
+    if (fs->bytes_counted)
+        st_json_member_bool(w, "bytes_read", true); /* size unknown: bytes counts what was read */
+    if (fs->error[0])
+        st_json_member_string(w, "error", fs->error);
+    if (fs->not_examples) {
+        st_json_member_bool(w, "not_examples", true);
+        st_json_member_string(w, "not_examples_detail", fs->not_examples_why);
+    }
     if (fs->payloads) {
         st_json_key(w, "record_bytes");
         st_json_begin_object(w);
@@ -172,8 +247,13 @@ static void value_range(char *out, size_t cap, const st_feature_stat *f)
     out[0] = '\0';
     if (f->has_int)
         snprintf(out, cap, "%" PRId64 " .. %" PRId64, f->min_int, f->max_int);
-    else if (f->has_float)
-        snprintf(out, cap, "%.9g .. %.9g", f->min_float, f->max_float);
+    else if (f->has_float) {
+        /* Example floats are float32: their shortest round-trip text, as cat prints them */
+        char lo[32], hi[32];
+        st_format_float32(lo, sizeof lo, (float)f->min_float);
+        st_format_float32(hi, sizeof hi, (float)f->max_float);
+        snprintf(out, cap, "%s .. %s", lo, hi);
+    }
 }
 
 /* Context features (or an Example's features), then SequenceExample
@@ -229,15 +309,29 @@ static void print_features(const st_feature_stats *fstats)
 
 static void print_file(const file_stats *fs)
 {
-    char size[32], shown[4096];
+    char size[32], shown[4096], unpacked[64] = "";
     stat_size_text(size, sizeof size, fs->bytes);
-    printf("%s: %s%s%s%s, %" PRIu64 " records, %s\n", st_url_shown(fs->path, shown, sizeof shown), fs->format ? fs->format->name : "?",
-           fs->compression > ST_COMPRESSION_NONE ? " (" : "",
+    if (fs->decompressed_bytes) {
+        char d[32];
+        stat_size_text(d, sizeof d, fs->decompressed_bytes);
+        snprintf(unpacked, sizeof unpacked, " (%s decompressed)", d);
+    }
+    if (strcmp(fs->path, "-") == 0 && fs->decompressed_bytes && !fs->bytes) {
+        /* compressed standard input: only what it inflated to is known */
+        stat_size_text(size, sizeof size, fs->decompressed_bytes);
+        snprintf(unpacked, sizeof unpacked, " read (decompressed)");
+    }
+    printf("%s: %s%s%s%s, %" PRIu64 " records, %s%s%s\n", st_url_shown(fs->path, shown, sizeof shown),
+           fs->format ? fs->format->name : "?", fs->compression > ST_COMPRESSION_NONE ? " (" : "",
            fs->compression > ST_COMPRESSION_NONE ? st_compression_name(fs->compression) : "",
-           fs->compression > ST_COMPRESSION_NONE ? ")" : "", fs->records, size);
+           fs->compression > ST_COMPRESSION_NONE ? ")" : "", fs->records, size, fs->bytes_counted ? " read" : "",
+           unpacked);
     if (fs->payloads)
         printf("  record size: min %" PRIu64 ", mean %.1f, max %" PRIu64 " bytes\n", fs->payload_min,
                (double)fs->payload_sum / (double)fs->payloads, fs->payload_max);
+    if (fs->not_examples)
+        printf("  payloads are not tf.train.Example, so no features ('shardtool cat --format raw' "
+               "prints them);\n  the first: %s\n", fs->not_examples_why);
     if (fs->features.sequence_records)
         printf("  %" PRIu64 " SequenceExamples (context features, then feature lists as name[])\n",
                fs->features.sequence_records);
@@ -302,6 +396,7 @@ static int run_stat(const cli_command *cmd, cli_values *v)
     /* The spec or the snippet on standard output replaces the statistics. */
     bool quiet = snippet || (spec_path && strcmp(spec_path, "-") == 0);
     bool json = cli_has(v, "json") && !quiet;
+    bool totals_only = cli_has(v, "totals");
     stat_spec_inputs spec_in = {
         .paths = paths,
         .formats = calloc(npaths ? npaths : 1, sizeof *spec_in.formats),
@@ -315,7 +410,8 @@ static int run_stat(const cli_command *cmd, cli_values *v)
     }
     st_feature_stats total;
     st_feature_stats_init(&total);
-    uint64_t total_records = 0, total_bytes = 0;
+    uint64_t total_records = 0, total_bytes = 0, total_decompressed = 0, not_examples = 0;
+    bool any_decompressed = false;
     st_buf out = {0};
     st_jsonw w;
     st_jsonw_init(&w, &out, true);
@@ -338,11 +434,14 @@ static int run_stat(const cli_command *cmd, cli_values *v)
             spec_in.compressions[i] = fs.compression;
             total_records += fs.records;
             total_bytes += fs.bytes;
+            total_decompressed += fs.decompressed_bytes ? fs.decompressed_bytes : fs.bytes;
+            any_decompressed |= fs.decompressed_bytes != 0;
+            not_examples += fs.not_examples;
             st_feature_stats_merge(&total, &fs.features);
             if (json)
                 json_file(&w, &fs);
-            else if (!quiet)
-                print_file(&fs);
+            else if (!quiet && !totals_only && !fs.error[0])
+                print_file(&fs); /* a damaged file: its error says it, not a count of part of it */
         }
         st_feature_stats_free(&fs.features);
         st_schema_free(&fs.columns);
@@ -355,17 +454,31 @@ static int run_stat(const cli_command *cmd, cli_values *v)
         st_json_member_uint(&w, "files", npaths);
         st_json_member_uint(&w, "records", total_records);
         st_json_member_uint(&w, "bytes", total_bytes);
+        st_json_member_uint(&w, "file_bytes", total_bytes);
+        if (any_decompressed)
+            st_json_member_uint(&w, "decompressed_bytes", total_decompressed);
+        if (not_examples)
+            st_json_member_uint(&w, "not_examples", not_examples);
         st_json_key(&w, "features");
         st_feature_stats_json(&total, &w);
         st_json_end_object(&w);
         st_json_end_object(&w);
         fwrite(out.data, 1, out.len, stdout);
         fputc('\n', stdout);
-    } else if (npaths > 1 && !quiet) {
-        char size[32];
+    } else if ((npaths > 1 || totals_only) && !quiet) {
+        char size[32], note[64] = "";
         stat_size_text(size, sizeof size, total_bytes);
-        printf("total: %zu files, %" PRIu64 " records, %s\n", npaths, total_records, size);
+        if (not_examples)
+            snprintf(note, sizeof note, "; %" PRIu64 " of them not tf.train.Example", not_examples);
+        printf("total: %zu files, %" PRIu64 " records, %s%s\n", npaths, total_records, size, note);
         print_features(&total);
+    }
+    /* Payloads that are not Examples have no features to parse. */
+    if (status == EXIT_OK && not_examples && (spec_path || snippet)) {
+        cli_error(cmd, "%" PRIu64 " of the inputs hold payloads that are not tf.train.Example: they have no "
+                       "feature spec to write (stat without --%s counts and sizes them)",
+                  not_examples, snippet ? "snippet" : "feature-spec");
+        status = EXIT_DAMAGED;
     }
     /* Only from inputs read whole: a spec of part of them would mislead. */
     if (status == EXIT_OK && !cli_interrupted && spec_path)

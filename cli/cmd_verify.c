@@ -400,6 +400,10 @@ static void report_json_file(verify_ctx *vc, const char *path, const file_result
     st_json_member_uint(w, "bytes", res->rep.bytes);
     st_json_member_uint(w, "file_bytes", res->rep.file_bytes);
     st_json_member_string(w, "compression", st_compression_name(res->rep.compression));
+    /* "bytes" above is the record stream read, as version 1 has always had
+     * it; "file_bytes" (on disk) and "decompressed_bytes" (read) are the
+     * names that mean one thing everywhere. */
+    st_json_member_uint(w, "decompressed_bytes", res->rep.bytes);
     char detail[2048];
     if (!res->rep.ok)
         json_failure(w, res->rep.failure_kind ? res->rep.failure_kind : "damaged",
@@ -460,6 +464,7 @@ void account(verify_ctx *vc, const char *path, const file_result *res,
     if (res->readable) {
         vc->records += res->rep.records;
         vc->bytes += res->rep.file_bytes;
+        vc->decompressed_bytes += res->rep.bytes;
     }
     if (vc->json)
         report_json_file(vc, path, res, manifest_problem);
@@ -793,6 +798,8 @@ static int run_verify(const cli_command *cmd, cli_values *v)
         st_json_uint(&vc.w, vc.records);
         st_json_key(&vc.w, "bytes");
         st_json_uint(&vc.w, vc.bytes);
+        st_json_member_uint(&vc.w, "file_bytes", vc.bytes);
+        st_json_member_uint(&vc.w, "decompressed_bytes", vc.decompressed_bytes);
         st_json_end_object(&vc.w);
         st_json_key(&vc.w, "ok");
         st_json_bool(&vc.w, vc.damaged == 0 && vc.unreadable == 0);

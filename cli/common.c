@@ -434,11 +434,11 @@ void cli_free_list(char **list, size_t n)
 /* -v traces of remote requests (the remote module never prints itself). */
 static void log_remote(void *ctx, const char *line)
 {
-    (void)ctx;
+    const cli_command *cmd = ctx; /* named, as every message is */
     char shown[2048];
     snprintf(shown, sizeof shown, "%s", line);
     st_text_redact_urls(shown, sizeof shown);
-    fprintf(stderr, "shardtool: %s\n", shown);
+    fprintf(stderr, "shardtool %s: %s\n", cmd->name, shown);
 }
 #endif
 
@@ -465,6 +465,7 @@ int cli_remote_setup(const cli_command *cmd, const cli_values *v)
     cfg.gcs_token_file = cli_text(v, "gcs-token-file", NULL);
     cfg.verbose = cli_has(v, "verbose");
     cfg.log = log_remote;
+    cfg.log_ctx = (void *)cmd;
     st_error err = {0};
     if (st_remote_init(&cfg, &err) < 0) {
         cli_error_at(cmd, NULL, &err);

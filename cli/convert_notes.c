@@ -33,7 +33,11 @@ static void lossy_column_note(const char *cmd, const convert_lossy_column *c)
  * parses with tf.io.parse_sequence_example, not parse_example. */
 static void sequence_note(const char *cmd, const convert_job *job)
 {
-    if (!job->stats.sequence_records)
+    /* Only TFRecord output holds tf.train messages: Parquet, Avro, CSV and
+     * JSON lines keep lists of lists as their own nested types, and
+     * --nested refuse would only take those away. */
+    bool writes_examples = job->writer && job->writer->extension && strcmp(job->writer->extension, ".tfrecord") == 0;
+    if (!job->stats.sequence_records || !writes_examples)
         return;
     const st_feature_stat **sorted = st_feature_stats_sorted(&job->stats);
     if (!sorted)

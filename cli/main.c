@@ -1,5 +1,6 @@
 /* shardtool: the command table and dispatch. */
 #include "cli.h"
+#include "progress.h"
 #include "suggest.h"
 
 #include "st_config.h"
@@ -187,6 +188,7 @@ int main(int argc, char **argv)
         cli_print_help(cmd);
     } else if (rc == EXIT_OK) {
         cli_install_signal_handlers();
+        cli_progress_command(cmd->name);
         rc = cli_remote_setup(cmd, &values);
         if (rc == EXIT_OK)
             rc = cmd->run(cmd, &values);

@@ -19,6 +19,13 @@
 
 /* The progress being drawn, so that a message can end its line first. */
 static cli_progress *active;
+/* The running command, named on every line as every other message is. */
+static const char *command_name;
+
+void cli_progress_command(const char *name)
+{
+    command_name = name;
+}
 
 double cli_now(void)
 {
@@ -50,13 +57,19 @@ void cli_progress_start(cli_progress *p, bool enabled, uint64_t total_bytes)
     active = enabled ? p : NULL;
 }
 
-static void draw(cli_progress *p, char *line)
+static void draw(cli_progress *p, const char *text)
 {
+    char line[320];
+    snprintf(line, sizeof line, "shardtool%s%s: %s", command_name ? " " : "", command_name ? command_name : "",
+             text);
     if (p->tty) {
         /* One column is kept free: writing the last one wraps on some
-         * terminals. */
+         * terminals.  On a narrow one the counts matter more than the
+         * command's name, which gives way first. */
         size_t width = terminal_width();
         size_t keep = width > 1 ? width - 1 : 1;
+        if (strlen(line) > keep)
+            snprintf(line, sizeof line, "%s", text);
         if (strlen(line) > keep)
             line[keep] = '\0';
         fprintf(stderr, "\r%s\033[K", line);

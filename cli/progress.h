@@ -32,6 +32,8 @@ void cli_progress_phase(cli_progress *p, const char *what, uint64_t done, uint64
  * summary follows it); after a failure a line on the terminal is ended so
  * the message starts on its own line. */
 void cli_progress_end(cli_progress *p, bool finished);
+/* The command whose progress lines these are: they start "shardtool CMD: ". */
+void cli_progress_command(const char *name);
 /* Ends a line left on the terminal, before a message is printed. */
 void cli_progress_break_line(void);
 

@@ -156,7 +156,9 @@ static bool same_options(const char *manifest_text, size_t len, const char *opti
         json_free(&earlier);
         return false;
     }
-    static const char *const identity[] = {"input_files", NULL};
+    /* "numbers" repeats options given as text (and is missing from older
+     * manifests): the texts decide. */
+    static const char *const identity[] = {"input_files", "numbers", NULL};
     const json_value *old_options = json_get(&earlier, "options");
     char *a = json_object_text(old_options, identity), *b = json_object_text(&now, identity);
     bool same = a && b && strcmp(a, b) == 0;

@@ -304,6 +304,47 @@ static void print_refused(const json_value *leaves)
     }
 }
 
+/* ---- columns and fields, one per line ------------------------------------------ */
+
+static const char *text_or_dash(const json_value *obj, const char *key)
+{
+    const json_value *v = json_get(obj, key);
+    const char *text = v ? scalar_text(v) : NULL;
+    return text && v->type != JSON_NULL ? text : "-";
+}
+
+/* Parquet's leaf columns ("schema") or Avro's fields ("fields"): a line
+ * each, under the name convert and --exclude use, with what it is in the
+ * file and what convert makes of it, rather than counts of each member's
+ * values.  The Parquet path and levels are in stat --json. */
+static void print_leaves(const char *what, const json_value *leaves, bool parquet)
+{
+    int width = 4;
+    for (size_t i = 0; i < leaves->count; i++) {
+        const char *name = text_or_dash(&leaves->items[i], "name");
+        int n = (int)strlen(name);
+        if (n > width)
+            width = n > 40 ? 40 : n;
+    }
+    printf("  %s: %zu\n", what, leaves->count);
+    if (parquet)
+        printf("    %-*s %-12s %-12s %-10s %-6s %-7s %s\n", width, "name", "physical", "logical", "repetition",
+               "kind", "depth", "becomes");
+    else
+        printf("    %-*s %-6s %-7s %s\n", width, "name", "kind", "depth", "becomes");
+    for (size_t i = 0; i < leaves->count; i++) {
+        const json_value *l = &leaves->items[i];
+        const char *name = text_or_dash(l, "name");
+        if (parquet)
+            printf("    %-*s %-12s %-12s %-10s %-6s %-7s %s\n", width, name, text_or_dash(l, "physical"),
+                   text_or_dash(l, "logical"), text_or_dash(l, "repetition"), text_or_dash(l, "kind"),
+                   text_or_dash(l, "depth"), text_or_dash(l, "becomes"));
+        else
+            printf("    %-*s %-6s %-7s %s\n", width, name, text_or_dash(l, "kind"), text_or_dash(l, "depth"),
+                   text_or_dash(l, "becomes"));
+    }
+}
+
 void stat_print_details(const st_buf *details)
 {
     json_value root;
@@ -313,8 +354,15 @@ void stat_print_details(const st_buf *details)
     if (root.type == JSON_OBJECT) {
         for (size_t i = 0; i < root.count; i++) {
             const json_value *v = &root.items[i];
+            bool leaves = v->type == JSON_ARRAY && all_objects(v);
             if (strcmp(root.keys[i], "row_groups") == 0 && v->type == JSON_ARRAY)
                 print_row_groups(v);
+            else if (leaves && strcmp(root.keys[i], "schema") == 0)
+                print_leaves("columns", v, true);
+            else if (leaves && strcmp(root.keys[i], "fields") == 0)
+                print_leaves("fields", v, false);
+            else if (leaves && strcmp(root.keys[i], "schema_tree") == 0)
+                printf("  schema tree: %zu elements (stat --json lists them)\n", v->count);
             else
                 print_member("  ", root.keys[i], v);
             if ((strcmp(root.keys[i], "schema") == 0 || strcmp(root.keys[i], "fields") == 0) &&

@@ -24,6 +24,7 @@ typedef struct verify_ctx {
     st_jsonw w;
     st_buf out;
     uint64_t files, damaged, unreadable, records, bytes;
+    uint64_t decompressed_bytes;   /* the record streams read (bytes: the files as stored) */
 #if ST_HAVE_GPU_MODULE
     st_gpu_session *gpu;           /* open when the GPU verifies TFRecords */
 #endif

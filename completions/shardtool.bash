@@ -164,6 +164,7 @@ _shardtool_table()
             '--feature-spec - FILE -'
             '--snippet - - -'
             '--defaults - NAME=VALUE,... -'
+            '--totals - - -'
             '--from - FORMAT tfrecord,csv,tsv,jsonl,parquet,avro'
             '--columns - A,B,... -'
             '--exclude - A,B,... -'

@@ -166,6 +166,7 @@ complete -c shardtool -n '__fish_seen_subcommand_from stat' -l json -d 'print on
 complete -c shardtool -n '__fish_seen_subcommand_from stat' -l feature-spec -r -F -d 'write the records\' tf.io.parse_example (or parse_sequence_example) spec (- for stdout)'
 complete -c shardtool -n '__fish_seen_subcommand_from stat' -l snippet -d 'print a ready tf.data pipeline that parses these TFRecord files'
 complete -c shardtool -n '__fish_seen_subcommand_from stat' -l defaults -x -d 'default values of scalar features some records lack (with --feature-spec or --snippet)'
+complete -c shardtool -n '__fish_seen_subcommand_from stat' -l totals -d 'print only the total over all inputs (and its features), not each file'
 complete -c shardtool -n '__fish_seen_subcommand_from stat' -l from -x -a 'tfrecord csv tsv jsonl parquet avro' -d 'input format (default: detected from content, then name)'
 complete -c shardtool -n '__fish_seen_subcommand_from stat' -l columns -x -d 'read only these columns / features'
 complete -c shardtool -n '__fish_seen_subcommand_from stat' -l exclude -x -d 'leave these columns / features out'

@@ -22,6 +22,6 @@ $st verify --decode --manifest "$out/csv/train.manifest.json"
 $st verify --decode --manifest "$out/parquet/train.manifest.json"
 
 echo "== schema"
-$st stat "$out"/csv/train-*-of-00004.tfrecord | tail -n 20
+$st stat --totals "$out"/csv/train-*-of-00004.tfrecord
 echo "== first record"
 $st cat -n 1 "$out"/parquet/train-00000-of-00004.tfrecord.gz

@@ -348,6 +348,19 @@ const char *st_feature_stat_kinds(const st_feature_stat *f)
     return kinds_text(f->kinds);
 }
 
+void st_feature_kinds_json(unsigned kinds, st_jsonw *w)
+{
+    /* in the order kinds_text joins them */
+    static const struct { st_kind kind; const char *name; } order[] = {
+        {ST_KIND_BYTES, "bytes"}, {ST_KIND_FLOAT, "float"}, {ST_KIND_INT64, "int64"}, {ST_KIND_NONE, "none"},
+    };
+    st_json_begin_array(w);
+    for (size_t i = 0; i < sizeof order / sizeof *order; i++)
+        if (kinds & (1u << order[i].kind))
+            st_json_string(w, order[i].name);
+    st_json_end_array(w);
+}
+
 void st_feature_stats_json(const st_feature_stats *s, st_jsonw *w)
 {
     const st_feature_stat **sorted = st_feature_stats_sorted(s);
@@ -391,6 +404,14 @@ void st_feature_stats_json(const st_feature_stats *s, st_jsonw *w)
             st_json_member_uint(w, "max", f->max_steps);
             st_json_end_object(w);
         }
+        /* Added after the members of the first layout, beside "name" and "kind", which keep their meaning (the
+         * version promise): the name as the records hold it, without the
+         * "[]" a feature list's "name" has, and every kind seen as a list
+         * rather than a "|"-joined or "mixed" text. */
+        st_json_key(w, "feature_name");
+        st_json_stringn(w, f->name, f->name_len);
+        st_json_key(w, "kinds");
+        st_feature_kinds_json(f->kinds, w);
         st_json_end_object(w);
     }
     st_json_end_array(w);

@@ -89,6 +89,9 @@ st_kind st_feature_stat_kind(const st_feature_stat *f);
  * alike: "int64", "int64|none" (some records hold no value list), "mixed"
  * for three kinds or more. */
 const char *st_feature_stat_kinds(const st_feature_stat *f);
+/* The kinds of a bit set (1 << st_kind) as a JSON array of their names,
+ * such as ["bytes", "none"]. */
+void st_feature_kinds_json(unsigned kinds, st_jsonw *w);
 /* A schema: nullable when some records lack it, repeated unless every
  * present value list has length 1, fixed_len when constant.  A FeatureList
  * is a column of its own name with `sequence` set (repeated and fixed_len

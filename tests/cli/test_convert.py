@@ -614,7 +614,11 @@ def test_progress_to_log(tmp, big):
         lines = r.stderr.splitlines()
         check(r.returncode == 0 and "\r" not in r.stderr and "\x1b" not in r.stderr,
               f"--progress{' --shuffle' if extra else ''} to a pipe writes plain lines ({r.stderr[:200]!r})")
-        progress = [l for l in lines if not l.startswith("shardtool")]
+        # progress lines are named like every other line: "shardtool convert: "
+        progress = [l[len("shardtool convert: "):] for l in lines
+                    if re.match(r"shardtool convert: (\d+ records,|writing shuffled records:)", l)]
+        check(bool(progress) and all(not re.match(r"\d+ records,|writing ", l) for l in lines),
+              f"every progress line starts 'shardtool convert: ' ({lines[:2]})")
         if extra:
             ok = bool(progress) and re.fullmatch(r"writing shuffled records: 400000 of 400000 \(100%\), \d+s",
                                                  progress[-1])
@@ -711,7 +715,8 @@ def test_no_early_eta(tmp, big):
     early = [x for x in segments if re.search(r"records, +\d+%, [0-9.]+ MB/s, 0s(,|$)", x)]
     check(proc.returncode == 0 and not any("ETA" in x for x in early),
           f"no ETA in the first second ({early[:2]})")
-    check(any(x.startswith("writing shuffled records: 400000 of 400000 (100%)") for x in segments),
+    check(any(x.startswith("shardtool convert: writing shuffled records: 400000 of 400000 (100%)")
+              for x in segments),
           f"on a terminal the shuffle's writing phase ends at 100% ({segments[-6:]})")
 
 

@@ -641,6 +641,19 @@ def self_test(table, pages, texts):
 
 # ---- main ------------------------------------------------------------------------------
 
+def check_sample_script(source_dir, problems):
+    """The sample script shows whole tables: a shardtool command whose
+    output goes through head or tail is cut mid-table (stat --totals gives
+    a short report instead)."""
+    path = os.path.join(source_dir, "examples", "run-sample.sh")
+    if not os.path.exists(path):
+        return
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if re.search(r"\$st\b.*\|\s*(head|tail)\b", line):
+                problems.append(f"examples/run-sample.sh:{n}: output cut by head or tail: {line.strip()}")
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -668,6 +681,7 @@ def main():
     check_groff(page_paths, problems, notes)
 
     check_help(binary, table, problems)
+    check_sample_script(source_dir, problems)
 
     paths = {"bash": os.path.join(source_dir, "completions", "shardtool.bash"),
              "zsh": os.path.join(source_dir, "completions", "_shardtool"),

@@ -786,7 +786,7 @@ def run_cases(exe, data_dir, tmp, www, ngx, srv, proxy, gcs, started):
             fail("the token was printed")
         # the right secret never shows either, even in -v traces
         rc, out, err = tool.run(["cat", "-v", url])
-        if rc != 0 or "shardtool: GET " + url not in err:
+        if rc != 0 or "shardtool cat: GET " + url not in err:
             fail("cat -v: exit %d, no request trace: %s", rc, err[-500:])
         if "Signature=" in err or "Credential=" in err or "Authorization" in err:
             fail("cat -v shows credentials: %s", err[-500:])
