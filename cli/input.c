@@ -1,6 +1,7 @@
 #include "input.h"
 
 #include "json_read.h"
+#include "reader_notes.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -115,6 +116,11 @@ int cli_input_init(const cli_command *cmd, const cli_values *v, cli_input *in)
     memset(in, 0, sizeof *in);
     st_read_options_init(&in->ro);
     st_csv_options_init(&in->csv);
+    /* A JSON key holding text and numbers: stat and cat show it as bytes
+     * with a note; convert refuses it unless --widen (cmd_convert.c). */
+    in->csv.widen_mixed_kinds = true;
+    in->csv.note = reader_note_once;
+    in->csv.note_ctx = (void *)cmd;
 
     const char *from = cli_text(v, "from", NULL);
     if (from) {
