@@ -280,10 +280,14 @@ void verify_opened(verify_ctx *vc, const char *path, verify_opener open, void *a
                          : strcmp(side, "a shard index") == 0 ? "verify the shard beside it"
                                                                : "verify the shards themselves");
         else
+            /* --from takes only the formats verify checks, so the way out
+             * for a table is convert (or --from tfrecord for a shard whose
+             * name and first bytes mislead). */
             st_error_set(&res->err, ST_EUSAGE,
                          "this looks like %s text, not a TFRecord, Parquet or Avro file (verify "
-                         "checks those; name the format with --from to check it anyway)",
-                         text ? text->name : "plain");
+                         "checks those, and --from tfrecord checks it as one anyway; convert "
+                         "reads text: shardtool convert %s -o PREFIX)",
+                         text ? text->name : "plain", path);
         st_stream_close(in);
         return;
     }

@@ -10,6 +10,7 @@
 #include "csv_internal.h"
 
 #include "../../src/float_narrow.h"
+#include "../../src/suggest.h"
 
 #include <errno.h>
 #include <float.h>
@@ -81,6 +82,23 @@ static ssize_t find_column(const csv_reader *r, const char *name)
     return -1;
 }
 
+/* "no column named 'frae'", with the nearest column's name when one is
+ * close (the header's names, through the command line's matcher). */
+static int no_column(const csv_reader *r, const char *name, st_error *err)
+{
+    const char **names = calloc(r->ncols ? r->ncols : 1, sizeof *names);
+    const char *near = NULL;
+    if (names) {
+        for (size_t i = 0; i < r->ncols; i++)
+            names[i] = r->cols[i].name;
+        near = st_suggest(name, strlen(name), names, r->ncols);
+    }
+    int rc = near ? st_error_set(err, ST_EUSAGE, "no column named '%s' (did you mean '%s'?)", name, near)
+                  : st_error_set(err, ST_EUSAGE, "no column named '%s'", name);
+    free(names);
+    return rc;
+}
+
 /* Projection and forced types. */
 static int apply_selection(csv_reader *r, const st_read_options *opt, const st_csv_options *co,
                            st_error *err)
@@ -97,7 +115,7 @@ static int apply_selection(csv_reader *r, const st_read_options *opt, const st_c
             ssize_t i = find_column(r, opt->columns[k]);
             if (i < 0) {
                 free(want);
-                return st_error_set(err, ST_EUSAGE, "no column named '%s'", opt->columns[k]);
+                return no_column(r, opt->columns[k], err);
             }
             want[i] = true;
         }
@@ -118,7 +136,7 @@ static int apply_selection(csv_reader *r, const st_read_options *opt, const st_c
             const st_column *t = &co->types->columns[k];
             ssize_t i = find_column(r, t->name);
             if (i < 0)
-                return st_error_set(err, ST_EUSAGE, "no column named '%s'", t->name);
+                return no_column(r, t->name, err);
             csv_column *c = &r->cols[i];
             if (t->kind == ST_KIND_NONE) {
                 c->action = CSV_SKIP;

@@ -8,6 +8,7 @@
  * and every record a SequenceExample (see jsonl_parse.c for the rules). */
 #include "json_split.h"
 #include "jsonl_parse.h"
+#include "../../src/suggest.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -448,6 +449,22 @@ static void free_list(char **list, size_t n)
     free(list);
 }
 
+/* "no key named 'frae'", with the nearest key met when one is close. */
+static int no_key(const jsonl_reader *r, const char *name, st_error *err)
+{
+    const char **names = calloc(r->nkeys ? r->nkeys : 1, sizeof *names);
+    const char *near = NULL;
+    if (names) {
+        for (size_t i = 0; i < r->nkeys; i++)
+            names[i] = r->keys[i].name;
+        near = st_suggest(name, strlen(name), names, r->nkeys);
+    }
+    int rc = near ? st_error_set(err, ST_EUSAGE, "no key named '%s' (did you mean '%s'?)", name, near)
+                  : st_error_set(err, ST_EUSAGE, "no key named '%s'", name);
+    free(names);
+    return rc;
+}
+
 static int jsonl_open(void *priv, st_stream *in, const st_read_options *opt, st_error *err)
 {
     jsonl_reader *r = priv;
@@ -496,7 +513,7 @@ static int jsonl_open(void *priv, st_stream *in, const st_read_options *opt, st_
         for (size_t i = 0; i < r->nonly; i++)
             if (key_find(r, (const uint8_t *)r->only[i], strlen(r->only[i]),
                          hash_name((const uint8_t *)r->only[i], strlen(r->only[i]))) < 0)
-                return st_error_set(err, ST_EUSAGE, "no key named '%s'", r->only[i]);
+                return no_key(r, r->only[i], err);
     }
     return ST_OK;
 }
