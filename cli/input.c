@@ -140,7 +140,7 @@ int cli_input_init(const cli_command *cmd, const cli_values *v, cli_input *in)
     /* A JSON key holding text and numbers: stat and cat show it as bytes
      * with a note; convert refuses it unless --widen (cmd_convert.c). */
     in->csv.widen_mixed_kinds = true;
-    in->csv.note = reader_note_once;
+    in->csv.note = cli_has(v, "quiet") ? NULL : reader_note_once;
     in->csv.note_ctx = (void *)cmd;
 
     const char *from = cli_text(v, "from", NULL);
