@@ -347,8 +347,8 @@ static int schema_of(const cli_output *out, const st_feature_stats *stats, const
                 continue;
             rc = st_error_set(err, ST_EUSAGE,
                               "the records are tf.train.SequenceExample (%" PRIu64 " of them) and FeatureList "
-                              "'%s' (a list of steps) cannot be a %s column: write --to jsonl or --to avro, "
-                              "which keep FeatureLists",
+                              "'%s' (a list of steps) cannot be a %s column: write --to parquet, --to jsonl "
+                              "or --to avro, which keep FeatureLists",
                               stats->sequence_records, schema->columns[i].name, out->format->name);
             break;
         }
