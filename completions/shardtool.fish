@@ -12,8 +12,9 @@ complete -c shardtool -n __fish_use_subcommand -f -a cat -d 'stream records out 
 complete -c shardtool -n __fish_use_subcommand -f -a verify -d 'check framing, CRCs, compression and (with --decode) every Example'
 complete -c shardtool -n __fish_use_subcommand -f -a stat -d 'count records and bytes, and show the feature schema'
 complete -c shardtool -n __fish_use_subcommand -f -a combine -d 'combine the task manifests of a distributed run into one manifest'
+complete -c shardtool -n __fish_use_subcommand -f -a version -d 'print the version and what this build can read, write and reach'
 complete -c shardtool -n __fish_use_subcommand -f -a help -d "show a command's options"
-complete -c shardtool -n '__fish_seen_subcommand_from help' -f -a 'convert split cat verify stat combine'
+complete -c shardtool -n '__fish_seen_subcommand_from help' -f -a 'convert split cat verify stat combine version'
 
 # shardtool convert
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -s o -l output -r -F -d 'output path prefix: PREFIX-00000-of-00008.tfrecord (required)'
@@ -203,3 +204,7 @@ complete -c shardtool -n '__fish_seen_subcommand_from combine' -s f -l force -d 
 complete -c shardtool -n '__fish_seen_subcommand_from combine' -s q -l quiet -d 'print nothing but errors (no progress, no summary)'
 complete -c shardtool -n '__fish_seen_subcommand_from combine' -s v -l verbose -d 'say more about what is being done'
 complete -c shardtool -n '__fish_seen_subcommand_from combine' -s h -l help -d 'show this help'
+
+# shardtool version
+complete -c shardtool -n '__fish_seen_subcommand_from version' -l json -d 'print one JSON object (version, formats, remote, gpu)'
+complete -c shardtool -n '__fish_seen_subcommand_from version' -s h -l help -d 'show this help'
