@@ -549,7 +549,7 @@ static int run_split(const cli_command *cmd, cli_values *v)
 const cli_command cmd_split = {
     .name = "split",
     .summary = "re-shard or merge TFRecord or Avro files without decoding payloads",
-    .usage = "[OPTIONS] INPUT... -o PREFIX (--shards N | --shard-size SIZE | --records-per-shard N)",
+    .usage = "[OPTIONS] INPUT... -o PREFIX [--shards N | --shard-size SIZE | --records-per-shard N]",
     .description =
         "TFRecord inputs: copies framed records into new shards, checking both CRCs of\n"
         "every record on the way.  A damaged record stops the run unless --skip-corrupt,\n"
