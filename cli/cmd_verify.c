@@ -288,13 +288,14 @@ void verify_opened(verify_ctx *vc, const char *path, verify_opener open, void *a
         else
             /* --from takes only the formats verify checks, so the way out
              * for a table is convert (or --from tfrecord for a shard whose
-             * name and first bytes mislead). */
+             * name and first bytes mislead).  FILE, not the path: the
+             * message is the same for a local file and an object. */
             st_error_set(&res->err, ST_EUSAGE,
                          "this looks like %s text, not a TFRecord, Parquet or Avro file (verify "
                          "checks those, and --from tfrecord checks it as one anyway; convert "
-                         "reads text: shardtool convert %s%s%s%s -o PREFIX)",
+                         "reads text: shardtool convert %s%s%sFILE -o PREFIX)",
                          text ? text->name : "plain", name_misleads ? "--from " : "",
-                         name_misleads ? text->name : "", name_misleads ? " " : "", path);
+                         name_misleads ? text->name : "", name_misleads ? " " : "");
         st_stream_close(in);
         return;
     }
