@@ -140,5 +140,8 @@ bool cli_given_short(const cli_values *v, const char *name);
 bool cli_progress_wanted(const cli_values *v);
 
 extern const cli_command cmd_cat, cmd_verify, cmd_stat, cmd_convert, cmd_split, cmd_combine;
+extern const cli_command cmd_version;
+/* What `shardtool --version` and `shardtool version` print (cmd_version.c). */
+void cli_print_version(bool json);
 
 #endif

@@ -39,8 +39,8 @@ static const cli_option convert_options[] = {
     {"tasks", 0, ARG_TEXT, "N", NULL, "N tasks; this task's index from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID"},
     {"resume", 0, ARG_NONE, NULL, NULL, "keep a finished earlier run of this task (same options, shards intact); else replace it"},
     {"avro-codec", 0, ARG_TEXT, "CODEC", avro_codecs, "block codec of --to avro (default deflate)"},
-    {"widen", 0, ARG_NONE, NULL, NULL, "give a column whose kinds differ across inputs the wider kind"},
-    {"parquet-codec", 0, ARG_TEXT, "CODEC", parquet_codecs, "page codec of --to parquet (default snappy)"},
+    {"widen", 0, ARG_NONE, NULL, NULL, "give a column whose kinds differ across inputs (or a JSON key holding text and numbers) the wider kind"},
+    {"parquet-codec", 0, ARG_TEXT, "CODEC", parquet_codecs, "page codec of --to parquet (default snappy; --compression-level sets its level)"},
     {"row-group-size", 0, ARG_TEXT, "SIZE", NULL, "--to parquet: uncompressed bytes per row group (default 128MiB)"},
     {"page-version", 0, ARG_TEXT, "V", page_versions, "--to parquet: data page version 1 (default) or 2"},
     {"bytes-as", 0, ARG_TEXT, "TYPE", bytes_as, "--to parquet: bytes as STRING when all UTF-8 (auto) or binary"},
@@ -338,6 +338,8 @@ static int run_convert(const cli_command *cmd, cli_values *v)
             cli_output_free(&out);
             return EXIT_DAMAGED;
         }
+    /* A JSON key holding text and numbers: an error, or bytes and a note. */
+    in.csv.widen_mixed_kinds = cli_has(v, "widen");
     /* (One input read from standard input cannot be read twice; it can
      * only disagree with itself, which TFRecord and JSON lines can.) */
     if (cli_has(v, "widen") && !(in.npaths == 1 && strcmp(in.paths[0], "-") == 0)) {

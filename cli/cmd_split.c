@@ -125,7 +125,10 @@ static const char *not_a_shard(const char *path)
             return texts[i];
     if (n < ST_TFRECORD_HEADER_SIZE)
         return NULL;
-    const st_format *f = st_format_detect(path, head, (size_t)n);
+    /* The content first: a CSV named .parquet is CSV. */
+    const st_format *f = st_format_detect(NULL, head, (size_t)n);
+    if (!f || (strcmp(f->name, "csv") && strcmp(f->name, "tsv") && strcmp(f->name, "jsonl")))
+        f = st_format_detect(path, head, (size_t)n);
     if (!f)
         return NULL;
     for (size_t i = 0; tables[i]; i++)
@@ -220,10 +223,15 @@ static int classify_inputs(const cli_command *cmd, char **paths, size_t npaths, 
         *avro = false;
         for (size_t i = i0; i < npaths; i++) {
             const char *kind = not_a_shard(paths[i]);
-            if (kind)
+            if (kind) {
+                /* A name that says another format needs --from in the command. */
+                const st_format *by_name = st_format_by_extension(paths[i]);
+                bool misleads = by_name && strcmp(by_name->name, kind) != 0;
                 return cli_usage_error(cmd, "%s: this looks like %s, not a TFRecord or Avro file: split "
-                                            "copies those; convert reads %s (shardtool convert %s -o PREFIX)",
-                                       paths[i], kind, kind, paths[i]);
+                                            "copies those; convert reads %s (shardtool convert %s%s%s%s -o PREFIX)",
+                                       paths[i], kind, kind, misleads ? "--from " : "",
+                                       misleads ? kind : "", misleads ? " " : "", paths[i]);
+            }
         }
         for (size_t i = i0 + 1; i < npaths; i++) {
             bool other;
@@ -549,7 +557,7 @@ static int run_split(const cli_command *cmd, cli_values *v)
 const cli_command cmd_split = {
     .name = "split",
     .summary = "re-shard or merge TFRecord or Avro files without decoding payloads",
-    .usage = "[OPTIONS] INPUT... -o PREFIX (--shards N | --shard-size SIZE | --records-per-shard N)",
+    .usage = "[OPTIONS] INPUT... -o PREFIX [--shards N | --shard-size SIZE | --records-per-shard N]",
     .description =
         "TFRecord inputs: copies framed records into new shards, checking both CRCs of\n"
         "every record on the way.  A damaged record stops the run unless --skip-corrupt,\n"

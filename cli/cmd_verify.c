@@ -185,7 +185,8 @@ static bool looks_like_shard(const char *path, const uint8_t *head, size_t n, ve
     /* Fewer bytes than a record header: a truncated shard, not text. */
     if (n < ST_TFRECORD_HEADER_SIZE || st_compression_sniff(head, n) != ST_COMPRESSION_NONE)
         return true;
-    if (!is_text_name(st_format_detect(path, head, n)))
+    /* By content alone: a CSV named .parquet is text, not a damaged shard. */
+    if (!is_text_name(st_format_detect(NULL, head, n)))
         return true;
     return by_name && strcmp(by_name->name, "tfrecord") == 0;
 }
@@ -271,7 +272,12 @@ void verify_opened(verify_ctx *vc, const char *path, verify_opener open, void *a
     opt.compression = compression;
     res->format = format ? format : detect_for_verify(path, head, (size_t)n);
     if (!format && !looks_like_shard(path, head, (size_t)n, open, arg)) {
-        const st_format *text = st_format_detect(path, head, (size_t)n);
+        const st_format *text = st_format_detect(NULL, head, (size_t)n);
+        if (!is_text_name(text)) /* compressed: the name says what is inside */
+            text = st_format_detect(path, head, (size_t)n);
+        /* A name that says another format needs --from in the command. */
+        const st_format *by_name = st_format_by_extension(path);
+        bool name_misleads = text && by_name && by_name != text && !is_text_name(by_name);
         const char *side = cli_side_file_kind(path);
         if (side)
             st_error_set(&res->err, ST_EUSAGE, "this is %s written by shardtool, not a shard (%s)",
@@ -280,10 +286,16 @@ void verify_opened(verify_ctx *vc, const char *path, verify_opener open, void *a
                          : strcmp(side, "a shard index") == 0 ? "verify the shard beside it"
                                                                : "verify the shards themselves");
         else
+            /* --from takes only the formats verify checks, so the way out
+             * for a table is convert (or --from tfrecord for a shard whose
+             * name and first bytes mislead).  FILE, not the path: the
+             * message is the same for a local file and an object. */
             st_error_set(&res->err, ST_EUSAGE,
                          "this looks like %s text, not a TFRecord, Parquet or Avro file (verify "
-                         "checks those; name the format with --from to check it anyway)",
-                         text ? text->name : "plain");
+                         "checks those, and --from tfrecord checks it as one anyway; convert "
+                         "reads text: shardtool convert %s%s%sFILE -o PREFIX)",
+                         text ? text->name : "plain", name_misleads ? "--from " : "",
+                         name_misleads ? text->name : "", name_misleads ? " " : "");
         st_stream_close(in);
         return;
     }

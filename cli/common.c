@@ -340,6 +340,26 @@ void cli_prefetch_inputs(char *const *paths, size_t n)
 #endif
 }
 
+/* " in DIR" or " in A, B and 3 more": where no input file was found. */
+static void name_the_arguments(char **args, size_t nargs, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (!nargs)
+        return;
+    size_t shown = nargs < 2 ? nargs : 2;
+    snprintf(out, cap, " in ");
+    for (size_t i = 0; i < shown; i++) {
+        strncat(out, args[i], cap - strlen(out) - 1);
+        if (i + 1 < shown)
+            strncat(out, ", ", cap - strlen(out) - 1);
+    }
+    if (nargs > shown) {
+        char more[32];
+        snprintf(more, sizeof more, " and %zu more", nargs - shown);
+        strncat(out, more, cap - strlen(out) - 1);
+    }
+}
+
 static int expand_inputs(const cli_command *cmd, char **args, size_t nargs, bool verbose, bool prefetch,
                       char ***out, size_t *nout)
 {
@@ -386,11 +406,13 @@ static int expand_inputs(const cli_command *cmd, char **args, size_t nargs, bool
         }
     }
     if (rc == EXIT_OK && l.count == 0) {
+        char where[512];
+        name_the_arguments(args, nargs, where, sizeof where);
         if (x.skipped)
-            cli_error(cmd, "no input files (%zu skipped as shardtool's side files or special "
-                           "files; -v names them)", x.skipped);
+            cli_error(cmd, "no input files%s (%zu skipped as shardtool's side files or special "
+                           "files; -v names them)", where, x.skipped);
         else
-            cli_error(cmd, "no input files");
+            cli_error(cmd, "no input files%s", where);
         rc = EXIT_USAGE;
     }
     if (rc == EXIT_OK && cli_interrupted)

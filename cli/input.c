@@ -1,6 +1,8 @@
 #include "input.h"
 
 #include "json_read.h"
+#include "reader_notes.h"
+#include "suggest.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -42,16 +44,36 @@ const cli_option cli_text_options[] = {
     {"infer-rows", 0, ARG_TEXT, "N", NULL, "rows to infer column types from when the input can't be read twice"},
     {"max-columns", 0, ARG_TEXT, "N", NULL, "most columns a CSV/TSV header may have (default 100000)"},
     {"schema", 0, ARG_TEXT, "FILE", NULL, "column types from JSON {\"col\": \"int64\"|\"float\"|\"bytes\"|\"skip\"}"},
-    {"type", 0, ARG_LIST, "COL=KIND", NULL, "force a column's type (int64, float, bytes, skip)"},
+    {"type", 0, ARG_LIST, "COL=KIND", NULL, "force a column's type (int64, float, bytes, skip; float32, string)"},
     CLI_OPTIONS_END,
 };
 
+/* The kind a --type or --schema word names.  The feature spec (and
+ * tf.io) call the kinds by their dtypes, float32 and string, so those
+ * name them too. */
+static int kind_by_word(const char *word)
+{
+    if (strcmp(word, "skip") == 0)
+        return ST_KIND_NONE;
+    if (strcmp(word, "float32") == 0)
+        return ST_KIND_FLOAT;
+    if (strcmp(word, "string") == 0)
+        return ST_KIND_BYTES;
+    return st_kind_parse(word);
+}
+
 static int add_type(const cli_command *cmd, cli_input *in, const char *name, const char *kind_text)
 {
-    int kind = strcmp(kind_text, "skip") == 0 ? ST_KIND_NONE : st_kind_parse(kind_text);
-    if (kind < 0)
-        return cli_usage_error(cmd, "column '%s': '%s' is not int64, float, bytes or skip", name,
-                               kind_text);
+    static const char *const words[] = {"int64", "float", "bytes", "skip", "float32", "string"};
+    int kind = kind_by_word(kind_text);
+    if (kind < 0) {
+        const char *near = cli_suggest(kind_text, strlen(kind_text), words, sizeof words / sizeof *words);
+        if (near)
+            return cli_usage_error(cmd, "column '%s': '%s' is not int64, float (float32), bytes "
+                                   "(string) or skip (did you mean %s?)", name, kind_text, near);
+        return cli_usage_error(cmd, "column '%s': '%s' is not int64, float (float32), bytes "
+                               "(string) or skip", name, kind_text);
+    }
     ssize_t at = st_schema_index_find(&in->types_index, &in->types, name);
     if (at >= 0) {
         in->types.columns[at].kind = (st_kind)kind;
@@ -116,6 +138,11 @@ int cli_input_init(const cli_command *cmd, const cli_values *v, cli_input *in)
     memset(in, 0, sizeof *in);
     st_read_options_init(&in->ro);
     st_csv_options_init(&in->csv);
+    /* A JSON key holding text and numbers: stat and cat show it as bytes
+     * with a note; convert refuses it unless --widen (cmd_convert.c). */
+    in->csv.widen_mixed_kinds = true;
+    in->csv.note = cli_has(v, "quiet") ? NULL : reader_note_once;
+    in->csv.note_ctx = (void *)cmd;
 
     const char *from = cli_text(v, "from", NULL);
     if (from) {

@@ -3,10 +3,6 @@
 #include "progress.h"
 #include "suggest.h"
 
-#include "st_config.h"
-#include "remote.h"
-#include "../formats/format.h"
-
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +14,7 @@ static const cli_command *const commands[] = {
     &cmd_verify,
     &cmd_stat,
     &cmd_combine,
+    &cmd_version,
     NULL,
 };
 
@@ -130,23 +127,6 @@ static void dump_options(void)
     }
 }
 
-/* The version, then what this build can do, for bug reports and scripts
- * (as curl --version lists its protocols and features). */
-static void print_version(void)
-{
-    printf("shardtool %s\n", ST_VERSION);
-    printf("formats:");
-    for (size_t i = 0; st_formats[i]; i++)
-        if (!st_formats[i]->unavailable)
-            printf(" %s", st_formats[i]->name);
-    printf("\nremote: %s\n", st_remote_available() ? "http https s3 gs" : "none");
-#if defined(ST_HAVE_CUDA) && ST_HAVE_CUDA
-    printf("gpu: cuda\n");
-#else
-    printf("gpu: none\n");
-#endif
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -159,7 +139,7 @@ int main(int argc, char **argv)
         return EXIT_OK;
     }
     if (strcmp(first, "--version") == 0 || strcmp(first, "-V") == 0) {
-        print_version();
+        cli_print_version(false);
         return EXIT_OK;
     }
     if (strcmp(first, "--dump-options") == 0) {

@@ -95,6 +95,11 @@ static int check_choice(const cli_command *cmd, const cli_value *val, const char
         if (c[1])
             strncat(allowed, ", ", sizeof allowed - strlen(allowed) - 1);
     }
+    size_t nchoices = (size_t)(c - val->option->choices);
+    const char *near = cli_suggest(text, strlen(text), val->option->choices, nchoices);
+    if (near)
+        return cli_usage_error(cmd, "--%s: '%s' is not one of: %s (did you mean %s?)",
+                               val->option->name, text, allowed, near);
     return cli_usage_error(cmd, "--%s: '%s' is not one of: %s", val->option->name, text, allowed);
 }
 

@@ -31,7 +31,7 @@ const cli_option cli_output_options[] = {
     {"shard-size", 0, ARG_TEXT, "SIZE", NULL, "start a new shard before one passes SIZE (e.g. 256MiB)"},
     {"records-per-shard", 0, ARG_TEXT, "N", NULL, "start a new shard every N records"},
     {"compression", 'z', ARG_TEXT, "TYPE", out_compressions, "compress each shard as one GZIP or ZLIB stream"},
-    {"compression-level", 0, ARG_TEXT, "N", NULL, "zlib level 0-9 (default 6); with --to parquet the codec's level"},
+    {"compression-level", 0, ARG_TEXT, "N", NULL, "level of --compression, 0-9 (default 6)"},
     {"index", 0, ARG_NONE, NULL, NULL, "write SHARD.idx beside each shard (DALI: offset size per line)"},
     {"manifest", 0, ARG_TEXT, "PATH", NULL, "where to write the manifest (default PREFIX.manifest.json)"},
     {"no-manifest", 0, ARG_NONE, NULL, NULL, "write no manifest"},
@@ -392,8 +392,8 @@ static int schema_of(const cli_output *out, const st_feature_stats *stats, const
                 continue;
             rc = st_error_set(err, ST_EUSAGE,
                               "the records are tf.train.SequenceExample (%" PRIu64 " of them) and FeatureList "
-                              "'%s' (a list of steps) cannot be a %s column: write --to jsonl or --to avro, "
-                              "which keep FeatureLists",
+                              "'%s' (a list of steps) cannot be a %s column: write --to parquet, --to jsonl "
+                              "or --to avro, which keep FeatureLists",
                               stats->sequence_records, schema->columns[i].name, out->format->name);
             break;
         }

@@ -1,14 +1,10 @@
-/* "Did you mean" hints for misspelled option and command names. */
+/* "Did you mean" hints for the command line: the core's matcher
+ * (src/suggest.h), which the readers use for column names too. */
 #ifndef ST_CLI_SUGGEST_H
 #define ST_CLI_SUGGEST_H
 
-#include <stddef.h>
+#include "../src/suggest.h"
 
-/* The candidate closest to the first `len` bytes of `typed`, or NULL when
- * none is close enough to be a likely typo.  Close means a few edits away
- * (a letter wrong, missing, extra, or two letters swapped), or sharing a
- * prefix of at least two letters when no candidate is that close. */
-const char *cli_suggest(const char *typed, size_t len, const char *const *candidates,
-                        size_t ncandidates);
+#define cli_suggest st_suggest
 
 #endif

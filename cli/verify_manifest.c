@@ -4,6 +4,7 @@
 #include "verify.h"
 
 #include "json_read.h"
+#include "manifest_hint.h"
 #include "manifest_read.h"
 #include "manifest_verifiers.h"
 
@@ -379,6 +380,8 @@ int verify_manifest(verify_ctx *vc, const char *given_path, bool trust_paths)
     char *text = json_read_file(manifest_path, &len, &err);
     if (!text) {
         cli_error_at(vc->cmd, given_path, &err);
+        if (!st_path_is_remote(given_path))
+            manifest_path_hint(vc->cmd, given_path);
         return EXIT_USAGE;
     }
     manifest m;

@@ -204,6 +204,11 @@ _shardtool_table()
             '--verbose -v - -'
         )
         ;;
+    version)
+        table=(
+            '--json - - -'
+        )
+        ;;
     *)
         table=()
         ;;
@@ -215,7 +220,7 @@ _shardtool()
     local cur=${COMP_WORDS[COMP_CWORD]}
     local prev=
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local commands='convert split cat verify stat combine'
+    local commands='convert split cat verify stat combine version'
     COMPREPLY=()
 
     if ((COMP_CWORD == 1)); then

@@ -42,6 +42,25 @@ static st_compression choose_compression(const char *path, const st_read_options
     return sniffed;
 }
 
+/* A file named as Parquet or Avro (the name chose its reader) that holds
+ * CSV or JSON text, renamed by mistake or by a tool that wrote text: the
+ * reader's "not a Parquet file" gains what the bytes look like and the way
+ * to read them. */
+static void name_the_text_inside(const st_format *named, const uint8_t *head, size_t n,
+                                 st_error *err)
+{
+    const st_format *text = st_format_detect(NULL, head, n);
+    if (!text || !is_text_format(text) || text == named)
+        return;
+    st_error guard = {0};
+    if (st_text_guard(text, ST_TEXT_GUESSED, head, n, true, &guard) < 0)
+        return;
+    char was[sizeof err->msg];
+    memcpy(was, err->msg, sizeof was);
+    st_error_set(err, err->code, "%s; it looks like %s text: --from %s reads it", was,
+                 strcmp(text->name, "jsonl") == 0 ? "JSON" : text->name, text->name);
+}
+
 int st_reader_open(const char *path, const st_format *format, const st_read_options *opt,
                    st_reader **out, st_error *err)
 {
@@ -119,6 +138,8 @@ int st_reader_open(const char *path, const st_format *format, const st_read_opti
     r->compression = comp;
     rc = format->reader->open(priv, in, opt, err);
     if (rc < 0) {
+        if (rc == ST_EDATA && detected && !is_text_format(format))
+            name_the_text_inside(format, head, (size_t)n, err);
         format->reader->close(priv);
         free(priv);
         free(r);

@@ -121,6 +121,12 @@ typedef struct st_csv_options {
      * gives every input the widest kind of each column); unlike `types`, a
      * column the input lacks is not an error. */
     const st_schema *widen_types;
+    /* JSON lines: a key holding text in some records and numbers or
+     * booleans in others is written as bytes (convert --widen) instead of
+     * being an error; note(), when set, is told of each such key. */
+    bool widen_mixed_kinds;
+    void (*note)(void *ctx, const char *text);
+    void *note_ctx;
     size_t chunk_size;         /* bytes of text per unit (0 = 1 MiB); tests use tiny ones */
     bool no_full_scan;         /* infer from infer_rows even when the input could be read twice */
     unsigned infer_threads;    /* threads of the whole-input inference pass (0 = the cores

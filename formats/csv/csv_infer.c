@@ -103,8 +103,8 @@ static int ragged(const csv_reader *r, const csv_chunk *ch, uint64_t line, uint6
                   size_t nfields, st_error *err)
 {
     return st_error_set(err, ST_EDATA,
-                        "line %" PRIu64 " (row %" PRIu64 "): expected %zu fields, found %zu",
-                        line, ch->row - r->row_bias + row_here, r->ncols, nfields);
+                        "line %" PRIu64 " (row %" PRIu64 "): expected %zu fields, found %zu%s",
+                        line, ch->row - r->row_bias + row_here, r->ncols, nfields, r->delimiter_hint);
 }
 
 /* The verdict on a plain field (no quotes) from its character counts. */

@@ -358,6 +358,10 @@ typedef struct csv_reader {
     size_t header_end;      /* offset of the first data record in the input */
     uint64_t header_line;   /* line of the first data record */
     uint64_t row_bias;      /* 1 when the chunker counted a header row */
+    /* "; the header ... --delimiter ';'" when the header is one column
+     * whose name holds another likely delimiter; appended to the errors of
+     * rows with more fields.  Empty otherwise. */
+    char delimiter_hint[128];
     /* scratch for the inference pass (sequential, open() only) */
     uint8_t *scratch;
     size_t scratch_cap;

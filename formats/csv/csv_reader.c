@@ -10,6 +10,7 @@
 #include "csv_internal.h"
 
 #include "../../src/float_narrow.h"
+#include "../../src/suggest.h"
 
 #include <errno.h>
 #include <float.h>
@@ -81,6 +82,23 @@ static ssize_t find_column(const csv_reader *r, const char *name)
     return -1;
 }
 
+/* "no column named 'frae'", with the nearest column's name when one is
+ * close (the header's names, through the command line's matcher). */
+static int no_column(const csv_reader *r, const char *name, st_error *err)
+{
+    const char **names = calloc(r->ncols ? r->ncols : 1, sizeof *names);
+    const char *near = NULL;
+    if (names) {
+        for (size_t i = 0; i < r->ncols; i++)
+            names[i] = r->cols[i].name;
+        near = st_suggest(name, strlen(name), names, r->ncols);
+    }
+    int rc = near ? st_error_set(err, ST_EUSAGE, "no column named '%s' (did you mean '%s'?)", name, near)
+                  : st_error_set(err, ST_EUSAGE, "no column named '%s'", name);
+    free(names);
+    return rc;
+}
+
 /* Projection and forced types. */
 static int apply_selection(csv_reader *r, const st_read_options *opt, const st_csv_options *co,
                            st_error *err)
@@ -97,7 +115,7 @@ static int apply_selection(csv_reader *r, const st_read_options *opt, const st_c
             ssize_t i = find_column(r, opt->columns[k]);
             if (i < 0) {
                 free(want);
-                return st_error_set(err, ST_EUSAGE, "no column named '%s'", opt->columns[k]);
+                return no_column(r, opt->columns[k], err);
             }
             want[i] = true;
         }
@@ -118,7 +136,7 @@ static int apply_selection(csv_reader *r, const st_read_options *opt, const st_c
             const st_column *t = &co->types->columns[k];
             ssize_t i = find_column(r, t->name);
             if (i < 0)
-                return st_error_set(err, ST_EUSAGE, "no column named '%s'", t->name);
+                return no_column(r, t->name, err);
             csv_column *c = &r->cols[i];
             if (t->kind == ST_KIND_NONE) {
                 c->action = CSV_SKIP;
@@ -323,6 +341,36 @@ static int infer_prefix(csv_reader *r, st_error *err)
     return ST_OK;
 }
 
+/* A header read as one column whose name holds a semicolon, a tab or a
+ * bar was most likely split by that character (a ';'-separated export, a
+ * tab-separated file named .csv): a note says so at once, and the error of
+ * a row with more fields says which --delimiter to give. */
+static void guess_other_delimiter(csv_reader *r, const st_csv_options *co)
+{
+    static const char candidates[] = {';', '\t', '|', ','};
+    if (r->ncols != 1 || !r->cols[0].name)
+        return;
+    for (size_t i = 0; i < sizeof candidates; i++) {
+        char c = candidates[i];
+        if (c == (char)r->d.delim || !memchr(r->cols[0].name, c, r->cols[0].name_len))
+            continue;
+        const char *arg = c == '\t' ? "tab (or --from tsv)" : c == ';' ? "';'" : c == '|' ? "'|'" : "','";
+        const char *shown = c == '\t' ? "a tab" : c == ';' ? "';'" : c == '|' ? "'|'" : "','";
+        snprintf(r->delimiter_hint, sizeof r->delimiter_hint,
+                 "; the header is one column holding %s: give --delimiter %s", shown, arg);
+        if (co->note) {
+            char msg[256];
+            char name[48];
+            csv_excerpt((const uint8_t *)r->cols[0].name, r->cols[0].name_len, name, sizeof name);
+            snprintf(msg, sizeof msg,
+                     "%s: one column, named '%s': if %s separates the fields, give --delimiter %s",
+                     r->name, name, shown, arg);
+            co->note(co->note_ctx, msg);
+        }
+        return;
+    }
+}
+
 static int reader_open(void *priv, st_stream *in, const st_read_options *opt, st_error *err,
                        uint8_t default_delim)
 {
@@ -406,6 +454,8 @@ static int reader_open(void *priv, st_stream *in, const st_read_options *opt, st
         }
     }
     r->row_bias = has_header ? 1 : 0;
+    if (has_header && !co->header && !co->delimiter)
+        guess_other_delimiter(r, co);
     if ((rc = check_names(r, err)) < 0)
         return rc;
     if ((rc = csv_fix_names(r, err)) < 0)
@@ -797,8 +847,8 @@ static int decode_plain(const csv_reader *r, const csv_chunk *ch, decode_ctx *x)
                     continue;
                 }
                 return st_error_set(err, ST_EDATA,
-                                    "line %" PRIu64 " (row %" PRIu64 "): expected %zu fields, found %zu",
-                                    x->line - 1, x->row - 1, ncols, nfields);
+                                    "line %" PRIu64 " (row %" PRIu64 "): expected %zu fields, found %zu%s",
+                                    x->line - 1, x->row - 1, ncols, nfields, r->delimiter_hint);
             }
             rec->features = feats;
             rec->nfeatures = nf;
@@ -964,8 +1014,8 @@ static int csv_decode_unit(const void *priv, const st_unit *unit, st_batch *out,
                 continue;
             }
             return st_error_set(err, ST_EDATA,
-                                "line %" PRIu64 " (row %" PRIu64 "): expected %zu fields, found %zu",
-                                rec_line, x.row - 1, ncols, nfields);
+                                "line %" PRIu64 " (row %" PRIu64 "): expected %zu fields, found %zu%s",
+                                rec_line, x.row - 1, ncols, nfields, r->delimiter_hint);
         }
         rec->features = feats;
         rec->nfeatures = nf;

@@ -158,7 +158,7 @@ static int encode_text(const st_write_options *opt, const st_record *rec, st_buf
     if (rec->is_sequence && rec->nlists)
         return st_error_set(err, ST_EUNSUPPORTED,
                             "a SequenceExample's FeatureList '%.*s' cannot be a table column: write "
-                            "--to jsonl or --to avro, which keep FeatureLists",
+                            "--to parquet, --to jsonl or --to avro, which keep FeatureLists",
                             (int)(rec->lists[0].name.len > 200 ? 200 : rec->lists[0].name.len),
                             (const char *)rec->lists[0].name.data);
     uint32_t matched = 0, cursor = 0;

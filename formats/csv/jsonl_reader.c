@@ -8,6 +8,7 @@
  * and every record a SequenceExample (see jsonl_parse.c for the rules). */
 #include "json_split.h"
 #include "jsonl_parse.h"
+#include "../../src/suggest.h"
 
 #include "../../src/schema_index.h"
 
@@ -29,6 +30,12 @@ typedef struct jl_key {
     uint64_t present;        /* lines holding a non-null value */
     int64_t fixed_len;       /* -2 = not yet known, -1 = varies */
     uint8_t depth;           /* deepest array nesting met (2, 3: a FeatureList) */
+    /* Where the inference pass first met text and first met a number or a
+     * boolean: a key holding both is refused (or widened to bytes), and the
+     * message names both places. */
+    char first_text_at[96];
+    char first_other_at[96];
+    bool other_is_bool;
 } jl_key;
 
 /* Chunks of whole records, whatever the shape. */
@@ -129,6 +136,7 @@ typedef struct jsonl_reader {
     size_t nexclude;
     st_schema types;         /* copy of the forced kinds */
     st_schema_index types_index;  /* types by name (looked up once per key) */
+    const st_csv_options *co; /* for the mixed-kinds policy and its note */
 } jsonl_reader;
 
 static uint32_t hash_name(const uint8_t *p, size_t n)
@@ -283,6 +291,12 @@ static int infer_chunk(jsonl_reader *r, const csv_chunk *ch, jl_line *L, st_aren
                 key->nullable = true;
                 continue;
             }
+            if ((f->types & JL_TEXT) && !key->first_text_at[0])
+                js_where(key->first_text_at, sizeof key->first_text_at, ch, record - 1, rs);
+            if ((f->types & JL_NUMERIC) && !key->first_other_at[0]) {
+                js_where(key->first_other_at, sizeof key->first_other_at, ch, record - 1, rs);
+                key->other_is_bool = !(f->types & (JL_INT | JL_FLOAT));
+            }
             key->types |= f->types;
             key->present++;
             if (f->depth > key->depth)
@@ -356,6 +370,37 @@ static int infer(jsonl_reader *r, const st_csv_options *co, st_error *err)
     return ST_OK;
 }
 
+/* A key whose values are text in some records and numbers (or booleans)
+ * in others would become bytes, the numbers turned into their text: JSON
+ * said they were numbers, so that is retyping.  It is an error naming the
+ * key and the first record of each kind, unless --widen asked for the
+ * bytes (then a note says so) or --type gave the key its kind. */
+static int check_mixed_kinds(jsonl_reader *r, st_error *err)
+{
+    for (size_t i = 0; i < r->nkeys; i++) {
+        const jl_key *k = &r->keys[i];
+        if (!k->keep || k->forced || !(k->types & JL_TEXT) || !(k->types & JL_NUMERIC))
+            continue;
+        const char *other = k->other_is_bool ? "a boolean" : "a number";
+        if (r->co && r->co->widen_mixed_kinds) {
+            if (r->co->note) {
+                char msg[512];
+                snprintf(msg, sizeof msg,
+                         "%s: key '%s': text at %s and %s at %s: every value read as bytes",
+                         r->name, k->name, k->first_text_at, other, k->first_other_at);
+                r->co->note(r->co->note_ctx, msg);
+            }
+            continue;
+        }
+        return st_error_set(err, ST_EDATA,
+                            "key '%s': text at %s and %s at %s; one feature holds one kind: "
+                            "give it one with --type %s=bytes (or int64, float), or --widen to "
+                            "write every value as bytes",
+                            k->name, k->first_text_at, other, k->first_other_at, k->name);
+    }
+    return ST_OK;
+}
+
 /* Keys holding arrays of arrays: FeatureLists (2 or 3 deep), or errors
  * naming the way out. */
 static int check_nesting(jsonl_reader *r, st_error *err)
@@ -406,6 +451,22 @@ static void free_list(char **list, size_t n)
     free(list);
 }
 
+/* "no key named 'frae'", with the nearest key met when one is close. */
+static int no_key(const jsonl_reader *r, const char *name, st_error *err)
+{
+    const char **names = calloc(r->nkeys ? r->nkeys : 1, sizeof *names);
+    const char *near = NULL;
+    if (names) {
+        for (size_t i = 0; i < r->nkeys; i++)
+            names[i] = r->keys[i].name;
+        near = st_suggest(name, strlen(name), names, r->nkeys);
+    }
+    int rc = near ? st_error_set(err, ST_EUSAGE, "no key named '%s' (did you mean '%s'?)", name, near)
+                  : st_error_set(err, ST_EUSAGE, "no key named '%s'", name);
+    free(names);
+    return rc;
+}
+
 static int jsonl_open(void *priv, st_stream *in, const st_read_options *opt, st_error *err)
 {
     jsonl_reader *r = priv;
@@ -415,6 +476,7 @@ static int jsonl_open(void *priv, st_stream *in, const st_read_options *opt, st_
     memset(r, 0, sizeof *r);
     r->in = in;
     r->name = in->name ? in->name : "<input>";
+    r->co = opt->format_options;
     r->strict_float = opt->strict_float;
     r->nested = opt->nested;
     r->infer_rows = co->infer_rows ? co->infer_rows : CSV_DEFAULT_INFER_ROWS;
@@ -448,12 +510,14 @@ static int jsonl_open(void *priv, st_stream *in, const st_read_options *opt, st_
         return rc;
     if ((rc = check_nesting(r, err)) < 0)
         return rc;
+    if ((rc = check_mixed_kinds(r, err)) < 0)
+        return rc;
     /* A key asked for but absent from the whole input is a mistake. */
     if (r->full_pass) {
         for (size_t i = 0; i < r->nonly; i++)
             if (key_find(r, (const uint8_t *)r->only[i], strlen(r->only[i]),
                          hash_name((const uint8_t *)r->only[i], strlen(r->only[i]))) < 0)
-                return st_error_set(err, ST_EUSAGE, "no key named '%s'", r->only[i]);
+                return no_key(r, r->only[i], err);
     }
     return ST_OK;
 }

@@ -1542,9 +1542,21 @@ static void test_jsonl_special(void)
 {
     read_cfg cfg;
     cfg_init(&cfg, &st_format_jsonl);
-    /* Mixed kinds across lines: text wins, numbers keep their text. */
+    /* Mixed kinds across lines: an error naming the key and the first
+     * record of each kind... */
+    {
+        result r;
+        read_str(&cfg, "{\"a\": 1}\n{\"a\": \"x\"}\n{\"a\": 2.50}\n", &r);
+        CU_ASSERT_EQUAL(r.rc, ST_EDATA);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "key 'a': text at JSON record 1 (line 2, byte offset 9) "
+                                                 "and a number at JSON record 0 (line 1, byte offset 0)"));
+        result_free(&r);
+    }
+    /* ...or, widened (convert --widen), text wins and numbers keep their text. */
+    cfg.co.widen_mixed_kinds = true;
     expect_json(&cfg, "{\"a\": 1}\n{\"a\": \"x\"}\n{\"a\": 2.50}\n",
                 "{\"a\":[\"1\"]}\n{\"a\":[\"x\"]}\n{\"a\":[\"2.50\"]}\n");
+    cfg.co.widen_mixed_kinds = false;
     /* What the JSON writer prints for NaN / Infinity and non-UTF-8 bytes. */
     expect_json(&cfg, "{\"f\": [1.5, \"NaN\", \"-Infinity\"], \"b\": {\"base64\": \"/wA=\"}}\n",
                 "{\"f\":[1.5,\"NaN\",\"-Infinity\"],\"b\":[{\"base64\":\"/wA=\"}]}\n");

@@ -1,4 +1,5 @@
-/* "Did you mean" hints: the nearest name by edit distance, else by prefix. */
+/* "Did you mean" hints: the nearest name by edit distance, else by prefix.
+ * One matcher for commands, options, option values and column names. */
 #include "suggest.h"
 
 #include <string.h>
@@ -40,7 +41,7 @@ static size_t common_prefix(const char *a, size_t la, const char *b)
     return n;
 }
 
-const char *cli_suggest(const char *typed, size_t len, const char *const *candidates,
+const char *st_suggest(const char *typed, size_t len, const char *const *candidates,
                         size_t ncandidates)
 {
     const char *by_distance = NULL, *by_prefix = NULL;

@@ -1,0 +1,86 @@
+/* shardtool version: the version and what this build can do, for bug
+ * reports and scripts (as curl --version lists its protocols and
+ * features); --json for scripts.  `shardtool --version` prints the same. */
+#include "cli.h"
+#include "json_version.h"
+
+#include "st_config.h"
+#include "remote.h"
+#include "../formats/format.h"
+
+#include <stdio.h>
+
+static const char *gpu_name(void)
+{
+#if defined(ST_HAVE_CUDA) && ST_HAVE_CUDA
+    return "cuda";
+#else
+    return NULL;
+#endif
+}
+
+static void print_text(void)
+{
+    printf("shardtool %s\n", ST_VERSION);
+    printf("formats:");
+    for (size_t i = 0; st_formats[i]; i++)
+        if (!st_formats[i]->unavailable)
+            printf(" %s", st_formats[i]->name);
+    printf("\nremote: %s\n", st_remote_available() ? "http https s3 gs" : "none");
+    printf("gpu: %s\n", gpu_name() ? gpu_name() : "none");
+}
+
+/* Every name printed is a fixed ASCII word: no escaping needed. */
+static void print_json(void)
+{
+    printf("{\"version\": %d, \"shardtool\": \"%s\", \"formats\": [", CLI_JSON_VERSION, ST_VERSION);
+    const char *sep = "";
+    for (size_t i = 0; st_formats[i]; i++) {
+        if (st_formats[i]->unavailable)
+            continue;
+        printf("%s\"%s\"", sep, st_formats[i]->name);
+        sep = ", ";
+    }
+    printf("], \"remote\": [%s], ",
+           st_remote_available() ? "\"http\", \"https\", \"s3\", \"gs\"" : "");
+    if (gpu_name())
+        printf("\"gpu\": [\"%s\"]}\n", gpu_name());
+    else
+        printf("\"gpu\": []}\n");
+}
+
+void cli_print_version(bool json)
+{
+    if (json)
+        print_json();
+    else
+        print_text();
+}
+
+static const cli_option version_options[] = {
+    {"json", 0, ARG_NONE, NULL, NULL, "print one JSON object (version, formats, remote, gpu)"},
+    CLI_OPTIONS_END,
+};
+
+static const cli_option *const version_groups[] = {version_options, NULL};
+
+static int run_version(const cli_command *cmd, cli_values *v)
+{
+    if (v->npositional) {
+        return cli_usage_error(cmd, "takes no arguments");
+    }
+    cli_print_version(cli_has(v, "json"));
+    return EXIT_OK;
+}
+
+const cli_command cmd_version = {
+    .name = "version",
+    .summary = "print the version and what this build can read, write and reach",
+    .usage = "[--json]",
+    .description =
+        "Prints the version, the formats this build reads and writes, the remote\n"
+        "schemes it reaches and whether it verifies on a GPU: what a bug report\n"
+        "needs.  The same as 'shardtool --version'.",
+    .groups = version_groups,
+    .run = run_version,
+};
