@@ -2,6 +2,7 @@
  * expansion, remote set-up. */
 #include "cli.h"
 #include "../src/url_redact.h"
+#include "input_names.h"
 #include "side_files.h"
 
 #include <dirent.h>
@@ -181,7 +182,19 @@ typedef struct expander {
     path_list *out;
     dir_set visited;
     size_t skipped;
+    size_t skipped_names;   /* of those, names that are no table's (input_names.h) */
+    bool any_name;          /* a glob that names the extension itself: every match is wanted */
 } expander;
+
+/* Whether a glob's last component ends in a literal extension ("*.txt",
+ * "part-*.dat"): the user chose those names, as when naming a file. */
+static bool glob_names_extension(const char *pattern)
+{
+    const char *slash = strrchr(pattern, '/');
+    const char *last = slash ? slash + 1 : pattern;
+    const char *dot = strrchr(last, '.');
+    return dot && dot[1] && !strpbrk(dot, "*?[]");
+}
 
 static void skip_note(expander *x, const char *path, const char *why)
 {
@@ -234,6 +247,15 @@ static int add_found_file(expander *x, const char *path, const struct stat *st)
         char why[96];
         snprintf(why, sizeof why, "%s written by shardtool", side);
         skip_note(x, path, why);
+        return EXIT_OK;
+    }
+    if (!x->any_name && !cli_is_table_name(path)) {
+        /* A README.txt or _SUCCESS beside the data is no table: read as
+         * CSV, its prose would become records. */
+        x->skipped_names++;
+        skip_note(x, path, "not named as a table or shard (.csv, .jsonl, .parquet, .avro, .tfrecord, "
+                           "compressed or not, part-NNNNN, NAME-NNNNN-of-NNNNN); name the file itself "
+                           "to read it");
         return EXIT_OK;
     }
     return list_push(x->out, path) ? EXIT_USAGE : EXIT_OK;
@@ -370,6 +392,7 @@ static int expand_inputs(const cli_command *cmd, char **args, size_t nargs, bool
                 cli_error(cmd, "%s: cannot expand the pattern", a);
                 rc = EXIT_USAGE;
             } else {
+                x.any_name = glob_names_extension(a);
                 for (size_t k = 0; k < g.gl_pathc && rc == EXIT_OK; k++) {
                     struct stat gst;
                     bool ok = stat(g.gl_pathv[k], &gst) == 0;
@@ -379,6 +402,7 @@ static int expand_inputs(const cli_command *cmd, char **args, size_t nargs, bool
                         rc = add_found_file(&x, g.gl_pathv[k], ok ? &gst : NULL);
                 }
                 globfree(&g);
+                x.any_name = false;
             }
         } else {
             cli_error(cmd, "%s: %s", a, strerror(errno));
@@ -386,7 +410,10 @@ static int expand_inputs(const cli_command *cmd, char **args, size_t nargs, bool
         }
     }
     if (rc == EXIT_OK && l.count == 0) {
-        if (x.skipped)
+        if (x.skipped_names)
+            cli_error(cmd, "no input files (%zu skipped, of which %zu not named as a table or shard; "
+                           "-v names them)", x.skipped, x.skipped_names);
+        else if (x.skipped)
             cli_error(cmd, "no input files (%zu skipped as shardtool's side files or special "
                            "files; -v names them)", x.skipped);
         else
