@@ -315,7 +315,7 @@ static int add_directory(expander *x, const char *dir, const struct stat *st)
     return rc;
 }
 
-static int add_remote(const cli_command *cmd, path_list *l, const char *url)
+static int add_remote(expander *x, const cli_command *cmd, path_list *l, const char *url)
 {
 #if ST_HAVE_REMOTE_MODULE
     char **urls = NULL;
@@ -331,12 +331,30 @@ static int add_remote(const cli_command *cmd, path_list *l, const char *url)
         return EXIT_USAGE;
     }
     int rc = EXIT_OK;
-    for (size_t i = 0; i < n && rc == EXIT_OK; i++)
+    /* A prefix or a pattern lists what lies there, as a directory does:
+     * the same names are inputs (an object named exactly is read). */
+    bool listed = n > 1 || strcmp(urls[0], url) != 0;
+    size_t kept = 0;
+    for (size_t i = 0; i < n && rc == EXIT_OK; i++) {
+        if (listed && !glob_names_extension(url) && !cli_is_table_name(urls[i])) {
+            x->skipped_names++;
+            skip_note(x, urls[i], "not named as a table or shard (.csv, .jsonl, .parquet, .avro, .tfrecord, "
+                                  "compressed or not, part-NNNNN, NAME-NNNNN-of-NNNNN); name the object "
+                                  "itself to read it");
+            continue;
+        }
+        kept++;
         if (list_push(l, urls[i]))
             rc = EXIT_USAGE;
+    }
     st_remote_free_urls(urls, n);
+    if (rc == EXIT_OK && kept == 0) {
+        cli_error(cmd, "%s: no objects named as tables or shards (%zu skipped; -v names them)", url, n);
+        return EXIT_USAGE;
+    }
     return rc;
 #else
+    (void)x;
     (void)l;
     cli_error(cmd, "%s: this shardtool was built without remote (http, s3, gs) support", url);
     return EXIT_USAGE;
@@ -377,7 +395,7 @@ static int expand_inputs(const cli_command *cmd, char **args, size_t nargs, bool
             if (list_push(&l, a))
                 rc = EXIT_USAGE;
         } else if (st_path_is_remote(a)) {
-            rc = add_remote(cmd, &l, a);
+            rc = add_remote(&x, cmd, &l, a);
         } else if (stat(a, &st) == 0) {
             /* A file named on the command line is read whatever it is. */
             rc = S_ISDIR(st.st_mode) ? add_directory(&x, a, &st)

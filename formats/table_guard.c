@@ -14,7 +14,8 @@
  *     first rows must look delimited: more than one field on the first
  *     line, and the same number on each of the next complete rows (up to
  *     20, within the first 4 KiB; blank lines aside).  --skip-bad-rows
- *     asks only for the first.  A one-column table needs --from. */
+ *     asks only for the first.  A one-column table needs --from.  A first
+ *     row that the 4 KiB do not hold whole is not judged. */
 #include "format.h"
 
 #include "csv/csv.h"
@@ -127,6 +128,8 @@ int st_table_guard(const st_format *f, st_text_evidence how, const st_read_optio
     int quote = co && co->no_quote ? -1 : co && co->quote ? (uint8_t)co->quote : '"';
     row_shape s;
     measure_rows(head, n, whole, delim, quote, &s);
+    if (s.rows == 0 && !whole && s.first_fields <= 1)
+        return ST_OK; /* a first row longer than the window: nothing to judge by */
     const char *shown = delim == '\t' ? "tab" : delim == ',' ? "comma" : NULL;
     char delim_name[16];
     if (!shown) {
