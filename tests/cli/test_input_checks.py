@@ -10,7 +10,8 @@ run"; shardtool(1), INPUTS):
   - a CSV with a header and no rows is a note, and an error with --strict;
   - a.csv "id,score" and b.csv "ID,Score,extra" are an error naming both
     inputs and the names; --union-by-name accepts them, with a note per
-    input of the columns it lacks.  Parquet inputs likewise.
+    input of the columns it lacks.  Parquet and Avro inputs likewise; JSON
+    lines only where keys differ in case alone.
 
 The records written are checked against the inputs by reading the shards
 back with `shardtool cat` (JSON lines).
@@ -128,6 +129,16 @@ def main():
                       "-o", "out/pq"], cwd=tmp)
     check("parquet: differing fields refused", rc == 1 and "extra" in err and "a-00000-of-00001.parquet" in err,
           (rc, err))
+    for name in ("a", "b"):
+        rc, _, err = run(["convert", name + ".csv", "-o", "avro/" + name, "--to", "avro"], cwd=tmp)
+        check("avro %s written" % name, rc == 0, err)
+    rc, _, err = run(["convert", "avro/a-00000-of-00001.avro", "avro/b-00000-of-00001.avro",
+                      "-o", "out/avro"], cwd=tmp)
+    check("avro: differing fields refused", rc == 1 and "extra" in err and "a-00000-of-00001.avro" in err,
+          (rc, err))
+    rc, _, err = run(["convert", "avro/a-00000-of-00001.avro", "avro/b-00000-of-00001.avro",
+                      "-o", "out/avro-union", "--union-by-name"], cwd=tmp)
+    check("avro: --union-by-name accepts", rc == 0 and "lacks" in err, (rc, err))
     # JSON lines: keys per line; sparse keys are fine, case-only drift is not.
     w("j1.jsonl", '{"id":1,"score":2}\n')
     w("j2.jsonl", '{"id":3}\n')
