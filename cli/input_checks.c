@@ -1,4 +1,4 @@
-/* The rules, as shardtool-convert(1) states them under "Inputs of one run":
+/* The rules, as shardtool-convert(1) states them under COLUMNS ACROSS INPUTS:
  *
  *   - columns are compared by name, exactly (case counts), as sets: the
  *     same columns in another order are the same table; --columns and
@@ -10,7 +10,8 @@
  *   - JSON lines declare no columns: each line has its own keys and a key
  *     that some lines lack is an absent feature, in one file as across
  *     files, so only keys that differ from another input's columns in case
- *     alone ("ID" beside "id") are an error there;
+ *     alone ("ID" beside "id"), from the first declared columns or from
+ *     any earlier JSON lines input's keys, are an error there;
  *   - TFRecord inputs hold Examples, whose features are per record: not
  *     compared. */
 #include "input_checks.h"
@@ -161,7 +162,7 @@ static int compare(const input_columns *first, const input_columns *here, bool u
              extra.items && lacking.items ? "; " : "",
              lacking.items ? lacking.buf : "", more[2], lacking.items ? " only there" : "", "");
     return st_error_set(err, ST_EDATA,
-                        "its columns differ from those of %s, an earlier input of this run: %s.  "
+                        "its columns differ from those of %s, read earlier in this run: %s.  "
                         "Merged, each input's records would lack the others' features.  Rename the "
                         "columns to match (--header for CSV), convert the inputs separately, or "
                         "pass --union-by-name to merge them by name (each input's missing columns "
@@ -183,6 +184,57 @@ static int remember(input_checks *c, input_columns *ic, st_error *err)
     return ST_OK;
 }
 
+static int columns_copy(input_columns *to, const input_columns *from, st_error *err)
+{
+    *to = *from;
+    to->path = strdup(from->path);
+    to->names = calloc(from->count ? from->count : 1, sizeof *to->names);
+    to->count = 0;
+    for (size_t i = 0; to->path && to->names && i < from->count; i++)
+        if ((to->names[i] = strdup(from->names[i])))
+            to->count++;
+    if (!to->path || !to->names || to->count != from->count) {
+        columns_free(to);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    return ST_OK;
+}
+
+/* Adds the names of `from` that `to` lacks, keeping `to` sorted. */
+static int add_keys(input_columns *to, const input_columns *from, st_error *err)
+{
+    size_t n;
+    char **missing = names_missing(from, to, &n);
+    if (!missing)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    char **names = n ? realloc(to->names, (to->count + n) * sizeof *names) : to->names;
+    if (n && !names) {
+        free(missing);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    to->names = names;
+    for (size_t i = 0; i < n; i++)
+        if ((to->names[to->count] = strdup(missing[i])))
+            to->count++;
+    free(missing);
+    if (!to->path && !(to->path = strdup(from->path)))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    if (n && to->count > n && !to->keyed_many) {
+        /* Names of several inputs: the messages say so. */
+        size_t len = strlen(to->path) + 64;
+        char *many = malloc(len);
+        if (!many)
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        snprintf(many, len, "%s and the JSON lines inputs after it", to->path);
+        free(to->path);
+        to->path = many;
+        to->keyed_many = true;
+    }
+    to->keyed = true;
+    qsort(to->names, to->count, sizeof *to->names, by_name);
+    return ST_OK;
+}
+
 void input_checks_init_like(input_checks *c, const input_checks *like)
 {
     memset(c, 0, sizeof *c);
@@ -198,25 +250,20 @@ int input_checks_opened(input_checks *c, const char *path, st_reader *r, st_erro
     int rc = columns_of(r, path, &here, err);
     if (rc < 0)
         return rc;
-    if (!c->have_first) {
-        /* The reference is kept apart from the list of notes. */
-        input_columns copy = here;
-        copy.path = strdup(here.path);
-        copy.names = calloc(here.count ? here.count : 1, sizeof *copy.names);
-        copy.count = 0;
-        for (size_t i = 0; copy.path && copy.names && i < here.count; i++)
-            if ((copy.names[i] = strdup(here.names[i])))
-                copy.count++;
-        if (!copy.path || !copy.names || copy.count != here.count) {
-            columns_free(&copy);
-            columns_free(&here);
-            return st_error_set(err, ST_ENOMEM, "out of memory");
-        }
-        c->first = copy;
-        c->have_first = true;
-    } else {
+    /* Declared columns are compared with the first input that declares
+     * them; every input's names, for case alone, with the keys of every
+     * JSON lines input before it too. */
+    if (c->have_first)
         rc = compare(&c->first, &here, c->union_by_name, err);
+    if (rc == ST_OK && c->keys_seen.count)
+        rc = compare(&c->keys_seen, &here, c->union_by_name, err);
+    if (rc == ST_OK && !here.keyed && !c->have_first) {
+        /* The reference is kept apart from the list of notes. */
+        rc = columns_copy(&c->first, &here, err);
+        c->have_first = rc == ST_OK;
     }
+    if (rc == ST_OK && here.keyed)
+        rc = add_keys(&c->keys_seen, &here, err);
     if (rc == ST_OK && c->union_by_name && !here.keyed)
         rc = remember(c, &here, err);
     columns_free(&here);
@@ -318,6 +365,7 @@ void input_checks_print_notes(const char *cmd, const input_checks *c)
 void input_checks_free(input_checks *c)
 {
     columns_free(&c->first);
+    columns_free(&c->keys_seen);
     for (size_t i = 0; i < c->ninputs; i++)
         columns_free(&c->inputs[i]);
     free(c->inputs);

@@ -23,13 +23,17 @@ typedef struct input_columns {
     char **names;          /* sorted (strcmp) */
     size_t count;
     bool keyed;            /* JSON lines: keys per line, no declared columns */
+    bool keyed_many;       /* names gathered from several JSON lines inputs */
 } input_columns;
 
 typedef struct input_checks {
     bool union_by_name;    /* --union-by-name */
     bool strict;           /* --strict */
-    input_columns first;   /* the first input with columns: the reference */
+    input_columns first;   /* the first input with declared columns: the reference */
     bool have_first;
+    /* The keys of the JSON lines inputs so far, for names in other case
+     * (path: the first of them). */
+    input_columns keys_seen;
     /* --union-by-name: every input's columns, for the notes. */
     input_columns *inputs;
     size_t ninputs, inputs_cap;

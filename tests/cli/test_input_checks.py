@@ -147,6 +147,9 @@ def main():
     check("jsonl: a key some files lack is fine", rc == 0, err)
     rc, _, err = run(["convert", "j1.jsonl", "j3.jsonl", "-o", "out/j13"], cwd=tmp)
     check("jsonl: keys differing only in case refused", rc == 1 and "'ID'" in err, (rc, err))
+    rc, _, err = run(["convert", "j2.jsonl", "j1.jsonl", "b.csv", "-o", "out/j2b"], cwd=tmp)
+    check("jsonl then csv: names differing only in case refused", rc == 1 and "b.csv" in err and "'ID'" in err
+          and "j2.jsonl" in err, (rc, err))
 
     print("%d passed, %d failed" % (passed, len(failures)))
     return 1 if failures else 0
