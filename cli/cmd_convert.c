@@ -40,6 +40,8 @@ static const cli_option convert_options[] = {
     {"resume", 0, ARG_NONE, NULL, NULL, "keep a finished earlier run of this task (same options, shards intact); else replace it"},
     {"avro-codec", 0, ARG_TEXT, "CODEC", avro_codecs, "block codec of --to avro (default deflate)"},
     {"widen", 0, ARG_NONE, NULL, NULL, "give a column whose kinds differ across inputs (or a JSON key holding text and numbers) the wider kind"},
+    {"union-by-name", 0, ARG_NONE, NULL, NULL, "accept inputs whose columns differ, merging them by name"},
+    {"strict", 0, ARG_NONE, NULL, NULL, "an input with a header and no rows is an error, not a note"},
     {"parquet-codec", 0, ARG_TEXT, "CODEC", parquet_codecs, "page codec of --to parquet (default snappy; --compression-level sets its level)"},
     {"row-group-size", 0, ARG_TEXT, "SIZE", NULL, "--to parquet: uncompressed bytes per row group (default 128MiB)"},
     {"page-version", 0, ARG_TEXT, "V", page_versions, "--to parquet: data page version 1 (default) or 2"},
@@ -417,6 +419,8 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         .range_end = range_end,
     };
     job.total_input_bytes = total_size(in.paths, in.npaths);
+    input_checks checks = {.union_by_name = cli_has(v, "union-by-name"), .strict = cli_has(v, "strict")};
+    job.checks = &checks;
 
     char *opts = options_json(cmd, v, in.paths, in.npaths, to, &out.sopt, task, tasks, dealing, starts, range_begin,
                               range_end, input_files);
@@ -441,6 +445,7 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         free(keep);
         free(starts);
         convert_job_free_results(&job);
+        input_checks_free(&checks);
         column_kinds_free(&widen);
         column_kinds_free(&forced);
         st_schema_free(&widen_csv);
@@ -469,6 +474,7 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     if (status == EXIT_OK && !cli_has(v, "quiet"))
         cli_output_summary(cmd, &out, &job, in.npaths, cli_now() - progress.start);
     convert_job_free_results(&job);
+    input_checks_free(&checks);
     column_kinds_free(&widen);
     column_kinds_free(&forced);
     st_schema_free(&widen_csv);

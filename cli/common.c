@@ -2,6 +2,7 @@
  * expansion, remote set-up. */
 #include "cli.h"
 #include "../src/url_redact.h"
+#include "input_names.h"
 #include "side_files.h"
 
 #include <dirent.h>
@@ -181,7 +182,19 @@ typedef struct expander {
     path_list *out;
     dir_set visited;
     size_t skipped;
+    size_t skipped_names;   /* of those, names that are no table's (input_names.h) */
+    bool any_name;          /* a glob that names the extension itself: every match is wanted */
 } expander;
+
+/* Whether a glob's last component ends in a literal extension ("*.txt",
+ * "part-*.dat"): the user chose those names, as when naming a file. */
+static bool glob_names_extension(const char *pattern)
+{
+    const char *slash = strrchr(pattern, '/');
+    const char *last = slash ? slash + 1 : pattern;
+    const char *dot = strrchr(last, '.');
+    return dot && dot[1] && !strpbrk(dot, "*?[]");
+}
 
 static void skip_note(expander *x, const char *path, const char *why)
 {
@@ -234,6 +247,15 @@ static int add_found_file(expander *x, const char *path, const struct stat *st)
         char why[96];
         snprintf(why, sizeof why, "%s written by shardtool", side);
         skip_note(x, path, why);
+        return EXIT_OK;
+    }
+    if (!x->any_name && !cli_is_table_name(path)) {
+        /* A README.txt or _SUCCESS beside the data is no table: read as
+         * CSV, its prose would become records. */
+        x->skipped_names++;
+        skip_note(x, path, "not named as a table or shard (.csv, .jsonl, .parquet, .avro, .tfrecord, "
+                           "compressed or not, part-NNNNN, NAME-NNNNN-of-NNNNN); name the file itself "
+                           "to read it");
         return EXIT_OK;
     }
     return list_push(x->out, path) ? EXIT_USAGE : EXIT_OK;
@@ -293,7 +315,7 @@ static int add_directory(expander *x, const char *dir, const struct stat *st)
     return rc;
 }
 
-static int add_remote(const cli_command *cmd, path_list *l, const char *url)
+static int add_remote(expander *x, const cli_command *cmd, path_list *l, const char *url)
 {
 #if ST_HAVE_REMOTE_MODULE
     char **urls = NULL;
@@ -309,12 +331,30 @@ static int add_remote(const cli_command *cmd, path_list *l, const char *url)
         return EXIT_USAGE;
     }
     int rc = EXIT_OK;
-    for (size_t i = 0; i < n && rc == EXIT_OK; i++)
+    /* A prefix or a pattern lists what lies there, as a directory does:
+     * the same names are inputs (an object named exactly is read). */
+    bool listed = n > 1 || strcmp(urls[0], url) != 0;
+    size_t kept = 0;
+    for (size_t i = 0; i < n && rc == EXIT_OK; i++) {
+        if (listed && !glob_names_extension(url) && !cli_is_table_name(urls[i])) {
+            x->skipped_names++;
+            skip_note(x, urls[i], "not named as a table or shard (.csv, .jsonl, .parquet, .avro, .tfrecord, "
+                                  "compressed or not, part-NNNNN, NAME-NNNNN-of-NNNNN); name the object "
+                                  "itself to read it");
+            continue;
+        }
+        kept++;
         if (list_push(l, urls[i]))
             rc = EXIT_USAGE;
+    }
     st_remote_free_urls(urls, n);
+    if (rc == EXIT_OK && kept == 0) {
+        cli_error(cmd, "%s: no objects named as tables or shards (%zu skipped; -v names them)", url, n);
+        return EXIT_USAGE;
+    }
     return rc;
 #else
+    (void)x;
     (void)l;
     cli_error(cmd, "%s: this shardtool was built without remote (http, s3, gs) support", url);
     return EXIT_USAGE;
@@ -375,7 +415,7 @@ static int expand_inputs(const cli_command *cmd, char **args, size_t nargs, bool
             if (list_push(&l, a))
                 rc = EXIT_USAGE;
         } else if (st_path_is_remote(a)) {
-            rc = add_remote(cmd, &l, a);
+            rc = add_remote(&x, cmd, &l, a);
         } else if (stat(a, &st) == 0) {
             /* A file named on the command line is read whatever it is. */
             rc = S_ISDIR(st.st_mode) ? add_directory(&x, a, &st)
@@ -390,6 +430,7 @@ static int expand_inputs(const cli_command *cmd, char **args, size_t nargs, bool
                 cli_error(cmd, "%s: cannot expand the pattern", a);
                 rc = EXIT_USAGE;
             } else {
+                x.any_name = glob_names_extension(a);
                 for (size_t k = 0; k < g.gl_pathc && rc == EXIT_OK; k++) {
                     struct stat gst;
                     bool ok = stat(g.gl_pathv[k], &gst) == 0;
@@ -399,6 +440,7 @@ static int expand_inputs(const cli_command *cmd, char **args, size_t nargs, bool
                         rc = add_found_file(&x, g.gl_pathv[k], ok ? &gst : NULL);
                 }
                 globfree(&g);
+                x.any_name = false;
             }
         } else {
             cli_error(cmd, "%s: %s", a, strerror(errno));
@@ -408,7 +450,10 @@ static int expand_inputs(const cli_command *cmd, char **args, size_t nargs, bool
     if (rc == EXIT_OK && l.count == 0) {
         char where[512];
         name_the_arguments(args, nargs, where, sizeof where);
-        if (x.skipped)
+        if (x.skipped_names)
+            cli_error(cmd, "no input files%s (%zu skipped, of which %zu not named as a table or shard; "
+                           "-v names them)", where, x.skipped, x.skipped_names);
+        else if (x.skipped)
             cli_error(cmd, "no input files%s (%zu skipped as shardtool's side files or special "
                            "files; -v names them)", where, x.skipped);
         else

@@ -90,6 +90,8 @@ static void null_column_note(const char *cmd, const convert_lossy_column *c)
 
 void convert_print_notes(const char *cmd, const convert_job *job)
 {
+    if (job->checks)
+        input_checks_print_notes(cmd, job->checks);
     sequence_note(cmd, job);
     for (size_t i = 0; i < job->nnull_columns; i++)
         null_column_note(cmd, &job->null_columns[i]);

@@ -76,6 +76,9 @@ typedef struct run_state {
     pthread_cond_t large_gone;
     int large_in_flight;
     bool stopping;          /* a worker or the consumer failed: waits end */
+    /* Records decoded from each input (atomic adds), for input_checks;
+     * NULL when not every unit of an input is this run's to decode. */
+    uint64_t *input_records;
 } run_state;
 
 static item *item_get(item_pool *pool)
@@ -189,6 +192,11 @@ static int open_next_source(run_state *rs, st_error *err)
         free(s);
         return st_error_prefix(err, "%s: ", path);
     }
+    if (job->checks && input_checks_opened(job->checks, path, s->reader, err) < 0) {
+        st_reader_close(s->reader);
+        free(s);
+        return st_error_prefix(err, "%s: ", path);
+    }
     atomic_init(&s->refs, 1);
     st_error ignored;
     if (st_stream_size(s->reader->in, &s->size, &ignored) != ST_OK)
@@ -264,6 +272,8 @@ static int produce(void *ctx, void **out, st_error *err)
         if (!it)
             return st_error_set(err, ST_ENOMEM, "out of memory");
         int rc = s->reader->format->reader->next_unit(s->reader->priv, &it->unit, err);
+        if (rc == 0 && job->checks && rs->input_records)
+            rc = input_checks_ended(job->checks, s->index, s->reader, err);
         if (rc > 0 && job->task_count > 1 && rs->units_cut++ % job->task_count != job->task_index) {
             /* Another task's unit. */
             if (s->reader->format->reader->free_unit)
@@ -445,6 +455,8 @@ static int process_item(run_state *rs, item *it, st_error *err)
     const st_reader *r = it->src->reader;
     it->batch.first_index = it->unit.first_record;
     int rc = r->format->reader->decode_unit(r->priv, &it->unit, &it->batch, err);
+    if (rc >= 0 && rs->input_records)
+        __atomic_fetch_add(&rs->input_records[it->src->index], it->batch.count, __ATOMIC_RELAXED);
     if (rc < 0)
         return st_error_prefix(err, "%s: ", it->src->path);
     if (it->batch.count > it->ends_cap) {
@@ -712,7 +724,24 @@ int convert_run(convert_job *job, st_error *err)
      * consumer waits on a write (2M-row CSV: 15% less wall time, 30 MB
      * more memory). */
     int depth = text_units(job) ? 2 * jobs + 2 : jobs + 1;
+    if (job->checks) {
+        /* A run again (after a speculative one) starts its checks anew. */
+        input_checks fresh;
+        input_checks_init_like(&fresh, job->checks);
+        input_checks_free(job->checks);
+        *job->checks = fresh;
+    }
+    /* A header-only input is told by its records, counted only where the
+     * run decodes every unit (not a task's share, not the first units). */
+    if (job->checks && job->task_count <= 1 && !job->input_starts && !job->max_units) {
+        rs.input_records = calloc(job->npaths ? job->npaths : 1, sizeof *rs.input_records);
+        if (!rs.input_records)
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
     int rc = st_pipeline_run(&ops, &rs, jobs, depth, job->cancel, err);
+    if (rc == ST_OK && rs.input_records)
+        rc = input_checks_counted(job->checks, job->paths, rs.input_records, err);
+    free(rs.input_records);
     if (rs.current)
         source_release(rs.current);
     while (rs.pool.free) {
@@ -765,7 +794,14 @@ int convert_scan_schema_head(const convert_job *job, uint64_t units, st_feature_
         .check_utf8 = stats->check_utf8,
         .max_units = units,
     };
+    input_checks checks;
+    if (job->checks) {
+        input_checks_init_like(&checks, job->checks);
+        scan.checks = &checks;
+    }
     int rc = convert_run(&scan, err);
+    if (job->checks)
+        input_checks_free(&checks);
     if (rc == ST_OK && st_feature_stats_merge(stats, &scan.stats))
         rc = st_error_set(err, ST_ENOMEM, "out of memory");
     if (rc == ST_OK && columns) {

@@ -13,6 +13,7 @@
 #define ST_CLI_CONVERT_PIPELINE_H
 
 #include "column_kinds.h"
+#include "input_checks.h"
 #include "progress.h"
 
 #include "../formats/format.h"
@@ -87,6 +88,9 @@ struct convert_job {
      * records is proven this way over all of them (cli/output.c). */
     int (*check_stats)(void *ctx, const convert_job *job, const st_format *input, st_error *err);
     void *check_ctx;
+    /* Columns compared across inputs, header-only inputs noted
+     * (input_checks.h); NULL: no such checks. */
+    input_checks *checks;
 
     /* Results. */
     st_feature_stats stats;

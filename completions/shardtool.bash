@@ -21,6 +21,8 @@ _shardtool_table()
             '--resume - - -'
             '--avro-codec - CODEC null,deflate,snappy,zstandard,bzip2,xz'
             '--widen - - -'
+            '--union-by-name - - -'
+            '--strict - - -'
             '--parquet-codec - CODEC snappy,zstd,gzip,lz4_raw,uncompressed'
             '--row-group-size - SIZE -'
             '--page-version - V 1,2'

@@ -28,6 +28,8 @@ complete -c shardtool -n '__fish_seen_subcommand_from convert' -l tasks -x -d 'N
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l resume -d 'keep a finished earlier run of this task (same options, shards intact); else replace it'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l avro-codec -x -a 'null deflate snappy zstandard bzip2 xz' -d 'block codec of --to avro (default deflate)'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l widen -d 'give a column whose kinds differ across inputs (or a JSON key holding text and numbers) the wider kind'
+complete -c shardtool -n '__fish_seen_subcommand_from convert' -l union-by-name -d 'accept inputs whose columns differ, merging them by name'
+complete -c shardtool -n '__fish_seen_subcommand_from convert' -l strict -d 'an input with a header and no rows is an error, not a note'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l parquet-codec -x -a 'snappy zstd gzip lz4_raw uncompressed' -d 'page codec of --to parquet (default snappy; --compression-level sets its level)'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l row-group-size -x -d '--to parquet: uncompressed bytes per row group (default 128MiB)'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l page-version -x -a '1 2' -d '--to parquet: data page version 1 (default) or 2'

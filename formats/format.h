@@ -177,6 +177,12 @@ typedef enum st_text_evidence {
 } st_text_evidence;
 int st_text_guard(const st_format *f, st_text_evidence how, const uint8_t *head, size_t n,
                   bool whole, st_error *err);
+/* Whether CSV or TSV text looks like a table (formats/table_guard.c has the
+ * rule): never HTML or XML unless --from says so, and, when only the
+ * content chose the format, rows with a consistent number of fields, more
+ * than one.  Other formats pass. */
+int st_table_guard(const st_format *f, st_text_evidence how, const st_read_options *opt, const uint8_t *head,
+                   size_t n, bool whole, st_error *err);
 
 /* ---- an open reader (generic helpers over the ops) --------------------------- */
 

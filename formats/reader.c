@@ -109,6 +109,8 @@ int st_reader_open(const char *path, const st_format *format, const st_read_opti
                                : format == st_format_by_extension(path) ? ST_TEXT_NAMED_BY_FILE_NAME
                                                                         : ST_TEXT_GUESSED;
         rc = st_text_guard(format, how, head, (size_t)n, (size_t)n < sizeof head, err);
+        if (rc == ST_OK)
+            rc = st_table_guard(format, how, opt, head, (size_t)n, (size_t)n < sizeof head, err);
         if (rc < 0) {
             st_stream_close(in);
             return rc;

@@ -131,3 +131,12 @@ double st_answer_retry_after(const char *v)
     }
     return 0;
 }
+
+bool st_answer_is_html(const char *content_type)
+{
+    while (*content_type == ' ' || *content_type == '\t')
+        content_type++;
+    size_t n = strlen("text/html");
+    return strncasecmp(content_type, "text/html", n) == 0 &&
+           (content_type[n] == '\0' || content_type[n] == ';' || content_type[n] == ' ');
+}

@@ -28,4 +28,8 @@ bool st_answer_connection_poisoned(CURLcode rc, const char *errbuf);
  * 0 when absent or unreadable. */
 double st_answer_retry_after(const char *v);
 
+/* Whether a Content-Type header value is text/html (parameters aside):
+ * what a web server sends for a page, never for a data file. */
+bool st_answer_is_html(const char *content_type);
+
 #endif

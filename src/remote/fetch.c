@@ -412,6 +412,8 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
     if (n >= 5 && memcmp(p, "HTTP/", 5) == 0) {
         /* A new response (after a redirect or 100 Continue): forget the last. */
         x->h_content_range[0] = x->h_etag[0] = x->h_last_modified[0] = x->h_retry_after[0] = '\0';
+    x->h_content_type[0] = '\0';
+        x->h_content_type[0] = '\0';
         x->h_content_length = -1;
         return n;
     }
@@ -435,6 +437,8 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
         copy_header_value(x->h_etag, sizeof x->h_etag, v, vlen);
     } else if (IS("last-modified")) {
         copy_header_value(x->h_last_modified, sizeof x->h_last_modified, v, vlen);
+    } else if (IS("content-type")) {
+        copy_header_value(x->h_content_type, sizeof x->h_content_type, v, vlen);
     } else if (IS("retry-after")) {
         copy_header_value(x->h_retry_after, sizeof x->h_retry_after, v, vlen);
     } else if (IS("location")) {
@@ -499,6 +503,16 @@ static int accept_headers(st_fetcher *f, st_xfer *x)
         return 0;
     }
     x->resp_is_error = false;
+    if (x->follow_redirects && st_answer_is_html(x->h_content_type)) {
+        /* A plain http(s) object answered with a web page: a directory
+         * listing, a login or an error page served as 200.  Its text would
+         * read as CSV; curl -f refuses such answers by status, this by type. */
+        fail_in_callback(x, ST_EREMOTE,
+                         "%s: the server answered HTTP %ld with a web page (Content-Type: %s), not "
+                         "data: a directory listing, a login or an error page?  Give the URL of "
+                         "a file", x->display, st, x->h_content_type);
+        return -1;
+    }
     snprintf(x->etag, sizeof x->etag, "%s", x->h_etag);
     if (!x->ranged || st == 404) {
         x->headers_ok = true;
@@ -767,6 +781,7 @@ static int start_xfer(st_fetcher *f, st_xfer *x)
     x->fail_msg[0] = '\0';
     x->errbuf[0] = '\0';
     x->h_content_range[0] = x->h_etag[0] = x->h_last_modified[0] = x->h_retry_after[0] = '\0';
+    x->h_content_type[0] = '\0';
     x->h_content_length = -1;
     x->status = 0;
     st_buf_clear(&x->resp);

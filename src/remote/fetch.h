@@ -118,6 +118,7 @@ struct st_xfer {
     char h_etag[160];
     char h_last_modified[64];
     char h_retry_after[64];
+    char h_content_type[128];
     void *easy;
     struct curl_slist *slist;
     char errbuf[256];

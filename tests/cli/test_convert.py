@@ -107,7 +107,7 @@ def test_dealt_groups(tmp, big):
             f.write("%d,%s\n" % (i, "v" * size))
     cases = [
         ("big, 7 shards", [big], ["--shards", "7"]),
-        ("two inputs, bad rows skipped, 3 shards", [big, small], ["--shards", "3", "--skip-bad-rows"]),
+        ("two inputs, bad rows skipped, 3 shards", [big, small], ["--shards", "3", "--skip-bad-rows", "--union-by-name"]),
         ("fewer records than shards", [small], ["--shards", "8", "--skip-bad-rows"]),
         # the shuffle's drain writes runs of records per shard on its threads
         ("shuffled, 5 shards", [big], ["--shards", "5", "--shuffle", "--seed", "3"]),
