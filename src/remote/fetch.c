@@ -991,7 +991,7 @@ static void complete(st_fetcher *f, st_xfer *x, CURLcode rc)
             finish(f, x, ST_XS_FAILED);
             return;
         } else if (rc == CURLE_COULDNT_RESOLVE_HOST) {
-            st_error_set(&x->err, ST_EREMOTE, "%s: cannot resolve host %s; check the address%s",
+            st_error_set(&x->err, ST_EUNREACHABLE, "%s: cannot resolve host %s; check the address%s",
                          x->display, host, x->auth == ST_AUTH_S3 ? ", the region and the endpoint" : "");
             finish(f, x, ST_XS_FAILED);
             return;
@@ -1032,8 +1032,10 @@ static void complete(st_fetcher *f, st_xfer *x, CURLcode rc)
 
     /* retry */
     if (x->attempts > f->cfg.retries) {
-        st_error_set(&x->err, ST_EREMOTE, "%s: %s (gave up after %d attempts; see --retries)",
-                     x->display, why, x->attempts);
+        /* A host that kept refusing is an input that cannot be reached,
+         * as a missing file is; any other failure is a failed run. */
+        st_error_set(&x->err, rc == CURLE_COULDNT_CONNECT ? ST_EUNREACHABLE : ST_EREMOTE,
+                     "%s: %s (gave up after %d attempts; see --retries)", x->display, why, x->attempts);
         finish(f, x, ST_XS_FAILED);
         return;
     }
