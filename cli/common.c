@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -41,14 +42,35 @@ const cli_option cli_remote_options[] = {
 volatile sig_atomic_t cli_interrupted;
 bool cli_said_interrupted;
 
+/* A second signal this soon after the first is the same request delivered
+ * twice, not an impatient user: coreutils timeout(1) signals both the
+ * child and its process group, and a terminal's Ctrl-C reaches every
+ * process of the group.  Dying on it would leave the run's temporary
+ * shards and lock behind. */
+#define SIGNAL_REPEAT_GRACE_NS 1000000000LL
+
+static struct timespec first_signal_at;
+
+static long long ns_since(const struct timespec *then)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now); /* async-signal-safe */
+    return (long long)(now.tv_sec - then->tv_sec) * 1000000000LL + (now.tv_nsec - then->tv_nsec);
+}
+
 static void on_signal(int sig)
 {
     if (cli_interrupted) {
-        /* A second signal: stop now, the default way. */
+        if (ns_since(&first_signal_at) < SIGNAL_REPEAT_GRACE_NS)
+            return; /* the cleanup the first one started goes on */
+        /* A later one: stop now, the default way.  What is left (hidden
+         * temporary shards, the lock) is removed by the next run on the
+         * prefix, as after SIGKILL. */
         signal(sig, SIG_DFL);
         raise(sig);
         return;
     }
+    clock_gettime(CLOCK_MONOTONIC, &first_signal_at);
     cli_interrupted = sig;
     st_tmpfiles_remove_all();
 }
@@ -75,7 +97,12 @@ void cli_install_signal_handlers(void)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
+    /* One handler at a time: a SIGINT landing inside the SIGTERM handler
+     * must see first_signal_at already set. */
     sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaddset(&sa.sa_mask, SIGHUP);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
