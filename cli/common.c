@@ -29,6 +29,8 @@ const cli_option cli_remote_options[] = {
     {"parallel", 0, ARG_TEXT, "N", NULL, "remote transfers in flight at once (default 16)"},
     {"chunk-size", 0, ARG_TEXT, "SIZE", NULL, "size of ranged reads and upload parts (default: reads sized to the link, up to 8MiB)"},
     {"retries", 0, ARG_TEXT, "N", NULL, "retries of a failed remote request (default 5)"},
+    {"stall-time", 0, ARG_TEXT, "SECONDS", NULL, "retry a remote request that receives nothing for this long (default 30)"},
+    {"connect-timeout", 0, ARG_TEXT, "SECONDS", NULL, "time to connect to a remote server, per attempt (default 15)"},
     {"endpoint", 0, ARG_TEXT, "URL", NULL, "S3-compatible endpoint (path-style; also AWS_ENDPOINT_URL)"},
     {"no-sign-request", 0, ARG_NONE, NULL, NULL, "read public buckets without credentials"},
     {"cacert", 0, ARG_TEXT, "FILE", NULL, "CA certificates to verify TLS servers with"},
@@ -467,6 +469,16 @@ static void log_remote(void *ctx, const char *line)
     st_text_redact_urls(shown, sizeof shown);
     fprintf(stderr, "shardtool: %s\n", shown);
 }
+
+/* Retries, one line each even without -v; the context is the command. */
+static void notice_remote(void *ctx, const char *line)
+{
+    const cli_command *cmd = ctx;
+    char shown[2048];
+    snprintf(shown, sizeof shown, "%s", line);
+    st_text_redact_urls(shown, sizeof shown);
+    fprintf(stderr, "shardtool %s: %s\n", cmd->name, shown);
+}
 #endif
 
 int cli_remote_setup(const cli_command *cmd, const cli_values *v)
@@ -485,6 +497,12 @@ int cli_remote_setup(const cli_command *cmd, const cli_values *v)
     if (cli_uint(v, cmd, "retries", (uint64_t)cfg.retries, &n))
         return EXIT_USAGE;
     cfg.retries = (int)n;
+    if (cli_uint(v, cmd, "stall-time", (uint64_t)cfg.stall_timeout, &n))
+        return EXIT_USAGE;
+    cfg.stall_timeout = n > 3600 ? 3601 : (int)n; /* range checked by st_remote_init */
+    if (cli_uint(v, cmd, "connect-timeout", (uint64_t)cfg.connect_timeout, &n))
+        return EXIT_USAGE;
+    cfg.connect_timeout = n > 3600 ? 3601 : (int)n;
     cfg.endpoint = cli_text(v, "endpoint", NULL);
     cfg.no_sign_request = cli_has(v, "no-sign-request");
     cfg.cacert = cli_text(v, "cacert", NULL);
@@ -492,6 +510,9 @@ int cli_remote_setup(const cli_command *cmd, const cli_values *v)
     cfg.gcs_token_file = cli_text(v, "gcs-token-file", NULL);
     cfg.verbose = cli_has(v, "verbose");
     cfg.log = log_remote;
+    cfg.log_ctx = (void *)cmd;
+    if (!cli_has(v, "quiet"))
+        cfg.notice = notice_remote;
     st_error err = {0};
     if (st_remote_init(&cfg, &err) < 0) {
         cli_error_at(cmd, NULL, &err);
