@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <glob.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,19 +52,22 @@ bool cli_said_interrupted;
  * shards and lock behind. */
 #define SIGNAL_REPEAT_GRACE_NS 1000000000LL
 
-static struct timespec first_signal_at;
+/* Monotonic nanoseconds of the first signal.  Atomic (lock-free, so
+ * async-signal-safe) because the second signal may land on another thread
+ * while the first handler runs; it is stored before cli_interrupted. */
+static _Atomic long long first_signal_ns;
 
-static long long ns_since(const struct timespec *then)
+static long long monotonic_ns(void)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now); /* async-signal-safe */
-    return (long long)(now.tv_sec - then->tv_sec) * 1000000000LL + (now.tv_nsec - then->tv_nsec);
+    return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
 }
 
 static void on_signal(int sig)
 {
     if (cli_interrupted) {
-        if (ns_since(&first_signal_at) < SIGNAL_REPEAT_GRACE_NS)
+        if (monotonic_ns() - atomic_load(&first_signal_ns) < SIGNAL_REPEAT_GRACE_NS)
             return; /* the cleanup the first one started goes on */
         /* A later one: stop now, the default way.  What is left (hidden
          * temporary shards, the lock) is removed by the next run on the
@@ -72,7 +76,7 @@ static void on_signal(int sig)
         raise(sig);
         return;
     }
-    clock_gettime(CLOCK_MONOTONIC, &first_signal_at);
+    atomic_store(&first_signal_ns, monotonic_ns());
     cli_interrupted = sig;
     st_tmpfiles_remove_all();
 }
@@ -99,8 +103,8 @@ void cli_install_signal_handlers(void)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
-    /* One handler at a time: a SIGINT landing inside the SIGTERM handler
-     * must see first_signal_at already set. */
+    /* One handler at a time on a thread: a SIGINT landing inside the
+     * SIGTERM handler waits for it. */
     sigemptyset(&sa.sa_mask);
     sigaddset(&sa.sa_mask, SIGINT);
     sigaddset(&sa.sa_mask, SIGTERM);
