@@ -456,7 +456,7 @@ static int split_avro(const cli_command *cmd, cli_values *v, const st_read_optio
         int rc = finish_avro(cmd, &out, &err);
         if (rc < 0) {
             cli_error_at(cmd, NULL, &err);
-            status = rc == ST_EEXIST || rc == ST_EUSAGE ? EXIT_USAGE : EXIT_DAMAGED;
+            status = rc == ST_EUSAGE || cli_exit_for(rc) == EXIT_USAGE ? EXIT_USAGE : EXIT_DAMAGED;
         }
     }
     if (status != EXIT_OK)

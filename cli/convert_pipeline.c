@@ -1,5 +1,6 @@
 #include "convert_pipeline.h"
 #include "empty_columns.h"
+#include "output.h"
 
 #include "../src/pipeline.h"
 
@@ -181,7 +182,7 @@ static int open_next_source(run_state *rs, st_error *err)
     int rc = st_reader_open(path, job->from, job->ro, &s->reader, err);
     if (rc < 0) {
         free(s);
-        return st_error_prefix(err, "%s: ", path);
+        return cli_output_error_at(err, path);
     }
     s->path = path;
     s->index = rs->next_path - 1;
@@ -190,7 +191,7 @@ static int open_next_source(run_state *rs, st_error *err)
     if (!job->ro->payload_only && empty_columns_collect(s->reader, &job->input_columns, err) < 0) {
         st_reader_close(s->reader);
         free(s);
-        return st_error_prefix(err, "%s: ", path);
+        return cli_output_error_at(err, path);
     }
     if (job->checks && input_checks_opened(job->checks, path, s->reader, err) < 0) {
         st_reader_close(s->reader);

@@ -443,6 +443,7 @@ int cli_exit_for(int code)
         return EXIT_OK;
     case ST_EUSAGE:
     case ST_ENOTFOUND:
+    case ST_EUNREACHABLE:   /* like a missing file: the input is not there to read */
     case ST_EEXIST:
         return EXIT_USAGE;
     default:

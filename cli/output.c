@@ -11,6 +11,7 @@
 #include "../src/manifest.h"
 #include "../src/pipeline.h"
 #include "../src/schema_index.h"
+#include "../src/url_redact.h"
 #include "task_infix.h"
 
 #include "../formats/parquet/write.h"
@@ -544,6 +545,12 @@ int cli_output_error_at(st_error *err, const char *path)
     size_t n = strlen(path);
     if (strncmp(err->msg, path, n) == 0 && err->msg[n] == ':')
         return err->code;
+    /* Remote messages name the URL as shown, with its secrets redacted. */
+    char shown_buf[2048];
+    const char *shown = st_url_shown(path, shown_buf, sizeof shown_buf);
+    n = shown ? strlen(shown) : 0;
+    if (n && strncmp(err->msg, shown, n) == 0 && err->msg[n] == ':')
+        return err->code;
     return st_error_prefix(err, "%s: ", path);
 }
 
@@ -704,7 +711,9 @@ written:
             cli_error(cmd, "interrupted; removed the shards written so far");
         else
             cli_error_at(cmd, NULL, &err);
-        return rc == ST_EEXIST || rc == ST_EUSAGE ? EXIT_USAGE : EXIT_DAMAGED;
+        /* A missing or unreachable input is status 2 even when it is found
+         * only while the run reads (remote inputs are opened then). */
+        return rc == ST_EUSAGE || cli_exit_for(rc) == EXIT_USAGE ? EXIT_USAGE : EXIT_DAMAGED;
     }
     return EXIT_OK;
 }

@@ -71,6 +71,7 @@ const char *st_status_name(int code)
     case ST_EEXIST: return "exists";
     case ST_ECANCELED: return "canceled";
     case ST_EREMOTE: return "remote error";
+    case ST_EUNREACHABLE: return "host unreachable";
     }
     return "error";
 }

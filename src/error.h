@@ -20,6 +20,7 @@ enum st_status {
     ST_EEXIST = -7,       /* an output exists and --force was not given */
     ST_ECANCELED = -8,    /* interrupted by a signal or a consumer going away */
     ST_EREMOTE = -9,      /* a remote service answered with an error */
+    ST_EUNREACHABLE = -10, /* a remote host cannot be resolved or refuses connections */
 };
 
 typedef struct st_error {

@@ -77,6 +77,22 @@ static void logf_locked(st_fetcher *f, const char *fmt, ...)
     f->cfg.log(f->cfg.log_ctx, line);
 }
 
+/* A retry is announced even without verbose: a server that stalls would
+ * otherwise mean minutes of silence. */
+static void notice_locked(st_fetcher *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void notice_locked(st_fetcher *f, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (f->cfg.notice)
+        f->cfg.notice(f->cfg.log_ctx, line);
+    else if (f->cfg.verbose && f->cfg.log)
+        f->cfg.log(f->cfg.log_ctx, line);
+}
+
 /* ------------------------------------------------------------------ */
 /* requests                                                            */
 
@@ -391,6 +407,7 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
 {
     st_xfer *x = ud;
     size_t n = size * nmemb;
+    x->last_byte_at = mono_now();
     if (n <= 2 && (p[0] == '\r' || p[0] == '\n')) {
         /* End of a header block: check a final answer now, before any body
          * (open() learns the size sooner, and an impossible range can be
@@ -615,6 +632,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
     st_xfer *x = ud;
     st_fetcher *f = x->engine;
     size_t n = size * nmemb;
+    x->last_byte_at = mono_now();
     pthread_mutex_lock(&f->mu);
     if (x->cancel || x->fail_code) {
         pthread_mutex_unlock(&f->mu);
@@ -681,6 +699,7 @@ static size_t on_read(char *buf, size_t size, size_t nmemb, void *ud)
     if (n)
         memcpy(buf, x->body + x->sent, n);
     x->sent += n;
+    x->last_byte_at = mono_now();
     return n;
 }
 
@@ -786,6 +805,7 @@ static int start_xfer(st_fetcher *f, st_xfer *x)
     x->status = 0;
     st_buf_clear(&x->resp);
     x->started_at = mono_now();
+    x->last_byte_at = 0;
     f->stats.requests++;
     if (x->attempts > 1)
         f->stats.retries++;
@@ -798,7 +818,7 @@ static int start_xfer(st_fetcher *f, st_xfer *x)
     curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 15L);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, (long)f->cfg.connect_timeout);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)f->cfg.stall_timeout);
     /* Large receive buffers: fewer recv calls and callbacks per byte on the
@@ -995,6 +1015,11 @@ static void complete(st_fetcher *f, st_xfer *x, CURLcode rc)
         if (st_answer_connection_poisoned(rc, text)) {
             snprintf(why, sizeof why, "%s (stray bytes on a reused connection)", text);
             x->fresh_connection = true;
+        } else if (rc == CURLE_OPERATION_TIMEDOUT && strstr(text, "too slow")) {
+            /* curl's words for its low-speed limit, said in ours */
+            snprintf(why, sizeof why, "nothing received for %d s (see --stall-time)", f->cfg.stall_timeout);
+        } else if (rc == CURLE_OPERATION_TIMEDOUT && (strstr(text, "onnect") || strstr(text, "esolv"))) {
+            snprintf(why, sizeof why, "%s (see --connect-timeout)", text);
         } else if (st_answer_curl_retryable(rc)) {
             snprintf(why, sizeof why, "%s", text);
         } else if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
@@ -1006,7 +1031,7 @@ static void complete(st_fetcher *f, st_xfer *x, CURLcode rc)
             finish(f, x, ST_XS_FAILED);
             return;
         } else if (rc == CURLE_COULDNT_RESOLVE_HOST) {
-            st_error_set(&x->err, ST_EREMOTE, "%s: cannot resolve host %s; check the address%s",
+            st_error_set(&x->err, ST_EUNREACHABLE, "%s: cannot resolve host %s; check the address%s",
                          x->display, host, x->auth == ST_AUTH_S3 ? ", the region and the endpoint" : "");
             finish(f, x, ST_XS_FAILED);
             return;
@@ -1047,8 +1072,10 @@ static void complete(st_fetcher *f, st_xfer *x, CURLcode rc)
 
     /* retry */
     if (x->attempts > f->cfg.retries) {
-        st_error_set(&x->err, ST_EREMOTE, "%s: %s (gave up after %d attempts; see --retries)",
-                     x->display, why, x->attempts);
+        /* A host that kept refusing is an input that cannot be reached,
+         * as a missing file is; any other failure is a failed run. */
+        st_error_set(&x->err, rc == CURLE_COULDNT_CONNECT ? ST_EUNREACHABLE : ST_EREMOTE,
+                     "%s: %s (gave up after %d attempts; see --retries)", x->display, why, x->attempts);
         finish(f, x, ST_XS_FAILED);
         return;
     }
@@ -1061,7 +1088,7 @@ static void complete(st_fetcher *f, st_xfer *x, CURLcode rc)
         ra = 60;
     if (ra > delay)
         delay = ra;
-    logf_locked(f, "%s %s: %s; retry %d/%d in %.2f s%s", x->method, x->display, why, x->attempts,
+    notice_locked(f, "%s %s: %s; retry %d/%d in %.2f s%s", x->method, x->display, why, x->attempts,
                 f->cfg.retries, delay,
                 x->ranged && x->got ? " (resuming)" : "");
     x->state = ST_XS_RETRY_WAIT;
@@ -1133,6 +1160,24 @@ static void *engine_main(void *arg)
                 st_error_set(&x->err, ST_ECANCELED, "%s: canceled", x->display);
                 finish(f, x, ST_XS_FAILED);
             } else {
+                i++;
+            }
+        }
+        /* A transfer that sent or received bytes and then fell silent for
+         * the stall time is retried.  curl's low-speed limit (set in
+         * start_xfer) covers a server that never sends a byte, but it
+         * averages over seconds, so a burst of headers would put it off by
+         * up to five seconds more: the bound stated in the man page would
+         * not hold. */
+        for (size_t i = 0; i < f->nactive;) {
+            st_xfer *x = f->active[i];
+            double silent_until = x->last_byte_at + f->cfg.stall_timeout;
+            if (x->last_byte_at > 0 && now >= silent_until) {
+                snprintf(x->errbuf, sizeof x->errbuf, "Operation too slow (stalled)");
+                complete(f, x, CURLE_OPERATION_TIMEDOUT);
+            } else {
+                if (x->last_byte_at > 0 && silent_until < next_due)
+                    next_due = silent_until;
                 i++;
             }
         }
@@ -1210,6 +1255,8 @@ int st_fetcher_start(const st_remote_config *cfg, st_fetcher **out, st_error *er
         f->cfg.retries = 0;
     if (f->cfg.stall_timeout < 1)
         f->cfg.stall_timeout = 30;
+    if (f->cfg.connect_timeout < 1)
+        f->cfg.connect_timeout = 15;
     f->rng = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)f;
     pthread_mutex_init(&f->mu, NULL);
     pthread_cond_init(&f->cv, NULL);

@@ -111,6 +111,7 @@ struct st_xfer {
     double retry_after;       /* from the last response, seconds; 0 none */
     double started_at;       /* this attempt's request went out */
     double answered_at;      /* its headers were accepted (ranged GETs) */
+    double last_byte_at;     /* its last byte received or sent; 0: none yet */
     double ended_at;         /* it finished */
     /* headers of the current response */
     char h_content_range[128];

@@ -57,6 +57,11 @@ int st_remote_init(const st_remote_config *cfg_in, st_error *err)
         return st_error_set(err, ST_EUSAGE, "parallel transfers %d out of range (1..256)", cfg.parallel);
     if (cfg.retries < 0 || cfg.retries > 100)
         return st_error_set(err, ST_EUSAGE, "retries %d out of range (0..100)", cfg.retries);
+    if (cfg.stall_timeout < 1 || cfg.stall_timeout > 3600)
+        return st_error_set(err, ST_EUSAGE, "stall time %d s out of range (1..3600)", cfg.stall_timeout);
+    if (cfg.connect_timeout < 1 || cfg.connect_timeout > 3600)
+        return st_error_set(err, ST_EUSAGE, "connect timeout %d s out of range (1..3600)",
+                            cfg.connect_timeout);
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
         return st_error_set(err, ST_EIO, "cannot initialise libcurl");
     st_remote_ctx *c = calloc(1, sizeof *c);

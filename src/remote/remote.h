@@ -34,6 +34,11 @@ typedef struct st_remote_config {
     const char *gcs_token_file; /* file holding a GCS OAuth access token (first line) */
     int verbose;              /* 1: one line per request; 2: also retries' details */
     int stall_timeout;        /* seconds without a byte before a transfer is retried (default 30) */
+    int connect_timeout;      /* seconds to resolve, connect and shake hands (default 15) */
+    /* Where a retry is announced, one line each, whatever `verbose` says
+     * (as curl --retry does), so that a stalled server is never silence.
+     * NULL: retries are among the verbose lines.  Same rules as `log`. */
+    void (*notice)(void *log_ctx, const char *line);
     /* Where verbose lines go.  Called from the transfer thread: must be
      * thread-safe (a locked fprintf to stderr is).  Lines never hold secrets. */
     void (*log)(void *log_ctx, const char *line);

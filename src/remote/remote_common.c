@@ -15,6 +15,7 @@ void st_remote_config_init(st_remote_config *cfg)
     cfg->adaptive_reads = true;
     cfg->retries = 5;
     cfg->stall_timeout = 30;
+    cfg->connect_timeout = 15;
 }
 
 int st_remote_url_list_one(const char *url, char ***urls, size_t *n, st_error *err)
