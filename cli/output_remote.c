@@ -213,15 +213,13 @@ static bool object_exists(const char *url)
     return found;
 }
 
-int output_remote_open(const cli_command *cmd, output_set *set, const char *manifest_url, const char *feature_spec)
+/* Lists the prefix for the outputs of an earlier run (and the shards its
+ * manifest lists); refused without --force. */
+static int look_for_earlier(const cli_command *cmd, output_set *set)
 {
-    const char *named[] = {manifest_url, feature_spec};
-    for (size_t i = 0; i < 2; i++)
-        if (named[i] && st_path_is_remote(named[i]))
-            snprintf(set->side[i], sizeof set->side[i], "%s", named[i]);
-    int status = take_lock(cmd, set);
-    if (status)
-        return status;
+    for (size_t i = 0; i < set->nearlier; i++)
+        free(set->earlier[i]);
+    set->nearlier = 0;
     char **urls;
     size_t n;
     st_error err = {0};
@@ -252,6 +250,21 @@ int output_remote_open(const cli_command *cmd, output_set *set, const char *mani
     }
     st_remote_free_urls(urls, n);
     return output_set_check_earlier(cmd, set);
+}
+
+int output_remote_open(const cli_command *cmd, output_set *set, const char *manifest_url, const char *feature_spec)
+{
+    const char *named[] = {manifest_url, feature_spec};
+    for (size_t i = 0; i < 2; i++)
+        if (named[i] && st_path_is_remote(named[i]))
+            snprintf(set->side[i], sizeof set->side[i], "%s", named[i]);
+    /* Looked for first, so that a run refused for an earlier set writes
+     * nothing, not even its lock; then again with the lock held, the look
+     * that counts (a run that finished in between is seen). */
+    int status = set->force ? EXIT_OK : look_for_earlier(cmd, set);
+    if (status == EXIT_OK)
+        status = take_lock(cmd, set);
+    return status ? status : look_for_earlier(cmd, set);
 }
 
 static bool in_new_set(const output_set *set, const st_shard_sink *sink, const char *url)

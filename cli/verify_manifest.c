@@ -250,6 +250,9 @@ static bool names_beside(const shard_pattern *p, char ***out, size_t *nout)
     size_t n = 0, cap = 0;
     char **names = NULL;
     if (st_path_is_remote(p->dir)) {
+        /* http(s) has no listing: only a bucket's prefix is looked at. */
+        if (strncmp(p->dir, "s3://", 5) != 0 && strncmp(p->dir, "gs://", 5) != 0)
+            return false;
 #if ST_HAVE_REMOTE_MODULE
         char prefix[8192], **urls;
         size_t nurls;

@@ -580,6 +580,10 @@ static int list_keys(st_remote_ctx *c, const char *url, bool by_prefix, char ***
         st_rurl_free(&u);
         return rc;
     }
+    if (u.kind == ST_RURL_HTTP) {
+        st_rurl_free(&u);
+        return st_error_set(err, ST_EUNSUPPORTED, "%s: http(s) addresses cannot be listed", url);
+    }
     size_t klen = strlen(u.key);
     bool all = by_prefix || klen == 0 || u.key[klen - 1] == '/';
     size_t plen = all ? klen : strcspn(u.key, "*?[\\");

@@ -45,6 +45,8 @@ int st_remote_list_prefix(const char *url, char ***urls, size_t *n, st_error *er
     *n = 0;
     if (!c)
         return st_error_set(err, ST_EUNSUPPORTED, "%s: remote access is not initialised", url);
+    if (strncmp(url, "s3://", 5) != 0 && strncmp(url, "gs://", 5) != 0)
+        return st_error_set(err, ST_EUNSUPPORTED, "%s: only s3:// and gs:// prefixes can be listed", url);
     return st_remote_list_under(c, url, urls, n, err);
 }
 

@@ -342,9 +342,10 @@ def run_cases(exe, tmp, env, srv, proxy, fault, killer, hooks, gcs):
         want = sorted(shard_names("train", 2) + ["train.manifest.json", "train-notes.txt"])
         if rc or sorted(gobjects(p)) != want:
             raise rtest.Failure("gcs --force: exit %d, objects %s: %s" % (rc, sorted(gobjects(p)), err.strip()))
+        p, gurl = "glock/", "gs://bkt/glock/train"
         gcs.store("bkt", p + "train.lock", b"9@elsewhere.example t 0\n")
         rc, err = grun(["convert", src2, "-o", gurl, "--shards", "2"])
-        if rc != 2 or "gs://bkt/set/train.lock" not in err or "elsewhere.example" not in err:
+        if rc != 2 or "gs://bkt/glock/train.lock" not in err or "elsewhere.example" not in err:
             raise rtest.Failure("a gcs run while the lock stands: exit %d: %s" % (rc, err.strip()))
         rc, err = grun(["convert", src2, "-o", gurl, "--shards", "2", "--force"])
         if rc or "took over the lock" not in err or "train.lock" in gobjects(p):
