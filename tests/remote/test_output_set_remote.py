@@ -273,6 +273,25 @@ def run_cases(exe, tmp, env, srv, proxy, fault, killer, hooks, gcs):
     res.check("a stale lock: another host's taken over with --force, a dead process's of this host by itself",
               stale_lock)
 
+    def unconditional_store():
+        # A store that ignores If-None-Match: the lock is looked for first,
+        # so a lock that stands is still refused (shardtool-convert(1)
+        # SAFETY, "A store without conditional writes").
+        plain = servers.SigV4Proxy(srv.port, {KEY: SECRET}, conditional=False)
+        try:
+            p = "plain/"
+            lock = b"11@elsewhere.example t 0\n"
+            put(p + "train.lock", lock)
+            rc, err = run(["convert", src, "-o", url(p), "--shards", "2"], "http://127.0.0.1:%d" % plain.port)
+            if rc != 2 or url(p) + ".lock" not in err or objects(p) != {"train.lock": lock}:
+                raise rtest.Failure("a store without conditional writes: exit %d: %s" % (rc, err.strip()))
+            ok(["convert", src, "-o", url("plain2/"), "--shards", "2", "-q"], "http://127.0.0.1:%d" % plain.port)
+            if sorted(objects("plain2/")) != sorted(shard_names("train", 2) + ["train.manifest.json"]):
+                raise rtest.Failure("a run on a store without conditional writes: %s" % sorted(objects("plain2/")))
+        finally:
+            plain.stop()
+    res.check("a store without conditional writes: a standing lock is still refused", unconditional_store)
+
     # ---- SIGKILL -----------------------------------------------------------------
 
     def killed():
