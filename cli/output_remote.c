@@ -139,6 +139,13 @@ static int take_lock(const cli_command *cmd, output_set *set)
             cli_error(cmd, "%s: cannot take the lock of the prefix %s: %s", set->lock_url, set->prefix, err.msg);
             return cli_exit_for(rc);
         }
+        if (strcmp(text, set->lock_record) == 0) {
+            /* Ours: the conditional write went through but its answer was
+             * lost, and the retry found the key taken (by this run). */
+            free(text);
+            set->lock_object_held = true;
+            return EXIT_OK;
+        }
         lock_holder h;
         parse_holder(text, &h);
         free(text);

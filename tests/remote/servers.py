@@ -331,6 +331,10 @@ class _FaultHandler(BaseHTTPRequestHandler):
         if p.delay_seconds:
             time.sleep(p.delay_seconds)  # a far-away store's answer time
         status, hdrs, data = _forward(p.upstream, self.command, self.path, list(self.headers.items()), body)
+        if fault == "lost-answer":
+            # The request took effect upstream; its answer never comes.
+            self.close_connection = True
+            return
         if p.etag_after is not None and n >= p.etag_after:
             hdrs = [(k, '"changed-%d"' % n if k.lower() == "etag" else v) for k, v in hdrs]
         if fault in ("cut", "stall") and len(data) > 2:
@@ -360,6 +364,7 @@ class FaultProxy(_Base):
         None), whatever the schedule says: e.g. 500 for every upload part
         after the first.  delay_seconds passes before every answer.
         Faults: ok, 503 (with Retry-After: 1), 500, 429, cut, stall, reset,
+        lost-answer (passed on, then the connection closed unanswered),
         503-body (a body even to a HEAD) and junk-after (bytes after the
         answer); the last two leave bytes on a kept-alive connection."""
         self.upstream = upstream_port

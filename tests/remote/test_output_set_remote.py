@@ -249,6 +249,33 @@ def run_cases(exe, tmp, env, srv, proxy, fault, killer, hooks, gcs):
             raise rtest.Failure("the lock was replaced or outputs written: %s" % sorted(objects(p)))
     res.check("the lock is a conditional write: a lock created first by another run stands (412)", lost_race)
 
+    def lock_faults():
+        # The lock's conditional write through faults: a 503 is retried; an
+        # answer lost after the write took effect makes the retry find the
+        # key taken (412), by this run's own lock, which it then holds.
+        for fault_name in ("503", "lost-answer"):
+            p = "lockfault-%s/" % fault_name
+            seen = []
+
+            def once(method, path, fault_name=fault_name, p=p, seen=seen):
+                if method == "PUT" and path.split("?")[0].endswith("/" + p + "train.lock") and not seen:
+                    seen.append(path)
+                    return fault_name
+                return None
+            hooks["hook"] = once
+            try:
+                rc, err = run(["convert", src, "-o", url(p), "--shards", "2"], through_fault)
+            finally:
+                hooks["hook"] = None
+            if not seen or rc:
+                raise rtest.Failure("%s on the lock's write: exit %d, fault %s: %s" %
+                                    (fault_name, rc, seen, err.strip()))
+            got = objects(p)
+            if sorted(got) != sorted(shard_names("train", 2) + ["train.manifest.json"]):
+                raise rtest.Failure("%s on the lock's write: the prefix holds %s" % (fault_name, sorted(got)))
+    res.check("the lock's write through the fault proxy: a 503 and a lost answer are retried, the lock kept",
+              lock_faults)
+
     def stale_lock():
         p = "stale/"
         lock = b"4242@elsewhere.example deadtag 1000\n"
