@@ -275,8 +275,10 @@ static void remove_earlier(const cli_command *cmd, output_set *set, const st_sha
 int output_set_commit(const cli_command *cmd, output_set *set, st_shard_sink *sink, char *const *inputs,
                       size_t ninputs, st_error *err)
 {
-    if (!set->local)
-        return st_shard_sink_publish(sink, err);
+    if (!set->local) {
+        int rc = st_shard_sink_publish(sink, err);
+        return rc < 0 ? rc : output_remote_commit(cmd, set, sink, inputs, ninputs, err);
+    }
     int rc = choose_aside(set, sink, inputs, ninputs, err);
     if (rc == ST_OK)
         rc = write_journal(set, sink, err);

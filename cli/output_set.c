@@ -130,7 +130,7 @@ void output_set_sync_dir(const output_set *set)
 /* Duplicates (a file found by the pattern and listed by a manifest too) are
  * dropped once all are in (sort_unique_earlier): an earlier set may hold
  * 100,000 shards, too many to compare each new name with every other. */
-static int add_earlier(output_set *set, const char *path)
+int output_set_add_earlier(output_set *set, const char *path)
 {
     if (set->nearlier == set->capearlier) {
         size_t cap = set->capearlier ? set->capearlier * 2 : 16;
@@ -258,7 +258,7 @@ static void add_listed(void *ctx, const char *path)
             snprintf(set->other_task, sizeof set->other_task, "%s", path);
         return;
     }
-    add_earlier(set, path);
+    output_set_add_earlier(set, path);
 }
 
 static void add_manifest_shards(output_set *set, const char *manifest)
@@ -302,7 +302,7 @@ static int find_earlier(const cli_command *cmd, output_set *set, const char *man
         if (classify(set, e->d_name) != EARLIER)
             continue;
         join(path, sizeof path, set->dir, e->d_name);
-        if (add_earlier(set, path) != ST_OK) {
+        if (output_set_add_earlier(set, path) != ST_OK) {
             closedir(d);
             cli_error(cmd, "out of memory");
             return EXIT_DAMAGED;
@@ -313,7 +313,7 @@ static int find_earlier(const cli_command *cmd, output_set *set, const char *man
     for (size_t i = 0; i < 2; i++) {
         struct stat st;
         if (named[i] && lstat(named[i], &st) == 0)
-            add_earlier(set, named[i]);
+            output_set_add_earlier(set, named[i]);
     }
     for (size_t i = 0; i < set->nearlier; i++) {
         st_error err = {0};
@@ -339,6 +339,11 @@ static int find_earlier(const cli_command *cmd, output_set *set, const char *man
         return EXIT_USAGE;
     }
 
+    return output_set_check_earlier(cmd, set);
+}
+
+int output_set_check_earlier(const cli_command *cmd, output_set *set)
+{
     sort_unique_earlier(set);
     if (set->nearlier && !set->force) {
         cli_error(cmd,
@@ -579,8 +584,6 @@ int output_set_open(const cli_command *cmd, output_set *set, const char *prefix,
     set->verbose = verbose;
     set->local = !st_path_is_remote(prefix);
     snprintf(set->prefix, sizeof set->prefix, "%s", prefix);
-    if (!set->local)
-        return EXIT_OK; /* object storage: no rename, no lock; today's behaviour */
     const char *slash = strrchr(set->prefix, '/');
     size_t dirlen = slash ? (size_t)(slash - set->prefix) + 1 : 0;
     snprintf(set->dir, sizeof set->dir, "%.*s", (int)dirlen, set->prefix);
@@ -592,6 +595,12 @@ int output_set_open(const cli_command *cmd, output_set *set, const char *prefix,
         set->shard_count = task_shards;
         set->shard_first = set->task * task_shards;
         set->shard_total = set->tasks * task_shards;
+    }
+    if (!set->local) {
+        /* Object storage: a lock object, and the earlier set found by
+         * listing the prefix (output_remote.c). */
+        make_tag(set);
+        return output_remote_open(cmd, set, manifest, feature_spec);
     }
     /* A manifest sent to standard output or to object storage is no file
      * of this directory's set. */
@@ -660,6 +669,8 @@ void output_set_close(output_set *set)
     if (!set->opened)
         return;
     set->opened = false;
+    if (!set->local)
+        output_remote_close(set);
     output_lock_release(&set->lock);
     output_lock_release(&set->set_lock);
     st_replaced_files_wait(&set->released);

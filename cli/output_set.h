@@ -25,8 +25,10 @@
  * leaves either the earlier set, temporary names and a journal that the
  * next run rolls back (moving the earlier files back), or the new set with
  * the earlier one's files under hidden temporary names that the next run
- * removes.  Remote prefixes cannot rename atomically: none of this applies
- * there. */
+ * removes.  Object storage cannot rename: there the lock is an object
+ * created only where none is, the earlier set is found by listing the
+ * prefix, and --force deletes it once the new manifest is written
+ * (output_remote.h). */
 #ifndef ST_CLI_OUTPUT_SET_H
 #define ST_CLI_OUTPUT_SET_H
 
@@ -72,6 +74,11 @@ typedef struct output_set {
     bool dead_same_host, took_over;
     char dead_lock[4200];
     st_replaced_files released; /* the earlier set's files, let go of on other threads */
+    /* Object storage: the lock object's URL, whether this run created it
+     * (and so removes it), and what it holds. */
+    char lock_url[4200];
+    bool lock_object_held;
+    char lock_record[512];
 } output_set;
 
 /* Claims the prefix for this run; prints why not and returns the exit
@@ -110,6 +117,25 @@ void output_set_close(output_set *set);
  * earlier run of the prefix wrote: a shard, an index, its manifest, its
  * feature spec.  Never the lock or a journal. */
 bool output_set_own_name(const output_set *set, const char *name);
+
+/* Adds a file (or object URL) of the earlier set; duplicates are dropped
+ * by output_set_check_earlier. */
+int output_set_add_earlier(output_set *set, const char *path);
+/* Sorts the earlier set's names and refuses it (prints why, returns the
+ * exit status) unless --force. */
+int output_set_check_earlier(const cli_command *cmd, output_set *set);
+
+/* ---- object storage (output_remote.c) ---- */
+
+/* Takes the lock object PREFIX[INFIX].lock and lists the prefix for an
+ * earlier set (refused without --force). */
+int output_remote_open(const cli_command *cmd, output_set *set, const char *manifest, const char *feature_spec);
+/* After the new manifest is written: deletes the earlier set's objects
+ * that the new set did not replace, except this run's inputs. */
+int output_remote_commit(const cli_command *cmd, output_set *set, const st_shard_sink *sink, char *const *inputs,
+                         size_t ninputs, st_error *err);
+/* Removes the lock object when this run created it. */
+void output_remote_close(output_set *set);
 
 typedef struct output_rollback {
     size_t removed;    /* new files removed */

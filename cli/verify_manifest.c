@@ -18,6 +18,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#if ST_HAVE_REMOTE_MODULE
+#include "../src/remote/remote.h"
+#endif
+
 /* A failure found without a file result: a missing or unlisted shard, an
  * entry that cannot be used.  Damage to the data set (status 1). */
 static void report_failure(verify_ctx *vc, const char *path, const char *kind, const char *message)
@@ -222,9 +226,8 @@ static int compare_strings(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* One directory's files that follow a pattern of the set but are not
- * listed (listed: sorted).  Local directories only: listing a bucket
- * prefix is not done here. */
+/* One directory's files (or one prefix's objects) that follow a pattern
+ * of the set but are not listed (listed: sorted). */
 /* Whether a shard name holds a number of the distributed set that another
  * task's manifest lists (m: a task manifest): not this manifest's to claim. */
 static bool other_tasks_shard(const manifest *m, const shard_pattern *p, const char *name)
@@ -236,21 +239,86 @@ static bool other_tasks_shard(const manifest *m, const shard_pattern *p, const c
     return i < m->share_first || i - m->share_first >= m->share_count;
 }
 
+/* The names in the pattern's directory that start with its prefix: a
+ * local directory read, or, for a manifest in object storage, the objects
+ * listed under DIR/PREFIX (names with a further '/' are not the set's).
+ * False when there is nothing to read (the listed shards in it are then
+ * reported missing, or the listing failed: verify checks what it can). */
+static bool names_beside(const shard_pattern *p, char ***out, size_t *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    size_t n = 0, cap = 0;
+    char **names = NULL;
+    if (st_path_is_remote(p->dir)) {
+        /* http(s) has no listing: only a bucket's prefix is looked at. */
+        if (strncmp(p->dir, "s3://", 5) != 0 && strncmp(p->dir, "gs://", 5) != 0)
+            return false;
+#if ST_HAVE_REMOTE_MODULE
+        char prefix[8192], **urls;
+        size_t nurls;
+        st_error err = {0};
+        snprintf(prefix, sizeof prefix, "%s%s", p->dir, p->prefix);
+        if (st_remote_list_prefix(prefix, &urls, &nurls, &err) != ST_OK)
+            return false;
+        size_t dirlen = strlen(p->dir);
+        for (size_t i = 0; i < nurls; i++) {
+            const char *name = urls[i] + dirlen;
+            if (strncmp(urls[i], p->dir, dirlen) != 0 || strchr(name, '/'))
+                continue;
+            if (n == cap) {
+                char **more = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof *names);
+                if (!more)
+                    break;
+                names = more;
+            }
+            if (!(names[n] = strdup(name)))
+                break;
+            n++;
+        }
+        st_remote_free_urls(urls, nurls);
+#else
+        return false;
+#endif
+    } else {
+        DIR *d = opendir(p->dir[0] ? p->dir : ".");
+        if (!d)
+            return false;
+        struct dirent *de;
+        while ((de = readdir(d)) != NULL && !cli_interrupted) {
+            if (n == cap) {
+                char **more = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof *names);
+                if (!more)
+                    break;
+                names = more;
+            }
+            if (!(names[n] = strdup(de->d_name)))
+                break;
+            n++;
+        }
+        closedir(d);
+    }
+    *out = names;
+    *nout = n;
+    return true;
+}
+
 static void report_unlisted_in(verify_ctx *vc, const manifest *m, const shard_pattern *p, char **listed,
                                size_t nlisted)
 {
-    DIR *d = opendir(p->dir[0] ? p->dir : ".");
-    if (!d)
-        return; /* the listed shards in it are reported missing */
+    char **beside;
+    size_t nbeside;
+    if (!names_beside(p, &beside, &nbeside))
+        return;
     char **names = NULL;
     size_t n = 0, cap = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL && !cli_interrupted) {
+    for (size_t b = 0; b < nbeside && !cli_interrupted; b++) {
+        const char *d_name = beside[b];
         size_t shard_len;
-        if (!shard_pattern_matches(p, de->d_name, &shard_len) || other_tasks_shard(m, p, de->d_name))
+        if (!shard_pattern_matches(p, d_name, &shard_len) || other_tasks_shard(m, p, d_name))
             continue;
         char path[8192];
-        snprintf(path, sizeof path, "%s%.*s", p->dir, (int)shard_len, de->d_name);
+        snprintf(path, sizeof path, "%s%.*s", p->dir, (int)shard_len, d_name);
         char *key = path;
         if (bsearch(&key, listed, nlisted, sizeof *listed, compare_strings))
             continue;
@@ -260,11 +328,13 @@ static void report_unlisted_in(verify_ctx *vc, const manifest *m, const shard_pa
                 break;
             names = more;
         }
-        if (!(names[n] = strdup(de->d_name)))
+        if (!(names[n] = strdup(d_name)))
             break;
         n++;
     }
-    closedir(d);
+    for (size_t b = 0; b < nbeside; b++)
+        free(beside[b]);
+    free(beside);
     if (n) /* names is NULL when none was found: qsort must not be given it */
         qsort(names, n, sizeof *names, compare_strings);
     for (size_t i = 0; i < n; i++) {
@@ -281,7 +351,8 @@ static void report_unlisted_in(verify_ctx *vc, const manifest *m, const shard_pa
     free(names);
 }
 
-/* Every distinct pattern of the listed local shards, each directory read once. */
+/* Every distinct pattern of the listed shards, each directory read (or
+ * object prefix listed) once. */
 static void report_unlisted(verify_ctx *vc, const manifest *m, char **listed, size_t nlisted)
 {
     if (nlisted > 1)
@@ -290,7 +361,7 @@ static void report_unlisted(verify_ctx *vc, const manifest *m, char **listed, si
     size_t nseen = 0;
     for (size_t i = 0; i < nlisted && !cli_interrupted; i++) {
         shard_pattern p;
-        if (st_path_is_remote(listed[i]) || !shard_pattern_of(listed[i], &p))
+        if (!shard_pattern_of(listed[i], &p))
             continue;
         bool known = false;
         for (size_t j = 0; j < nseen && !known; j++)

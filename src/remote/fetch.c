@@ -124,6 +124,7 @@ void st_xfer_free(st_xfer *x)
         free((void *)x->body);
     free(x->content_type);
     free(x->content_range);
+    free(x->condition);
     if (x->dest_owned)
         free(x->dest);
     st_buf_free(&x->resp);
@@ -849,6 +850,8 @@ static int start_xfer(st_fetcher *f, st_xfer *x)
         rc = add_header(x, "Content-Type: %s", x->content_type);
     if (!rc && x->content_range)
         rc = add_header(x, "Content-Range: %s", x->content_range);
+    if (!rc && x->condition)
+        rc = add_header(x, "%s", x->condition);
     if (strcmp(x->method, "HEAD") == 0) {
         curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
     } else if (x->has_body) {

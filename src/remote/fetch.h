@@ -60,6 +60,7 @@ struct st_xfer {
     char payload_hash[65];    /* S3: hex SHA-256 of body */
     char *content_type;       /* owned, may be NULL */
     char *content_range;      /* owned, GCS resumable chunks */
+    char *condition;          /* owned: a conditional header line ("If-None-Match: *"), or NULL */
     bool ranged;              /* GET with Range */
     uint64_t range_start;     /* first byte wanted */
     uint64_t range_len;       /* bytes wanted; shrunk to the object's end once known */

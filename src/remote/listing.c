@@ -564,7 +564,10 @@ static int list_gcs(st_remote_ctx *c, const st_rurl *u, const char *prefix, bool
     return rc;
 }
 
-int st_remote_list(st_remote_ctx *c, const char *url, char ***urls, size_t *n, st_error *err)
+/* by_prefix: every key that starts with the url's key (none is no error);
+ * else the url's key as a directory ("/"-ended) or a glob. */
+static int list_keys(st_remote_ctx *c, const char *url, bool by_prefix, char ***urls, size_t *n,
+                     st_error *err)
 {
     *urls = NULL;
     *n = 0;
@@ -577,8 +580,12 @@ int st_remote_list(st_remote_ctx *c, const char *url, char ***urls, size_t *n, s
         st_rurl_free(&u);
         return rc;
     }
+    if (u.kind == ST_RURL_HTTP) {
+        st_rurl_free(&u);
+        return st_error_set(err, ST_EUNSUPPORTED, "%s: http(s) addresses cannot be listed", url);
+    }
     size_t klen = strlen(u.key);
-    bool all = klen == 0 || u.key[klen - 1] == '/';
+    bool all = by_prefix || klen == 0 || u.key[klen - 1] == '/';
     size_t plen = all ? klen : strcspn(u.key, "*?[\\");
     char *prefix = strndup(u.key, plen);
     matches m = {0};
@@ -591,17 +598,28 @@ int st_remote_list(st_remote_ctx *c, const char *url, char ***urls, size_t *n, s
     else
         rc = st_error_set(err, ST_EUNSUPPORTED, "%s: http(s) addresses cannot be listed", url);
     free(prefix);
-    if (rc == ST_OK && m.n == 0)
+    if (rc == ST_OK && m.n == 0 && !by_prefix)
         rc = st_error_set(err, ST_ENOTFOUND, "%s: no objects match", url);
     if (rc) {
         for (size_t i = 0; i < m.n; i++)
             free(m.urls[i]);
         free(m.urls);
     } else {
-        qsort(m.urls, m.n, sizeof *m.urls, cmp_str);
+        if (m.n)
+            qsort(m.urls, m.n, sizeof *m.urls, cmp_str);
         *urls = m.urls;
         *n = m.n;
     }
     st_rurl_free(&u);
     return rc;
+}
+
+int st_remote_list(st_remote_ctx *c, const char *url, char ***urls, size_t *n, st_error *err)
+{
+    return list_keys(c, url, false, urls, n, err);
+}
+
+int st_remote_list_under(st_remote_ctx *c, const char *url, char ***urls, size_t *n, st_error *err)
+{
+    return list_keys(c, url, true, urls, n, err);
 }

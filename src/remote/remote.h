@@ -92,4 +92,21 @@ void st_remote_get_stats(st_remote_stats *out);
  * Other URLs are ST_EUNSUPPORTED. */
 int st_remote_head(const char *url, uint64_t *size, char *etag, size_t etag_cap, st_error *err);
 
+/* ---- an output set in object storage (objects.c) ---- */
+
+/* Every object whose key starts with url's key ("s3://b/out/train" gives
+ * out/train-00000-of-00004.tfrecord, out/train.manifest.json, and
+ * out/trainer.txt too), as URLs in name order; none is *n == 0.  Free with
+ * st_remote_free_urls(). */
+int st_remote_list_prefix(const char *url, char ***urls, size_t *n, st_error *err);
+/* Creates the object only when no object has its key (S3 If-None-Match: *,
+ * GCS ifGenerationMatch=0); ST_EEXIST when one has.  A store that ignores
+ * the condition replaces the object: read it back to know. */
+int st_remote_put_new(const char *url, const void *data, size_t len, st_error *err);
+/* Reads an object of at most 1 MiB whole (*data NUL-terminated, malloc'ed);
+ * a missing one is ST_ENOTFOUND. */
+int st_remote_get_small(const char *url, char **data, size_t *len, st_error *err);
+/* Deletes the object; one that is already gone is not an error. */
+int st_remote_delete(const char *url, st_error *err);
+
 #endif

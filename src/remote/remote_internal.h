@@ -56,6 +56,9 @@ int st_wstream_create(st_remote_ctx *c, const char *url, int flags, st_ostream *
                       st_error *err);
 
 int st_remote_list(st_remote_ctx *c, const char *url, char ***urls, size_t *n, st_error *err);
+/* Every object whose key starts with url's key, in name order; none is
+ * *n == 0, not an error. */
+int st_remote_list_under(st_remote_ctx *c, const char *url, char ***urls, size_t *n, st_error *err);
 
 /* Finds the next <tag>text</tag> in body from *pos, decodes XML entities
  * into out (NUL-terminated) and moves *pos past it.  1 found, 0 not, <0 error. */

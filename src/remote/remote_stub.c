@@ -48,3 +48,29 @@ int st_remote_head(const char *url, uint64_t *size, char *etag, size_t etag_cap,
     (void)etag_cap;
     return st_error_set(err, ST_EUNSUPPORTED, "%s: built without remote support", url);
 }
+
+int st_remote_list_prefix(const char *url, char ***urls, size_t *n, st_error *err)
+{
+    *urls = NULL;
+    *n = 0;
+    return st_error_set(err, ST_EUNSUPPORTED, "%s: built without remote support", url);
+}
+
+int st_remote_put_new(const char *url, const void *data, size_t len, st_error *err)
+{
+    (void)data;
+    (void)len;
+    return st_error_set(err, ST_EUNSUPPORTED, "%s: built without remote support", url);
+}
+
+int st_remote_get_small(const char *url, char **data, size_t *len, st_error *err)
+{
+    *data = NULL;
+    *len = 0;
+    return st_error_set(err, ST_EUNSUPPORTED, "%s: built without remote support", url);
+}
+
+int st_remote_delete(const char *url, st_error *err)
+{
+    return st_error_set(err, ST_EUNSUPPORTED, "%s: built without remote support", url);
+}

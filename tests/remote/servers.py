@@ -11,7 +11,10 @@ of the test process:
               ETag, on a fixed schedule or for the requests a predicate picks;
   GcsServer   the parts of the GCS JSON API that shardtool uses: object list
               with page tokens, media download with Range, metadata, simple
-              and resumable uploads.
+              (with ifGenerationMatch=0) and resumable uploads, delete.
+
+SigV4Proxy honours PutObject's If-None-Match: * (412 when the key is taken),
+which s3rver itself ignores, so the FaultProxy in front of it does too.
 """
 
 import base64
@@ -214,7 +217,28 @@ class _SigV4Handler(BaseHTTPRequestHandler):
         path = self.path
         if p.max_keys and self.command == "GET" and "list-type=2" in path:
             path += "&max-keys=%d" % p.max_keys  # forces continuation tokens
-        status, hdrs, data = _forward(p.upstream, self.command, path, headers, body)
+        if self.command == "PUT" and self.headers.get("If-None-Match") == "*" and p.conditional:
+            # S3's conditional write (s3rver has none): the object is created
+            # only when its key is free, else 412, the check and the write
+            # together under one lock.
+            with p.put_lock:
+                with p.lock:
+                    p.conditional_puts.append(self.path)
+                key_path = self.path.split("?", 1)[0]
+                access, secret = next(iter(p.secrets.items()))
+                signed = sigv4_headers("HEAD", self.headers.get("Host"), key_path, "", b"",
+                                                       access, secret)
+                st, _, _ = _forward(p.upstream, "HEAD", key_path, list(signed.items()), b"")
+                if st == 200:
+                    xml = (b"<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>PreconditionFailed</Code>"
+                           b"<Message>At least one of the pre-conditions you specified did not hold</Message>"
+                           b"<Condition>If-None-Match</Condition></Error>")
+                    p.count_response(self, 412, xml)
+                    _reply(self, 412, [("Content-Type", "application/xml")], xml)
+                    return
+                status, hdrs, data = _forward(p.upstream, self.command, path, headers, body)
+        else:
+            status, hdrs, data = _forward(p.upstream, self.command, path, headers, body)
         p.count_response(self, status, data)
         _reply(self, status, hdrs, data, self.command == "HEAD")
         if fault == "junk-after":
@@ -225,8 +249,13 @@ class _SigV4Handler(BaseHTTPRequestHandler):
 
 
 class SigV4Proxy(_Base):
-    def __init__(self, upstream_port, secrets, public=(), token=None, max_keys=0):
+    def __init__(self, upstream_port, secrets, public=(), token=None, max_keys=0, conditional=True):
+        """conditional: honour PutObject's If-None-Match: * (412 when the
+        key is taken), as S3 does; False plays a store that ignores it."""
         self.upstream = upstream_port
+        self.conditional = conditional
+        self.put_lock = threading.Lock()
+        self.conditional_puts = []  # paths of the PUTs that carried If-None-Match: *
         self.secrets = secrets
         self.public = set(public)
         self.token = token
@@ -302,6 +331,10 @@ class _FaultHandler(BaseHTTPRequestHandler):
         if p.delay_seconds:
             time.sleep(p.delay_seconds)  # a far-away store's answer time
         status, hdrs, data = _forward(p.upstream, self.command, self.path, list(self.headers.items()), body)
+        if fault == "lost-answer":
+            # The request took effect upstream; its answer never comes.
+            self.close_connection = True
+            return
         if p.etag_after is not None and n >= p.etag_after:
             hdrs = [(k, '"changed-%d"' % n if k.lower() == "etag" else v) for k, v in hdrs]
         if fault in ("cut", "stall") and len(data) > 2:
@@ -331,6 +364,7 @@ class FaultProxy(_Base):
         None), whatever the schedule says: e.g. 500 for every upload part
         after the first.  delay_seconds passes before every answer.
         Faults: ok, 503 (with Retry-After: 1), 500, 429, cut, stall, reset,
+        lost-answer (passed on, then the connection closed unanswered),
         503-body (a body even to a HEAD) and junk-after (bytes after the
         answer); the last two leave bytes on a kept-alive connection."""
         self.upstream = upstream_port
@@ -430,6 +464,13 @@ class _GcsHandler(BaseHTTPRequestHandler):
         if m and self.command == "GET":
             return self._list(m.group(1), q)
         m = re.match(r"^/storage/v1/b/([^/]+)/o/(.+)$", u.path)
+        if m and self.command == "DELETE":
+            key = (m.group(1), urllib.parse.unquote(m.group(2)))
+            with g.lock:
+                gone = g.objects.pop(key, None)
+            if gone is None:
+                return _gcs_error(self, 404, "No such object: %s/%s" % key)
+            return _reply(self, 204, [], b"")
         if m and self.command in ("GET", "HEAD"):
             key = (m.group(1), urllib.parse.unquote(m.group(2)))
             with g.lock:
@@ -449,6 +490,21 @@ class _GcsHandler(BaseHTTPRequestHandler):
             if not name:
                 return _gcs_error(self, 400, "name required")
             if kind == "media":
+                # ifGenerationMatch=0: only when no object has the name
+                # (412 otherwise), checked and stored under one lock.
+                if q.get("ifGenerationMatch") == ["0"]:
+                    with g.lock:
+                        g.conditional_puts.append(name)
+                        if (m.group(1), name) in g.objects:
+                            taken = True
+                        else:
+                            taken = False
+                            g.generation += 1
+                            g.objects[(m.group(1), name)] = (bytes(body), g.generation)
+                    if taken:
+                        return _gcs_error(self, 412, "At least one of the pre-conditions you specified did not hold.")
+                    return _reply(self, 200, [("Content-Type", "application/json")],
+                                  json.dumps({"name": name}).encode())
                 g.store(m.group(1), name, body)
                 return _reply(self, 200, [("Content-Type", "application/json")],
                               json.dumps({"name": name}).encode())
@@ -541,6 +597,7 @@ class GcsServer(_Base):
         self.generation = 0
         self.cancelled = 0
         self.log = []
+        self.conditional_puts = []  # names uploaded with ifGenerationMatch=0
         super().__init__(_GcsHandler)
 
     def store(self, bucket, name, data):

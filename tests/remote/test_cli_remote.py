@@ -566,6 +566,7 @@ def run_cases(exe, data_dir, tmp, www, ngx, srv, proxy, gcs, started):
         puts = [p.split("?")[0] for m, p, r, s, n in proxy.traffic[n0:] if m in ("PUT", "POST")]
         shards = ["/%s/%s" % (BUCKET, k) for k in out_keys if not k.endswith(".json")]
         manifest = "/%s/out/train.manifest.json" % BUCKET
+        puts = [p for p in puts if not p.endswith("/out/train.lock")]  # the run's lock object, removed at its end
         if sorted(set(puts)) != sorted(shards + [manifest]):
             fail("uploads %s, expected %s", puts, shards + [manifest])
         if puts[-1] != manifest or any(p == manifest for p in puts[:-1]):
@@ -713,7 +714,7 @@ def run_cases(exe, data_dir, tmp, www, ngx, srv, proxy, gcs, started):
                 fail("%s: --resume: exit %d: %s", what, rc, err)
             ups = sorted(set(p.split("?")[0] for m, p, r, s, n in proxy.traffic[n0:]
                              if m in ("PUT", "POST", "DELETE")))
-            shard_ups = [p for p in ups if not p.endswith(".manifest.json")]
+            shard_ups = [p for p in ups if not p.endswith(".manifest.json") and not p.endswith(".lock")]
             if shard_ups != ["/%s/%s" % (BUCKET, k) for k in expect_puts]:
                 fail("%s: --resume uploaded %s, expected only %s: %s", what, ups, expect_puts, err[-1500:])
             reads = [p for m, p, r, s, n in proxy.traffic[n0:] if m == "GET" and "/rs/train-0000" in p]
@@ -745,7 +746,8 @@ def run_cases(exe, data_dir, tmp, www, ngx, srv, proxy, gcs, started):
         tool.ok(big + ["-q"])
         n0 = len(proxy.traffic)
         rc, _, err = tool.run(big + ["--resume"])
-        ups = [(m, p) for m, p, r, s, n in proxy.traffic[n0:] if m in ("PUT", "POST", "DELETE")]
+        ups = [(m, p) for m, p, r, s, n in proxy.traffic[n0:] if m in ("PUT", "POST", "DELETE")
+               and not p.split("?")[0].endswith("/rsbig/train.lock")]  # the run's lock, made and removed
         if rc != 0 or ups or "finished before" not in err:
             fail("--resume after a multipart upload: exit %d, sent %s: %s", rc, ups, err)
     res.check("3 convert --task --resume -o s3:// uploads only the missing or damaged shards", resume_remote)
