@@ -184,19 +184,28 @@ def csv_text(rows, start):
     return ("\n".join(out) + "\n").encode()
 
 
-def inputs(source):
+def parquet_of(st, rows, start):
+    """A Parquet file of csv_text's rows (id, value, word), written by
+    shardtool itself: the inputs of one run share their columns (inputs
+    whose columns differ are refused without --union-by-name)."""
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "t.csv"), "wb") as f:
+            f.write(csv_text(rows, start))
+        subprocess.run([st, "convert", os.path.join(d, "t.csv"), "--to", "parquet", "-o", d + "/p", "-s", "1",
+                        "-q"], check=True)
+        with open(os.path.join(d, "p-00000-of-00001.parquet"), "rb") as f:
+            return f.read()
+
+
+def inputs(st):
     """Objects of very different sizes, CSV and Parquet, by name (the glob
     sorts them; task I takes inputs I, I+4, ...)."""
-    with open(os.path.join(source, "tests/data/parquet/tfx/chicago_taxi_data.parquet"), "rb") as f:
-        taxi = f.read()
-    with open(os.path.join(source, "tests/data/parquet/alltypes_plain.parquet"), "rb") as f:
-        tiny = f.read()
     return {
         "train/a.csv": csv_text(300, 0),
         "train/b.csv": csv_text(60000, 1000),     # task 1: the one that fails first
-        "train/c.parquet": taxi,
+        "train/c.parquet": parquet_of(st, 10000, 300000),
         "train/d.csv": csv_text(5000, 100000),
-        "train/e.parquet": tiny,
+        "train/e.parquet": parquet_of(st, 8, 400000),
         "train/f.csv": csv_text(20, 200000),
     }
 
@@ -253,7 +262,7 @@ def main():
         st_, body = srv.request("PUT", "/" + BUCKET)
         if st_ != 200:
             raise rtest.Failure("cannot create the bucket: %d %s" % (st_, body))
-        for name, data in inputs(source).items():
+        for name, data in inputs(st).items():
             st_, body = srv.request("PUT", "/%s/%s" % (BUCKET, name), body=data)
             if st_ != 200:
                 raise rtest.Failure("cannot put %s: %d" % (name, st_))
