@@ -226,8 +226,6 @@ static int compare_strings(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* One directory's files (or one prefix's objects) that follow a pattern
- * of the set but are not listed (listed: sorted). */
 /* Whether a shard name holds a number of the distributed set that another
  * task's manifest lists (m: a task manifest): not this manifest's to claim. */
 static bool other_tasks_shard(const manifest *m, const shard_pattern *p, const char *name)
@@ -237,6 +235,24 @@ static bool other_tasks_shard(const manifest *m, const shard_pattern *p, const c
         n != m->share_total)
         return false;
     return i < m->share_first || i - m->share_first >= m->share_count;
+}
+
+/* Appends a copy of name to the growing list names[n] (cap slots);
+ * false when memory runs out (the list then stops where it is). */
+static bool push_name(char ***names, size_t *n, size_t *cap, const char *name)
+{
+    if (*n == *cap) {
+        size_t more_cap = *cap ? *cap * 2 : 16;
+        char **more = realloc(*names, more_cap * sizeof *more);
+        if (!more)
+            return false;
+        *names = more;
+        *cap = more_cap;
+    }
+    if (!((*names)[*n] = strdup(name)))
+        return false;
+    (*n)++;
+    return true;
 }
 
 /* The names in the pattern's directory that start with its prefix: a
@@ -266,15 +282,8 @@ static bool names_beside(const shard_pattern *p, char ***out, size_t *nout)
             const char *name = urls[i] + dirlen;
             if (strncmp(urls[i], p->dir, dirlen) != 0 || strchr(name, '/'))
                 continue;
-            if (n == cap) {
-                char **more = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof *names);
-                if (!more)
-                    break;
-                names = more;
-            }
-            if (!(names[n] = strdup(name)))
+            if (!push_name(&names, &n, &cap, name))
                 break;
-            n++;
         }
         st_remote_free_urls(urls, nurls);
 #else
@@ -286,15 +295,8 @@ static bool names_beside(const shard_pattern *p, char ***out, size_t *nout)
             return false;
         struct dirent *de;
         while ((de = readdir(d)) != NULL && !cli_interrupted) {
-            if (n == cap) {
-                char **more = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof *names);
-                if (!more)
-                    break;
-                names = more;
-            }
-            if (!(names[n] = strdup(de->d_name)))
+            if (!push_name(&names, &n, &cap, de->d_name))
                 break;
-            n++;
         }
         closedir(d);
     }
@@ -303,6 +305,8 @@ static bool names_beside(const shard_pattern *p, char ***out, size_t *nout)
     return true;
 }
 
+/* One directory's files (or one prefix's objects) that follow a pattern
+ * of the set but are not listed (listed: sorted). */
 static void report_unlisted_in(verify_ctx *vc, const manifest *m, const shard_pattern *p, char **listed,
                                size_t nlisted)
 {
@@ -322,15 +326,8 @@ static void report_unlisted_in(verify_ctx *vc, const manifest *m, const shard_pa
         char *key = path;
         if (bsearch(&key, listed, nlisted, sizeof *listed, compare_strings))
             continue;
-        if (n == cap) {
-            char **more = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof *names);
-            if (!more)
-                break;
-            names = more;
-        }
-        if (!(names[n] = strdup(d_name)))
+        if (!push_name(&names, &n, &cap, d_name))
             break;
-        n++;
     }
     for (size_t b = 0; b < nbeside; b++)
         free(beside[b]);
