@@ -1,6 +1,6 @@
 /* shardtool verify: prove the integrity of shards, for people and for CI. */
 #include "verify.h"
-#include "side_files.h"
+#include "../lib/side_files.h"
 #include "input.h"
 #include "json_version.h"
 
@@ -278,7 +278,7 @@ void verify_opened(verify_ctx *vc, const char *path, verify_opener open, void *a
         /* A name that says another format needs --from in the command. */
         const st_format *by_name = st_format_by_extension(path);
         bool name_misleads = text && by_name && by_name != text && !is_text_name(by_name);
-        const char *side = cli_side_file_kind(path);
+        const char *side = st_side_file_kind(path);
         if (side)
             st_error_set(&res->err, ST_EUSAGE, "this is %s written by shardtool, not a shard (%s)",
                          side,
