@@ -1,6 +1,7 @@
 /* Input expansion (input_expand.h): what a list of command-line inputs
  * names, as files and objects to read. */
 #include "input_expand.h"
+#include "error_text.h"
 #include "input_names.h"
 #include "side_files.h"
 
@@ -259,18 +260,13 @@ static int add_directory(expander *x, const char *dir, const struct stat *st)
     return rc;
 }
 
-/* The error of a listing, named by its URL (shown without credentials)
- * unless the message already starts with it. */
+/* The error of a listing, worded as every input's is (error_text.h). */
 static int remote_error(expander *x, const char *url, const st_error *why)
 {
-    char shown[2048];
-    const char *name = st_url_shown(url, shown, sizeof shown);
-    const char *msg = why->msg[0] ? why->msg : st_status_name(why->code);
+    char text[sizeof x->err->msg];
+    st_error_text(url, why, text, sizeof text);
     /* A listing that fails is an input that cannot be read at all. */
-    int code = why->code == ST_EDATA ? ST_EUSAGE : why->code;
-    if (name && strncmp(msg, name, strlen(name)) != 0)
-        return st_error_set(x->err, code, "%s: %s", name, msg);
-    return st_error_set(x->err, code, "%s", msg);
+    return st_error_set(x->err, why->code == ST_EDATA ? ST_EUSAGE : why->code, "%s", text);
 }
 
 static int add_remote(expander *x, const char *url)
