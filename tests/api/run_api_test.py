@@ -136,8 +136,10 @@ def main():
 
         # Remote inputs (http://, served from tests/data here): the same records
         # and messages, where the build reads URLs.
-        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=data)
-        handler.log_message = lambda *args: None
+        class Quiet(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+        handler = functools.partial(Quiet, directory=data)
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         try:
