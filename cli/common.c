@@ -1,19 +1,16 @@
 /* Option tables and services shared by the subcommands: signals, input
- * expansion, remote set-up. */
+ * expansion (the library's, lib/input_expand.c, worded for a command),
+ * remote set-up. */
 #include "cli.h"
 #include "../src/url_redact.h"
 #include "../lib/input_expand.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <glob.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #if ST_HAVE_REMOTE_MODULE
