@@ -96,11 +96,6 @@ int cli_exit_for(int code);
  * every command (shardtool(1), EXIT STATUS): damaged or unsupported data
  * is 1, an input that is missing or cannot be read at all is 2. */
 int cli_exit_for_input(int code);
-/* Reads up to `cap` bytes from the start of the file at `path` into buf;
- * returns the count, or -1 when it cannot be opened or read.  Opened with
- * O_NONBLOCK (a FIFO never blocks) plus `extra_flags` (e.g. O_NOFOLLOW). */
-long cli_file_head(const char *path, int extra_flags, void *buf, size_t cap);
-
 /* Signals: SIGINT / SIGTERM set the flag (and remove temporary files);
  * SIGPIPE is ignored so that a closed pipe is an EPIPE error we can handle. */
 extern volatile sig_atomic_t cli_interrupted;

@@ -3,7 +3,7 @@
 #include "cli.h"
 #include "input.h"
 
-#include "../formats/example/example.h"
+#include "../lib/record_bytes.h"
 #include "../formats/tfrecord/tfrecord.h"
 #include "../src/record_json.h"
 
@@ -108,16 +108,10 @@ static int cat_record(cat_state *cs, const st_record *rec)
             return ST_ENOMEM;
         return emit(cs, cs->line.data, cs->line.len);
     }
-    const uint8_t *payload = rec->payload.data;
-    size_t len = rec->payload.len;
-    if (!payload) {
-        /* A record from another format becomes an Example here. */
-        st_buf_clear(&cs->encoded);
-        if (st_example_encode(rec, &cs->encoded))
-            return ST_ENOMEM;
-        payload = cs->encoded.data;
-        len = cs->encoded.len;
-    }
+    const uint8_t *payload;
+    size_t len;
+    if (st_record_example_bytes(rec, &cs->encoded, &payload, &len))
+        return ST_ENOMEM;
     if (cs->mode == CAT_TFRECORD) {
         if (st_tfrecord_append(&cs->line, payload, len))
             return ST_ENOMEM;

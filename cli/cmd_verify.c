@@ -1,6 +1,6 @@
 /* shardtool verify: prove the integrity of shards, for people and for CI. */
 #include "verify.h"
-#include "side_files.h"
+#include "../lib/side_files.h"
 #include "input.h"
 #include "json_version.h"
 
@@ -46,307 +46,60 @@ static const cli_option *const verify_groups[] = {
     verify_options, cli_remote_options, cli_common_options, NULL,
 };
 
-/* ---- an input wrapper that checksums what passes through ------------------- */
-
-/* The tap's state lives with the caller: verify() closes the tap stream
- * (freeing only the wrapper), and the caller reads the checksum after. */
-typedef struct crc_tap {
-    st_stream_ops ops;   /* those of inner's that it has */
-    st_stream *inner;
-    bool checksum;       /* only manifests need the file's CRC */
-    uint32_t crc;
-    uint64_t bytes;
-    const uint8_t *lent; /* next byte to be consumed of what inner lent */
-} crc_tap;
-
-static crc_tap *tap_of(st_stream *s)
-{
-    return *(crc_tap **)(s + 1);
-}
-
-static ssize_t tap_read(st_stream *s, void *buf, size_t n, st_error *err)
-{
-    crc_tap *t = tap_of(s);
-    ssize_t got = st_stream_read(t->inner, buf, n, err);
-    if (got > 0) {
-        if (t->checksum)
-            t->crc = st_crc32c(t->crc, buf, (size_t)got);
-        t->bytes += (uint64_t)got;
-    }
-    return got;
-}
-
-static ssize_t tap_pread(st_stream *s, void *buf, size_t n, uint64_t off, st_error *err)
-{
-    crc_tap *t = tap_of(s);
-    return t->inner->ops->pread(t->inner, buf, n, off, err);
-}
-
-static int tap_size(st_stream *s, uint64_t *size, st_error *err)
-{
-    return st_stream_size(tap_of(s)->inner, size, err);
-}
-
-/* Lent bytes (a remote chunk) are checksummed as they are consumed, so the
- * record reader still reads them in place. */
-static ssize_t tap_lend(st_stream *s, size_t want, const uint8_t **data, st_error *err)
-{
-    crc_tap *t = tap_of(s);
-    ssize_t got = st_stream_lend(t->inner, want, data, err);
-    if (got > 0)
-        t->lent = *data;
-    return got;
-}
-
-static void tap_consume(st_stream *s, size_t n)
-{
-    crc_tap *t = tap_of(s);
-    if (t->checksum)
-        t->crc = st_crc32c(t->crc, t->lent, n);
-    t->lent += n;
-    t->bytes += n;
-    st_stream_consume(t->inner, n);
-}
-
-static void tap_close(st_stream *s)
-{
-    (void)s; /* the state is the caller's; st_stream_close frees the wrapper */
-}
-
-static void tap_init(crc_tap *t, st_stream *inner, bool checksum)
-{
-    *t = (crc_tap){.inner = inner, .checksum = checksum};
-    t->ops = (st_stream_ops){.kind = "file", .read = tap_read, .size = tap_size, .close = tap_close};
-    if (st_stream_can_seek(inner))
-        t->ops.pread = tap_pread;
-    else
-        t->ops.kind = "stream";
-    if (st_stream_can_lend(inner)) {
-        t->ops.lend = tap_lend;
-        t->ops.consume = tap_consume;
-    }
-}
-
 /* ---- verifying one file ---------------------------------------------------- */
-
-static const st_format *detect_for_verify(const char *path, const uint8_t *head, size_t n)
-{
-    if (n == 0) {
-        /* Empty: a TFRecord of no records, unless its name says Parquet or
-         * Avro, which are never empty (every command says "not a ... file"). */
-        const st_format *by_name = st_format_by_extension(path);
-        if (by_name && (strcmp(by_name->name, "parquet") == 0 || strcmp(by_name->name, "avro") == 0))
-            return by_name;
-    }
-    if (n >= 4 && (memcmp(head, "PAR1", 4) == 0 || memcmp(head, "PARE", 4) == 0))
-        return st_format_by_name("parquet");
-    if (n >= 4 && memcmp(head, "Obj", 3) == 0 && (head[3] == 1 || head[3] == 0))
-        return st_format_by_name("avro");
-    return st_format_by_name("tfrecord");
-}
-
-/* A TFRecord shard starts with a valid header, is compressed, is empty, or
- * is named like one (a damaged first header must still be reported as
- * damage); Parquet and Avro have their magic.  Anything else that reads as
- * text (CSV, JSON lines) is not a shard at all. */
-static bool is_text_name(const st_format *f)
-{
-    return f && (strcmp(f->name, "csv") == 0 || strcmp(f->name, "tsv") == 0 ||
-                 strcmp(f->name, "jsonl") == 0);
-}
-
-/* Whether a compressed file holds nothing once inflated (an empty CSV,
- * gzipped, holds 0 records as for every command).  Opened a second time,
- * since the verifier needs the stored bytes. */
-static bool inflates_to_nothing(const char *path, verify_opener open, void *arg)
-{
-    st_error err = {0};
-    st_stream *s, *z;
-    if (open(arg, path, &s, &err) < 0)
-        return false;
-    if (st_stream_decompress(s, ST_COMPRESSION_AUTO, &z, NULL, &err) < 0)
-        return false;
-    uint8_t one;
-    ssize_t got = st_stream_peek(&z, &one, 1, &err);
-    st_stream_close(z);
-    return got == 0;
-}
-
-static bool looks_like_shard(const char *path, const uint8_t *head, size_t n, verify_opener open,
-                             void *arg)
-{
-    const st_format *by_name = st_format_by_extension(path);
-    /* A file named .csv, .tsv or .jsonl (also compressed) that holds
-     * anything is text whatever its size: a 4-byte "x\n1\n" is not a
-     * truncated TFRecord. */
-    if (n > 0 && is_text_name(by_name) &&
-        (st_compression_sniff(head, n) == ST_COMPRESSION_NONE || !inflates_to_nothing(path, open, arg)))
-        return false;
-    /* Fewer bytes than a record header: a truncated shard, not text. */
-    if (n < ST_TFRECORD_HEADER_SIZE || st_compression_sniff(head, n) != ST_COMPRESSION_NONE)
-        return true;
-    /* By content alone: a CSV named .parquet is text, not a damaged shard. */
-    if (!is_text_name(st_format_detect(NULL, head, n)))
-        return true;
-    return by_name && strcmp(by_name->name, "tfrecord") == 0;
-}
-
-/* The CRC32C of a whole file, for manifests, when the verifier did not read
- * it front to back (Parquet reads by ranges; a damaged file stops early). */
-static int checksum_file(const char *path, verify_opener open, void *arg, uint32_t *crc,
-                         uint64_t *size, st_error *err)
-{
-    st_stream *s;
-    int rc = open(arg, path, &s, err);
-    if (rc < 0)
-        return rc;
-    uint8_t *buf = malloc(1 << 20);
-    if (!buf) {
-        st_stream_close(s);
-        return st_error_set(err, ST_ENOMEM, "out of memory");
-    }
-    uint32_t c = 0;
-    uint64_t total = 0;
-    ssize_t got;
-    while ((got = st_stream_read(s, buf, 1 << 20, err)) > 0) {
-        c = st_crc32c(c, buf, (size_t)got);
-        total += (uint64_t)got;
-    }
-    free(buf);
-    st_stream_close(s);
-    if (got < 0)
-        return (int)got;
-    *crc = c;
-    *size = total;
-    return ST_OK;
-}
 
 /* Uncompressed TFRecords go to the GPU when a session is open; everything
  * else (and anything the GPU pass declines) is checked on the CPU. */
-static int run_verifier(verify_ctx *vc, const st_verify_options *opt, file_result *res,
-                        st_stream *in, const uint8_t *head, size_t n)
+typedef struct gpu_offload {
+    verify_ctx *vc;
+    file_result *res;
+} gpu_offload;
+
+static int offload_to_gpu(void *ctx, st_file_check *check, const st_verify_options *opt, st_stream *in,
+                          const uint8_t *head, size_t n, bool *taken)
 {
 #if ST_HAVE_GPU_MODULE
+    gpu_offload *g = ctx;
     bool plain = opt->compression == ST_COMPRESSION_NONE ||
                  (opt->compression == ST_COMPRESSION_AUTO &&
                   st_compression_sniff(head, n) == ST_COMPRESSION_NONE);
-    if (vc->gpu && plain && strcmp(res->format->name, "tfrecord") == 0) {
+    if (g->vc->gpu && plain && strcmp(check->format->name, "tfrecord") == 0) {
         st_gpu_verify_options gopt;
         st_gpu_verify_options_init(&gopt);
         gopt.decode = opt->decode;
         gopt.compression = ST_COMPRESSION_NONE;
         gopt.max_record_size = opt->max_record_size;
         gopt.example_check = st_example_check;
-        gopt.stats = &res->gpu;
-        res->on_gpu = true;
-        return st_gpu_session_verify(vc->gpu, in, &gopt, &res->rep, &res->err);
+        gopt.stats = &g->res->gpu;
+        *taken = true;
+        int rc = st_gpu_session_verify(g->vc->gpu, in, &gopt, &check->rep, &check->err);
+        g->res->on_gpu = rc != ST_EUNSUPPORTED;
+        if (!g->res->on_gpu) /* declined: checked again on the CPU */
+            memset(&g->res->gpu, 0, sizeof g->res->gpu);
+        return rc;
     }
 #else
-    (void)head;
-    (void)n;
+    (void)ctx, (void)check, (void)opt, (void)in, (void)head, (void)n;
 #endif
-    return res->format->verify(in, opt, &res->rep, &res->err);
+    *taken = false;
+    return ST_EUNSUPPORTED;
 }
 
-static int open_path(void *arg, const char *path, st_stream **out, st_error *err)
-{
-    (void)arg;
-    return st_stream_open(path, out, err);
-}
-
-void verify_opened(verify_ctx *vc, const char *path, verify_opener open, void *arg,
+void verify_opened(verify_ctx *vc, const char *path, st_verify_opener open, void *arg,
                    const st_format *format, st_compression compression, bool want_crc,
                    file_result *res)
 {
     memset(res, 0, sizeof *res);
-    st_stream *in = NULL;
-    if (open(arg, path, &in, &res->err) < 0)
-        return;
-    uint8_t head[16];
-    ssize_t n = st_stream_peek(&in, head, sizeof head, &res->err);
-    if (n < 0) {
-        st_stream_close(in);
-        return;
-    }
     st_verify_options opt = vc->opt;
     opt.compression = compression;
-    res->format = format ? format : detect_for_verify(path, head, (size_t)n);
-    if (!format && !looks_like_shard(path, head, (size_t)n, open, arg)) {
-        const st_format *text = st_format_detect(NULL, head, (size_t)n);
-        if (!is_text_name(text)) /* compressed: the name says what is inside */
-            text = st_format_detect(path, head, (size_t)n);
-        /* A name that says another format needs --from in the command. */
-        const st_format *by_name = st_format_by_extension(path);
-        bool name_misleads = text && by_name && by_name != text && !is_text_name(by_name);
-        const char *side = cli_side_file_kind(path);
-        if (side)
-            st_error_set(&res->err, ST_EUSAGE, "this is %s written by shardtool, not a shard (%s)",
-                         side,
-                         strcmp(side, "a manifest") == 0 ? "check the shards it lists with verify --manifest"
-                         : strcmp(side, "a shard index") == 0 ? "verify the shard beside it"
-                                                               : "verify the shards themselves");
-        else
-            /* --from takes only the formats verify checks, so the way out
-             * for a table is convert (or --from tfrecord for a shard whose
-             * name and first bytes mislead).  FILE, not the path: the
-             * message is the same for a local file and an object. */
-            st_error_set(&res->err, ST_EUSAGE,
-                         "this looks like %s text, not a TFRecord, Parquet or Avro file (verify "
-                         "checks those, and --from tfrecord checks it as one anyway; convert "
-                         "reads text: shardtool convert %s%s%sFILE -o PREFIX)",
-                         text ? text->name : "plain", name_misleads ? "--from " : "",
-                         name_misleads ? text->name : "", name_misleads ? " " : "");
-        st_stream_close(in);
-        return;
-    }
-    if (res->format->unavailable || !res->format->verify) {
-        st_error_set(&res->err, ST_EUNSUPPORTED, "%s",
-                     res->format->unavailable ? res->format->unavailable
-                                              : "this format cannot be verified");
-        st_stream_close(in);
-        return;
-    }
-    crc_tap state;
-    tap_init(&state, in, want_crc);
-    st_stream *tap = st_stream_alloc(&state.ops, path, sizeof(crc_tap *));
-    if (!tap) {
-        st_error_set(&res->err, ST_ENOMEM, "out of memory");
-        st_stream_close(in);
-        return;
-    }
-    *(crc_tap **)(tap + 1) = &state;
-    int rc = run_verifier(vc, &opt, res, tap, head, (size_t)n);
-    uint64_t size = 0;
-    st_error ignored;
-    bool sized = st_stream_size(in, &size, &ignored) == ST_OK;
-    st_stream_close(in);
-#if ST_HAVE_GPU_MODULE
-    if (rc == ST_EUNSUPPORTED && res->on_gpu) {
-        /* The GPU pass declined this file: check it again on the CPU. */
-        st_gpu_session *gpu = vc->gpu;
-        vc->gpu = NULL;
-        verify_opened(vc, path, open, arg, format, compression, want_crc, res);
-        vc->gpu = gpu;
-        return;
-    }
-#endif
-    if (rc < 0)
-        return;
-    res->readable = true;
-    if (!want_crc)
-        return;
-    if (sized && state.bytes == size) {
-        res->have_crc = true;
-        res->crc = state.crc;
-        res->size = size;
-    } else if (checksum_file(path, open, arg, &res->crc, &res->size, &ignored) == ST_OK) {
-        res->have_crc = true;
-    }
+    gpu_offload g = {vc, res};
+    st_verify_offload offload = {offload_to_gpu, &g};
+    st_verify_opened(path, open, arg, format, &opt, want_crc, &offload, &res->c);
 }
 
 static void verify_file(verify_ctx *vc, const char *path, file_result *res)
 {
-    verify_opened(vc, path, open_path, NULL, vc->forced, vc->opt.compression, false, res);
+    verify_opened(vc, path, st_verify_open_path, NULL, vc->forced, vc->opt.compression, false, res);
 }
 
 /* ---- reporting ----------------------------------------------------------------- */
@@ -385,15 +138,15 @@ static void report_json_file(verify_ctx *vc, const char *path, const file_result
     st_jsonw *w = &vc->w;
     st_json_begin_object(w);
     st_json_member_string(w, "path", path);
-    bool ok = res->readable && res->rep.ok && !manifest_problem;
+    bool ok = res->c.readable && res->c.rep.ok && !manifest_problem;
     st_json_member_bool(w, "ok", ok);
-    if (!res->readable) {
-        char msg[sizeof res->err.msg + 256];
-        st_json_member_string(w, "error", shown_text(res->err.msg, msg, sizeof msg));
+    if (!res->c.readable) {
+        char msg[sizeof res->c.err.msg + 256];
+        st_json_member_string(w, "error", shown_text(res->c.err.msg, msg, sizeof msg));
         st_json_end_object(w);
         return;
     }
-    st_json_member_string(w, "format", res->format->name);
+    st_json_member_string(w, "format", res->c.format->name);
     st_json_member_string(w, "device", res->on_gpu ? "cuda" : "cpu");
 #if ST_HAVE_GPU_MODULE
     if (res->on_gpu) {
@@ -408,27 +161,27 @@ static void report_json_file(verify_ctx *vc, const char *path, const file_result
         st_json_end_object(w);
     }
 #endif
-    st_json_member_uint(w, "records", res->rep.records);
-    st_json_member_uint(w, "bytes", res->rep.bytes);
-    st_json_member_uint(w, "file_bytes", res->rep.file_bytes);
-    st_json_member_string(w, "compression", st_compression_name(res->rep.compression));
+    st_json_member_uint(w, "records", res->c.rep.records);
+    st_json_member_uint(w, "bytes", res->c.rep.bytes);
+    st_json_member_uint(w, "file_bytes", res->c.rep.file_bytes);
+    st_json_member_string(w, "compression", st_compression_name(res->c.rep.compression));
     /* "bytes" above is the record stream read, as version 1 has always had
      * it; "file_bytes" (on disk) and "decompressed_bytes" (read) are the
      * names that mean one thing everywhere. */
-    st_json_member_uint(w, "decompressed_bytes", res->rep.bytes);
+    st_json_member_uint(w, "decompressed_bytes", res->c.rep.bytes);
     char detail[2048];
-    if (!res->rep.ok)
-        json_failure(w, res->rep.failure_kind ? res->rep.failure_kind : "damaged",
-                     &res->rep.failure_record, &res->rep.failure_offset,
-                     shown_text(res->rep.failure_detail, detail, sizeof detail));
+    if (!res->c.rep.ok)
+        json_failure(w, res->c.rep.failure_kind ? res->c.rep.failure_kind : "damaged",
+                     &res->c.rep.failure_record, &res->c.rep.failure_offset,
+                     shown_text(res->c.rep.failure_detail, detail, sizeof detail));
     else if (manifest_problem)
         json_failure(w, "manifest mismatch", NULL, NULL, manifest_problem);
-    if (res->rep.ok && res->rep.unsupported_kind) {
+    if (res->c.rep.ok && res->c.rep.unsupported_kind) {
         /* Intact, but holding what cat and convert cannot map: "ok" stays true. */
         st_json_key(w, "unsupported");
         st_json_begin_object(w);
-        st_json_member_string(w, "kind", res->rep.unsupported_kind);
-        st_json_member_string(w, "message", res->rep.unsupported);
+        st_json_member_string(w, "kind", res->c.rep.unsupported_kind);
+        st_json_member_string(w, "message", res->c.rep.unsupported);
         st_json_end_object(w);
     }
     st_json_end_object(w);
@@ -437,18 +190,18 @@ static void report_json_file(verify_ctx *vc, const char *path, const file_result
 static void report_text_file(verify_ctx *vc, const char *path, const file_result *res,
                              const char *manifest_problem)
 {
-    if (!res->readable) {
+    if (!res->c.readable) {
         if (!res->reported)
-            cli_error_at(vc->cmd, path, &res->err);
+            cli_error_at(vc->cmd, path, &res->c.err);
         return;
     }
     char shown[4096], problem[2048], detail[2048];
     path = st_url_shown(path, shown, sizeof shown);
     manifest_problem = shown_text(manifest_problem, problem, sizeof problem);
-    if (!res->rep.ok) {
+    if (!res->c.rep.ok) {
         printf("%s: DAMAGED: %s at record %" PRIu64 ", offset %" PRIu64 " (%s)\n", path,
-               res->rep.failure_kind ? res->rep.failure_kind : "damaged", res->rep.failure_record,
-               res->rep.failure_offset, shown_text(res->rep.failure_detail, detail, sizeof detail));
+               res->c.rep.failure_kind ? res->c.rep.failure_kind : "damaged", res->c.rep.failure_record,
+               res->c.rep.failure_offset, shown_text(res->c.rep.failure_detail, detail, sizeof detail));
         return;
     }
     if (manifest_problem) {
@@ -457,26 +210,26 @@ static void report_text_file(verify_ctx *vc, const char *path, const file_result
     }
     if (!vc->quiet)
         printf("%s: OK (%s, %" PRIu64 " records, %" PRIu64 " bytes%s%s)\n", path,
-               res->format->name, res->rep.records, res->rep.file_bytes,
-               res->rep.compression > ST_COMPRESSION_NONE ? ", " : "",
-               res->rep.compression > ST_COMPRESSION_NONE ? st_compression_name(res->rep.compression) : "");
-    if (!vc->quiet && res->rep.unsupported_kind)
+               res->c.format->name, res->c.rep.records, res->c.rep.file_bytes,
+               res->c.rep.compression > ST_COMPRESSION_NONE ? ", " : "",
+               res->c.rep.compression > ST_COMPRESSION_NONE ? st_compression_name(res->c.rep.compression) : "");
+    if (!vc->quiet && res->c.rep.unsupported_kind)
         printf("%s: note: intact, but %s: %s; cat and convert refuse these values\n", path,
-               res->rep.unsupported_kind, res->rep.unsupported);
+               res->c.rep.unsupported_kind, res->c.rep.unsupported);
 }
 
 void account(verify_ctx *vc, const char *path, const file_result *res,
                     const char *manifest_problem)
 {
     vc->files++;
-    if (!res->readable)
+    if (!res->c.readable)
         vc->unreadable++;
-    else if (!res->rep.ok || manifest_problem)
+    else if (!res->c.rep.ok || manifest_problem)
         vc->damaged++;
-    if (res->readable) {
-        vc->records += res->rep.records;
-        vc->bytes += res->rep.file_bytes;
-        vc->decompressed_bytes += res->rep.bytes;
+    if (res->c.readable) {
+        vc->records += res->c.rep.records;
+        vc->bytes += res->c.rep.file_bytes;
+        vc->decompressed_bytes += res->c.rep.bytes;
     }
     if (vc->json)
         report_json_file(vc, path, res, manifest_problem);
@@ -509,7 +262,7 @@ static void check_one(verify_ctx *vc, const char *path, const char *unexpanded, 
     if (unexpanded) {
         /* Its expansion failed and said why on stderr; it is still one of the files. */
         memset(res, 0, sizeof *res);
-        st_error_set(&res->err, ST_ENOTFOUND, "%s", unexpanded);
+        st_error_set(&res->c.err, ST_ENOTFOUND, "%s", unexpanded);
         res->reported = true;
     } else {
         verify_file(vc, path, res);

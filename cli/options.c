@@ -4,6 +4,7 @@
 #include "suggest.h"
 #include "progress.h"
 #include "../src/url_redact.h"
+#include "../lib/error_text.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -396,17 +397,9 @@ void cli_error(const cli_command *cmd, const char *fmt, ...)
 
 void cli_error_at(const cli_command *cmd, const char *path, const st_error *err)
 {
-    /* Messages that already start with the path (remote ones name their URL)
-     * are not prefixed twice. */
-    char shown[2048];
-    path = st_url_shown(path, shown, sizeof shown);
-    if (path && strncmp(err->msg, path, strlen(path)) == 0)
-        path = NULL;
-    const char *msg = err->msg[0] ? err->msg : st_status_name(err->code);
-    if (path)
-        cli_error(cmd, "%s: %s", path, msg);
-    else
-        cli_error(cmd, "%s", msg);
+    char text[4096];
+    st_error_text(path, err, text, sizeof text);
+    cli_error(cmd, "%s", text);
     cli_hint_for(cmd, err);
 }
 

@@ -7,6 +7,7 @@
 
 #include "../formats/format.h"
 #include "../src/json.h"
+#include "../lib/verify_file.h"
 
 #if ST_HAVE_GPU_MODULE
 #include "../src/gpu/gpu_verify.h"
@@ -30,14 +31,9 @@ typedef struct verify_ctx {
 #endif
 } verify_ctx;
 
+/* One file's check (lib/verify_file.h), and what the command line adds. */
 typedef struct file_result {
-    st_verify_report rep;
-    const st_format *format;
-    bool readable;
-    st_error err;
-    bool have_crc;
-    uint32_t crc;
-    uint64_t size;
+    st_file_check c;
     bool on_gpu;
     bool reported;        /* its error is on stderr already (text mode prints nothing more) */
 #if ST_HAVE_GPU_MODULE
@@ -46,14 +42,9 @@ typedef struct file_result {
 } file_result;
 
 
-/* Opens the file or object to check; verify_opened may call it again (a
- * second pass for the checksum, or the CPU after the GPU declined). */
-typedef int (*verify_opener)(void *arg, const char *path, st_stream **out, st_error *err);
-
-/* Checks one file as `format` (NULL: detected from its first bytes, and text
- * refused as not a shard) with `compression`; with want_crc, res also gets
- * the CRC32C and size of the bytes as stored. */
-void verify_opened(verify_ctx *vc, const char *path, verify_opener open, void *arg,
+/* Checks one file as `format` (NULL: detected) with `compression`, on the
+ * GPU when a session is open and it takes the file (st_verify_opened). */
+void verify_opened(verify_ctx *vc, const char *path, st_verify_opener open, void *arg,
                    const st_format *format, st_compression compression, bool want_crc,
                    file_result *res);
 

@@ -48,14 +48,14 @@ static void report_failure(verify_ctx *vc, const char *path, const char *kind, c
 static void compare(const manifest_entry *e, const file_result *res, char *problem, size_t cap)
 {
     problem[0] = '\0';
-    if (e->has_records && res->rep.ok && e->records != res->rep.records) {
-        snprintf(problem, cap, "%" PRIu64 " records, the manifest says %" PRIu64, res->rep.records,
+    if (e->has_records && res->c.rep.ok && e->records != res->c.rep.records) {
+        snprintf(problem, cap, "%" PRIu64 " records, the manifest says %" PRIu64, res->c.rep.records,
                  e->records);
-    } else if (e->has_bytes && res->have_crc && e->bytes != res->size) {
-        snprintf(problem, cap, "%" PRIu64 " bytes, the manifest says %" PRIu64, res->size, e->bytes);
-    } else if (e->has_crc && res->have_crc) {
+    } else if (e->has_bytes && res->c.have_crc && e->bytes != res->c.size) {
+        snprintf(problem, cap, "%" PRIu64 " bytes, the manifest says %" PRIu64, res->c.size, e->bytes);
+    } else if (e->has_crc && res->c.have_crc) {
         char have[16];
-        snprintf(have, sizeof have, "%08x", res->crc);
+        snprintf(have, sizeof have, "%08x", res->c.crc);
         if (strcmp(have, e->crc32c) != 0)
             snprintf(problem, cap, "crc32c %s, the manifest says %s", have, e->crc32c);
     }
@@ -192,29 +192,29 @@ static void verify_entry(verify_ctx *vc, const manifest_entry *e, const char *pa
     memset(&res, 0, sizeof res);
     if (!st_path_is_remote(path)) {
         char why[400];
-        int rc = check_local(path, root, trust, real, sizeof real, why, sizeof why, &res.err);
+        int rc = check_local(path, root, trust, real, sizeof real, why, sizeof why, &res.c.err);
         if (rc > 0) {
             report_failure(vc, path, "unsafe path", why);
             return;
         }
-        if (rc < 0 && res.err.code != ST_ENOTFOUND) {
+        if (rc < 0 && res.c.err.code != ST_ENOTFOUND) {
             account(vc, path, &res, NULL);
             return;
         }
     }
-    if (res.err.code != ST_ENOTFOUND)
+    if (res.c.err.code != ST_ENOTFOUND)
         verify_opened(vc, real, open_shard, NULL, how->format, how->compression, true, &res);
-    if (res.readable && res.have_crc)
-        res.rep.file_bytes = res.size; /* as stored, whatever the verifier read */
-    if (!res.readable && res.err.code == ST_ENOTFOUND) {
+    if (res.c.readable && res.c.have_crc)
+        res.c.rep.file_bytes = res.c.size; /* as stored, whatever the verifier read */
+    if (!res.c.readable && res.c.err.code == ST_ENOTFOUND) {
         /* A missing shard is damage to the data set, not a usage error. */
         char msg[600];
-        snprintf(msg, sizeof msg, "missing shard (%.500s)", res.err.msg);
+        snprintf(msg, sizeof msg, "missing shard (%.500s)", res.c.err.msg);
         report_failure(vc, path, "manifest mismatch", msg);
         return;
     }
     char problem[512] = "";
-    if (res.readable)
+    if (res.c.readable)
         compare(e, &res, problem, sizeof problem);
     account(vc, path, &res, problem[0] ? problem : NULL);
 }

@@ -1,8 +1,8 @@
 /* Which names found in a directory or by a glob are inputs: tables and
  * shards only, so that the README.txt, _SUCCESS and .crc files that Spark,
  * Hadoop and people leave beside their data are never read as CSV. */
-#ifndef ST_CLI_INPUT_NAMES_H
-#define ST_CLI_INPUT_NAMES_H
+#ifndef ST_LIB_INPUT_NAMES_H
+#define ST_LIB_INPUT_NAMES_H
 
 #include <stdbool.h>
 
@@ -10,6 +10,6 @@
  * is in input_names.c and shardtool(1) under INPUTS).  A file named on the
  * command line is read whatever its name; this is for the files a
  * directory or a glob brings. */
-bool cli_is_table_name(const char *path);
+bool st_is_table_name(const char *path);
 
 #endif

@@ -89,7 +89,7 @@ static bool has_format_extension(const char *name, size_t n)
     return st_format_by_extension(base) != NULL;
 }
 
-bool cli_is_table_name(const char *path)
+bool st_is_table_name(const char *path)
 {
     const char *slash = strrchr(path, '/');
     const char *name = slash ? slash + 1 : path;

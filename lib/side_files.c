@@ -13,7 +13,6 @@
  * Hidden names (a leading dot, which every temporary file has) are left out
  * by the directory walk before this rule is asked. */
 #include "side_files.h"
-#include "cli.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -37,12 +36,25 @@ static const struct {
     {".journal", "a rename journal"},
 };
 
+/* Reads up to `cap` bytes from the start of the file at `path`; returns the
+ * count, or -1 when it cannot be opened or read.  O_NONBLOCK: a FIFO never
+ * blocks. */
+static long file_head(const char *path, void *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, cap);
+    close(fd);
+    return (long)n;
+}
+
 /* Whether the file begins the way st_feature_spec_write begins one.  Only
  * regular files are opened (O_NONBLOCK keeps a FIFO from blocking). */
 static bool looks_like_feature_spec(const char *path)
 {
     char head[48];
-    long n = cli_file_head(path, 0, head, sizeof head);
+    long n = file_head(path, head, sizeof head);
     if (n <= 0)
         return false;
     size_t i = 0, len = (size_t)n;
@@ -60,7 +72,7 @@ static bool looks_like_feature_spec(const char *path)
            (len - i >= sizeof context - 1 && memcmp(head + i, context, sizeof context - 1) == 0);
 }
 
-const char *cli_side_file_kind(const char *path)
+const char *st_side_file_kind(const char *path)
 {
     for (size_t i = 0; i < sizeof by_name / sizeof by_name[0]; i++)
         if (ends_with(path, by_name[i].suffix))

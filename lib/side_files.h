@@ -1,13 +1,13 @@
 /* Files that shardtool itself writes beside its shards, recognised so that
  * expanding a directory or a glob never reads them as inputs. */
-#ifndef ST_CLI_SIDE_FILES_H
-#define ST_CLI_SIDE_FILES_H
+#ifndef ST_LIB_SIDE_FILES_H
+#define ST_LIB_SIDE_FILES_H
 
 #include <stdbool.h>
 
 /* NULL when `path` is an input candidate; otherwise a short reason ("a
  * shard index", "a manifest", ...) for the -v note.  Looks at the name and,
  * for a ".json" name, at its first bytes. */
-const char *cli_side_file_kind(const char *path);
+const char *st_side_file_kind(const char *path);
 
 #endif

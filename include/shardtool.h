@@ -1,0 +1,131 @@
+/* libshardtool: the read side of shardtool as a C library.
+ *
+ * Read records of TFRecord, CSV, TSV, JSON lines, Parquet and Avro inputs,
+ * given as on the shardtool command line (paths, globs, directories, "-",
+ * and https://, s3://, gs:// URLs where the library was built with remote
+ * support), each as the serialized tf.train.Example (or SequenceExample)
+ * that `shardtool cat --format tfrecord` would frame; and check a file as
+ * `shardtool verify` does.  See libshardtool(3).
+ *
+ * C99.  Every function that can fail returns a shardtool_status (0 or more
+ * on success, a negative code on failure) and, when `err` is not NULL,
+ * fills it with the code and the message the command line prints for the
+ * same failure, without its "shardtool CMD: " prefix: the file, and where
+ * they apply the record and byte offset.  Handles are opaque; misuse (NULL
+ * arguments, a closed handle, reading past the end or after an error) is
+ * SHARDTOOL_EUSAGE, never a crash.
+ *
+ * Threads: one handle is used by one thread at a time; distinct handles
+ * may be used from distinct threads. */
+#ifndef SHARDTOOL_H
+#define SHARDTOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) && defined(SHARDTOOL_BUILDING)
+#define SHARDTOOL_API __attribute__((visibility("default")))
+#else
+#define SHARDTOOL_API
+#endif
+
+/* The status codes: the command line's exit status follows from them
+ * (shardtool(1), EXIT STATUS). */
+typedef enum shardtool_status {
+    SHARDTOOL_OK = 0,
+    SHARDTOOL_EIO = -1,           /* the operating system refused a read or an open */
+    SHARDTOOL_EDATA = -2,         /* the input is damaged or not what it claims to be */
+    SHARDTOOL_EUSAGE = -3,        /* a bad argument, option or call (misuse) */
+    SHARDTOOL_ENOMEM = -4,        /* an allocation failed */
+    SHARDTOOL_EUNSUPPORTED = -5,  /* valid input this build cannot handle */
+    SHARDTOOL_ENOTFOUND = -6,     /* a path or object does not exist, or no inputs were found */
+    SHARDTOOL_EEXIST = -7,        /* an output exists (not returned by the read side) */
+    SHARDTOOL_ECANCELED = -8,     /* interrupted */
+    SHARDTOOL_EREMOTE = -9,       /* a remote service answered with an error */
+    SHARDTOOL_EUNREACHABLE = -10  /* a remote host cannot be resolved or refuses connections */
+} shardtool_status;
+
+#define SHARDTOOL_MESSAGE_SIZE 1024
+
+typedef struct shardtool_error {
+    int code;                               /* a shardtool_status */
+    char message[SHARDTOOL_MESSAGE_SIZE];   /* NUL-terminated; "" on success */
+} shardtool_error;
+
+/* The library's version, "MAJOR.MINOR.PATCH" (that of the shardtool it
+ * comes with).  A static string. */
+SHARDTOOL_API const char *shardtool_version(void);
+
+/* ---- reading ------------------------------------------------------------- */
+
+typedef struct shardtool_reader shardtool_reader;
+
+typedef struct shardtool_reader_options {
+    /* As --from: "tfrecord", "csv", "tsv", "jsonl", "parquet", "avro", or
+     * NULL to tell each input's format from its content and name. */
+    const char *format;
+    /* As --input-compression: "auto" (or NULL), "none", "gzip", "zlib". */
+    const char *compression;
+    /* As --max-record-size: a cap on one record, page or block in bytes;
+     * 0 for the default. */
+    uint64_t max_record_size;
+} shardtool_reader_options;
+
+/* Sets the defaults (those of the command line). */
+SHARDTOOL_API void shardtool_reader_options_init(shardtool_reader_options *opts);
+
+/* Opens a reader over `inputs` (n of them), expanded as the command line
+ * expands them: directories walked, globs and remote prefixes listed, side
+ * files and files not named as tables left out.  opts may be NULL (the
+ * defaults).  On success *reader is a new reader; on failure it is NULL. */
+SHARDTOOL_API int shardtool_reader_open(const char *const *inputs, size_t n,
+                                        const shardtool_reader_options *opts,
+                                        shardtool_reader **reader, shardtool_error *err);
+
+/* The next record: returns 1 and sets *data and *len to its serialized
+ * Example or SequenceExample, 0 at the end of the last input, or a negative
+ * code.  The bytes belong to the reader and stay valid until the next call
+ * with this reader or its close.  After 0 or an error, further calls are
+ * SHARDTOOL_EUSAGE. */
+SHARDTOOL_API int shardtool_reader_next(shardtool_reader *reader, const uint8_t **data, size_t *len,
+                                        shardtool_error *err);
+
+/* Closes the reader and sets *reader to NULL; a NULL *reader (closed
+ * already) is SHARDTOOL_EUSAGE. */
+SHARDTOOL_API int shardtool_reader_close(shardtool_reader **reader);
+
+/* ---- verifying ----------------------------------------------------------- */
+
+typedef struct shardtool_verify_report {
+    int ok;                  /* 1: intact; 0: damaged (see damage) */
+    char format[16];         /* "tfrecord", "parquet" or "avro" */
+    uint64_t records;        /* intact records (before the damage) */
+    uint64_t bytes;          /* bytes of the file as stored */
+    uint64_t stream_bytes;   /* bytes of the record stream checked (decompressed) */
+    struct {
+        char kind[64];       /* "data crc", "length crc", "truncated", ... */
+        uint64_t record;     /* index of the damaged record */
+        uint64_t offset;     /* its byte offset in the (decompressed) stream */
+        char detail[512];
+    } damage;                /* the first damage, when !ok */
+    /* The line `shardtool verify` prints for this file:
+     * "FILE: OK (...)" or "FILE: DAMAGED: KIND at record N, offset M (DETAIL)". */
+    char message[SHARDTOOL_MESSAGE_SIZE];
+} shardtool_verify_report;
+
+/* Checks one TFRecord, Parquet or Avro file or object as `shardtool verify
+ * FILE` does (every CRC, every page or block).  Returns 0 when the file
+ * could be checked (report->ok says whether it is intact) or a negative
+ * code when it could not be read at all (a missing file, a text file). */
+SHARDTOOL_API int shardtool_verify_file(const char *path, shardtool_verify_report *report,
+                                        shardtool_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

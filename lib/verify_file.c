@@ -1,0 +1,281 @@
+/* Checking one file as `shardtool verify` does (verify_file.h): the format
+ * told from its first bytes, text refused as not a shard, the format's own
+ * check run, and on request the CRC32C of the file as stored. */
+#include "verify_file.h"
+#include "side_files.h"
+
+#include "../formats/tfrecord/tfrecord.h"
+#include "../src/crc32c.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- an input wrapper that checksums what passes through ------------------- */
+
+/* The tap's state lives with the caller: verify() closes the tap stream
+ * (freeing only the wrapper), and the caller reads the checksum after. */
+typedef struct crc_tap {
+    st_stream_ops ops;   /* those of inner's that it has */
+    st_stream *inner;
+    bool checksum;       /* only manifests need the file's CRC */
+    uint32_t crc;
+    uint64_t bytes;
+    const uint8_t *lent; /* next byte to be consumed of what inner lent */
+} crc_tap;
+
+static crc_tap *tap_of(st_stream *s)
+{
+    return *(crc_tap **)(s + 1);
+}
+
+static ssize_t tap_read(st_stream *s, void *buf, size_t n, st_error *err)
+{
+    crc_tap *t = tap_of(s);
+    ssize_t got = st_stream_read(t->inner, buf, n, err);
+    if (got > 0) {
+        if (t->checksum)
+            t->crc = st_crc32c(t->crc, buf, (size_t)got);
+        t->bytes += (uint64_t)got;
+    }
+    return got;
+}
+
+static ssize_t tap_pread(st_stream *s, void *buf, size_t n, uint64_t off, st_error *err)
+{
+    crc_tap *t = tap_of(s);
+    return t->inner->ops->pread(t->inner, buf, n, off, err);
+}
+
+static int tap_size(st_stream *s, uint64_t *size, st_error *err)
+{
+    return st_stream_size(tap_of(s)->inner, size, err);
+}
+
+/* Lent bytes (a remote chunk) are checksummed as they are consumed, so the
+ * record reader still reads them in place. */
+static ssize_t tap_lend(st_stream *s, size_t want, const uint8_t **data, st_error *err)
+{
+    crc_tap *t = tap_of(s);
+    ssize_t got = st_stream_lend(t->inner, want, data, err);
+    if (got > 0)
+        t->lent = *data;
+    return got;
+}
+
+static void tap_consume(st_stream *s, size_t n)
+{
+    crc_tap *t = tap_of(s);
+    if (t->checksum)
+        t->crc = st_crc32c(t->crc, t->lent, n);
+    t->lent += n;
+    t->bytes += n;
+    st_stream_consume(t->inner, n);
+}
+
+static void tap_close(st_stream *s)
+{
+    (void)s; /* the state is the caller's; st_stream_close frees the wrapper */
+}
+
+static void tap_init(crc_tap *t, st_stream *inner, bool checksum)
+{
+    *t = (crc_tap){.inner = inner, .checksum = checksum};
+    t->ops = (st_stream_ops){.kind = "file", .read = tap_read, .size = tap_size, .close = tap_close};
+    if (st_stream_can_seek(inner))
+        t->ops.pread = tap_pread;
+    else
+        t->ops.kind = "stream";
+    if (st_stream_can_lend(inner)) {
+        t->ops.lend = tap_lend;
+        t->ops.consume = tap_consume;
+    }
+}
+
+/* ---- verifying one file ---------------------------------------------------- */
+
+static const st_format *detect_for_verify(const char *path, const uint8_t *head, size_t n)
+{
+    if (n == 0) {
+        /* Empty: a TFRecord of no records, unless its name says Parquet or
+         * Avro, which are never empty (every command says "not a ... file"). */
+        const st_format *by_name = st_format_by_extension(path);
+        if (by_name && (strcmp(by_name->name, "parquet") == 0 || strcmp(by_name->name, "avro") == 0))
+            return by_name;
+    }
+    if (n >= 4 && (memcmp(head, "PAR1", 4) == 0 || memcmp(head, "PARE", 4) == 0))
+        return st_format_by_name("parquet");
+    if (n >= 4 && memcmp(head, "Obj", 3) == 0 && (head[3] == 1 || head[3] == 0))
+        return st_format_by_name("avro");
+    return st_format_by_name("tfrecord");
+}
+
+/* A TFRecord shard starts with a valid header, is compressed, is empty, or
+ * is named like one (a damaged first header must still be reported as
+ * damage); Parquet and Avro have their magic.  Anything else that reads as
+ * text (CSV, JSON lines) is not a shard at all. */
+static bool is_text_name(const st_format *f)
+{
+    return f && (strcmp(f->name, "csv") == 0 || strcmp(f->name, "tsv") == 0 ||
+                 strcmp(f->name, "jsonl") == 0);
+}
+
+/* Whether a compressed file holds nothing once inflated (an empty CSV,
+ * gzipped, holds 0 records as for every command).  Opened a second time,
+ * since the verifier needs the stored bytes. */
+static bool inflates_to_nothing(const char *path, st_verify_opener open, void *arg)
+{
+    st_error err = {0};
+    st_stream *s, *z;
+    if (open(arg, path, &s, &err) < 0)
+        return false;
+    if (st_stream_decompress(s, ST_COMPRESSION_AUTO, &z, NULL, &err) < 0)
+        return false;
+    uint8_t one;
+    ssize_t got = st_stream_peek(&z, &one, 1, &err);
+    st_stream_close(z);
+    return got == 0;
+}
+
+static bool looks_like_shard(const char *path, const uint8_t *head, size_t n, st_verify_opener open,
+                             void *arg)
+{
+    const st_format *by_name = st_format_by_extension(path);
+    /* A file named .csv, .tsv or .jsonl (also compressed) that holds
+     * anything is text whatever its size: a 4-byte "x\n1\n" is not a
+     * truncated TFRecord. */
+    if (n > 0 && is_text_name(by_name) &&
+        (st_compression_sniff(head, n) == ST_COMPRESSION_NONE || !inflates_to_nothing(path, open, arg)))
+        return false;
+    /* Fewer bytes than a record header: a truncated shard, not text. */
+    if (n < ST_TFRECORD_HEADER_SIZE || st_compression_sniff(head, n) != ST_COMPRESSION_NONE)
+        return true;
+    /* By content alone: a CSV named .parquet is text, not a damaged shard. */
+    if (!is_text_name(st_format_detect(NULL, head, n)))
+        return true;
+    return by_name && strcmp(by_name->name, "tfrecord") == 0;
+}
+
+/* The CRC32C of a whole file, for manifests, when the verifier did not read
+ * it front to back (Parquet reads by ranges; a damaged file stops early). */
+static int checksum_file(const char *path, st_verify_opener open, void *arg, uint32_t *crc,
+                         uint64_t *size, st_error *err)
+{
+    st_stream *s;
+    int rc = open(arg, path, &s, err);
+    if (rc < 0)
+        return rc;
+    uint8_t *buf = malloc(1 << 20);
+    if (!buf) {
+        st_stream_close(s);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    uint32_t c = 0;
+    uint64_t total = 0;
+    ssize_t got;
+    while ((got = st_stream_read(s, buf, 1 << 20, err)) > 0) {
+        c = st_crc32c(c, buf, (size_t)got);
+        total += (uint64_t)got;
+    }
+    free(buf);
+    st_stream_close(s);
+    if (got < 0)
+        return (int)got;
+    *crc = c;
+    *size = total;
+    return ST_OK;
+}
+
+int st_verify_open_path(void *arg, const char *path, st_stream **out, st_error *err)
+{
+    (void)arg;
+    return st_stream_open(path, out, err);
+}
+
+void st_verify_opened(const char *path, st_verify_opener open, void *arg, const st_format *format,
+                      const st_verify_options *options, bool want_crc, const st_verify_offload *offload,
+                      st_file_check *res)
+{
+    memset(res, 0, sizeof *res);
+    st_stream *in = NULL;
+    if (open(arg, path, &in, &res->err) < 0)
+        return;
+    uint8_t head[16];
+    ssize_t n = st_stream_peek(&in, head, sizeof head, &res->err);
+    if (n < 0) {
+        st_stream_close(in);
+        return;
+    }
+    st_verify_options opt = *options;
+    res->format = format ? format : detect_for_verify(path, head, (size_t)n);
+    if (!format && !looks_like_shard(path, head, (size_t)n, open, arg)) {
+        const st_format *text = st_format_detect(NULL, head, (size_t)n);
+        if (!is_text_name(text)) /* compressed: the name says what is inside */
+            text = st_format_detect(path, head, (size_t)n);
+        /* A name that says another format needs --from in the command. */
+        const st_format *by_name = st_format_by_extension(path);
+        bool name_misleads = text && by_name && by_name != text && !is_text_name(by_name);
+        const char *side = st_side_file_kind(path);
+        if (side)
+            st_error_set(&res->err, ST_EUSAGE, "this is %s written by shardtool, not a shard (%s)",
+                         side,
+                         strcmp(side, "a manifest") == 0 ? "check the shards it lists with verify --manifest"
+                         : strcmp(side, "a shard index") == 0 ? "verify the shard beside it"
+                                                               : "verify the shards themselves");
+        else
+            /* --from takes only the formats verify checks, so the way out
+             * for a table is convert (or --from tfrecord for a shard whose
+             * name and first bytes mislead).  FILE, not the path: the
+             * message is the same for a local file and an object. */
+            st_error_set(&res->err, ST_EUSAGE,
+                         "this looks like %s text, not a TFRecord, Parquet or Avro file (verify "
+                         "checks those, and --from tfrecord checks it as one anyway; convert "
+                         "reads text: shardtool convert %s%s%sFILE -o PREFIX)",
+                         text ? text->name : "plain", name_misleads ? "--from " : "",
+                         name_misleads ? text->name : "", name_misleads ? " " : "");
+        st_stream_close(in);
+        return;
+    }
+    if (res->format->unavailable || !res->format->verify) {
+        st_error_set(&res->err, ST_EUNSUPPORTED, "%s",
+                     res->format->unavailable ? res->format->unavailable
+                                              : "this format cannot be verified");
+        st_stream_close(in);
+        return;
+    }
+    crc_tap state;
+    tap_init(&state, in, want_crc);
+    st_stream *tap = st_stream_alloc(&state.ops, path, sizeof(crc_tap *));
+    if (!tap) {
+        st_error_set(&res->err, ST_ENOMEM, "out of memory");
+        st_stream_close(in);
+        return;
+    }
+    *(crc_tap **)(tap + 1) = &state;
+    /* An offload (the GPU) may take the file; what it declines is checked
+     * here, opened again since the offload consumed the stream. */
+    bool offloaded = false;
+    int rc = offload ? offload->verify(offload->ctx, res, &opt, tap, head, (size_t)n, &offloaded) : ST_EUNSUPPORTED;
+    if (!offloaded)
+        rc = res->format->verify(tap, &opt, &res->rep, &res->err);
+    uint64_t size = 0;
+    st_error ignored;
+    bool sized = st_stream_size(in, &size, &ignored) == ST_OK;
+    st_stream_close(in);
+    if (rc == ST_EUNSUPPORTED && offloaded) {
+        st_verify_opened(path, open, arg, format, options, want_crc, NULL, res);
+        return;
+    }
+    if (rc < 0)
+        return;
+    res->readable = true;
+    if (!want_crc)
+        return;
+    if (sized && state.bytes == size) {
+        res->have_crc = true;
+        res->crc = state.crc;
+        res->size = size;
+    } else if (checksum_file(path, open, arg, &res->crc, &res->size, &ignored) == ST_OK) {
+        res->have_crc = true;
+    }
+}
+

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""The public C API against the command line.
+
+test_api.c is compiled against an installed copy of libshardtool, found
+through pkg-config only (--installed BUILD_ROOT: `meson install --destdir`
+into a temporary directory), or given ready-built (--binary TEST_API, the
+copy meson links to the library target, which the sanitized suite runs).
+Its records, framed as TFRecord by the test itself, must print under
+`shardtool cat` exactly as the original inputs do; a damaged TFRecord must
+give the command line's message; verify's report must match `shardtool
+verify`'s line; misuse must get error codes.  Inputs behind a local HTTP
+server are read too, where the build has remote support.
+
+SHARDTOOL=path overrides the command line compared with."""
+import argparse
+import functools
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def run(cmd, env=None, **kw):
+    return subprocess.run(cmd, capture_output=True, env=env, **kw)
+
+
+def build_against_install(build_root, source, sanitize, tmp):
+    destdir = os.path.join(tmp, "root")
+    r = run(["meson", "install", "-C", build_root, "--destdir", destdir, "--no-rebuild", "--quiet"])
+    if r.returncode != 0:
+        sys.exit("meson install failed:\n" + r.stderr.decode(errors="replace"))
+    pcs = [os.path.join(d, f) for d, _, fs in os.walk(destdir) for f in fs if f == "shardtool.pc"]
+    if not pcs:
+        sys.exit("no shardtool.pc installed under " + destdir)
+    env = dict(os.environ, PKG_CONFIG_PATH=os.path.dirname(pcs[0]), PKG_CONFIG_SYSROOT_DIR=destdir)
+    flags = run(["pkg-config", "--cflags", "--libs", "shardtool"], env=env)
+    if flags.returncode != 0:
+        sys.exit("pkg-config shardtool failed:\n" + flags.stderr.decode(errors="replace"))
+    sonames = [d for d, _, fs in os.walk(destdir) for f in fs if f == "libshardtool.so.0"]
+    check(len(sonames) == 1, "libshardtool.so.0 (the soname) is installed once: %s" % sonames)
+    libdir = sonames[0] if sonames else destdir
+    exe = os.path.join(tmp, "test_api")
+    cmd = [os.environ.get("CC", "cc"), "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic",
+           os.path.join(source, "tests", "api", "test_api.c"), "-o", exe]
+    cmd += flags.stdout.decode().split()
+    if sanitize and sanitize != "none":
+        cmd.append("-fsanitize=" + sanitize)
+    r = run(cmd)
+    if r.returncode != 0:
+        sys.exit("compiling test_api.c against the installed library failed:\n" + " ".join(cmd) + "\n" +
+                 r.stderr.decode(errors="replace"))
+    # Only the public header is installed.
+    headers = [f for d, _, fs in os.walk(destdir) for f in fs if f.endswith(".h")]
+    check(headers == ["shardtool.h"], "installed headers are only shardtool.h: %s" % headers)
+    return exe, dict(os.environ, LD_LIBRARY_PATH=libdir)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shardtool", required=True)
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--installed", metavar="BUILD_ROOT")
+    ap.add_argument("--sanitize", default="none")
+    ap.add_argument("--binary")
+    a = ap.parse_args()
+    shardtool = os.environ.get("SHARDTOOL", a.shardtool)
+    data = os.path.join(a.source, "tests", "data")
+    tmp = tempfile.mkdtemp(prefix="shardtool-api-")
+    try:
+        if a.installed:
+            exe, env = build_against_install(a.installed, a.source, a.sanitize, tmp)
+        else:
+            exe, env = a.binary, dict(os.environ)
+
+        # Records: CSV, Parquet, TFRecord, and a glob of SequenceExamples.
+        cases = [
+            [os.path.join(data, "csv", "arrow-testing", "aggregate_test_100.csv")],
+            [os.path.join(data, "parquet", "alltypes_plain.parquet")],
+            [os.path.join(data, "tfrecord", "sequence", "events.tfrecord")],
+            [os.path.join(data, "tfrecord", "sequence", "clicks_*.tfrecord")],
+        ]
+        for i, inputs in enumerate(cases):
+            out = os.path.join(tmp, "api%d.tfrecord" % i)
+            r = run([exe, "records", out] + inputs, env=env)
+            check(r.returncode == 0, "records of %s: %s" % (inputs, r.stderr.decode(errors="replace")))
+            ours = run([shardtool, "cat", out])
+            theirs = run([shardtool, "cat"] + inputs)
+            check(theirs.returncode == 0 and ours.returncode == 0, "cat of %s" % inputs)
+            check(len(theirs.stdout) > 0 and ours.stdout == theirs.stdout,
+                  "the API's records of %s print as cat prints the input" % inputs)
+            lines = theirs.stdout.count(b"\n")
+            check(r.stdout.decode().strip() == "%d records" % lines, "record count of %s" % inputs)
+
+        # A damaged TFRecord: the command line's message, without "shardtool cat: ".
+        damaged = os.path.join(data, "tfrecord", "corrupt", "pets_examples.record")
+        r = run([exe, "error", damaged], env=env)
+        cli = run([shardtool, "cat", damaged])
+        cli_msg = cli.stderr.decode().splitlines()[0]
+        check(cli_msg.startswith("shardtool cat: "), "cat's message: %r" % cli_msg)
+        got = r.stdout.decode().splitlines()
+        check(r.returncode == 0 and len(got) == 2, "error run: %r %r" % (got, r.stderr))
+        if len(got) == 2:
+            check(got[0] == "-2", "a damaged record is SHARDTOOL_EDATA: %s" % got[0])
+            check(got[1] == cli_msg[len("shardtool cat: "):], "message %r is cat's %r" % (got[1], cli_msg))
+
+        # A missing input: the same message as the command line's.
+        missing = os.path.join(tmp, "no-such.tfrecord")
+        r = run([exe, "error", missing], env=env)
+        cli = run([shardtool, "cat", missing])
+        got = r.stdout.decode().splitlines()
+        check(len(got) == 2 and got[1] == cli.stderr.decode().splitlines()[0][len("shardtool cat: "):],
+              "missing input: %r vs %r" % (got, cli.stderr))
+
+        # verify: the report's line is verify's, the damage its place.
+        for path in [damaged, os.path.join(data, "tfrecord", "sequence", "events.tfrecord"),
+                     os.path.join(data, "parquet", "alltypes_plain.parquet")]:
+            r = run([exe, "verify", path], env=env)
+            lines = r.stdout.decode().splitlines()
+            cli = run([shardtool, "verify", path])
+            check(r.returncode == 0 and lines and lines[-1] == cli.stdout.decode().strip(),
+                  "verify %s: %r vs %r" % (path, lines[-1:], cli.stdout))
+            if path == damaged:
+                check("ok 0" in lines and "record 0" in lines and "offset 0" in lines and
+                      "damage data crc" in lines, "damage of %s: %r" % (path, lines))
+
+        # Remote inputs (http://, served from tests/data here): the same records
+        # and messages, where the build reads URLs.
+        class Quiet(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+        handler = functools.partial(Quiet, directory=data)
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            base = "http://127.0.0.1:%d/" % server.server_address[1]
+            remote = [base + "tfrecord/sequence/events.tfrecord", base + "parquet/alltypes_plain.parquet"]
+            local = [os.path.join(data, "tfrecord", "sequence", "events.tfrecord"),
+                     os.path.join(data, "parquet", "alltypes_plain.parquet")]
+            probe = run([shardtool, "cat", remote[0]])
+            if b"built without remote" in probe.stderr:
+                print("remote: this build has no remote support; skipped")
+            else:
+                out = os.path.join(tmp, "remote.tfrecord")
+                r = run([exe, "records", out] + remote, env=env)
+                check(r.returncode == 0, "records of %s: %s" % (remote, r.stderr.decode(errors="replace")))
+                ours = run([shardtool, "cat", out]).stdout
+                theirs = run([shardtool, "cat"] + local).stdout
+                check(len(theirs) > 0 and ours == theirs, "remote records print as cat prints the local files")
+                url = base + "tfrecord/corrupt/pets_examples.record"
+                r = run([exe, "error", url], env=env)
+                cli = run([shardtool, "cat", url]).stderr.decode().splitlines()
+                got = r.stdout.decode().splitlines()
+                check(len(got) == 2 and cli and got[1] == cli[0][len("shardtool cat: "):],
+                      "damaged remote input: %r vs %r" % (got, cli[:1]))
+        finally:
+            server.shutdown()
+            server.server_close()
+
+        r = run([exe, "misuse", os.path.join(data, "tfrecord", "sequence", "events.tfrecord")], env=env)
+        check(r.returncode == 0 and b"misuse: ok" in r.stdout,
+              "misuse: %s" % (r.stdout + r.stderr).decode(errors="replace"))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if failures:
+        print("%d failures" % len(failures), file=sys.stderr)
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,219 @@
+/* The public C API (shardtool.h), built against an installed copy of the
+ * library through pkg-config by tests/api/run_api_test.py, which compares
+ * what it prints with the command line's output.
+ *
+ *   test_api records OUT.tfrecord INPUT...   the records, framed as TFRecord
+ *   test_api error INPUT...                  read all; print the error message
+ *   test_api verify FILE                     print the verify report
+ *   test_api misuse FILE                     misuse gets error codes
+ *
+ * The TFRecord framing (and its CRC32C) is written here, independently of
+ * the library, so that `shardtool cat` of the file checks it. */
+#include <shardtool.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t crc32c(uint32_t crc, const uint8_t *p, size_t n)
+{
+    crc = ~crc;
+    while (n--) {
+        crc ^= *p++;
+        for (int k = 0; k < 8; k++)
+            crc = crc & 1 ? (crc >> 1) ^ 0x82F63B78u : crc >> 1;
+    }
+    return ~crc;
+}
+
+static uint32_t masked(const uint8_t *p, size_t n)
+{
+    uint32_t c = crc32c(0, p, n);
+    return ((c >> 15) | (c << 17)) + 0xa282ead8u;
+}
+
+static void put_le(FILE *f, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++)
+        fputc((int)(v >> (8 * i)) & 0xff, f);
+}
+
+static int write_frame(FILE *f, const uint8_t *data, size_t len)
+{
+    uint8_t header[8];
+    for (int i = 0; i < 8; i++)
+        header[i] = (uint8_t)((uint64_t)len >> (8 * i));
+    put_le(f, len, 8);
+    put_le(f, masked(header, 8), 4);
+    if (len && fwrite(data, 1, len, f) != len)
+        return -1;
+    put_le(f, masked(data, len), 4);
+    return ferror(f) ? -1 : 0;
+}
+
+static int failures;
+
+#define CHECK(cond)                                                                    \
+    do {                                                                               \
+        if (!(cond)) {                                                                 \
+            fprintf(stderr, "test_api.c:%d: check failed: %s\n", __LINE__, #cond);     \
+            failures++;                                                                \
+        }                                                                              \
+    } while (0)
+
+static int records(const char *out, char **inputs, size_t n)
+{
+    FILE *f = fopen(out, "wb");
+    if (!f) {
+        perror(out);
+        return 2;
+    }
+    shardtool_reader *r = NULL;
+    shardtool_error err;
+    if (shardtool_reader_open((const char *const *)inputs, n, NULL, &r, &err) < 0) {
+        fprintf(stderr, "open: %s\n", err.message);
+        fclose(f);
+        return 1;
+    }
+    const uint8_t *data;
+    size_t len;
+    int rc;
+    uint64_t count = 0;
+    while ((rc = shardtool_reader_next(r, &data, &len, &err)) == 1) {
+        if (write_frame(f, data, len) < 0) {
+            fprintf(stderr, "%s: write failed\n", out);
+            rc = -1;
+            break;
+        }
+        count++;
+    }
+    if (rc < 0)
+        fprintf(stderr, "next: %s\n", err.message);
+    shardtool_reader_close(&r);
+    fclose(f);
+    printf("%" PRIu64 " records\n", count);
+    return rc < 0 ? 1 : 0;
+}
+
+static int error_of(char **inputs, size_t n)
+{
+    shardtool_reader *r = NULL;
+    shardtool_error err;
+    int rc = shardtool_reader_open((const char *const *)inputs, n, NULL, &r, &err);
+    if (rc == 0) {
+        const uint8_t *data;
+        size_t len;
+        while ((rc = shardtool_reader_next(r, &data, &len, &err)) == 1)
+            ;
+        if (rc < 0) {
+            /* After an error the reader only answers misuse. */
+            shardtool_error again;
+            CHECK(shardtool_reader_next(r, &data, &len, &again) == SHARDTOOL_EUSAGE);
+            CHECK(again.code == SHARDTOOL_EUSAGE);
+        }
+        CHECK(shardtool_reader_close(&r) == SHARDTOOL_OK);
+    }
+    if (rc >= 0) {
+        fprintf(stderr, "no error\n");
+        return 1;
+    }
+    CHECK(err.code == rc);
+    printf("%d\n%s\n", err.code, err.message);
+    return failures ? 1 : 0;
+}
+
+static int verify(const char *path)
+{
+    shardtool_verify_report rep;
+    shardtool_error err;
+    int rc = shardtool_verify_file(path, &rep, &err);
+    if (rc < 0) {
+        printf("error %d\n%s\n", rc, err.message);
+        return 0;
+    }
+    printf("ok %d\nformat %s\nrecords %" PRIu64 "\nbytes %" PRIu64 "\n", rep.ok, rep.format, rep.records,
+           rep.bytes);
+    if (!rep.ok)
+        printf("damage %s\nrecord %" PRIu64 "\noffset %" PRIu64 "\n", rep.damage.kind, rep.damage.record,
+               rep.damage.offset);
+    printf("%s\n", rep.message);
+    return 0;
+}
+
+static int misuse(const char *file)
+{
+    shardtool_error err;
+    shardtool_reader *r = (shardtool_reader *)&err; /* must be reset */
+    const uint8_t *data;
+    size_t len;
+    const char *inputs[] = {file};
+    const char *none[] = {NULL};
+
+    CHECK(shardtool_version() && strlen(shardtool_version()) > 0);
+    CHECK(shardtool_reader_open(NULL, 1, NULL, &r, &err) == SHARDTOOL_EUSAGE && r == NULL);
+    CHECK(err.code == SHARDTOOL_EUSAGE && err.message[0]);
+    CHECK(shardtool_reader_open(inputs, 0, NULL, &r, &err) == SHARDTOOL_EUSAGE && r == NULL);
+    CHECK(shardtool_reader_open(none, 1, NULL, &r, &err) == SHARDTOOL_EUSAGE && r == NULL);
+    CHECK(shardtool_reader_open(inputs, 1, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    CHECK(shardtool_reader_open(inputs, 1, NULL, NULL, NULL) == SHARDTOOL_EUSAGE); /* err may be NULL */
+
+    shardtool_reader_options opts;
+    shardtool_reader_options_init(&opts);
+    shardtool_reader_options_init(NULL);
+    opts.format = "no-such-format";
+    CHECK(shardtool_reader_open(inputs, 1, &opts, &r, &err) == SHARDTOOL_EUSAGE && r == NULL);
+    shardtool_reader_options_init(&opts);
+    opts.compression = "lzw";
+    CHECK(shardtool_reader_open(inputs, 1, &opts, &r, &err) == SHARDTOOL_EUSAGE && r == NULL);
+
+    const char *missing[] = {"/nonexistent/dir/file.tfrecord"};
+    CHECK(shardtool_reader_open(missing, 1, NULL, &r, &err) == SHARDTOOL_ENOTFOUND && r == NULL);
+    CHECK(strstr(err.message, "/nonexistent/dir/file.tfrecord") != NULL);
+
+    CHECK(shardtool_reader_next(NULL, &data, &len, &err) == SHARDTOOL_EUSAGE);
+    CHECK(shardtool_reader_close(NULL) == SHARDTOOL_EUSAGE);
+
+    shardtool_reader_options_init(&opts);
+    opts.compression = "auto";
+    CHECK(shardtool_reader_open(inputs, 1, &opts, &r, &err) == SHARDTOOL_OK && r != NULL);
+    CHECK(shardtool_reader_next(r, NULL, &len, &err) == SHARDTOOL_EUSAGE);
+    CHECK(shardtool_reader_next(r, &data, NULL, &err) == SHARDTOOL_EUSAGE);
+    int rc;
+    while ((rc = shardtool_reader_next(r, &data, &len, NULL)) == 1)
+        ;
+    CHECK(rc == 0);
+    /* Past the end: misuse, every time. */
+    CHECK(shardtool_reader_next(r, &data, &len, &err) == SHARDTOOL_EUSAGE);
+    CHECK(shardtool_reader_next(r, &data, &len, &err) == SHARDTOOL_EUSAGE);
+    CHECK(shardtool_reader_close(&r) == SHARDTOOL_OK && r == NULL);
+    CHECK(shardtool_reader_close(&r) == SHARDTOOL_EUSAGE); /* double close */
+
+    /* Closed before the first record. */
+    CHECK(shardtool_reader_open(inputs, 1, NULL, &r, &err) == SHARDTOOL_OK);
+    CHECK(shardtool_reader_close(&r) == SHARDTOOL_OK);
+
+    shardtool_verify_report rep;
+    CHECK(shardtool_verify_file(NULL, &rep, &err) == SHARDTOOL_EUSAGE);
+    CHECK(shardtool_verify_file(file, NULL, &err) == SHARDTOOL_EUSAGE);
+    CHECK(shardtool_verify_file("/nonexistent/x.tfrecord", &rep, &err) == SHARDTOOL_ENOTFOUND);
+    CHECK(shardtool_verify_file(file, &rep, NULL) == SHARDTOOL_OK && rep.ok == 1);
+    if (failures)
+        return 1;
+    printf("misuse: ok\n");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 4 && strcmp(argv[1], "records") == 0)
+        return records(argv[2], argv + 3, (size_t)argc - 3);
+    if (argc >= 3 && strcmp(argv[1], "error") == 0)
+        return error_of(argv + 2, (size_t)argc - 2);
+    if (argc == 3 && strcmp(argv[1], "verify") == 0)
+        return verify(argv[2]);
+    if (argc == 3 && strcmp(argv[1], "misuse") == 0)
+        return misuse(argv[2]);
+    fprintf(stderr, "usage: test_api records OUT INPUT... | error INPUT... | verify FILE | misuse FILE\n");
+    return 2;
+}
