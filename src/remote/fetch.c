@@ -1013,6 +1013,8 @@ static void complete(st_fetcher *f, st_xfer *x, CURLcode rc)
     }
 
     char why[512] = "";
+    /* No connection made: refused, or not made within --connect-timeout. */
+    bool no_connection = rc == CURLE_COULDNT_CONNECT;
     if (rc != CURLE_OK) {
         const char *text = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
         if (st_answer_connection_poisoned(rc, text)) {
@@ -1023,6 +1025,7 @@ static void complete(st_fetcher *f, st_xfer *x, CURLcode rc)
             snprintf(why, sizeof why, "nothing received for %d s (see --stall-time)", f->cfg.stall_timeout);
         } else if (rc == CURLE_OPERATION_TIMEDOUT && (strstr(text, "onnect") || strstr(text, "esolv"))) {
             snprintf(why, sizeof why, "%s (see --connect-timeout)", text);
+            no_connection = true;
         } else if (st_answer_curl_retryable(rc)) {
             snprintf(why, sizeof why, "%s", text);
         } else if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
@@ -1075,9 +1078,10 @@ static void complete(st_fetcher *f, st_xfer *x, CURLcode rc)
 
     /* retry */
     if (x->attempts > f->cfg.retries) {
-        /* A host that kept refusing is an input that cannot be reached,
-         * as a missing file is; any other failure is a failed run. */
-        st_error_set(&x->err, rc == CURLE_COULDNT_CONNECT ? ST_EUNREACHABLE : ST_EREMOTE,
+        /* A host that kept refusing, or never took the connection, is an
+         * input that cannot be reached, as a missing file is; any other
+         * failure (a stall, an error status) is a failed run. */
+        st_error_set(&x->err, no_connection ? ST_EUNREACHABLE : ST_EREMOTE,
                      "%s: %s (gave up after %d attempts; see --retries)", x->display, why, x->attempts);
         finish(f, x, ST_XS_FAILED);
         return;

@@ -174,8 +174,13 @@ def main():
         took = time.monotonic() - t0
         measured.append("%s: %.2f s" % (label, took))
         notices = [l for l in p.stderr.splitlines() if re.search(r"; retry \d+/%d in [0-9.]+ s" % retries, l)]
-        if p.returncode == 0:
-            failures.append("%s: exit 0" % label)
+        # Never connected (the backlog) is an input not there: exit 2 in
+        # every command, as a refused connection.  A server that took it
+        # and stalled fails a convert (1); cat, stat and verify say 2 for
+        # any input they cannot read.
+        want_rc = 2 if name == "backlog" or cmd != "convert" else 1
+        if p.returncode != want_rc:
+            failures.append("%s: exit %s, want %d" % (label, p.returncode, want_rc))
         if took >= limit:
             failures.append("%s: took %.2f s, more than the stated bound" % (label, took))
         want = 0 if quiet else retries
