@@ -8,8 +8,9 @@ top-level meson.build):
 - every feature option of the build (meson introspect --buildoptions) but
   `tests` has its line, so a part added later is not left out;
 - each answer is what the build was configured with: st_config.h's
-  ST_HAVE_* for avro, parquet, remote and isal, and for cuda whether the CLI
-  is compiled with ST_HAVE_GPU_MODULE=1 (build.ninja).
+  ST_HAVE_* for avro, parquet, remote and isal, and for cuda whether the GPU
+  module is compiled with ST_HAVE_CUDA=1 (build.ninja): the module itself is
+  always built, with a stub backend when nvcc is missing.
 """
 import json
 import os
@@ -45,7 +46,7 @@ def configured(build):
         m = re.search(r"#define %s (\d)" % macro, config)
         have[part] = bool(m and m.group(1) == "1")
     with open(os.path.join(build, "build.ninja"), encoding="utf-8") as f:
-        have["cuda"] = "ST_HAVE_GPU_MODULE=1" in f.read()
+        have["cuda"] = "-DST_HAVE_CUDA=1" in f.read()
     return have
 
 
