@@ -10,7 +10,7 @@
  * writes PREFIX.manifest.json, which `verify --manifest` checks as the
  * manifest of a single run. */
 #include "cli.h"
-#include "convert_dealing.h"
+#include "../lib/convert_dealing.h"
 #include "input_identity.h"
 #include "json_read.h"
 #include "manifest_read.h"

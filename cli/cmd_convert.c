@@ -1,7 +1,7 @@
 /* shardtool convert: any supported input into sharded output. */
 #include "cli.h"
 #include "convert_verbose.h"
-#include "convert_dealing.h"
+#include "../lib/convert_dealing.h"
 #include "convert_pipeline.h"
 #include "duplicate_inputs.h"
 #include "input.h"
@@ -87,20 +87,6 @@ static int parse_task(const cli_command *cmd, const cli_values *v, uint64_t *ind
                                (unsigned long long)*count);
     *index = i;
     return EXIT_OK;
-}
-
-/* Task I of N takes inputs I, I+N, I+2N, ... of the sorted input list: a
- * deterministic share that needs no coordination. */
-static void select_task_inputs(char **paths, size_t *npaths, uint64_t index, uint64_t count)
-{
-    size_t kept = 0;
-    for (size_t i = 0; i < *npaths; i++) {
-        if (i % count == index)
-            paths[kept++] = paths[i];
-        else
-            free(paths[i]);
-    }
-    *npaths = kept;
 }
 
 /* The numeric options once more as JSON numbers, under "numbers": the
@@ -319,10 +305,6 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         cli_output_free(&out);
         return EXIT_DAMAGED;
     }
-    /* Enough inputs: each task takes whole files.  Fewer inputs than tasks
-     * (one large CSV or Parquet file): every task reads them all and keeps
-     * its share of their units. */
-    bool by_units = tasks > 1 && in.npaths < tasks;
     /* --widen: every input's columns first, so that the first record
      * written already has its column's final kind; over all inputs, before
      * a distributed run takes its share, so that every task agrees. */
@@ -374,25 +356,16 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         parquet.threads = out.sopt.compress_threads;
         out.wopt.format_options = &parquet;
     }
-    /* Better: local inputs whose units carry file offsets are dealt by
-     * bytes, so that tasks get shares within a unit of the mean whatever
-     * the inputs' sizes (cli/convert_dealing.h). */
-    uint64_t *starts = tasks > 1 ? convert_dealing_starts(in.paths, in.npaths, in.ro.compression) : NULL;
-    uint64_t range_begin = 0, range_end = 0;
-    if (starts) {
-        convert_dealing_range(starts[in.npaths], task, tasks, &range_begin, &range_end);
-        by_units = false;
-        /* Text is cut into units of chunk_size bytes: small enough that a
-         * share holds many of them, the same in every task (it derives
-         * from the total and the task count only), so that all tasks cut
-         * the same units. */
+    /* Each task's share of the inputs (lib/convert_dealing.h). */
+    convert_dealing deal;
+    convert_dealing_plan(in.paths, &in.npaths, in.ro.compression, task, tasks, &deal);
+    uint64_t *starts = deal.starts;
+    if (deal.chunk) {
         if (!in.csv.chunk_size)
-            in.csv.chunk_size = convert_dealing_chunk(starts[in.npaths], tasks);
-        in.ro.unit_bytes = convert_dealing_chunk(starts[in.npaths], tasks);
+            in.csv.chunk_size = deal.chunk;
+        in.ro.unit_bytes = deal.chunk;
     }
-    const char *dealing = starts ? "bytes" : by_units ? "units" : "files";
-    if (tasks > 1 && !by_units && !starts)
-        select_task_inputs(in.paths, &in.npaths, task, tasks);
+    const char *dealing = deal.how;
 
     if (cli_has(v, "verbose") && !cli_has(v, "quiet")) {
         convert_say_inputs(cmd, &in);
@@ -410,20 +383,20 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         .jobs = (int)jobs,
         .cancel = &cli_interrupted,
         .progress = &progress,
-        .task_index = by_units ? task : 0,
-        .task_count = by_units ? tasks : 0,
+        .task_index = deal.unit_task,
+        .task_count = deal.unit_tasks,
         .widen = widening ? &widen : NULL,
         .forced = forced.count ? &forced : NULL,
         .input_starts = starts,
-        .range_begin = range_begin,
-        .range_end = range_end,
+        .range_begin = deal.range_begin,
+        .range_end = deal.range_end,
     };
     job.total_input_bytes = total_size(in.paths, in.npaths);
     input_checks checks = {.union_by_name = cli_has(v, "union-by-name"), .strict = cli_has(v, "strict")};
     job.checks = &checks;
 
-    char *opts = options_json(cmd, v, in.paths, in.npaths, to, &out.sopt, task, tasks, dealing, starts, range_begin,
-                              range_end, input_files);
+    char *opts = options_json(cmd, v, in.paths, in.npaths, to, &out.sopt, task, tasks, dealing, starts, deal.range_begin,
+                              deal.range_end, input_files);
     free(input_files);
     size_t kept = 0;
     char why[8800] = "";

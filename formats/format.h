@@ -206,6 +206,11 @@ int st_reader_open(const char *path, const st_format *format, const st_read_opti
  * the calling thread; 1 = records, 0 = end, < 0 = error.  The batch stays
  * valid until the next call. */
 int st_reader_next_batch(st_reader *r, st_batch *out, st_error *err);
+/* st_reader_next_batch over the units keep() accepts; the others are freed
+ * undecoded.  keep() may set *stop to end this input (0 is returned) once
+ * nothing after the unit can be accepted. */
+typedef bool (*st_unit_filter)(void *ctx, const st_reader *r, const st_unit *unit, bool *stop);
+int st_reader_next_kept_batch(st_reader *r, st_batch *out, st_unit_filter keep, void *ctx, st_error *err);
 void st_reader_close(st_reader *r);
 
 #endif

@@ -161,16 +161,31 @@ static void drop_unit(st_reader *r)
 
 int st_reader_next_batch(st_reader *r, st_batch *out, st_error *err)
 {
-    drop_unit(r);
+    return st_reader_next_kept_batch(r, out, NULL, NULL, err);
+}
+
+int st_reader_next_kept_batch(st_reader *r, st_batch *out, st_unit_filter keep, void *ctx, st_error *err)
+{
     st_batch_reset(out);
-    memset(&r->unit, 0, sizeof r->unit);
-    int rc = r->format->reader->next_unit(r->priv, &r->unit, err);
-    if (rc <= 0)
-        return rc;
-    r->has_unit = true;
-    out->first_index = r->unit.first_record;
-    rc = r->format->reader->decode_unit(r->priv, &r->unit, out, err);
-    return rc < 0 ? rc : 1;
+    for (;;) {
+        drop_unit(r);
+        memset(&r->unit, 0, sizeof r->unit);
+        int rc = r->format->reader->next_unit(r->priv, &r->unit, err);
+        if (rc <= 0)
+            return rc;
+        r->has_unit = true;
+        bool stop = false;
+        if (keep && !keep(ctx, r, &r->unit, &stop)) {
+            if (stop) {
+                drop_unit(r);
+                return 0;
+            }
+            continue;
+        }
+        out->first_index = r->unit.first_record;
+        rc = r->format->reader->decode_unit(r->priv, &r->unit, out, err);
+        return rc < 0 ? rc : 1;
+    }
 }
 
 void st_reader_close(st_reader *r)

@@ -73,6 +73,17 @@ typedef struct shardtool_reader_options {
     /* As --max-record-size: a cap on one record, page or block in bytes;
      * 0 for the default. */
     uint64_t max_record_size;
+    /* A share of the inputs, as `convert --task share_index/share_count`
+     * deals them: by bytes where every input is a local uncompressed file,
+     * else by whole inputs when there are at least share_count of them,
+     * else by units (record batches) of each input.  The shares of 0 ..
+     * share_count - 1 over the same inputs are disjoint and together hold
+     * every record exactly once.  share_count 0 or 1: every record. */
+    uint32_t share_index;
+    uint32_t share_count;
+    /* As --skip-corrupt: a damaged TFRecord record is skipped (and counted,
+     * shardtool_reader_skipped) instead of ending the reader with an error. */
+    int skip_corrupt;
 } shardtool_reader_options;
 
 /* Sets the defaults (those of the command line). */
@@ -94,9 +105,73 @@ SHARDTOOL_API int shardtool_reader_open(const char *const *inputs, size_t n,
 SHARDTOOL_API int shardtool_reader_next(shardtool_reader *reader, const uint8_t **data, size_t *len,
                                         shardtool_error *err);
 
+/* ---- decoded records ---------------------------------------------------- */
+
+typedef enum shardtool_kind {
+    SHARDTOOL_KIND_NONE = 0,   /* a Feature with no list set (as TFX writes missing values) */
+    SHARDTOOL_KIND_BYTES = 1,
+    SHARDTOOL_KIND_FLOAT = 2,
+    SHARDTOOL_KIND_INT64 = 3
+} shardtool_kind;
+
+typedef struct shardtool_bytes {
+    const uint8_t *data;
+    size_t len;
+} shardtool_bytes;
+
+/* One feature: `count` values of one kind, in the member of that kind. */
+typedef struct shardtool_feature {
+    shardtool_bytes name;            /* not NUL-terminated; empty for a time step */
+    int kind;                        /* a shardtool_kind */
+    uint32_t count;
+    const int64_t *int64s;           /* SHARDTOOL_KIND_INT64, else NULL */
+    const float *floats;             /* SHARDTOOL_KIND_FLOAT, else NULL */
+    const shardtool_bytes *bytes;    /* SHARDTOOL_KIND_BYTES, else NULL */
+} shardtool_feature;
+
+/* A SequenceExample's FeatureList: one feature per time step. */
+typedef struct shardtool_feature_list {
+    shardtool_bytes name;
+    uint32_t count;                  /* time steps */
+    const shardtool_feature *steps;
+} shardtool_feature_list;
+
+typedef struct shardtool_record {
+    const shardtool_feature *features;   /* an Example's features, or a SequenceExample's context */
+    uint32_t nfeatures;
+    const shardtool_feature_list *lists; /* a SequenceExample's feature_lists */
+    uint32_t nlists;
+    int is_sequence;                     /* 1 for a SequenceExample */
+} shardtool_record;
+
+/* The next record, decoded: returns 1 and sets *record, 0 at the end, or a
+ * negative code (a payload that is not an Example is SHARDTOOL_EDATA with
+ * the file, record and offset).  The record belongs to the reader and
+ * stays valid until the next call with this reader or its close.  Calls of
+ * shardtool_reader_next and shardtool_reader_next_record may be mixed. */
+SHARDTOOL_API int shardtool_reader_next_record(shardtool_reader *reader, const shardtool_record **record,
+                                               shardtool_error *err);
+
+/* Damaged records skipped so far (skip_corrupt); 0 for a NULL reader. */
+SHARDTOOL_API uint64_t shardtool_reader_skipped(const shardtool_reader *reader);
+
+/* The input the last record came from (a path or URL as expanded), or NULL
+ * before the first record.  Valid until the reader is closed. */
+SHARDTOOL_API const char *shardtool_reader_input(const shardtool_reader *reader);
+
 /* Closes the reader and sets *reader to NULL; a NULL *reader (closed
  * already) is SHARDTOOL_EUSAGE. */
 SHARDTOOL_API int shardtool_reader_close(shardtool_reader **reader);
+
+/* ---- inputs -------------------------------------------------------------- */
+
+/* The inputs as a reader would read them (directories walked, globs and
+ * remote prefixes listed, side files left out), in order: *paths is a
+ * malloc'd array of *n malloc'd strings, freed with shardtool_inputs_free.
+ * For a caller that deals or shuffles whole inputs itself. */
+SHARDTOOL_API int shardtool_inputs_expand(const char *const *inputs, size_t n, char ***paths, size_t *npaths,
+                                          shardtool_error *err);
+SHARDTOOL_API void shardtool_inputs_free(char **paths, size_t npaths);
 
 /* ---- verifying ----------------------------------------------------------- */
 

@@ -4,7 +4,7 @@ top-level meson.build):
 
     python3 tests/build_summary.py BUILD_DIR
 
-- every optional part (avro, parquet, remote, isal, cuda) is listed, YES or NO;
+- every optional part (avro, parquet, remote, isal, cuda, python) is listed, YES or NO;
 - every feature option of the build (meson introspect --buildoptions) but
   `tests` has its line, so a part added later is not left out;
 - each answer is what the build was configured with: st_config.h's
@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import sys
 
-PARTS = ("avro", "parquet", "remote", "isal", "cuda")
+PARTS = ("avro", "parquet", "remote", "isal", "cuda", "python")
 
 
 def summary_section(log_text, title):

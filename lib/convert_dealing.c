@@ -63,3 +63,46 @@ size_t convert_dealing_chunk(uint64_t total, uint64_t tasks)
         chunk = (uint64_t)1 << 20;
     return (size_t)chunk;
 }
+
+void convert_dealing_select_inputs(char **paths, size_t *npaths, uint64_t task, uint64_t tasks)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < *npaths; i++) {
+        if (i % tasks == task)
+            paths[kept++] = paths[i];
+        else
+            free(paths[i]);
+    }
+    *npaths = kept;
+}
+
+void convert_dealing_plan(char **paths, size_t *npaths, st_compression asked, uint64_t task, uint64_t tasks,
+                          convert_dealing *out)
+{
+    memset(out, 0, sizeof *out);
+    out->how = "files";
+    if (tasks <= 1)
+        return;
+    /* Best: local inputs whose units carry file offsets are dealt by
+     * bytes, so that tasks get shares within a unit of the mean whatever
+     * the inputs' sizes. */
+    out->starts = convert_dealing_starts(paths, *npaths, asked);
+    if (out->starts) {
+        out->how = "bytes";
+        uint64_t total = out->starts[*npaths];
+        convert_dealing_range(total, task, tasks, &out->range_begin, &out->range_end);
+        /* Units small enough that a share holds many of them, the same in
+         * every task (they derive from the total and the task count only),
+         * so that all tasks cut the same units. */
+        out->chunk = convert_dealing_chunk(total, tasks);
+    } else if (*npaths < tasks) {
+        /* Fewer inputs than tasks (one large compressed or remote file):
+         * every task reads them all and keeps its share of their units. */
+        out->how = "units";
+        out->unit_task = task;
+        out->unit_tasks = tasks;
+    } else {
+        /* Enough inputs: each task takes whole files. */
+        convert_dealing_select_inputs(paths, npaths, task, tasks);
+    }
+}

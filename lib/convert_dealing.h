@@ -1,7 +1,7 @@
 /* How the tasks of a distributed run (`convert --task I/N`) share the
  * inputs, decided alike by every task without talking to the others. */
-#ifndef ST_CLI_CONVERT_DEALING_H
-#define ST_CLI_CONVERT_DEALING_H
+#ifndef ST_LIB_CONVERT_DEALING_H
+#define ST_LIB_CONVERT_DEALING_H
 
 #include "../src/stream.h"
 
@@ -31,5 +31,29 @@ void convert_dealing_range(uint64_t total, uint64_t task, uint64_t tasks, uint64
  * derives from the total and the task count only: all tasks cut the same
  * units. */
 size_t convert_dealing_chunk(uint64_t total, uint64_t tasks);
+
+/* Dealing by whole inputs (when there are at least as many inputs as
+ * tasks and they cannot be dealt by bytes): task `task` keeps input i when
+ * i % tasks == task; the others are freed and *npaths becomes the count kept. */
+void convert_dealing_select_inputs(char **paths, size_t *npaths, uint64_t task, uint64_t tasks);
+
+/* The whole rule, as `convert --task` and the public reader's shares apply
+ * it: by bytes when convert_dealing_starts() allows, else by units when
+ * there are fewer inputs than tasks, else by whole inputs (applied here:
+ * *npaths shrinks to the task's inputs). */
+typedef struct convert_dealing {
+    const char *how;           /* "bytes", "units" or "files" */
+    uint64_t *starts;          /* bytes: malloc'd, npaths + 1 (the caller frees) */
+    uint64_t range_begin;      /* bytes: the task's share of the inputs concatenated */
+    uint64_t range_end;
+    size_t chunk;              /* bytes: the unit size every task's readers cut */
+    uint64_t unit_task;        /* units: keep unit k when k % unit_tasks == unit_task */
+    uint64_t unit_tasks;       /* 0 when not dealt by units */
+} convert_dealing;
+
+/* For tasks > 1 (with tasks == 1 everything is the task's: how "files",
+ * nothing else set). */
+void convert_dealing_plan(char **paths, size_t *npaths, st_compression asked, uint64_t task, uint64_t tasks,
+                          convert_dealing *out);
 
 #endif

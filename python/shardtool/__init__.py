@@ -1,0 +1,279 @@
+"""shardtool: read shards and tables through libshardtool.
+
+    import shardtool
+    for example in shardtool.open(["gs://bucket/train-*.tfrecord"]):
+        ...   # a dict: feature name -> NumPy array
+
+Inputs are given as on the shardtool command line: paths, globs,
+directories, "-", and https://, s3://, gs:// URLs; TFRecord, CSV, TSV, JSON
+lines, Parquet and Avro, plain or gzip / zlib compressed.  Every TFRecord
+CRC is checked; bad data raises shardtool.Error with the message the
+command line prints (file, record, byte offset).
+
+shardtool.torch holds ShardDataset, a torch IterableDataset over the same
+reader (imported only when used: this module needs NumPy, not torch)."""
+
+import ctypes
+import struct
+
+import numpy as np
+
+from . import _lib
+from ._lib import lib
+
+__all__ = ["Error", "Reader", "open", "expand", "verify", "version", "VerifyReport"]
+
+_CODE_NAMES = {
+    _lib.EIO: "EIO", _lib.EDATA: "EDATA", _lib.EUSAGE: "EUSAGE", _lib.ENOMEM: "ENOMEM",
+    _lib.EUNSUPPORTED: "EUNSUPPORTED", _lib.ENOTFOUND: "ENOTFOUND", _lib.EEXIST: "EEXIST",
+    _lib.ECANCELED: "ECANCELED", _lib.EREMOTE: "EREMOTE", _lib.EUNREACHABLE: "EUNREACHABLE",
+}
+
+
+class Error(Exception):
+    """A failure of the library: `code` is its status (shardtool.h), `str()`
+    the message the command line prints, without its "shardtool CMD: " prefix."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+        self.code_name = _CODE_NAMES.get(code, str(code))
+
+
+def _raise(err):
+    raise Error(err.code, err.message.decode("utf-8", "replace"))
+
+
+def version():
+    """The library's version, "MAJOR.MINOR.PATCH"."""
+    return lib.shardtool_version().decode()
+
+
+def _c_inputs(inputs):
+    if isinstance(inputs, (str, bytes)) or hasattr(inputs, "__fspath__"):
+        inputs = [inputs]
+    encoded = []
+    for i in inputs:
+        if hasattr(i, "__fspath__"):
+            i = i.__fspath__()
+        encoded.append(i.encode() if isinstance(i, str) else bytes(i))
+    if not encoded:
+        raise ValueError("no inputs")
+    return (ctypes.c_char_p * len(encoded))(*encoded), len(encoded)
+
+
+def expand(inputs):
+    """The inputs as the reader would read them, in order (directories
+    walked, globs and remote prefixes listed, side files left out): a list
+    of str."""
+    arr, n = _c_inputs(inputs)
+    paths = ctypes.POINTER(ctypes.c_char_p)()
+    count = ctypes.c_size_t()
+    err = _lib.Error()
+    if lib.shardtool_inputs_expand(arr, n, ctypes.byref(paths), ctypes.byref(count), ctypes.byref(err)) < 0:
+        _raise(err)
+    try:
+        return [paths[i].decode("utf-8", "surrogateescape") for i in range(count.value)]
+    finally:
+        lib.shardtool_inputs_free(paths, count)
+
+
+# A shardtool_feature as bytes: name (data, len), kind, count, then the
+# three value pointers (shardtool.h; _lib.Feature).
+_FEATURE = struct.Struct("=QQiIQQQ")
+_BYTES = struct.Struct("=QQ")
+_FEATURE_LIST = struct.Struct("=QQIxxxxQ")
+assert _FEATURE.size == ctypes.sizeof(_lib.Feature)
+assert _FEATURE_LIST.size == ctypes.sizeof(_lib.FeatureList)
+_string_at = ctypes.string_at
+_frombuffer = np.frombuffer
+_I64 = np.dtype("<i8")
+_F32 = np.dtype("<f4")
+
+
+def _name(ptr, n, cache):
+    raw = _string_at(ptr, n) if n else b""
+    name = cache.get(raw)
+    if name is None:
+        name = cache[raw] = raw.decode("utf-8", "surrogateescape")
+    return name
+
+
+def _values(kind, count, i64, f32, byt):
+    """One feature's values: int64 and float32 arrays, or an object array of bytes."""
+    if kind == _lib.KIND_INT64:
+        return _frombuffer(bytearray(_string_at(i64, count * 8)), _I64) if count else np.empty(0, _I64)
+    if kind == _lib.KIND_FLOAT:
+        return _frombuffer(bytearray(_string_at(f32, count * 4)), _F32) if count else np.empty(0, _F32)
+    out = np.empty(count, dtype=object)
+    if kind == _lib.KIND_BYTES and count:
+        addr = ctypes.cast(byt, ctypes.c_void_p).value
+        out[:] = [_string_at(p, n) if n else b"" for p, n in _BYTES.iter_unpack(_string_at(addr, 16 * count))]
+    return out
+
+
+def _features(addr, n, cache):
+    out = {}
+    if n:
+        for ptr, ln, kind, count, i64, f32, byt in _FEATURE.iter_unpack(_string_at(addr, _FEATURE.size * n)):
+            out[_name(ptr, ln, cache)] = _values(kind, count, i64, f32, byt)
+    return out
+
+
+def _decode(rec, cache):
+    r = rec.contents
+    out = _features(ctypes.cast(r.features, ctypes.c_void_p).value, r.nfeatures, cache)
+    if r.nlists:
+        lists_addr = ctypes.cast(r.lists, ctypes.c_void_p).value
+        for ptr, ln, count, steps in _FEATURE_LIST.iter_unpack(_string_at(lists_addr, _FEATURE_LIST.size * r.nlists)):
+            name = _name(ptr, ln, cache)
+            if name in out:
+                raise Error(_lib.EDATA, "feature list %r has the name of a context feature: "
+                            "read the raw records (decode=False) to keep both" % name)
+            out[name] = [_values(kind, count, i64, f32, byt) for _, _, kind, count, i64, f32, byt
+                         in (_FEATURE.iter_unpack(_string_at(steps, _FEATURE.size * count)) if count else ())]
+    return out
+
+
+class Reader:
+    """Iterates the records of `inputs`: serialized tf.train.Example (or
+    SequenceExample) bytes, or with decode=True dicts of feature name ->
+    NumPy array (int64, float32, or an object array of bytes; a
+    SequenceExample's FeatureLists as lists of arrays, one per step).
+
+    Options (those of the command line):
+      format           "tfrecord", "csv", "tsv", "jsonl", "parquet", "avro"
+                       (None: told from each input's content and name)
+      compression      "auto", "none", "gzip", "zlib"
+      max_record_size  bytes; 0 for the default cap
+      share            (index, count): this reader's share of the records,
+                       dealt as `convert --task index/count` deals them;
+                       the shares of one count are disjoint and cover all
+      skip_corrupt     skip damaged TFRecord records instead of raising;
+                       `skipped` counts them
+
+    Memory: one unit (a batch of records, a Parquet row group or Avro
+    block) of one input at a time, plus the remote fetcher's read-ahead."""
+
+    def __init__(self, inputs, *, decode=False, format=None, compression=None, max_record_size=0,
+                 share=None, skip_corrupt=False):
+        arr, n = _c_inputs(inputs)
+        opts = _lib.ReaderOptions()
+        lib.shardtool_reader_options_init(ctypes.byref(opts))
+        opts.format = format.encode() if format else None
+        opts.compression = compression.encode() if compression else None
+        opts.max_record_size = int(max_record_size)
+        if share is not None:
+            index, count = share
+            if not 0 <= index < count:
+                raise ValueError("share index %r is not in 0 .. %r" % (index, count - 1))
+            opts.share_index, opts.share_count = index, count
+        opts.skip_corrupt = 1 if skip_corrupt else 0
+        self._decode = decode
+        self._handle = ctypes.c_void_p()
+        self._err = _lib.Error()
+        self._names = {}
+        self._data = ctypes.c_void_p()
+        self._len = ctypes.c_size_t()
+        self._record = ctypes.POINTER(_lib.Record)()
+        if lib.shardtool_reader_open(arr, n, ctypes.byref(opts), ctypes.byref(self._handle),
+                                     ctypes.byref(self._err)) < 0:
+            _raise(self._err)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if not self._handle:
+            raise StopIteration
+        if self._decode:
+            rc = lib.shardtool_reader_next_record(self._handle, ctypes.byref(self._record), ctypes.byref(self._err))
+        else:
+            rc = lib.shardtool_reader_next(self._handle, ctypes.byref(self._data), ctypes.byref(self._len),
+                                           ctypes.byref(self._err))
+        if rc == 1:
+            if self._decode:
+                return _decode(self._record, self._names)
+            return _string_at(self._data.value, self._len.value) if self._len.value else b""
+        if rc == 0:
+            self.close()
+            raise StopIteration
+        err = Error(self._err.code, self._err.message.decode("utf-8", "replace"))
+        self.close()
+        raise err
+
+    @property
+    def skipped(self):
+        """Damaged records skipped so far (skip_corrupt=True)."""
+        return lib.shardtool_reader_skipped(self._handle) if self._handle else self._skipped_at_close
+
+    @property
+    def input(self):
+        """The input the last record came from."""
+        p = lib.shardtool_reader_input(self._handle) if self._handle else None
+        return p.decode("utf-8", "surrogateescape") if p else self._input_at_close
+
+    _skipped_at_close = 0
+    _input_at_close = None
+
+    def close(self):
+        if self._handle:
+            self._skipped_at_close = lib.shardtool_reader_skipped(self._handle)
+            p = lib.shardtool_reader_input(self._handle)
+            self._input_at_close = p.decode("utf-8", "surrogateescape") if p else None
+            lib.shardtool_reader_close(ctypes.byref(self._handle))
+            self._handle = ctypes.c_void_p()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def open(inputs, **options):  # noqa: A001  (shardtool.open, like io.open)
+    """A Reader over `inputs` (see Reader for the options)."""
+    return Reader(inputs, **options)
+
+
+class VerifyReport:
+    """What `shardtool verify FILE` found: ok, format, records, bytes (as
+    stored), stream_bytes (decompressed), the first damage (kind, record,
+    offset, detail) and message, the line the command line prints."""
+
+    def __init__(self, r):
+        self.ok = bool(r.ok)
+        self.format = r.format.decode()
+        self.records = r.records
+        self.bytes = r.bytes
+        self.stream_bytes = r.stream_bytes
+        self.damage = None if self.ok else {
+            "kind": r.damage.kind.decode(), "record": r.damage.record, "offset": r.damage.offset,
+            "detail": r.damage.detail.decode("utf-8", "replace")}
+        self.message = r.message.decode("utf-8", "replace")
+
+    def __bool__(self):
+        return self.ok
+
+    def __repr__(self):
+        return "VerifyReport(%r)" % self.message
+
+
+def verify(path):
+    """Checks one TFRecord, Parquet or Avro file or object as `shardtool
+    verify` does; returns a VerifyReport (report.ok says whether it is
+    intact).  Raises Error when the file cannot be read at all."""
+    if hasattr(path, "__fspath__"):
+        path = path.__fspath__()
+    report = _lib.VerifyReport()
+    err = _lib.Error()
+    if lib.shardtool_verify_file(path.encode() if isinstance(path, str) else path, ctypes.byref(report),
+                                 ctypes.byref(err)) < 0:
+        _raise(err)
+    return VerifyReport(report)

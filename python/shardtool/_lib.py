@@ -1,0 +1,112 @@
+"""ctypes bindings of libshardtool (include/shardtool.h): the structs and
+function signatures, and where the library is found.
+
+The library is found, in order: $SHARDTOOL_LIBRARY (a path to
+libshardtool.so), the directory `meson install` put it in (recorded in
+_install.py at install time), then the system's loader path
+("libshardtool.so.0")."""
+
+import ctypes
+import os
+
+MESSAGE_SIZE = 1024
+
+# shardtool_status
+OK = 0
+EIO, EDATA, EUSAGE, ENOMEM, EUNSUPPORTED, ENOTFOUND, EEXIST, ECANCELED, EREMOTE, EUNREACHABLE = range(-1, -11, -1)
+
+KIND_NONE, KIND_BYTES, KIND_FLOAT, KIND_INT64 = 0, 1, 2, 3
+
+
+class Error(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_int), ("message", ctypes.c_char * MESSAGE_SIZE)]
+
+
+class ReaderOptions(ctypes.Structure):
+    _fields_ = [("format", ctypes.c_char_p), ("compression", ctypes.c_char_p),
+                ("max_record_size", ctypes.c_uint64), ("share_index", ctypes.c_uint32),
+                ("share_count", ctypes.c_uint32), ("skip_corrupt", ctypes.c_int)]
+
+
+class Bytes(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+class Feature(ctypes.Structure):
+    _fields_ = [("name", Bytes), ("kind", ctypes.c_int), ("count", ctypes.c_uint32),
+                ("int64s", ctypes.c_void_p), ("floats", ctypes.c_void_p),
+                ("bytes", ctypes.POINTER(Bytes))]
+
+
+class FeatureList(ctypes.Structure):
+    _fields_ = [("name", Bytes), ("count", ctypes.c_uint32), ("steps", ctypes.POINTER(Feature))]
+
+
+class Record(ctypes.Structure):
+    _fields_ = [("features", ctypes.POINTER(Feature)), ("nfeatures", ctypes.c_uint32),
+                ("lists", ctypes.POINTER(FeatureList)), ("nlists", ctypes.c_uint32),
+                ("is_sequence", ctypes.c_int)]
+
+
+class VerifyDamage(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_char * 64), ("record", ctypes.c_uint64), ("offset", ctypes.c_uint64),
+                ("detail", ctypes.c_char * 512)]
+
+
+class VerifyReport(ctypes.Structure):
+    _fields_ = [("ok", ctypes.c_int), ("format", ctypes.c_char * 16), ("records", ctypes.c_uint64),
+                ("bytes", ctypes.c_uint64), ("stream_bytes", ctypes.c_uint64), ("damage", VerifyDamage),
+                ("message", ctypes.c_char * MESSAGE_SIZE)]
+
+
+def _candidates():
+    env = os.environ.get("SHARDTOOL_LIBRARY")
+    if env:
+        yield env
+        return
+    try:
+        from . import _install
+        yield os.path.join(_install.LIBDIR, "libshardtool.so.0")
+    except ImportError:
+        pass
+    yield "libshardtool.so.0"
+
+
+def _load():
+    tried = []
+    for name in _candidates():
+        try:
+            return ctypes.CDLL(name)
+        except OSError as e:
+            tried.append("%s (%s)" % (name, e))
+    raise ImportError("cannot load libshardtool: tried " + "; ".join(tried) +
+                      " (set SHARDTOOL_LIBRARY to the path of libshardtool.so)")
+
+
+lib = _load()
+
+_P = ctypes.POINTER
+lib.shardtool_version.restype = ctypes.c_char_p
+lib.shardtool_version.argtypes = []
+lib.shardtool_reader_options_init.restype = None
+lib.shardtool_reader_options_init.argtypes = [_P(ReaderOptions)]
+lib.shardtool_reader_open.restype = ctypes.c_int
+lib.shardtool_reader_open.argtypes = [_P(ctypes.c_char_p), ctypes.c_size_t, _P(ReaderOptions),
+                                      _P(ctypes.c_void_p), _P(Error)]
+lib.shardtool_reader_next.restype = ctypes.c_int
+lib.shardtool_reader_next.argtypes = [ctypes.c_void_p, _P(ctypes.c_void_p), _P(ctypes.c_size_t), _P(Error)]
+lib.shardtool_reader_next_record.restype = ctypes.c_int
+lib.shardtool_reader_next_record.argtypes = [ctypes.c_void_p, _P(_P(Record)), _P(Error)]
+lib.shardtool_reader_skipped.restype = ctypes.c_uint64
+lib.shardtool_reader_skipped.argtypes = [ctypes.c_void_p]
+lib.shardtool_reader_input.restype = ctypes.c_char_p
+lib.shardtool_reader_input.argtypes = [ctypes.c_void_p]
+lib.shardtool_reader_close.restype = ctypes.c_int
+lib.shardtool_reader_close.argtypes = [_P(ctypes.c_void_p)]
+lib.shardtool_inputs_expand.restype = ctypes.c_int
+lib.shardtool_inputs_expand.argtypes = [_P(ctypes.c_char_p), ctypes.c_size_t, _P(_P(ctypes.c_char_p)),
+                                        _P(ctypes.c_size_t), _P(Error)]
+lib.shardtool_inputs_free.restype = None
+lib.shardtool_inputs_free.argtypes = [_P(ctypes.c_char_p), ctypes.c_size_t]
+lib.shardtool_verify_file.restype = ctypes.c_int
+lib.shardtool_verify_file.argtypes = [ctypes.c_char_p, _P(VerifyReport), _P(Error)]
