@@ -5,6 +5,7 @@
 #include "st_config.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -45,30 +46,59 @@ void api_ok(shardtool_error *out)
 }
 
 #if ST_HAVE_REMOTE_MODULE
-static pthread_once_t remote_once = PTHREAD_ONCE_INIT;
+/* The remote module is set up at the first URL, once per process: a child
+ * of fork() (a DataLoader worker) starts its own, since the parent's
+ * transfer thread is not there (st_remote_forget_after_fork). */
+static pthread_mutex_t remote_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static bool remote_started;
 static st_error remote_err;
 static int remote_rc;
 
-static void remote_init(void)
+static void before_fork(void)
 {
-    st_remote_config cfg;
-    st_remote_config_init(&cfg);
-    remote_rc = st_remote_init(&cfg, &remote_err);
+    pthread_mutex_lock(&remote_lock);
+}
+
+static void after_fork_in_parent(void)
+{
+    pthread_mutex_unlock(&remote_lock);
+}
+
+static void after_fork_in_child(void)
+{
+    if (remote_started && remote_rc == ST_OK)
+        st_remote_forget_after_fork();
+    remote_started = false;
+    pthread_mutex_unlock(&remote_lock);
+}
+
+static void register_atfork(void)
+{
+    pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
 }
 #endif
 
 int api_remote_ready(st_error *err)
 {
 #if ST_HAVE_REMOTE_MODULE
-    pthread_once(&remote_once, remote_init);
-    if (remote_rc < 0) {
-        *err = remote_err;
-        return remote_rc;
+    pthread_once(&atfork_once, register_atfork);
+    pthread_mutex_lock(&remote_lock);
+    if (!remote_started) {
+        st_remote_config cfg;
+        st_remote_config_init(&cfg);
+        remote_rc = st_remote_init(&cfg, &remote_err);
+        remote_started = true;
     }
+    int rc = remote_rc;
+    if (rc < 0)
+        *err = remote_err;
+    pthread_mutex_unlock(&remote_lock);
+    return rc;
 #else
     (void)err;
-#endif
     return ST_OK;
+#endif
 }
 
 /* The public codes are the core's, so that errors pass through unchanged. */

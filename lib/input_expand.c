@@ -287,6 +287,14 @@ static int add_remote(expander *x, const char *url)
     bool listed = n > 1 || strcmp(urls[0], url) != 0;
     size_t kept = 0;
     for (size_t i = 0; i < n && rc == ST_OK; i++) {
+        const char *side = listed ? st_side_file_name_kind(urls[i]) : NULL;
+        if (side) {
+            /* A manifest or index beside shards written to object storage. */
+            char reason[96];
+            snprintf(reason, sizeof reason, "%s written by shardtool", side);
+            skip_note(x, urls[i], reason);
+            continue;
+        }
         if (listed && !glob_names_extension(url) && !st_is_table_name(urls[i])) {
             x->skipped_names++;
             skip_note(x, urls[i], "not named as a table or shard (.csv, .jsonl, .parquet, .avro, .tfrecord, "

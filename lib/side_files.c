@@ -72,11 +72,19 @@ static bool looks_like_feature_spec(const char *path)
            (len - i >= sizeof context - 1 && memcmp(head + i, context, sizeof context - 1) == 0);
 }
 
-const char *st_side_file_kind(const char *path)
+const char *st_side_file_name_kind(const char *name)
 {
     for (size_t i = 0; i < sizeof by_name / sizeof by_name[0]; i++)
-        if (ends_with(path, by_name[i].suffix))
+        if (ends_with(name, by_name[i].suffix))
             return by_name[i].kind;
+    return NULL;
+}
+
+const char *st_side_file_kind(const char *path)
+{
+    const char *kind = st_side_file_name_kind(path);
+    if (kind)
+        return kind;
     if (ends_with(path, ".json") && looks_like_feature_spec(path))
         return "a feature spec";
     return NULL;

@@ -101,6 +101,12 @@ void st_remote_shutdown(void)
     curl_global_cleanup();
 }
 
+void st_remote_forget_after_fork(void)
+{
+    if (atomic_exchange(&current, NULL))
+        st_stream_set_remote(NULL, NULL);
+}
+
 int st_remote_expand(const char *url, char ***urls, size_t *n, st_error *err)
 {
     *urls = NULL;

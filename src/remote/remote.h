@@ -57,6 +57,11 @@ int st_remote_init(const st_remote_config *cfg, st_error *err);
 /* Stops the transfer thread and frees everything; open remote streams must
  * be closed first.  Safe to call when init failed or was never called. */
 void st_remote_shutdown(void);
+/* In the child of a fork() after st_remote_init(): the parent's transfer
+ * thread does not exist here, so its context is dropped untouched (its
+ * memory and sockets stay as they are) and st_remote_init() may be called
+ * again.  For a library whose caller forks (a DataLoader's workers). */
+void st_remote_forget_after_fork(void);
 
 /* Expands an input address: a trailing '/' lists every object under that
  * prefix; a glob (* ? [..]) in the key lists the prefix before the first glob

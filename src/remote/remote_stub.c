@@ -18,6 +18,7 @@ int st_remote_init(const st_remote_config *cfg, st_error *err)
 }
 
 void st_remote_shutdown(void) {}
+void st_remote_forget_after_fork(void) {}
 
 bool st_remote_is_pattern(const char *url)
 {

@@ -1,0 +1,273 @@
+#!/usr/bin/python3
+"""The Python module (python/shardtool) against the command line and
+independent readers, run by Debian's python3 with its python3-torch and
+python3-numpy.
+
+  - every format the command line reads (TFRecord plain, gzip and
+    SequenceExample, CSV, TSV, JSON lines, Parquet, Avro): shardtool.open's
+    records are `shardtool cat --format tfrecord`'s, and decode=True gives
+    what python3-protobuf decodes from them;
+  - a DataLoader over ShardDataset with num_workers 0, 2 and 4: each
+    epoch's multiset of records is cat's, for 8 shards, 3 shards, one
+    shard, and gzip shards (dealt by units), with and without both shuffles;
+    the same seed and epoch give the same order, another epoch another;
+  - two, three and five "ranks" (processes with RANK / WORLD_SIZE) see
+    disjoint shares whose union is every record, also with more ranks than
+    shards;
+  - a damaged shard raises with its name (through workers too), or is
+    skipped and counted with skip_corrupt=True;
+  - misuse raises, shardtool.verify reports as `shardtool verify`, collate
+    stacks and pads.
+
+usage: test_module.py SHARDTOOL LIBSHARDTOOL"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import warnings
+
+import pytest_support as ps
+from pytest_support import check
+
+EXE = os.path.abspath(sys.argv[1])
+LIBRARY = os.path.abspath(sys.argv[2])
+os.environ["SHARDTOOL_LIBRARY"] = LIBRARY
+sys.path.insert(0, os.path.join(ps.ROOT, "python"))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from torch.utils.data import DataLoader  # noqa: E402
+
+import shardtool  # noqa: E402
+from shardtool.torch import ShardDataset, collate  # noqa: E402
+
+DATA = os.path.join(ps.ROOT, "tests", "data")
+tool = ps.Tool(EXE)
+
+
+def raw_collate(samples):
+    return samples
+
+
+def loader_records(ds, workers, batch_size=7):
+    out = []
+    for batch in DataLoader(ds, batch_size=batch_size, num_workers=workers, collate_fn=raw_collate):
+        out.extend(batch)
+    return out
+
+
+def formats_match(tmp, pb2):
+    csv = os.path.join(DATA, "csv", "arrow-testing", "aggregate_test_100.csv")
+    tsv = os.path.join(tmp, "table.tsv")
+    tool.ok(["convert", "--to", "tsv", "-o", os.path.join(tmp, "tsvout"), csv])
+    shutil.copy(os.path.join(tmp, "tsvout-00000-of-00001.tsv"), tsv)
+    jsonl = os.path.join(tmp, "rows.jsonl")
+    with open(jsonl, "w") as f:
+        for i in range(50):
+            f.write(json.dumps({"id": i, "name": "row %d" % i, "score": i / 4, "tags": ["a"] * (i % 3)}) + "\n")
+    inputs = {
+        "tfrecord": os.path.join(DATA, "tfrecord", "tfx", "mnist", "mnist.tfrecord"),
+        "tfrecord-gzip": os.path.join(DATA, "tfrecord", "tfx", "penguin", "Split-train",
+                                      "data_tfrecord-00000-of-00001.gz"),
+        "sequence": os.path.join(DATA, "tfrecord", "sequence", "events.tfrecord"),
+        "sequence-gzip": os.path.join(DATA, "tfrecord", "sequence", "events.tfrecord.gz"),
+        "csv": csv,
+        "tsv": tsv,
+        "jsonl": jsonl,
+        "parquet": os.path.join(DATA, "parquet", "tfx", "chicago_taxi_data.parquet"),
+        "parquet-nested": os.path.join(DATA, "parquet", "nested_lists.snappy.parquet"),
+        "avro": os.path.join(DATA, "avro", "tfx", "chicago_taxi_data.avro"),
+        "avro-deflate": os.path.join(DATA, "avro", "weather-deflate.avro"),
+    }
+    for label, path in inputs.items():
+        want = tool.cat_records([path])
+        got = list(shardtool.open(path))
+        check(len(want) > 0, "%s: cat gives records" % label)
+        check(got == want, "%s: shardtool.open gives cat's records (%d, cat %d)" % (label, len(got), len(want)))
+        decoded = list(shardtool.open(path, decode=True))
+        check(len(decoded) == len(want), "%s: decode=True gives as many records" % label)
+        bad = [i for i, (d, raw) in enumerate(zip(decoded, want))
+               if not ps.same_view(ps.module_view(d), ps.protobuf_view(pb2, raw))]
+        check(not bad, "%s: decoded records are python3-protobuf's (first differing: %s)" % (label, bad[:3]))
+    # The kinds are NumPy's: int64, float32, object arrays of bytes.
+    rec = next(iter(shardtool.open(inputs["sequence"], decode=True)))
+    check(rec["user"].dtype == np.int64 and rec["score"].dtype == np.float32 and rec["tag"].dtype == object,
+          "decoded dtypes are int64, float32 and object: %r" % rec)
+    check(isinstance(rec["clicks"], list) and all(a.dtype == np.int64 for a in rec["clicks"]),
+          "a FeatureList decodes to a list of arrays: %r" % rec["clicks"])
+    check(rec["user"].flags.writeable, "decoded arrays are writable (torch.from_numpy takes them)")
+
+
+def make_shards(tmp, csv_rows=3000):
+    """A table converted to 8, 3 and 1 TFRecord shards, and to 3 gzip shards."""
+    csv = os.path.join(tmp, "table.csv")
+    with open(csv, "w") as f:
+        f.write("id,name,value,flag\n")
+        for i in range(csv_rows):
+            f.write("%d,item-%d,%f,%d\n" % (i, i * 7 % 1000, i * 0.25, i % 2))
+    sets = {}
+    for label, extra in (("8", ["--shards", "8"]), ("3", ["--shards", "3"]), ("1", ["--shards", "1"]),
+                         ("gz", ["--shards", "3", "--compression", "gzip"])):
+        d = os.path.join(tmp, "set-" + label)
+        os.makedirs(d)
+        tool.ok(["convert", "--to", "tfrecord", "-o", os.path.join(d, "train")] + extra + [csv])
+        sets[label] = d
+    return csv, sets
+
+
+def dataloader_epochs(sets):
+    for label, d in sets.items():
+        want = ps.multiset(tool.cat_records([d]))
+        for workers in (0, 2, 4):
+            ds = ShardDataset(d, decode=False)
+            got = loader_records(ds, workers)
+            check(ps.multiset(got) == want,
+                  "set %s, %d workers: one epoch is cat's records (%d of %d)" % (label, workers, len(got),
+                                                                                  sum(want.values())))
+        # Shuffled: the same multiset every epoch; the same seed and epoch
+        # give the same order, another epoch another.
+        ds = ShardDataset(d, decode=False, shuffle_shards=True, shuffle_buffer=100, seed=5)
+        orders = []
+        for epoch in (0, 0, 1):
+            ds.set_epoch(epoch)
+            got = loader_records(ds, 2)
+            check(ps.multiset(got) == want, "set %s shuffled, epoch %d: every record once" % (label, epoch))
+            orders.append(got)
+        check(orders[0] == orders[1], "set %s: the same seed and epoch give the same order" % label)
+        check(orders[0] != orders[2], "set %s: another epoch gives another order" % label)
+        check(orders[0] != tool.cat_records([d]), "set %s: the shuffled order is not cat's" % label)
+
+
+def decoded_batches(sets):
+    ds = ShardDataset(sets["3"], decode=True)
+    n = 0
+    for batch in DataLoader(ds, batch_size=64, num_workers=2, collate_fn=collate):
+        check(batch["id"].dtype == torch.int64 and batch["id"].shape[1] == 1,
+              "collate stacks int64 scalars into (batch, 1): %s" % (batch["id"].shape,))
+        check(batch["value"].dtype == torch.float32, "collate keeps float32")
+        check(all(isinstance(x, list) for x in batch["name"]), "collate keeps bytes as lists")
+        n += batch["id"].shape[0]
+    check(n == 3000, "decoded DataLoader over 3 shards gives 3000 records, got %d" % n)
+    padded = collate([{"x": np.array([1, 2, 3])}, {"x": np.array([4])}, {}])
+    check(padded["x"].tolist() == [[1, 2, 3], [4, 0, 0], [0, 0, 0]] and padded["x/length"].tolist() == [3, 1, 0],
+          "collate pads ragged lists and gives their lengths: %r" % padded)
+
+
+RANK_SCRIPT = r"""
+import os, sys, pickle
+sys.path.insert(0, sys.argv[1])
+from shardtool.torch import ShardDataset
+from torch.utils.data import DataLoader
+ds = ShardDataset(sys.argv[2], decode=False, shuffle_shards=True, seed=3)
+records = []
+for batch in DataLoader(ds, batch_size=5, num_workers=int(sys.argv[3]), collate_fn=lambda b: b):
+    records.extend(batch)
+sys.stdout.buffer.write(pickle.dumps(records))
+"""
+
+
+def ranks(sets):
+    import pickle
+    for label in ("8", "3", "1", "gz"):
+        d = sets[label]
+        want = ps.multiset(tool.cat_records([d]))
+        for world, workers in ((2, 0), (3, 2), (5, 1)):
+            union = ps.multiset([])
+            shares = []
+            for rank in range(world):
+                env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world))
+                p = subprocess.run([sys.executable, "-c", RANK_SCRIPT, os.path.join(ps.ROOT, "python"), d,
+                                    str(workers)], capture_output=True, env=env)
+                if not check(p.returncode == 0, "rank %d of %d: exit %d: %s" % (rank, world, p.returncode,
+                                                                                p.stderr.decode()[-800:])):
+                    return
+                share = pickle.loads(p.stdout)
+                shares.append(ps.multiset(share))
+                union += ps.multiset(share)
+            check(union == want, "set %s, %d ranks x %d workers: the ranks' union is every record once"
+                  % (label, world, workers))
+            check(sum(1 for s in shares if s) >= min(world, 2),
+                  "set %s, %d ranks: the records are spread over the ranks (%s)"
+                  % (label, world, [sum(s.values()) for s in shares]))
+
+
+def damage(tmp, sets):
+    d = os.path.join(tmp, "damaged")
+    shutil.copytree(sets["3"], d)
+    shard = sorted(p for p in os.listdir(d) if "-00001-of-" in p and not p.endswith(".json"))[0]
+    path = os.path.join(d, shard)
+    data = bytearray(open(path, "rb").read())
+    data[len(data) // 2] ^= 0x40
+    open(path, "wb").write(bytes(data))
+    expect = tool.run(["cat", "--format", "tfrecord", path])
+    check(expect.returncode != 0, "cat fails on the damaged shard")
+    for workers in (0, 2):
+        try:
+            loader_records(ShardDataset(d, decode=False), workers)
+            check(False, "%d workers: a damaged shard raises" % workers)
+        except Exception as e:  # DataLoader re-raises a worker's error as its own class
+            check(shard in str(e) and "crc" in str(e),
+                  "%d workers: the error names the damaged shard and the crc: %s" % (workers, e))
+    skipped_set = os.path.join(tmp, "skipped")
+    os.makedirs(skipped_set)
+    tool.ok(["split", "--skip-corrupt", "--shards", "1", "-o", os.path.join(skipped_set, "all"), d])
+    want = tool.cat_records([skipped_set])
+    ds = ShardDataset(d, decode=False, skip_corrupt=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = loader_records(ds, 0)
+    check(ps.multiset(got) == ps.multiset(want), "skip_corrupt gives split --skip-corrupt's records")
+    check(ds.skipped >= 1 and any("skipped %d damaged" % ds.skipped in str(w.message) for w in caught),
+          "skip_corrupt counts the skipped record and warns: %d, %s" % (ds.skipped, [str(w.message) for w in caught]))
+    report = shardtool.verify(path)
+    line = tool.run(["verify", path]).stdout.decode().strip()
+    check(not report.ok and report.message == line, "verify's report is the command line's line: %r / %r"
+          % (report.message, line))
+    intact = [p for p in os.listdir(sets["1"]) if p.endswith(".tfrecord")][0]
+    report = shardtool.verify(os.path.join(sets["1"], intact))
+    check(report.ok and report.records == 3000 and report.format == "tfrecord",
+          "verify of an intact shard: ok, 3000 records: %r" % report)
+
+
+def misuse(tmp):
+    for args, kw, what in (([os.path.join(tmp, "missing.tfrecord")], {}, "a missing file"),
+                           ([tmp], {"format": "nosuch"}, "an unknown format"),
+                           ([os.path.join(tmp, "set-1")], {"share": (3, 2)}, "a share index past the count")):
+        try:
+            list(shardtool.open(args, **kw))
+            check(False, "%s raises" % what)
+        except (shardtool.Error, ValueError) as e:
+            check(str(e) != "", "%s raises with a message: %s" % (what, e))
+    try:
+        list(shardtool.open(os.path.join(tmp, "missing.tfrecord")))
+    except shardtool.Error as e:
+        check(e.code_name == "ENOTFOUND" and "missing.tfrecord" in str(e), "a missing file is ENOTFOUND: %s" % e)
+    r = shardtool.open(os.path.join(tmp, "set-1"))
+    r.close()
+    r.close()
+    check(list(r) == [], "a closed reader iterates nothing")
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="st-python-")
+    try:
+        check(shardtool.version() == tool.ok(["version"]).decode().split()[1],
+              "shardtool.version() is the command line's")
+        pb2 = ps.example_pb2(tmp)
+        formats_match(tmp, pb2)
+        _, sets = make_shards(tmp)
+        dataloader_epochs(sets)
+        decoded_batches(sets)
+        ranks(sets)
+        damage(tmp, sets)
+        misuse(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return ps.finish("python-module")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

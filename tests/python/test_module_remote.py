@@ -1,0 +1,111 @@
+#!/usr/bin/python3
+"""ShardDataset over s3:// through the test S3 server (s3rver behind the
+SigV4-checking proxy) with a fault proxy in the path (503 with
+Retry-After, 500, 429, bodies cut mid-way, reset connections): a
+DataLoader with num_workers 0, 2 and 4 (workers forked after the parent
+has used the remote module) gives, each epoch, exactly `shardtool cat`'s
+multiset of the same shards read locally; a damaged object raises with its
+URL.
+
+usage: test_module_remote.py SHARDTOOL LIBSHARDTOOL"""
+
+import os
+import shutil
+import sys
+import tempfile
+
+import pytest_support as ps
+from pytest_support import check
+
+EXE = os.path.abspath(sys.argv[1])
+LIBRARY = os.path.abspath(sys.argv[2])
+sys.path.insert(0, os.path.join(ps.ROOT, "tests", "remote"))
+import rtest  # noqa: E402
+import servers  # noqa: E402
+import test_s3  # noqa: E402
+
+SCHEDULE = ["ok", "503", "ok", "cut", "ok", "ok", "reset", "ok", "500", "ok", "429", "ok", "ok"]
+
+
+def main():
+    s3bin = test_s3.s3rver_bin()
+    if not s3bin:
+        print("s3rver is not installed and cannot be (npm ci in tests/remote)")
+        return rtest.SKIP
+    tmp = tempfile.mkdtemp(prefix="st-python-remote-")
+    started = []
+    try:
+        srv = test_s3.S3rver(s3bin, os.path.join(tmp, "s3rver"))
+        started.append(srv)
+        sig = servers.SigV4Proxy(srv.port, {test_s3.KEY: test_s3.SECRET})
+        started.append(sig)
+        faults = servers.FaultProxy(sig.port, SCHEDULE, clean_first=3)
+        started.append(faults)
+        st, body = srv.request("PUT", "/test")
+        if st != 200:
+            raise rtest.Failure("cannot create the bucket: %d %s" % (st, body))
+        env = rtest.clean_env({"AWS_ACCESS_KEY_ID": test_s3.KEY, "AWS_SECRET_ACCESS_KEY": test_s3.SECRET,
+                               "AWS_ENDPOINT_URL": "http://127.0.0.1:%d" % faults.port})
+        os.environ.clear()
+        os.environ.update(env)
+        os.environ["SHARDTOOL_LIBRARY"] = LIBRARY
+        sys.path.insert(0, os.path.join(ps.ROOT, "python"))
+        from torch.utils.data import DataLoader
+        from shardtool.torch import ShardDataset
+        tool = ps.Tool(EXE, env)
+
+        csv = os.path.join(tmp, "table.csv")
+        with open(csv, "w") as f:
+            f.write("id,text,value\n")
+            for i in range(20000):
+                f.write("%d,%s,%d\n" % (i, "x" * (i % 97), i * 3))
+        sets = {}
+        for label, extra in (("8", ["--shards", "8"]), ("gz", ["--shards", "2", "--compression", "gzip"])):
+            d = os.path.join(tmp, "set-" + label)
+            os.makedirs(d)
+            tool.ok(["convert", "--to", "tfrecord", "-o", os.path.join(d, "train")] + extra + [csv])
+            for name in sorted(os.listdir(d)):
+                with open(os.path.join(d, name), "rb") as f:
+                    st, body = srv.request("PUT", "/test/%s/%s" % (label, name), body=f.read())
+                if st != 200:
+                    raise rtest.Failure("cannot store %s: %d" % (name, st))
+            sets[label] = d
+
+        for label, d in sets.items():
+            want = ps.multiset(tool.cat_records([d]))
+            url = "s3://test/%s/" % label
+            # The prefix holds the manifest too: a side file, never an input.
+            check(ps.multiset(tool.cat_records([url])) == want, "cat %s leaves the manifest out" % url)
+            ds = ShardDataset(url, decode=False, shuffle_shards=True, seed=2)
+            for epoch, workers in enumerate((0, 2, 4)):
+                ds.set_epoch(epoch)
+                got = []
+                for batch in DataLoader(ds, batch_size=64, num_workers=workers, collate_fn=lambda b: b):
+                    got.extend(batch)
+                check(ps.multiset(got) == want, "%s, %d workers, epoch %d: cat's records (%d of %d)"
+                      % (url, workers, epoch, len(got), sum(want.values())))
+        check(any(f != "ok" for f in faults.seen), "faults happened on the way: %s" % sorted(set(faults.seen)))
+
+        # A damaged object raises with its URL.
+        name = sorted(n for n in os.listdir(sets["8"]) if n.endswith(".tfrecord"))[3]
+        data = bytearray(open(os.path.join(sets["8"], name), "rb").read())
+        data[len(data) // 3] ^= 0x01
+        srv.request("PUT", "/test/damaged/%s" % name, body=bytes(data))
+        try:
+            list(DataLoader(ShardDataset("s3://test/damaged/", decode=False), batch_size=8, num_workers=2,
+                            collate_fn=lambda b: b))
+            check(False, "a damaged object raises")
+        except Exception as e:
+            check("s3://test/damaged/%s" % name in str(e) and "crc" in str(e),
+                  "the error names the damaged object's URL and the crc: %s" % e)
+    except rtest.Failure as e:
+        check(False, str(e))
+    finally:
+        for s in reversed(started):
+            s.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return ps.finish("python-module-remote")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
