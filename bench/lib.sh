@@ -10,6 +10,18 @@ if [ ! -x "$ST" ]; then
   exit 2
 fi
 
+# The CPU every figure comes from: model and the flags that choose code
+# paths (CRC32C, deflate, hashing), printed once per bench run.
+cpu_flags() {
+  local model flags
+  model=$(awk -F': ' '/^model name/{print $2; exit}' /proc/cpuinfo)
+  flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' |
+          grep -E '^(sse4_2|pclmulqdq|avx|avx2|avx512f|avx512bw|avx512vl|avx512_vbmi2|avx512_vnni|vpclmulqdq|sha_ni|bmi2)$' |
+          tr '\n' ' ')
+  echo "cpu: $model, $(nproc) cores; flags: $flags"
+}
+cpu_flags
+
 # best_of N CMD...: prints the best wall time in seconds; the largest peak
 # RSS seen (GNU time) is then given by peak_mb.
 best_of() {

@@ -152,6 +152,42 @@ typedef struct shardtool_record {
 SHARDTOOL_API int shardtool_reader_next_record(shardtool_reader *reader, const shardtool_record **record,
                                                shardtool_error *err);
 
+/* ---- decoded batches (columns) ------------------------------------------ */
+
+/* One feature over the records of a batch: every record's values end to
+ * end.  Record i has the feature when present[i] is 1; its values are
+ * [offsets[i], offsets[i + 1]) of the value array of the column's kind.
+ * For a FeatureList (is_feature_list), offsets count time steps instead,
+ * and step s holds values [step_offsets[s], step_offsets[s + 1]).  Bytes
+ * value j is bytes_data[bytes_offsets[j] .. bytes_offsets[j + 1]).  Arrays
+ * with no values may be NULL. */
+typedef struct shardtool_column {
+    shardtool_bytes name;
+    int kind;                        /* a shardtool_kind; NONE when no record gave one */
+    int is_feature_list;
+    const uint8_t *present;          /* nrecords */
+    const uint64_t *offsets;         /* nrecords + 1 */
+    const uint64_t *step_offsets;    /* feature lists: steps + 1; else NULL */
+    const int64_t *int64s;           /* SHARDTOOL_KIND_INT64 */
+    const float *floats;             /* SHARDTOOL_KIND_FLOAT */
+    const uint64_t *bytes_offsets;   /* SHARDTOOL_KIND_BYTES: values + 1 */
+    const uint8_t *bytes_data;
+} shardtool_column;
+
+typedef struct shardtool_batch {
+    uint64_t nrecords;
+    uint32_t ncolumns;
+    const shardtool_column *columns; /* in the order the features were first seen */
+} shardtool_batch;
+
+/* Up to max_records (at least 1) next records, decoded into columns:
+ * returns 1 and sets *batch, 0 at the end, or a negative code.  A feature
+ * whose kind changes within a batch is SHARDTOOL_EDATA naming it.  The
+ * batch belongs to the reader and stays valid until the next call with
+ * this reader or its close. */
+SHARDTOOL_API int shardtool_reader_next_batch(shardtool_reader *reader, size_t max_records,
+                                              const shardtool_batch **batch, shardtool_error *err);
+
 /* Damaged records skipped so far (skip_corrupt); 0 for a NULL reader. */
 SHARDTOOL_API uint64_t shardtool_reader_skipped(const shardtool_reader *reader);
 

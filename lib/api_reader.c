@@ -4,6 +4,7 @@
 #include "convert_dealing.h"
 #include "input_expand.h"
 #include "record_bytes.h"
+#include "record_columns.h"
 #include "record_view.h"
 
 #include "../formats/example/example.h"
@@ -17,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum reader_state { READING, ENDED, FAILED };
+/* READING_LAST: the end was reached while a batch was being gathered; the
+ * batch was returned, and the next call answers 0. */
+enum reader_state { READING, READING_LAST, ENDED, FAILED };
 
 struct shardtool_reader {
     char **paths;              /* the inputs, expanded */
@@ -32,6 +35,11 @@ struct shardtool_reader {
     st_buf encoded;            /* the last record, when it had to be encoded */
     st_arena decoded;          /* the last record decoded, and its public view */
     shardtool_record view;
+    record_columns columns;    /* the last batch of shardtool_reader_next_batch */
+    /* An error met while a batch was being gathered, after some records:
+     * the batch is returned first, the error by the next call. */
+    shardtool_error pending;
+    bool has_pending;
     uint32_t share_index, share_count;
     convert_dealing deal;      /* the share of the inputs, when share_count > 1 */
     uint64_t units_cut;        /* over all inputs, for dealing by units */
@@ -84,6 +92,7 @@ static void reader_free(shardtool_reader *r)
     st_batch_free(&r->batch);
     st_buf_free(&r->encoded);
     st_arena_free(&r->decoded);
+    record_columns_free(&r->columns);
     free(r->deal.starts);
     st_free_list(r->paths, r->npaths);
     free(r);
@@ -177,6 +186,11 @@ static bool input_outside_share(const shardtool_reader *r, size_t i)
 /* The next record of the reader's share, undecoded: 1, 0 at the end, or an error. */
 static int next_raw(shardtool_reader *r, const st_record **rec, shardtool_error *err)
 {
+    if (r->state == READING_LAST) {
+        r->state = ENDED;
+        api_ok(err);
+        return 0;
+    }
     st_error e = {0};
     for (;;) {
         if (r->next_record < r->batch.count) {
@@ -212,7 +226,7 @@ static int next_raw(shardtool_reader *r, const st_record **rec, shardtool_error 
     }
 }
 
-static int check_state(const shardtool_reader *r, const char *function, shardtool_error *err)
+static int check_state(shardtool_reader *r, const char *function, shardtool_error *err)
 {
     if (r->state == ENDED)
         return api_misuse(err, function, "the reader has ended (it returned 0)");
@@ -239,6 +253,32 @@ int shardtool_reader_next(shardtool_reader *r, const uint8_t **data, size_t *len
     return 1;
 }
 
+/* The record `rec` (just returned by next_raw) with its features: a
+ * TFRecord payload read undecoded (payload_only) is decoded into
+ * r->decoded, naming its record and offset as `cat` would. */
+static int decoded_record(shardtool_reader *r, const st_record *rec, st_record *scratch, const st_record **out,
+                          shardtool_error *err)
+{
+    *out = rec;
+    if (!(rec->payload.data && rec->nfeatures == 0 && rec->nlists == 0 && !rec->is_sequence))
+        return ST_OK;
+    st_error e = {0};
+    memset(scratch, 0, sizeof *scratch);
+    if (st_example_decode(rec->payload.data, rec->payload.len, &r->decoded, scratch, &e) < 0) {
+        uint64_t index = r->batch.first_index + (r->next_record - 1);
+        st_error_prefix(&e, "record %llu: ", (unsigned long long)index);
+        return fail(r, r->input, &e, err);
+    }
+    *out = scratch;
+    return ST_OK;
+}
+
+static int out_of_memory(shardtool_reader *r, shardtool_error *err)
+{
+    st_error oom = {ST_ENOMEM, "out of memory"};
+    return fail(r, NULL, &oom, err);
+}
+
 int shardtool_reader_next_record(shardtool_reader *r, const shardtool_record **record, shardtool_error *err)
 {
     if (!r || !record)
@@ -250,24 +290,70 @@ int shardtool_reader_next_record(shardtool_reader *r, const shardtool_record **r
     if (rc <= 0)
         return rc;
     st_arena_reset(&r->decoded);
-    st_error e = {0};
-    st_record decoded;
-    if (rec->payload.data && rec->nfeatures == 0 && rec->nlists == 0 && !rec->is_sequence) {
-        /* A TFRecord's payload, read undecoded (payload_only): decode it
-         * now, naming its record and offset as `cat` would. */
-        memset(&decoded, 0, sizeof decoded);
-        if (st_example_decode(rec->payload.data, rec->payload.len, &r->decoded, &decoded, &e) < 0) {
+    st_record scratch;
+    if ((rc = decoded_record(r, rec, &scratch, &rec, err)) < 0)
+        return rc;
+    if (record_view(rec, &r->decoded, &r->view) < 0)
+        return out_of_memory(r, err);
+    *record = &r->view;
+    api_ok(err);
+    return 1;
+}
+
+/* Gathers up to max_records into r->columns: 1, 0 at the end, or an error
+ * (in *err) with r->columns holding the records before it. */
+static int gather_batch(shardtool_reader *r, size_t max_records, shardtool_error *err)
+{
+    record_columns_reset(&r->columns);
+    while (r->columns.nrecords < max_records) {
+        const st_record *rec;
+        int rc = next_raw(r, &rec, err);
+        if (rc <= 0)
+            return rc;
+        st_arena_reset(&r->decoded);
+        st_record scratch;
+        if ((rc = decoded_record(r, rec, &scratch, &rec, err)) < 0)
+            return rc;
+        st_error e = {0};
+        if (record_columns_add(&r->columns, rec, &e) < 0) {
+            if (e.code == ST_ENOMEM)
+                return out_of_memory(r, err);
             uint64_t index = r->batch.first_index + (r->next_record - 1);
             st_error_prefix(&e, "record %llu: ", (unsigned long long)index);
             return fail(r, r->input, &e, err);
         }
-        rec = &decoded;
     }
-    if (record_view(rec, &r->decoded, &r->view) < 0) {
-        st_error oom = {ST_ENOMEM, "out of memory"};
-        return fail(r, NULL, &oom, err);
+    return 1;
+}
+
+int shardtool_reader_next_batch(shardtool_reader *r, size_t max_records, const shardtool_batch **batch,
+                                shardtool_error *err)
+{
+    if (!r || !batch)
+        return api_misuse(err, "shardtool_reader_next_batch", !r ? "reader is NULL" : "batch is NULL");
+    if (max_records == 0)
+        return api_misuse(err, "shardtool_reader_next_batch", "max_records is 0");
+    int rc = check_state(r, "shardtool_reader_next_batch", err);
+    if (rc < 0)
+        return rc;
+    shardtool_error why;
+    rc = gather_batch(r, max_records, &why);
+    if (r->columns.nrecords == 0) {
+        if (err)
+            *err = why;
+        return rc;
     }
-    *record = &r->view;
+    if (rc < 0) {
+        /* The records before the error are returned now, the error next. */
+        r->pending = why;
+        r->has_pending = true;
+    } else if (rc == 0) {
+        /* The end came with records in hand: the next call answers 0. */
+        r->state = READING_LAST;
+    }
+    *batch = record_columns_finish(&r->columns);
+    if (!*batch)
+        return out_of_memory(r, err);
     api_ok(err);
     return 1;
 }

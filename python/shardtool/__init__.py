@@ -14,11 +14,8 @@ shardtool.torch holds ShardDataset, a torch IterableDataset over the same
 reader (imported only when used: this module needs NumPy, not torch)."""
 
 import ctypes
-import struct
 
-import numpy as np
-
-from . import _lib
+from . import _columns, _lib
 from ._lib import lib
 
 __all__ = ["Error", "Reader", "open", "expand", "verify", "version", "VerifyReport"]
@@ -78,68 +75,15 @@ def expand(inputs):
         lib.shardtool_inputs_free(paths, count)
 
 
-# A shardtool_feature as bytes: name (data, len), kind, count, then the
-# three value pointers (shardtool.h; _lib.Feature).
-_FEATURE = struct.Struct("=QQiIQQQ")
-_BYTES = struct.Struct("=QQ")
-_FEATURE_LIST = struct.Struct("=QQIxxxxQ")
-assert _FEATURE.size == ctypes.sizeof(_lib.Feature)
-assert _FEATURE_LIST.size == ctypes.sizeof(_lib.FeatureList)
-_string_at = ctypes.string_at
-_frombuffer = np.frombuffer
-_I64 = np.dtype("<i8")
-_F32 = np.dtype("<f4")
-
-
-def _name(ptr, n, cache):
-    raw = _string_at(ptr, n) if n else b""
-    name = cache.get(raw)
-    if name is None:
-        name = cache[raw] = raw.decode("utf-8", "surrogateescape")
-    return name
-
-
-def _values(kind, count, i64, f32, byt):
-    """One feature's values: int64 and float32 arrays, or an object array of bytes."""
-    if kind == _lib.KIND_INT64:
-        return _frombuffer(bytearray(_string_at(i64, count * 8)), _I64) if count else np.empty(0, _I64)
-    if kind == _lib.KIND_FLOAT:
-        return _frombuffer(bytearray(_string_at(f32, count * 4)), _F32) if count else np.empty(0, _F32)
-    out = np.empty(count, dtype=object)
-    if kind == _lib.KIND_BYTES and count:
-        addr = ctypes.cast(byt, ctypes.c_void_p).value
-        out[:] = [_string_at(p, n) if n else b"" for p, n in _BYTES.iter_unpack(_string_at(addr, 16 * count))]
-    return out
-
-
-def _features(addr, n, cache):
-    out = {}
-    if n:
-        for ptr, ln, kind, count, i64, f32, byt in _FEATURE.iter_unpack(_string_at(addr, _FEATURE.size * n)):
-            out[_name(ptr, ln, cache)] = _values(kind, count, i64, f32, byt)
-    return out
-
-
-def _decode(rec, cache):
-    r = rec.contents
-    out = _features(ctypes.cast(r.features, ctypes.c_void_p).value, r.nfeatures, cache)
-    if r.nlists:
-        lists_addr = ctypes.cast(r.lists, ctypes.c_void_p).value
-        for ptr, ln, count, steps in _FEATURE_LIST.iter_unpack(_string_at(lists_addr, _FEATURE_LIST.size * r.nlists)):
-            name = _name(ptr, ln, cache)
-            if name in out:
-                raise Error(_lib.EDATA, "feature list %r has the name of a context feature: "
-                            "read the raw records (decode=False) to keep both" % name)
-            out[name] = [_values(kind, count, i64, f32, byt) for _, _, kind, count, i64, f32, byt
-                         in (_FEATURE.iter_unpack(_string_at(steps, _FEATURE.size * count)) if count else ())]
-    return out
-
-
 class Reader:
     """Iterates the records of `inputs`: serialized tf.train.Example (or
     SequenceExample) bytes, or with decode=True dicts of feature name ->
     NumPy array (int64, float32, or an object array of bytes; a
-    SequenceExample's FeatureLists as lists of arrays, one per step).
+    SequenceExample's FeatureLists as lists of arrays, one per step), or
+    with batch_size=N dicts of whole batches of up to N records (see
+    shardtool._columns.padded: (records, width) arrays, padded where
+    records differ, with NAME + "/length").  Decoding runs in C, a batch
+    of records at a time.
 
     Options (those of the command line):
       format           "tfrecord", "csv", "tsv", "jsonl", "parquet", "avro"
@@ -155,8 +99,8 @@ class Reader:
     Memory: one unit (a batch of records, a Parquet row group or Avro
     block) of one input at a time, plus the remote fetcher's read-ahead."""
 
-    def __init__(self, inputs, *, decode=False, format=None, compression=None, max_record_size=0,
-                 share=None, skip_corrupt=False):
+    def __init__(self, inputs, *, decode=False, batch_size=None, pad_value=0, format=None, compression=None,
+                 max_record_size=0, share=None, skip_corrupt=False):
         arr, n = _c_inputs(inputs)
         opts = _lib.ReaderOptions()
         lib.shardtool_reader_options_init(ctypes.byref(opts))
@@ -169,13 +113,18 @@ class Reader:
                 raise ValueError("share index %r is not in 0 .. %r" % (index, count - 1))
             opts.share_index, opts.share_count = index, count
         opts.skip_corrupt = 1 if skip_corrupt else 0
-        self._decode = decode
+        if batch_size is not None and int(batch_size) < 1:
+            raise ValueError("batch_size must be at least 1")
+        self._batch_size = int(batch_size) if batch_size is not None else None
+        self._pad_value = pad_value
+        self._decode = decode or batch_size is not None
         self._handle = ctypes.c_void_p()
         self._err = _lib.Error()
         self._names = {}
         self._data = ctypes.c_void_p()
         self._len = ctypes.c_size_t()
-        self._record = ctypes.POINTER(_lib.Record)()
+        self._batch = ctypes.POINTER(_lib.Batch)()
+        self._pending = iter(())
         if lib.shardtool_reader_open(arr, n, ctypes.byref(opts), ctypes.byref(self._handle),
                                      ctypes.byref(self._err)) < 0:
             _raise(self._err)
@@ -183,24 +132,41 @@ class Reader:
     def __iter__(self):
         return self
 
-    def __next__(self):
-        if not self._handle:
-            raise StopIteration
-        if self._decode:
-            rc = lib.shardtool_reader_next_record(self._handle, ctypes.byref(self._record), ctypes.byref(self._err))
-        else:
-            rc = lib.shardtool_reader_next(self._handle, ctypes.byref(self._data), ctypes.byref(self._len),
-                                           ctypes.byref(self._err))
+    def _next_columns(self, max_records):
+        """(n, [Column]) of the next batch, or None at the end."""
+        rc = lib.shardtool_reader_next_batch(self._handle, max_records, ctypes.byref(self._batch),
+                                             ctypes.byref(self._err))
         if rc == 1:
-            if self._decode:
-                return _decode(self._record, self._names)
-            return _string_at(self._data.value, self._len.value) if self._len.value else b""
+            return _columns.columns(self._batch, self._names)
+        self._stop(rc)
+
+    def _stop(self, rc):
         if rc == 0:
             self.close()
             raise StopIteration
         err = Error(self._err.code, self._err.message.decode("utf-8", "replace"))
         self.close()
         raise err
+
+    def __next__(self):
+        if self._decode:
+            if self._batch_size is None:
+                for rec in self._pending:
+                    return rec
+            if not self._handle:
+                raise StopIteration
+            n, cols = self._next_columns(self._batch_size or 256)
+            if self._batch_size is not None:
+                return _columns.padded(n, cols, self._pad_value)
+            self._pending = _columns.records(n, cols)
+            return next(self._pending)
+        if not self._handle:
+            raise StopIteration
+        rc = lib.shardtool_reader_next(self._handle, ctypes.byref(self._data), ctypes.byref(self._len),
+                                       ctypes.byref(self._err))
+        if rc == 1:
+            return ctypes.string_at(self._data.value, self._len.value) if self._len.value else b""
+        self._stop(rc)
 
     @property
     def skipped(self):

@@ -48,6 +48,17 @@ class Record(ctypes.Structure):
                 ("is_sequence", ctypes.c_int)]
 
 
+class Column(ctypes.Structure):
+    _fields_ = [("name", Bytes), ("kind", ctypes.c_int), ("is_feature_list", ctypes.c_int),
+                ("present", ctypes.c_void_p), ("offsets", ctypes.c_void_p), ("step_offsets", ctypes.c_void_p),
+                ("int64s", ctypes.c_void_p), ("floats", ctypes.c_void_p), ("bytes_offsets", ctypes.c_void_p),
+                ("bytes_data", ctypes.c_void_p)]
+
+
+class Batch(ctypes.Structure):
+    _fields_ = [("nrecords", ctypes.c_uint64), ("ncolumns", ctypes.c_uint32), ("columns", ctypes.c_void_p)]
+
+
 class VerifyDamage(ctypes.Structure):
     _fields_ = [("kind", ctypes.c_char * 64), ("record", ctypes.c_uint64), ("offset", ctypes.c_uint64),
                 ("detail", ctypes.c_char * 512)]
@@ -97,6 +108,8 @@ lib.shardtool_reader_next.restype = ctypes.c_int
 lib.shardtool_reader_next.argtypes = [ctypes.c_void_p, _P(ctypes.c_void_p), _P(ctypes.c_size_t), _P(Error)]
 lib.shardtool_reader_next_record.restype = ctypes.c_int
 lib.shardtool_reader_next_record.argtypes = [ctypes.c_void_p, _P(_P(Record)), _P(Error)]
+lib.shardtool_reader_next_batch.restype = ctypes.c_int
+lib.shardtool_reader_next_batch.argtypes = [ctypes.c_void_p, ctypes.c_size_t, _P(_P(Batch)), _P(Error)]
 lib.shardtool_reader_skipped.restype = ctypes.c_uint64
 lib.shardtool_reader_skipped.argtypes = [ctypes.c_void_p]
 lib.shardtool_reader_input.restype = ctypes.c_char_p

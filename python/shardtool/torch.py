@@ -61,7 +61,14 @@ class ShardDataset(torch.utils.data.IterableDataset):
                      worker warns with its count at the end of its share,
                      and `skipped` holds the count of the last iteration
                      in this process
-    transform        a function applied to each record before it is yielded
+    transform        a function applied to each record (or batch) before it
+                     is yielded
+    batch_size       B: yield whole batches of up to B records cut in C (use
+                     DataLoader(batch_size=None)): int64 / float32 features
+                     as (records, width) tensors, padded where records
+                     differ (NAME + "/length" then holds the counts), bytes
+                     as object arrays or lists; the fastest way in.  Not
+                     with shuffle_buffer, which shuffles records
     rank, world_size override torch.distributed and $RANK / $WORLD_SIZE
     format, compression, max_record_size   as for shardtool.open
 
@@ -72,8 +79,13 @@ class ShardDataset(torch.utils.data.IterableDataset):
 
     def __init__(self, inputs, *, decode=True, shuffle_shards=False, shuffle_buffer=0, seed=0,
                  skip_corrupt=False, transform=None, rank=None, world_size=None, format=None,
-                 compression=None, max_record_size=0):
+                 compression=None, max_record_size=0, batch_size=None, pad_value=0):
         super().__init__()
+        if batch_size is not None and shuffle_buffer:
+            raise ValueError("shuffle_buffer shuffles records and batch_size yields whole batches: "
+                             "use one, or batch_size=None with DataLoader(batch_size=..., collate_fn=collate)")
+        self.batch_size = batch_size
+        self.pad_value = pad_value
         # Expanded once, here: every worker and rank deals the same list.
         self.inputs = shardtool.expand(inputs)
         self.decode = decode
@@ -113,8 +125,9 @@ class ShardDataset(torch.utils.data.IterableDataset):
     def __iter__(self):
         index, count = self.share()
         reader = shardtool.open(self._ordered_inputs(), decode=self.decode, share=(index, count),
-                                skip_corrupt=self.skip_corrupt, **self.reader_options)
-        records = reader
+                                skip_corrupt=self.skip_corrupt, batch_size=self.batch_size,
+                                pad_value=self.pad_value, **self.reader_options)
+        records = reader if self.batch_size is None else map(_tensors, reader)
         if self.shuffle_buffer > 0:
             rng = random.Random("records/%d/%d/%d/%d" % (self.seed, self.epoch, index, count))
             records = _buffer_shuffle(reader, self.shuffle_buffer, rng)
@@ -127,6 +140,12 @@ class ShardDataset(torch.utils.data.IterableDataset):
             if self.skipped:
                 warnings.warn("shardtool: skipped %d damaged records in share %d of %d"
                               % (self.skipped, index, count), RuntimeWarning)
+
+
+def _tensors(batch):
+    """A padded batch's numeric arrays as tensors (bytes stay as they are)."""
+    return {k: torch.from_numpy(v) if isinstance(v, np.ndarray) and v.dtype != object else v
+            for k, v in batch.items()}
 
 
 def _buffer_shuffle(records, size, rng):
@@ -143,23 +162,22 @@ def _buffer_shuffle(records, size, rng):
 
 
 def collate(samples, pad_value=0):
-    """A DataLoader collate_fn for decoded records: a dict of feature name
-    -> a tensor of shape (batch, n) for int64 and float32 features (records
-    with fewer values are padded with pad_value to the longest, and
-    NAME + "/length" then holds each record's count), a list of lists of
-    bytes for bytes features, and for FeatureLists a list per record of
-    its steps' tensors.  A feature missing from some records is padded
-    like an empty one."""
+    """A DataLoader collate_fn for decoded records, giving what
+    ShardDataset(batch_size=...) gives: a feature every record has with
+    the same number of values as a (batch, width) tensor (an object array
+    for bytes); otherwise int64 / float32 features padded with pad_value to
+    the longest (NAME + "/length" then holds each record's count, 0 where
+    absent) and bytes features as a list per record of bytes; FeatureLists
+    as a list per record of its steps' tensors (lists for bytes)."""
     if not samples:
         return {}
+    n = len(samples)
+    keys = samples[0].keys()
+    if all(s.keys() == keys for s in samples):
+        names = list(keys)
+    else:
+        names = list(dict.fromkeys(name for s in samples for name in s))
     out = {}
-    names = []
-    seen = set()
-    for s in samples:
-        for name in s:
-            if name not in seen:
-                seen.add(name)
-                names.append(name)
     for name in names:
         values = [s.get(name) for s in samples]
         first = next(v for v in values if v is not None)
@@ -167,18 +185,24 @@ def collate(samples, pad_value=0):
             out[name] = [[torch.from_numpy(step) if step.dtype != object else list(step) for step in v]
                          if v is not None else [] for v in values]
             continue
-        if first.dtype == object:
+        absent = any(v is None for v in values)
+        lengths = np.fromiter((len(v) if v is not None else 0 for v in values), np.int64, n)
+        width = int(lengths.max())
+        numeric = first.dtype != object
+        if not absent and (lengths == width).all():
+            flat = np.concatenate(values) if width else np.empty(0, first.dtype)
+            arr = flat.reshape(n, width)
+            out[name] = torch.from_numpy(arr) if numeric else arr
+            continue
+        if not numeric:
             out[name] = [list(v) if v is not None else [] for v in values]
             continue
-        lengths = [len(v) if v is not None else 0 for v in values]
-        width = max(lengths)
-        if all(n == width for n in lengths):
-            out[name] = torch.from_numpy(np.stack(values))
-            continue
-        batch = np.full((len(values), width), pad_value, dtype=first.dtype)
-        for i, v in enumerate(values):
-            if v is not None:
-                batch[i, :len(v)] = v
+        batch = np.full((n, width), pad_value, dtype=first.dtype)
+        present = [v for v in values if v is not None and len(v)]
+        if present:
+            rows = np.repeat(np.arange(n), lengths)
+            starts = np.cumsum(lengths) - lengths
+            batch[rows, np.arange(int(lengths.sum())) - np.repeat(starts, lengths)] = np.concatenate(present)
         out[name] = torch.from_numpy(batch)
-        out[name + "/length"] = torch.tensor(lengths, dtype=torch.int64)
+        out[name + "/length"] = torch.from_numpy(lengths)
     return out

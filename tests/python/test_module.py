@@ -148,12 +148,42 @@ def decoded_batches(sets):
         check(batch["id"].dtype == torch.int64 and batch["id"].shape[1] == 1,
               "collate stacks int64 scalars into (batch, 1): %s" % (batch["id"].shape,))
         check(batch["value"].dtype == torch.float32, "collate keeps float32")
-        check(all(isinstance(x, list) for x in batch["name"]), "collate keeps bytes as lists")
+        check(isinstance(batch["name"], np.ndarray) and batch["name"].dtype == object
+              and batch["name"].shape == (batch["id"].shape[0], 1), "collate gives bytes as an object array")
         n += batch["id"].shape[0]
     check(n == 3000, "decoded DataLoader over 3 shards gives 3000 records, got %d" % n)
+    # Whole batches cut in C: the same values as collate's, batch for batch.
+    by_records = list(DataLoader(ShardDataset(sets["3"]), batch_size=100, num_workers=0, collate_fn=collate))
+    by_batches = list(DataLoader(ShardDataset(sets["3"], batch_size=100), batch_size=None, num_workers=0))
+    check(len(by_records) == len(by_batches) == 30, "30 batches of 100 both ways")
+    for a, b in zip(by_records, by_batches):
+        same = a.keys() == b.keys() and all(
+            (torch.equal(a[k], b[k]) if isinstance(a[k], torch.Tensor) else np.array_equal(a[k], b[k]))
+            for k in a)
+        if not check(same, "ShardDataset(batch_size=100) gives collate's batches"):
+            break
+    n = sum(b["id"].shape[0] for b in DataLoader(ShardDataset(sets["gz"], batch_size=64), batch_size=None,
+                                                  num_workers=2))
+    check(n == 3000, "batches through 2 workers: 3000 records, got %d" % n)
     padded = collate([{"x": np.array([1, 2, 3])}, {"x": np.array([4])}, {}])
     check(padded["x"].tolist() == [[1, 2, 3], [4, 0, 0], [0, 0, 0]] and padded["x/length"].tolist() == [3, 1, 0],
           "collate pads ragged lists and gives their lengths: %r" % padded)
+    # A ragged, partly absent table, batched in C, against the records one by one.
+    jsonl = os.path.join(os.path.dirname(sets["3"]), "ragged.jsonl")
+    with open(jsonl, "w") as f:
+        for i in range(500):
+            row = {"id": i, "vals": [i * 0.5] * (i % 4), "words": ["w%d" % j for j in range(i % 3)]}
+            if i % 5 == 0:
+                del row["vals"]
+            f.write(json.dumps(row) + "\n")
+    records = list(shardtool.open(jsonl, decode=True))
+    want = collate(records)
+    got = next(shardtool.open(jsonl, batch_size=500))
+    check(sorted(want) == sorted(got) and all(
+        (np.array_equal(np.asarray(want[k]), np.asarray(got[k])) if not isinstance(want[k], list)
+         else want[k] == got[k]) for k in want),
+          "batch_size=500 over ragged, absent and bytes features is collate of the records: %s / %s"
+          % (sorted(want), sorted(got)))
 
 
 RANK_SCRIPT = r"""

@@ -1,0 +1,248 @@
+/* Records -> columns (record_columns.h). */
+#include "record_columns.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const uint8_t *column_name_at(const void *array, size_t i, size_t *len)
+{
+    const column_builder *cols = array;
+    *len = cols[i].name.len;
+    return cols[i].name.data;
+}
+
+static int push_u64(st_buf *b, uint64_t v)
+{
+    return st_buf_append(b, &v, sizeof v);
+}
+
+static void builder_clear(column_builder *c)
+{
+    st_buf_clear(&c->name);
+    st_buf_clear(&c->present);
+    st_buf_clear(&c->offsets);
+    st_buf_clear(&c->step_offsets);
+    st_buf_clear(&c->values);
+    st_buf_clear(&c->bytes_offsets);
+    st_buf_clear(&c->bytes_data);
+    c->kind = SHARDTOOL_KIND_NONE;
+    c->filled = c->nvalues = c->nsteps = c->first_kind_record = 0;
+}
+
+void record_columns_reset(record_columns *rc)
+{
+    rc->ncols = 0;
+    rc->hint = 0;
+    rc->nrecords = 0;
+    st_name_index_clear(&rc->features);
+    st_name_index_clear(&rc->lists);
+}
+
+void record_columns_free(record_columns *rc)
+{
+    for (size_t i = 0; i < rc->cap; i++) {
+        column_builder *c = &rc->cols[i];
+        st_buf_free(&c->name);
+        st_buf_free(&c->present);
+        st_buf_free(&c->offsets);
+        st_buf_free(&c->step_offsets);
+        st_buf_free(&c->values);
+        st_buf_free(&c->bytes_offsets);
+        st_buf_free(&c->bytes_data);
+    }
+    free(rc->cols);
+    st_name_index_free(&rc->features);
+    st_name_index_free(&rc->lists);
+    st_buf_free(&rc->out);
+    memset(rc, 0, sizeof *rc);
+}
+
+/* Accounts for the records before `upto` that lack the column. */
+static int fill_absent(column_builder *c, uint64_t upto)
+{
+    for (; c->filled < upto; c->filled++) {
+        uint8_t no = 0;
+        if (st_buf_append(&c->present, &no, 1) || push_u64(&c->offsets, c->is_list ? c->nsteps : c->nvalues))
+            return ST_ENOMEM;
+    }
+    return ST_OK;
+}
+
+static int new_column(record_columns *rc, st_bytes name, bool is_list, size_t *pos)
+{
+    if (rc->ncols == rc->cap) {
+        size_t cap = rc->cap ? rc->cap * 2 : 16;
+        column_builder *grown = realloc(rc->cols, cap * sizeof *grown);
+        if (!grown)
+            return ST_ENOMEM;
+        memset(grown + rc->cap, 0, (cap - rc->cap) * sizeof *grown);
+        rc->cols = grown;
+        rc->cap = cap;
+    }
+    column_builder *c = &rc->cols[rc->ncols];
+    builder_clear(c);
+    c->is_list = is_list;
+    if (st_buf_append(&c->name, name.data, name.len) || push_u64(&c->offsets, 0) ||
+        (is_list && push_u64(&c->step_offsets, 0)) || push_u64(&c->bytes_offsets, 0))
+        return ST_ENOMEM;
+    *pos = rc->ncols++;
+    if (st_name_index_add(is_list ? &rc->lists : &rc->features, *pos, column_name_at, rc->cols))
+        return ST_ENOMEM;
+    return fill_absent(c, rc->nrecords);
+}
+
+/* The column of a feature (or FeatureList) named `name`, made if new. */
+static int find_column(record_columns *rc, st_bytes name, bool is_list, column_builder **out)
+{
+    size_t pos = rc->hint;
+    /* Records of one input name their features in the same order: the
+     * column after the last one used is the usual answer. */
+    if (!(pos < rc->ncols && rc->cols[pos].is_list == is_list && rc->cols[pos].name.len == name.len &&
+          memcmp(rc->cols[pos].name.data, name.data, name.len) == 0)) {
+        if (!st_name_index_find(is_list ? &rc->lists : &rc->features, name.data, name.len, column_name_at,
+                                rc->cols, &pos)) {
+            int e = new_column(rc, name, is_list, &pos);
+            if (e)
+                return e;
+        }
+    }
+    rc->hint = pos + 1;
+    *out = &rc->cols[pos];
+    return ST_OK;
+}
+
+static const char *kind_word(int kind)
+{
+    return st_kind_name((st_kind)kind);
+}
+
+/* Checks the kind of one value list against the column's. */
+static int agree_kind(column_builder *c, st_kind kind, uint64_t record, st_error *err)
+{
+    if (kind == ST_KIND_NONE)
+        return ST_OK;
+    if (c->kind == SHARDTOOL_KIND_NONE) {
+        c->kind = (int)kind;
+        c->first_kind_record = record;
+        return ST_OK;
+    }
+    if (c->kind == (int)kind)
+        return ST_OK;
+    return st_error_set(err, ST_EDATA,
+                        "feature '%.*s' is %s here and %s in record %llu of the same batch: read these "
+                        "records one at a time, or as serialized bytes",
+                        (int)(c->name.len > 200 ? 200 : c->name.len), (const char *)c->name.data,
+                        st_kind_name(kind), kind_word(c->kind), (unsigned long long)c->first_kind_record);
+}
+
+static int append_values(column_builder *c, const st_feature *f)
+{
+    if (f->kind == ST_KIND_INT64)
+        return st_buf_append(&c->values, f->v.i64, (size_t)f->count * sizeof(int64_t));
+    if (f->kind == ST_KIND_FLOAT)
+        return st_buf_append(&c->values, f->v.f32, (size_t)f->count * sizeof(float));
+    if (f->kind == ST_KIND_BYTES) {
+        for (uint32_t i = 0; i < f->count; i++)
+            if (st_buf_append(&c->bytes_data, f->v.bytes[i].data, f->v.bytes[i].len) ||
+                push_u64(&c->bytes_offsets, c->bytes_data.len))
+                return ST_ENOMEM;
+    }
+    return ST_OK;
+}
+
+static int start_record_in(column_builder *c, uint64_t record, st_error *err)
+{
+    if (c->filled > record)
+        return st_error_set(err, ST_EDATA, "feature '%.*s' appears twice in one record",
+                            (int)(c->name.len > 200 ? 200 : c->name.len), (const char *)c->name.data);
+    uint8_t yes = 1;
+    if (fill_absent(c, record) || st_buf_append(&c->present, &yes, 1))
+        return ST_ENOMEM;
+    c->filled = record + 1;
+    return ST_OK;
+}
+
+static int add_feature(record_columns *rc, const st_feature *f, st_error *err)
+{
+    column_builder *c;
+    int e = find_column(rc, f->name, false, &c);
+    if (!e)
+        e = agree_kind(c, f->kind, rc->nrecords, err);
+    if (!e)
+        e = start_record_in(c, rc->nrecords, err);
+    if (!e)
+        e = append_values(c, f);
+    if (!e) {
+        c->nvalues += f->count;
+        e = push_u64(&c->offsets, c->nvalues);
+    }
+    return e == ST_ENOMEM ? st_error_set(err, ST_ENOMEM, "out of memory") : e;
+}
+
+static int add_list(record_columns *rc, const st_feature_list *l, st_error *err)
+{
+    column_builder *c;
+    int e = find_column(rc, l->name, true, &c);
+    if (!e)
+        e = start_record_in(c, rc->nrecords, err);
+    for (uint32_t s = 0; !e && s < l->count; s++) {
+        e = agree_kind(c, l->steps[s].kind, rc->nrecords, err);
+        if (!e)
+            e = append_values(c, &l->steps[s]);
+        if (!e) {
+            c->nvalues += l->steps[s].count;
+            e = push_u64(&c->step_offsets, c->nvalues);
+        }
+    }
+    if (!e) {
+        c->nsteps += l->count;
+        e = push_u64(&c->offsets, c->nsteps);
+    }
+    return e == ST_ENOMEM ? st_error_set(err, ST_ENOMEM, "out of memory") : e;
+}
+
+int record_columns_add(record_columns *rc, const st_record *rec, st_error *err)
+{
+    rc->hint = 0;
+    for (uint32_t i = 0; i < rec->nfeatures; i++) {
+        int e = add_feature(rc, &rec->features[i], err);
+        if (e)
+            return e;
+    }
+    for (uint32_t i = 0; i < rec->nlists; i++) {
+        int e = add_list(rc, &rec->lists[i], err);
+        if (e)
+            return e;
+    }
+    rc->nrecords++;
+    return ST_OK;
+}
+
+const shardtool_batch *record_columns_finish(record_columns *rc)
+{
+    st_buf_clear(&rc->out);
+    if (st_buf_reserve(&rc->out, (rc->ncols ? rc->ncols : 1) * sizeof(shardtool_column)))
+        return NULL;
+    shardtool_column *out = (shardtool_column *)(void *)rc->out.data;
+    for (size_t i = 0; i < rc->ncols; i++) {
+        column_builder *c = &rc->cols[i];
+        if (fill_absent(c, rc->nrecords))
+            return NULL;
+        out[i] = (shardtool_column){
+            .name = {c->name.data, c->name.len},
+            .kind = c->kind,
+            .is_feature_list = c->is_list,
+            .present = c->present.data,
+            .offsets = (const uint64_t *)(const void *)c->offsets.data,
+            .step_offsets = c->is_list ? (const uint64_t *)(const void *)c->step_offsets.data : NULL,
+            .int64s = c->kind == SHARDTOOL_KIND_INT64 ? (const int64_t *)(const void *)c->values.data : NULL,
+            .floats = c->kind == SHARDTOOL_KIND_FLOAT ? (const float *)(const void *)c->values.data : NULL,
+            .bytes_offsets = c->kind == SHARDTOOL_KIND_BYTES ? (const uint64_t *)(const void *)c->bytes_offsets.data
+                                                             : NULL,
+            .bytes_data = c->kind == SHARDTOOL_KIND_BYTES ? c->bytes_data.data : NULL,
+        };
+    }
+    rc->batch = (shardtool_batch){.nrecords = rc->nrecords, .ncolumns = (uint32_t)rc->ncols,
+                                  .columns = out};
+    return &rc->batch;
+}

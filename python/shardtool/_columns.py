@@ -1,0 +1,132 @@
+"""A shardtool_batch (columns of decoded records, shardtool.h) as NumPy
+arrays: one copy per feature per batch, then records or padded batches are
+cut from those arrays without going back to C."""
+
+import ctypes
+import struct
+
+import numpy as np
+
+from . import _lib
+
+# shardtool_column: name (data, len), kind, is_feature_list, then seven pointers.
+_COLUMN = struct.Struct("=QQii7Q")
+assert _COLUMN.size == ctypes.sizeof(_lib.Column)
+_string_at = ctypes.string_at
+_memmove = ctypes.memmove
+_DTYPES = {_lib.KIND_INT64: np.dtype("<i8"), _lib.KIND_FLOAT: np.dtype("<f4")}
+
+
+def _array(addr, count, dtype):
+    out = np.empty(count, dtype)
+    if count:
+        _memmove(out.ctypes.data, addr, count * dtype.itemsize)
+    return out
+
+
+class Column:
+    """One feature of a batch: present (bool per record), offsets (record i
+    has values[offsets[i]:offsets[i+1]]; for a FeatureList, steps), steps
+    (FeatureLists: step s has values[steps[s]:steps[s+1]]), and values (an
+    int64 or float32 array, or an object array of bytes)."""
+    __slots__ = ("name", "kind", "is_feature_list", "present", "offsets", "steps", "values")
+
+
+def columns(batch, names):
+    """[Column] of a shardtool_batch pointer; `names` caches decoded names."""
+    b = batch.contents
+    n = b.nrecords
+    out = []
+    if not b.ncolumns:
+        return n, out
+    for (name_ptr, name_len, kind, is_list, present, offsets, step_offsets, i64, f32, boff,
+         bdata) in _COLUMN.iter_unpack(_string_at(b.columns, _COLUMN.size * b.ncolumns)):
+        c = Column()
+        raw = _string_at(name_ptr, name_len) if name_len else b""
+        c.name = names.get(raw)
+        if c.name is None:
+            c.name = names[raw] = raw.decode("utf-8", "surrogateescape")
+        c.kind = kind
+        c.is_feature_list = bool(is_list)
+        c.present = _array(present, n, np.dtype(np.bool_))
+        c.offsets = _array(offsets, n + 1, np.dtype("<u8")).astype(np.int64)
+        inner = c.offsets
+        if is_list:
+            c.steps = _array(step_offsets, int(c.offsets[-1]) + 1, np.dtype("<u8")).astype(np.int64)
+            inner = c.steps
+        else:
+            c.steps = None
+        count = int(inner[-1])
+        if kind in _DTYPES:
+            c.values = _array(i64 if kind == _lib.KIND_INT64 else f32, count, _DTYPES[kind])
+        else:
+            c.values = np.empty(count, dtype=object)
+            if kind == _lib.KIND_BYTES and count:
+                ends = _array(boff, count + 1, np.dtype("<u8")).tolist()
+                blob = _string_at(bdata, ends[-1]) if ends[-1] else b""
+                c.values[:] = [blob[a:b] for a, b in zip(ends, ends[1:])]
+        out.append(c)
+    return n, out
+
+
+def records(n, cols):
+    """The batch as n dicts of feature name -> array (views of the column
+    arrays), as Reader(decode=True) yields them."""
+    context = {c.name for c in cols if not c.is_feature_list}
+    for c in cols:
+        if c.is_feature_list and c.name in context:
+            raise _clash(c.name)
+    prepared = [(c.name, c.present.tolist(), c.offsets.tolist(), c.values,
+                 c.steps.tolist() if c.is_feature_list else None) for c in cols]
+    for i in range(n):
+        rec = {}
+        for name, present, off, values, steps in prepared:
+            if present[i]:
+                a, b = off[i], off[i + 1]
+                if steps is None:
+                    rec[name] = values[a:b]
+                else:
+                    rec[name] = [values[steps[s]:steps[s + 1]] for s in range(a, b)]
+        yield rec
+
+
+def _clash(name):
+    from . import Error
+    return Error(_lib.EDATA, "feature list %r has the name of a context feature: read the raw records "
+                 "(decode=False) to keep both" % name)
+
+
+def padded(n, cols, pad_value=0):
+    """The batch as one dict: a feature every record has with the same
+    number of values, as an (n, width) array (an object array of bytes for
+    bytes features); otherwise int64 / float32 features padded with
+    pad_value to the longest (NAME + "/length" then holds each record's
+    count, 0 where absent) and bytes features as a list per record of
+    bytes; FeatureLists as a list per record of its steps' arrays."""
+    out = {}
+    context = {c.name for c in cols if not c.is_feature_list}
+    for c in cols:
+        if c.is_feature_list:
+            if c.name in context:
+                raise _clash(c.name)
+            off, steps = c.offsets.tolist(), c.steps.tolist()
+            out[c.name] = [[c.values[steps[s]:steps[s + 1]] for s in range(off[i], off[i + 1])]
+                           for i in range(n)]
+            continue
+        lengths = np.diff(c.offsets)
+        width = int(lengths.max()) if n else 0
+        if n and c.present.all() and (lengths == width).all():
+            out[c.name] = c.values.reshape(n, width)
+            continue
+        if c.values.dtype == object:
+            off = c.offsets.tolist()
+            out[c.name] = [list(c.values[off[i]:off[i + 1]]) for i in range(n)]
+            continue
+        batch = np.full((n, width), pad_value, dtype=c.values.dtype)
+        # Row of each value, and its column within the row.
+        rows = np.repeat(np.arange(n), lengths)
+        cols_in_row = np.arange(len(c.values)) - np.repeat(c.offsets[:-1], lengths)
+        batch[rows, cols_in_row] = c.values
+        out[c.name] = batch
+        out[c.name + "/length"] = lengths
+    return out
