@@ -66,7 +66,8 @@ def main():
     ap.add_argument("--proto", help="directory holding example_pb2.py (baseline)")
     a = ap.parse_args()
     from shardtool.torch import ShardDataset, collate
-    files = sorted(p for s in a.shards for p in (glob.glob(s) if any(c in s for c in "*?[") else [s]))
+    files = sorted(p for s in a.shards for p in (glob.glob(s) if "://" not in s and any(c in s for c in "*?[")
+                                                 else [s]))
     if a.mode == "baseline":
         sys.path.insert(0, a.proto)
         import example_pb2

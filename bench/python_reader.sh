@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The Python reader (python/shardtool) in a DataLoader against a pure-Python
+# TFRecord reader written the way the common one is (struct framing +
+# python3-protobuf, no CRC), in the same run, on the 2M-row bench table
+# converted to 8 TFRecord shards; DataLoader(num_workers=2), batches of 256.
+#   - baseline: the pure-Python reader, records collated by shardtool.torch.collate;
+#   - records:  ShardDataset (every CRC checked, decoded in C), one dict per record;
+#   - batches:  ShardDataset(batch_size=256), whole batches cut in C;
+#   - verify --decode of the same shards (records/s), the ceiling;
+#   - batches again over the s3 test server with 40 ms added to every request.
+# Targets (issue 27): records/s >= 10x the baseline and >= 0.5x verify
+# --decode; remote >= 0.8x local.  Needs python3-torch, python3-numpy,
+# python3-protobuf, protoc, and s3rver (npm ci in tests/remote) for the last.
+#   ROWS=2000000 WORKERS=2 BATCH=256 bash bench/python_reader.sh
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+rows=${ROWS:-2000000}
+workers=${WORKERS:-2}
+batch=${BATCH:-256}
+lib=${LIBSHARDTOOL:-$(dirname "$(dirname "$ST")")/lib/libshardtool.so}
+[ -f "$lib" ] || { echo "no libshardtool at $lib (set LIBSHARDTOOL)" >&2; exit 2; }
+export SHARDTOOL_LIBRARY=$lib PYTHONPATH=$ROOT/python
+
+table=$WORK/table-$rows.csv
+[ -f "$table" ] || python3 "$BENCH_DIR/gen_table.py" "$table" "$rows"
+set_dir=$WORK/python-reader-$rows
+if [ ! -f "$set_dir/t-00007-of-00008.tfrecord" ]; then
+  rm -rf "$set_dir"; mkdir -p "$set_dir"
+  "$ST" convert --to tfrecord --shards 8 --quiet -o "$set_dir/t" "$table"
+fi
+proto=$WORK/proto
+mkdir -p "$proto"
+protoc --proto_path="$ROOT/formats/example" --python_out="$proto" example.proto
+cat "$set_dir"/t-*.tfrecord > /dev/null   # into the page cache
+
+run() { /usr/bin/python3 -W ignore "$BENCH_DIR/python_reader.py" "$@" --workers "$workers" --batch "$batch"; }
+echo "mode records seconds records/s peak_rss_main_mb peak_rss_worker_mb"
+base=$(run baseline "$set_dir"/t-*.tfrecord --proto "$proto"); echo "$base"
+recs=$(run records "$set_dir"/t-*.tfrecord); echo "$recs"
+bats=$(run batches "$set_dir"/t-*.tfrecord); echo "$bats"
+t_verify=$(median_of 3 "$ST" verify --decode "$set_dir"/t-*.tfrecord)
+verify_rate=$(awk "BEGIN{printf \"%.0f\", $rows / $t_verify}")
+echo "verify --decode: ${t_verify} s, $verify_rate records/s"
+rate_of() { echo "$1" | awk '{print $4}'; }
+echo "records vs baseline: $(ratio "$(rate_of "$recs")" "$(rate_of "$base")")x (target >= 10)"
+echo "batches vs baseline: $(ratio "$(rate_of "$bats")" "$(rate_of "$base")")x (target >= 10)"
+echo "records vs verify --decode: $(ratio "$(rate_of "$recs")" "$verify_rate")x (target >= 0.5)"
+echo "batches vs verify --decode: $(ratio "$(rate_of "$bats")" "$verify_rate")x (target >= 0.5)"
+if [ -x "$ROOT/tests/remote/node_modules/.bin/s3rver" ]; then
+  remote=$(/usr/bin/python3 "$BENCH_DIR/python_reader_remote.py" 0.04 batches "$set_dir"/t-*.tfrecord \
+           --workers "$workers" --batch "$batch")
+  echo "$remote (s3, 40 ms a request)"
+  echo "remote batches vs local: $(ratio "$(rate_of "$remote")" "$(rate_of "$bats")")x (target >= 0.8)"
+else
+  echo "remote: s3rver is not installed (npm ci in tests/remote): not measured"
+fi
