@@ -84,6 +84,28 @@ typedef struct shardtool_reader_options {
     /* As --skip-corrupt: a damaged TFRecord record is skipped (and counted,
      * shardtool_reader_skipped) instead of ending the reader with an error. */
     int skip_corrupt;
+
+    /* The command line's other input options (shardtool(1), INPUTS); NULL
+     * and 0 leave each at its default. */
+    const char *const *columns;     /* --columns: only these columns / features */
+    size_t ncolumns;
+    const char *const *exclude;     /* --exclude: leave these out */
+    size_t nexclude;
+    const char *const *types;       /* --type COL=KIND (int64, float, bytes, skip; float32, string) */
+    size_t ntypes;
+    const char *decimal;            /* --decimal: "float" or "text" */
+    int strict_float;               /* --strict-float */
+    const char *nested;             /* --nested: "sequence" or "refuse" */
+    const char *maps;               /* --maps: "key-value" or "by-key" */
+    /* CSV, TSV and JSON lines */
+    const char *delimiter;          /* --delimiter: one character, or "\t" / "tab" */
+    const char *quote;              /* --quote: one character, or "none" */
+    int no_header;                  /* --no-header */
+    const char *header;             /* --header "a,b,c" */
+    int skip_bad_rows;              /* --skip-bad-rows */
+    const char *empty;              /* --empty: "omit", "empty" or "error" */
+    uint64_t infer_rows;            /* --infer-rows */
+    uint64_t max_columns;           /* --max-columns */
 } shardtool_reader_options;
 
 /* Sets the defaults (those of the command line). */

@@ -1,6 +1,7 @@
 /* shardtool_reader: the records of inputs given as on the command line, as
  * `shardtool cat --format tfrecord` frames them (shardtool.h). */
 #include "api_common.h"
+#include "api_read_options.h"
 #include "convert_dealing.h"
 #include "input_expand.h"
 #include "record_bytes.h"
@@ -26,9 +27,7 @@ struct shardtool_reader {
     char **paths;              /* the inputs, expanded */
     size_t npaths;
     size_t next_path;          /* the next input to open */
-    const st_format *format;   /* opts->format, or NULL to detect */
-    st_read_options ro;
-    st_csv_options csv;
+    api_read_options opt;      /* format (NULL: detect), read and CSV options */
     st_reader *current;        /* the open input, or NULL between inputs */
     st_batch batch;
     size_t next_record;        /* in batch */
@@ -56,28 +55,9 @@ void shardtool_reader_options_init(shardtool_reader_options *opts)
 
 static int read_options(shardtool_reader *r, const shardtool_reader_options *opts, shardtool_error *err)
 {
-    st_read_options_init(&r->ro);
-    st_csv_options_init(&r->csv);
-    /* As cat: a JSON key holding text and numbers reads as bytes. */
-    r->csv.widen_mixed_kinds = true;
-    r->ro.format_options = &r->csv;
-    r->ro.payload_only = true; /* a TFRecord's payload is returned as it is */
-    if (!opts)
-        return ST_OK;
-    if (opts->format) {
-        r->format = st_format_by_name(opts->format);
-        if (!r->format)
-            return api_misuse(err, "shardtool_reader_open", "unknown format (give tfrecord, csv, tsv, jsonl, "
-                                                            "parquet, avro, or NULL to detect it)");
-    }
-    if (opts->compression) {
-        int c = st_compression_parse(opts->compression);
-        if (c < ST_COMPRESSION_AUTO || c > ST_COMPRESSION_ZLIB)
-            return api_misuse(err, "shardtool_reader_open", "unknown compression (give auto, none, gzip or zlib)");
-        r->ro.compression = (st_compression)c;
-    }
-    r->ro.max_record_size = opts->max_record_size;
-    r->ro.skip_corrupt = opts->skip_corrupt != 0;
+    int rc = api_read_options_init(&r->opt, opts, err);
+    if (rc < 0 || !opts)
+        return rc;
     if (opts->share_count > 1 && opts->share_index >= opts->share_count)
         return api_misuse(err, "shardtool_reader_open", "share_index is not below share_count");
     r->share_index = opts->share_index;
@@ -94,6 +74,7 @@ static void reader_free(shardtool_reader *r)
     st_arena_free(&r->decoded);
     record_columns_free(&r->columns);
     free(r->deal.starts);
+    api_read_options_free(&r->opt);
     st_free_list(r->paths, r->npaths);
     free(r);
 }
@@ -135,10 +116,10 @@ int shardtool_reader_open(const char *const *inputs, size_t n, const shardtool_r
         return api_fail(err, NULL, &e);
     }
     if (r->share_count > 1) {
-        convert_dealing_plan(r->paths, &r->npaths, r->ro.compression, r->share_index, r->share_count, &r->deal);
+        convert_dealing_plan(r->paths, &r->npaths, r->opt.ro.compression, r->share_index, r->share_count, &r->deal);
         if (r->deal.chunk) {
-            r->csv.chunk_size = r->deal.chunk;
-            r->ro.unit_bytes = r->deal.chunk;
+            r->opt.csv.chunk_size = r->deal.chunk;
+            r->opt.ro.unit_bytes = r->deal.chunk;
         }
     }
     st_prefetch_inputs(r->paths, r->npaths);
@@ -219,7 +200,7 @@ static int next_raw(shardtool_reader *r, const st_record **rec, shardtool_error 
             return 0;
         }
         const char *path = r->paths[r->next_path++];
-        if (st_reader_open(path, r->format, &r->ro, &r->current, &e) < 0) {
+        if (st_reader_open(path, r->opt.format, &r->opt.ro, &r->current, &e) < 0) {
             r->current = NULL;
             return fail(r, path, &e, err);
         }

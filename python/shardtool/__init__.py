@@ -95,15 +95,46 @@ class Reader:
                        the shares of one count are disjoint and cover all
       skip_corrupt     skip damaged TFRecord records instead of raising;
                        `skipped` counts them
+      columns, exclude          lists of column / feature names (--columns, --exclude)
+      types            {column: "int64" | "float" | "bytes" | "skip"} (--type)
+      decimal          "float" or "text"; strict_float: bool
+      nested           "sequence" or "refuse"; maps: "key-value" or "by-key"
+      delimiter, quote, no_header, header ("a,b,c"), skip_bad_rows,
+      empty ("omit" | "empty" | "error"), infer_rows, max_columns
+                       CSV, TSV and JSON lines, as on the command line
 
     Memory: one unit (a batch of records, a Parquet row group or Avro
     block) of one input at a time, plus the remote fetcher's read-ahead."""
 
     def __init__(self, inputs, *, decode=False, batch_size=None, pad_value=0, format=None, compression=None,
-                 max_record_size=0, share=None, skip_corrupt=False):
+                 max_record_size=0, share=None, skip_corrupt=False, columns=None, exclude=None, types=None,
+                 decimal=None, strict_float=False, nested=None, maps=None, delimiter=None, quote=None,
+                 no_header=False, header=None, skip_bad_rows=False, empty=None, infer_rows=0, max_columns=0):
         arr, n = _c_inputs(inputs)
         opts = _lib.ReaderOptions()
         lib.shardtool_reader_options_init(ctypes.byref(opts))
+        keep = []  # the option strings, alive until the open has copied them
+
+        def strings(values):
+            enc = [v.encode() for v in values]
+            a = (ctypes.c_char_p * max(len(enc), 1))(*enc)
+            keep.append((a, enc))
+            return a, len(enc)
+
+        def text(v):
+            return v.encode() if v is not None else None
+
+        if columns is not None:
+            opts.columns, opts.ncolumns = strings(list(columns))
+        if exclude is not None:
+            opts.exclude, opts.nexclude = strings(list(exclude))
+        if types:
+            items = types.items() if isinstance(types, dict) else (t.split("=", 1) for t in types)
+            opts.types, opts.ntypes = strings("%s=%s" % (k, v) for k, v in items)
+        opts.decimal, opts.nested, opts.maps = text(decimal), text(nested), text(maps)
+        opts.delimiter, opts.quote, opts.header, opts.empty = text(delimiter), text(quote), text(header), text(empty)
+        opts.strict_float, opts.no_header, opts.skip_bad_rows = int(strict_float), int(no_header), int(skip_bad_rows)
+        opts.infer_rows, opts.max_columns = int(infer_rows), int(max_columns)
         opts.format = format.encode() if format else None
         opts.compression = compression.encode() if compression else None
         opts.max_record_size = int(max_record_size)

@@ -25,7 +25,14 @@ class Error(ctypes.Structure):
 class ReaderOptions(ctypes.Structure):
     _fields_ = [("format", ctypes.c_char_p), ("compression", ctypes.c_char_p),
                 ("max_record_size", ctypes.c_uint64), ("share_index", ctypes.c_uint32),
-                ("share_count", ctypes.c_uint32), ("skip_corrupt", ctypes.c_int)]
+                ("share_count", ctypes.c_uint32), ("skip_corrupt", ctypes.c_int),
+                ("columns", ctypes.POINTER(ctypes.c_char_p)), ("ncolumns", ctypes.c_size_t),
+                ("exclude", ctypes.POINTER(ctypes.c_char_p)), ("nexclude", ctypes.c_size_t),
+                ("types", ctypes.POINTER(ctypes.c_char_p)), ("ntypes", ctypes.c_size_t),
+                ("decimal", ctypes.c_char_p), ("strict_float", ctypes.c_int), ("nested", ctypes.c_char_p),
+                ("maps", ctypes.c_char_p), ("delimiter", ctypes.c_char_p), ("quote", ctypes.c_char_p),
+                ("no_header", ctypes.c_int), ("header", ctypes.c_char_p), ("skip_bad_rows", ctypes.c_int),
+                ("empty", ctypes.c_char_p), ("infer_rows", ctypes.c_uint64), ("max_columns", ctypes.c_uint64)]
 
 
 class Bytes(ctypes.Structure):

@@ -70,7 +70,8 @@ class ShardDataset(torch.utils.data.IterableDataset):
                      as object arrays or lists; the fastest way in.  Not
                      with shuffle_buffer, which shuffles records
     rank, world_size override torch.distributed and $RANK / $WORLD_SIZE
-    format, compression, max_record_size   as for shardtool.open
+    format, compression, max_record_size, and any other keyword
+                     (columns, exclude, types, delimiter, ...): as for shardtool.open
 
     Memory per worker: one unit of one input (a batch of records, a Parquet
     row group or an Avro block), the remote fetcher's read-ahead (a few
@@ -79,7 +80,7 @@ class ShardDataset(torch.utils.data.IterableDataset):
 
     def __init__(self, inputs, *, decode=True, shuffle_shards=False, shuffle_buffer=0, seed=0,
                  skip_corrupt=False, transform=None, rank=None, world_size=None, format=None,
-                 compression=None, max_record_size=0, batch_size=None, pad_value=0):
+                 compression=None, max_record_size=0, batch_size=None, pad_value=0, **reader_options):
         super().__init__()
         if batch_size is not None and shuffle_buffer:
             raise ValueError("shuffle_buffer shuffles records and batch_size yields whole batches: "
@@ -97,7 +98,8 @@ class ShardDataset(torch.utils.data.IterableDataset):
         self.transform = transform
         self.rank = rank
         self.world_size = world_size
-        self.reader_options = {"format": format, "compression": compression, "max_record_size": max_record_size}
+        self.reader_options = dict(reader_options, format=format, compression=compression,
+                                   max_record_size=max_record_size)
         self.skipped = 0
 
     def set_epoch(self, epoch):

@@ -92,6 +92,26 @@ def formats_match(tmp, pb2):
         bad = [i for i, (d, raw) in enumerate(zip(decoded, want))
                if not ps.same_view(ps.module_view(d), ps.protobuf_view(pb2, raw))]
         check(not bad, "%s: decoded records are python3-protobuf's (first differing: %s)" % (label, bad[:3]))
+    # The command line's input options, through the same names.
+    for flags, kw in ((["--columns", "c1,c3", "--type", "c3=bytes"], {"columns": ["c1", "c3"], "types": {"c3": "bytes"}}),
+                      (["--exclude", "c1", "--empty", "empty"], {"exclude": ["c1"], "empty": "empty"}),
+                      (["--no-header", "--skip-bad-rows"], {"no_header": True, "skip_bad_rows": True}),
+                      (["--header", "a,b,c,d,e,f,g,h,i,j,k,l,m"], {"header": "a,b,c,d,e,f,g,h,i,j,k,l,m"})):
+        want = tool.cat_records(flags + [csv])
+        got = list(shardtool.open(csv, **kw))
+        check(got == want, "options %s: cat's records (%d, cat %d)" % (kw, len(got), len(want)))
+    tsv_semicolon = os.path.join(tmp, "semi.txt")
+    with open(tsv_semicolon, "w") as f:
+        f.write("x;y\n1;a\n2;b\n")
+    check(list(shardtool.open(tsv_semicolon, format="csv", delimiter=";")) ==
+          tool.cat_records(["--from", "csv", "--delimiter", ";", tsv_semicolon]), "delimiter ';' as cat's")
+    for kw, what in (({"types": {"c1": "int32"}}, "a bad --type kind"), ({"nested": "flatten"}, "a bad nested mode"),
+                     ({"delimiter": "ab"}, "a two-character delimiter")):
+        try:
+            shardtool.open(csv, **kw)
+            check(False, "%s is refused" % what)
+        except shardtool.Error as e:
+            check(e.code_name == "EUSAGE", "%s is EUSAGE: %s" % (what, e))
     # The kinds are NumPy's: int64, float32, object arrays of bytes.
     rec = next(iter(shardtool.open(inputs["sequence"], decode=True)))
     check(rec["user"].dtype == np.int64 and rec["score"].dtype == np.float32 and rec["tag"].dtype == object,
