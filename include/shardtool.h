@@ -231,6 +231,18 @@ SHARDTOOL_API int shardtool_inputs_expand(const char *const *inputs, size_t n, c
                                           shardtool_error *err);
 SHARDTOOL_API void shardtool_inputs_free(char **paths, size_t npaths);
 
+/* ---- feature specs ------------------------------------------------------- */
+
+/* Reads every record of `inputs` (as shardtool_reader_open, opts may be
+ * NULL) and sets *json to the features' spec as `shardtool stat
+ * --feature-spec -` prints it: the JSON arguments of tf.io.parse_example
+ * ({"features": {...}}), or of tf.io.parse_sequence_example when records
+ * are SequenceExamples.  *json is NUL-terminated, freed with shardtool_free. */
+SHARDTOOL_API int shardtool_feature_spec(const char *const *inputs, size_t n, const shardtool_reader_options *opts,
+                                         char **json, shardtool_error *err);
+/* Frees memory the library handed out (shardtool_feature_spec's text). */
+SHARDTOOL_API void shardtool_free(void *p);
+
 /* ---- verifying ----------------------------------------------------------- */
 
 typedef struct shardtool_verify_report {

@@ -2,6 +2,7 @@
  * `shardtool cat --format tfrecord` frames them (shardtool.h). */
 #include "api_common.h"
 #include "api_read_options.h"
+#include "api_reader_internal.h"
 #include "convert_dealing.h"
 #include "input_expand.h"
 #include "record_bytes.h"
@@ -34,6 +35,7 @@ struct shardtool_reader {
     st_buf encoded;            /* the last record, when it had to be encoded */
     st_arena decoded;          /* the last record decoded, and its public view */
     shardtool_record view;
+    st_record scratch;         /* the last record decoded from its payload */
     record_columns columns;    /* the last batch of shardtool_reader_next_batch */
     /* An error met while a batch was being gathered, after some records:
      * the batch is returned first, the error by the next call. */
@@ -258,6 +260,19 @@ static int out_of_memory(shardtool_reader *r, shardtool_error *err)
 {
     st_error oom = {ST_ENOMEM, "out of memory"};
     return fail(r, NULL, &oom, err);
+}
+
+int api_reader_next_decoded(shardtool_reader *r, const st_record **rec, shardtool_error *err)
+{
+    int rc = check_state(r, "shardtool_feature_spec", err);
+    if (rc == ST_OK)
+        rc = next_raw(r, rec, err);
+    if (rc <= 0)
+        return rc;
+    st_arena_reset(&r->decoded);
+    if ((rc = decoded_record(r, *rec, &r->scratch, rec, err)) < 0)
+        return rc;
+    return 1;
 }
 
 int shardtool_reader_next_record(shardtool_reader *r, const shardtool_record **record, shardtool_error *err)

@@ -18,7 +18,7 @@ import ctypes
 from . import _columns, _lib
 from ._lib import lib
 
-__all__ = ["Error", "Reader", "open", "expand", "verify", "version", "VerifyReport"]
+__all__ = ["Error", "Reader", "open", "expand", "feature_spec", "verify", "version", "VerifyReport"]
 
 _CODE_NAMES = {
     _lib.EIO: "EIO", _lib.EDATA: "EDATA", _lib.EUSAGE: "EUSAGE", _lib.ENOMEM: "ENOMEM",
@@ -75,6 +75,48 @@ def expand(inputs):
         lib.shardtool_inputs_free(paths, count)
 
 
+def _options(format=None, compression=None, max_record_size=0, share=None, skip_corrupt=False, columns=None,
+             exclude=None, types=None, decimal=None, strict_float=False, nested=None, maps=None, delimiter=None,
+             quote=None, no_header=False, header=None, skip_bad_rows=False, empty=None, infer_rows=0,
+             max_columns=0):
+    """shardtool_reader_options from Reader's keywords, and the objects its
+    pointers need alive until the open has copied them."""
+    opts = _lib.ReaderOptions()
+    lib.shardtool_reader_options_init(ctypes.byref(opts))
+    keep = []  # the option strings, alive until the open has copied them
+
+    def strings(values):
+        enc = [v.encode() for v in values]
+        a = (ctypes.c_char_p * max(len(enc), 1))(*enc)
+        keep.append((a, enc))
+        return a, len(enc)
+
+    def text(v):
+        return v.encode() if v is not None else None
+
+    if columns is not None:
+        opts.columns, opts.ncolumns = strings(list(columns))
+    if exclude is not None:
+        opts.exclude, opts.nexclude = strings(list(exclude))
+    if types:
+        items = types.items() if isinstance(types, dict) else (t.split("=", 1) for t in types)
+        opts.types, opts.ntypes = strings("%s=%s" % (k, v) for k, v in items)
+    opts.decimal, opts.nested, opts.maps = text(decimal), text(nested), text(maps)
+    opts.delimiter, opts.quote, opts.header, opts.empty = text(delimiter), text(quote), text(header), text(empty)
+    opts.strict_float, opts.no_header, opts.skip_bad_rows = int(strict_float), int(no_header), int(skip_bad_rows)
+    opts.infer_rows, opts.max_columns = int(infer_rows), int(max_columns)
+    opts.format = format.encode() if format else None
+    opts.compression = compression.encode() if compression else None
+    opts.max_record_size = int(max_record_size)
+    if share is not None:
+        index, count = share
+        if not 0 <= index < count:
+            raise ValueError("share index %r is not in 0 .. %r" % (index, count - 1))
+        opts.share_index, opts.share_count = index, count
+    opts.skip_corrupt = 1 if skip_corrupt else 0
+    return opts, keep
+
+
 class Reader:
     """Iterates the records of `inputs`: serialized tf.train.Example (or
     SequenceExample) bytes, or with decode=True dicts of feature name ->
@@ -111,39 +153,12 @@ class Reader:
                  decimal=None, strict_float=False, nested=None, maps=None, delimiter=None, quote=None,
                  no_header=False, header=None, skip_bad_rows=False, empty=None, infer_rows=0, max_columns=0):
         arr, n = _c_inputs(inputs)
-        opts = _lib.ReaderOptions()
-        lib.shardtool_reader_options_init(ctypes.byref(opts))
-        keep = []  # the option strings, alive until the open has copied them
-
-        def strings(values):
-            enc = [v.encode() for v in values]
-            a = (ctypes.c_char_p * max(len(enc), 1))(*enc)
-            keep.append((a, enc))
-            return a, len(enc)
-
-        def text(v):
-            return v.encode() if v is not None else None
-
-        if columns is not None:
-            opts.columns, opts.ncolumns = strings(list(columns))
-        if exclude is not None:
-            opts.exclude, opts.nexclude = strings(list(exclude))
-        if types:
-            items = types.items() if isinstance(types, dict) else (t.split("=", 1) for t in types)
-            opts.types, opts.ntypes = strings("%s=%s" % (k, v) for k, v in items)
-        opts.decimal, opts.nested, opts.maps = text(decimal), text(nested), text(maps)
-        opts.delimiter, opts.quote, opts.header, opts.empty = text(delimiter), text(quote), text(header), text(empty)
-        opts.strict_float, opts.no_header, opts.skip_bad_rows = int(strict_float), int(no_header), int(skip_bad_rows)
-        opts.infer_rows, opts.max_columns = int(infer_rows), int(max_columns)
-        opts.format = format.encode() if format else None
-        opts.compression = compression.encode() if compression else None
-        opts.max_record_size = int(max_record_size)
-        if share is not None:
-            index, count = share
-            if not 0 <= index < count:
-                raise ValueError("share index %r is not in 0 .. %r" % (index, count - 1))
-            opts.share_index, opts.share_count = index, count
-        opts.skip_corrupt = 1 if skip_corrupt else 0
+        opts, keep = _options(format=format, compression=compression, max_record_size=max_record_size, share=share,
+                              skip_corrupt=skip_corrupt, columns=columns, exclude=exclude, types=types,
+                              decimal=decimal, strict_float=strict_float, nested=nested, maps=maps,
+                              delimiter=delimiter, quote=quote, no_header=no_header, header=header,
+                              skip_bad_rows=skip_bad_rows, empty=empty, infer_rows=infer_rows,
+                              max_columns=max_columns)
         if batch_size is not None and int(batch_size) < 1:
             raise ValueError("batch_size must be at least 1")
         self._batch_size = int(batch_size) if batch_size is not None else None
@@ -232,6 +247,25 @@ class Reader:
             self.close()
         except Exception:
             pass
+
+
+def feature_spec(inputs, **options):
+    """Reads every record of `inputs` and returns their tf.io.parse_example
+    spec (or parse_sequence_example's for SequenceExamples) as a dict, the
+    document `shardtool stat --feature-spec -` prints: {"features": {NAME:
+    {"type": "FixedLenFeature" | "VarLenFeature", "shape", "dtype", ...}}}.
+    Options as for shardtool.open."""
+    import json
+    arr, n = _c_inputs(inputs)
+    opts, keep = _options(**options)
+    text = ctypes.c_void_p()
+    err = _lib.Error()
+    if lib.shardtool_feature_spec(arr, n, ctypes.byref(opts), ctypes.byref(text), ctypes.byref(err)) < 0:
+        _raise(err)
+    try:
+        return json.loads(ctypes.string_at(text.value).decode("utf-8"))
+    finally:
+        lib.shardtool_free(text)
 
 
 def open(inputs, **options):  # noqa: A001  (shardtool.open, like io.open)

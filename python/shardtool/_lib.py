@@ -128,5 +128,10 @@ lib.shardtool_inputs_expand.argtypes = [_P(ctypes.c_char_p), ctypes.c_size_t, _P
                                         _P(ctypes.c_size_t), _P(Error)]
 lib.shardtool_inputs_free.restype = None
 lib.shardtool_inputs_free.argtypes = [_P(ctypes.c_char_p), ctypes.c_size_t]
+lib.shardtool_feature_spec.restype = ctypes.c_int
+lib.shardtool_feature_spec.argtypes = [_P(ctypes.c_char_p), ctypes.c_size_t, _P(ReaderOptions),
+                                       _P(ctypes.c_void_p), _P(Error)]
+lib.shardtool_free.restype = None
+lib.shardtool_free.argtypes = [ctypes.c_void_p]
 lib.shardtool_verify_file.restype = ctypes.c_int
 lib.shardtool_verify_file.argtypes = [ctypes.c_char_p, _P(VerifyReport), _P(Error)]

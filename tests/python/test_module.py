@@ -92,6 +92,14 @@ def formats_match(tmp, pb2):
         bad = [i for i, (d, raw) in enumerate(zip(decoded, want))
                if not ps.same_view(ps.module_view(d), ps.protobuf_view(pb2, raw))]
         check(not bad, "%s: decoded records are python3-protobuf's (first differing: %s)" % (label, bad[:3]))
+    # Feature specs: stat --feature-spec's document.
+    for label in ("csv", "sequence", "parquet", "tfrecord-gzip", "jsonl"):
+        want = json.loads(tool.ok(["stat", "--feature-spec", "-", inputs[label]]))
+        got = shardtool.feature_spec(inputs[label])
+        check(got == want, "%s: feature_spec is stat --feature-spec's: %s / %s" % (label, got, want))
+    check(shardtool.feature_spec(csv, columns=["c1", "c2"]) ==
+          json.loads(tool.ok(["stat", "--feature-spec", "-", "--columns", "c1,c2", csv])),
+          "feature_spec takes the reader's options")
     # The command line's input options, through the same names.
     for flags, kw in ((["--columns", "c1,c3", "--type", "c3=bytes"], {"columns": ["c1", "c3"], "types": {"c3": "bytes"}}),
                       (["--exclude", "c1", "--empty", "empty"], {"exclude": ["c1"], "empty": "empty"}),
