@@ -221,6 +221,29 @@ SHARDTOOL_API const char *shardtool_reader_input(const shardtool_reader *reader)
  * already) is SHARDTOOL_EUSAGE. */
 SHARDTOOL_API int shardtool_reader_close(shardtool_reader **reader);
 
+/* ---- object storage -------------------------------------------------------- */
+
+/* The remote fetcher's settings, the command line's remote options
+ * (shardtool(1), REMOTE INPUTS).  Zero / NULL keeps a setting's default;
+ * the environment (AWS_*, GOOGLE_*, CURL_CA_BUNDLE) is read as by the
+ * command line.  Read-ahead memory is at most parallel x chunk_size. */
+typedef struct shardtool_remote_options {
+    int parallel;              /* --parallel: transfers at once, all objects together (16) */
+    uint64_t chunk_size;       /* --chunk-size: bytes per ranged GET (0: sized to the link, up to 8 MiB) */
+    int retries;               /* --retries: after the first attempt (-1: the default, 5) */
+    const char *endpoint;      /* --endpoint: an S3-compatible endpoint URL */
+    int no_sign_request;       /* --no-sign-request: anonymous S3 */
+    const char *cacert;        /* --cacert: CA certificates to verify TLS servers with */
+    int stall_time;            /* --stall-time: seconds without a byte before a retry (30) */
+    int connect_timeout;       /* --connect-timeout: seconds (15) */
+} shardtool_remote_options;
+
+SHARDTOOL_API void shardtool_remote_options_init(shardtool_remote_options *opts);
+/* Sets the settings every later remote read of this process uses.  Call
+ * it before the first URL is read (after, it is SHARDTOOL_EUSAGE); a child
+ * of fork() keeps them.  Bad values are SHARDTOOL_EUSAGE. */
+SHARDTOOL_API int shardtool_remote_configure(const shardtool_remote_options *opts, shardtool_error *err);
+
 /* ---- inputs -------------------------------------------------------------- */
 
 /* The inputs as a reader would read them (directories walked, globs and

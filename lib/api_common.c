@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if ST_HAVE_REMOTE_MODULE
@@ -54,6 +55,11 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static bool remote_started;
 static st_error remote_err;
 static int remote_rc;
+/* shardtool_remote_configure's settings (with copies of its strings), or
+ * the defaults. */
+static bool remote_configured;
+static st_remote_config remote_cfg;
+static char *remote_endpoint, *remote_cacert;
 
 static void before_fork(void)
 {
@@ -86,7 +92,10 @@ int api_remote_ready(st_error *err)
     pthread_mutex_lock(&remote_lock);
     if (!remote_started) {
         st_remote_config cfg;
-        st_remote_config_init(&cfg);
+        if (remote_configured)
+            cfg = remote_cfg;
+        else
+            st_remote_config_init(&cfg);
         remote_rc = st_remote_init(&cfg, &remote_err);
         remote_started = true;
     }
@@ -98,6 +107,75 @@ int api_remote_ready(st_error *err)
 #else
     (void)err;
     return ST_OK;
+#endif
+}
+
+void shardtool_remote_options_init(shardtool_remote_options *opts)
+{
+    if (opts) {
+        memset(opts, 0, sizeof *opts);
+        opts->retries = -1;
+    }
+}
+
+int shardtool_remote_configure(const shardtool_remote_options *opts, shardtool_error *err)
+{
+    static const char fn[] = "shardtool_remote_configure";
+    if (!opts)
+        return api_misuse(err, fn, "opts is NULL");
+#if ST_HAVE_REMOTE_MODULE
+    st_remote_config cfg;
+    st_remote_config_init(&cfg);
+    if (opts->parallel)
+        cfg.parallel = opts->parallel;
+    if (opts->chunk_size) {
+        cfg.chunk_size = (size_t)opts->chunk_size;
+        cfg.adaptive_reads = false;   /* as --chunk-size: the size named */
+    }
+    if (opts->retries >= 0)
+        cfg.retries = opts->retries;
+    if (opts->stall_time)
+        cfg.stall_timeout = opts->stall_time;
+    if (opts->connect_timeout)
+        cfg.connect_timeout = opts->connect_timeout;
+    cfg.no_sign_request = opts->no_sign_request != 0;
+    if (cfg.parallel < 1 || cfg.parallel > 256)
+        return api_misuse(err, fn, "parallel is out of range (1..256)");
+    if (opts->chunk_size && (opts->chunk_size < (64u << 10) || opts->chunk_size > (1u << 30)))
+        return api_misuse(err, fn, "chunk_size is out of range (64 KiB .. 1 GiB)");
+    if (cfg.retries > 100)
+        return api_misuse(err, fn, "retries is out of range (0..100)");
+    if (cfg.stall_timeout < 1 || cfg.stall_timeout > 3600 || cfg.connect_timeout < 1 ||
+        cfg.connect_timeout > 3600)
+        return api_misuse(err, fn, "stall_time and connect_timeout are seconds from 1 to 3600");
+    pthread_mutex_lock(&remote_lock);
+    if (remote_started) {
+        pthread_mutex_unlock(&remote_lock);
+        return api_misuse(err, fn, "remote reads have started in this process: configure before the first URL");
+    }
+    char *endpoint = opts->endpoint ? strdup(opts->endpoint) : NULL;
+    char *cacert = opts->cacert ? strdup(opts->cacert) : NULL;
+    if ((opts->endpoint && !endpoint) || (opts->cacert && !cacert)) {
+        pthread_mutex_unlock(&remote_lock);
+        free(endpoint);
+        free(cacert);
+        st_error oom = {ST_ENOMEM, "out of memory"};
+        return api_fail(err, NULL, &oom);
+    }
+    free(remote_endpoint);
+    free(remote_cacert);
+    remote_endpoint = endpoint;
+    remote_cacert = cacert;
+    cfg.endpoint = remote_endpoint;
+    cfg.cacert = remote_cacert;
+    remote_cfg = cfg;
+    remote_configured = true;
+    pthread_mutex_unlock(&remote_lock);
+    api_ok(err);
+    return SHARDTOOL_OK;
+#else
+    (void)opts;
+    return api_misuse(err, fn, "this libshardtool was built without remote support (-Dremote=enabled)");
 #endif
 }
 

@@ -18,7 +18,8 @@ import ctypes
 from . import _columns, _lib
 from ._lib import lib
 
-__all__ = ["Error", "Reader", "open", "expand", "feature_spec", "verify", "version", "VerifyReport"]
+__all__ = ["Error", "Reader", "open", "configure_remote", "expand", "feature_spec", "verify", "version",
+           "VerifyReport"]
 
 _CODE_NAMES = {
     _lib.EIO: "EIO", _lib.EDATA: "EDATA", _lib.EUSAGE: "EUSAGE", _lib.ENOMEM: "ENOMEM",
@@ -57,6 +58,27 @@ def _c_inputs(inputs):
     if not encoded:
         raise ValueError("no inputs")
     return (ctypes.c_char_p * len(encoded))(*encoded), len(encoded)
+
+
+def configure_remote(parallel=0, chunk_size=0, retries=-1, endpoint=None, no_sign_request=False, cacert=None,
+                     stall_time=0, connect_timeout=0):
+    """Sets the remote fetcher's settings for this process, before the first
+    URL is read (after, it raises): the command line's --parallel,
+    --chunk-size (bytes), --retries, --endpoint, --no-sign-request,
+    --cacert, --stall-time and --connect-timeout (seconds).  0 / None keep
+    the defaults.  Read-ahead memory is at most parallel x chunk_size (16 x
+    8 MiB by default) per process; DataLoader workers forked later keep
+    the settings."""
+    o = _lib.RemoteOptions()
+    lib.shardtool_remote_options_init(ctypes.byref(o))
+    o.parallel, o.chunk_size, o.retries = int(parallel), int(chunk_size), int(retries)
+    o.endpoint = endpoint.encode() if endpoint else None
+    o.cacert = cacert.encode() if cacert else None
+    o.no_sign_request = int(bool(no_sign_request))
+    o.stall_time, o.connect_timeout = int(stall_time), int(connect_timeout)
+    err = _lib.Error()
+    if lib.shardtool_remote_configure(ctypes.byref(o), ctypes.byref(err)) < 0:
+        _raise(err)
 
 
 def expand(inputs):

@@ -66,6 +66,12 @@ class Batch(ctypes.Structure):
     _fields_ = [("nrecords", ctypes.c_uint64), ("ncolumns", ctypes.c_uint32), ("columns", ctypes.c_void_p)]
 
 
+class RemoteOptions(ctypes.Structure):
+    _fields_ = [("parallel", ctypes.c_int), ("chunk_size", ctypes.c_uint64), ("retries", ctypes.c_int),
+                ("endpoint", ctypes.c_char_p), ("no_sign_request", ctypes.c_int), ("cacert", ctypes.c_char_p),
+                ("stall_time", ctypes.c_int), ("connect_timeout", ctypes.c_int)]
+
+
 class VerifyDamage(ctypes.Structure):
     _fields_ = [("kind", ctypes.c_char * 64), ("record", ctypes.c_uint64), ("offset", ctypes.c_uint64),
                 ("detail", ctypes.c_char * 512)]
@@ -133,5 +139,9 @@ lib.shardtool_feature_spec.argtypes = [_P(ctypes.c_char_p), ctypes.c_size_t, _P(
                                        _P(ctypes.c_void_p), _P(Error)]
 lib.shardtool_free.restype = None
 lib.shardtool_free.argtypes = [ctypes.c_void_p]
+lib.shardtool_remote_options_init.restype = None
+lib.shardtool_remote_options_init.argtypes = [_P(RemoteOptions)]
+lib.shardtool_remote_configure.restype = ctypes.c_int
+lib.shardtool_remote_configure.argtypes = [_P(RemoteOptions), _P(Error)]
 lib.shardtool_verify_file.restype = ctypes.c_int
 lib.shardtool_verify_file.argtypes = [ctypes.c_char_p, _P(VerifyReport), _P(Error)]

@@ -52,6 +52,14 @@ def main():
         sys.path.insert(0, os.path.join(ps.ROOT, "python"))
         from torch.utils.data import DataLoader
         from shardtool.torch import ShardDataset
+        import shardtool
+        # Small ranges and few transfers: many requests meet the faults.
+        shardtool.configure_remote(parallel=3, chunk_size=64 << 10, retries=8)
+        try:
+            shardtool.configure_remote(parallel=300)
+            check(False, "parallel=300 is refused")
+        except shardtool.Error as e:
+            check(e.code_name == "EUSAGE" and "parallel" in str(e), "parallel=300 is refused: %s" % e)
         tool = ps.Tool(EXE, env)
 
         csv = os.path.join(tmp, "table.csv")
@@ -71,11 +79,13 @@ def main():
                     raise rtest.Failure("cannot store %s: %d" % (name, st))
             sets[label] = d
 
+        module_ranges = []
         for label, d in sets.items():
             want = ps.multiset(tool.cat_records([d]))
             url = "s3://test/%s/" % label
             # The prefix holds the manifest too: a side file, never an input.
             check(ps.multiset(tool.cat_records([url])) == want, "cat %s leaves the manifest out" % url)
+            first_of_module = len(faults.ranges)
             ds = ShardDataset(url, decode=False, shuffle_shards=True, seed=2)
             for epoch, workers in enumerate((0, 2, 4)):
                 ds.set_epoch(epoch)
@@ -84,7 +94,17 @@ def main():
                     got.extend(batch)
                 check(ps.multiset(got) == want, "%s, %d workers, epoch %d: cat's records (%d of %d)"
                       % (url, workers, epoch, len(got), sum(want.values())))
+            module_ranges += faults.ranges[first_of_module:]
         check(any(f != "ok" for f in faults.seen), "faults happened on the way: %s" % sorted(set(faults.seen)))
+        ranges = [r for r in module_ranges if r]
+        check(ranges and all(int(r.split("-")[1]) - int(r.split("=")[1].split("-")[0]) + 1 <= 64 << 10
+                             for r in ranges if "-" in r and r.split("-")[1]),
+              "configure_remote's chunk size bounds every ranged read: %s" % ranges[:5])
+        try:
+            shardtool.configure_remote(parallel=4)
+            check(False, "configure after the first read is refused")
+        except shardtool.Error as e:
+            check("before the first URL" in str(e), "configure after the first read is refused: %s" % e)
 
         # A damaged object raises with its URL.
         name = sorted(n for n in os.listdir(sets["8"]) if n.endswith(".tfrecord"))[3]
