@@ -12,8 +12,8 @@
 #include "cli.h"
 #include "../lib/convert_dealing.h"
 #include "input_identity.h"
-#include "json_read.h"
-#include "manifest_read.h"
+#include "../lib/json_read.h"
+#include "../lib/manifest_read.h"
 
 #include "../src/json.h"
 #include "task_infix.h"

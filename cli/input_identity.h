@@ -10,7 +10,7 @@
 #ifndef ST_CLI_INPUT_IDENTITY_H
 #define ST_CLI_INPUT_IDENTITY_H
 
-#include "json_read.h"
+#include "../lib/json_read.h"
 
 #include <stdbool.h>
 #include <stddef.h>

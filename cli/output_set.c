@@ -2,8 +2,8 @@
 #include "output_set.h"
 
 #include "journal.h"
-#include "json_read.h"
-#include "manifest_shards.h"
+#include "../lib/json_read.h"
+#include "../lib/manifest_shards.h"
 #include "task_infix.h"
 
 #include <ctype.h>
