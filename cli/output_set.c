@@ -1,7 +1,7 @@
 /* The output-set protocol (see output_set.h). */
 #include "output_set.h"
 
-#include "journal.h"
+#include "../lib/journal.h"
 #include "../lib/json_read.h"
 #include "../lib/manifest_shards.h"
 #include "task_infix.h"
