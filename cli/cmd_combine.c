@@ -16,7 +16,7 @@
 #include "../lib/manifest_read.h"
 
 #include "../src/json.h"
-#include "task_infix.h"
+#include "../lib/task_infix.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -14,7 +14,7 @@
 #include "../src/json.h"
 #include "../src/pipeline.h"
 #include "../src/url_redact.h"
-#include "task_infix.h"
+#include "../lib/task_infix.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
 #include "../lib/journal.h"
 #include "../lib/json_read.h"
 #include "../lib/manifest_shards.h"
-#include "task_infix.h"
+#include "../lib/task_infix.h"
 
 #include <ctype.h>
 #include <dirent.h>
