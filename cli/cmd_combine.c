@@ -11,7 +11,7 @@
  * manifest of a single run. */
 #include "cli.h"
 #include "../lib/convert_dealing.h"
-#include "input_identity.h"
+#include "../lib/input_identity.h"
 #include "../lib/json_read.h"
 #include "../lib/manifest_read.h"
 

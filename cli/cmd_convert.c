@@ -5,7 +5,7 @@
 #include "convert_pipeline.h"
 #include "duplicate_inputs.h"
 #include "input.h"
-#include "input_identity.h"
+#include "../lib/input_identity.h"
 #include "output.h"
 #include "progress.h"
 #include "resume.h"

@@ -1,6 +1,6 @@
 /* shardtool stat: counts, sizes and the feature schema of inputs. */
 #include "cli.h"
-#include "empty_columns.h"
+#include "../lib/empty_columns.h"
 #include "input.h"
 #include "../lib/json_read.h"
 #include "stat_details.h"

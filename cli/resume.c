@@ -1,7 +1,7 @@
 /* --resume (see resume.h). */
 #include "resume.h"
 
-#include "input_identity.h"
+#include "../lib/input_identity.h"
 #include "../lib/json_read.h"
 #include "../lib/manifest_read.h"
 
