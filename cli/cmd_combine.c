@@ -11,12 +11,12 @@
  * manifest of a single run. */
 #include "cli.h"
 #include "../lib/convert_dealing.h"
-#include "input_identity.h"
-#include "json_read.h"
-#include "manifest_read.h"
+#include "../lib/input_identity.h"
+#include "../lib/json_read.h"
+#include "../lib/manifest_read.h"
 
 #include "../src/json.h"
-#include "task_infix.h"
+#include "../lib/task_infix.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -5,7 +5,7 @@
 #include "convert_pipeline.h"
 #include "duplicate_inputs.h"
 #include "input.h"
-#include "input_identity.h"
+#include "../lib/input_identity.h"
 #include "output.h"
 #include "progress.h"
 #include "resume.h"
@@ -14,7 +14,7 @@
 #include "../src/json.h"
 #include "../src/pipeline.h"
 #include "../src/url_redact.h"
-#include "task_infix.h"
+#include "../lib/task_infix.h"
 
 #include <stdio.h>
 #include <stdlib.h>

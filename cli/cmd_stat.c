@@ -1,8 +1,8 @@
 /* shardtool stat: counts, sizes and the feature schema of inputs. */
 #include "cli.h"
-#include "empty_columns.h"
+#include "../lib/empty_columns.h"
 #include "input.h"
-#include "json_read.h"
+#include "../lib/json_read.h"
 #include "stat_details.h"
 #include "json_version.h"
 #include "stat_spec.h"

@@ -2,7 +2,7 @@
  * without stopping it: values narrowed to float32, by column, columns
  * that left no feature, and records written as SequenceExamples. */
 #include "convert_pipeline.h"
-#include "empty_columns.h"
+#include "../lib/empty_columns.h"
 
 #include <stdlib.h>
 

@@ -1,5 +1,5 @@
 #include "convert_pipeline.h"
-#include "empty_columns.h"
+#include "../lib/empty_columns.h"
 #include "output.h"
 
 #include "../src/pipeline.h"

@@ -12,7 +12,7 @@
 #ifndef ST_CLI_CONVERT_PIPELINE_H
 #define ST_CLI_CONVERT_PIPELINE_H
 
-#include "column_kinds.h"
+#include "../lib/column_kinds.h"
 #include "input_checks.h"
 #include "progress.h"
 

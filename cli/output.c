@@ -4,7 +4,7 @@
 #include "output_prefix.h"
 #include "output_names.h"
 #include "output_type_notes.h"
-#include "shuffle.h"
+#include "../lib/shuffle.h"
 #include "skip_log.h"
 
 #include "../formats/csv/csv.h"
@@ -12,7 +12,7 @@
 #include "../src/pipeline.h"
 #include "../src/schema_index.h"
 #include "../src/url_redact.h"
-#include "task_infix.h"
+#include "../lib/task_infix.h"
 
 #include "../formats/parquet/write.h"
 

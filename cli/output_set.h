@@ -33,7 +33,7 @@
 #define ST_CLI_OUTPUT_SET_H
 
 #include "cli.h"
-#include "output_lock.h"
+#include "../lib/output_lock.h"
 
 #include "../src/replaced_files.h"
 #include "../src/shard.h"

@@ -1,6 +1,6 @@
 #include "stat_details.h"
 
-#include "json_read.h"
+#include "../lib/json_read.h"
 
 #include <inttypes.h>
 #include <stdio.h>

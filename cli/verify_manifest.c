@@ -3,10 +3,10 @@
  * beside them. */
 #include "verify.h"
 
-#include "json_read.h"
+#include "../lib/json_read.h"
 #include "manifest_hint.h"
-#include "manifest_read.h"
-#include "manifest_verifiers.h"
+#include "../lib/manifest_read.h"
+#include "../lib/manifest_verifiers.h"
 
 #include <dirent.h>
 #include <errno.h>

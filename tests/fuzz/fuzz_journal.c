@@ -1,4 +1,4 @@
-/* Fuzz target for the journal parser (cli/journal.c): the bytes are a
+/* Fuzz target for the journal parser (lib/journal.c): the bytes are a
  * journal, read line by line as a rollback reads it.  Nothing may crash,
  * and the path rules must hold for whatever the parser accepts, as the
  * manifest fuzzer checks them for manifests: every name is one plain name
@@ -7,7 +7,7 @@
  * (".tmp-st" TAG "-..."), every final name one the caller's rule accepts
  * and never a temporary one; no entry comes before the run line.  What is
  * accepted is written back and parsed again to the same entry. */
-#include "../../cli/journal.h"
+#include "../../lib/journal.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,10 +1,10 @@
-/* Fuzz target for reading manifests (cli/manifest_read.c): the bytes are a
+/* Fuzz target for reading manifests (lib/manifest_read.c): the bytes are a
  * manifest; every entry is resolved against local and remote manifest
  * locations, trusted and not, and its shard-name pattern derived.  Nothing
  * may crash, and the rules for untrusted manifests must hold for whatever
  * the parser returns: an accepted entry is never absolute, never has a ".."
  * segment, and is never a URL outside the manifest's own bucket. */
-#include "../../cli/manifest_read.h"
+#include "../../lib/manifest_read.h"
 
 #include <stdint.h>
 #include <stdlib.h>

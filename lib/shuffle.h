@@ -14,8 +14,8 @@
  * number of records in it, their bytes, each record's length, then the
  * records.  Reading a bucket back walks the lengths only, never the
  * records, which are touched once, when written out. */
-#ifndef ST_CLI_SHUFFLE_H
-#define ST_CLI_SHUFFLE_H
+#ifndef ST_LIB_SHUFFLE_H
+#define ST_LIB_SHUFFLE_H
 
 #include "../src/error.h"
 #include "../src/shard.h"

@@ -1,8 +1,8 @@
 /* A small JSON reader for the files shardtool reads back: manifests and
  * --schema files.  Builds a tree; numbers keep their text so int64 values
  * stay exact. */
-#ifndef ST_CLI_JSON_READ_H
-#define ST_CLI_JSON_READ_H
+#ifndef ST_LIB_JSON_READ_H
+#define ST_LIB_JSON_READ_H
 
 #include "../src/error.h"
 

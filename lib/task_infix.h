@@ -2,8 +2,8 @@
  * puts in the names of everything it writes: its shards' manifest, its
  * lock, its journal.  Written and read back in one place, so that every
  * command agrees on the form. */
-#ifndef ST_CLI_TASK_INFIX_H
-#define ST_CLI_TASK_INFIX_H
+#ifndef ST_LIB_TASK_INFIX_H
+#define ST_LIB_TASK_INFIX_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,8 +2,8 @@
  * to remove once the new set is complete.  A manifest is data that may
  * have been edited or come from elsewhere, so only what convert or split
  * could have written counts. */
-#ifndef ST_CLI_MANIFEST_SHARDS_H
-#define ST_CLI_MANIFEST_SHARDS_H
+#ifndef ST_LIB_MANIFEST_SHARDS_H
+#define ST_LIB_MANIFEST_SHARDS_H
 
 /* Calls add(ctx, path) for each shard the manifest at manifest_path lists
  * that is a shard name ("NAME-NNNNN-of-NNNNN.EXT"), resolved by the rules

@@ -8,8 +8,8 @@
  * every input's schema is read first and each such column gets the widest
  * of its kinds (int64 + float -> float; anything + bytes -> bytes) in every
  * record of every input. */
-#ifndef ST_CLI_COLUMN_KINDS_H
-#define ST_CLI_COLUMN_KINDS_H
+#ifndef ST_LIB_COLUMN_KINDS_H
+#define ST_LIB_COLUMN_KINDS_H
 
 #include "../formats/format.h"
 #include "../src/feature_stats.h"

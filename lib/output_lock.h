@@ -8,8 +8,8 @@
  * live run is refused.  Tasks of a distributed run each hold their own
  * task lock exclusively and PREFIX.lock shared, so tasks may run together
  * while a plain run on the same prefix may not. */
-#ifndef ST_CLI_OUTPUT_LOCK_H
-#define ST_CLI_OUTPUT_LOCK_H
+#ifndef ST_LIB_OUTPUT_LOCK_H
+#define ST_LIB_OUTPUT_LOCK_H
 
 #include "../src/error.h"
 

@@ -5,8 +5,8 @@
  *
  * A manifest is data that may come from elsewhere: its paths are checked
  * before anything is opened (see manifest_resolve). */
-#ifndef ST_CLI_MANIFEST_READ_H
-#define ST_CLI_MANIFEST_READ_H
+#ifndef ST_LIB_MANIFEST_READ_H
+#define ST_LIB_MANIFEST_READ_H
 
 #include "../src/stream.h"
 

@@ -2,8 +2,8 @@
  * every row (with --empty omit), a Parquet column null in every row.  They
  * leave no feature in the shards or the feature spec, so convert and stat
  * name them rather than let them disappear without a word. */
-#ifndef ST_CLI_EMPTY_COLUMNS_H
-#define ST_CLI_EMPTY_COLUMNS_H
+#ifndef ST_LIB_EMPTY_COLUMNS_H
+#define ST_LIB_EMPTY_COLUMNS_H
 
 #include "../formats/format.h"
 #include "../src/feature_stats.h"

@@ -1,8 +1,8 @@
 /* How verify --manifest checks an entry: by the manifest's own "format" and
  * "compression", not by guessing from the file, so that every output of
  * convert and split can be checked, text formats included. */
-#ifndef ST_CLI_MANIFEST_VERIFIERS_H
-#define ST_CLI_MANIFEST_VERIFIERS_H
+#ifndef ST_LIB_MANIFEST_VERIFIERS_H
+#define ST_LIB_MANIFEST_VERIFIERS_H
 
 #include "manifest_read.h"
 

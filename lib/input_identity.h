@@ -7,8 +7,8 @@
  * difference.  (The records themselves are proved too: a kept shard is
  * kept only if this run would write the same bytes to it, see
  * st_shard_options.keep.) */
-#ifndef ST_CLI_INPUT_IDENTITY_H
-#define ST_CLI_INPUT_IDENTITY_H
+#ifndef ST_LIB_INPUT_IDENTITY_H
+#define ST_LIB_INPUT_IDENTITY_H
 
 #include "json_read.h"
 

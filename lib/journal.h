@@ -15,8 +15,8 @@
  * (a file of the output set), and each entry carries the inode and size of
  * the file it moved.  Bytes that would break a line are escaped as %XX.
  * Kept apart from the output set so that a fuzz target can link it. */
-#ifndef ST_CLI_JOURNAL_H
-#define ST_CLI_JOURNAL_H
+#ifndef ST_LIB_JOURNAL_H
+#define ST_LIB_JOURNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
