@@ -211,6 +211,13 @@ static int next_raw(shardtool_reader *r, const st_record **rec, shardtool_error 
 
 static int check_state(shardtool_reader *r, const char *function, shardtool_error *err)
 {
+    if (r->has_pending) {
+        /* The error that ended a batch early (shardtool_reader_next_batch). */
+        r->has_pending = false;
+        if (err)
+            *err = r->pending;
+        return r->pending.code;
+    }
     if (r->state == ENDED)
         return api_misuse(err, function, "the reader has ended (it returned 0)");
     if (r->state == FAILED)

@@ -262,6 +262,25 @@ def damage(tmp, sets):
     open(path, "wb").write(bytes(data))
     expect = tool.run(["cat", "--format", "tfrecord", path])
     check(expect.returncode != 0, "cat fails on the damaged shard")
+    # The records of the units before the damaged one come first, then the error.
+    before = []
+    try:
+        for raw in shardtool.open(path):
+            before.append(raw)
+    except shardtool.Error:
+        pass
+    before = len(before)
+    for kw in ({"decode": True}, {"batch_size": 64}):
+        got = []
+        try:
+            for rec in shardtool.open(path, **kw):
+                got.append(rec)
+            check(False, "%s: a damaged shard raises" % kw)
+        except shardtool.Error as e:
+            check(shard in str(e) and "crc" in str(e) and e.code_name == "EDATA",
+                  "%s: the error names the damaged shard and the crc, after the records before it: %s" % (kw, e))
+        n = len(got) if "batch_size" not in kw else sum(len(b["id"]) for b in got)
+        check(n == before, "%s: the records before the damage come first (%d, raw reader %d)" % (kw, n, before))
     for workers in (0, 2):
         try:
             loader_records(ShardDataset(d, decode=False), workers)
