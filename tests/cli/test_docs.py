@@ -19,6 +19,10 @@ Takes the options from `shardtool --dump-options` (one line per option:
     bash completion (and the fish one, when fish is installed) is also run
     to see that it completes option names, choices and file names; and the
     three files are what completions/generate.py writes from the tables;
+  - man/libshardtool.3 documents the public C API of include/shardtool.h:
+    every SHARDTOOL_API function is in NAME, in SYNOPSIS and described
+    after it, every public struct and enum and every member of a public
+    struct is named, and NAME lists no function the header lacks;
   - every man page formats without warnings with `groff -man -ww` (skipped
     when groff is not installed), and the completions pass `bash -n`,
     `zsh -n` and `fish -n` where those shells are installed.
@@ -214,6 +218,67 @@ def check_main_page(source, commands, env_names, problems):
     for name in sorted(env_names):
         if not re.search(r"\b" + name + r"\b", env):
             problems.append(f"{where}: ENVIRONMENT does not document {name}, which is read")
+
+
+def header_api(header):
+    """(functions, {type: [members]}) of the public header: the SHARDTOOL_API
+    functions, and the typedef'd structs and enums with their members
+    (those of a nested struct too)."""
+    text = re.sub(r"/\*.*?\*/", " ", header, flags=re.S)
+    functions = re.findall(r"SHARDTOOL_API\s+[^;(]*?\b(shardtool_\w+)\s*\(", text)
+    types = {}
+    for m in re.finditer(r"typedef\s+(struct|enum)\s+(shardtool_\w+)\s*\{", text):
+        depth, i = 1, m.end()
+        while depth and i < len(text):
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        body = re.sub(r"[{}]", ";", text[m.end():i - 1])
+        if m.group(1) == "enum":
+            members = re.findall(r"\b(SHARDTOOL_\w+)\s*=", body)
+        else:
+            members = [re.findall(r"(\w+)\s*(?:\[[^\]]*\])?\s*$", decl.strip())[0]
+                       for decl in body.split(";") if re.search(r"\w", decl) and
+                       not re.fullmatch(r"\s*struct\s*", decl)]
+        types[m.group(2)] = members
+    for m in re.finditer(r"typedef\s+struct\s+(shardtool_\w+)\s+\1\s*;", text):
+        types.setdefault(m.group(1), [])  # opaque handles
+    return functions, types
+
+
+def check_library_page(header, source, problems):
+    """man/libshardtool.3 against include/shardtool.h."""
+    where = "man/libshardtool.3"
+    functions, types = header_api(header)
+    if not functions:
+        problems.append("include/shardtool.h: no SHARDTOOL_API function found")
+        return
+    secs = sections(source)
+    for name in ("NAME", "SYNOPSIS", "DESCRIPTION", "ERRORS", "SEE ALSO"):
+        if name not in secs:
+            problems.append(f"{where}: no {name} section")
+    plain = {name: roff_plain("\n".join(lines)) for name, lines in secs.items()}
+    after_synopsis = " ".join(text for name, text in plain.items() if name not in ("NAME", "SYNOPSIS"))
+    whole = " ".join(plain.values())
+
+    def named(word, text):
+        return re.search(r"(?<![\w])" + re.escape(word) + r"(?![\w])", text) is not None
+
+    for fn in functions:
+        if not named(fn, plain.get("NAME", "")):
+            problems.append(f"{where}: {fn} is not in NAME")
+        if not named(fn, plain.get("SYNOPSIS", "")):
+            problems.append(f"{where}: {fn} is not in SYNOPSIS")
+        if not named(fn, after_synopsis):
+            problems.append(f"{where}: {fn} is not described after SYNOPSIS")
+    for fn in re.findall(r"\bshardtool_\w+", plain.get("NAME", "")):
+        if fn not in functions:
+            problems.append(f"{where}: NAME lists {fn}, which include/shardtool.h does not declare")
+    for typ, members in types.items():
+        if not named(typ, whole):
+            problems.append(f"{where}: the type {typ} is not named")
+        for member in members:
+            if not named(member, after_synopsis):
+                problems.append(f"{where}: {typ}'s {member} is not described")
 
 
 def check_groff(paths, problems, notes):
@@ -574,7 +639,7 @@ def check_shell_syntax(paths, problems, notes):
 
 # ---- the test checks itself -------------------------------------------------------------
 
-def self_test(table, pages, texts):
+def self_test(table, pages, texts, library=None):
     """Breaks the documentation in a few ways; each must be reported."""
     failures = []
     cmd = next(iter(table))
@@ -636,6 +701,25 @@ def self_test(table, pages, texts):
         mutated = dict(texts, **{shell: broken})
         expect(f"--{opt.long} removed from the {shell} completion",
                lambda p: check_completion_texts(mutated, table, p), f"{cmd} --{opt.long} is missing")
+
+    # The library page: a function left out of NAME, a struct member never
+    # described, a function the header gains.
+    if library:
+        header, page = library
+        name_start = page.index(".SH NAME")
+        name_end = page.index(".SH", name_start + 1)
+        broken = page[:name_start] + re.sub(r"shardtool_reader_close,\s*", "", page[name_start:name_end], count=1) + \
+            page[name_end:]
+        expect("shardtool_reader_close removed from NAME of libshardtool.3",
+               lambda p: check_library_page(header, broken, p), "shardtool_reader_close is not in NAME")
+        member = "skip_corrupt"
+        expect(f"{member} undescribed in libshardtool.3",
+               lambda p: check_library_page(header, page.replace(member, "skip"), p),
+               f"{member} is not described")
+        grown = header.replace("#ifdef __cplusplus\n}",
+                               "SHARDTOOL_API int shardtool_frobnicate(void);\n#ifdef __cplusplus\n}", 1)
+        expect("a new header function missing from libshardtool.3",
+               lambda p: check_library_page(grown, page, p), "shardtool_frobnicate is not in NAME")
     return failures
 
 
@@ -678,6 +762,16 @@ def main():
         page_paths.append(main_path)
     else:
         problems.append("man/shardtool.1 does not exist")
+    library_page = os.path.join(source_dir, "man", "libshardtool.3")
+    header_path = os.path.join(source_dir, "include", "shardtool.h")
+    library = None
+    if os.path.exists(library_page) and os.path.exists(header_path):
+        with open(library_page, encoding="utf-8") as f, open(header_path, encoding="utf-8") as h:
+            library = (h.read(), f.read())
+        check_library_page(*library, problems)
+        page_paths.append(library_page)
+    elif os.path.exists(header_path):
+        problems.append("man/libshardtool.3 does not exist")
     check_groff(page_paths, problems, notes)
 
     check_help(binary, table, problems)
@@ -703,7 +797,7 @@ def main():
             run_fish_completion(paths["fish"], table, work, problems, notes)
 
     if not problems and len(pages) == len(table) and len(texts) == 3:
-        problems += self_test(table, pages, texts)
+        problems += self_test(table, pages, texts, library)
 
     for note in notes:
         print("note:", note)

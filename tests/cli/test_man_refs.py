@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks that what the man pages and --help refer to exists.
+"""Checks that what the man pages (man/*.1 and man/*.3) and --help refer to exists.
 
     test_man_refs.py SHARDTOOL SOURCE_ROOT
 
@@ -44,6 +44,7 @@ OTHER_PROGRAMS = {
     "aws": {"endpoint-url", "no-sign-request", "recursive"},
     "meson": {"buildtype", "prefix", "wipe", "print-errorlogs", "list", "num-processes"},
     "python": {"version"},
+    "pkg-config": {"cflags", "libs"},
     "tar": {"create", "extract"},
     "shardtool": {"help", "version", "dump-options"},
 }
@@ -276,7 +277,7 @@ def main():
     table = load_table(binary)
     all_options = {name for options in table.values() for name in options}
     sources = {}
-    for path in sorted(glob.glob(os.path.join(root, "man", "*.1"))):
+    for path in sorted(glob.glob(os.path.join(root, "man", "*.[13]"))):
         with open(path, encoding="utf-8") as f:
             sources[os.path.basename(path)] = f.read()
     problems = check_pages(sources, table, all_options)
