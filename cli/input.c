@@ -48,24 +48,10 @@ const cli_option cli_text_options[] = {
     CLI_OPTIONS_END,
 };
 
-/* The kind a --type or --schema word names.  The feature spec (and
- * tf.io) call the kinds by their dtypes, float32 and string, so those
- * name them too. */
-static int kind_by_word(const char *word)
-{
-    if (strcmp(word, "skip") == 0)
-        return ST_KIND_NONE;
-    if (strcmp(word, "float32") == 0)
-        return ST_KIND_FLOAT;
-    if (strcmp(word, "string") == 0)
-        return ST_KIND_BYTES;
-    return st_kind_parse(word);
-}
-
 static int add_type(const cli_command *cmd, cli_input *in, const char *name, const char *kind_text)
 {
     static const char *const words[] = {"int64", "float", "bytes", "skip", "float32", "string"};
-    int kind = kind_by_word(kind_text);
+    int kind = st_kind_parse_type_word(kind_text);
     if (kind < 0) {
         const char *near = cli_suggest(kind_text, strlen(kind_text), words, sizeof words / sizeof *words);
         if (near)

@@ -39,18 +39,6 @@ static int one_char(const char *value, const char *field, char *out, shardtool_e
     return ST_OK;
 }
 
-/* The words of --type: the kinds, "skip", and the dtypes' names. */
-static int kind_by_word(const char *word)
-{
-    if (strcmp(word, "skip") == 0)
-        return ST_KIND_NONE;
-    if (strcmp(word, "float32") == 0)
-        return ST_KIND_FLOAT;
-    if (strcmp(word, "string") == 0)
-        return ST_KIND_BYTES;
-    return st_kind_parse(word);
-}
-
 static int add_types(api_read_options *o, const shardtool_reader_options *opts, shardtool_error *err)
 {
     for (size_t i = 0; i < opts->ntypes; i++) {
@@ -58,7 +46,7 @@ static int add_types(api_read_options *o, const shardtool_reader_options *opts, 
         const char *eq = t ? strrchr(t, '=') : NULL;
         if (!eq || eq == t)
             return bad(err, "types: expected COLUMN=KIND, not '%s'%s", t ? t : "(null)", "");
-        int kind = kind_by_word(eq + 1);
+        int kind = st_kind_parse_type_word(eq + 1);
         if (kind < 0)
             return bad(err, "types: '%s' is not int64, float (float32), bytes (string) or skip%s", eq + 1, "");
         char name[1024];

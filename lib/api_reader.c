@@ -81,6 +81,31 @@ static void reader_free(shardtool_reader *r)
     free(r);
 }
 
+/* Misuse of an inputs argument, or SHARDTOOL_OK. */
+static int check_inputs(const char *const *inputs, size_t n, const char *function, shardtool_error *err)
+{
+    if (!inputs || n == 0)
+        return api_misuse(err, function, "no inputs (use \"-\" for standard input)");
+    for (size_t i = 0; i < n; i++)
+        if (!inputs[i])
+            return api_misuse(err, function, "an input is NULL");
+    return ST_OK;
+}
+
+/* The inputs expanded as the command line expands them, the remote module
+ * set up first when one is a URL.  Downloads are not started. */
+static int expand(const char *const *inputs, size_t n, char ***paths, size_t *npaths, st_error *e)
+{
+    int rc = ST_OK;
+    for (size_t i = 0; i < n && rc == ST_OK; i++)
+        if (st_path_is_remote(inputs[i]))
+            rc = api_remote_ready(e);
+    st_expand_options how = {0};
+    if (rc == ST_OK)
+        rc = st_expand_inputs((char *const *)inputs, n, &how, paths, npaths, e);
+    return rc;
+}
+
 int shardtool_reader_open(const char *const *inputs, size_t n, const shardtool_reader_options *opts,
                           shardtool_reader **reader, shardtool_error *err)
 {
@@ -88,11 +113,9 @@ int shardtool_reader_open(const char *const *inputs, size_t n, const shardtool_r
         *reader = NULL;
     if (!reader)
         return api_misuse(err, "shardtool_reader_open", "reader is NULL");
-    if (!inputs || n == 0)
-        return api_misuse(err, "shardtool_reader_open", "no inputs (use \"-\" for standard input)");
-    for (size_t i = 0; i < n; i++)
-        if (!inputs[i])
-            return api_misuse(err, "shardtool_reader_open", "an input is NULL");
+    int rc = check_inputs(inputs, n, "shardtool_reader_open", err);
+    if (rc < 0)
+        return rc;
     shardtool_reader *r = calloc(1, sizeof *r);
     if (!r) {
         st_error oom = {ST_ENOMEM, "out of memory"};
@@ -100,19 +123,14 @@ int shardtool_reader_open(const char *const *inputs, size_t n, const shardtool_r
     }
     st_batch_init(&r->batch);
     st_arena_init(&r->decoded, 64 << 10);
-    int rc = read_options(r, opts, err);
+    rc = read_options(r, opts, err);
     if (rc < 0) {
         reader_free(r);
         return rc;
     }
     st_error e = {0};
-    for (size_t i = 0; i < n && rc == ST_OK; i++)
-        if (st_path_is_remote(inputs[i]))
-            rc = api_remote_ready(&e);
     /* Downloads start once the share is known: only its inputs. */
-    st_expand_options how = {0};
-    if (rc == ST_OK)
-        rc = st_expand_inputs((char *const *)inputs, n, &how, &r->paths, &r->npaths, &e);
+    rc = expand(inputs, n, &r->paths, &r->npaths, &e);
     if (rc < 0) {
         reader_free(r);
         return api_fail(err, NULL, &e);
@@ -378,19 +396,11 @@ int shardtool_inputs_expand(const char *const *inputs, size_t n, char ***paths, 
         return api_misuse(err, "shardtool_inputs_expand", "paths or npaths is NULL");
     *paths = NULL;
     *npaths = 0;
-    if (!inputs || n == 0)
-        return api_misuse(err, "shardtool_inputs_expand", "no inputs");
-    for (size_t i = 0; i < n; i++)
-        if (!inputs[i])
-            return api_misuse(err, "shardtool_inputs_expand", "an input is NULL");
+    int rc = check_inputs(inputs, n, "shardtool_inputs_expand", err);
+    if (rc < 0)
+        return rc;
     st_error e = {0};
-    int rc = ST_OK;
-    for (size_t i = 0; i < n && rc == ST_OK; i++)
-        if (st_path_is_remote(inputs[i]))
-            rc = api_remote_ready(&e);
-    st_expand_options how = {0};
-    if (rc == ST_OK)
-        rc = st_expand_inputs((char *const *)inputs, n, &how, paths, npaths, &e);
+    rc = expand(inputs, n, paths, npaths, &e);
     if (rc < 0)
         return api_fail(err, NULL, &e);
     api_ok(err);

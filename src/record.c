@@ -31,6 +31,17 @@ int st_kind_parse(const char *s)
     return -1;
 }
 
+int st_kind_parse_type_word(const char *word)
+{
+    if (strcmp(word, "skip") == 0)
+        return ST_KIND_NONE;
+    if (strcmp(word, "float32") == 0)
+        return ST_KIND_FLOAT;
+    if (strcmp(word, "string") == 0)
+        return ST_KIND_BYTES;
+    return st_kind_parse(word);
+}
+
 /* ---- batches ------------------------------------------------------------- */
 
 void st_batch_init(st_batch *b)

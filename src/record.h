@@ -48,6 +48,10 @@ typedef enum st_kind {
 const char *st_kind_name(st_kind k); /* "none", "bytes", "float", "int64" */
 /* Parses "int64" | "float" | "bytes"; returns -1 when unknown. */
 int st_kind_parse(const char *s);
+/* The words of --type and --schema: the kinds, "skip" (ST_KIND_NONE: leave
+ * the column out), and the dtypes' names the feature spec and tf.io use,
+ * "float32" and "string"; -1 when unknown. */
+int st_kind_parse_type_word(const char *word);
 
 typedef struct st_bytes {
     const uint8_t *data;
