@@ -2,21 +2,21 @@
 # The Python reader (python/shardtool) in a DataLoader against a pure-Python
 # TFRecord reader written the way the common one is (struct framing +
 # python3-protobuf, no CRC), in the same run, on the 2M-row bench table
-# converted to 8 TFRecord shards; DataLoader(num_workers=2), batches of 256.
+# converted to 8 TFRecord shards; DataLoader(num_workers=2), batches of 1024.
 #   - baseline: the pure-Python reader, records collated by shardtool.torch.collate;
 #   - records:  ShardDataset (every CRC checked, decoded in C), one dict per record;
-#   - batches:  ShardDataset(batch_size=256), whole batches cut in C;
+#   - batches:  ShardDataset(batch_size=BATCH), whole batches cut in C;
 #   - verify --decode of the same shards (records/s), the ceiling;
 #   - batches again over the s3 test server with 40 ms added to every request.
 # Targets (issue 27): records/s >= 10x the baseline and >= 0.5x verify
 # --decode; remote >= 0.8x local.  Needs python3-torch, python3-numpy,
 # python3-protobuf, protoc, and s3rver (npm ci in tests/remote) for the last.
-#   ROWS=2000000 WORKERS=2 BATCH=256 bash bench/python_reader.sh
+#   ROWS=2000000 WORKERS=2 BATCH=1024 bash bench/python_reader.sh
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 rows=${ROWS:-2000000}
 workers=${WORKERS:-2}
-batch=${BATCH:-256}
+batch=${BATCH:-1024}
 lib=${LIBSHARDTOOL:-$(dirname "$(dirname "$ST")")/lib/libshardtool.so}
 [ -f "$lib" ] || { echo "no libshardtool at $lib (set LIBSHARDTOOL)" >&2; exit 2; }
 export SHARDTOOL_LIBRARY=$lib PYTHONPATH=$ROOT/python

@@ -63,7 +63,28 @@ def build_against_install(build_root, source, sanitize, tmp):
     # Only the public header is installed.
     headers = [f for d, _, fs in os.walk(destdir) for f in fs if f.endswith(".h")]
     check(headers == ["shardtool.h"], "installed headers are only shardtool.h: %s" % headers)
+    check_python_install(destdir, libdir, source)
     return exe, dict(os.environ, LD_LIBRARY_PATH=libdir)
+
+
+def check_python_install(destdir, libdir, source):
+    """The installed Python module: every file of python/shardtool is
+    there, and Debian's python3 imports it from there, finding the library
+    (here through LD_LIBRARY_PATH, as the destdir is not the prefix)."""
+    packages = [d for d, _, fs in os.walk(destdir) if os.path.basename(d) == "shardtool" and "__init__.py" in fs]
+    if not os.path.exists("/usr/bin/python3") or not packages:
+        check(bool(packages) or not os.path.exists("/usr/bin/python3"), "the Python module is installed")
+        return
+    want = sorted(f for f in os.listdir(os.path.join(source, "python", "shardtool")) if f.endswith(".py"))
+    got = sorted(f for f in os.listdir(packages[0]) if f.endswith(".py"))
+    check(set(want) <= set(got) and "_install.py" in got,
+          "installed module files %s hold the source's %s and _install.py" % (got, want))
+    env = {k: v for k, v in os.environ.items() if k not in ("SHARDTOOL_LIBRARY", "PYTHONPATH")}
+    env.update(PYTHONPATH=os.path.dirname(packages[0]), LD_LIBRARY_PATH=libdir)
+    r = run(["/usr/bin/python3", "-c", "import shardtool; print(shardtool.__file__, shardtool.version())"], env=env)
+    out = r.stdout.decode()
+    check(r.returncode == 0 and out.startswith(packages[0]),
+          "python3 imports the installed module: %r %r" % (out, r.stderr.decode(errors="replace")[-500:]))
 
 
 def main():
