@@ -252,6 +252,45 @@ def ranks(sets):
                   % (label, world, [sum(s.values()) for s in shares]))
 
 
+DIST_SCRIPT = r"""
+import os, sys, pickle
+sys.path.insert(0, sys.argv[1])
+import torch.distributed as dist
+for k in ("RANK", "WORLD_SIZE"):
+    os.environ.pop(k, None)
+dist.init_process_group("gloo", init_method="tcp://127.0.0.1:" + sys.argv[3], rank=int(sys.argv[4]), world_size=2)
+from shardtool.torch import ShardDataset
+from torch.utils.data import DataLoader
+records = []
+for batch in DataLoader(ShardDataset(sys.argv[2], decode=False), batch_size=5, num_workers=2, collate_fn=lambda b: b):
+    records.extend(batch)
+dist.destroy_process_group()
+sys.stdout.buffer.write(pickle.dumps(records))
+"""
+
+
+def distributed_ranks(sets):
+    """Two ranks of an initialized torch.distributed group (gloo over
+    loopback), with no RANK / WORLD_SIZE in the environment."""
+    import pickle
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    d = sets["3"]
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE")}
+    procs = [subprocess.Popen([sys.executable, "-c", DIST_SCRIPT, os.path.join(ps.ROOT, "python"), d, port, str(r)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) for r in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    if not all(check(p.returncode == 0, "torch.distributed rank %d: %s" % (i, o[1].decode()[-800:]))
+               for i, (p, o) in enumerate(zip(procs, outs))):
+        return
+    shares = [ps.multiset(pickle.loads(o[0])) for o in outs]
+    check(shares[0] + shares[1] == ps.multiset(tool.cat_records([d])) and shares[0] and shares[1],
+          "two torch.distributed ranks read disjoint shares whose union is every record (%s)"
+          % [sum(s.values()) for s in shares])
+
+
 def damage(tmp, sets):
     d = os.path.join(tmp, "damaged")
     shutil.copytree(sets["3"], d)
@@ -339,6 +378,7 @@ def main():
         dataloader_epochs(sets)
         decoded_batches(sets)
         ranks(sets)
+        distributed_ranks(sets)
         damage(tmp, sets)
         misuse(tmp)
     finally:
