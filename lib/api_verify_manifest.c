@@ -82,8 +82,6 @@ int shardtool_verify_manifest(const char *manifest_path, const shardtool_verify_
     st_error e = {0};
     if (st_path_is_remote(manifest_path) && api_remote_ready(&e) < 0)
         return api_fail(err, manifest_path, &e);
-    if (opts->trust_paths)
-        (void)api_remote_ready(&e); /* entries may be URLs: each says why it cannot be read */
     static caller zero;
     caller c = zero;
     c.on_file = on_file;
@@ -94,6 +92,7 @@ int shardtool_verify_manifest(const char *manifest_path, const shardtool_verify_
         .trust_paths = opts->trust_paths != 0,
         .check_balance = opts->max_imbalance >= 0,
         .max_imbalance = opts->max_imbalance,
+        .remote_ready = api_remote_ready, /* trusted entries may be URLs in a local manifest */
         .report = on_result,
         .ctx = &c,
     };

@@ -218,6 +218,10 @@ static void verify_entry(run *r, const manifest_entry *e, const char *path, cons
             return;
         }
     }
+    if (st_path_is_remote(path) && r->opt->remote_ready && r->opt->remote_ready(&c.err) < 0) {
+        report_shard(r, path, &c, NULL);
+        return;
+    }
     if (c.err.code != ST_ENOTFOUND) {
         st_verify_options opt = r->opt->verify;
         opt.compression = how->compression;
@@ -279,7 +283,7 @@ static bool push_name(char ***names, size_t *n, size_t *cap, const char *name)
  * listed under DIR/PREFIX (names with a further '/' are not the set's).
  * False when there is nothing to read (the listed shards in it are then
  * reported missing, or the listing failed: verify checks what it can). */
-static bool names_beside(const shard_pattern *p, char ***out, size_t *nout)
+static bool names_beside(run *r, const shard_pattern *p, char ***out, size_t *nout)
 {
     *out = NULL;
     *nout = 0;
@@ -288,6 +292,9 @@ static bool names_beside(const shard_pattern *p, char ***out, size_t *nout)
     if (st_path_is_remote(p->dir)) {
         /* http(s) has no listing: only a bucket's prefix is looked at. */
         if (strncmp(p->dir, "s3://", 5) != 0 && strncmp(p->dir, "gs://", 5) != 0)
+            return false;
+        st_error ready = {0};
+        if (r->opt->remote_ready && r->opt->remote_ready(&ready) < 0)
             return false;
 #if ST_HAVE_REMOTE_MODULE
         char prefix[8192], **urls;
@@ -331,7 +338,7 @@ static void report_unlisted_in(run *r, const manifest *m, const shard_pattern *p
 {
     char **beside;
     size_t nbeside;
-    if (!names_beside(p, &beside, &nbeside))
+    if (!names_beside(r, p, &beside, &nbeside))
         return;
     char **names = NULL;
     size_t n = 0, cap = 0;

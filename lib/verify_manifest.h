@@ -58,6 +58,9 @@ typedef struct st_manifest_verify_options {
     bool check_balance;            /* --max-imbalance given */
     double max_imbalance;
     const st_verify_offload *offload;  /* may be NULL */
+    /* Called before the first URL is opened or listed, to set up remote
+     * reads (NULL: they are); a failure makes that shard unreadable. */
+    int (*remote_ready)(st_error *err);
     void (*report)(void *ctx, const st_manifest_result *result);  /* may be NULL */
     void *ctx;
 } st_manifest_verify_options;
