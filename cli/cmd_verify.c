@@ -50,11 +50,6 @@ static const cli_option *const verify_groups[] = {
 
 /* Uncompressed TFRecords go to the GPU when a session is open; everything
  * else (and anything the GPU pass declines) is checked on the CPU. */
-typedef struct gpu_offload {
-    verify_ctx *vc;
-    file_result *res;
-} gpu_offload;
-
 static int offload_to_gpu(void *ctx, st_file_check *check, const st_verify_options *opt, st_stream *in,
                           const uint8_t *head, size_t n, bool *taken)
 {
@@ -85,6 +80,11 @@ static int offload_to_gpu(void *ctx, st_file_check *check, const st_verify_optio
     return ST_EUNSUPPORTED;
 }
 
+st_verify_offload verify_gpu_offload(gpu_offload *g)
+{
+    return (st_verify_offload){offload_to_gpu, g};
+}
+
 void verify_opened(verify_ctx *vc, const char *path, st_verify_opener open, void *arg,
                    const st_format *format, st_compression compression, bool want_crc,
                    file_result *res)
@@ -93,7 +93,7 @@ void verify_opened(verify_ctx *vc, const char *path, st_verify_opener open, void
     st_verify_options opt = vc->opt;
     opt.compression = compression;
     gpu_offload g = {vc, res};
-    st_verify_offload offload = {offload_to_gpu, &g};
+    st_verify_offload offload = verify_gpu_offload(&g);
     st_verify_opened(path, open, arg, format, &opt, want_crc, &offload, &res->c);
 }
 
@@ -195,27 +195,20 @@ static void report_text_file(verify_ctx *vc, const char *path, const file_result
             cli_error_at(vc->cmd, path, &res->c.err);
         return;
     }
-    char shown[4096], problem[2048], detail[2048];
-    path = st_url_shown(path, shown, sizeof shown);
-    manifest_problem = shown_text(manifest_problem, problem, sizeof problem);
-    if (!res->c.rep.ok) {
-        printf("%s: DAMAGED: %s at record %" PRIu64 ", offset %" PRIu64 " (%s)\n", path,
-               res->c.rep.failure_kind ? res->c.rep.failure_kind : "damaged", res->c.rep.failure_record,
-               res->c.rep.failure_offset, shown_text(res->c.rep.failure_detail, detail, sizeof detail));
+    char line[16384];
+    st_verify_line(path, &res->c, manifest_problem, line, sizeof line);
+    if (!res->c.rep.ok || manifest_problem) {
+        printf("%s\n", line);
         return;
     }
-    if (manifest_problem) {
-        printf("%s: DAMAGED: manifest mismatch: %s\n", path, manifest_problem);
+    if (vc->quiet)
         return;
+    printf("%s\n", line);
+    if (res->c.rep.unsupported_kind) {
+        char shown[4096];
+        printf("%s: note: intact, but %s: %s; cat and convert refuse these values\n",
+               st_url_shown(path, shown, sizeof shown), res->c.rep.unsupported_kind, res->c.rep.unsupported);
     }
-    if (!vc->quiet)
-        printf("%s: OK (%s, %" PRIu64 " records, %" PRIu64 " bytes%s%s)\n", path,
-               res->c.format->name, res->c.rep.records, res->c.rep.file_bytes,
-               res->c.rep.compression > ST_COMPRESSION_NONE ? ", " : "",
-               res->c.rep.compression > ST_COMPRESSION_NONE ? st_compression_name(res->c.rep.compression) : "");
-    if (!vc->quiet && res->c.rep.unsupported_kind)
-        printf("%s: note: intact, but %s: %s; cat and convert refuse these values\n", path,
-               res->c.rep.unsupported_kind, res->c.rep.unsupported);
 }
 
 void account(verify_ctx *vc, const char *path, const file_result *res,

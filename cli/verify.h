@@ -42,6 +42,15 @@ typedef struct file_result {
 } file_result;
 
 
+/* The GPU pass offered to the checks of one file at a time (st_verify_opened):
+ * it records in g->res whether it took the file, and its figures.  g must
+ * outlive the offload's use. */
+typedef struct gpu_offload {
+    verify_ctx *vc;
+    file_result *res;
+} gpu_offload;
+st_verify_offload verify_gpu_offload(gpu_offload *g);
+
 /* Checks one file as `format` (NULL: detected) with `compression`, on the
  * GPU when a session is open and it takes the file (st_verify_opened). */
 void verify_opened(verify_ctx *vc, const char *path, st_verify_opener open, void *arg,
@@ -52,7 +61,8 @@ void verify_opened(verify_ctx *vc, const char *path, st_verify_opener open, void
  * report); manifest_problem: a mismatch with the manifest, or NULL. */
 void account(verify_ctx *vc, const char *path, const file_result *res, const char *manifest_problem);
 
-/* verify --manifest (verify_manifest.c): checks every entry and reports each
+/* verify --manifest (verify_manifest.c): checks every entry through the
+ * library (lib/verify_manifest.h) and prints each result, a checked shard
  * through account(); returns an exit status for the manifest itself
  * (EXIT_USAGE when it cannot be read or is not a manifest). */
 int verify_manifest(verify_ctx *vc, const char *manifest, bool trust_paths);

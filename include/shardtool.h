@@ -4,8 +4,9 @@
  * given as on the shardtool command line (paths, globs, directories, "-",
  * and https://, s3://, gs:// URLs where the library was built with remote
  * support), each as the serialized tf.train.Example (or SequenceExample)
- * that `shardtool cat --format tfrecord` would frame; and check a file as
- * `shardtool verify` does.  See libshardtool(3).
+ * that `shardtool cat --format tfrecord` would frame; and check a file, or
+ * the shards a manifest lists, as `shardtool verify` does.  See
+ * libshardtool(3).
  *
  * C99.  Every function that can fail returns a shardtool_status (0 or more
  * on success, a negative code on failure) and, when `err` is not NULL,
@@ -291,6 +292,71 @@ typedef struct shardtool_verify_report {
  * code when it could not be read at all (a missing file, a text file). */
 SHARDTOOL_API int shardtool_verify_file(const char *path, shardtool_verify_report *report,
                                         shardtool_error *err);
+
+/* ---- verifying a manifest's shards --------------------------------------- */
+
+typedef struct shardtool_verify_manifest_options {
+    int trust_paths;         /* as --trust-manifest-paths: entries may name shards outside the
+                              * manifest's directory (absolute paths, "..", URLs) */
+    int decode;              /* as --decode: also parse every TFRecord payload as an Example */
+    double max_imbalance;    /* as --max-imbalance: the most (max - min) / mean records per
+                              * shard allowed; negative (the default): not checked */
+} shardtool_verify_manifest_options;
+
+/* Sets the defaults: untrusted paths, no decoding, no balance check. */
+SHARDTOOL_API void shardtool_verify_manifest_options_init(shardtool_verify_manifest_options *opts);
+
+typedef struct shardtool_verify_manifest_report {
+    int ok;                  /* 1: every listed shard is there, intact and as listed, no
+                              * unlisted shard of the set lies beside them (and the shards are
+                              * even enough, with max_imbalance); 0: see the file reports */
+    uint64_t files;          /* the reports given to on_file */
+    uint64_t damaged;        /* of them: damaged, missing, unlisted, unlike their entry, an
+                              * entry that cannot be used, or shards too uneven */
+    uint64_t unreadable;     /* of them: listed shards that could not be read at all */
+    uint64_t records;        /* records of the shards read (intact ones: before the damage) */
+    uint64_t bytes;          /* bytes of the shards read, as stored */
+    /* With max_imbalance, when the shards are even enough: the line verify
+     * prints, "MANIFEST: balance: records per shard min ..."; else "". */
+    char balance[SHARDTOOL_MESSAGE_SIZE];
+    /* The line verify prints after several files:
+     * "N files: I intact, D damaged, U unreadable; R records". */
+    char message[SHARDTOOL_MESSAGE_SIZE];
+} shardtool_verify_manifest_report;
+
+/* Checks the shards the manifest at manifest_path lists (a path, possibly
+ * a symbolic link, or a URL) as `shardtool verify --manifest` does: each
+ * is there, intact (shardtool_verify_file's checks, as the manifest's
+ * format and compression say) and has the records, bytes and CRC32C its
+ * entry gives; entries are refused that lead outside the manifest's
+ * directory (unless opts->trust_paths); and no file beside them is named
+ * as a shard of the set that the manifest does not list.  opts may be
+ * NULL (the defaults).
+ *
+ * on_file (may be NULL) is called once per result, in the order verify
+ * prints them, with ctx, the shard's path (for an entry that cannot be
+ * used, "MANIFEST: ENTRY"; for uneven shards, the manifest) and a report
+ * valid during the call, whose message is the line verify prints for it:
+ *   - a shard checked: as shardtool_verify_file reports it; one intact but
+ *     unlike its entry has ok 0 and damage.kind "manifest mismatch";
+ *   - a shard that could not be read at all: ok 0, format "", damage.kind
+ *     "unreadable" (the line verify prints on standard error);
+ *   - damage found without a file: ok 0, format "", damage.kind "manifest
+ *     mismatch" (a missing shard), "unlisted shard", "unsafe path", "bad
+ *     manifest entry" or "uneven shards".
+ * damage.detail says why; damage.record and damage.offset are 0 where the
+ * damage is not in a record.
+ *
+ * Returns 0 when the manifest was read and its shards checked (summary->ok
+ * says whether the set is sound), or a negative code when the manifest
+ * cannot be read (SHARDTOOL_ENOTFOUND, ...) or is not a manifest
+ * (SHARDTOOL_EDATA), err->message as verify words it. */
+SHARDTOOL_API int shardtool_verify_manifest(const char *manifest_path,
+                                            const shardtool_verify_manifest_options *opts,
+                                            shardtool_verify_manifest_report *summary,
+                                            void (*on_file)(void *ctx, const char *path,
+                                                            const shardtool_verify_report *file),
+                                            void *ctx, shardtool_error *err);
 
 #ifdef __cplusplus
 }

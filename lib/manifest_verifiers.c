@@ -7,8 +7,10 @@
 /* ---- text shards: the stream is intact, and the records are counted --------------- */
 
 /* The dialect of the text entries being checked: set by manifest_verifier()
- * for the one manifest verify reads (one thread). */
-static struct {
+ * for the manifest this thread checks (the checks run on the thread that
+ * chose the verifier, so that manifests may be checked in several threads
+ * at once through the public API). */
+static _Thread_local struct {
     bool csv;        /* quoted cells may hold newlines; a header line */
     char quote;      /* 0: no quoting */
     bool header;
@@ -109,7 +111,7 @@ static int verify_compressed_avro(st_stream *in, const st_verify_options *opt,
 
 /* ---- choosing ---------------------------------------------------------------------- */
 
-static st_format chosen;
+static _Thread_local st_format chosen;
 
 const st_format *manifest_verifier(const manifest *m)
 {

@@ -14,7 +14,8 @@
  * and counts records as the lines ending outside quoted cells, less the
  * header).  NULL when the manifest names no format shardtool knows: the
  * format is then detected from each file.  The returned descriptor is valid
- * until the next call. */
+ * until the next call on the same thread, and its checks must run on that
+ * thread. */
 const st_format *manifest_verifier(const manifest *m);
 
 #endif

@@ -6,7 +6,10 @@
 
 #include "../formats/tfrecord/tfrecord.h"
 #include "../src/crc32c.h"
+#include "../src/url_redact.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -279,3 +282,34 @@ void st_verify_opened(const char *path, st_verify_opener open, void *arg, const 
     }
 }
 
+
+/* ---- the line verify prints ----------------------------------------------------- */
+
+/* A message for output, with the secrets of the URLs it quotes masked. */
+static const char *shown_text(const char *text, char *buf, size_t cap)
+{
+    if (!text)
+        return NULL;
+    snprintf(buf, cap, "%s", text);
+    st_text_redact_urls(buf, cap);
+    return buf;
+}
+
+void st_verify_line(const char *path, const st_file_check *c, const char *manifest_problem, char *out,
+                    size_t cap)
+{
+    char shown[4096], problem[2048], detail[2048];
+    path = st_url_shown(path, shown, sizeof shown);
+    manifest_problem = shown_text(manifest_problem, problem, sizeof problem);
+    const st_verify_report *rep = &c->rep;
+    if (!rep->ok)
+        snprintf(out, cap, "%s: DAMAGED: %s at record %" PRIu64 ", offset %" PRIu64 " (%s)", path,
+                 rep->failure_kind ? rep->failure_kind : "damaged", rep->failure_record, rep->failure_offset,
+                 shown_text(rep->failure_detail, detail, sizeof detail));
+    else if (manifest_problem)
+        snprintf(out, cap, "%s: DAMAGED: manifest mismatch: %s", path, manifest_problem);
+    else
+        snprintf(out, cap, "%s: OK (%s, %" PRIu64 " records, %" PRIu64 " bytes%s%s)", path, c->format->name,
+                 rep->records, rep->file_bytes, rep->compression > ST_COMPRESSION_NONE ? ", " : "",
+                 rep->compression > ST_COMPRESSION_NONE ? st_compression_name(rep->compression) : "");
+}

@@ -43,4 +43,13 @@ void st_verify_opened(const char *path, st_verify_opener open, void *arg, const 
                       const st_verify_options *opt, bool want_crc, const st_verify_offload *offload,
                       st_file_check *res);
 
+/* The line `shardtool verify` prints for a file that could be checked
+ * (c->readable), without its newline: "PATH: OK (FORMAT, N records, B
+ * bytes[, COMPRESSION])", "PATH: DAMAGED: KIND at record N, offset M
+ * (DETAIL)", or for a shard unlike its manifest entry (manifest_problem
+ * not NULL) "PATH: DAMAGED: manifest mismatch: PROBLEM".  URLs are shown
+ * without their secrets.  Always NUL-terminates out (cap > 0). */
+void st_verify_line(const char *path, const st_file_check *c, const char *manifest_problem, char *out,
+                    size_t cap);
+
 #endif

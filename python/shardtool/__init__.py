@@ -8,7 +8,9 @@ Inputs are given as on the shardtool command line: paths, globs,
 directories, "-", and https://, s3://, gs:// URLs; TFRecord, CSV, TSV, JSON
 lines, Parquet and Avro, plain or gzip / zlib compressed.  Every TFRecord
 CRC is checked; bad data raises shardtool.Error with the message the
-command line prints (file, record, byte offset).
+command line prints (file, record, byte offset).  shardtool.verify checks a
+file, and shardtool.verify_manifest the shards a manifest lists, as
+`shardtool verify` does.
 
 shardtool.torch holds ShardDataset, a torch IterableDataset over the same
 reader (imported only when used: this module needs NumPy, not torch)."""
@@ -18,8 +20,8 @@ import ctypes
 from . import _columns, _lib
 from ._lib import lib
 
-__all__ = ["Error", "Reader", "open", "configure_remote", "expand", "feature_spec", "verify", "version",
-           "VerifyReport"]
+__all__ = ["Error", "Reader", "open", "configure_remote", "expand", "feature_spec", "verify", "verify_manifest",
+           "version", "VerifyReport", "ManifestReport"]
 
 _CODE_NAMES = {
     _lib.EIO: "EIO", _lib.EDATA: "EDATA", _lib.EUSAGE: "EUSAGE", _lib.ENOMEM: "ENOMEM",
@@ -298,9 +300,11 @@ def open(inputs, **options):  # noqa: A001  (shardtool.open, like io.open)
 class VerifyReport:
     """What `shardtool verify FILE` found: ok, format, records, bytes (as
     stored), stream_bytes (decompressed), the first damage (kind, record,
-    offset, detail) and message, the line the command line prints."""
+    offset, detail) and message, the line the command line prints; path,
+    the file checked."""
 
-    def __init__(self, r):
+    def __init__(self, r, path=None):
+        self.path = path
         self.ok = bool(r.ok)
         self.format = r.format.decode()
         self.records = r.records
@@ -329,4 +333,73 @@ def verify(path):
     if lib.shardtool_verify_file(path.encode() if isinstance(path, str) else path, ctypes.byref(report),
                                  ctypes.byref(err)) < 0:
         _raise(err)
-    return VerifyReport(report)
+    return VerifyReport(report, path if isinstance(path, str) else path.decode("utf-8", "surrogateescape"))
+
+
+class ManifestReport:
+    """What `shardtool verify --manifest MANIFEST` found.
+
+      ok          True when every listed shard is there, intact and as the
+                  manifest describes it, no unlisted shard of the set lies
+                  beside them (and with max_imbalance the shards are even
+                  enough)
+      files       a VerifyReport per result, in the order verify prints
+                  them: each shard checked, and each missing, unlisted or
+                  unusable one (ok False, format "", damage["kind"] one of
+                  "manifest mismatch", "unlisted shard", "unsafe path", "bad
+                  manifest entry", "uneven shards"; "unreadable" for a shard
+                  that could not be read at all); report.message is the
+                  line verify prints, report.path the shard
+      damaged, unreadable, records, bytes
+                  the counts (records and bytes of the shards read)
+      balance     with max_imbalance, when the shards are even enough, the
+                  "MANIFEST: balance: ..." line verify prints; else ""
+      message     "N files: I intact, D damaged, U unreadable; R records"
+    """
+
+    def __init__(self, summary, files):
+        self.ok = bool(summary.ok)
+        self.files = files
+        self.damaged = summary.damaged
+        self.unreadable = summary.unreadable
+        self.records = summary.records
+        self.bytes = summary.bytes
+        self.balance = summary.balance.decode("utf-8", "replace")
+        self.message = summary.message.decode("utf-8", "replace")
+
+    def __bool__(self):
+        return self.ok
+
+    def __repr__(self):
+        return "ManifestReport(%r)" % self.message
+
+
+def verify_manifest(path, *, trust_paths=False, decode=False, max_imbalance=None):
+    """Checks the shards the manifest at `path` lists (a path or URL) as
+    `shardtool verify --manifest` does; returns a ManifestReport (report.ok
+    says whether the set is sound, report.files has each shard's
+    VerifyReport).  trust_paths, decode and max_imbalance are
+    --trust-manifest-paths, --decode and --max-imbalance.  Raises Error
+    when the manifest cannot be read or is not a manifest."""
+    if hasattr(path, "__fspath__"):
+        path = path.__fspath__()
+    opts = _lib.VerifyManifestOptions()
+    lib.shardtool_verify_manifest_options_init(ctypes.byref(opts))
+    opts.trust_paths = int(bool(trust_paths))
+    opts.decode = int(bool(decode))
+    if max_imbalance is not None:
+        if not float(max_imbalance) >= 0:
+            raise ValueError("max_imbalance must be a number >= 0, not %r" % (max_imbalance,))
+        opts.max_imbalance = float(max_imbalance)
+    files = []
+
+    def on_file(ctx, shard, report):
+        files.append(VerifyReport(report.contents, shard.decode("utf-8", "surrogateescape")))
+
+    callback = _lib.VERIFY_MANIFEST_CALLBACK(on_file)
+    summary = _lib.VerifyManifestReport()
+    err = _lib.Error()
+    if lib.shardtool_verify_manifest(path.encode() if isinstance(path, str) else path, ctypes.byref(opts),
+                                     ctypes.byref(summary), callback, None, ctypes.byref(err)) < 0:
+        _raise(err)
+    return ManifestReport(summary, files)

@@ -83,6 +83,20 @@ class VerifyReport(ctypes.Structure):
                 ("message", ctypes.c_char * MESSAGE_SIZE)]
 
 
+class VerifyManifestOptions(ctypes.Structure):
+    _fields_ = [("trust_paths", ctypes.c_int), ("decode", ctypes.c_int), ("max_imbalance", ctypes.c_double)]
+
+
+class VerifyManifestReport(ctypes.Structure):
+    _fields_ = [("ok", ctypes.c_int), ("files", ctypes.c_uint64), ("damaged", ctypes.c_uint64),
+                ("unreadable", ctypes.c_uint64), ("records", ctypes.c_uint64), ("bytes", ctypes.c_uint64),
+                ("balance", ctypes.c_char * MESSAGE_SIZE), ("message", ctypes.c_char * MESSAGE_SIZE)]
+
+
+# void (*on_file)(void *ctx, const char *path, const shardtool_verify_report *file)
+VERIFY_MANIFEST_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(VerifyReport))
+
+
 def _candidates():
     env = os.environ.get("SHARDTOOL_LIBRARY")
     if env:
@@ -145,3 +159,8 @@ lib.shardtool_remote_configure.restype = ctypes.c_int
 lib.shardtool_remote_configure.argtypes = [_P(RemoteOptions), _P(Error)]
 lib.shardtool_verify_file.restype = ctypes.c_int
 lib.shardtool_verify_file.argtypes = [ctypes.c_char_p, _P(VerifyReport), _P(Error)]
+lib.shardtool_verify_manifest_options_init.restype = None
+lib.shardtool_verify_manifest_options_init.argtypes = [_P(VerifyManifestOptions)]
+lib.shardtool_verify_manifest.restype = ctypes.c_int
+lib.shardtool_verify_manifest.argtypes = [ctypes.c_char_p, _P(VerifyManifestOptions), _P(VerifyManifestReport),
+                                          VERIFY_MANIFEST_CALLBACK, ctypes.c_void_p, _P(Error)]

@@ -8,13 +8,16 @@ copy meson links to the library target, which the sanitized suite runs).
 Its records, framed as TFRecord by the test itself, must print under
 `shardtool cat` exactly as the original inputs do; a damaged TFRecord must
 give the command line's message; verify's report must match `shardtool
-verify`'s line; misuse must get error codes.  Inputs behind a local HTTP
+verify`'s line, and each file's report of a manifest's set (intact, damaged,
+missing, unlisted, unusable, unreadable, uneven) the line and the JSON member
+of `shardtool verify --manifest`; misuse must get error codes.  Inputs behind a local HTTP
 server are read too, where the build has remote support.
 
 SHARDTOOL=path overrides the command line compared with."""
 import argparse
 import functools
 import http.server
+import json
 import os
 import shutil
 import subprocess
@@ -33,6 +36,120 @@ def check(cond, what):
 
 def run(cmd, env=None, **kw):
     return subprocess.run(cmd, capture_output=True, env=env, **kw)
+
+
+def manifest_via_api(exe, env, manifest, extra=()):
+    """test_api manifest: (process, [file fields], summary fields, error fields)."""
+    r = run([exe, "manifest", manifest] + list(extra), env=env)
+    files, summary, error = [], None, None
+    for line in r.stdout.decode(errors="replace").splitlines():
+        f = line.split("\t")
+        if f[0] == "FILE":
+            files.append(f[1:])
+        elif f[0] == "SUMMARY":
+            summary = f[1:]
+        elif f[0] == "ERROR":
+            error = f[1:]
+    return r, files, summary, error
+
+
+def compare_manifest(exe, env, shardtool, manifest, what, extra=(), cli_extra=()):
+    """Each file's report and the summary against verify --manifest's lines
+    (standard error's without "shardtool verify: "), its JSON and its exit
+    status.  Returns the API's file fields."""
+    r, files, summary, error = manifest_via_api(exe, env, manifest, extra)
+    check(r.returncode == 0 and summary is not None and error is None,
+          "%s: test_api manifest: %r %r" % (what, r.stdout[-2000:], r.stderr[-2000:]))
+    if summary is None:
+        return files
+    ok, nfiles, damaged, unreadable, records, nbytes, balance, message = summary
+    cli = subprocess.run([shardtool, "verify"] + list(cli_extra) + ["--manifest", manifest],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    prefix = "shardtool verify: "
+    lines = [l[len(prefix):] if l.startswith(prefix) else l for l in cli.stdout.decode(errors="replace").splitlines()]
+    ours = [f[6] for f in files] + ([balance] if balance else []) + ([message] if int(nfiles) > 1 else [])
+    check(ours == lines, "%s: the API's lines\n  %s\nare verify --manifest's\n  %s" %
+          (what, "\n  ".join(ours), "\n  ".join(lines)))
+    want_status = 0 if ok == "1" else 2 if int(unreadable) else 1
+    check(cli.returncode == want_status, "%s: verify exits %d, the summary says %d" % (what, cli.returncode, want_status))
+    js = run([shardtool, "verify", "--json"] + list(cli_extra) + ["--manifest", manifest])
+    try:
+        doc = json.loads(js.stdout)
+    except ValueError:
+        check(False, "%s: verify --json: %r" % (what, js.stdout[-2000:]))
+        return files
+    check(len(doc["files"]) == len(files), "%s: %d reports, verify --json has %d" % (what, len(files), len(doc["files"])))
+    for f, j in zip(files, doc["files"]):
+        path, fok, fmt, frecords, fbytes, kind, _ = f
+        check(path == j["path"] and int(fok) == int(j["ok"]), "%s: %r vs %r" % (what, f, j))
+        if "error" in j:
+            check(kind == "unreadable" and fmt == "", "%s: unreadable %r" % (what, f))
+        elif "format" in j:
+            check(fmt == j["format"] and int(frecords) == j["records"] and int(fbytes) == j["file_bytes"] and
+                  kind == j.get("failure", {}).get("kind", ""), "%s: %r vs %r" % (what, f, j))
+        else:
+            check(fmt == "" and kind == j["failure"]["kind"], "%s: %r vs %r" % (what, f, j))
+    t = doc["total"]
+    check([int(nfiles), int(damaged), int(unreadable), int(records), int(nbytes), ok == "1"] ==
+          [t["files"], t["damaged"], t["unreadable"], t["records"], t["file_bytes"], doc["ok"]],
+          "%s: summary %r vs verify --json's %r" % (what, summary, doc))
+    return files
+
+
+def manifest_cases(exe, env, shardtool, data, tmp):
+    """shardtool_verify_manifest on an intact set and a damaged one."""
+    taxi = os.path.join(data, "csv", "tfx", "chicago_taxi_data.csv")
+    good = os.path.join(tmp, "good", "x")
+    r = run([shardtool, "convert", taxi, "-o", good, "-s", "3", "-q"])
+    check(r.returncode == 0, "convert: %r" % r.stderr)
+    m = good + ".manifest.json"
+    files = compare_manifest(exe, env, shardtool, m, "intact set")
+    check(len(files) == 3 and all(f[1] == "1" and "OK (tfrecord, " in f[6] for f in files), "intact: %r" % files)
+    compare_manifest(exe, env, shardtool, m, "intact set, even", ["0.5"], ["--max-imbalance", "0.5"])
+    compare_manifest(exe, env, shardtool, m, "intact set, too uneven", ["0"], ["--max-imbalance", "0"])
+
+    # A damaged set: a bad CRC, a missing shard, an unlisted one, a count the
+    # manifest gets wrong, an entry outside the manifest's directory, an
+    # entry without a path.
+    bad = os.path.join(tmp, "bad", "x")
+    r = run([shardtool, "convert", taxi, "-o", bad, "-s", "4", "-q"])
+    check(r.returncode == 0, "convert: %r" % r.stderr)
+    with open(bad + "-00001-of-00004.tfrecord", "r+b") as f:
+        f.seek(100)
+        f.write(b"X")
+    os.remove(bad + "-00002-of-00004.tfrecord")
+    shutil.copy(bad + "-00000-of-00004.tfrecord", bad + "-00000-of-00005.tfrecord")
+    m = bad + ".manifest.json"
+    with open(m) as f:
+        doc = json.load(f)
+    doc["shards"][3]["records"] += 1
+    doc["shards"] += [{"path": "../outside-00000-of-00001.tfrecord"}, {"records": 5}]
+    with open(m, "w") as f:
+        json.dump(doc, f)
+    files = compare_manifest(exe, env, shardtool, m, "damaged set")
+    kinds = [f[5] for f in files]
+    check(kinds == ["", "data crc", "manifest mismatch", "manifest mismatch", "unsafe path", "bad manifest entry",
+                    "unlisted shard"], "damaged set: kinds %r" % kinds)
+    compare_manifest(exe, env, shardtool, m, "damaged set, trusted paths", ["trust"], ["--trust-manifest-paths"])
+
+    # A manifest naming no format, one of whose entries is CSV text: unreadable.
+    text_dir = os.path.join(tmp, "text")
+    os.makedirs(text_dir)
+    shutil.copy(good + "-00000-of-00003.tfrecord", os.path.join(text_dir, "y-00000-of-00002.tfrecord"))
+    with open(os.path.join(text_dir, "t-00000-of-00001.csv"), "w") as f:
+        f.write("a,b\n1,2\n")
+    m = os.path.join(text_dir, "y.manifest.json")
+    with open(m, "w") as f:
+        json.dump({"shards": [{"path": "y-00000-of-00002.tfrecord"}, {"path": "t-00000-of-00001.csv"}]}, f)
+    files = compare_manifest(exe, env, shardtool, m, "an unreadable entry")
+    check([f[5] for f in files] == ["", "unreadable"], "unreadable entry: %r" % files)
+
+    # The manifest itself: missing, or not a manifest.
+    for path, code in [(os.path.join(tmp, "good", "x"), "-6"), (good + "-00000-of-00003.tfrecord", "-2")]:
+        r, files, summary, error = manifest_via_api(exe, env, path)
+        cli = run([shardtool, "verify", "--manifest", path]).stderr.decode(errors="replace").splitlines()
+        check(r.returncode == 0 and error is not None and error[0] == code and cli and
+              error[1] == cli[0][len("shardtool verify: "):], "manifest %s: %r vs %r" % (path, error, cli[:1]))
 
 
 def build_against_install(build_root, source, sanitize, tmp):
@@ -155,6 +272,8 @@ def main():
                 check("ok 0" in lines and "record 0" in lines and "offset 0" in lines and
                       "damage data crc" in lines, "damage of %s: %r" % (path, lines))
 
+        manifest_cases(exe, env, shardtool, data, tmp)
+
         # Remote inputs (http://, served from tests/data here): the same records
         # and messages, where the build reads URLs.
         class Quiet(http.server.SimpleHTTPRequestHandler):
@@ -184,6 +303,20 @@ def main():
                 got = r.stdout.decode().splitlines()
                 check(len(got) == 2 and cli and got[1] == cli[0][len("shardtool cat: "):],
                       "damaged remote input: %r vs %r" % (got, cli[:1]))
+                # A manifest over http: its shards are URLs beside it.
+                class QuietServer(http.server.ThreadingHTTPServer):
+                    def handle_error(self, request, client_address):
+                        pass  # a reader that closes once it has what it needs (no Range here)
+                served = QuietServer(("127.0.0.1", 0), functools.partial(Quiet, directory=tmp))
+                threading.Thread(target=served.serve_forever, daemon=True).start()
+                try:
+                    url = "http://127.0.0.1:%d/good/x.manifest.json" % served.server_address[1]
+                    files = compare_manifest(exe, env, shardtool, url, "a manifest over http")
+                    check(len(files) == 3 and all(f[1] == "1" and f[0].startswith("http://") for f in files),
+                          "manifest over http: %r" % files)
+                finally:
+                    served.shutdown()
+                    served.server_close()
         finally:
             server.shutdown()
             server.server_close()

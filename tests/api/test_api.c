@@ -5,6 +5,9 @@
  *   test_api records OUT.tfrecord INPUT...   the records, framed as TFRecord
  *   test_api error INPUT...                  read all; print the error message
  *   test_api verify FILE                     print the verify report
+ *   test_api manifest MANIFEST [trust] [F]   verify the shards a manifest lists
+ *                                            (F: max_imbalance); one line per
+ *                                            file and the summary, tab-separated
  *   test_api misuse FILE                     misuse gets error codes
  *
  * The TFRecord framing (and its CRC32C) is written here, independently of
@@ -12,6 +15,7 @@
 #include <shardtool.h>
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +145,53 @@ static int verify(const char *path)
     return 0;
 }
 
+typedef struct manifest_seen {
+    uint64_t files;
+} manifest_seen;
+
+static void on_file(void *ctx, const char *path, const shardtool_verify_report *f)
+{
+    manifest_seen *seen = ctx;
+    seen->files++;
+    printf("FILE\t%s\t%d\t%s\t%" PRIu64 "\t%" PRIu64 "\t%s\t%s\n", path, f->ok, f->format, f->records, f->bytes,
+           f->damage.kind, f->message);
+}
+
+static int manifest(int argc, char **argv)
+{
+    shardtool_verify_manifest_options opts;
+    shardtool_verify_manifest_options_init(&opts);
+    CHECK(opts.trust_paths == 0 && opts.decode == 0 && opts.max_imbalance < 0);
+    for (int i = 3; i < argc; i++) {
+        if (strcmp(argv[i], "trust") == 0)
+            opts.trust_paths = 1;
+        else
+            opts.max_imbalance = strtod(argv[i], NULL);
+    }
+    shardtool_verify_manifest_report sum;
+    shardtool_error err;
+    manifest_seen seen = {0};
+    int rc = shardtool_verify_manifest(argv[2], &opts, &sum, on_file, &seen, &err);
+    if (rc < 0) {
+        CHECK(err.code == rc && seen.files == 0 && sum.files == 0 && sum.ok == 0);
+        printf("ERROR\t%d\t%s\n", rc, err.message);
+        return failures ? 1 : 0;
+    }
+    CHECK(rc == SHARDTOOL_OK && err.code == SHARDTOOL_OK && err.message[0] == '\0');
+    CHECK(seen.files == sum.files);
+    CHECK(sum.ok == (sum.damaged == 0 && sum.unreadable == 0));
+    printf("SUMMARY\t%d\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%s\t%s\n", sum.ok,
+           sum.files, sum.damaged, sum.unreadable, sum.records, sum.bytes, sum.balance, sum.message);
+    /* Without a callback, with the defaults: the same counts (no balance). */
+    shardtool_verify_manifest_report again;
+    if (opts.max_imbalance < 0 && !opts.trust_paths) {
+        CHECK(shardtool_verify_manifest(argv[2], NULL, &again, NULL, NULL, NULL) == SHARDTOOL_OK);
+        CHECK(again.ok == sum.ok && again.files == sum.files && again.damaged == sum.damaged &&
+              again.records == sum.records && again.bytes == sum.bytes && !strcmp(again.message, sum.message));
+    }
+    return failures ? 1 : 0;
+}
+
 static int misuse(const char *file)
 {
     shardtool_error err;
@@ -198,6 +249,25 @@ static int misuse(const char *file)
     CHECK(shardtool_verify_file(file, NULL, &err) == SHARDTOOL_EUSAGE);
     CHECK(shardtool_verify_file("/nonexistent/x.tfrecord", &rep, &err) == SHARDTOOL_ENOTFOUND);
     CHECK(shardtool_verify_file(file, &rep, NULL) == SHARDTOOL_OK && rep.ok == 1);
+
+    shardtool_verify_manifest_report sum;
+    shardtool_verify_manifest_options mopts;
+    shardtool_verify_manifest_options_init(NULL);
+    shardtool_verify_manifest_options_init(&mopts);
+    memset(&err, 0, sizeof err);
+    CHECK(shardtool_verify_manifest(NULL, NULL, &sum, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    CHECK(err.code == SHARDTOOL_EUSAGE && strstr(err.message, "shardtool_verify_manifest") != NULL);
+    CHECK(shardtool_verify_manifest(NULL, &mopts, &sum, on_file, NULL, NULL) == SHARDTOOL_EUSAGE);
+    CHECK(shardtool_verify_manifest("x.manifest.json", NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    CHECK(shardtool_verify_manifest("x.manifest.json", &mopts, NULL, on_file, NULL, NULL) == SHARDTOOL_EUSAGE);
+    mopts.max_imbalance = NAN;
+    CHECK(shardtool_verify_manifest("x.manifest.json", &mopts, &sum, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    CHECK(shardtool_verify_manifest("/nonexistent/x.manifest.json", NULL, &sum, NULL, NULL, &err) ==
+          SHARDTOOL_ENOTFOUND);
+    CHECK(err.code == SHARDTOOL_ENOTFOUND && strstr(err.message, "/nonexistent/x.manifest.json") != NULL);
+    CHECK(sum.ok == 0 && sum.files == 0);
+    /* A shard is not a manifest. */
+    CHECK(shardtool_verify_manifest(file, NULL, &sum, NULL, NULL, &err) == SHARDTOOL_EDATA);
     if (failures)
         return 1;
     printf("misuse: ok\n");
@@ -212,8 +282,11 @@ int main(int argc, char **argv)
         return error_of(argv + 2, (size_t)argc - 2);
     if (argc == 3 && strcmp(argv[1], "verify") == 0)
         return verify(argv[2]);
+    if (argc >= 3 && strcmp(argv[1], "manifest") == 0)
+        return manifest(argc, argv);
     if (argc == 3 && strcmp(argv[1], "misuse") == 0)
         return misuse(argv[2]);
-    fprintf(stderr, "usage: test_api records OUT INPUT... | error INPUT... | verify FILE | misuse FILE\n");
+    fprintf(stderr, "usage: test_api records OUT INPUT... | error INPUT... | verify FILE | "
+                    "manifest MANIFEST [trust] [F] | misuse FILE\n");
     return 2;
 }

@@ -17,7 +17,10 @@ python3-numpy.
   - a damaged shard raises with its name (through workers too), or is
     skipped and counted with skip_corrupt=True;
   - misuse raises, shardtool.verify reports as `shardtool verify`, collate
-    stacks and pads.
+    stacks and pads;
+  - shardtool.verify_manifest reports each shard of an intact set and of a
+    damaged one (a bad CRC, a missing shard, an unlisted one) with the line
+    `shardtool verify --manifest` prints, and its counts and status.
 
 usage: test_module.py SHARDTOOL LIBSHARDTOOL"""
 
@@ -348,6 +351,93 @@ def damage(tmp, sets):
           "verify of an intact shard: ok, 3000 records: %r" % report)
 
 
+def verify_manifest_lines(manifest, *extra):
+    """verify --manifest's exit status and lines (standard error's without "shardtool verify: ")."""
+    p = subprocess.run([EXE, "verify"] + list(extra) + ["--manifest", manifest], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT)
+    prefix = "shardtool verify: "
+    return p.returncode, [l[len(prefix):] if l.startswith(prefix) else l
+                          for l in p.stdout.decode(errors="replace").splitlines()]
+
+
+def manifests(tmp, sets):
+    for label in ("3", "gz"):
+        m = os.path.join(sets[label], "train.manifest.json")
+        report = shardtool.verify_manifest(m)
+        status, lines = verify_manifest_lines(m)
+        ours = [f.message for f in report.files] + [report.message]
+        check(status == 0 and report.ok and ours == lines, "set %s: verify_manifest's lines are verify --manifest's:"
+              "\n%s\n%s" % (label, "\n".join(ours), "\n".join(lines)))
+        check(len(report.files) == 3 and all(f.ok and f.format == "tfrecord" and f.path in f.message
+                                             for f in report.files) and
+              report.records == 3000 and report.damaged == 0 and report.unreadable == 0,
+              "set %s: three intact shards, 3000 records: %r" % (label, report))
+    m = os.path.join(sets["3"], "train.manifest.json")
+    report = shardtool.verify_manifest(_PathLike(m), max_imbalance=0.5)
+    status, lines = verify_manifest_lines(m, "--max-imbalance", "0.5")
+    check(report.ok and report.balance and report.balance in lines and status == 0,
+          "max_imbalance: the balance line is verify's: %r / %r" % (report.balance, lines))
+    uneven = os.path.join(tmp, "uneven")
+    tool.ok(["convert", "--records-per-shard", "1200", "-q", "-o", os.path.join(uneven, "train"), sets["3"]])
+    m = os.path.join(uneven, "train.manifest.json")
+    report = shardtool.verify_manifest(m, max_imbalance=0.1)
+    status, lines = verify_manifest_lines(m, "--max-imbalance", "0.1")
+    check(not report.ok and status == 1 and report.files[-1].damage["kind"] == "uneven shards" and
+          report.files[-1].path == m and not report.balance and
+          [f.message for f in report.files] + [report.message] == lines,
+          "1200, 1200 and 600 records: uneven shards, as verify says: %r / %r" % (report.files[-1:], lines))
+
+    # A damaged set: a bad CRC in one shard, another missing, an unlisted one beside them.
+    d = os.path.join(tmp, "damaged-set")
+    shutil.copytree(sets["3"], d)
+    names = sorted(p for p in os.listdir(d) if p.endswith(".tfrecord"))
+    path = os.path.join(d, names[1])
+    data = bytearray(open(path, "rb").read())
+    data[len(data) // 2] ^= 0x40
+    open(path, "wb").write(bytes(data))
+    os.remove(os.path.join(d, names[2]))
+    shutil.copy(os.path.join(d, names[0]), os.path.join(d, "train-00000-of-00004.tfrecord"))
+    m = os.path.join(d, "train.manifest.json")
+    report = shardtool.verify_manifest(m)
+    status, lines = verify_manifest_lines(m)
+    ours = [f.message for f in report.files] + [report.message]
+    check(status == 1 and not report.ok and ours == lines, "damaged set: verify_manifest's lines are verify's:"
+          "\n%s\n%s" % ("\n".join(ours), "\n".join(lines)))
+    kinds = [f.damage["kind"] if f.damage else None for f in report.files]
+    check(kinds == [None, "data crc", "manifest mismatch", "unlisted shard"] and report.damaged == 3 and
+          [f.ok for f in report.files] == [True, False, False, False] and not bool(report),
+          "damaged set: an intact shard, a bad CRC, a missing shard, an unlisted one: %r" % kinds)
+    check(report.files[3].path == os.path.join(d, "train-00000-of-00004.tfrecord"),
+          "the unlisted shard's path: %r" % report.files[3].path)
+
+    missing = os.path.join(tmp, "no-such.manifest.json")
+    status, lines = verify_manifest_lines(missing)
+    try:
+        shardtool.verify_manifest(missing)
+        check(False, "a missing manifest raises")
+    except shardtool.Error as e:
+        check(e.code_name == "ENOTFOUND" and lines and str(e) == lines[0] and status == 2,
+              "a missing manifest is ENOTFOUND with verify's message: %s / %r" % (e, lines))
+    try:
+        shardtool.verify_manifest(path)
+        check(False, "a shard given as the manifest raises")
+    except shardtool.Error as e:
+        check(e.code_name == "EDATA" and "not a manifest" in str(e), "a shard is not a manifest: %s" % e)
+    try:
+        shardtool.verify_manifest(m, max_imbalance=-1)
+        check(False, "a negative max_imbalance raises")
+    except ValueError:
+        pass
+
+
+class _PathLike:
+    def __init__(self, p):
+        self.p = p
+
+    def __fspath__(self):
+        return self.p
+
+
 def misuse(tmp):
     for args, kw, what in (([os.path.join(tmp, "missing.tfrecord")], {}, "a missing file"),
                            ([tmp], {"format": "nosuch"}, "an unknown format"),
@@ -380,6 +470,7 @@ def main():
         ranks(sets)
         distributed_ranks(sets)
         damage(tmp, sets)
+        manifests(tmp, sets)
         misuse(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
