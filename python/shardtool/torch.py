@@ -145,9 +145,26 @@ class ShardDataset(torch.utils.data.IterableDataset):
 
 
 def _tensors(batch):
-    """A padded batch's numeric arrays as tensors (bytes stay as they are)."""
-    return {k: torch.from_numpy(v) if isinstance(v, np.ndarray) and v.dtype != object else v
-            for k, v in batch.items()}
+    """A padded batch's numeric arrays as tensors (bytes stay as they are),
+    all views of one buffer: a DataLoader worker then hands the main
+    process one shared-memory block per batch instead of one per feature."""
+    numeric = [(k, v) for k, v in batch.items() if isinstance(v, np.ndarray) and v.dtype != object]
+    out = dict(batch)
+    if not numeric:
+        return out
+    offsets = []
+    size = 0
+    for _, v in numeric:
+        offsets.append(size)
+        size += (v.nbytes + 7) // 8 * 8   # every view starts 8-byte aligned
+    buf = torch.empty(size, dtype=torch.uint8)
+    flat = buf.numpy()
+    for (k, v), at in zip(numeric, offsets):
+        dtype = torch.from_numpy(v[:0]).dtype
+        view = buf[at:at + v.nbytes].view(dtype).view(v.shape)
+        flat[at:at + v.nbytes] = np.ascontiguousarray(v).view(np.uint8).reshape(-1)
+        out[k] = view
+    return out
 
 
 def _buffer_shuffle(records, size, rng):
