@@ -211,7 +211,7 @@ def collate(samples, pad_value=0):
         if not absent and (lengths == width).all():
             flat = np.concatenate(values) if width else np.empty(0, first.dtype)
             arr = flat.reshape(n, width)
-            out[name] = torch.from_numpy(arr) if numeric else arr
+            out[name] = arr
             continue
         if not numeric:
             out[name] = [list(v) if v is not None else [] for v in values]
@@ -222,6 +222,6 @@ def collate(samples, pad_value=0):
             rows = np.repeat(np.arange(n), lengths)
             starts = np.cumsum(lengths) - lengths
             batch[rows, np.arange(int(lengths.sum())) - np.repeat(starts, lengths)] = np.concatenate(present)
-        out[name] = torch.from_numpy(batch)
-        out[name + "/length"] = torch.from_numpy(lengths)
-    return out
+        out[name] = batch
+        out[name + "/length"] = lengths
+    return _tensors(out)
