@@ -13,7 +13,7 @@
 #define ST_CLI_CONVERT_PIPELINE_H
 
 #include "../lib/column_kinds.h"
-#include "input_checks.h"
+#include "../lib/input_checks.h"
 #include "progress.h"
 
 #include "../formats/format.h"
