@@ -20,6 +20,8 @@
 #include "pipe_peek.h"
 #include "progress.h"
 
+#include "../lib/error_text.h"
+
 #include "../formats/avro/avro_format.h"
 #include "../formats/tfrecord/tfrecord.h"
 #include "../src/manifest.h"
@@ -350,7 +352,7 @@ static int finish_avro(const cli_command *cmd, cli_output *out, st_error *err)
         }
         st_feature_stats_free(&none);
         if (rc < 0)
-            return cli_output_error_at(err, path);
+            return st_error_at(err, path);
     }
     if (rc == ST_OK)
         rc = cli_output_commit(cmd, out, err);

@@ -1,5 +1,6 @@
 #include "convert_pipeline.h"
 #include "../lib/empty_columns.h"
+#include "../lib/error_text.h"
 #include "output.h"
 
 #include "../src/pipeline.h"
@@ -182,7 +183,7 @@ static int open_next_source(run_state *rs, st_error *err)
     int rc = st_reader_open(path, job->from, job->ro, &s->reader, err);
     if (rc < 0) {
         free(s);
-        return cli_output_error_at(err, path);
+        return st_error_at(err, path);
     }
     s->path = path;
     s->index = rs->next_path - 1;
@@ -191,7 +192,7 @@ static int open_next_source(run_state *rs, st_error *err)
     if (!job->ro->payload_only && empty_columns_collect(s->reader, &job->input_columns, err) < 0) {
         st_reader_close(s->reader);
         free(s);
-        return cli_output_error_at(err, path);
+        return st_error_at(err, path);
     }
     if (job->checks && input_checks_opened(job->checks, path, s->reader, err) < 0) {
         st_reader_close(s->reader);

@@ -4,6 +4,7 @@
 #include "output_prefix.h"
 #include "output_names.h"
 #include "output_type_notes.h"
+#include "../lib/error_text.h"
 #include "../lib/shuffle.h"
 #include "skip_log.h"
 
@@ -11,7 +12,6 @@
 #include "../src/manifest.h"
 #include "../src/pipeline.h"
 #include "../src/schema_index.h"
-#include "../src/url_redact.h"
 #include "../lib/task_infix.h"
 
 #include "../formats/parquet/write.h"
@@ -539,21 +539,6 @@ static int run_with_guess(cli_output *out, convert_job *job, bool *done, st_erro
     return ST_OK;
 }
 
-/* Puts "path: " before a message that does not already start with it. */
-int cli_output_error_at(st_error *err, const char *path)
-{
-    size_t n = strlen(path);
-    if (strncmp(err->msg, path, n) == 0 && err->msg[n] == ':')
-        return err->code;
-    /* Remote messages name the URL as shown, with its secrets redacted. */
-    char shown_buf[2048];
-    const char *shown = st_url_shown(path, shown_buf, sizeof shown_buf);
-    n = shown ? strlen(shown) : 0;
-    if (n && strncmp(err->msg, shown, n) == 0 && err->msg[n] == ':')
-        return err->code;
-    return st_error_prefix(err, "%s: ", path);
-}
-
 static int finish_outputs(cli_output *out, convert_job *job, const char *options_json,
                           st_error *err)
 {
@@ -571,7 +556,7 @@ static int finish_outputs(cli_output *out, convert_job *job, const char *options
             free(skipped);
         }
         if (rc < 0)
-            return cli_output_error_at(err, path);
+            return st_error_at(err, path);
     }
     if (out->feature_spec) {
         rc = cli_output_check_path(out, out->feature_spec, err);
@@ -579,7 +564,7 @@ static int finish_outputs(cli_output *out, convert_job *job, const char *options
             rc = st_feature_spec_write(cli_output_side_path(out, out->feature_spec), &job->stats, NULL, out->force,
                                        err);
         if (rc < 0)
-            return cli_output_error_at(err, out->feature_spec);
+            return st_error_at(err, out->feature_spec);
     }
     return ST_OK;
 }

@@ -54,8 +54,6 @@ int cli_output_publish(cli_output *out, st_error *err);
 const char *cli_output_side_path(const cli_output *out, const char *path);
 /* Checks that the manifest (or feature spec) may be written at path. */
 int cli_output_check_path(const cli_output *out, const char *path, st_error *err);
-/* Prefixes "path: " to a message about that file unless it names it already. */
-int cli_output_error_at(st_error *err, const char *path);
 int cli_output_commit(const cli_command *cmd, cli_output *out, st_error *err);
 void cli_output_abort(cli_output *out);
 /* Runs the job into shards: derives a schema first when the writer needs
