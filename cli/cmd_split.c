@@ -539,7 +539,8 @@ static int run_split(const cli_command *cmd, cli_values *v)
         .wopt = &out.wopt,
         .jobs = 1, /* copying framed records: the reader's CRC check is the only work */
         .cancel = &cli_interrupted,
-        .progress = &progress,
+        .progress = cli_output_progress,
+        .progress_ctx = &progress,
     };
     cli_progress_start(&progress, cli_progress_wanted(v), 0);
     out.skips = &skips;

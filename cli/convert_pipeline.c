@@ -639,8 +639,10 @@ static int consume_item(run_state *rs, item *it, st_error *err)
     job->bytes_in = it->input_offset;
     if (!job->check_stats && st_feature_stats_merge(&job->stats, &it->stats))
         return st_error_set(err, ST_ENOMEM, "out of memory");
-    if (job->progress)
-        cli_progress_update(job->progress, job->records, job->bytes_in);
+    if (job->progress) {
+        convert_progress p = {job->records, job->bytes_in};
+        job->progress(job->progress_ctx, &p);
+    }
     return ST_OK;
 }
 

@@ -4,6 +4,7 @@
 #include "output_prefix.h"
 #include "output_names.h"
 #include "output_type_notes.h"
+#include "progress.h"
 #include "../lib/error_text.h"
 #include "../lib/shuffle.h"
 #include "skip_log.h"
@@ -303,6 +304,11 @@ static int emit_groups_to_sink(void *ctx, const st_shard_group *groups, size_t n
 static int emit_to_shuffler(void *ctx, const uint8_t *encoded, size_t len, st_error *err)
 {
     return shuffler_add(ctx, encoded, len, err);
+}
+
+void cli_output_progress(void *ctx, const convert_progress *p)
+{
+    cli_progress_update(ctx, p->records, p->bytes_in);
 }
 
 /* The drain after a shuffle is a phase of its own: it reports how many of
@@ -675,10 +681,10 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
     if (rc == ST_OK)
         rc = run_job(out, job, &sh, seed, &err);
     if (rc == ST_OK && sh) {
-        drain_state d = {job->progress, job->records};
+        drain_state d = {job->progress == cli_output_progress ? job->progress_ctx : NULL, job->records};
         rc = shuffler_drain(sh, out->sink, job->jobs > 0 ? job->jobs : st_cpu_count(),
                             out->format == st_format_by_name("tfrecord"),
-                            job->progress ? drain_progress : NULL, &d, &cli_interrupted, &err);
+                            d.progress ? drain_progress : NULL, &d, &cli_interrupted, &err);
     }
     shuffler_close(sh);
 written:

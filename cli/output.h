@@ -61,6 +61,9 @@ void cli_output_abort(cli_output *out);
  * manifest and feature spec.  On failure everything written is removed. */
 int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bool shuffle,
                    uint64_t seed, const char *options_json);
+/* convert_job.progress for the progress line: ctx is the cli_progress,
+ * which also shows the drain after a shuffle. */
+void cli_output_progress(void *ctx, const convert_progress *p);
 /* A note naming how many shards got no record (--shards above the record count). */
 void cli_output_note_empty(const cli_command *cmd, const cli_output *out);
 void cli_output_summary(const cli_command *cmd, const cli_output *out, const convert_job *job,
