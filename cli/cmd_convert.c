@@ -2,7 +2,7 @@
 #include "cli.h"
 #include "convert_verbose.h"
 #include "../lib/convert_dealing.h"
-#include "convert_pipeline.h"
+#include "../lib/convert_pipeline.h"
 #include "duplicate_inputs.h"
 #include "input.h"
 #include "../lib/input_identity.h"

@@ -15,7 +15,7 @@
 #include "input.h"
 #include "duplicate_inputs.h"
 #include "hints.h"
-#include "convert_pipeline.h"
+#include "../lib/convert_pipeline.h"
 #include "output.h"
 #include "pipe_peek.h"
 #include "progress.h"

@@ -2,7 +2,7 @@
  * without stopping it: values narrowed to float32, by column, columns
  * that left no feature, records written as SequenceExamples, and inputs
  * with a header only or without some of the other inputs' columns. */
-#include "convert_pipeline.h"
+#include "convert_notes.h"
 #include "../lib/empty_columns.h"
 
 #include <stdlib.h>

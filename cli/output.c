@@ -4,6 +4,7 @@
 #include "output_prefix.h"
 #include "output_names.h"
 #include "output_type_notes.h"
+#include "convert_notes.h"
 #include "progress.h"
 #include "../lib/error_text.h"
 #include "../lib/shuffle.h"

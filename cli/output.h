@@ -4,7 +4,7 @@
 #define ST_CLI_OUTPUT_H
 
 #include "cli.h"
-#include "convert_pipeline.h"
+#include "../lib/convert_pipeline.h"
 #include "output_set.h"
 
 #include "../formats/format.h"

@@ -1,7 +1,6 @@
 #include "convert_pipeline.h"
-#include "../lib/empty_columns.h"
-#include "../lib/error_text.h"
-#include "output.h"
+#include "empty_columns.h"
+#include "error_text.h"
 
 #include "../src/pipeline.h"
 

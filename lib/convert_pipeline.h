@@ -9,11 +9,11 @@
  *                          worker that finished the next unit in order.
  * Because units are consumed in order and encoding is deterministic, the
  * output is byte-identical whatever the number of workers. */
-#ifndef ST_CLI_CONVERT_PIPELINE_H
-#define ST_CLI_CONVERT_PIPELINE_H
+#ifndef ST_LIB_CONVERT_PIPELINE_H
+#define ST_LIB_CONVERT_PIPELINE_H
 
-#include "../lib/column_kinds.h"
-#include "../lib/input_checks.h"
+#include "column_kinds.h"
+#include "input_checks.h"
 
 #include "../formats/format.h"
 #include "../src/feature_stats.h"
@@ -124,10 +124,6 @@ struct convert_job {
      * ask for it: st_csv_options.speculate). */
     bool opened_text;
 };
-
-/* Prints the notes on what changed without stopping the run (values
- * narrowed to float32, by column); cli/convert_notes.c. */
-void convert_print_notes(const char *cmd, const convert_job *job);
 
 /* Frees the results (statistics, lossy columns). */
 void convert_job_free_results(convert_job *job);
