@@ -10,7 +10,6 @@
  * datums, because it is compressed as one and closed by its file's sync
  * marker.  The inputs' kind is told by content, as the other commands do. */
 #include "cli.h"
-#include "skip_log.h"
 #include "convert_verbose.h"
 #include "input.h"
 #include "duplicate_inputs.h"
@@ -21,6 +20,7 @@
 #include "progress.h"
 
 #include "../lib/error_text.h"
+#include "../lib/skip_log.h"
 
 #include "../formats/avro/avro_format.h"
 #include "../formats/tfrecord/tfrecord.h"
@@ -280,6 +280,25 @@ static void say_plan(const cli_command *cmd, const cli_values *v, const st_read_
     convert_say_plan(cmd, &in, out, 1, 0, 0, false, false);
 }
 
+/* split -v --skip-corrupt: one line per skip, "shardtool split: skipped
+ * PATH: record I at offset O: why" (skip_log.h). */
+static void say_skips(const char *cmd, const skip_log *l)
+{
+    for (size_t i = 0; i < l->count; i++) {
+        const skip_entry *e = &l->items[i];
+        /* The reader's message names the record (or block) and its offset
+         * already; one that does not gets them here. */
+        if (strncmp(e->why, l->unit, strlen(l->unit)) == 0)
+            fprintf(stderr, "shardtool %s: skipped %s: %s\n", cmd, e->path, e->why);
+        else
+            fprintf(stderr, "shardtool %s: skipped %s: %s %" PRIu64 " at offset %" PRIu64 ": %s\n", cmd,
+                    e->path, l->unit, e->index, e->offset, e->why);
+    }
+    if (l->total > l->count)
+        fprintf(stderr, "shardtool %s: ... and %" PRIu64 " more damaged %ss (only the first %zu are listed)\n",
+                cmd, l->total - l->count, l->unit, l->count);
+}
+
 /* ---- Avro: whole blocks --------------------------------------------------------- */
 
 typedef struct avro_run {
@@ -452,7 +471,7 @@ static int split_avro(const cli_command *cmd, cli_values *v, const st_read_optio
         status = EXIT_DAMAGED;
     }
     if (cli_has(v, "verbose") && !cli_has(v, "quiet"))
-        skip_log_print(skips, cmd->name);
+        say_skips(cmd->name, skips);
     if (status == EXIT_OK) {
         out.skips = skips;
         int rc = finish_avro(cmd, &out, &err);
@@ -547,7 +566,7 @@ static int run_split(const cli_command *cmd, cli_values *v)
     status = cli_output_run(cmd, &out, &job, false, 0, "{\"command\":\"split\"}");
     cli_progress_end(&progress, status == EXIT_OK);
     if (cli_has(v, "verbose") && !cli_has(v, "quiet"))
-        skip_log_print(&skips, cmd->name);
+        say_skips(cmd->name, &skips);
     if (status == EXIT_OK && !cli_has(v, "quiet"))
         cli_output_summary(cmd, &out, &job, npaths, cli_now() - progress.start);
     skip_log_free(&skips);

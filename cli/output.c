@@ -8,7 +8,7 @@
 #include "progress.h"
 #include "../lib/error_text.h"
 #include "../lib/shuffle.h"
-#include "skip_log.h"
+#include "../lib/skip_log.h"
 
 #include "../formats/csv/csv.h"
 #include "../src/manifest.h"
