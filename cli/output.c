@@ -2,7 +2,8 @@
 
 #include "open_files.h"
 #include "output_prefix.h"
-#include "output_names.h"
+#include "output_name_notes.h"
+#include "../lib/output_names.h"
 #include "output_type_notes.h"
 #include "convert_notes.h"
 #include "progress.h"
@@ -382,7 +383,7 @@ static int schema_of(const cli_output *out, const st_feature_stats *stats, const
     if (rc == ST_ENOMEM)
         rc = st_error_set(err, rc, "out of memory");
     if (rc == ST_OK)
-        rc = cli_output_names_check(out->format->name, schema, err);
+        rc = output_names_check(out->format->name, schema, err);
     if (rc == ST_EUNSUPPORTED && st_feature_stats_nul_name(stats)) {
         const st_feature_stat *f = st_feature_stats_nul_name(stats);
         char name[256];
