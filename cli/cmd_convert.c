@@ -3,7 +3,6 @@
 #include "convert_verbose.h"
 #include "../lib/convert_dealing.h"
 #include "../lib/convert_pipeline.h"
-#include "duplicate_inputs.h"
 #include "input.h"
 #include "../lib/input_identity.h"
 #include "output.h"

@@ -12,7 +12,6 @@
 #include "cli.h"
 #include "convert_verbose.h"
 #include "input.h"
-#include "duplicate_inputs.h"
 #include "hints.h"
 #include "../lib/convert_pipeline.h"
 #include "output.h"

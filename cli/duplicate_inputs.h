@@ -4,13 +4,13 @@
 #ifndef ST_CLI_DUPLICATE_INPUTS_H
 #define ST_CLI_DUPLICATE_INPUTS_H
 
-#include "cli.h"
-
+#include <stdbool.h>
 #include <stddef.h>
 
-/* Prints which input is given twice and returns EXIT_USAGE, or EXIT_OK.
- * Local files are the same when they are the same file (device and
- * inode); URLs when they are the same text; "-" is not compared. */
-int cli_refuse_duplicate_inputs(const cli_command *cmd, char *const *paths, size_t npaths);
+/* True when an input is given twice: paths[*again] is paths[*first]
+ * again.  Local files are the same when they are the same file (device
+ * and inode); URLs when they are the same text; "-" is not compared.
+ * Out of memory, false: a check, not a requirement. */
+bool duplicate_inputs_find(char *const *paths, size_t npaths, size_t *first, size_t *again);
 
 #endif
