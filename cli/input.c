@@ -1,6 +1,6 @@
 #include "input.h"
 
-#include "duplicate_inputs.h"
+#include "../lib/duplicate_inputs.h"
 #include "../lib/json_read.h"
 #include "reader_notes.h"
 #include "suggest.h"

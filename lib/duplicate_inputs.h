@@ -1,8 +1,8 @@
 /* An input named twice (on its own and through a directory or glob, or by
  * two spellings or links) would be converted twice: every record of it
  * written twice, with exit status 0.  convert and split refuse that. */
-#ifndef ST_CLI_DUPLICATE_INPUTS_H
-#define ST_CLI_DUPLICATE_INPUTS_H
+#ifndef ST_LIB_DUPLICATE_INPUTS_H
+#define ST_LIB_DUPLICATE_INPUTS_H
 
 #include <stdbool.h>
 #include <stddef.h>
