@@ -1,6 +1,5 @@
 #include "output.h"
 
-#include "open_files.h"
 #include "output_prefix.h"
 #include "output_name_notes.h"
 #include "../lib/output_names.h"
@@ -8,6 +7,7 @@
 #include "convert_notes.h"
 #include "progress.h"
 #include "../lib/error_text.h"
+#include "open_files.h"
 #include "../lib/shuffle.h"
 #include "../lib/skip_log.h"
 
@@ -112,6 +112,21 @@ static int make_parent_dirs(const cli_command *cmd, const char *prefix, cli_outp
     return EXIT_OK;
 }
 
+/* Room for the shards kept open (open_files.h): EXIT_USAGE, with the way
+ * out, when even the hard limit is too low. */
+static int reserve_open_files(const cli_command *cmd, uint64_t shards, uint64_t files_per_shard)
+{
+    open_files_limit lim;
+    if (open_files_reserve(shards, files_per_shard, &lim))
+        return EXIT_OK;
+    return cli_usage_error(cmd,
+                           "--shards %" PRIu64 " keeps %" PRIu64 " files open at once, but this process may "
+                           "open only %" PRIu64 " (ulimit -n; its hard limit is %" PRIu64 "); raise the "
+                           "limit (ulimit -n %" PRIu64 "), or use fewer shards, or --shard-size or "
+                           "--records-per-shard, which keep one shard open at a time",
+                           shards, shards * files_per_shard, lim.soft, lim.hard, lim.need);
+}
+
 int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format *format,
                     const char *infix, cli_output *out)
 {
@@ -156,7 +171,7 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
         if (out->sopt.count == 0 || out->sopt.count > 100000)
             return cli_usage_error(cmd, "--shards must be between 1 and 100000");
         if (!st_path_is_remote(prefix) &&
-            cli_reserve_open_files(cmd, out->sopt.count, cli_has(v, "index") ? 2 : 1))
+            reserve_open_files(cmd, out->sopt.count, cli_has(v, "index") ? 2 : 1))
             return EXIT_USAGE;
     }
     /* Under --task I/N, --shards S numbers this task's shards I*S ...
