@@ -7,7 +7,7 @@
 #include "convert_notes.h"
 #include "progress.h"
 #include "../lib/error_text.h"
-#include "open_files.h"
+#include "../lib/open_files.h"
 #include "../lib/shuffle.h"
 #include "../lib/skip_log.h"
 

@@ -1,6 +1,6 @@
 /* Room for the files a run keeps open at once. */
-#ifndef ST_CLI_OPEN_FILES_H
-#define ST_CLI_OPEN_FILES_H
+#ifndef ST_LIB_OPEN_FILES_H
+#define ST_LIB_OPEN_FILES_H
 
 #include <stdbool.h>
 #include <stdint.h>
