@@ -112,6 +112,36 @@ static int make_parent_dirs(const cli_command *cmd, const char *prefix, cli_outp
     return EXIT_OK;
 }
 
+/* -o as normalised (output_prefix.h) into out[cap], with a note of what
+ * changed unless quiet; EXIT_USAGE after printing why it is refused.
+ * ext: the shards' extension (with the compression suffix), for the note. */
+static int output_prefix(const cli_command *cmd, const char *given, const char *ext, bool quiet, char *out,
+                         size_t cap)
+{
+    switch (output_prefix_normalise(given, out, cap)) {
+    case OUTPUT_PREFIX_STDOUT:
+        return cli_usage_error(cmd, "-o -: shards are files, not a stream; to write records to "
+                                    "standard output use 'shardtool cat --format tfrecord FILE...' (or "
+                                    "--format json), or give a prefix such as -o out/train");
+    case OUTPUT_PREFIX_TOO_LONG:
+        return cli_usage_error(cmd, "-o %s: the prefix is too long", given);
+    case OUTPUT_PREFIX_DIRECTORY:
+        if (!quiet)
+            fprintf(stderr, "shardtool %s: note: -o %s is a directory: writing %s-NNNNN-of-NNNNN%s in it\n",
+                    cmd->name, given, out, ext);
+        break;
+    case OUTPUT_PREFIX_EXTENSION:
+        if (!quiet)
+            fprintf(stderr, "shardtool %s: note: -o %s: each shard's name gets its own extension, "
+                            "so the prefix is %s (%s-NNNNN-of-NNNNN%s)\n",
+                    cmd->name, given, out, out, ext);
+        break;
+    case OUTPUT_PREFIX_AS_GIVEN:
+        break;
+    }
+    return EXIT_OK;
+}
+
 /* Room for the shards kept open (open_files.h): EXIT_USAGE, with the way
  * out, when even the hard limit is too low. */
 static int reserve_open_files(const cli_command *cmd, uint64_t shards, uint64_t files_per_shard)
@@ -141,7 +171,7 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
     char ext[64];
     st_shard_extension(ext, sizeof ext, format->writer ? format->writer->extension : "",
                        (st_compression)st_compression_parse(cli_text(v, "compression", "none")));
-    int status = cli_output_prefix(cmd, prefix, ext, cli_has(v, "quiet"), out->prefix, sizeof out->prefix);
+    int status = output_prefix(cmd, prefix, ext, cli_has(v, "quiet"), out->prefix, sizeof out->prefix);
     if (status)
         return status;
     prefix = out->prefix;
