@@ -1,21 +1,22 @@
 #include "output.h"
 
-#include "output_prefix.h"
-#include "output_name_notes.h"
-#include "../lib/output_names.h"
-#include "output_type_notes.h"
 #include "convert_notes.h"
+#include "output_name_notes.h"
+#include "output_type_notes.h"
 #include "progress.h"
+
 #include "../lib/error_text.h"
 #include "../lib/open_files.h"
+#include "../lib/output_names.h"
+#include "../lib/output_prefix.h"
 #include "../lib/shuffle.h"
 #include "../lib/skip_log.h"
+#include "../lib/task_infix.h"
 
 #include "../formats/csv/csv.h"
 #include "../src/manifest.h"
 #include "../src/pipeline.h"
 #include "../src/schema_index.h"
-#include "../lib/task_infix.h"
 
 #include "../formats/parquet/write.h"
 

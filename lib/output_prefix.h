@@ -1,6 +1,6 @@
 /* What -o PREFIX becomes before any file is named after it. */
-#ifndef ST_CLI_OUTPUT_PREFIX_H
-#define ST_CLI_OUTPUT_PREFIX_H
+#ifndef ST_LIB_OUTPUT_PREFIX_H
+#define ST_LIB_OUTPUT_PREFIX_H
 
 #include <stddef.h>
 
