@@ -15,10 +15,10 @@
 #include "hints.h"
 #include "../lib/convert_pipeline.h"
 #include "output.h"
-#include "pipe_peek.h"
 #include "progress.h"
 
 #include "../lib/error_text.h"
+#include "../lib/pipe_peek.h"
 #include "../lib/skip_log.h"
 
 #include "../formats/avro/avro_format.h"
@@ -68,7 +68,7 @@ static bool is_local(const char *path)
 /* Whether the first named input is a pipe or FIFO that is not Avro.  The
  * TFRecord way opens it again, so its bytes must not be taken: the pipe of
  * a process substitution (/dev/fd/N, held open by this process) is looked
- * at with cli_pipe_peek; a named FIFO is told by its name (.avro or not),
+ * at with pipe_peek; a named FIFO is told by its name (.avro or not),
  * as looking would take its bytes, or lose them with the look's reader. */
 static bool is_pipe_not_avro(const char *path)
 {
@@ -78,7 +78,7 @@ static bool is_pipe_not_avro(const char *path)
     if (strncmp(path, "/dev/fd/", 8) == 0 || strncmp(path, "/proc/self/fd/", 14) == 0 ||
         strcmp(path, "/dev/stdin") == 0) {
         uint8_t head[4];
-        int n = cli_pipe_peek(path, head, sizeof head);
+        int n = pipe_peek(path, head, sizeof head, &cli_interrupted);
         if (n >= 0)
             return n < 4 || memcmp(head, "Obj\x01", 4) != 0;
     }
