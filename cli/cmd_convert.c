@@ -402,7 +402,9 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     char why[8800] = "";
     st_shard_keep *keep = NULL;
     bool inputs_changed = false;
-    bool finished = out.resume && resume_plan(&out, opts, &keep, &kept, &inputs_changed, why, sizeof why);
+    bool finished = out.resume && resume_plan(out.want_manifest ? out.manifest_path : NULL, &out.sopt,
+                                              out.format->writer->extension, out.wopt.compression, opts, &keep,
+                                              &kept, &inputs_changed, why, sizeof why);
     if (inputs_changed) {
         cli_error(cmd, "%s: --resume: %s; the earlier run's shards hold the records as they were, so none "
                   "is kept: convert anew with --force (every task, in a distributed run)", out.manifest_path, why);
