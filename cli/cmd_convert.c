@@ -5,9 +5,9 @@
 #include "../lib/convert_pipeline.h"
 #include "input.h"
 #include "../lib/input_identity.h"
+#include "../lib/resume.h"
 #include "output.h"
 #include "progress.h"
-#include "resume.h"
 
 #include "../formats/parquet/write.h"
 #include "../src/json.h"

@@ -1,9 +1,9 @@
 /* --resume (see resume.h). */
 #include "resume.h"
 
-#include "../lib/input_identity.h"
-#include "../lib/json_read.h"
-#include "../lib/manifest_read.h"
+#include "input_identity.h"
+#include "json_read.h"
+#include "manifest_read.h"
 
 #include "../src/crc32c.h"
 #include "../src/remote/remote.h"

@@ -14,8 +14,8 @@
  * the sink counts the records dealt to a kept shard instead of writing
  * them (st_shard_options.keep).  Anything else of the run's own is
  * replaced, as --force would. */
-#ifndef ST_CLI_RESUME_H
-#define ST_CLI_RESUME_H
+#ifndef ST_LIB_RESUME_H
+#define ST_LIB_RESUME_H
 
 #include <stdbool.h>
 #include <stddef.h>
