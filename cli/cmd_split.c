@@ -352,7 +352,7 @@ static int copy_blocks(const cli_command *cmd, char **paths, size_t npaths, cons
     return EXIT_OK;
 }
 
-static int finish_avro(const cli_command *cmd, cli_output *out, st_error *err)
+static int finish_avro(cli_output *out, st_error *err)
 {
     int rc = cli_output_publish(out, err);
     if (rc == ST_OK && out->want_manifest) {
@@ -373,7 +373,7 @@ static int finish_avro(const cli_command *cmd, cli_output *out, st_error *err)
             return st_error_at(err, path);
     }
     if (rc == ST_OK)
-        rc = cli_output_commit(cmd, out, err);
+        rc = cli_output_commit(out, err);
     return rc;
 }
 
@@ -433,8 +433,8 @@ static int split_avro(const cli_command *cmd, cli_values *v, const st_read_optio
     if (status == EXIT_OK)
         status = cli_output_init(cmd, v, st_format_by_name("avro"), NULL, &out);
     if (status == EXIT_OK)
-        status = output_set_check_inputs(cmd, &out.set, out.want_manifest ? out.manifest_path : NULL, NULL,
-                                         paths, npaths);
+        status = cli_exit_for(output_set_check_inputs(&out.set, out.want_manifest ? out.manifest_path : NULL,
+                                                      NULL, paths, npaths));
     st_avro_copy_header *header = NULL;
     st_error err = {0};
     if (status == EXIT_OK && st_avro_copy_header_new(first, &header, &err) < 0) {
@@ -473,7 +473,7 @@ static int split_avro(const cli_command *cmd, cli_values *v, const st_read_optio
         say_skips(cmd->name, skips);
     if (status == EXIT_OK) {
         out.skips = skips;
-        int rc = finish_avro(cmd, &out, &err);
+        int rc = finish_avro(&out, &err);
         if (rc < 0) {
             cli_error_at(cmd, NULL, &err);
             status = rc == ST_EUSAGE || cli_exit_for(rc) == EXIT_USAGE ? EXIT_USAGE : EXIT_DAMAGED;

@@ -158,6 +158,19 @@ static int reserve_open_files(const cli_command *cmd, uint64_t shards, uint64_t 
                            shards, shards * files_per_shard, lim.soft, lim.hard, lim.need);
 }
 
+/* The output set's voice (output_set.h): its notes as the command's, and
+ * its refusals as errors.  ctx: the cli_command. */
+static void set_note(void *ctx, const char *line)
+{
+    const cli_command *cmd = ctx;
+    fprintf(stderr, "shardtool %s: %s\n", cmd->name, line);
+}
+
+static void set_refusal(void *ctx, const char *msg)
+{
+    cli_error(ctx, "%s", msg);
+}
+
 int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format *format,
                     const char *infix, cli_output *out)
 {
@@ -273,9 +286,11 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
         status = make_parent_dirs(cmd, prefix, out);
     if (status)
         return status;
-    status = output_set_open(cmd, &out->set, prefix, infix, out->sopt.number_total ? out->sopt.count : 0,
-                             out->want_manifest ? out->manifest_path : NULL, out->feature_spec,
-                             out->force, cli_has(v, "verbose"));
+    const output_set_voice voice = {set_note, set_refusal, (void *)cmd};
+    status = cli_exit_for(output_set_open(&out->set, &voice, prefix, infix,
+                                          out->sopt.number_total ? out->sopt.count : 0,
+                                          out->want_manifest ? out->manifest_path : NULL, out->feature_spec,
+                                          out->force, cli_has(v, "verbose")));
     if (status) {
         output_set_close(&out->set);
         remove_created_dirs(out);
@@ -306,9 +321,9 @@ int cli_output_check_path(const cli_output *out, const char *path, st_error *err
     return st_output_name_check(path, out->force, err);
 }
 
-int cli_output_commit(const cli_command *cmd, cli_output *out, st_error *err)
+int cli_output_commit(cli_output *out, st_error *err)
 {
-    int rc = output_set_commit(cmd, &out->set, out->sink, out->inputs, out->ninputs, err);
+    int rc = output_set_commit(&out->set, out->sink, out->inputs, out->ninputs, err);
     out->committed = rc == ST_OK;
     return rc;
 }
@@ -689,8 +704,8 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
     /* A task's shards carry final numbers, not the task's infix (which
      * names its manifest, lock and journal). */
     out->sopt.infix = out->infix[0] && !out->sopt.number_total ? out->infix : NULL;
-    int status = output_set_check_inputs(cmd, &out->set, out->want_manifest ? out->manifest_path : NULL,
-                                         out->feature_spec, job->paths, job->npaths);
+    int status = cli_exit_for(output_set_check_inputs(&out->set, out->want_manifest ? out->manifest_path : NULL,
+                                                      out->feature_spec, job->paths, job->npaths));
     if (status)
         return status;
     int rc = ST_OK;
@@ -743,7 +758,7 @@ written:
     out->inputs = job->paths;
     out->ninputs = job->npaths;
     if (rc == ST_OK)
-        rc = cli_output_commit(cmd, out, &err);
+        rc = cli_output_commit(out, &err);
     if (rc < 0) {
         cli_output_abort(out);
         if (rc == ST_ECANCELED && cli_interrupted)

@@ -54,7 +54,7 @@ int cli_output_publish(cli_output *out, st_error *err);
 const char *cli_output_side_path(const cli_output *out, const char *path);
 /* Checks that the manifest (or feature spec) may be written at path. */
 int cli_output_check_path(const cli_output *out, const char *path, st_error *err);
-int cli_output_commit(const cli_command *cmd, cli_output *out, st_error *err);
+int cli_output_commit(cli_output *out, st_error *err);
 void cli_output_abort(cli_output *out);
 /* Runs the job into shards: derives a schema first when the writer needs
  * one, shuffles when asked, then finishes the shards and writes the
