@@ -5,7 +5,7 @@
 
 #include "cli.h"
 #include "../lib/convert_pipeline.h"
-#include "output_set.h"
+#include "../lib/output_set.h"
 
 #include "../formats/format.h"
 #include "../src/shard.h"

@@ -1,10 +1,10 @@
 /* The output-set protocol (see output_set.h). */
 #include "output_set.h"
 
-#include "../lib/journal.h"
-#include "../lib/json_read.h"
-#include "../lib/manifest_shards.h"
-#include "../lib/task_infix.h"
+#include "journal.h"
+#include "json_read.h"
+#include "manifest_shards.h"
+#include "task_infix.h"
 
 #include <ctype.h>
 #include <dirent.h>

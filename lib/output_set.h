@@ -29,10 +29,10 @@
  * created only where none is, the earlier set is found by listing the
  * prefix, and --force deletes it once the new manifest is written
  * (output_remote.h). */
-#ifndef ST_CLI_OUTPUT_SET_H
-#define ST_CLI_OUTPUT_SET_H
+#ifndef ST_LIB_OUTPUT_SET_H
+#define ST_LIB_OUTPUT_SET_H
 
-#include "../lib/output_lock.h"
+#include "output_lock.h"
 
 #include "../src/replaced_files.h"
 #include "../src/shard.h"

@@ -11,7 +11,7 @@
  * run removes. */
 #include "output_set.h"
 
-#include "../lib/journal.h"
+#include "journal.h"
 
 #include <ctype.h>
 #include <errno.h>

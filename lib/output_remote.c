@@ -18,8 +18,8 @@
  * be gone. */
 #include "output_set.h"
 
-#include "../lib/json_read.h"
-#include "../lib/manifest_read.h"
+#include "json_read.h"
+#include "manifest_read.h"
 
 #include <errno.h>
 #include <signal.h>
