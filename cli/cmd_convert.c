@@ -2,13 +2,12 @@
 #include "cli.h"
 #include "convert_verbose.h"
 #include "../lib/convert_dealing.h"
-#include "convert_pipeline.h"
-#include "duplicate_inputs.h"
+#include "../lib/convert_pipeline.h"
 #include "input.h"
 #include "../lib/input_identity.h"
+#include "../lib/resume.h"
 #include "output.h"
 #include "progress.h"
-#include "resume.h"
 
 #include "../formats/parquet/write.h"
 #include "../src/json.h"
@@ -382,7 +381,8 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         .wopt = &out.wopt,
         .jobs = (int)jobs,
         .cancel = &cli_interrupted,
-        .progress = &progress,
+        .progress = cli_output_progress,
+        .progress_ctx = &progress,
         .task_index = deal.unit_task,
         .task_count = deal.unit_tasks,
         .widen = widening ? &widen : NULL,
@@ -402,7 +402,9 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     char why[8800] = "";
     st_shard_keep *keep = NULL;
     bool inputs_changed = false;
-    bool finished = out.resume && resume_plan(&out, opts, &keep, &kept, &inputs_changed, why, sizeof why);
+    bool finished = out.resume && resume_plan(out.want_manifest ? out.manifest_path : NULL, &out.sopt,
+                                              out.format->writer->extension, out.wopt.compression, opts, &keep,
+                                              &kept, &inputs_changed, why, sizeof why);
     if (inputs_changed) {
         cli_error(cmd, "%s: --resume: %s; the earlier run's shards hold the records as they were, so none "
                   "is kept: convert anew with --force (every task, in a distributed run)", out.manifest_path, why);

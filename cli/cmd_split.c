@@ -10,15 +10,16 @@
  * datums, because it is compressed as one and closed by its file's sync
  * marker.  The inputs' kind is told by content, as the other commands do. */
 #include "cli.h"
-#include "skip_log.h"
 #include "convert_verbose.h"
 #include "input.h"
-#include "duplicate_inputs.h"
 #include "hints.h"
-#include "convert_pipeline.h"
+#include "../lib/convert_pipeline.h"
 #include "output.h"
-#include "pipe_peek.h"
 #include "progress.h"
+
+#include "../lib/error_text.h"
+#include "../lib/pipe_peek.h"
+#include "../lib/skip_log.h"
 
 #include "../formats/avro/avro_format.h"
 #include "../formats/tfrecord/tfrecord.h"
@@ -67,7 +68,7 @@ static bool is_local(const char *path)
 /* Whether the first named input is a pipe or FIFO that is not Avro.  The
  * TFRecord way opens it again, so its bytes must not be taken: the pipe of
  * a process substitution (/dev/fd/N, held open by this process) is looked
- * at with cli_pipe_peek; a named FIFO is told by its name (.avro or not),
+ * at with pipe_peek; a named FIFO is told by its name (.avro or not),
  * as looking would take its bytes, or lose them with the look's reader. */
 static bool is_pipe_not_avro(const char *path)
 {
@@ -77,7 +78,7 @@ static bool is_pipe_not_avro(const char *path)
     if (strncmp(path, "/dev/fd/", 8) == 0 || strncmp(path, "/proc/self/fd/", 14) == 0 ||
         strcmp(path, "/dev/stdin") == 0) {
         uint8_t head[4];
-        int n = cli_pipe_peek(path, head, sizeof head);
+        int n = pipe_peek(path, head, sizeof head, &cli_interrupted);
         if (n >= 0)
             return n < 4 || memcmp(head, "Obj\x01", 4) != 0;
     }
@@ -278,6 +279,25 @@ static void say_plan(const cli_command *cmd, const cli_values *v, const st_read_
     convert_say_plan(cmd, &in, out, 1, 0, 0, false, false);
 }
 
+/* split -v --skip-corrupt: one line per skip, "shardtool split: skipped
+ * PATH: record I at offset O: why" (skip_log.h). */
+static void say_skips(const char *cmd, const skip_log *l)
+{
+    for (size_t i = 0; i < l->count; i++) {
+        const skip_entry *e = &l->items[i];
+        /* The reader's message names the record (or block) and its offset
+         * already; one that does not gets them here. */
+        if (strncmp(e->why, l->unit, strlen(l->unit)) == 0)
+            fprintf(stderr, "shardtool %s: skipped %s: %s\n", cmd, e->path, e->why);
+        else
+            fprintf(stderr, "shardtool %s: skipped %s: %s %" PRIu64 " at offset %" PRIu64 ": %s\n", cmd,
+                    e->path, l->unit, e->index, e->offset, e->why);
+    }
+    if (l->total > l->count)
+        fprintf(stderr, "shardtool %s: ... and %" PRIu64 " more damaged %ss (only the first %zu are listed)\n",
+                cmd, l->total - l->count, l->unit, l->count);
+}
+
 /* ---- Avro: whole blocks --------------------------------------------------------- */
 
 typedef struct avro_run {
@@ -332,7 +352,7 @@ static int copy_blocks(const cli_command *cmd, char **paths, size_t npaths, cons
     return EXIT_OK;
 }
 
-static int finish_avro(const cli_command *cmd, cli_output *out, st_error *err)
+static int finish_avro(cli_output *out, st_error *err)
 {
     int rc = cli_output_publish(out, err);
     if (rc == ST_OK && out->want_manifest) {
@@ -350,10 +370,10 @@ static int finish_avro(const cli_command *cmd, cli_output *out, st_error *err)
         }
         st_feature_stats_free(&none);
         if (rc < 0)
-            return cli_output_error_at(err, path);
+            return st_error_at(err, path);
     }
     if (rc == ST_OK)
-        rc = cli_output_commit(cmd, out, err);
+        rc = cli_output_commit(out, err);
     return rc;
 }
 
@@ -413,8 +433,8 @@ static int split_avro(const cli_command *cmd, cli_values *v, const st_read_optio
     if (status == EXIT_OK)
         status = cli_output_init(cmd, v, st_format_by_name("avro"), NULL, &out);
     if (status == EXIT_OK)
-        status = output_set_check_inputs(cmd, &out.set, out.want_manifest ? out.manifest_path : NULL, NULL,
-                                         paths, npaths);
+        status = cli_exit_for(output_set_check_inputs(&out.set, out.want_manifest ? out.manifest_path : NULL,
+                                                      NULL, paths, npaths));
     st_avro_copy_header *header = NULL;
     st_error err = {0};
     if (status == EXIT_OK && st_avro_copy_header_new(first, &header, &err) < 0) {
@@ -450,10 +470,10 @@ static int split_avro(const cli_command *cmd, cli_values *v, const st_read_optio
         status = EXIT_DAMAGED;
     }
     if (cli_has(v, "verbose") && !cli_has(v, "quiet"))
-        skip_log_print(skips, cmd->name);
+        say_skips(cmd->name, skips);
     if (status == EXIT_OK) {
         out.skips = skips;
-        int rc = finish_avro(cmd, &out, &err);
+        int rc = finish_avro(&out, &err);
         if (rc < 0) {
             cli_error_at(cmd, NULL, &err);
             status = rc == ST_EUSAGE || cli_exit_for(rc) == EXIT_USAGE ? EXIT_USAGE : EXIT_DAMAGED;
@@ -537,14 +557,15 @@ static int run_split(const cli_command *cmd, cli_values *v)
         .wopt = &out.wopt,
         .jobs = 1, /* copying framed records: the reader's CRC check is the only work */
         .cancel = &cli_interrupted,
-        .progress = &progress,
+        .progress = cli_output_progress,
+        .progress_ctx = &progress,
     };
     cli_progress_start(&progress, cli_progress_wanted(v), 0);
     out.skips = &skips;
     status = cli_output_run(cmd, &out, &job, false, 0, "{\"command\":\"split\"}");
     cli_progress_end(&progress, status == EXIT_OK);
     if (cli_has(v, "verbose") && !cli_has(v, "quiet"))
-        skip_log_print(&skips, cmd->name);
+        say_skips(cmd->name, &skips);
     if (status == EXIT_OK && !cli_has(v, "quiet"))
         cli_output_summary(cmd, &out, &job, npaths, cli_now() - progress.start);
     skip_log_free(&skips);

@@ -1,7 +1,8 @@
 /* The notes at the end of a conversion that say what changed in the data
  * without stopping it: values narrowed to float32, by column, columns
- * that left no feature, and records written as SequenceExamples. */
-#include "convert_pipeline.h"
+ * that left no feature, records written as SequenceExamples, and inputs
+ * with a header only or without some of the other inputs' columns. */
+#include "convert_notes.h"
 #include "../lib/empty_columns.h"
 
 #include <stdlib.h>
@@ -88,10 +89,32 @@ static void null_column_note(const char *cmd, const convert_lossy_column *c)
     fprintf(stderr, "\n");
 }
 
+static void lacking_note(void *ctx, const char *path, char *const *lacks, size_t n)
+{
+    const char *cmd = ctx;
+    fprintf(stderr, "shardtool %s: note: %s lacks %zu of the inputs' columns (--union-by-name: "
+                    "absent from its records):", cmd, path, n);
+    for (size_t k = 0; k < n && k < INPUT_CHECKS_NAMES_SHOWN; k++)
+        fprintf(stderr, "%s %s", k ? "," : "", lacks[k]);
+    if (n > INPUT_CHECKS_NAMES_SHOWN)
+        fprintf(stderr, " and %zu more", n - INPUT_CHECKS_NAMES_SHOWN);
+    fputc('\n', stderr);
+}
+
+/* Inputs with a header only, and with --union-by-name the columns each
+ * input lacks (input_checks.h). */
+static void input_checks_notes(const char *cmd, const input_checks *c)
+{
+    for (size_t i = 0; i < c->nheader_only; i++)
+        fprintf(stderr, "shardtool %s: note: %s: a header and no rows: no records from it (--strict "
+                        "makes this an error)\n", cmd, c->header_only[i]);
+    input_checks_lacking(c, lacking_note, (void *)cmd);
+}
+
 void convert_print_notes(const char *cmd, const convert_job *job)
 {
     if (job->checks)
-        input_checks_print_notes(cmd, job->checks);
+        input_checks_notes(cmd, job->checks);
     sequence_note(cmd, job);
     for (size_t i = 0; i < job->nnull_columns; i++)
         null_column_note(cmd, &job->null_columns[i]);

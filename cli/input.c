@@ -1,8 +1,11 @@
 #include "input.h"
 
+#include "../lib/duplicate_inputs.h"
 #include "../lib/json_read.h"
 #include "reader_notes.h"
 #include "suggest.h"
+
+#include "../src/url_redact.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -238,4 +241,16 @@ const char *cli_input_compression(const cli_command *cmd, const cli_values *v)
                         "split; for an input spell it --input-compression (the old spelling still works "
                         "here)\n", cmd->name);
     return cli_text(v, "compression", NULL);
+}
+
+int cli_refuse_duplicate_inputs(const cli_command *cmd, char *const *paths, size_t npaths)
+{
+    size_t first, again;
+    if (!duplicate_inputs_find(paths, npaths, &first, &again))
+        return EXIT_OK;
+    char shown_a[1024], shown_b[1024];
+    cli_error(cmd, "%s: this input is given twice (also as %s, through the arguments, a directory "
+              "or a glob), so each of its records would be written twice; name each input once",
+              st_url_shown(paths[again], shown_b, sizeof shown_b), st_url_shown(paths[first], shown_a, sizeof shown_a));
+    return EXIT_USAGE;
 }

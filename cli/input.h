@@ -39,4 +39,8 @@ void cli_input_free(cli_input *in);
  * spelling, with a note that it is the output's in convert and split. */
 const char *cli_input_compression(const cli_command *cmd, const cli_values *v);
 
+/* An input named twice (duplicate_inputs.h): prints which and returns
+ * EXIT_USAGE; else EXIT_OK. */
+int cli_refuse_duplicate_inputs(const cli_command *cmd, char *const *paths, size_t npaths);
+
 #endif

@@ -1,18 +1,22 @@
 #include "output.h"
 
-#include "open_files.h"
-#include "output_prefix.h"
-#include "output_names.h"
+#include "convert_notes.h"
+#include "output_name_notes.h"
 #include "output_type_notes.h"
+#include "progress.h"
+
+#include "../lib/error_text.h"
+#include "../lib/open_files.h"
+#include "../lib/output_names.h"
+#include "../lib/output_prefix.h"
 #include "../lib/shuffle.h"
-#include "skip_log.h"
+#include "../lib/skip_log.h"
+#include "../lib/task_infix.h"
 
 #include "../formats/csv/csv.h"
 #include "../src/manifest.h"
 #include "../src/pipeline.h"
 #include "../src/schema_index.h"
-#include "../src/url_redact.h"
-#include "../lib/task_infix.h"
 
 #include "../formats/parquet/write.h"
 
@@ -109,6 +113,64 @@ static int make_parent_dirs(const cli_command *cmd, const char *prefix, cli_outp
     return EXIT_OK;
 }
 
+/* -o as normalised (output_prefix.h) into out[cap], with a note of what
+ * changed unless quiet; EXIT_USAGE after printing why it is refused.
+ * ext: the shards' extension (with the compression suffix), for the note. */
+static int output_prefix(const cli_command *cmd, const char *given, const char *ext, bool quiet, char *out,
+                         size_t cap)
+{
+    switch (output_prefix_normalise(given, out, cap)) {
+    case OUTPUT_PREFIX_STDOUT:
+        return cli_usage_error(cmd, "-o -: shards are files, not a stream; to write records to "
+                                    "standard output use 'shardtool cat --format tfrecord FILE...' (or "
+                                    "--format json), or give a prefix such as -o out/train");
+    case OUTPUT_PREFIX_TOO_LONG:
+        return cli_usage_error(cmd, "-o %s: the prefix is too long", given);
+    case OUTPUT_PREFIX_DIRECTORY:
+        if (!quiet)
+            fprintf(stderr, "shardtool %s: note: -o %s is a directory: writing %s-NNNNN-of-NNNNN%s in it\n",
+                    cmd->name, given, out, ext);
+        break;
+    case OUTPUT_PREFIX_EXTENSION:
+        if (!quiet)
+            fprintf(stderr, "shardtool %s: note: -o %s: each shard's name gets its own extension, "
+                            "so the prefix is %s (%s-NNNNN-of-NNNNN%s)\n",
+                    cmd->name, given, out, out, ext);
+        break;
+    case OUTPUT_PREFIX_AS_GIVEN:
+        break;
+    }
+    return EXIT_OK;
+}
+
+/* Room for the shards kept open (open_files.h): EXIT_USAGE, with the way
+ * out, when even the hard limit is too low. */
+static int reserve_open_files(const cli_command *cmd, uint64_t shards, uint64_t files_per_shard)
+{
+    open_files_limit lim;
+    if (open_files_reserve(shards, files_per_shard, &lim))
+        return EXIT_OK;
+    return cli_usage_error(cmd,
+                           "--shards %" PRIu64 " keeps %" PRIu64 " files open at once, but this process may "
+                           "open only %" PRIu64 " (ulimit -n; its hard limit is %" PRIu64 "); raise the "
+                           "limit (ulimit -n %" PRIu64 "), or use fewer shards, or --shard-size or "
+                           "--records-per-shard, which keep one shard open at a time",
+                           shards, shards * files_per_shard, lim.soft, lim.hard, lim.need);
+}
+
+/* The output set's voice (output_set.h): its notes as the command's, and
+ * its refusals as errors.  ctx: the cli_command. */
+static void set_note(void *ctx, const char *line)
+{
+    const cli_command *cmd = ctx;
+    fprintf(stderr, "shardtool %s: %s\n", cmd->name, line);
+}
+
+static void set_refusal(void *ctx, const char *msg)
+{
+    cli_error(ctx, "%s", msg);
+}
+
 int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format *format,
                     const char *infix, cli_output *out)
 {
@@ -123,7 +185,7 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
     char ext[64];
     st_shard_extension(ext, sizeof ext, format->writer ? format->writer->extension : "",
                        (st_compression)st_compression_parse(cli_text(v, "compression", "none")));
-    int status = cli_output_prefix(cmd, prefix, ext, cli_has(v, "quiet"), out->prefix, sizeof out->prefix);
+    int status = output_prefix(cmd, prefix, ext, cli_has(v, "quiet"), out->prefix, sizeof out->prefix);
     if (status)
         return status;
     prefix = out->prefix;
@@ -153,7 +215,7 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
         if (out->sopt.count == 0 || out->sopt.count > 100000)
             return cli_usage_error(cmd, "--shards must be between 1 and 100000");
         if (!st_path_is_remote(prefix) &&
-            cli_reserve_open_files(cmd, out->sopt.count, cli_has(v, "index") ? 2 : 1))
+            reserve_open_files(cmd, out->sopt.count, cli_has(v, "index") ? 2 : 1))
             return EXIT_USAGE;
     }
     /* Under --task I/N, --shards S numbers this task's shards I*S ...
@@ -224,9 +286,11 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
         status = make_parent_dirs(cmd, prefix, out);
     if (status)
         return status;
-    status = output_set_open(cmd, &out->set, prefix, infix, out->sopt.number_total ? out->sopt.count : 0,
-                             out->want_manifest ? out->manifest_path : NULL, out->feature_spec,
-                             out->force, cli_has(v, "verbose"));
+    const output_set_voice voice = {set_note, set_refusal, (void *)cmd};
+    status = cli_exit_for(output_set_open(&out->set, &voice, prefix, infix,
+                                          out->sopt.number_total ? out->sopt.count : 0,
+                                          out->want_manifest ? out->manifest_path : NULL, out->feature_spec,
+                                          out->force, cli_has(v, "verbose")));
     if (status) {
         output_set_close(&out->set);
         remove_created_dirs(out);
@@ -257,9 +321,9 @@ int cli_output_check_path(const cli_output *out, const char *path, st_error *err
     return st_output_name_check(path, out->force, err);
 }
 
-int cli_output_commit(const cli_command *cmd, cli_output *out, st_error *err)
+int cli_output_commit(cli_output *out, st_error *err)
 {
-    int rc = output_set_commit(cmd, &out->set, out->sink, out->inputs, out->ninputs, err);
+    int rc = output_set_commit(&out->set, out->sink, out->inputs, out->ninputs, err);
     out->committed = rc == ST_OK;
     return rc;
 }
@@ -303,6 +367,11 @@ static int emit_groups_to_sink(void *ctx, const st_shard_group *groups, size_t n
 static int emit_to_shuffler(void *ctx, const uint8_t *encoded, size_t len, st_error *err)
 {
     return shuffler_add(ctx, encoded, len, err);
+}
+
+void cli_output_progress(void *ctx, const convert_progress *p)
+{
+    cli_progress_update(ctx, p->records, p->bytes_in);
 }
 
 /* The drain after a shuffle is a phase of its own: it reports how many of
@@ -375,7 +444,7 @@ static int schema_of(const cli_output *out, const st_feature_stats *stats, const
     if (rc == ST_ENOMEM)
         rc = st_error_set(err, rc, "out of memory");
     if (rc == ST_OK)
-        rc = cli_output_names_check(out->format->name, schema, err);
+        rc = output_names_check(out->format->name, schema, err);
     if (rc == ST_EUNSUPPORTED && st_feature_stats_nul_name(stats)) {
         const st_feature_stat *f = st_feature_stats_nul_name(stats);
         char name[256];
@@ -539,21 +608,6 @@ static int run_with_guess(cli_output *out, convert_job *job, bool *done, st_erro
     return ST_OK;
 }
 
-/* Puts "path: " before a message that does not already start with it. */
-int cli_output_error_at(st_error *err, const char *path)
-{
-    size_t n = strlen(path);
-    if (strncmp(err->msg, path, n) == 0 && err->msg[n] == ':')
-        return err->code;
-    /* Remote messages name the URL as shown, with its secrets redacted. */
-    char shown_buf[2048];
-    const char *shown = st_url_shown(path, shown_buf, sizeof shown_buf);
-    n = shown ? strlen(shown) : 0;
-    if (n && strncmp(err->msg, shown, n) == 0 && err->msg[n] == ':')
-        return err->code;
-    return st_error_prefix(err, "%s: ", path);
-}
-
 static int finish_outputs(cli_output *out, convert_job *job, const char *options_json,
                           st_error *err)
 {
@@ -571,7 +625,7 @@ static int finish_outputs(cli_output *out, convert_job *job, const char *options
             free(skipped);
         }
         if (rc < 0)
-            return cli_output_error_at(err, path);
+            return st_error_at(err, path);
     }
     if (out->feature_spec) {
         rc = cli_output_check_path(out, out->feature_spec, err);
@@ -579,7 +633,7 @@ static int finish_outputs(cli_output *out, convert_job *job, const char *options
             rc = st_feature_spec_write(cli_output_side_path(out, out->feature_spec), &job->stats, NULL, out->force,
                                        err);
         if (rc < 0)
-            return cli_output_error_at(err, out->feature_spec);
+            return st_error_at(err, out->feature_spec);
     }
     return ST_OK;
 }
@@ -650,8 +704,8 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
     /* A task's shards carry final numbers, not the task's infix (which
      * names its manifest, lock and journal). */
     out->sopt.infix = out->infix[0] && !out->sopt.number_total ? out->infix : NULL;
-    int status = output_set_check_inputs(cmd, &out->set, out->want_manifest ? out->manifest_path : NULL,
-                                         out->feature_spec, job->paths, job->npaths);
+    int status = cli_exit_for(output_set_check_inputs(&out->set, out->want_manifest ? out->manifest_path : NULL,
+                                                      out->feature_spec, job->paths, job->npaths));
     if (status)
         return status;
     int rc = ST_OK;
@@ -690,10 +744,10 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
     if (rc == ST_OK)
         rc = run_job(out, job, &sh, seed, &err);
     if (rc == ST_OK && sh) {
-        drain_state d = {job->progress, job->records};
+        drain_state d = {job->progress == cli_output_progress ? job->progress_ctx : NULL, job->records};
         rc = shuffler_drain(sh, out->sink, job->jobs > 0 ? job->jobs : st_cpu_count(),
                             out->format == st_format_by_name("tfrecord"),
-                            job->progress ? drain_progress : NULL, &d, &cli_interrupted, &err);
+                            d.progress ? drain_progress : NULL, &d, &cli_interrupted, &err);
     }
     shuffler_close(sh);
 written:
@@ -704,7 +758,7 @@ written:
     out->inputs = job->paths;
     out->ninputs = job->npaths;
     if (rc == ST_OK)
-        rc = cli_output_commit(cmd, out, &err);
+        rc = cli_output_commit(out, &err);
     if (rc < 0) {
         cli_output_abort(out);
         if (rc == ST_ECANCELED && cli_interrupted)

@@ -4,8 +4,8 @@
 #define ST_CLI_OUTPUT_H
 
 #include "cli.h"
-#include "convert_pipeline.h"
-#include "output_set.h"
+#include "../lib/convert_pipeline.h"
+#include "../lib/output_set.h"
 
 #include "../formats/format.h"
 #include "../src/shard.h"
@@ -54,15 +54,16 @@ int cli_output_publish(cli_output *out, st_error *err);
 const char *cli_output_side_path(const cli_output *out, const char *path);
 /* Checks that the manifest (or feature spec) may be written at path. */
 int cli_output_check_path(const cli_output *out, const char *path, st_error *err);
-/* Prefixes "path: " to a message about that file unless it names it already. */
-int cli_output_error_at(st_error *err, const char *path);
-int cli_output_commit(const cli_command *cmd, cli_output *out, st_error *err);
+int cli_output_commit(cli_output *out, st_error *err);
 void cli_output_abort(cli_output *out);
 /* Runs the job into shards: derives a schema first when the writer needs
  * one, shuffles when asked, then finishes the shards and writes the
  * manifest and feature spec.  On failure everything written is removed. */
 int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bool shuffle,
                    uint64_t seed, const char *options_json);
+/* convert_job.progress for the progress line: ctx is the cli_progress,
+ * which also shows the drain after a shuffle. */
+void cli_output_progress(void *ctx, const convert_progress *p);
 /* A note naming how many shards got no record (--shards above the record count). */
 void cli_output_note_empty(const cli_command *cmd, const cli_output *out);
 void cli_output_summary(const cli_command *cmd, const cli_output *out, const convert_job *job,

@@ -17,3 +17,18 @@ void st_error_text(const char *path, const st_error *err, char *out, size_t cap)
     else
         snprintf(out, cap, "%s", msg);
 }
+
+/* Puts "path: " before a message that does not already start with it. */
+int st_error_at(st_error *err, const char *path)
+{
+    size_t n = strlen(path);
+    if (strncmp(err->msg, path, n) == 0 && err->msg[n] == ':')
+        return err->code;
+    /* Remote messages name the URL as shown, with its secrets redacted. */
+    char shown_buf[2048];
+    const char *shown = st_url_shown(path, shown_buf, sizeof shown_buf);
+    n = shown ? strlen(shown) : 0;
+    if (n && strncmp(err->msg, shown, n) == 0 && err->msg[n] == ':')
+        return err->code;
+    return st_error_prefix(err, "%s: ", path);
+}

@@ -11,4 +11,8 @@
 /* path may be NULL.  Always NUL-terminates out (cap > 0). */
 void st_error_text(const char *path, const st_error *err, char *out, size_t cap);
 
+/* Puts "path: " before err's message unless it already starts with the
+ * path (or with the path as shown, for a URL); returns err->code. */
+int st_error_at(st_error *err, const char *path);
+
 #endif

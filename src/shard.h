@@ -13,10 +13,11 @@
  * unique to the run (TMP_PREFIX00003, created with O_EXCL) and keep them
  * until every shard is complete; only then does st_shard_sink_publish()
  * rename them all to their final names, so that a run has one commit point
- * (the CLI writes a journal of these renames first: cli/output_set.c).  A
- * failed or interrupted run removes everything it wrote (abort); a killed
- * one leaves only hidden temporary names behind.  Remote shards (--shards
- * only) are uploaded under their final names, committed one by one. */
+ * (the output set writes a journal of these renames first:
+ * lib/output_set.h).  A failed or interrupted run removes everything it
+ * wrote (abort); a killed one leaves only hidden temporary names behind.
+ * Remote shards (--shards only) are uploaded under their final names,
+ * committed one by one. */
 #ifndef ST_SHARD_H
 #define ST_SHARD_H
 

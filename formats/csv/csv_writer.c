@@ -289,7 +289,7 @@ static void text_close(void *priv)
 
 /* A JSON key is UTF-8: a name that is not would be written with U+FFFD
  * for its bad bytes, another name (two could become one key), so it is
- * refused (the rules of every format: cli/output_names.c). */
+ * refused (the rules of every format: lib/output_names.c). */
 static int name_not_utf8(const st_bytes *name, st_error *err)
 {
     char shown[256];

@@ -1,16 +1,17 @@
 /* The output-set protocol (see output_set.h). */
 #include "output_set.h"
 
-#include "../lib/journal.h"
-#include "../lib/json_read.h"
-#include "../lib/manifest_shards.h"
-#include "../lib/task_infix.h"
+#include "journal.h"
+#include "json_read.h"
+#include "manifest_shards.h"
+#include "task_infix.h"
 
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,44 @@
 #include <unistd.h>
 
 #define TMP_MARK JOURNAL_TMP_MARK
+
+/* ---- voice -------------------------------------------------------------------- */
+
+void output_set_note(const output_set *set, const char *fmt, ...)
+{
+    if (!set->voice.note)
+        return;
+    char small[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    /* A note is never cut short (it names paths): a long one is made in full. */
+    char *line = (size_t)n < sizeof small ? NULL : malloc((size_t)n + 1);
+    if (line) {
+        va_start(ap, fmt);
+        vsnprintf(line, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    set->voice.note(set->voice.ctx, line ? line : small);
+    free(line);
+}
+
+int output_set_refuse(const output_set *set, int code, const char *fmt, ...)
+{
+    if (set->voice.refuse) {
+        /* Cut at 4095 bytes, as the command line cuts its messages. */
+        char msg[4096];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        set->voice.refuse(set->voice.ctx, msg);
+    }
+    return code;
+}
 
 /* ---- names -------------------------------------------------------------------- */
 
@@ -288,14 +327,11 @@ static void sort_unique_earlier(output_set *set)
 
 /* Lists every output of an earlier run with this prefix.  Any of them that
  * is not a regular file is refused outright. */
-static int find_earlier(const cli_command *cmd, output_set *set, const char *manifest,
-                        const char *feature_spec)
+static int find_earlier(output_set *set, const char *manifest, const char *feature_spec)
 {
     DIR *d = opendir(dir_or_dot(set));
-    if (!d) {
-        cli_error(cmd, "%s: %s", dir_or_dot(set), strerror(errno));
-        return EXIT_USAGE;
-    }
+    if (!d)
+        return output_set_refuse(set, ST_EUSAGE, "%s: %s", dir_or_dot(set), strerror(errno));
     struct dirent *e;
     char path[8400];
     while ((e = readdir(d))) {
@@ -304,8 +340,7 @@ static int find_earlier(const cli_command *cmd, output_set *set, const char *man
         join(path, sizeof path, set->dir, e->d_name);
         if (output_set_add_earlier(set, path) != ST_OK) {
             closedir(d);
-            cli_error(cmd, "out of memory");
-            return EXIT_DAMAGED;
+            return output_set_refuse(set, ST_ENOMEM, "out of memory");
         }
     }
     closedir(d);
@@ -317,10 +352,8 @@ static int find_earlier(const cli_command *cmd, output_set *set, const char *man
     }
     for (size_t i = 0; i < set->nearlier; i++) {
         st_error err = {0};
-        if (st_output_name_check(set->earlier[i], true, &err) < 0) {
-            cli_error(cmd, "%s", err.msg);
-            return EXIT_USAGE;
-        }
+        if (st_output_name_check(set->earlier[i], true, &err) < 0)
+            return output_set_refuse(set, ST_EUSAGE, "%s", err.msg);
     }
     /* The files an earlier manifest lists belong to its set, wherever the
      * pattern above would not find them. */
@@ -331,29 +364,26 @@ static int find_earlier(const cli_command *cmd, output_set *set, const char *man
     /* Under --task, a --manifest that every task names alike holds another
      * task's list: replacing it would lose that task's manifest. */
     if (set->other_task[0] && manifest) {
-        cli_error(cmd,
-                  "%s: this manifest lists %s, a shard of another task of this distributed run; every "
-                  "task would write the same --manifest.  Give each task its own (with its index in the "
-                  "name), or leave --manifest out: each task then writes %s-taskIIIII-of-NNNNN.manifest.json",
-                  manifest, set->other_task, set->prefix);
-        return EXIT_USAGE;
+        return output_set_refuse(set, ST_EUSAGE, "%s: this manifest lists %s, a shard of another task of this "
+                                 "distributed run; every task would write the same --manifest.  Give each task "
+                                 "its own (with its index in the name), or leave --manifest out: each task then "
+                                 "writes %s-taskIIIII-of-NNNNN.manifest.json",
+                                 manifest, set->other_task, set->prefix);
     }
 
-    return output_set_check_earlier(cmd, set);
+    return output_set_check_earlier(set);
 }
 
-int output_set_check_earlier(const cli_command *cmd, output_set *set)
+int output_set_check_earlier(output_set *set)
 {
     sort_unique_earlier(set);
     if (set->nearlier && !set->force) {
-        cli_error(cmd,
-                  "%s: an output of an earlier run with the prefix %s exists (%zu file%s of that set); "
-                  "refusing to mix two sets.  --force replaces the earlier set: its files are removed "
-                  "once the new set is complete",
-                  set->earlier[0], set->prefix, set->nearlier, set->nearlier == 1 ? "" : "s");
-        return EXIT_USAGE;
+        return output_set_refuse(set, ST_EUSAGE, "%s: an output of an earlier run with the prefix %s exists (%zu "
+                                 "file%s of that set); refusing to mix two sets.  --force replaces the earlier "
+                                 "set: its files are removed once the new set is complete",
+                                 set->earlier[0], set->prefix, set->nearlier, set->nearlier == 1 ? "" : "s");
     }
-    return EXIT_OK;
+    return ST_OK;
 }
 
 /* ---- open ------------------------------------------------------------------------- */
@@ -375,8 +405,7 @@ static void host_name(char *out, size_t cap)
 
 /* Takes one lock, explaining a refusal; takes over a dead run's lock and
  * cleans up after it. */
-static int take_lock(const cli_command *cmd, output_set *set, output_lock *l, const char *path,
-                     bool exclusive)
+static int take_lock(output_set *set, output_lock *l, const char *path, bool exclusive)
 {
     char record[512], host[256], before[512];
     host_name(host, sizeof host);
@@ -391,17 +420,13 @@ static int take_lock(const cli_command *cmd, output_set *set, output_lock *l, co
             snprintf(who, sizeof who, "run (pid %ld on %s)", pid, owner_host);
         else
             snprintf(who, sizeof who, "run (tasks of a distributed run)");
-        cli_error(cmd,
-                  "%s: another %s is writing outputs with the prefix %s; wait for it to finish.  "
-                  "A lock left by a run that died is taken over by itself; remove %s only if its "
-                  "run is gone and the lock is still held (a lock shared over NFS)",
-                  path, who, set->prefix, path);
-        return EXIT_USAGE;
+        return output_set_refuse(set, ST_EUSAGE, "%s: another %s is writing outputs with the prefix %s; wait for "
+                                 "it to finish.  A lock left by a run that died is taken over by itself; remove "
+                                 "%s only if its run is gone and the lock is still held (a lock shared over NFS)",
+                                 path, who, set->prefix, path);
     }
-    if (rc < 0) {
-        cli_error(cmd, "%s", err.msg);
-        return EXIT_USAGE;
-    }
+    if (rc < 0)
+        return output_set_refuse(set, ST_EUSAGE, "%s", err.msg);
     if (exclusive && before[0]) {
         long pid = 0;
         char owner_host[256] = "", tag[64] = "";
@@ -413,30 +438,29 @@ static int take_lock(const cli_command *cmd, output_set *set, output_lock *l, co
         set->dead_same_host = strcmp(owner_host, host) == 0;
         snprintf(set->dead_tag, sizeof set->dead_tag, "%s", tag);
         snprintf(set->dead_lock, sizeof set->dead_lock, "%s", path);
-        fprintf(stderr, "shardtool %s: %s: took over the lock of a run that is no longer running (pid %ld on %s)\n",
-                cmd->name, path, pid, owner_host);
+        output_set_note(set, "%s: took over the lock of a run that is no longer running (pid %ld on %s)", path, pid,
+                        owner_host);
     }
-    return EXIT_OK;
+    return ST_OK;
 }
 
 /* The manifest and the feature spec are two files, and neither may take
  * the name of one of the set's own files (a shard, an index, the lock, the
  * journal): one would replace the other, or vanish when the lock or
  * journal is removed. */
-static int check_named_outputs(const cli_command *cmd, const output_set *set, const char *manifest,
-                               const char *feature_spec)
+static int check_named_outputs(const output_set *set, const char *manifest, const char *feature_spec)
 {
     char a[8400], b[8400], dir[8400];
     if (manifest && feature_spec && real_name(manifest, a, sizeof a) && real_name(feature_spec, b, sizeof b) &&
         strcmp(a, b) == 0) {
-        cli_error(cmd, "%s: --manifest and --feature-spec name the same file; give each its own name",
-                  feature_spec);
-        return EXIT_USAGE;
+        return output_set_refuse(set, ST_EUSAGE, "%s: --manifest and --feature-spec name the same file; give each "
+                                 "its own name",
+                                 feature_spec);
     }
     char probe[4200];
     snprintf(probe, sizeof probe, "%sx", set->dir);
     if (!real_name(probe, dir, sizeof dir))
-        return EXIT_OK;
+        return ST_OK;
     dir[strlen(dir) - 1] = '\0'; /* "/real/dir/" */
     const char *named[] = {manifest, feature_spec};
     const char *option[] = {"--manifest", "--feature-spec"};
@@ -447,12 +471,11 @@ static int check_named_outputs(const cli_command *cmd, const output_set *set, co
         if (strncmp(a, dir, strlen(dir)) != 0 || strchr(base, '/') || ends_with(base, ".manifest.json") ||
             classify(set, base) == NOT_OURS)
             continue;
-        cli_error(cmd, "%s %s: that is the name of one of the output set's own files (a shard, an index, "
-                  "its lock or its journal); give another name, such as %s%s",
-                  option[i], named[i], set->prefix, i == 0 ? ".manifest.json" : ".spec.json");
-        return EXIT_USAGE;
+        return output_set_refuse(set, ST_EUSAGE, "%s %s: that is the name of one of the output set's own files (a "
+                                 "shard, an index, its lock or its journal); give another name, such as %s%s",
+                                 option[i], named[i], set->prefix, i == 0 ? ".manifest.json" : ".spec.json");
     }
-    return EXIT_OK;
+    return ST_OK;
 }
 
 typedef struct {
@@ -473,14 +496,13 @@ static int compare_file_ids(const void *a, const void *b)
  * data/train -f" run twice would double every record.  The earlier set
  * alone (reshaping it in place, or split merging a prefix's task shards)
  * is fine. */
-static int refuse_earlier_set_among_inputs(const cli_command *cmd, const output_set *set, char *const *inputs,
-                                           size_t ninputs)
+static int refuse_earlier_set_among_inputs(const output_set *set, char *const *inputs, size_t ninputs)
 {
     if (!set->nearlier || !ninputs)
-        return EXIT_OK;
+        return ST_OK;
     file_id *ids = malloc(set->nearlier * sizeof *ids);
     if (!ids)
-        return EXIT_OK; /* a check, not a requirement */
+        return ST_OK; /* a check, not a requirement */
     size_t n = 0;
     for (size_t i = 0; i < set->nearlier; i++) {
         struct stat st;
@@ -503,20 +525,18 @@ static int refuse_earlier_set_among_inputs(const cli_command *cmd, const output_
     }
     free(ids);
     if (!earlier || !other)
-        return EXIT_OK;
-    cli_error(cmd,
-              "%s: an output of an earlier run with the prefix %s is among this run's inputs, with other "
-              "inputs such as %s: its records would be read a second time beside their source.  Leave it "
-              "out of the inputs (name the source files, or a glob that matches only them), or write to a "
-              "prefix outside the input directory",
-              earlier, set->prefix, other);
-    return EXIT_USAGE;
+        return ST_OK;
+    return output_set_refuse(set, ST_EUSAGE, "%s: an output of an earlier run with the prefix %s is among this "
+                             "run's inputs, with other inputs such as %s: its records would be read a second time "
+                             "beside their source.  Leave it out of the inputs (name the source files, or a glob "
+                             "that matches only them), or write to a prefix outside the input directory",
+                             earlier, set->prefix, other);
 }
 
-int output_set_check_inputs(const cli_command *cmd, const output_set *set, const char *manifest,
-                            const char *feature_spec, char *const *inputs, size_t ninputs)
+int output_set_check_inputs(const output_set *set, const char *manifest, const char *feature_spec,
+                            char *const *inputs, size_t ninputs)
 {
-    int status = set->local ? refuse_earlier_set_among_inputs(cmd, set, inputs, ninputs) : EXIT_OK;
+    int status = set->local ? refuse_earlier_set_among_inputs(set, inputs, ninputs) : ST_OK;
     if (status)
         return status;
     const char *named[] = {manifest, feature_spec};
@@ -529,27 +549,27 @@ int output_set_check_inputs(const cli_command *cmd, const output_set *set, const
             if (strcmp(inputs[k], "-") == 0 || st_path_is_remote(inputs[k]) || stat(inputs[k], &in) != 0 ||
                 in.st_ino != out.st_ino || in.st_dev != out.st_dev)
                 continue;
-            cli_error(cmd, "%s %s: that is one of this run's inputs (%s), which writing it would replace; "
-                      "give another name", option[i], named[i], inputs[k]);
-            return EXIT_USAGE;
+            return output_set_refuse(set, ST_EUSAGE, "%s %s: that is one of this run's inputs (%s), which writing "
+                                     "it would replace; give another name",
+                                     option[i], named[i], inputs[k]);
         }
     }
-    return EXIT_OK;
+    return ST_OK;
 }
 
 /* The shared PREFIX.lock lets tasks of any count in; tasks of another
  * count (--task I/M, M != N) are another distributed run, refused as a
  * second plain run is.  Each task holds its own lock first, so of two runs
  * starting together at least one sees the other's. */
-static int refuse_other_distributed_run(const cli_command *cmd, const output_set *set)
+static int refuse_other_distributed_run(const output_set *set)
 {
     DIR *d = opendir(dir_or_dot(set));
     if (!d)
-        return EXIT_OK;
+        return ST_OK;
     size_t blen = strlen(set->base);
     struct dirent *e;
-    int status = EXIT_OK;
-    while (status == EXIT_OK && (e = readdir(d))) {
+    int status = ST_OK;
+    while (status == ST_OK && (e = readdir(d))) {
         unsigned long long i, n;
         const char *name = e->d_name;
         if (strncmp(name, set->base, blen) != 0 || !cli_task_infix_parse(name + blen, ".lock", &i, &n) ||
@@ -560,24 +580,24 @@ static int refuse_other_distributed_run(const cli_command *cmd, const output_set
         int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0)
             continue;
-        if (flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
-            cli_error(cmd,
-                      "%s: a distributed run of %llu tasks is writing outputs with the prefix %s; this "
-                      "task (%llu of %llu) belongs to another run.  Wait for it to finish, or give this "
-                      "run its own prefix",
-                      path, n, set->prefix, set->task, set->tasks);
-            status = EXIT_USAGE;
-        }
+        if (flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK)
+            status = output_set_refuse(set, ST_EUSAGE,
+                                       "%s: a distributed run of %llu tasks is writing outputs with the prefix %s; "
+                                       "this task (%llu of %llu) belongs to another run.  Wait for it to finish, "
+                                       "or give this run its own prefix",
+                                       path, n, set->prefix, set->task, set->tasks);
         close(fd);
     }
     closedir(d);
     return status;
 }
 
-int output_set_open(const cli_command *cmd, output_set *set, const char *prefix, const char *infix,
+int output_set_open(output_set *set, const output_set_voice *voice, const char *prefix, const char *infix,
                     uint64_t task_shards, const char *manifest, const char *feature_spec, bool force, bool verbose)
 {
     memset(set, 0, sizeof *set);
+    if (voice)
+        set->voice = *voice;
     set->opened = true;
     set->lock.fd = set->set_lock.fd = -1;
     set->force = force;
@@ -600,7 +620,7 @@ int output_set_open(const cli_command *cmd, output_set *set, const char *prefix,
         /* Object storage: a lock object, and the earlier set found by
          * listing the prefix (output_remote.c). */
         make_tag(set);
-        return output_remote_open(cmd, set, manifest, feature_spec);
+        return output_remote_open(set, manifest, feature_spec);
     }
     /* A manifest sent to standard output or to object storage is no file
      * of this directory's set. */
@@ -608,7 +628,7 @@ int output_set_open(const cli_command *cmd, output_set *set, const char *prefix,
         manifest = NULL;
     if (feature_spec && (strcmp(feature_spec, "-") == 0 || st_path_is_remote(feature_spec)))
         feature_spec = NULL;
-    int named_status = check_named_outputs(cmd, set, manifest, feature_spec);
+    int named_status = check_named_outputs(set, manifest, feature_spec);
     if (named_status)
         return named_status;
     make_tag(set);
@@ -621,13 +641,13 @@ int output_set_open(const cli_command *cmd, output_set *set, const char *prefix,
     int status;
     if (set->tasks) {
         snprintf(path, sizeof path, "%s.lock", set->prefix);
-        if ((status = take_lock(cmd, set, &set->set_lock, path, false)))
+        if ((status = take_lock(set, &set->set_lock, path, false)))
             return status;
     }
     snprintf(path, sizeof path, "%s%s.lock", set->prefix, set->infix);
-    if ((status = take_lock(cmd, set, &set->lock, path, true)))
+    if ((status = take_lock(set, &set->lock, path, true)))
         return status;
-    if (set->tasks && (status = refuse_other_distributed_run(cmd, set)))
+    if (set->tasks && (status = refuse_other_distributed_run(set)))
         return status;
     st_test_kill_point("locked", 0);
 
@@ -637,31 +657,30 @@ int output_set_open(const cli_command *cmd, output_set *set, const char *prefix,
     if (lstat(set->journal, &st) == 0) {
         output_rollback r;
         if (!output_set_roll_back(set, set->journal, &r)) {
-            cli_error(cmd, "%s: not a journal that shardtool wrote (%s): it is left alone and nothing is "
-                      "removed.  If no run is writing %s, look at it and remove it",
-                      set->journal, r.why, set->prefix);
-            return EXIT_USAGE;
+            return output_set_refuse(set, ST_EUSAGE, "%s: not a journal that shardtool wrote (%s): it is left "
+                                     "alone and nothing is removed.  If no run is writing %s, look at it and "
+                                     "remove it",
+                                     set->journal, r.why, set->prefix);
         }
         unlink(set->journal);
         output_set_sync_dir(set);
-        fprintf(stderr, "shardtool %s: %s: rolled back the unfinished commit of a run that was stopped "
-                "(removed %zu file%s, moved back %zu file%s of the earlier set)\n", cmd->name, set->journal,
-                r.removed, r.removed == 1 ? "" : "s", r.restored, r.restored == 1 ? "" : "s");
+        output_set_note(set, "%s: rolled back the unfinished commit of a run that was stopped (removed %zu file%s, "
+                        "moved back %zu file%s of the earlier set)", set->journal, r.removed,
+                        r.removed == 1 ? "" : "s", r.restored, r.restored == 1 ? "" : "s");
         if (r.stuck) {
             /* Left under the dead run's temporary names: those stay. */
-            fprintf(stderr, "shardtool %s: %zu file%s of the earlier set could not be moved back (another "
-                    "file holds the name): left under %s" TMP_MARK "*-old*\n", cmd->name, r.stuck,
-                    r.stuck == 1 ? "" : "s", set->dir);
+            output_set_note(set, "%zu file%s of the earlier set could not be moved back (another file holds the "
+                            "name): left under %s" TMP_MARK "*-old*", r.stuck, r.stuck == 1 ? "" : "s", set->dir);
             set->took_over = false;
         }
     }
     if (set->took_over) {
         size_t n = remove_dead_temps(set, set->dead_tag, set->dead_pid, set->dead_same_host);
         if (n)
-            fprintf(stderr, "shardtool %s: %s: removed %zu temporary file%s of the run that was stopped\n",
-                    cmd->name, set->dead_lock, n, n == 1 ? "" : "s");
+            output_set_note(set, "%s: removed %zu temporary file%s of the run that was stopped", set->dead_lock, n,
+                            n == 1 ? "" : "s");
     }
-    return find_earlier(cmd, set, manifest, feature_spec);
+    return find_earlier(set, manifest, feature_spec);
 }
 
 void output_set_close(output_set *set)

@@ -29,14 +29,29 @@
  * created only where none is, the earlier set is found by listing the
  * prefix, and --force deletes it once the new manifest is written
  * (output_remote.h). */
-#ifndef ST_CLI_OUTPUT_SET_H
-#define ST_CLI_OUTPUT_SET_H
+#ifndef ST_LIB_OUTPUT_SET_H
+#define ST_LIB_OUTPUT_SET_H
 
-#include "cli.h"
-#include "../lib/output_lock.h"
+#include "output_lock.h"
 
 #include "../src/replaced_files.h"
 #include "../src/shard.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* How the output set speaks: a note says what it did (a lock taken over,
+ * a commit rolled back, the earlier set removed), a line without the
+ * command's name or a newline; a refusal gives the message of why the run
+ * cannot go on, and the call then returns a negative code (ST_EUSAGE for
+ * a refusal of what was asked; ST_ENOMEM, or the code of a failed remote
+ * request, otherwise).  NULL callbacks say nothing. */
+typedef struct output_set_voice {
+    void (*note)(void *ctx, const char *line);
+    void (*refuse)(void *ctx, const char *msg);
+    void *ctx;
+} output_set_voice;
 
 typedef struct output_set {
     bool opened;
@@ -79,20 +94,22 @@ typedef struct output_set {
     char lock_url[4200];
     bool lock_object_held;
     char lock_record[512];
+    output_set_voice voice;
 } output_set;
 
-/* Claims the prefix for this run; prints why not and returns the exit
- * status.  manifest / feature_spec: the paths this run will write (or
- * NULL).  infix: "-taskIIIII-of-NNNNN" under --task, else NULL; task_shards:
- * the task's --shards S (its shards are numbered I*S ... of N*S), or 0. */
-int output_set_open(const cli_command *cmd, output_set *set, const char *prefix, const char *infix,
+/* Claims the prefix for this run; a refusal says why (voice) and returns a
+ * negative code.  manifest / feature_spec: the paths this run will write
+ * (or NULL).  infix: "-taskIIIII-of-NNNNN" under --task, else NULL;
+ * task_shards: the task's --shards S (its shards are numbered I*S ... of
+ * N*S), or 0. */
+int output_set_open(output_set *set, const output_set_voice *voice, const char *prefix, const char *infix,
                     uint64_t task_shards, const char *manifest, const char *feature_spec, bool force, bool verbose);
-/* Refuses (prints why, returns exit status 2) a manifest or feature spec
- * that is one of this run's inputs (--force would replace the input), and
+/* Refuses (says why, returns ST_EUSAGE) a manifest or feature spec that
+ * is one of this run's inputs (--force would replace the input), and
  * inputs that hold files of the earlier set together with other files
  * (the earlier set's records would be read again beside their source). */
-int output_set_check_inputs(const cli_command *cmd, const output_set *set, const char *manifest,
-                            const char *feature_spec, char *const *inputs, size_t ninputs);
+int output_set_check_inputs(const output_set *set, const char *manifest, const char *feature_spec,
+                            char *const *inputs, size_t ninputs);
 /* Where to write the manifest or feature spec whose final path is path:
  * a temporary name of this run when it is in the prefix's own directory
  * (renamed at the commit, and rolled back with the shards), else path. */
@@ -103,8 +120,7 @@ const char *output_set_side_path(const output_set *set, const char *path);
  * removes the earlier set's files and says so.  Files that were this run's
  * inputs are removed only where the new set takes their names (split
  * merging the task shards of a prefix keeps them). */
-int output_set_commit(const cli_command *cmd, output_set *set, st_shard_sink *sink, char *const *inputs,
-                      size_t ninputs, st_error *err);
+int output_set_commit(output_set *set, st_shard_sink *sink, char *const *inputs, size_t ninputs, st_error *err);
 /* After a failure: rolls back what the journal names (the caller has
  * aborted the sink), removes the journal. */
 void output_set_abort(output_set *set);
@@ -112,6 +128,11 @@ void output_set_abort(output_set *set);
 void output_set_close(output_set *set);
 
 /* ---- shared by output_set.c, output_commit.c and output_rollback.c ---- */
+
+/* A note through the set's voice. */
+void output_set_note(const output_set *set, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A refusal through the set's voice; returns code. */
+int output_set_refuse(const output_set *set, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Whether name (in the prefix's directory) is one this run writes or an
  * earlier run of the prefix wrote: a shard, an index, its manifest, its
@@ -121,19 +142,19 @@ bool output_set_own_name(const output_set *set, const char *name);
 /* Adds a file (or object URL) of the earlier set; duplicates are dropped
  * by output_set_check_earlier. */
 int output_set_add_earlier(output_set *set, const char *path);
-/* Sorts the earlier set's names and refuses it (prints why, returns the
- * exit status) unless --force. */
-int output_set_check_earlier(const cli_command *cmd, output_set *set);
+/* Sorts the earlier set's names and refuses it (says why, returns
+ * ST_EUSAGE) unless --force. */
+int output_set_check_earlier(output_set *set);
 
 /* ---- object storage (output_remote.c) ---- */
 
 /* Takes the lock object PREFIX[INFIX].lock and lists the prefix for an
  * earlier set (refused without --force). */
-int output_remote_open(const cli_command *cmd, output_set *set, const char *manifest, const char *feature_spec);
+int output_remote_open(output_set *set, const char *manifest, const char *feature_spec);
 /* After the new manifest is written: deletes the earlier set's objects
  * that the new set did not replace, except this run's inputs. */
-int output_remote_commit(const cli_command *cmd, output_set *set, const st_shard_sink *sink, char *const *inputs,
-                         size_t ninputs, st_error *err);
+int output_remote_commit(output_set *set, const st_shard_sink *sink, char *const *inputs, size_t ninputs,
+                         st_error *err);
 /* Removes the lock object when this run created it. */
 void output_remote_close(output_set *set);
 

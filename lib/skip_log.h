@@ -1,7 +1,7 @@
 /* The damaged records (or Avro blocks) split --skip-corrupt skipped: where
- * each was, for -v and for the manifest. */
-#ifndef ST_CLI_SKIP_LOG_H
-#define ST_CLI_SKIP_LOG_H
+ * each was, for -v (cli/cmd_split.c prints them) and for the manifest. */
+#ifndef ST_LIB_SKIP_LOG_H
+#define ST_LIB_SKIP_LOG_H
 
 #include "../src/json.h"
 
@@ -31,8 +31,6 @@ void skip_log_init(skip_log *l, const char *unit);
 void skip_log_free(skip_log *l);
 /* st_read_options.on_skip: ctx is the skip_log. */
 void skip_log_add(void *ctx, const char *path, uint64_t index, uint64_t offset, const char *why);
-/* One line per skip on stderr: "shardtool CMD: skipped PATH: record I at byte offset O: why". */
-void skip_log_print(const skip_log *l, const char *cmd);
 /* {"count": N, "records": [{"path", "index", "offset", "error"}...]} as a
  * manifest member's value; NULL when nothing was skipped (malloc'd). */
 char *skip_log_json(const skip_log *l);

@@ -11,7 +11,7 @@
  * run removes. */
 #include "output_set.h"
 
-#include "../lib/journal.h"
+#include "journal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -215,11 +215,11 @@ typedef struct removal {
     bool more;
 } removal;
 
-static void note_removed(const cli_command *cmd, const output_set *set, removal *r, const char *path)
+static void note_removed(const output_set *set, removal *r, const char *path)
 {
     r->removed++;
     if (set->verbose)
-        fprintf(stderr, "shardtool %s: removed %s (earlier set)\n", cmd->name, path);
+        output_set_note(set, "removed %s (earlier set)", path);
     char pat[512];
     pattern_of(set, path, pat, sizeof pat);
     bool seen = false;
@@ -235,8 +235,7 @@ static void note_removed(const cli_command *cmd, const output_set *set, removal 
  * threads, replaced_files.h), and so do the earlier set's files outside
  * the prefix's directory, except the new set's own and this run's inputs.
  * A file whose name the new set took counts as replaced, not removed. */
-static void remove_earlier(const cli_command *cmd, output_set *set, const st_shard_sink *sink,
-                           char *const *inputs, size_t ninputs)
+static void remove_earlier(output_set *set, const st_shard_sink *sink, char *const *inputs, size_t ninputs)
 {
     removal r = {0};
     for (size_t i = 0; i < set->nearlier; i++) {
@@ -245,7 +244,7 @@ static void remove_earlier(const cli_command *cmd, output_set *set, const st_sha
         if (set->aside && set->aside[i]) {
             st_replaced_files_hold(&set->released, set->aside[i]);
             if (unlink(set->aside[i]) == 0 && lstat(path, &st) != 0)
-                note_removed(cmd, set, &r, path);
+                note_removed(set, &r, path);
             continue;
         }
         if (lstat(path, &st) != 0)
@@ -256,28 +255,27 @@ static void remove_earlier(const cli_command *cmd, output_set *set, const st_sha
             continue;
         }
         if (!ours && unlink(path) == 0)
-            note_removed(cmd, set, &r, path);
+            note_removed(set, &r, path);
     }
     st_replaced_files_release(&set->released);
     if (r.kept)
-        fprintf(stderr, "shardtool %s: --force: kept %zu file%s of the earlier output set that %s this "
-                "run's input%s\n", cmd->name, r.kept, r.kept == 1 ? "" : "s", r.kept == 1 ? "was" : "were",
-                r.kept == 1 ? "" : "s");
+        output_set_note(set, "--force: kept %zu file%s of the earlier output set that %s this run's input%s", r.kept,
+                        r.kept == 1 ? "" : "s", r.kept == 1 ? "was" : "were", r.kept == 1 ? "" : "s");
     if (!r.removed)
         return;
-    fprintf(stderr, "shardtool %s: --force: removed %zu file%s of the earlier output set (", cmd->name,
-            r.removed, r.removed == 1 ? "" : "s");
+    char patterns[sizeof r.patterns + 2 * 4] = "";
+    size_t len = 0;
     for (size_t k = 0; k < r.npatterns; k++)
-        fprintf(stderr, "%s%s", k ? ", " : "", r.patterns[k]);
-    fprintf(stderr, "%s)%s\n", r.more ? ", ..." : "", set->verbose ? "" : "; -v names them");
+        len += (size_t)snprintf(patterns + len, sizeof patterns - len, "%s%s", k ? ", " : "", r.patterns[k]);
+    output_set_note(set, "--force: removed %zu file%s of the earlier output set (%s%s)%s", r.removed,
+                    r.removed == 1 ? "" : "s", patterns, r.more ? ", ..." : "", set->verbose ? "" : "; -v names them");
 }
 
-int output_set_commit(const cli_command *cmd, output_set *set, st_shard_sink *sink, char *const *inputs,
-                      size_t ninputs, st_error *err)
+int output_set_commit(output_set *set, st_shard_sink *sink, char *const *inputs, size_t ninputs, st_error *err)
 {
     if (!set->local) {
         int rc = st_shard_sink_publish(sink, err);
-        return rc < 0 ? rc : output_remote_commit(cmd, set, sink, inputs, ninputs, err);
+        return rc < 0 ? rc : output_remote_commit(set, sink, inputs, ninputs, err);
     }
     int rc = choose_aside(set, sink, inputs, ninputs, err);
     if (rc == ST_OK)
@@ -297,7 +295,7 @@ int output_set_commit(const cli_command *cmd, output_set *set, st_shard_sink *si
     set->journal_written = false;
     output_set_sync_dir(set);
     st_test_kill_point("committed", 0);
-    remove_earlier(cmd, set, sink, inputs, ninputs);
+    remove_earlier(set, sink, inputs, ninputs);
     return ST_OK;
 }
 

@@ -18,8 +18,8 @@
  * be gone. */
 #include "output_set.h"
 
-#include "../lib/json_read.h"
-#include "../lib/manifest_read.h"
+#include "json_read.h"
+#include "manifest_read.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -81,25 +81,23 @@ static void describe_holder(const lock_holder *h, char *out, size_t cap)
         snprintf(out, cap, "run (pid %ld on %s)", h->pid, h->host);
 }
 
-static int refuse_lock(const cli_command *cmd, const output_set *set, const lock_holder *h, bool alive)
+static int refuse_lock(const output_set *set, const lock_holder *h, bool alive)
 {
     char who[400];
     describe_holder(h, who, sizeof who);
     if (alive)
-        cli_error(cmd, "%s: another %s is writing outputs with the prefix %s; wait for it to finish",
-                  set->lock_url, who, set->prefix);
-    else
-        cli_error(cmd,
-                  "%s: another %s is writing outputs with the prefix %s; wait for it to finish.  An object "
-                  "store cannot tell whether that run is alive: if it is gone (killed, or its machine lost), "
-                  "--force (or --resume) takes the lock over",
-                  set->lock_url, who, set->prefix);
-    return EXIT_USAGE;
+        return output_set_refuse(set, ST_EUSAGE, "%s: another %s is writing outputs with the prefix %s; wait for "
+                                 "it to finish",
+                                 set->lock_url, who, set->prefix);
+    return output_set_refuse(set, ST_EUSAGE, "%s: another %s is writing outputs with the prefix %s; wait for it to "
+                             "finish.  An object store cannot tell whether that run is alive: if it is gone "
+                             "(killed, or its machine lost), --force (or --resume) takes the lock over",
+                             set->lock_url, who, set->prefix);
 }
 
 /* Creates the lock object, or takes over a dead run's (or, with --force,
  * any run's not alive on this host). */
-static int take_lock(const cli_command *cmd, output_set *set)
+static int take_lock(output_set *set)
 {
     char host[256];
     this_host(host, sizeof host);
@@ -123,7 +121,7 @@ static int take_lock(const cli_command *cmd, output_set *set)
                 rc = st_remote_get_small(set->lock_url, &text, &len, &err);
                 if (rc == ST_OK && strcmp(text, set->lock_record) == 0) {
                     free(text);
-                    return EXIT_OK;
+                    return ST_OK;
                 }
                 set->lock_object_held = false;
                 if (rc == ST_ENOTFOUND) {
@@ -136,37 +134,35 @@ static int take_lock(const cli_command *cmd, output_set *set)
         }
         if (rc != ST_OK) {
             free(text);
-            cli_error(cmd, "%s: cannot take the lock of the prefix %s: %s", set->lock_url, set->prefix, err.msg);
-            return cli_exit_for(rc);
+            return output_set_refuse(set, rc, "%s: cannot take the lock of the prefix %s: %s",
+                                     set->lock_url, set->prefix, err.msg);
         }
         if (strcmp(text, set->lock_record) == 0) {
             /* Ours: the conditional write went through but its answer was
              * lost, and the retry found the key taken (by this run). */
             free(text);
             set->lock_object_held = true;
-            return EXIT_OK;
+            return ST_OK;
         }
         lock_holder h;
         parse_holder(text, &h);
         free(text);
         bool dead = holder_dead_here(&h);
         if (!dead && (!set->force || holder_alive_here(&h)))
-            return refuse_lock(cmd, set, &h, holder_alive_here(&h));
+            return refuse_lock(set, &h, holder_alive_here(&h));
         char who[400];
         describe_holder(&h, who, sizeof who);
-        if ((rc = st_remote_delete(set->lock_url, &err)) != ST_OK) {
-            cli_error(cmd, "%s: cannot remove the lock to take it over: %s", set->lock_url, err.msg);
-            return cli_exit_for(rc);
-        }
+        if ((rc = st_remote_delete(set->lock_url, &err)) != ST_OK)
+            return output_set_refuse(set, rc, "%s: cannot remove the lock to take it over: %s",
+                                     set->lock_url, err.msg);
         if (dead)
-            fprintf(stderr, "shardtool %s: %s: took over the lock of a run that is no longer running (pid %ld "
-                    "on %s)\n", cmd->name, set->lock_url, h.pid, h.host);
+            output_set_note(set, "%s: took over the lock of a run that is no longer running (pid %ld on %s)",
+                            set->lock_url, h.pid, h.host);
         else
-            fprintf(stderr, "shardtool %s: %s: --force: took over the lock of a %s\n", cmd->name, set->lock_url,
-                    who);
+            output_set_note(set, "%s: --force: took over the lock of a %s", set->lock_url, who);
     }
-    cli_error(cmd, "%s: the lock object keeps changing; is another run starting?", set->lock_url);
-    return EXIT_USAGE;
+    return output_set_refuse(set, ST_EUSAGE, "%s: the lock object keeps changing; is another run starting?",
+                             set->lock_url);
 }
 
 static int compare_urls(const void *a, const void *b)
@@ -222,7 +218,7 @@ static bool object_exists(const char *url)
 
 /* Lists the prefix for the outputs of an earlier run (and the shards its
  * manifest lists); refused without --force. */
-static int look_for_earlier(const cli_command *cmd, output_set *set)
+static int look_for_earlier(output_set *set)
 {
     for (size_t i = 0; i < set->nearlier; i++)
         free(set->earlier[i]);
@@ -231,10 +227,9 @@ static int look_for_earlier(const cli_command *cmd, output_set *set)
     size_t n;
     st_error err = {0};
     int rc = st_remote_list_prefix(set->prefix, &urls, &n, &err);
-    if (rc != ST_OK) {
-        cli_error(cmd, "%s: cannot list the prefix to look for an earlier output set: %s", set->prefix, err.msg);
-        return cli_exit_for(rc);
-    }
+    if (rc != ST_OK)
+        return output_set_refuse(set, rc, "%s: cannot list the prefix to look for an earlier output set: %s",
+                                 set->prefix, err.msg);
     size_t dirlen = strlen(set->dir);
     for (size_t i = 0; i < n; i++) {
         const char *name = urls[i] + dirlen;
@@ -256,10 +251,10 @@ static int look_for_earlier(const cli_command *cmd, output_set *set)
             add_manifest_shards(set, set->earlier[i], urls, n);
     }
     st_remote_free_urls(urls, n);
-    return output_set_check_earlier(cmd, set);
+    return output_set_check_earlier(set);
 }
 
-int output_remote_open(const cli_command *cmd, output_set *set, const char *manifest_url, const char *feature_spec)
+int output_remote_open(output_set *set, const char *manifest_url, const char *feature_spec)
 {
     const char *named[] = {manifest_url, feature_spec};
     for (size_t i = 0; i < 2; i++)
@@ -268,10 +263,10 @@ int output_remote_open(const cli_command *cmd, output_set *set, const char *mani
     /* Looked for first, so that a run refused for an earlier set writes
      * nothing, not even its lock; then again with the lock held, the look
      * that counts (a run that finished in between is seen). */
-    int status = set->force ? EXIT_OK : look_for_earlier(cmd, set);
-    if (status == EXIT_OK)
-        status = take_lock(cmd, set);
-    return status ? status : look_for_earlier(cmd, set);
+    int status = set->force ? ST_OK : look_for_earlier(set);
+    if (status == ST_OK)
+        status = take_lock(set);
+    return status ? status : look_for_earlier(set);
 }
 
 static bool in_new_set(const output_set *set, const st_shard_sink *sink, const char *url)
@@ -284,8 +279,8 @@ static bool in_new_set(const output_set *set, const st_shard_sink *sink, const c
     return strcmp(url, set->side[0]) == 0 || strcmp(url, set->side[1]) == 0;
 }
 
-int output_remote_commit(const cli_command *cmd, output_set *set, const st_shard_sink *sink, char *const *inputs,
-                         size_t ninputs, st_error *err)
+int output_remote_commit(output_set *set, const st_shard_sink *sink, char *const *inputs, size_t ninputs,
+                         st_error *err)
 {
     (void)err;
     size_t removed = 0, kept = 0, failed = 0;
@@ -313,21 +308,22 @@ int output_remote_commit(const cli_command *cmd, output_set *set, const st_shard
         if (!removed++)
             first = url;
         if (set->verbose)
-            fprintf(stderr, "shardtool %s: removed %s (earlier set)\n", cmd->name, url);
+            output_set_note(set, "removed %s (earlier set)", url);
     }
     if (kept)
-        fprintf(stderr, "shardtool %s: --force: kept %zu object%s of the earlier output set that %s this run's "
-                "input%s\n", cmd->name, kept, kept == 1 ? "" : "s", kept == 1 ? "was" : "were", kept == 1 ? "" : "s");
+        output_set_note(set, "--force: kept %zu object%s of the earlier output set that %s this run's input%s", kept,
+                        kept == 1 ? "" : "s", kept == 1 ? "was" : "were", kept == 1 ? "" : "s");
     if (removed)
-        fprintf(stderr, "shardtool %s: --force: removed %zu object%s of the earlier output set (%s%s)%s\n",
-                cmd->name, removed, removed == 1 ? "" : "s", first, removed > 1 ? ", ..." : "",
-                set->verbose ? "" : "; -v names them");
+        output_set_note(set, "--force: removed %zu object%s of the earlier output set (%s%s)%s", removed,
+                        removed == 1 ? "" : "s", first, removed > 1 ? ", ..." : "",
+                        set->verbose ? "" : "; -v names them");
     if (failed)
         /* The new set is complete and its manifest written: the run has
          * done its work, and what is left over is named. */
-        fprintf(stderr, "shardtool %s: warning: %zu object%s of the earlier output set could not be removed "
-                "(%s: %s); remove %s by hand, or verify --manifest names %s\n", cmd->name, failed,
-                failed == 1 ? "" : "s", failed_one, why, failed == 1 ? "it" : "them", failed == 1 ? "it" : "them");
+        output_set_note(set, "warning: %zu object%s of the earlier output set could not be removed (%s: %s); "
+                        "remove %s by hand, or verify --manifest names %s",
+                        failed, failed == 1 ? "" : "s", failed_one, why, failed == 1 ? "it" : "them",
+                        failed == 1 ? "it" : "them");
     return ST_OK;
 }
 
@@ -348,19 +344,17 @@ void output_remote_close(output_set *set)
 
 #else
 
-int output_remote_open(const cli_command *cmd, output_set *set, const char *manifest_url, const char *feature_spec)
+int output_remote_open(output_set *set, const char *manifest_url, const char *feature_spec)
 {
     (void)set;
     (void)manifest_url;
     (void)feature_spec;
-    (void)cmd;
-    return EXIT_OK; /* without remote support the first upload says so */
+    return ST_OK; /* without remote support the first upload says so */
 }
 
-int output_remote_commit(const cli_command *cmd, output_set *set, const st_shard_sink *sink, char *const *inputs,
-                         size_t ninputs, st_error *err)
+int output_remote_commit(output_set *set, const st_shard_sink *sink, char *const *inputs, size_t ninputs,
+                         st_error *err)
 {
-    (void)cmd;
     (void)set;
     (void)sink;
     (void)inputs;

@@ -1,6 +1,6 @@
 #include "convert_pipeline.h"
-#include "../lib/empty_columns.h"
-#include "output.h"
+#include "empty_columns.h"
+#include "error_text.h"
 
 #include "../src/pipeline.h"
 
@@ -182,7 +182,7 @@ static int open_next_source(run_state *rs, st_error *err)
     int rc = st_reader_open(path, job->from, job->ro, &s->reader, err);
     if (rc < 0) {
         free(s);
-        return cli_output_error_at(err, path);
+        return st_error_at(err, path);
     }
     s->path = path;
     s->index = rs->next_path - 1;
@@ -191,7 +191,7 @@ static int open_next_source(run_state *rs, st_error *err)
     if (!job->ro->payload_only && empty_columns_collect(s->reader, &job->input_columns, err) < 0) {
         st_reader_close(s->reader);
         free(s);
-        return cli_output_error_at(err, path);
+        return st_error_at(err, path);
     }
     if (job->checks && input_checks_opened(job->checks, path, s->reader, err) < 0) {
         st_reader_close(s->reader);
@@ -638,8 +638,10 @@ static int consume_item(run_state *rs, item *it, st_error *err)
     job->bytes_in = it->input_offset;
     if (!job->check_stats && st_feature_stats_merge(&job->stats, &it->stats))
         return st_error_set(err, ST_ENOMEM, "out of memory");
-    if (job->progress)
-        cli_progress_update(job->progress, job->records, job->bytes_in);
+    if (job->progress) {
+        convert_progress p = {job->records, job->bytes_in};
+        job->progress(job->progress_ctx, &p);
+    }
     return ST_OK;
 }
 

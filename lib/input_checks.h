@@ -10,13 +10,16 @@
  *     --strict an error.
  *
  * The inputs are taken in order by the producer thread only: no lock. */
-#ifndef ST_CLI_INPUT_CHECKS_H
-#define ST_CLI_INPUT_CHECKS_H
+#ifndef ST_LIB_INPUT_CHECKS_H
+#define ST_LIB_INPUT_CHECKS_H
 
 #include "../formats/format.h"
 
 #include <stdbool.h>
 #include <stdint.h>
+
+/* Names a message lists before "and N more". */
+#define INPUT_CHECKS_NAMES_SHOWN 8
 
 typedef struct input_columns {
     char *path;
@@ -57,9 +60,12 @@ int input_checks_ended(input_checks *c, size_t index, st_reader *r, st_error *er
  * input that gave none held a header and no rows (a note, or with
  * --strict an error). */
 int input_checks_counted(input_checks *c, char *const *paths, const uint64_t *records, st_error *err);
-/* Notes: inputs with a header only, and with --union-by-name the columns
- * each input lacks. */
-void input_checks_print_notes(const char *cmd, const input_checks *c);
+/* For the notes (c->header_only names the inputs with a header only):
+ * with --union-by-name over two inputs or more, calls each() for every
+ * input that lacks some of the inputs' columns, in input order, with the
+ * names it lacks (sorted).  Out of memory, it stops without a word. */
+void input_checks_lacking(const input_checks *c,
+                          void (*each)(void *ctx, const char *path, char *const *lacks, size_t n), void *ctx);
 void input_checks_free(input_checks *c);
 
 #endif

@@ -9,12 +9,11 @@
  *                          worker that finished the next unit in order.
  * Because units are consumed in order and encoding is deterministic, the
  * output is byte-identical whatever the number of workers. */
-#ifndef ST_CLI_CONVERT_PIPELINE_H
-#define ST_CLI_CONVERT_PIPELINE_H
+#ifndef ST_LIB_CONVERT_PIPELINE_H
+#define ST_LIB_CONVERT_PIPELINE_H
 
-#include "../lib/column_kinds.h"
+#include "column_kinds.h"
 #include "input_checks.h"
-#include "progress.h"
 
 #include "../formats/format.h"
 #include "../src/feature_stats.h"
@@ -29,6 +28,12 @@ typedef struct convert_lossy_column {
     uint64_t count, whole;
     double example;          /* the first one, in input order */
 } convert_lossy_column;
+
+/* Where a run is, for a progress display (convert_job.progress). */
+typedef struct convert_progress {
+    uint64_t records;                   /* records emitted so far */
+    uint64_t bytes_in;                  /* input bytes consumed so far */
+} convert_progress;
 
 typedef int (*convert_emit_fn)(void *ctx, const uint8_t *encoded, size_t len, st_error *err);
 
@@ -58,7 +63,10 @@ struct convert_job {
                        const st_record *rec, size_t len, st_error *err);
     int jobs;
     volatile sig_atomic_t *cancel;
-    cli_progress *progress;
+    /* Called after each unit's records are emitted, in order, on the
+     * thread that emitted them (NULL: none). */
+    void (*progress)(void *ctx, const convert_progress *p);
+    void *progress_ctx;
     uint64_t total_input_bytes;         /* for progress; 0 when unknown */
     /* Distributed runs over fewer inputs than tasks: this task keeps only
      * the units (CSV chunks, row groups, blocks) with sequence number
@@ -116,10 +124,6 @@ struct convert_job {
      * ask for it: st_csv_options.speculate). */
     bool opened_text;
 };
-
-/* Prints the notes on what changed without stopping the run (values
- * narrowed to float32, by column); cli/convert_notes.c. */
-void convert_print_notes(const char *cmd, const convert_job *job);
 
 /* Frees the results (statistics, lossy columns). */
 void convert_job_free_results(convert_job *job);

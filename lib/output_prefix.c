@@ -1,5 +1,6 @@
 #include "output_prefix.h"
 
+#include "../formats/format.h"
 #include "../src/stream.h"
 
 #include <stdio.h>
@@ -53,31 +54,24 @@ static bool is_directory(const char *prefix)
     return !st_path_is_remote(prefix) && stat(prefix, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-int cli_output_prefix(const cli_command *cmd, const char *given, const char *ext, bool quiet,
-                      char *out, size_t cap)
+output_prefix_result output_prefix_normalise(const char *given, char *out, size_t cap)
 {
     if (strcmp(given, "-") == 0)
-        return cli_usage_error(cmd, "-o -: shards are files, not a stream; to write records to "
-                                    "standard output use 'shardtool cat --format tfrecord FILE...' (or "
-                                    "--format json), or give a prefix such as -o out/train");
+        return OUTPUT_PREFIX_STDOUT;
     int n;
+    output_prefix_result what;
     if (is_directory(given)) {
         size_t len = strlen(given);
         while (len > 1 && given[len - 1] == '/')
             len--;
         n = snprintf(out, cap, "%.*s/%s", (int)len, given, DIR_PART);
-        if (n >= 0 && (size_t)n < cap && !quiet)
-            fprintf(stderr, "shardtool %s: note: -o %s is a directory: writing %s-NNNNN-of-NNNNN%s in it\n",
-                    cmd->name, given, out, ext);
+        what = OUTPUT_PREFIX_DIRECTORY;
     } else {
         size_t keep = without_extension(given);
         n = snprintf(out, cap, "%.*s", (int)keep, given);
-        if (n >= 0 && (size_t)n < cap && keep < strlen(given) && !quiet)
-            fprintf(stderr, "shardtool %s: note: -o %s: each shard's name gets its own extension, "
-                            "so the prefix is %s (%s-NNNNN-of-NNNNN%s)\n",
-                    cmd->name, given, out, out, ext);
+        what = keep < strlen(given) ? OUTPUT_PREFIX_EXTENSION : OUTPUT_PREFIX_AS_GIVEN;
     }
     if (n < 0 || (size_t)n >= cap)
-        return cli_usage_error(cmd, "-o %s: the prefix is too long", given);
-    return EXIT_OK;
+        return OUTPUT_PREFIX_TOO_LONG;
+    return what;
 }

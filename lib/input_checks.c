@@ -21,8 +21,6 @@
 #include <string.h>
 #include <strings.h>
 
-#define NAMES_SHOWN 8
-
 static int by_name(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -123,17 +121,17 @@ static int compare(const input_columns *first, const input_columns *here, bool u
     while (i < nhere || j < nthere) {
         int c = i >= nhere ? 1 : j >= nthere ? -1 : strcasecmp(only_here[i], only_there[j]);
         if (c == 0) {
-            if (cased.items++ < NAMES_SHOWN)
+            if (cased.items++ < INPUT_CHECKS_NAMES_SHOWN)
                 add(&cased, "%s'%s' here", cased.items > 1 ? ", " : "", only_here[i]);
-            if (cased.items <= NAMES_SHOWN)
+            if (cased.items <= INPUT_CHECKS_NAMES_SHOWN)
                 add(&cased, " is '%s' there%s", only_there[j], "");
             i++, j++;
         } else if (c < 0) {
-            if (extra.items++ < NAMES_SHOWN)
+            if (extra.items++ < INPUT_CHECKS_NAMES_SHOWN)
                 add(&extra, "%s'%s'", extra.items > 1 ? ", " : "", only_here[i]);
             i++;
         } else {
-            if (lacking.items++ < NAMES_SHOWN)
+            if (lacking.items++ < INPUT_CHECKS_NAMES_SHOWN)
                 add(&lacking, "%s'%s'", lacking.items > 1 ? ", " : "", only_there[j]);
             j++;
         }
@@ -152,8 +150,8 @@ static int compare(const input_columns *first, const input_columns *here, bool u
     char more[3][48] = {"", "", ""};
     const text *parts[3] = {&cased, &extra, &lacking};
     for (int k = 0; k < 3; k++)
-        if (parts[k]->items > NAMES_SHOWN)
-            snprintf(more[k], sizeof more[k], " and %zu more", parts[k]->items - NAMES_SHOWN);
+        if (parts[k]->items > INPUT_CHECKS_NAMES_SHOWN)
+            snprintf(more[k], sizeof more[k], " and %zu more", parts[k]->items - INPUT_CHECKS_NAMES_SHOWN);
     char what[7000];
     snprintf(what, sizeof what, "%s%s%s%s%s%s%s%s%s%s%s%s",
              cased.items ? cased.buf : "", more[0], cased.items ? " (names that differ only in case)" : "",
@@ -319,11 +317,9 @@ int input_checks_counted(input_checks *c, char *const *paths, const uint64_t *re
     return ST_OK;
 }
 
-void input_checks_print_notes(const char *cmd, const input_checks *c)
+void input_checks_lacking(const input_checks *c,
+                          void (*each)(void *ctx, const char *path, char *const *lacks, size_t n), void *ctx)
 {
-    for (size_t i = 0; i < c->nheader_only; i++)
-        fprintf(stderr, "shardtool %s: note: %s: a header and no rows: no records from it (--strict "
-                        "makes this an error)\n", cmd, c->header_only[i]);
     if (!c->union_by_name || c->ninputs < 2)
         return;
     /* The union of every input's columns, and what each one lacks of it. */
@@ -348,15 +344,8 @@ void input_checks_print_notes(const char *cmd, const input_checks *c)
         char **lacks = names_missing(&all, &c->inputs[i], &n);
         if (!lacks)
             break;
-        if (n) {
-            fprintf(stderr, "shardtool %s: note: %s lacks %zu of the inputs' columns (--union-by-name: "
-                            "absent from its records):", cmd, c->inputs[i].path, n);
-            for (size_t k = 0; k < n && k < NAMES_SHOWN; k++)
-                fprintf(stderr, "%s %s", k ? "," : "", lacks[k]);
-            if (n > NAMES_SHOWN)
-                fprintf(stderr, " and %zu more", n - NAMES_SHOWN);
-            fputc('\n', stderr);
-        }
+        if (n)
+            each(ctx, c->inputs[i].path, lacks, n);
         free(lacks);
     }
     free(all.names);

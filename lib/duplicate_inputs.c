@@ -1,10 +1,9 @@
 /* Inputs named twice (see duplicate_inputs.h). */
 #include "duplicate_inputs.h"
 
-#include "../src/url_redact.h"
+#include "../src/stream.h"
 
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -33,13 +32,13 @@ static int compare_ids(const void *a, const void *b)
     return x->at < y->at ? -1 : x->at > y->at;
 }
 
-int cli_refuse_duplicate_inputs(const cli_command *cmd, char *const *paths, size_t npaths)
+bool duplicate_inputs_find(char *const *paths, size_t npaths, size_t *first, size_t *again)
 {
     if (npaths < 2)
-        return EXIT_OK;
+        return false;
     input_id *ids = calloc(npaths, sizeof *ids);
     if (!ids)
-        return EXIT_OK; /* a check, not a requirement: go on without it */
+        return false; /* a check, not a requirement: go on without it */
     size_t n = 0;
     for (size_t i = 0; i < npaths; i++) {
         struct stat st;
@@ -51,20 +50,17 @@ int cli_refuse_duplicate_inputs(const cli_command *cmd, char *const *paths, size
             ids[n++] = (input_id){st.st_dev, st.st_ino, NULL, i};
     }
     qsort(ids, n, sizeof *ids, compare_ids);
-    int status = EXIT_OK;
-    for (size_t i = 1; i < n && status == EXIT_OK; i++) {
+    bool found = false;
+    for (size_t i = 1; i < n && !found; i++) {
         const input_id *a = &ids[i - 1], *b = &ids[i];
         bool same = a->url ? b->url && strcmp(a->url, b->url) == 0
                            : !b->url && a->dev == b->dev && a->ino == b->ino;
         if (!same)
             continue;
-        char shown_a[1024], shown_b[1024];
-        cli_error(cmd, "%s: this input is given twice (also as %s, through the arguments, a directory "
-                  "or a glob), so each of its records would be written twice; name each input once",
-                  st_url_shown(paths[b->at], shown_b, sizeof shown_b),
-                  st_url_shown(paths[a->at], shown_a, sizeof shown_a));
-        status = EXIT_USAGE;
+        *first = a->at;
+        *again = b->at;
+        found = true;
     }
     free(ids);
-    return status;
+    return found;
 }

@@ -1,9 +1,9 @@
 /* --resume (see resume.h). */
 #include "resume.h"
 
-#include "../lib/input_identity.h"
-#include "../lib/json_read.h"
-#include "../lib/manifest_read.h"
+#include "input_identity.h"
+#include "json_read.h"
+#include "manifest_read.h"
 
 #include "../src/crc32c.h"
 #include "../src/remote/remote.h"
@@ -247,25 +247,25 @@ bool resume_check(const char *manifest_path, const char *options_json, bool inde
     return all;
 }
 
-bool resume_plan(const cli_output *out, const char *options_json, st_shard_keep **keep, size_t *kept,
+bool resume_plan(const char *manifest_path, const st_shard_options *o, const char *extension,
+                 st_compression compression, const char *options_json, st_shard_keep **keep, size_t *kept,
                  bool *inputs_changed, char *why, size_t whycap)
 {
     *inputs_changed = false;
     *keep = NULL;
     *kept = 0;
     snprintf(why, whycap, "no manifest");
-    if (!out->want_manifest)
+    if (!manifest_path)
         return false;
     /* The names this run gives its shards (--shards only: with a size or
      * record limit they are known only at the end, so only a finished run
      * is kept). */
-    const st_shard_options *o = &out->sopt;
     size_t n = o->mode == ST_SHARD_BY_COUNT ? (size_t)o->count : 0;
     char **names = n ? calloc(n, sizeof *names) : NULL;
     st_shard_keep *k = n ? calloc(n, sizeof *k) : NULL;
     size_t named = 0;
     char ext[128], name[8400];
-    st_shard_extension(ext, sizeof ext, out->format->writer->extension, out->wopt.compression);
+    st_shard_extension(ext, sizeof ext, extension, compression);
     uint64_t total = o->number_total ? o->number_total : o->count;
     for (size_t i = 0; names && k && i < n; i++) {
         if (st_shard_name(name, sizeof name, o->prefix, NULL, o->number_base + i, total, ext) ||
@@ -274,7 +274,7 @@ bool resume_plan(const cli_output *out, const char *options_json, st_shard_keep 
         named++;
     }
     bool complete = named == n && names && k;
-    bool finished = resume_check(out->manifest_path, options_json, o->index, complete ? names : NULL,
+    bool finished = resume_check(manifest_path, options_json, o->index, complete ? names : NULL,
                                  complete ? n : 0, k, kept, inputs_changed, why, whycap);
     for (size_t i = 0; i < named; i++)
         free(names[i]);

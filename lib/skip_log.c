@@ -3,8 +3,6 @@
 #include "../src/buf.h"
 #include "../src/url_redact.h"
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,23 +54,6 @@ void skip_log_add(void *ctx, const char *path, uint64_t index, uint64_t offset, 
     }
 done:
     pthread_mutex_unlock(&l->lock);
-}
-
-void skip_log_print(const skip_log *l, const char *cmd)
-{
-    for (size_t i = 0; i < l->count; i++) {
-        const skip_entry *e = &l->items[i];
-        /* The reader's message names the record (or block) and its offset
-         * already; one that does not gets them here. */
-        if (strncmp(e->why, l->unit, strlen(l->unit)) == 0)
-            fprintf(stderr, "shardtool %s: skipped %s: %s\n", cmd, e->path, e->why);
-        else
-            fprintf(stderr, "shardtool %s: skipped %s: %s %" PRIu64 " at offset %" PRIu64 ": %s\n", cmd,
-                    e->path, l->unit, e->index, e->offset, e->why);
-    }
-    if (l->total > l->count)
-        fprintf(stderr, "shardtool %s: ... and %" PRIu64 " more damaged %ss (only the first %zu are listed)\n",
-                cmd, l->total - l->count, l->unit, l->count);
 }
 
 char *skip_log_json(const skip_log *l)

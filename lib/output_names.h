@@ -2,18 +2,14 @@
  * output's schema before any shard is opened, so that a name the format
  * (or its common readers) cannot take is refused with the way out rather
  * than written as a file nobody can open or as a different name. */
-#ifndef ST_CLI_OUTPUT_NAMES_H
-#define ST_CLI_OUTPUT_NAMES_H
+#ifndef ST_LIB_OUTPUT_NAMES_H
+#define ST_LIB_OUTPUT_NAMES_H
 
 #include "../src/error.h"
 #include "../src/record.h"
 
 /* 0, or ST_EUNSUPPORTED and a message naming the first feature `format` (an
  * output format's name: "parquet", "csv" ...) cannot hold. */
-int cli_output_names_check(const char *format, const st_schema *schema, st_error *err);
-
-/* The notes that say which names a format wrote as others (Avro fields
- * named after features that are not Avro names): never a silent rename. */
-void cli_output_name_notes(const char *cmd, const char *format, const st_schema *schema);
+int output_names_check(const char *format, const st_schema *schema, st_error *err);
 
 #endif

@@ -10,7 +10,7 @@
  * inode, same size) are removed or moved back. */
 #include "output_set.h"
 
-#include "../lib/journal.h"
+#include "journal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -14,15 +14,14 @@
  * the sink counts the records dealt to a kept shard instead of writing
  * them (st_shard_options.keep).  Anything else of the run's own is
  * replaced, as --force would. */
-#ifndef ST_CLI_RESUME_H
-#define ST_CLI_RESUME_H
+#ifndef ST_LIB_RESUME_H
+#define ST_LIB_RESUME_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "output.h"
-
 #include "../src/shard.h"
+#include "../src/stream.h"
 
 /* Reads the manifest at manifest_path, written by an earlier run with
  * exactly these options, and checks every shard it lists.  names (n of
@@ -38,12 +37,15 @@
 bool resume_check(const char *manifest_path, const char *options_json, bool indexes, char *const *names,
                   size_t n, st_shard_keep *keep, size_t *kept, bool *inputs_changed, char *why, size_t whycap);
 
-/* --resume for the run `out` is about to make with these options: true
- * when its earlier run finished (nothing to do; *kept: its shards).  Else,
- * with --shards, *keep (malloc'd; NULL when none) marks the shards of the
- * earlier run that are intact, *kept of them, for out->sopt.keep; why
- * says what is missing or changed. */
-bool resume_plan(const cli_output *out, const char *options_json, st_shard_keep **keep, size_t *kept,
+/* --resume for the run about to be made with these options, its shards
+ * as `o` names them (with the writer's extension and the compression) and
+ * its manifest at manifest_path (NULL: none is written, so nothing is
+ * kept): true when its earlier run finished (nothing to do; *kept: its
+ * shards).  Else, with --shards, *keep (malloc'd; NULL when none) marks
+ * the shards of the earlier run that are intact, *kept of them, for
+ * o->keep; why says what is missing or changed. */
+bool resume_plan(const char *manifest_path, const st_shard_options *o, const char *extension,
+                 st_compression compression, const char *options_json, st_shard_keep **keep, size_t *kept,
                  bool *inputs_changed, char *why, size_t whycap);
 
 #endif

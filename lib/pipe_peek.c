@@ -1,14 +1,12 @@
 #include "pipe_peek.h"
 
-#include "cli.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-int cli_pipe_peek(const char *path, uint8_t *head, size_t want)
+int pipe_peek(const char *path, uint8_t *head, size_t want, const volatile sig_atomic_t *cancel)
 {
 #ifdef __linux__
     struct stat st;
@@ -24,7 +22,7 @@ int cli_pipe_peek(const char *path, uint8_t *head, size_t want)
         return -1;
     }
     ssize_t seen = -1;
-    while (!cli_interrupted) {
+    while (!(cancel && *cancel)) {
         /* tee copies what the pipe holds now, from its start, every time. */
         ssize_t n = tee(fd, p[1], want, SPLICE_F_NONBLOCK);
         if (n < 0 && errno != EAGAIN && errno != EINTR)
@@ -56,6 +54,7 @@ int cli_pipe_peek(const char *path, uint8_t *head, size_t want)
     (void)path;
     (void)head;
     (void)want;
+    (void)cancel;
     return -1;
 #endif
 }
