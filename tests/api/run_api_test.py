@@ -180,11 +180,11 @@ def build_against_install(build_root, source, sanitize, tmp):
     # Only the public header is installed.
     headers = [f for d, _, fs in os.walk(destdir) for f in fs if f.endswith(".h")]
     check(headers == ["shardtool.h"], "installed headers are only shardtool.h: %s" % headers)
-    check_python_install(destdir, libdir, source)
+    check_python_install(destdir, libdir, source, sanitize)
     return exe, dict(os.environ, LD_LIBRARY_PATH=libdir)
 
 
-def check_python_install(destdir, libdir, source):
+def check_python_install(destdir, libdir, source, sanitize):
     """The installed Python module: every file of python/shardtool is
     there, and Debian's python3 imports it from there, finding the library
     (here through LD_LIBRARY_PATH, as the destdir is not the prefix)."""
@@ -198,6 +198,11 @@ def check_python_install(destdir, libdir, source):
           "installed module files %s hold the source's %s and _install.py" % (got, want))
     env = {k: v for k, v in os.environ.items() if k not in ("SHARDTOOL_LIBRARY", "PYTHONPATH")}
     env.update(PYTHONPATH=os.path.dirname(packages[0]), LD_LIBRARY_PATH=libdir)
+    if sanitize and "address" in sanitize:
+        # python3 itself is not instrumented: the runtime must come first,
+        # and python's own allocations at exit are not ours to report.
+        asan = run([os.environ.get("CC", "cc"), "-print-file-name=libasan.so"]).stdout.decode().strip()
+        env.update(LD_PRELOAD=asan, ASAN_OPTIONS="detect_leaks=0")
     r = run(["/usr/bin/python3", "-c", "import shardtool; print(shardtool.__file__, shardtool.version())"], env=env)
     out = r.stdout.decode()
     check(r.returncode == 0 and out.startswith(packages[0]),
