@@ -16,6 +16,7 @@ shardtool.torch holds ShardDataset, a torch IterableDataset over the same
 reader (imported only when used: this module needs NumPy, not torch)."""
 
 import ctypes
+import os
 
 from . import _columns, _lib
 from ._lib import lib
@@ -81,6 +82,28 @@ def configure_remote(parallel=0, chunk_size=0, retries=-1, endpoint=None, no_sig
     err = _lib.Error()
     if lib.shardtool_remote_configure(ctypes.byref(o), ctypes.byref(err)) < 0:
         _raise(err)
+    global _remote_configured
+    _remote_configured = (os.getpid(), dict(parallel=parallel, chunk_size=chunk_size, retries=retries,
+                                            endpoint=endpoint, no_sign_request=no_sign_request, cacert=cacert,
+                                            stall_time=stall_time, connect_timeout=connect_timeout))
+
+
+_remote_configured = (None, None)
+
+
+def _configure_remote_once(options):
+    """configure_remote(**options) unless this process already has exactly
+    these settings (ShardDataset calls it in the parent and in each worker,
+    whether the workers were forked or spawned)."""
+    pid, current = _remote_configured
+    full = dict(parallel=0, chunk_size=0, retries=-1, endpoint=None, no_sign_request=False, cacert=None,
+                stall_time=0, connect_timeout=0)
+    full.update(options)
+    if pid == os.getpid():
+        if current != full:
+            raise ValueError("configure_remote was called in this process with other settings: %r" % current)
+        return
+    configure_remote(**full)
 
 
 def expand(inputs):

@@ -70,6 +70,9 @@ class ShardDataset(torch.utils.data.IterableDataset):
                      as object arrays or lists; the fastest way in.  Not
                      with shuffle_buffer, which shuffles records
     rank, world_size override torch.distributed and $RANK / $WORLD_SIZE
+    remote           a dict of shardtool.configure_remote's settings (parallel,
+                     chunk_size, retries, endpoint, ...), applied in this
+                     process and in every worker, forked or spawned
     format, compression, max_record_size, and any other keyword
                      (columns, exclude, types, delimiter, ...): as for shardtool.open
 
@@ -80,8 +83,12 @@ class ShardDataset(torch.utils.data.IterableDataset):
 
     def __init__(self, inputs, *, decode=True, shuffle_shards=False, shuffle_buffer=0, seed=0,
                  skip_corrupt=False, transform=None, rank=None, world_size=None, format=None,
-                 compression=None, max_record_size=0, batch_size=None, pad_value=0, **reader_options):
+                 compression=None, max_record_size=0, batch_size=None, pad_value=0, remote=None,
+                 **reader_options):
         super().__init__()
+        self.remote = dict(remote) if remote else None
+        if self.remote:
+            shardtool._configure_remote_once(self.remote)
         if batch_size is not None and shuffle_buffer:
             raise ValueError("shuffle_buffer shuffles records and batch_size yields whole batches: "
                              "use one, or batch_size=None with DataLoader(batch_size=..., collate_fn=collate)")
@@ -125,6 +132,8 @@ class ShardDataset(torch.utils.data.IterableDataset):
         return inputs
 
     def __iter__(self):
+        if self.remote:
+            shardtool._configure_remote_once(self.remote)
         index, count = self.share()
         reader = shardtool.open(self._ordered_inputs(), decode=self.decode, share=(index, count),
                                 skip_corrupt=self.skip_corrupt, batch_size=self.batch_size,
