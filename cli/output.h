@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "../lib/convert_pipeline.h"
+#include "../lib/output_run.h"
 #include "../lib/output_set.h"
 
 #include "../formats/format.h"
@@ -12,31 +13,8 @@
 
 extern const cli_option cli_output_options[];
 
-typedef struct cli_output {
-    const st_format *format;
-    st_write_options wopt;
-    st_shard_options sopt;
-    char prefix[4096];            /* -o as normalised (output_prefix.h) */
-    char infix[64];
-    bool want_manifest;           /* not --no-manifest */
-    char manifest_path[4096];     /* --manifest, or the default PREFIX[INFIX].manifest.json */
-    const char *feature_spec;
-    const struct skip_log *skips; /* what split --skip-corrupt skipped, for the manifest, or NULL */
-    bool force;
-    bool resume;                  /* --resume: this run (task) replaces its own unfinished outputs */
-    st_schema schema;
-    st_schema proven;             /* a schema from the first records: that of all records so far */
-    st_shard_sink *sink;
-    output_set set;               /* the lock, the earlier set, the journal */
-    char *const *inputs;          /* this run's inputs: never removed as an earlier set's */
-    size_t ninputs;
-    /* The directories this run created above the prefix: created_dirs
-     * from created_from on (its first byte is the first one made), so a
-     * failed run can remove them again when they are empty. */
-    char created_dirs[4096];
-    size_t created_from;
-    bool committed;
-} cli_output;
+/* The settings and state of a run into an output set (lib/output_run.h). */
+typedef output_run cli_output;
 
 /* Parses the output options and claims the prefix (output_set.h): refuses
  * an earlier run's outputs without --force, or a run already writing
