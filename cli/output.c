@@ -326,9 +326,30 @@ void cli_output_progress(void *ctx, const convert_progress *p)
 /* The drain after a shuffle is a phase of its own: it reports how many of
  * the shuffled records are written, instead of a reading line frozen
  * near its end. */
-static void drain_progress(void *ctx, uint64_t written, uint64_t total)
+void cli_output_drain_progress(void *ctx, uint64_t written, uint64_t total)
 {
     cli_progress_phase(ctx, "writing shuffled records", written, total);
+}
+
+int cli_output_status(const cli_command *cmd, int rc, int stage, const st_error *err)
+{
+    if (rc >= 0)
+        return EXIT_OK;
+    switch (stage) {
+    case OUTPUT_RUN_REFUSED:
+        return cli_exit_for(rc);
+    case OUTPUT_RUN_NOT_STARTED:
+        cli_error_at(cmd, NULL, err);
+        return cli_exit_for(rc);
+    default:
+        if (rc == ST_ECANCELED && cli_interrupted)
+            cli_error(cmd, "interrupted; removed the shards written so far");
+        else
+            cli_error_at(cmd, NULL, err);
+        /* A missing or unreachable input is status 2 even when it is found
+         * only while the run reads (remote inputs are opened then). */
+        return rc == ST_EUSAGE || cli_exit_for(rc) == EXIT_USAGE ? EXIT_USAGE : EXIT_DAMAGED;
+    }
 }
 
 int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bool shuffle,
@@ -337,25 +358,9 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
     st_error err = {0};
     int stage;
     void *progress = job->progress == cli_output_progress ? job->progress_ctx : NULL;
-    int rc = output_run_job(out, job, shuffle, seed, options_json, progress ? drain_progress : NULL, progress,
-                            &stage, &err);
-    if (rc >= 0)
-        return EXIT_OK;
-    switch (stage) {
-    case OUTPUT_RUN_REFUSED:
-        return cli_exit_for(rc);
-    case OUTPUT_RUN_NOT_STARTED:
-        cli_error_at(cmd, NULL, &err);
-        return cli_exit_for(rc);
-    default:
-        if (rc == ST_ECANCELED && cli_interrupted)
-            cli_error(cmd, "interrupted; removed the shards written so far");
-        else
-            cli_error_at(cmd, NULL, &err);
-        /* A missing or unreachable input is status 2 even when it is found
-         * only while the run reads (remote inputs are opened then). */
-        return rc == ST_EUSAGE || cli_exit_for(rc) == EXIT_USAGE ? EXIT_USAGE : EXIT_DAMAGED;
-    }
+    int rc = output_run_job(out, job, shuffle, seed, options_json, progress ? cli_output_drain_progress : NULL,
+                            progress, &stage, &err);
+    return cli_output_status(cmd, rc, stage, &err);
 }
 
 void cli_output_note_empty(const cli_command *cmd, const cli_output *out)

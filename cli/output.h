@@ -42,6 +42,11 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
 /* convert_job.progress for the progress line: ctx is the cli_progress,
  * which also shows the drain after a shuffle. */
 void cli_output_progress(void *ctx, const convert_progress *p);
+/* The drain after a shuffle (output_run_drain_fn): ctx is the cli_progress. */
+void cli_output_drain_progress(void *ctx, uint64_t written, uint64_t total);
+/* The exit status of an output_run_job that returned rc, having said why
+ * it failed at this stage (OUTPUT_RUN_*). */
+int cli_output_status(const cli_command *cmd, int rc, int stage, const st_error *err);
 /* A note naming how many shards got no record (--shards above the record count). */
 void cli_output_note_empty(const cli_command *cmd, const cli_output *out);
 void cli_output_summary(const cli_command *cmd, const cli_output *out, const convert_job *job,
