@@ -1,11 +1,8 @@
 /* shardtool convert: any supported input into sharded output. */
 #include "cli.h"
 #include "convert_verbose.h"
-#include "../lib/convert_dealing.h"
-#include "../lib/convert_pipeline.h"
+#include "../lib/convert_whole.h"
 #include "input.h"
-#include "../lib/input_identity.h"
-#include "../lib/resume.h"
 #include "output.h"
 #include "progress.h"
 
@@ -119,8 +116,8 @@ static void options_numbers(st_jsonw *w, const cli_command *cmd, const cli_value
 
 /* The run's options as JSON, for the manifest: what shaped the output, and
  * nothing that does not (no --jobs, no times). */
-static char *options_json(const cli_command *cmd, const cli_values *v, char **paths, size_t npaths, const char *to,
-                          const st_shard_options *sopt, uint64_t task, uint64_t tasks,
+static char *options_json(const cli_command *cmd, const cli_values *v, char *const *paths, size_t npaths,
+                          const char *to, const st_shard_options *sopt, uint64_t task, uint64_t tasks,
                           const char *dealing, const uint64_t *starts, uint64_t range_begin,
                           uint64_t range_end, const char *input_files)
 {
@@ -196,22 +193,6 @@ static char *options_json(const cli_command *cmd, const cli_values *v, char **pa
     return (char *)b.data;
 }
 
-/* The inputs' total size, for the progress line's ETA.  Unknown (0) when an
- * input is standard input or remote: opening an object only to learn its
- * size would fetch its first chunk twice. */
-static uint64_t total_size(char **paths, size_t n)
-{
-    uint64_t total = 0;
-    for (size_t i = 0; i < n; i++) {
-        struct stat st;
-        if (strcmp(paths[i], "-") == 0 || st_path_is_remote(paths[i]) || stat(paths[i], &st) != 0 ||
-            !S_ISREG(st.st_mode))
-            return 0;
-        total += (uint64_t)st.st_size;
-    }
-    return total;
-}
-
 /* The options of --to parquet, refused with any other output. */
 static int parquet_options(const cli_command *cmd, const cli_values *v, const st_format *to,
                            st_pq_write_options *po)
@@ -245,6 +226,62 @@ static int parquet_options(const cli_command *cmd, const cli_values *v, const st
     po->page_version = strcmp(cli_text(v, "page-version", "1"), "2") == 0 ? 2 : 1;
     po->bytes_binary = strcmp(cli_text(v, "bytes-as", "auto"), "binary") == 0;
     return EXIT_OK;
+}
+
+/* What the run's callbacks need (lib/convert_whole.h). */
+typedef struct convert_cli {
+    const cli_command *cmd;
+    const cli_values *v;
+    const char *to;
+    cli_input *in;
+    cli_output *out;
+    uint64_t jobs;
+    cli_progress progress;
+    bool started; /* the progress line's start */
+} convert_cli;
+
+static char *run_options_json(void *ctx, const convert_whole_share *share)
+{
+    convert_cli *c = ctx;
+    return options_json(c->cmd, c->v, share->paths, share->npaths, c->to, &c->out->sopt, share->task,
+                        share->tasks, share->dealing, share->starts, share->range_begin, share->range_end,
+                        share->input_files);
+}
+
+static void run_planned(void *ctx, const convert_whole_share *share)
+{
+    convert_cli *c = ctx;
+    if (cli_has(c->v, "verbose") && !cli_has(c->v, "quiet")) {
+        convert_say_inputs(c->cmd, c->in);
+        convert_say_plan(c->cmd, c->in, c->out, c->jobs, share->task, share->tasks, share->dealing,
+                         cli_has(c->v, "shuffle"));
+    }
+}
+
+static void run_note(void *ctx, const char *line)
+{
+    convert_cli *c = ctx;
+    fprintf(stderr, "shardtool %s: %s\n", c->cmd->name, line);
+}
+
+static void run_starting(void *ctx, const convert_job *job)
+{
+    convert_cli *c = ctx;
+    cli_prefetch_inputs(job->paths, job->npaths);
+    cli_progress_start(&c->progress, cli_progress_wanted(c->v), job->total_input_bytes);
+    c->started = true;
+}
+
+static void run_progress(void *ctx, const convert_progress *p)
+{
+    convert_cli *c = ctx;
+    cli_output_progress(&c->progress, p);
+}
+
+static void run_drain(void *ctx, uint64_t written, uint64_t total)
+{
+    convert_cli *c = ctx;
+    cli_output_drain_progress(&c->progress, written, total);
 }
 
 static int run_convert(const cli_command *cmd, cli_values *v)
@@ -291,168 +328,65 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         cli_output_free(&out);
         return status;
     }
-    /* The tasks of one run, each on its own node, see the inputs in one
-     * order whatever their shells' locales listed them in. */
-    if (tasks > 1)
-        input_identity_sort(in.paths, in.npaths);
-    /* What --resume and combine prove the inputs by, over all of them
-     * (before a task takes its share). */
-    char *input_files = input_identity_json(in.paths, in.npaths, tasks > 1 || out.resume);
-    if (!input_files) {
-        cli_error(cmd, "out of memory");
-        cli_input_free(&in);
-        cli_output_free(&out);
-        return EXIT_DAMAGED;
-    }
-    /* --widen: every input's columns first, so that the first record
-     * written already has its column's final kind; over all inputs, before
-     * a distributed run takes its share, so that every task agrees. */
-    column_kinds widen = {0};
-    st_schema widen_csv = {0};
-    bool widening = false;
-    /* --type, for the readers that do not apply it themselves. */
-    column_kinds forced = {0};
-    for (size_t i = 0; i < in.types.count; i++)
-        if (column_kinds_set(&forced, in.types.columns[i].name, in.types.columns[i].kind)) {
-            cli_error(cmd, "out of memory");
-            column_kinds_free(&forced);
-            free(input_files);
-            cli_input_free(&in);
-            cli_output_free(&out);
-            return EXIT_DAMAGED;
-        }
-    /* A JSON key holding text and numbers: an error, or bytes and a note. */
-    in.csv.widen_mixed_kinds = cli_has(v, "widen");
-    /* (One input read from standard input cannot be read twice; it can
-     * only disagree with itself, which TFRecord and JSON lines can.) */
-    if (cli_has(v, "widen") && !(in.npaths == 1 && strcmp(in.paths[0], "-") == 0)) {
-        st_error err = {0};
-        int rc = column_kinds_widen_plan(in.paths, in.npaths, in.format, &in.ro, &widen,
-                                         &widen_csv, &err);
-        if (rc < 0) {
-            cli_error_at(cmd, NULL, &err);
-            column_kinds_free(&widen);
-            column_kinds_free(&forced);
-            st_schema_free(&widen_csv);
-            free(input_files);
-            cli_input_free(&in);
-            cli_output_free(&out);
-            return cli_exit_for(rc);
-        }
-        in.csv.widen_types = &widen_csv;
-        widening = true;
-        /* What --type asks for wins over the widest kind. */
-        for (size_t i = 0; i < in.types.count; i++)
-            if (in.types.columns[i].kind != ST_KIND_NONE)
-                column_kinds_set(&widen, in.types.columns[i].name, in.types.columns[i].kind);
-    }
-    /* --delimiter, --quote and friends shape CSV / TSV output too. */
-    out.wopt.format_options = &in.csv;
-    /* The compressing shards' blocks go to as many threads as decoding. */
-    out.sopt.compress_threads = jobs > 0 ? (int)jobs : st_cpu_count();
-    if (out_format->writer == &st_pq_writer_ops) {
-        /* Row groups' column chunks are built on as many threads too. */
-        parquet.threads = out.sopt.compress_threads;
-        out.wopt.format_options = &parquet;
-    }
-    /* Each task's share of the inputs (lib/convert_dealing.h). */
-    convert_dealing deal;
-    convert_dealing_plan(in.paths, &in.npaths, in.ro.compression, task, tasks, &deal);
-    uint64_t *starts = deal.starts;
-    if (deal.chunk) {
-        if (!in.csv.chunk_size)
-            in.csv.chunk_size = deal.chunk;
-        in.ro.unit_bytes = deal.chunk;
-    }
-    const char *dealing = deal.how;
 
-    if (cli_has(v, "verbose") && !cli_has(v, "quiet")) {
-        convert_say_inputs(cmd, &in);
-        convert_say_plan(cmd, &in, &out, jobs, task, tasks, dealing, cli_has(v, "shuffle"));
-    }
-
-    cli_progress progress;
-    convert_job job = {
+    convert_cli c = {.cmd = cmd, .v = v, .to = to, .in = &in, .out = &out, .jobs = jobs};
+    convert_whole_settings s = {
         .paths = in.paths,
-        .npaths = in.npaths,
+        .npaths = &in.npaths,
         .from = in.format,
         .ro = &in.ro,
-        .writer = out_format->writer,
-        .wopt = &out.wopt,
-        .jobs = (int)jobs,
+        .csv = &in.csv,
+        .types = &in.types,
+        .out = &out,
+        .parquet = &parquet,
+        .task = task,
+        .tasks = tasks,
+        .jobs = jobs,
+        .shuffle = cli_has(v, "shuffle"),
+        .seed = seed,
+        .widen = cli_has(v, "widen"),
+        .union_by_name = cli_has(v, "union-by-name"),
+        .strict = cli_has(v, "strict"),
+        .quiet = cli_has(v, "quiet"),
+        .verbose = cli_has(v, "verbose"),
         .cancel = &cli_interrupted,
-        .progress = cli_output_progress,
-        .progress_ctx = &progress,
-        .task_index = deal.unit_task,
-        .task_count = deal.unit_tasks,
-        .widen = widening ? &widen : NULL,
-        .forced = forced.count ? &forced : NULL,
-        .input_starts = starts,
-        .range_begin = deal.range_begin,
-        .range_end = deal.range_end,
+        .ctx = &c,
+        .options_json = run_options_json,
+        .planned = run_planned,
+        .note = run_note,
+        .starting = run_starting,
+        .progress = run_progress,
+        .drain = run_drain,
     };
-    job.total_input_bytes = total_size(in.paths, in.npaths);
-    input_checks checks = {.union_by_name = cli_has(v, "union-by-name"), .strict = cli_has(v, "strict")};
-    job.checks = &checks;
-
-    char *opts = options_json(cmd, v, in.paths, in.npaths, to, &out.sopt, task, tasks, dealing, starts, deal.range_begin,
-                              deal.range_end, input_files);
-    free(input_files);
-    size_t kept = 0;
-    char why[8800] = "";
-    st_shard_keep *keep = NULL;
-    bool inputs_changed = false;
-    bool finished = out.resume && resume_plan(out.want_manifest ? out.manifest_path : NULL, &out.sopt,
-                                              out.format->writer->extension, out.wopt.compression, opts, &keep,
-                                              &kept, &inputs_changed, why, sizeof why);
-    if (inputs_changed) {
-        cli_error(cmd, "%s: --resume: %s; the earlier run's shards hold the records as they were, so none "
-                  "is kept: convert anew with --force (every task, in a distributed run)", out.manifest_path, why);
-        status = EXIT_DAMAGED;
+    convert_whole r;
+    st_error err = {0};
+    int stage;
+    int rc = convert_whole_run(&r, &s, &stage, &err);
+    if (rc < 0) {
+        switch (stage) {
+        case CONVERT_WHOLE_NOMEM:
+            cli_error(cmd, "out of memory");
+            status = EXIT_DAMAGED;
+            break;
+        case CONVERT_WHOLE_WIDEN:
+            cli_error_at(cmd, NULL, &err);
+            status = cli_exit_for(rc);
+            break;
+        case CONVERT_WHOLE_RESUME:
+            cli_error(cmd, "%s", err.msg);
+            status = EXIT_DAMAGED;
+            break;
+        default:
+            status = cli_output_status(cmd, rc, stage, &err);
+            break;
+        }
     }
-    if (finished || inputs_changed) {
-        /* Finished before (nothing is read or written again), or refused:
-         * either way the earlier set is left as it is. */
-        if (finished && !cli_has(v, "quiet"))
-            fprintf(stderr, "shardtool convert: %s: --resume: %s finished before; kept its %zu shard%s\n",
-                    out.manifest_path, tasks > 1 ? "this task" : "this run", kept, kept == 1 ? "" : "s");
-        free(opts);
-        free(keep);
-        free(starts);
-        convert_job_free_results(&job);
-        input_checks_free(&checks);
-        column_kinds_free(&widen);
-        column_kinds_free(&forced);
-        st_schema_free(&widen_csv);
-        cli_input_free(&in);
-        out.committed = true;
-        cli_output_free(&out);
-        return status;
+    if (c.started) {
+        cli_progress_end(&c.progress, status == EXIT_OK);
+        if (status == EXIT_OK && !cli_has(v, "quiet"))
+            cli_output_summary(cmd, &out, &r.job, in.npaths, cli_now() - c.progress.start);
     }
-    if (keep) {
-        /* Only the lost or damaged shards are written again. */
-        out.sopt.keep = keep;
-        if (!cli_has(v, "quiet"))
-            fprintf(stderr, "shardtool convert: --resume: keeping %zu of %llu shards of the earlier run; "
-                    "writing the others again (%s)\n", kept, (unsigned long long)out.sopt.count, why);
-    } else if (out.resume && cli_has(v, "verbose")) {
-        fprintf(stderr, "shardtool convert: --resume: converting again (%s)\n", why);
-    }
-    cli_prefetch_inputs(in.paths, in.npaths);
-    cli_progress_start(&progress, cli_progress_wanted(v), job.total_input_bytes);
-    status = cli_output_run(cmd, &out, &job, cli_has(v, "shuffle"), seed, opts);
-    free(opts);
-    free(keep);
-    free(starts);
-
-    cli_progress_end(&progress, status == EXIT_OK);
-    if (status == EXIT_OK && !cli_has(v, "quiet"))
-        cli_output_summary(cmd, &out, &job, in.npaths, cli_now() - progress.start);
-    convert_job_free_results(&job);
-    input_checks_free(&checks);
-    column_kinds_free(&widen);
-    column_kinds_free(&forced);
-    st_schema_free(&widen_csv);
+    convert_whole_free(&r);
     cli_input_free(&in);
     cli_output_free(&out);
     return status;

@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "../lib/convert_pipeline.h"
+#include "../lib/output_run.h"
 #include "../lib/output_set.h"
 
 #include "../formats/format.h"
@@ -12,31 +13,8 @@
 
 extern const cli_option cli_output_options[];
 
-typedef struct cli_output {
-    const st_format *format;
-    st_write_options wopt;
-    st_shard_options sopt;
-    char prefix[4096];            /* -o as normalised (output_prefix.h) */
-    char infix[64];
-    bool want_manifest;           /* not --no-manifest */
-    char manifest_path[4096];     /* --manifest, or the default PREFIX[INFIX].manifest.json */
-    const char *feature_spec;
-    const struct skip_log *skips; /* what split --skip-corrupt skipped, for the manifest, or NULL */
-    bool force;
-    bool resume;                  /* --resume: this run (task) replaces its own unfinished outputs */
-    st_schema schema;
-    st_schema proven;             /* a schema from the first records: that of all records so far */
-    st_shard_sink *sink;
-    output_set set;               /* the lock, the earlier set, the journal */
-    char *const *inputs;          /* this run's inputs: never removed as an earlier set's */
-    size_t ninputs;
-    /* The directories this run created above the prefix: created_dirs
-     * from created_from on (its first byte is the first one made), so a
-     * failed run can remove them again when they are empty. */
-    char created_dirs[4096];
-    size_t created_from;
-    bool committed;
-} cli_output;
+/* The settings and state of a run into an output set (lib/output_run.h). */
+typedef output_run cli_output;
 
 /* Parses the output options and claims the prefix (output_set.h): refuses
  * an earlier run's outputs without --force, or a run already writing
@@ -64,6 +42,11 @@ int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bo
 /* convert_job.progress for the progress line: ctx is the cli_progress,
  * which also shows the drain after a shuffle. */
 void cli_output_progress(void *ctx, const convert_progress *p);
+/* The drain after a shuffle (output_run_drain_fn): ctx is the cli_progress. */
+void cli_output_drain_progress(void *ctx, uint64_t written, uint64_t total);
+/* The exit status of an output_run_job that returned rc, having said why
+ * it failed at this stage (OUTPUT_RUN_*). */
+int cli_output_status(const cli_command *cmd, int rc, int stage, const st_error *err);
 /* A note naming how many shards got no record (--shards above the record count). */
 void cli_output_note_empty(const cli_command *cmd, const cli_output *out);
 void cli_output_summary(const cli_command *cmd, const cli_output *out, const convert_job *job,

@@ -5,7 +5,8 @@
  * and https://, s3://, gs:// URLs where the library was built with remote
  * support), each as the serialized tf.train.Example (or SequenceExample)
  * that `shardtool cat --format tfrecord` would frame; and check a file, or
- * the shards a manifest lists, as `shardtool verify` does.  See
+ * the shards a manifest lists, as `shardtool verify` does; and convert
+ * inputs into an output set as `shardtool convert` does.  See
  * libshardtool(3).
  *
  * C99.  Every function that can fail returns a shardtool_status (0 or more
@@ -357,6 +358,59 @@ SHARDTOOL_API int shardtool_verify_manifest(const char *manifest_path,
                                             void (*on_file)(void *ctx, const char *path,
                                                             const shardtool_verify_report *file),
                                             void *ctx, shardtool_error *err);
+
+/* ---- converting ---------------------------------------------------------- */
+
+/* The common options of `shardtool convert` (shardtool(1), CONVERT); 0
+ * and NULL leave each at the command line's default. */
+typedef struct shardtool_convert_options {
+    const char *output;             /* -o PREFIX (required) */
+    const char *to;                 /* --to: "tfrecord" (NULL), "avro", "csv", "tsv", "jsonl", "parquet" */
+    uint64_t shards;                /* --shards N (0: 1 unless another of these three is given) */
+    uint64_t records_per_shard;     /* --records-per-shard N */
+    uint64_t shard_size;            /* --shard-size, in bytes */
+    const char *compression;        /* --compression: "none" (NULL), "gzip", "zlib" */
+    int shuffle;                    /* --shuffle */
+    uint64_t seed;                  /* --seed of the shuffle */
+    uint64_t jobs;                  /* --jobs (0: every core) */
+    int index;                      /* --index */
+    int no_manifest;                /* --no-manifest */
+    int force;                      /* --force */
+    int resume;                     /* --resume */
+    uint32_t task_index;            /* --task task_index/task_count; task_count 0 or 1: the whole run */
+    uint32_t task_count;
+    const shardtool_reader_options *reader; /* the input options, or NULL (the defaults) */
+} shardtool_convert_options;
+
+/* Sets the defaults (those of the command line). */
+SHARDTOOL_API void shardtool_convert_options_init(shardtool_convert_options *opts);
+
+typedef struct shardtool_convert_progress {
+    uint64_t records;               /* records read so far (never decreasing) */
+    uint64_t bytes_in;              /* input bytes read so far */
+    uint64_t total_bytes;           /* the inputs' size, or 0 when unknown (standard input, URLs) */
+} shardtool_convert_progress;
+
+typedef struct shardtool_convert_report {
+    uint64_t records;               /* records written */
+    uint64_t shards;                /* shards written (or kept, with resumed_finished) */
+    uint64_t bytes;                 /* the shards' size */
+    int resumed_finished;           /* resume: the earlier run had finished; nothing was written */
+    char manifest[4096];            /* the manifest's path, or "" with no_manifest */
+} shardtool_convert_report;
+
+/* Converts `inputs` (n of them, expanded as shardtool_reader_open expands
+ * them) into an output set as `shardtool convert` does, with the same
+ * engine: the same shards, manifest and commit, and nothing left under a
+ * final name by a run that fails.  progress (may be NULL) is called with
+ * ctx as records are read; note (may be NULL) with each note the command
+ * line would print, without its "shardtool convert: " prefix.  report (may
+ * be NULL) is filled on success.  An existing output set is refused
+ * (SHARDTOOL_EUSAGE, the command line's message) unless force or resume. */
+SHARDTOOL_API int shardtool_convert(const char *const *inputs, size_t n, const shardtool_convert_options *opts,
+                                    void (*progress)(void *ctx, const shardtool_convert_progress *p),
+                                    void (*note)(void *ctx, const char *line), void *ctx,
+                                    shardtool_convert_report *report, shardtool_error *err);
 
 #ifdef __cplusplus
 }

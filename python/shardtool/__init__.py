@@ -10,7 +10,8 @@ lines, Parquet and Avro, plain or gzip / zlib compressed.  Every TFRecord
 CRC is checked; bad data raises shardtool.Error with the message the
 command line prints (file, record, byte offset).  shardtool.verify checks a
 file, and shardtool.verify_manifest the shards a manifest lists, as
-`shardtool verify` does.
+`shardtool verify` does; shardtool.convert converts inputs into shards as
+`shardtool convert` does.
 
 shardtool.torch holds ShardDataset, a torch IterableDataset over the same
 reader (imported only when used: this module needs NumPy, not torch)."""
@@ -21,8 +22,8 @@ import os
 from . import _columns, _lib
 from ._lib import lib
 
-__all__ = ["Error", "Reader", "open", "configure_remote", "expand", "feature_spec", "verify", "verify_manifest",
-           "version", "VerifyReport", "ManifestReport"]
+__all__ = ["Error", "Reader", "open", "configure_remote", "convert", "expand", "feature_spec", "verify",
+           "verify_manifest", "version", "VerifyReport", "ManifestReport"]
 
 _CODE_NAMES = {
     _lib.EIO: "EIO", _lib.EDATA: "EDATA", _lib.EUSAGE: "EUSAGE", _lib.ENOMEM: "ENOMEM",
@@ -426,3 +427,76 @@ def verify_manifest(path, *, trust_paths=False, decode=False, max_imbalance=None
                                      ctypes.byref(summary), callback, None, ctypes.byref(err)) < 0:
         _raise(err)
     return ManifestReport(summary, files)
+
+
+def convert(inputs, output, *, to="tfrecord", shards=None, records_per_shard=None, shard_size=None,
+            compression=None, shuffle=False, seed=0, jobs=0, index=False, no_manifest=False, force=False,
+            resume=False, task=None, progress=None, note=None, **options):
+    """Converts `inputs` into shards with the prefix `output`, as `shardtool
+    convert INPUTS -o OUTPUT` does, through the same engine: the same shards,
+    manifest and commit.  to, shards, records_per_shard, shard_size (bytes),
+    compression ("gzip", "zlib"), shuffle, seed, jobs, index, no_manifest,
+    force, resume are convert's options of those names; task=(I, N) is
+    --task I/N.  The other keywords are the input options of shardtool.open.
+
+    progress (or None) is called as records are read with a dict {"records",
+    "bytes_in", "total_bytes"} (records never decreasing, the last call has
+    the total; total_bytes 0 when unknown); note (or None) with each note the
+    command line prints.  Returns a dict {"records", "shards", "bytes",
+    "manifest", "resumed_finished"}.  Raises Error with the command line's
+    message (an existing output set without force, a bad option, bad data)."""
+    arr, n = _c_inputs(inputs)
+    ropts, keep = _options(**options)
+    opts = _lib.ConvertOptions()
+    lib.shardtool_convert_options_init(ctypes.byref(opts))
+    if hasattr(output, "__fspath__"):
+        output = output.__fspath__()
+    out = output.encode() if isinstance(output, str) else bytes(output)
+    to_b = to.encode() if to else None
+    comp = compression.encode() if compression else None
+    opts.output, opts.to, opts.compression = out, to_b, comp
+    for name, value in (("shards", shards), ("records_per_shard", records_per_shard), ("shard_size", shard_size)):
+        if value is not None:
+            if int(value) < 1:
+                raise ValueError("%s must be at least 1, not %r" % (name, value))
+            setattr(opts, name, int(value))
+    opts.shuffle, opts.seed, opts.jobs = int(bool(shuffle)), int(seed), int(jobs)
+    opts.index, opts.no_manifest = int(bool(index)), int(bool(no_manifest))
+    opts.force, opts.resume = int(bool(force)), int(bool(resume))
+    if task is not None:
+        i, count = task
+        if not 0 <= i < count:
+            raise ValueError("task index %r is not in 0 .. %r" % (i, count - 1))
+        opts.task_index, opts.task_count = i, count
+    opts.reader = ctypes.pointer(ropts)
+    raised = []
+
+    def on_progress(ctx, p):
+        if progress is not None and not raised:
+            try:
+                progress({"records": p.contents.records, "bytes_in": p.contents.bytes_in,
+                          "total_bytes": p.contents.total_bytes})
+            except BaseException as e:  # raised again once the run returns
+                raised.append(e)
+
+    def on_note(ctx, line):
+        if note is not None and not raised:
+            try:
+                note(line.decode("utf-8", "replace"))
+            except BaseException as e:
+                raised.append(e)
+
+    progress_cb = _lib.CONVERT_PROGRESS_CALLBACK(on_progress)
+    note_cb = _lib.CONVERT_NOTE_CALLBACK(on_note)
+    report = _lib.ConvertReport()
+    err = _lib.Error()
+    rc = lib.shardtool_convert(arr, n, ctypes.byref(opts), progress_cb, note_cb, None, ctypes.byref(report),
+                               ctypes.byref(err))
+    del keep
+    if raised:
+        raise raised[0]
+    if rc < 0:
+        _raise(err)
+    return {"records": report.records, "shards": report.shards, "bytes": report.bytes,
+            "manifest": report.manifest.decode("utf-8", "surrogateescape"),
+            "resumed_finished": bool(report.resumed_finished)}

@@ -97,6 +97,30 @@ class VerifyManifestReport(ctypes.Structure):
 VERIFY_MANIFEST_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(VerifyReport))
 
 
+class ConvertOptions(ctypes.Structure):
+    _fields_ = [("output", ctypes.c_char_p), ("to", ctypes.c_char_p), ("shards", ctypes.c_uint64),
+                ("records_per_shard", ctypes.c_uint64), ("shard_size", ctypes.c_uint64),
+                ("compression", ctypes.c_char_p), ("shuffle", ctypes.c_int), ("seed", ctypes.c_uint64),
+                ("jobs", ctypes.c_uint64), ("index", ctypes.c_int), ("no_manifest", ctypes.c_int),
+                ("force", ctypes.c_int), ("resume", ctypes.c_int), ("task_index", ctypes.c_uint32),
+                ("task_count", ctypes.c_uint32), ("reader", ctypes.POINTER(ReaderOptions))]
+
+
+class ConvertProgress(ctypes.Structure):
+    _fields_ = [("records", ctypes.c_uint64), ("bytes_in", ctypes.c_uint64), ("total_bytes", ctypes.c_uint64)]
+
+
+class ConvertReport(ctypes.Structure):
+    _fields_ = [("records", ctypes.c_uint64), ("shards", ctypes.c_uint64), ("bytes", ctypes.c_uint64),
+                ("resumed_finished", ctypes.c_int), ("manifest", ctypes.c_char * 4096)]
+
+
+# void (*progress)(void *ctx, const shardtool_convert_progress *p)
+CONVERT_PROGRESS_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(ConvertProgress))
+# void (*note)(void *ctx, const char *line)
+CONVERT_NOTE_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
+
+
 def _candidates():
     env = os.environ.get("SHARDTOOL_LIBRARY")
     if env:
@@ -164,3 +188,9 @@ lib.shardtool_verify_manifest_options_init.argtypes = [_P(VerifyManifestOptions)
 lib.shardtool_verify_manifest.restype = ctypes.c_int
 lib.shardtool_verify_manifest.argtypes = [ctypes.c_char_p, _P(VerifyManifestOptions), _P(VerifyManifestReport),
                                           VERIFY_MANIFEST_CALLBACK, ctypes.c_void_p, _P(Error)]
+lib.shardtool_convert_options_init.restype = None
+lib.shardtool_convert_options_init.argtypes = [_P(ConvertOptions)]
+lib.shardtool_convert.restype = ctypes.c_int
+lib.shardtool_convert.argtypes = [_P(ctypes.c_char_p), ctypes.c_size_t, _P(ConvertOptions),
+                                  CONVERT_PROGRESS_CALLBACK, CONVERT_NOTE_CALLBACK, ctypes.c_void_p,
+                                  _P(ConvertReport), _P(Error)]

@@ -10,7 +10,10 @@ Its records, framed as TFRecord by the test itself, must print under
 give the command line's message; verify's report must match `shardtool
 verify`'s line, and each file's report of a manifest's set (intact, damaged,
 missing, unlisted, unusable, unreadable, uneven) the line and the JSON member
-of `shardtool verify --manifest`; misuse must get error codes.  Inputs behind a local HTTP
+of `shardtool verify --manifest`; misuse must get error codes.  A conversion through the API must give the
+shards `shardtool convert` gives with the same options, a report that
+agrees with its manifest, progress calls, and the command line's refusal
+of an existing output set.  Inputs behind a local HTTP
 server are read too, where the build has remote support.
 
 SHARDTOOL=path overrides the command line compared with."""
@@ -209,6 +212,56 @@ def check_python_install(destdir, libdir, source, sanitize):
           "python3 imports the installed module: %r %r" % (out, r.stderr.decode(errors="replace")[-500:]))
 
 
+def convert_cases(exe, env, shardtool, data, tmp):
+    """shardtool_convert against `shardtool convert` with the same options:
+    byte-identical shards, the report's counts as the manifest's, progress
+    calls, and the command line's refusal of an existing set."""
+    csv = os.path.join(data, "csv", "tfx", "chicago_taxi_data.csv")
+    for to, ext in (("tfrecord", "tfrecord"), ("parquet", "parquet")):
+        cli_prefix = os.path.join(tmp, "conv-cli-" + to, "part")
+        api_prefix = os.path.join(tmp, "conv-api-" + to, "part")
+        cli = run([shardtool, "convert", csv, "-o", cli_prefix, "--to", to, "--shards", "3"])
+        check(cli.returncode == 0, "convert --to %s: %s" % (to, cli.stderr.decode(errors="replace")))
+        r = run([exe, "convert", to, "3", api_prefix, "0", csv], env=env)
+        out = r.stdout.decode(errors="replace")
+        check(r.returncode == 0, "the API's convert --to %s: %s %s" % (to, out, r.stderr.decode(errors="replace")))
+        for i in range(3):
+            name = "-%05d-of-00003.%s" % (i, ext)
+            a, b = cli_prefix + name, api_prefix + name
+            same = os.path.exists(a) and os.path.exists(b) and open(a, "rb").read() == open(b, "rb").read()
+            check(same, "--to %s shard %d: the API's is the command line's" % (to, i))
+        report = [line.split("\t") for line in out.splitlines() if line.startswith("REPORT\t")]
+        progress = [line.split("\t") for line in out.splitlines() if line.startswith("PROGRESS\t")]
+        check(len(report) == 1 and len(progress) == 1, "report and progress lines: %r" % out)
+        if len(report) == 1 and len(progress) == 1:
+            records, shards, manifest = int(report[0][1]), int(report[0][2]), report[0][4]
+            check(manifest == api_prefix + ".manifest.json", "report's manifest %r" % manifest)
+            with open(manifest) as f:
+                m = json.load(f)
+            listed = m.get("shards", [])
+            total = sum(s.get("records", 0) for s in listed)
+            check(records == 10000 and records == total and shards == len(listed) == 3,
+                  "--to %s report %d records, %d shards; manifest %d, %d" % (to, records, shards, total,
+                                                                           len(listed)))
+            calls, decreased, last = (int(x) for x in progress[0][1:])
+            check(calls > 0 and decreased == 0 and last == records,
+                  "--to %s progress: %d calls, %d decreasing, last %d" % (to, calls, decreased, last))
+        # Again: refused with the command line's message, unless forced.
+        again_cli = run([shardtool, "convert", csv, "-o", cli_prefix, "--to", to, "--shards", "3"])
+        again = run([exe, "convert", to, "3", api_prefix, "0", csv], env=env)
+        cli_msg = again_cli.stderr.decode().splitlines()[0][len("shardtool convert: "):].replace(cli_prefix, "P")
+        got = again.stdout.decode().splitlines()
+        check(again.returncode == 1 and got and got[0].split("\t")[1] == "-3" and
+              got[0].split("\t", 2)[2].replace(api_prefix, "P") == cli_msg,
+              "an existing set: %r vs %r" % (got[:1], cli_msg))
+        forced = run([exe, "convert", to, "3", api_prefix, "1", csv], env=env)
+        check(forced.returncode == 0, "force: %s" % forced.stdout.decode(errors="replace"))
+
+    r = run([exe, "convert-misuse", csv, os.path.join(tmp, "conv-misuse", "x")], env=env)
+    check(r.returncode == 0 and b"convert-misuse: ok" in r.stdout,
+          "convert misuse: %s" % (r.stdout + r.stderr).decode(errors="replace"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shardtool", required=True)
@@ -278,6 +331,7 @@ def main():
                       "damage data crc" in lines, "damage of %s: %r" % (path, lines))
 
         manifest_cases(exe, env, shardtool, data, tmp)
+        convert_cases(exe, env, shardtool, data, tmp)
 
         # Remote inputs (http://, served from tests/data here): the same records
         # and messages, where the build reads URLs.

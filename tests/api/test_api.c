@@ -9,6 +9,10 @@
  *                                            (F: max_imbalance); one line per
  *                                            file and the summary, tab-separated
  *   test_api misuse FILE                     misuse gets error codes
+ *   test_api convert TO SHARDS PREFIX FORCE INPUT...
+ *                                            convert through the API; print the
+ *                                            report and the progress calls' checks
+ *   test_api convert-misuse FILE PREFIX      misuse of shardtool_convert
  *
  * The TFRecord framing (and its CRC32C) is written here, independently of
  * the library, so that `shardtool cat` of the file checks it. */
@@ -274,6 +278,92 @@ static int misuse(const char *file)
     return 0;
 }
 
+/* test_api convert TO SHARDS PREFIX FORCE INPUT...: converts through the
+ * API; prints REPORT records shards bytes manifest, and the progress
+ * calls' checks, or ERROR code message. */
+typedef struct progress_seen {
+    uint64_t calls, last, decreased;
+} progress_seen;
+
+static void on_progress(void *ctx, const shardtool_convert_progress *p)
+{
+    progress_seen *s = ctx;
+    if (p->records < s->last)
+        s->decreased++;
+    s->last = p->records;
+    s->calls++;
+}
+
+static void on_note(void *ctx, const char *line)
+{
+    (void)ctx;
+    printf("NOTE\t%s\n", line);
+}
+
+static int convert(char **argv, size_t n)
+{
+    shardtool_convert_options opts;
+    shardtool_convert_options_init(&opts);
+    opts.to = argv[0];
+    opts.shards = strtoull(argv[1], NULL, 10);
+    opts.output = argv[2];
+    opts.force = atoi(argv[3]);
+    shardtool_convert_report rep;
+    shardtool_error err;
+    progress_seen seen = {0};
+    int rc = shardtool_convert((const char *const *)argv + 4, n - 4, &opts, on_progress, on_note, &seen, &rep,
+                               &err);
+    if (rc < 0) {
+        printf("ERROR\t%d\t%s\n", err.code, err.message);
+        return 1;
+    }
+    printf("REPORT\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%s\n", rep.records, rep.shards, rep.bytes, rep.manifest);
+    printf("PROGRESS\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n", seen.calls, seen.decreased, seen.last);
+    return 0;
+}
+
+/* Misuse of shardtool_convert: error codes, never a crash. */
+static int convert_misuse(const char *file, const char *prefix)
+{
+    shardtool_convert_options opts;
+    shardtool_convert_options_init(NULL);
+    shardtool_convert_options_init(&opts);
+    shardtool_error err;
+    const char *inputs[] = {file};
+    const char *none[] = {NULL};
+    CHECK(shardtool_convert(inputs, 1, NULL, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    CHECK(err.code == SHARDTOOL_EUSAGE && strstr(err.message, "shardtool_convert") != NULL);
+    CHECK(shardtool_convert(inputs, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE); /* no output */
+    opts.output = prefix;
+    CHECK(shardtool_convert(NULL, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    CHECK(shardtool_convert(inputs, 0, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    CHECK(shardtool_convert(none, 1, &opts, NULL, NULL, NULL, NULL, NULL) == SHARDTOOL_EUSAGE);
+    opts.to = "no-such-format";
+    CHECK(shardtool_convert(inputs, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    opts.to = NULL;
+    opts.shards = 2;
+    opts.records_per_shard = 5;
+    CHECK(shardtool_convert(inputs, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    CHECK(strstr(err.message, "give only one of") != NULL);
+    opts.records_per_shard = 0;
+    opts.force = opts.resume = 1;
+    CHECK(shardtool_convert(inputs, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    opts.force = opts.resume = 0;
+    opts.task_index = 3;
+    opts.task_count = 2;
+    CHECK(shardtool_convert(inputs, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    opts.task_index = opts.task_count = 0;
+    opts.compression = "lzw";
+    CHECK(shardtool_convert(inputs, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    opts.compression = NULL;
+    const char *missing[] = {"/nonexistent/dir/file.tfrecord"};
+    CHECK(shardtool_convert(missing, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_ENOTFOUND);
+    if (failures)
+        return 1;
+    printf("convert-misuse: ok\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 4 && strcmp(argv[1], "records") == 0)
@@ -286,7 +376,12 @@ int main(int argc, char **argv)
         return manifest(argc, argv);
     if (argc == 3 && strcmp(argv[1], "misuse") == 0)
         return misuse(argv[2]);
+    if (argc >= 7 && strcmp(argv[1], "convert") == 0)
+        return convert(argv + 2, (size_t)argc - 2);
+    if (argc == 4 && strcmp(argv[1], "convert-misuse") == 0)
+        return convert_misuse(argv[2], argv[3]);
     fprintf(stderr, "usage: test_api records OUT INPUT... | error INPUT... | verify FILE | "
-                    "manifest MANIFEST [trust] [F] | misuse FILE\n");
+                    "manifest MANIFEST [trust] [F] | misuse FILE | convert TO SHARDS PREFIX FORCE INPUT... | "
+                    "convert-misuse FILE PREFIX\n");
     return 2;
 }

@@ -20,7 +20,11 @@ python3-numpy.
     stacks and pads;
   - shardtool.verify_manifest reports each shard of an intact set and of a
     damaged one (a bad CRC, a missing shard, an unlisted one) with the line
-    `shardtool verify --manifest` prints, and its counts and status.
+    `shardtool verify --manifest` prints, and its counts and status;
+  - shardtool.convert writes the shards `shardtool convert` writes with the
+    same options (cmp), reports the manifest's counts, calls progress with
+    records never decreasing up to the total, and refuses an existing set
+    with the command line's message unless force=True.
 
 usage: test_module.py SHARDTOOL LIBSHARDTOOL"""
 
@@ -479,6 +483,46 @@ def misuse(tmp):
     check(list(r) == [], "a closed reader iterates nothing")
 
 
+def converts(tmp):
+    csv = os.path.join(DATA, "csv", "tfx", "chicago_taxi_data.csv")
+    for to, ext, extra, kw in (("tfrecord", "tfrecord", [], {}),
+                               ("parquet", "parquet", [], {}),
+                               ("jsonl", "jsonl.gz", ["--compression", "gzip", "--shuffle", "--seed", "7"],
+                                {"compression": "gzip", "shuffle": True, "seed": 7})):
+        cli_prefix = os.path.join(tmp, "convert-cli-" + to, "part")
+        py_prefix = os.path.join(tmp, "convert-py-" + to, "part")
+        tool.ok(["convert", csv, "-o", cli_prefix, "--to", to, "--shards", "3"] + extra)
+        seen = []
+        report = shardtool.convert([csv], py_prefix, to=to, shards=3, progress=seen.append, **kw)
+        for i in range(3):
+            name = "-%05d-of-00003.%s" % (i, ext)
+            with open(cli_prefix + name, "rb") as a, open(py_prefix + name, "rb") as b:
+                check(a.read() == b.read(), "convert --to %s: shard %d is the command line's" % (to, i))
+        with open(report["manifest"]) as f:
+            m = json.load(f)
+        check(report["manifest"] == py_prefix + ".manifest.json", "the report's manifest: %r" % report)
+        check(report["records"] == 10000 == sum(s["records"] for s in m["shards"]) and
+              report["shards"] == len(m["shards"]) == 3, "the report's counts are the manifest's: %r" % report)
+        records = [p["records"] for p in seen]
+        check(records and records == sorted(records) and records[-1] == report["records"],
+              "progress calls: %r" % records[-5:])
+        try:
+            shardtool.convert([csv], py_prefix, to=to, shards=3, **kw)
+            check(False, "an existing set is refused")
+        except shardtool.Error as e:
+            cli = tool.run(["convert", csv, "-o", cli_prefix, "--to", to, "--shards", "3"] + extra)
+            want = cli.stderr.decode().splitlines()[0][len("shardtool convert: "):].replace(cli_prefix, "P")
+            check(e.code_name == "EUSAGE" and str(e).replace(py_prefix, "P") == want,
+                  "an existing set: %r vs %r" % (str(e), want))
+        again = shardtool.convert([csv], py_prefix, to=to, shards=3, force=True, **kw)
+        check(again["records"] == 10000, "force=True replaces the set: %r" % again)
+    try:
+        shardtool.convert([csv], os.path.join(tmp, "convert-bad", "x"), to="nosuch")
+        check(False, "an unknown output format raises")
+    except shardtool.Error as e:
+        check(e.code_name == "EUSAGE" and "nosuch" in str(e), "an unknown output format: %s" % e)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="st-python-")
     try:
@@ -494,6 +538,7 @@ def main():
         damage(tmp, sets)
         manifests(tmp, sets)
         misuse(tmp)
+        converts(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return ps.finish("python-module")
