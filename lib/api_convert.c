@@ -1,5 +1,6 @@
 /* shardtool_convert: a conversion into an output set, as `shardtool
  * convert` runs it (lib/convert_whole.c), from plain options. */
+#include "notes.h"
 #include "api_common.h"
 #include "api_read_options.h"
 #include "convert_whole.h"
@@ -38,23 +39,12 @@ typedef struct api_convert {
     char refusal[SHARDTOOL_MESSAGE_SIZE]; /* the output set's refusal */
 } api_convert;
 
-static void say(api_convert *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void say(api_convert *c, const char *fmt, ...)
-{
-    if (!c->note)
-        return;
-    char line[9216];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    c->note(c->ctx, line);
-}
+/* A note through the caller's callback (lib/notes.h). */
+#define say(c, ...) st_note((c)->note, (c)->ctx, __VA_ARGS__)
 
 static void set_note(void *ctx, const char *line)
 {
-    say(ctx, "%s", line);
+    say((api_convert *)ctx, "%s", line);
 }
 
 static void set_refusal(void *ctx, const char *msg)
@@ -65,7 +55,7 @@ static void set_refusal(void *ctx, const char *msg)
 
 static void run_note(void *ctx, const char *line)
 {
-    say(ctx, "%s", line);
+    say((api_convert *)ctx, "%s", line);
 }
 
 static void run_starting(void *ctx, const convert_job *job)

@@ -243,14 +243,19 @@ static int check_state(shardtool_reader *r, const char *function, shardtool_erro
     return ST_OK;
 }
 
+/* The next record (check_state, then next_raw), for the call `function`. */
+static int next_checked(shardtool_reader *r, const st_record **rec, const char *function, shardtool_error *err)
+{
+    int rc = check_state(r, function, err);
+    return rc == ST_OK ? next_raw(r, rec, err) : rc;
+}
+
 int shardtool_reader_next(shardtool_reader *r, const uint8_t **data, size_t *len, shardtool_error *err)
 {
     if (!r || !data || !len)
         return api_misuse(err, "shardtool_reader_next", !r ? "reader is NULL" : "data or len is NULL");
-    int rc = check_state(r, "shardtool_reader_next", err);
     const st_record *rec;
-    if (rc == ST_OK)
-        rc = next_raw(r, &rec, err);
+    int rc = next_checked(r, &rec, "shardtool_reader_next", err);
     if (rc <= 0)
         return rc;
     if (st_record_example_bytes(rec, &r->encoded, data, len)) {
@@ -287,11 +292,10 @@ static int out_of_memory(shardtool_reader *r, shardtool_error *err)
     return fail(r, NULL, &oom, err);
 }
 
-int api_reader_next_decoded(shardtool_reader *r, const st_record **rec, shardtool_error *err)
+/* next_checked with the record's features decoded (decoded_record). */
+static int next_decoded(shardtool_reader *r, const st_record **rec, const char *function, shardtool_error *err)
 {
-    int rc = check_state(r, "shardtool_feature_spec", err);
-    if (rc == ST_OK)
-        rc = next_raw(r, rec, err);
+    int rc = next_checked(r, rec, function, err);
     if (rc <= 0)
         return rc;
     st_arena_reset(&r->decoded);
@@ -300,19 +304,18 @@ int api_reader_next_decoded(shardtool_reader *r, const st_record **rec, shardtoo
     return 1;
 }
 
+int api_reader_next_decoded(shardtool_reader *r, const st_record **rec, shardtool_error *err)
+{
+    return next_decoded(r, rec, "shardtool_feature_spec", err);
+}
+
 int shardtool_reader_next_record(shardtool_reader *r, const shardtool_record **record, shardtool_error *err)
 {
     if (!r || !record)
         return api_misuse(err, "shardtool_reader_next_record", !r ? "reader is NULL" : "record is NULL");
-    int rc = check_state(r, "shardtool_reader_next_record", err);
     const st_record *rec;
-    if (rc == ST_OK)
-        rc = next_raw(r, &rec, err);
+    int rc = next_decoded(r, &rec, "shardtool_reader_next_record", err);
     if (rc <= 0)
-        return rc;
-    st_arena_reset(&r->decoded);
-    st_record scratch;
-    if ((rc = decoded_record(r, rec, &scratch, &rec, err)) < 0)
         return rc;
     if (record_view(rec, &r->decoded, &r->view) < 0)
         return out_of_memory(r, err);

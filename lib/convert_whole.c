@@ -1,4 +1,5 @@
 /* A whole conversion into an output set (convert_whole.h). */
+#include "notes.h"
 #include "convert_whole.h"
 
 #include "convert_dealing.h"
@@ -30,19 +31,8 @@ static uint64_t total_size(char **paths, size_t n)
     return total;
 }
 
-static void say(const convert_whole_settings *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void say(const convert_whole_settings *s, const char *fmt, ...)
-{
-    if (!s->note)
-        return;
-    char line[9216];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    s->note(s->ctx, line);
-}
+/* A note through the caller's callback (lib/notes.h). */
+#define say(s, ...) st_note((s)->note, (s)->ctx, __VA_ARGS__)
 
 int convert_whole_run(convert_whole *r, const convert_whole_settings *s, int *stage, st_error *err)
 {
