@@ -189,6 +189,18 @@ def _buffer_shuffle(records, size, rng):
     yield from buf
 
 
+def _one_dtype(name, values, fallback):
+    """The one dtype of a feature's non-empty values across the records (an
+    empty list has no kind of its own), or fallback when all are empty.
+    Two kinds would have to be cast into one, which changes values: that
+    is an error naming the feature, as in a batch cut in C."""
+    kinds = {v.dtype for v in values if v is not None and len(v)}
+    if len(kinds) > 1:
+        raise ValueError("feature %r holds %s in different records of one batch: collate records of one kind, "
+                         "or read them one at a time" % (name, " and ".join(sorted(str(k) for k in kinds))))
+    return kinds.pop() if kinds else fallback
+
+
 def collate(samples, pad_value=0):
     """A DataLoader collate_fn for decoded records, giving what
     ShardDataset(batch_size=...) gives: a feature every record has with
@@ -216,16 +228,17 @@ def collate(samples, pad_value=0):
         absent = any(v is None for v in values)
         lengths = np.fromiter((len(v) if v is not None else 0 for v in values), np.int64, n)
         width = int(lengths.max())
-        numeric = first.dtype != object
+        dtype = _one_dtype(name, values, first.dtype)
+        numeric = dtype != object
         if not absent and (lengths == width).all():
-            flat = np.concatenate(values) if width else np.empty(0, first.dtype)
+            flat = np.concatenate(values) if width else np.empty(0, dtype)
             arr = flat.reshape(n, width)
             out[name] = arr
             continue
         if not numeric:
             out[name] = [list(v) if v is not None else [] for v in values]
             continue
-        batch = np.full((n, width), pad_value, dtype=first.dtype)
+        batch = np.full((n, width), pad_value, dtype=dtype)
         present = [v for v in values if v is not None and len(v)]
         if present:
             rows = np.repeat(np.arange(n), lengths)

@@ -208,6 +208,18 @@ def decoded_batches(sets):
     n = sum(b["id"].shape[0] for b in DataLoader(ShardDataset(sets["gz"], batch_size=64), batch_size=None,
                                                   num_workers=2))
     check(n == 3000, "batches through 2 workers: 3000 records, got %d" % n)
+    # Two kinds in one feature would be cast into one: refused, naming it.
+    for mixed in ([{"x": np.array([1])}, {"x": np.array([0.5], np.float32)}],
+                  [{"x": np.array([1, 2])}, {"x": np.array([0.5], np.float32)}]):
+        try:
+            collate(mixed)
+            check(False, "collate refuses int64 and float32 in one feature")
+        except ValueError as e:
+            check("'x'" in str(e) and "float32" in str(e) and "int64" in str(e),
+                  "collate names the feature and both kinds: %s" % e)
+    empty_then_int = collate([{"x": np.empty(0, dtype=object)}, {"x": np.array([7])}])
+    check(empty_then_int["x"].dtype == torch.int64 and empty_then_int["x"].tolist() == [[0], [7]],
+          "an empty list takes the kind of the others: %r" % empty_then_int)
     padded = collate([{"x": np.array([1, 2, 3])}, {"x": np.array([4])}, {}])
     check(padded["x"].tolist() == [[1, 2, 3], [4, 0, 0], [0, 0, 0]] and padded["x/length"].tolist() == [3, 1, 0],
           "collate pads ragged lists and gives their lengths: %r" % padded)
