@@ -12,14 +12,11 @@
 
 #include "../src/pipeline.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 static const char *const out_compressions[] = {"none", "gzip", "zlib", NULL};
 
@@ -38,71 +35,15 @@ const cli_option cli_output_options[] = {
     CLI_OPTIONS_END,
 };
 
-/* Removes the directories make_parent_dirs() made, deepest first, while
- * they are empty (rmdir refuses the others). */
-static void remove_created_dirs(cli_output *out)
-{
-    char *path = out->created_dirs;
-    size_t len = strlen(path);
-    if (!path[0] || out->created_from > len)
-        return;
-    while (len > out->created_from) {
-        if (rmdir(path) != 0)
-            break;
-        while (len > out->created_from && path[len - 1] != '/')
-            len--;
-        while (len > out->created_from && path[len - 1] == '/')
-            len--;
-        path[len] = '\0';
-    }
-    out->created_from = SIZE_MAX;
-}
-
-/* Creates the directories above a local path ("out/train" -> "out/") and
- * remembers the ones it made (once one is made, every one below it is new
- * too).  A call that makes none leaves the record of an earlier call. */
+/* The directories above a local path, made now (output_run.h); EXIT_USAGE
+ * after saying why one cannot be. */
 static int make_parent_dirs(const cli_command *cmd, const char *prefix, cli_output *out)
 {
-    if (st_path_is_remote(prefix))
+    st_error err = {0};
+    if (output_run_make_parent_dirs(out, prefix, &err) == ST_OK)
         return EXIT_OK;
-    char path[sizeof out->created_dirs];
-    snprintf(path, sizeof path, "%s", prefix);
-    char *slash = strrchr(path, '/');
-    if (!slash || slash == path)
-        return EXIT_OK;
-    *slash = '\0';
-    size_t len = strlen(path);
-    size_t created_from = len + 1; /* none made yet */
-    for (size_t i = 1; i <= len; i++) {
-        if (path[i] != '/' && path[i] != '\0')
-            continue;
-        char saved = path[i];
-        path[i] = '\0';
-        if (mkdir(path, 0777) == 0) {
-            if (created_from > len) {
-                /* the start of this component */
-                size_t start = i;
-                while (start > 0 && path[start - 1] != '/')
-                    start--;
-                created_from = start;
-            }
-        } else if (errno != EEXIST) {
-            cli_error(cmd, "%s: %s", path, strerror(errno));
-            path[i] = saved;
-            if (created_from <= len) {
-                memcpy(out->created_dirs, path, sizeof path);
-                out->created_from = created_from;
-            }
-            remove_created_dirs(out);
-            return EXIT_USAGE;
-        }
-        path[i] = saved;
-    }
-    if (created_from <= len) {
-        memcpy(out->created_dirs, path, sizeof path);
-        out->created_from = created_from;
-    }
-    return EXIT_OK;
+    cli_error(cmd, "%s", err.msg);
+    return EXIT_USAGE;
 }
 
 /* -o as normalised (output_prefix.h) into out[cap], with a note of what
@@ -285,7 +226,7 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
                                           out->force, cli_has(v, "verbose")));
     if (status) {
         output_set_close(&out->set);
-        remove_created_dirs(out);
+        output_run_remove_created_dirs(out);
         return status;
     }
     out->sopt.tmp_prefix = out->set.local ? out->set.tmp_prefix : NULL;
@@ -403,11 +344,5 @@ void cli_output_summary(const cli_command *cmd, const cli_output *out, const con
 
 void cli_output_free(cli_output *out)
 {
-    st_shard_sink_free(out->sink);
-    out->sink = NULL;
-    output_set_close(&out->set);
-    st_schema_free(&out->schema);
-    st_schema_free(&out->proven);
-    if (!out->committed)
-        remove_created_dirs(out);
+    output_run_free(out);
 }

@@ -15,13 +15,10 @@
 #include "../src/stream.h"
 #include "../src/url_redact.h"
 
-#include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 void shardtool_convert_options_init(shardtool_convert_options *opts)
 {
@@ -162,42 +159,6 @@ static char *run_options_json(void *ctx, const convert_whole_share *share)
     return (char *)b.data;
 }
 
-/* mkdir -p of the directory above a local path. */
-static int make_parent_dirs(const char *file, st_error *err)
-{
-    if (st_path_is_remote(file))
-        return ST_OK;
-    char path[4096];
-    snprintf(path, sizeof path, "%s", file);
-    char *slash = strrchr(path, '/');
-    if (!slash || slash == path)
-        return ST_OK;
-    *slash = '\0';
-    size_t len = strlen(path);
-    for (size_t i = 1; i <= len; i++) {
-        if (path[i] != '/' && path[i] != '\0')
-            continue;
-        char saved = path[i];
-        path[i] = '\0';
-        if (mkdir(path, 0777) != 0 && errno != EEXIST)
-            return st_error_set(err, ST_EIO, "%s: %s", path, strerror(errno));
-        path[i] = saved;
-    }
-    return ST_OK;
-}
-
-static int usage(st_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int usage(st_error *err, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    err->code = ST_EUSAGE;
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-    va_end(ap);
-    return ST_EUSAGE;
-}
-
 /* The output settings, as cli_output_init fills them from the options,
  * and the claim of the output set. */
 static int claim_output(api_convert *c, const st_format *format, const char *infix, output_run *out, st_error *err)
@@ -207,20 +168,20 @@ static int claim_output(api_convert *c, const st_format *format, const char *inf
     out->format = format;
     const char *given = o->output;
     if (!given[0])
-        return usage(err, "-o '': the output prefix is empty; give a path and a name to start each file "
+        return st_error_set(err, ST_EUSAGE, "-o '': the output prefix is empty; give a path and a name to start each file "
                           "with, such as -o out/train");
     const char *comp = o->compression ? o->compression : "none";
     int parsed = st_compression_parse(comp);
     if (parsed < 0 || strcmp(comp, "auto") == 0)
-        return usage(err, "compression: expected none, gzip or zlib, not '%s'", comp);
+        return st_error_set(err, ST_EUSAGE, "compression: expected none, gzip or zlib, not '%s'", comp);
     out->wopt.compression = (st_compression)parsed;
     char ext[64];
     st_shard_extension(ext, sizeof ext, format->writer->extension, out->wopt.compression);
     switch (output_prefix_normalise(given, out->prefix, sizeof out->prefix)) {
     case OUTPUT_PREFIX_STDOUT:
-        return usage(err, "-o -: shards are files, not a stream; give a prefix such as -o out/train");
+        return st_error_set(err, ST_EUSAGE, "-o -: shards are files, not a stream; give a prefix such as -o out/train");
     case OUTPUT_PREFIX_TOO_LONG:
-        return usage(err, "-o %s: the prefix is too long", given);
+        return st_error_set(err, ST_EUSAGE, "-o %s: the prefix is too long", given);
     case OUTPUT_PREFIX_DIRECTORY:
         say(c, "note: -o %s is a directory: writing %s-NNNNN-of-NNNNN%s in it", given, out->prefix, ext);
         break;
@@ -234,7 +195,7 @@ static int claim_output(api_convert *c, const st_format *format, const char *inf
     const char *prefix = out->prefix;
     snprintf(out->infix, sizeof out->infix, "%s", infix ? infix : "");
     if ((o->shards != 0) + (o->shard_size != 0) + (o->records_per_shard != 0) > 1)
-        return usage(err, "give only one of --shards, --shard-size, --records-per-shard");
+        return st_error_set(err, ST_EUSAGE, "give only one of --shards, --shard-size, --records-per-shard");
     out->sopt.prefix = prefix;
     out->sopt.writer = format->writer;
     out->sopt.wopt = &out->wopt;
@@ -250,10 +211,10 @@ static int claim_output(api_convert *c, const st_format *format, const char *inf
         out->sopt.mode = ST_SHARD_BY_COUNT;
         out->sopt.count = o->shards ? o->shards : 1;
         if (out->sopt.count > 100000)
-            return usage(err, "--shards must be between 1 and 100000");
+            return st_error_set(err, ST_EUSAGE, "--shards must be between 1 and 100000");
         open_files_limit lim;
         if (!st_path_is_remote(prefix) && !open_files_reserve(out->sopt.count, o->index ? 2 : 1, &lim))
-            return usage(err, "--shards %" PRIu64 " keeps %" PRIu64 " files open at once, but this process may "
+            return st_error_set(err, ST_EUSAGE, "--shards %" PRIu64 " keeps %" PRIu64 " files open at once, but this process may "
                          "open only %" PRIu64 " (ulimit -n; its hard limit is %" PRIu64 "); raise the limit "
                          "(ulimit -n %" PRIu64 "), or use fewer shards, or --shard-size or --records-per-shard, "
                          "which keep one shard open at a time",
@@ -261,7 +222,7 @@ static int claim_output(api_convert *c, const st_format *format, const char *inf
     }
     if (o->task_count > 1) {
         if (out->sopt.mode != ST_SHARD_BY_COUNT)
-            return usage(err, "--%s cannot be used with --task or --tasks: every task names its shards "
+            return st_error_set(err, ST_EUSAGE, "--%s cannot be used with --task or --tasks: every task names its shards "
                               "N-of-TOTAL, and TOTAL must be known before the data is read; give --shards S "
                               "(each task writes S shards of N*S)",
                          o->shard_size ? "shard-size" : "records-per-shard");
@@ -270,22 +231,22 @@ static int claim_output(api_convert *c, const st_format *format, const char *inf
     }
     out->resume = o->resume != 0;
     if (out->resume && out->force)
-        return usage(err, "give only one of --resume and --force");
+        return st_error_set(err, ST_EUSAGE, "give only one of --resume and --force");
     if (out->resume && o->no_manifest)
-        return usage(err, "--resume needs the manifest: it is what proves which shards an earlier run "
+        return st_error_set(err, ST_EUSAGE, "--resume needs the manifest: it is what proves which shards an earlier run "
                           "finished; leave out --no-manifest");
     if (out->resume)
         out->sopt.force = out->force = true;
     out->wopt.compression_level = 6;
     if (out->sopt.index && out->wopt.compression != ST_COMPRESSION_NONE)
-        return usage(err, "--index needs uncompressed shards: DALI's index holds byte offsets into the file");
+        return st_error_set(err, ST_EUSAGE, "--index needs uncompressed shards: DALI's index holds byte offsets into the file");
     if (out->sopt.index && strcmp(format->name, "tfrecord") != 0)
-        return usage(err, "--index is for TFRecord output");
+        return st_error_set(err, ST_EUSAGE, "--index is for TFRecord output");
     out->want_manifest = !o->no_manifest;
     if ((size_t)snprintf(out->manifest_path, sizeof out->manifest_path, "%s%s.manifest.json", prefix,
                          out->infix) >= sizeof out->manifest_path)
-        return usage(err, "-o %s: the prefix is too long", prefix);
-    int rc = make_parent_dirs(prefix, err);
+        return st_error_set(err, ST_EUSAGE, "-o %s: the prefix is too long", prefix);
+    int rc = output_run_make_parent_dirs(out, prefix, err);
     if (rc < 0)
         return rc;
     const output_set_voice voice = {set_note, set_refusal, c};
@@ -293,6 +254,7 @@ static int claim_output(api_convert *c, const st_format *format, const char *inf
                          out->want_manifest ? out->manifest_path : NULL, NULL, out->force, false);
     if (rc < 0) {
         output_set_close(&out->set);
+        output_run_remove_created_dirs(out);
         err->code = rc;
         snprintf(err->msg, sizeof err->msg, "%s", c->refusal[0] ? c->refusal : "the output set is refused");
         return rc;
@@ -300,15 +262,6 @@ static int claim_output(api_convert *c, const st_format *format, const char *inf
     out->sopt.tmp_prefix = out->set.local ? out->set.tmp_prefix : NULL;
     out->sopt.defer_publish = true;
     return ST_OK;
-}
-
-static void free_output(output_run *out)
-{
-    st_shard_sink_free(out->sink);
-    out->sink = NULL;
-    output_set_close(&out->set);
-    st_schema_free(&out->schema);
-    st_schema_free(&out->proven);
 }
 
 int shardtool_convert(const char *const *inputs, size_t n, const shardtool_convert_options *opts,
@@ -335,7 +288,7 @@ int shardtool_convert(const char *const *inputs, size_t n, const shardtool_conve
     const st_format *format = st_format_by_name(c.to);
     st_error e = {0};
     if (!format || format->unavailable || !format->writer) {
-        usage(&e, "--to %s: %s", c.to,
+        st_error_set(&e, ST_EUSAGE, "--to %s: %s", c.to,
               format && format->unavailable ? format->unavailable : "this format cannot be written");
         return api_fail(err, NULL, &e);
     }
@@ -382,7 +335,7 @@ int shardtool_convert(const char *const *inputs, size_t n, const shardtool_conve
         size_t first, again;
         char shown_a[1024], shown_b[1024];
         if (duplicate_inputs_find(paths, npaths, &first, &again))
-            rc = usage(&e, "%s: this input is given twice (also as %s, through the arguments, a directory "
+            rc = st_error_set(&e, ST_EUSAGE, "%s: this input is given twice (also as %s, through the arguments, a directory "
                            "or a glob), so each of its records would be written twice; name each input once",
                        st_url_shown(paths[again], shown_b, sizeof shown_b),
                        st_url_shown(paths[first], shown_a, sizeof shown_a));
@@ -390,7 +343,7 @@ int shardtool_convert(const char *const *inputs, size_t n, const shardtool_conve
     if (rc < 0) {
         if (paths)
             st_free_list(paths, npaths);
-        free_output(&out);
+        output_run_free(&out);
         api_read_options_free(&ro);
         return api_fail(err, NULL, &e);
     }
@@ -434,7 +387,7 @@ int shardtool_convert(const char *const *inputs, size_t n, const shardtool_conve
     }
     convert_whole_free(&r);
     st_free_list(paths, npaths);
-    free_output(&out);
+    output_run_free(&out);
     api_read_options_free(&ro);
     if (rc < 0)
         return api_fail(err, NULL, &e);

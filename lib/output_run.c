@@ -14,6 +14,7 @@
 #include "../src/schema_index.h"
 #include "../src/stream.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +22,80 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
+
+void output_run_remove_created_dirs(output_run *out)
+{
+    char *path = out->created_dirs;
+    size_t len = strlen(path);
+    if (!path[0] || out->created_from > len)
+        return;
+    while (len > out->created_from) {
+        if (rmdir(path) != 0)
+            break;
+        while (len > out->created_from && path[len - 1] != '/')
+            len--;
+        while (len > out->created_from && path[len - 1] == '/')
+            len--;
+        path[len] = '\0';
+    }
+    out->created_from = SIZE_MAX;
+}
+
+int output_run_make_parent_dirs(output_run *out, const char *prefix, st_error *err)
+{
+    if (st_path_is_remote(prefix))
+        return ST_OK;
+    char path[sizeof out->created_dirs];
+    snprintf(path, sizeof path, "%s", prefix);
+    char *slash = strrchr(path, '/');
+    if (!slash || slash == path)
+        return ST_OK;
+    *slash = '\0';
+    size_t len = strlen(path);
+    size_t created_from = len + 1; /* none made yet */
+    for (size_t i = 1; i <= len; i++) {
+        if (path[i] != '/' && path[i] != '\0')
+            continue;
+        char saved = path[i];
+        path[i] = '\0';
+        if (mkdir(path, 0777) == 0) {
+            if (created_from > len) {
+                /* the start of this component */
+                size_t start = i;
+                while (start > 0 && path[start - 1] != '/')
+                    start--;
+                created_from = start;
+            }
+        } else if (errno != EEXIST) {
+            st_error_set(err, ST_EUSAGE, "%s: %s", path, strerror(errno));
+            path[i] = saved;
+            if (created_from <= len) {
+                memcpy(out->created_dirs, path, sizeof path);
+                out->created_from = created_from;
+            }
+            output_run_remove_created_dirs(out);
+            return ST_EUSAGE;
+        }
+        path[i] = saved;
+    }
+    if (created_from <= len) {
+        memcpy(out->created_dirs, path, sizeof path);
+        out->created_from = created_from;
+    }
+    return ST_OK;
+}
+
+void output_run_free(output_run *out)
+{
+    st_shard_sink_free(out->sink);
+    out->sink = NULL;
+    output_set_close(&out->set);
+    st_schema_free(&out->schema);
+    st_schema_free(&out->proven);
+    if (!out->committed)
+        output_run_remove_created_dirs(out);
+}
 
 int output_run_publish(output_run *out, st_error *err)
 {

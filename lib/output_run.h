@@ -42,6 +42,19 @@ typedef struct output_run {
     bool committed;
 } output_run;
 
+/* Creates the local directories above `path` ("out/train" -> "out/") and
+ * remembers the ones it made in created_dirs (once one is made, every one
+ * below it is new too); a call that makes none leaves the record of an
+ * earlier call.  A directory that cannot be made is ST_EUSAGE ("PATH:
+ * why"), with the ones made before it removed again. */
+int output_run_make_parent_dirs(output_run *out, const char *path, st_error *err);
+/* Removes the directories output_run_make_parent_dirs made, deepest first,
+ * while they are empty (rmdir refuses the others). */
+void output_run_remove_created_dirs(output_run *out);
+/* Frees the run's sink, set and schemas; a run that did not commit also
+ * removes the directories it made. */
+void output_run_free(output_run *out);
+
 /* Where output_run_job stopped when it failed. */
 enum {
     OUTPUT_RUN_REFUSED = 0, /* the inputs overlap the outputs: said through the set's voice */
