@@ -3,6 +3,7 @@
 #include "convert_verbose.h"
 #include "../lib/convert_whole.h"
 #include "../lib/run_options.h"
+#include "../lib/writer_settings.h"
 #include "input.h"
 #include "output.h"
 #include "progress.h"
@@ -86,38 +87,26 @@ static int parse_task(const cli_command *cmd, const cli_values *v, uint64_t *ind
     return EXIT_OK;
 }
 
-/* The options of --to parquet, refused with any other output. */
-static int parquet_options(const cli_command *cmd, const cli_values *v, const st_format *to,
-                           st_pq_write_options *po)
+/* The output formats' own options (lib/writer_settings.h). */
+static int writer_options(const cli_command *cmd, const cli_values *v, const st_format *to, cli_output *out,
+                          st_pq_write_options *pq)
 {
-    static const char *const own[] = {"parquet-codec", "row-group-size", "page-version", "bytes-as", NULL};
-    bool parquet = strcmp(to->name, "parquet") == 0;
-    memset(po, 0, sizeof *po);
-    for (const char *const *name = own; *name; name++)
-        if (!parquet && cli_has(v, *name))
-            return cli_usage_error(cmd, "--%s is for --to parquet", *name);
-    if (!parquet)
-        return EXIT_OK;
-    if (cli_has(v, "compression"))
-        return cli_usage_error(cmd, "--compression compresses whole files, which a Parquet reader cannot "
-                                    "read; give --parquet-codec (snappy, zstd, gzip, lz4_raw) instead");
-    po->codec = cli_text(v, "parquet-codec", "snappy");
-    po->level = -1;
-    if (cli_has(v, "compression-level")) {
-        uint64_t level;
-        if (cli_uint(v, cmd, "compression-level", 0, &level))
-            return EXIT_USAGE;
-        po->level = (int)level;
-        if (strcmp(po->codec, "gzip") == 0 && level > 9)
-            return cli_usage_error(cmd, "--compression-level must be 0 to 9 for gzip pages");
-        if (strcmp(po->codec, "zstd") == 0 && level == 0)
-            po->level = -1; /* zstd's 0 means its default */
-    }
+    writer_settings s = {
+        .avro_codec = cli_text(v, "avro-codec", NULL),
+        .parquet_codec = cli_text(v, "parquet-codec", NULL),
+        .level_given = cli_has(v, "compression-level"),
+        .compression_given = cli_has(v, "compression"),
+        .page_version = cli_text(v, "page-version", NULL),
+        .bytes_as = cli_text(v, "bytes-as", NULL),
+    };
+    if (cli_uint(v, cmd, "compression-level", 0, &s.level))
+        return EXIT_USAGE;
     if (cli_has(v, "row-group-size") &&
-        (cli_size(v, cmd, "row-group-size", 0, &po->row_group_size) || po->row_group_size == 0))
+        (cli_size(v, cmd, "row-group-size", 0, &s.row_group_size) || s.row_group_size == 0))
         return cli_usage_error(cmd, "--row-group-size must be a positive size");
-    po->page_version = strcmp(cli_text(v, "page-version", "1"), "2") == 0 ? 2 : 1;
-    po->bytes_binary = strcmp(cli_text(v, "bytes-as", "auto"), "binary") == 0;
+    st_error err = {0};
+    if (writer_settings_apply(&s, to, out, pq, &err) < 0)
+        return cli_usage_error(cmd, "%s", err.msg);
     return EXIT_OK;
 }
 
@@ -224,9 +213,8 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     int status = cli_output_init(cmd, v, out_format, infix[0] ? infix : NULL, &out);
     if (status)
         return status;
-    out.wopt.codec = cli_text(v, "avro-codec", "deflate");
     st_pq_write_options parquet;
-    status = parquet_options(cmd, v, out_format, &parquet);
+    status = writer_options(cmd, v, out_format, &out, &parquet);
     if (status) {
         cli_output_free(&out);
         return status;

@@ -8,6 +8,7 @@
 #include "input_expand.h"
 #include "output_claim.h"
 #include "run_options.h"
+#include "writer_settings.h"
 #include "task_infix.h"
 
 #include "../src/json.h"
@@ -22,9 +23,14 @@
 
 void shardtool_convert_options_init(shardtool_convert_options *opts)
 {
-    if (opts)
-        memset(opts, 0, sizeof *opts);
+    if (!opts)
+        return;
+    memset(opts, 0, sizeof *opts);
+    opts->compression_level = -1;
 }
+
+/* The run polls a sig_atomic_t; the public flag is an int. */
+_Static_assert(sizeof(sig_atomic_t) == sizeof(int), "sig_atomic_t is an int");
 
 typedef struct api_convert {
     const shardtool_convert_options *opts;
@@ -117,6 +123,18 @@ static bool run_option(void *ctx, const char *name, run_option_value *out)
         return o->shuffle != 0;
     if (strcmp(name, "seed") == 0)
         return o->shuffle && count_option(c, o->seed, out);
+    if (strcmp(name, "avro-codec") == 0)
+        return text_option(o->avro_codec, out);
+    if (strcmp(name, "parquet-codec") == 0)
+        return text_option(o->parquet_codec, out);
+    if (strcmp(name, "row-group-size") == 0)
+        return o->row_group_size && count_option(c, o->row_group_size, out);
+    if (strcmp(name, "page-version") == 0)
+        return o->page_version && text_option(o->page_version == 2 ? "2" : "1", out);
+    if (strcmp(name, "bytes-as") == 0)
+        return text_option(o->bytes_as, out);
+    if (strcmp(name, "widen") == 0)
+        return o->widen != 0;
     if (strcmp(name, "task") == 0) {
         if (o->task_count <= 1)
             return false;
@@ -159,8 +177,10 @@ static int claim_output(api_convert *c, const st_format *format, const char *inf
         .shards = o->shards,
         .shard_size = o->shard_size,
         .records_per_shard = o->records_per_shard,
-        .compression_level = -1,
+        .compression_level = o->compression_level,
         .index = o->index != 0,
+        .manifest = o->manifest,
+        .feature_spec = o->feature_spec,
         .no_manifest = o->no_manifest != 0,
         .force = o->force != 0,
         .resume = o->resume != 0,
@@ -172,6 +192,9 @@ static int claim_output(api_convert *c, const st_format *format, const char *inf
     if (parsed < 0 || strcmp(comp, "auto") == 0)
         return st_error_set(err, ST_EUSAGE, "compression: expected none, gzip or zlib, not '%s'", comp);
     s.compression = (st_compression)parsed;
+    if (o->compression_level < -1 || o->compression_level > (strcmp(format->name, "parquet") == 0 ? 22 : 9))
+        return st_error_set(err, ST_EUSAGE, "--compression-level must be 0 to %d",
+                            strcmp(format->name, "parquet") == 0 ? 22 : 9);
     const output_set_voice voice = {set_note, set_refusal, c};
     int stage;
     int rc = output_claim(&s, format, infix, &voice, out, &stage, err);
@@ -242,8 +265,23 @@ int shardtool_convert(const char *const *inputs, size_t n, const shardtool_conve
         api_read_options_free(&ro);
         return api_fail(err, NULL, &e);
     }
-    out.wopt.codec = "deflate";
-    st_pq_write_options parquet = {.codec = "snappy", .level = -1, .page_version = 1};
+    st_pq_write_options parquet;
+    if (rc == ST_OK) {
+        writer_settings ws = {
+            .avro_codec = opts->avro_codec,
+            .parquet_codec = opts->parquet_codec,
+            .level_given = opts->compression_level >= 0,
+            .level = opts->compression_level >= 0 ? (uint64_t)opts->compression_level : 0,
+            .compression_given = opts->compression != NULL && strcmp(opts->compression, "none") != 0,
+            .row_group_size = opts->row_group_size,
+            .page_version = opts->page_version == 2 ? "2" : opts->page_version ? "1" : NULL,
+            .bytes_as = opts->bytes_as,
+        };
+        if (opts->page_version < 0 || opts->page_version > 2)
+            rc = st_error_set(&e, ST_EUSAGE, "--page-version must be 1 or 2, not %d", opts->page_version);
+        else
+            rc = writer_settings_apply(&ws, format, &out, &parquet, &e);
+    }
 
     char **paths = NULL;
     size_t npaths = 0;
@@ -267,7 +305,7 @@ int shardtool_convert(const char *const *inputs, size_t n, const shardtool_conve
         return api_fail(err, NULL, &e);
     }
 
-    volatile sig_atomic_t never = 0;
+    static volatile sig_atomic_t never = 0;
     convert_whole_settings s = {
         .paths = paths,
         .npaths = &npaths,
@@ -282,7 +320,10 @@ int shardtool_convert(const char *const *inputs, size_t n, const shardtool_conve
         .jobs = opts->jobs,
         .shuffle = opts->shuffle != 0,
         .seed = opts->seed,
-        .cancel = &never,
+        .widen = opts->widen != 0,
+        .union_by_name = opts->union_by_name != 0,
+        .strict = opts->strict != 0,
+        .cancel = opts->cancel ? (volatile sig_atomic_t *)opts->cancel : &never,
         .ctx = &c,
         .option = run_option,
         .note = run_note,
