@@ -210,6 +210,8 @@ def decoded_batches(sets):
     check(n == 3000, "batches through 2 workers: 3000 records, got %d" % n)
     # Two kinds in one feature would be cast into one: refused, naming it.
     for mixed in ([{"x": np.array([1])}, {"x": np.array([0.5], np.float32)}],
+                  [{"x": np.array([0.5], np.float32)}, {"x": np.array([1])}],
+                  [{"x": np.array([b"a"], dtype=object)}, {"x": np.array([1])}, {"x": np.array([0.5], np.float32)}],
                   [{"x": np.array([1, 2])}, {"x": np.array([0.5], np.float32)}]):
         try:
             collate(mixed)
