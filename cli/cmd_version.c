@@ -7,6 +7,7 @@
 #include "st_config.h"
 #include "remote.h"
 #include "../formats/format.h"
+#include "../src/crc32c.h"
 
 #include <stdio.h>
 
@@ -28,6 +29,7 @@ static void print_text(void)
             printf(" %s", st_formats[i]->name);
     printf("\nremote: %s\n", st_remote_available() ? "http https s3 gs" : "none");
     printf("gpu: %s\n", gpu_name() ? gpu_name() : "none");
+    printf("crc32c: %s\n", st_crc32c_active());
 }
 
 /* Every name printed is a fixed ASCII word: no escaping needed. */
@@ -44,9 +46,10 @@ static void print_json(void)
     printf("], \"remote\": [%s], ",
            st_remote_available() ? "\"http\", \"https\", \"s3\", \"gs\"" : "");
     if (gpu_name())
-        printf("\"gpu\": [\"%s\"]}\n", gpu_name());
+        printf("\"gpu\": [\"%s\"], ", gpu_name());
     else
-        printf("\"gpu\": []}\n");
+        printf("\"gpu\": [], ");
+    printf("\"crc32c\": \"%s\"}\n", st_crc32c_active());
 }
 
 void cli_print_version(bool json)

@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -903,9 +904,14 @@ static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static st_crc32c_impl impls[N_IMPLS];
 static _Atomic(st_crc32c_fn) active_fn;
 
+/* SHARDTOOL_CRC32C names the implementation to use instead of the fastest,
+ * so that benchmarks can measure, on one machine, what a CPU without
+ * AVX-512 (or without any carry-less multiply) runs.  A name this CPU
+ * cannot run is ignored: `shardtool version` shows the one in use. */
 static void probe_cpu(void)
 {
     st_crc32c_fn best = NULL;
+    const char *forced = getenv("SHARDTOOL_CRC32C");
     for (size_t i = 0; i < N_IMPLS; i++) {
         impls[i].name = impl_defs[i].name;
         impls[i].fn = impl_defs[i].fn;
@@ -913,6 +919,9 @@ static void probe_cpu(void)
         if (impls[i].available && !best)
             best = impls[i].fn;
     }
+    for (size_t i = 0; forced && i < N_IMPLS; i++)
+        if (impls[i].available && strcmp(impls[i].name, forced) == 0)
+            best = impls[i].fn;
     atomic_store(&active_fn, best);
 }
 

@@ -90,6 +90,42 @@ def main():
             r = run(st, [], packed[:length], gz_path)
             expect(r.returncode == 1, f"gzip cut at {length}: exit {r.returncode}: {r.stdout.strip()}")
 
+        # Every CRC32C implementation this CPU runs (SHARDTOOL_CRC32C forces
+        # one), on records long enough for the folding paths: the intact
+        # file passes, and a flipped bit anywhere in a payload is caught with
+        # the CRC that plain Python computes for the damaged bytes.
+        sys.path.insert(0, os.path.join(source, "tests"))
+        import tfrecord_frames
+        payloads = [bytes((i * 7 + j) % 251 for j in range(n)) for i, n in enumerate((600, 4099, 70001))]
+        big = b"".join(tfrecord_frames.frame(p) for p in payloads)
+        big_path = os.path.join(tmp, "big.tfrecord")
+        names = subprocess.run([st, "version"], capture_output=True, text=True).stdout
+        impls = ["avx512-vpclmul", "avx2-vpclmul", "sse42-3way-clmul", "sse42", "armv8-crc", "slice8"]
+        ran = []
+        for impl in impls:
+            env = dict(os.environ, SHARDTOOL_CRC32C=impl)
+            v = subprocess.run([st, "version", "--json"], capture_output=True, text=True, env=env).stdout
+            if '"crc32c": "%s"' % impl not in v:
+                continue  # this CPU cannot run it
+            ran.append(impl)
+            with open(big_path, "wb") as f:
+                f.write(big)
+            r = subprocess.run([st, "verify", big_path], capture_output=True, text=True, env=env)
+            expect(r.returncode == 0 and "3 records" in r.stdout, f"{impl}: intact: {r.stdout}{r.stderr}")
+            start = (600 + 16) + (4099 + 16) + 12  # the third payload
+            for at in (start, start + 1, start + 511, start + 4096 + 17, start + 70000):
+                damaged = bytearray(big)
+                damaged[at] ^= 0x10
+                with open(big_path, "wb") as f:
+                    f.write(damaged)
+                r = subprocess.run([st, "verify", big_path], capture_output=True, text=True, env=env)
+                computed = "computed 0x%08x" % tfrecord_frames.masked(
+                    tfrecord_frames.crc32c(bytes(damaged[start:start + 70001])))
+                expect(r.returncode == 1 and "record 2" in r.stdout and computed in r.stdout,
+                       f"{impl}: flip at {at}: {r.stdout.strip()} (want {computed})")
+        expect("slice8" in ran and len(ran) >= 2 or "crc32c: slice8" in names,
+               f"SHARDTOOL_CRC32C forced these implementations: {ran}")
+
     for f in failures:
         print("FAIL " + f)
     print(f"{ok} passed, {bad} failed")
