@@ -73,11 +73,20 @@ static field_stats *field_find(field_stats **fs, size_t *n, size_t *cap, const c
 
 int st_wds_inspect(st_stream *in, const st_read_options *opt, st_jsonw *w, st_error *err)
 {
-    st_stream *tar;
-    st_compression found;
-    int rc = st_stream_decompress(in, opt ? opt->compression : ST_COMPRESSION_AUTO, &tar, &found, err);
-    if (rc < 0)
-        return rc;
+    /* `in` stays the caller's: a gzip-compressed tar is opened again by
+     * name and inflated in a stream of our own. */
+    st_stream *tar = in, *own = NULL;
+    st_compression found = ST_COMPRESSION_NONE;
+    uint8_t head[2];
+    int rc;
+    st_error ignored;
+    if (st_stream_pread_full(in, head, 2, 0, &ignored) == ST_OK && head[0] == 0x1f && head[1] == 0x8b) {
+        if ((rc = st_stream_open(in->name, &own, err)) < 0)
+            return rc;
+        if ((rc = st_stream_decompress(own, ST_COMPRESSION_GZIP, &tar, &found, err)) < 0)
+            return rc;
+        own = tar;
+    }
     wds_grouper gr;
     wds_grouper_init(&gr, tar, opt ? opt->max_record_size : 0, opt && opt->skip_corrupt);
     wds_group g = {0};
@@ -124,15 +133,15 @@ int st_wds_inspect(st_stream *in, const st_read_options *opt, st_jsonw *w, st_er
     st_json_member_string(w, "end_of_archive", gr.tar.end == ST_TAR_END_MARKER    ? "two zero blocks"
                                                : gr.tar.end == ST_TAR_END_ONE_ZERO ? "one zero block"
                                                                                    : "missing");
-    st_json_key(w, "fields");
-    st_json_begin_array(w);
+    st_json_key(w, "members_by_field");
+    st_json_begin_object(w);
     for (size_t i = 0; i < nfields; i++) {
         const field_stats *f = &fields[i];
         const char *ext, *name;
         size_t ext_len, name_len;
         wds_field_parts(f->field, strlen(f->field), &ext, &ext_len, &name, &name_len);
+        st_json_key(w, f->field);
         st_json_begin_object(w);
-        st_json_member_string(w, "field", f->field);
         st_json_key(w, "extension");
         st_json_stringn(w, ext, ext_len);
         st_json_member_uint(w, "count", f->count);
@@ -141,7 +150,7 @@ int st_wds_inspect(st_stream *in, const st_read_options *opt, st_jsonw *w, st_er
         st_json_member_uint(w, "total_bytes", f->total);
         st_json_end_object(w);
     }
-    st_json_end_array(w);
+    st_json_end_object(w);
     st_json_key(w, "keys");
     st_json_begin_object(w);
     st_json_key(w, "common_prefix");
@@ -157,6 +166,7 @@ done:
     free(keys.prefix);
     wds_group_free(&g);
     wds_grouper_free(&gr);
-    st_stream_close(tar);
+    if (own)
+        st_stream_close(own);
     return rc;
 }

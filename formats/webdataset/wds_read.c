@@ -2,7 +2,7 @@
  * by the grouper (tar parsing and the adjacency checks) and decoded in
  * parallel (members to features, wds_decode.h).
  *
- * With payload_only (split) a record's payload is its sample's members as
+ * With members_only (split) a record's payload is its sample's members as
  * stored (header blocks, data and padding), so that a tar writer can copy
  * them into another shard without decoding or re-encoding a byte. */
 #include "wds_read.h"
@@ -16,7 +16,7 @@
 typedef struct wds_reader {
     wds_grouper grouper;
     wds_decoder decoder;
-    bool payload_only;
+    bool members_only;
     size_t unit_samples;
     size_t unit_bytes;
 } wds_reader;
@@ -27,7 +27,7 @@ static int wds_open(void *priv, st_stream *in, const st_read_options *opt, st_er
     wds_grouper_init(&r->grouper, in, opt->max_record_size, opt->skip_corrupt);
     r->grouper.on_skip = opt->on_skip;
     r->grouper.on_skip_ctx = opt->on_skip_ctx;
-    r->payload_only = opt->payload_only;
+    r->members_only = opt->members_only;
     r->unit_samples = opt->unit_records ? opt->unit_records : 256;
     r->unit_bytes = opt->unit_bytes ? opt->unit_bytes : (size_t)4 << 20;
     return wds_decoder_init(&r->decoder, opt, r->grouper.path, err);
@@ -66,13 +66,16 @@ static int wds_decode_unit(const void *priv, const st_unit *unit, st_batch *out,
         st_record *rec = st_batch_add(out);
         if (!rec)
             return st_error_set(err, ST_ENOMEM, "out of memory");
-        if (!r->payload_only) {
-            int rc = wds_decode_sample(&r->decoder, g, s, out, rec, err);
-            if (rc < 0)
-                return rc;
+        if (r->members_only) {
+            /* Only then: a writer takes a payload for a serialized Example
+             * to pass on as it is. */
+            rec->payload.data = g->raw.data + s->raw_begin;
+            rec->payload.len = s->raw_end - s->raw_begin;
+            continue;
         }
-        rec->payload.data = g->raw.data + s->raw_begin;
-        rec->payload.len = s->raw_end - s->raw_begin;
+        int rc = wds_decode_sample(&r->decoder, g, s, out, rec, err);
+        if (rc < 0)
+            return rc;
     }
     return ST_OK;
 }
