@@ -65,6 +65,21 @@ static bool all_zero(const uint8_t *p, size_t n)
     return true;
 }
 
+/* A header field as text for a message: printable bytes as they are,
+ * others as \xNN. */
+static const char *shown_field(const uint8_t *f, size_t n, char *out, size_t cap)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n && k + 5 < cap; i++) {
+        if (f[i] >= 0x20 && f[i] < 0x7f && f[i] != '\\')
+            out[k++] = (char)f[i];
+        else
+            k += (size_t)snprintf(out + k, cap - k, "\\x%02x", f[i]);
+    }
+    out[k] = '\0';
+    return out;
+}
+
 /* A numeric header field: octal digits (leading spaces, then a space or
  * NUL ends them; an empty field is 0, as tar's readers take it), or GNU's
  * base-256 form (high bit set).  NULL, or why the field is refused. */
@@ -318,9 +333,11 @@ int st_tar_next(st_tar_reader *r, st_buf *raw, st_tar_member *m, st_error *err)
             return fault(r, hat, "bad header", err, "unknown magic '%.6s'", (const char *)h + H_MAGIC);
         uint64_t size;
         const char *why = parse_number(h + H_SIZE, H_SIZE_LEN, &size);
-        if (why)
-            return fault(r, hat, "bad size field", err, "the size field '%.12s' is %s", (const char *)h + H_SIZE,
-                         why);
+        if (why) {
+            char shown[64];
+            return fault(r, hat, "bad size field", err, "the size field '%s' is %s",
+                         shown_field(h + H_SIZE, H_SIZE_LEN, shown, sizeof shown), why);
+        }
         if (raw && st_buf_append(raw, h, sizeof h))
             return st_error_set(err, ST_ENOMEM, "out of memory");
         uint8_t type = h[H_TYPE];

@@ -116,16 +116,24 @@ static int open_sample(wds_grouper *gr, wds_group *g, const st_tar_member *m, si
     return ST_OK;
 }
 
-/* Ends the open sample: a bad one is dropped with its members. */
-static void close_sample(wds_group *g)
+/* Ends the open sample: a bad one is dropped with its members.  `next`,
+ * when not NULL, is a member already read after it (its bytes at the end
+ * of g->raw), moved down in its place. */
+static void close_sample(wds_group *g, st_tar_member *next)
 {
     if (!g->nsamples)
         return;
     wds_sample *s = &g->samples[g->nsamples - 1];
-    s->raw_end = g->raw.len;
     if (!s->bad)
         return;
-    g->raw.len = s->raw_begin;
+    size_t from = next ? next->raw_at : g->raw.len;
+    size_t tail = g->raw.len - from;
+    memmove(g->raw.data + s->raw_begin, g->raw.data + from, tail);
+    g->raw.len = s->raw_begin + tail;
+    if (next) {
+        next->data_at -= from - s->raw_begin;
+        next->raw_at = s->raw_begin;
+    }
     g->names.len = g->members[s->first].name_at;
     g->nmembers = s->first;
     g->nsamples--;
@@ -188,7 +196,7 @@ int wds_grouper_next(wds_grouper *gr, wds_group *g, size_t max_samples, size_t m
             }
             continue;
         }
-        close_sample(g);
+        close_sample(g, &m);
         open = false;
         if (g->nsamples >= max_samples || (g->nsamples && m.raw_at >= max_bytes)) {
             /* The group is full: this member starts the next one. */
@@ -209,6 +217,6 @@ int wds_grouper_next(wds_grouper *gr, wds_group *g, size_t max_samples, size_t m
             return rc;
         open = true;
     }
-    close_sample(g);
+    close_sample(g, NULL);
     return g->nsamples || g->skipped ? 1 : 0;
 }

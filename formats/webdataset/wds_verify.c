@@ -43,6 +43,13 @@ static int check_images(const wds_group *g, const wds_sample *s, const char *pat
     return ST_OK;
 }
 
+/* The first "byte offset N" a message names (the member's), else dflt. */
+static uint64_t named_offset(const char *msg, uint64_t dflt)
+{
+    const char *at = strstr(msg, "byte offset ");
+    return at ? strtoull(at + 12, NULL, 10) : dflt;
+}
+
 /* The detail after "PATH: ", for the report (the line names the file). */
 static const char *after_path(const char *msg, const char *path)
 {
@@ -84,8 +91,11 @@ int st_wds_verify(st_stream *in, const st_verify_options *opt, st_verify_report 
                 *err = e;
                 rc = r;
             } else {
-                report_failure(rep, gr.tar.fault ? gr.tar.fault : "bad sample", rep->records,
-                               gr.tar.fault ? gr.tar.fault_offset : gr.tar.offset, after_path(e.msg, gr.path));
+                /* A damaged tar stops at the sample being read; a sample
+                 * that breaks the rules has just been opened. */
+                uint64_t sample = gr.tar.fault || !gr.next_index ? gr.next_index : gr.next_index - 1;
+                report_failure(rep, gr.tar.fault ? gr.tar.fault : "bad sample", sample,
+                               named_offset(e.msg, gr.tar.offset), after_path(e.msg, gr.path));
             }
             break;
         }
@@ -100,9 +110,8 @@ int st_wds_verify(st_stream *in, const st_verify_options *opt, st_verify_report 
                 if (d == ST_ENOMEM) {
                     rc = st_error_set(err, ST_ENOMEM, "out of memory");
                 } else {
-                    const char *at = strstr(e.msg, "byte offset ");
-                    uint64_t off = at ? strtoull(at + 12, NULL, 10) : s->offset;
-                    report_failure(rep, "bad member", s->index, off, after_path(e.msg, gr.path));
+                    report_failure(rep, "bad member", s->index, named_offset(e.msg, s->offset),
+                                   after_path(e.msg, gr.path));
                 }
                 break;
             }
