@@ -71,7 +71,7 @@ int st_wds_verify(st_stream *in, const st_verify_options *opt, st_verify_report 
     rep->compression = found;
 
     st_read_options ro;
-    st_read_options_init(&ro);
+    memset(&ro, 0, sizeof ro);
     ro.max_record_size = opt->max_record_size;
     wds_grouper gr;
     wds_grouper_init(&gr, tar, opt->max_record_size, false);
