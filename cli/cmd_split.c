@@ -1,5 +1,5 @@
-/* shardtool split: re-shard or merge TFRecord or Avro files without
- * decoding payloads.
+/* shardtool split: re-shard or merge TFRecord, Avro or WebDataset files
+ * without decoding payloads.
  *
  * TFRecord inputs go through the conversion pipeline with payload-only
  * records: each framed record is copied as it is, both CRCs checked on the
@@ -38,7 +38,7 @@ static const char *const input_compressions[] = {"auto", "none", "gzip", "zlib",
 static const cli_option split_options[] = {
     {"output", 'o', ARG_TEXT, "PREFIX", NULL, "output path prefix: PREFIX-00000-of-00008.tfrecord (required)"},
     {"input-compression", 0, ARG_TEXT, "TYPE", input_compressions, "input stream compression (default: auto)"},
-    {"skip-corrupt", 0, ARG_NONE, NULL, NULL, "skip damaged records or Avro blocks (counted and reported) instead of stopping"},
+    {"skip-corrupt", 0, ARG_NONE, NULL, NULL, "skip damaged records, Avro blocks or WebDataset samples (counted and reported) instead of stopping"},
     {"max-record-size", 0, ARG_TEXT, "SIZE", NULL, "largest TFRecord record (default 1GiB) or Avro block (256MiB)"},
     CLI_OPTIONS_END,
 };
@@ -629,7 +629,7 @@ static int run_split(const cli_command *cmd, cli_values *v)
 
 const cli_command cmd_split = {
     .name = "split",
-    .summary = "re-shard or merge TFRecord or Avro files without decoding payloads",
+    .summary = "re-shard or merge TFRecord, Avro or WebDataset files without decoding payloads",
     .usage = "[OPTIONS] INPUT... -o PREFIX [--shards N | --shard-size SIZE | --records-per-shard N]",
     .description =
         "TFRecord inputs: copies framed records into new shards, checking both CRCs of\n"
@@ -640,7 +640,11 @@ const cli_command cmd_split = {
         "Avro inputs (one writer schema and codec): copies whole blocks, undecoded, into\n"
         "Avro shards (PREFIX-00000-of-00003.avro), checking each block's sync marker and\n"
         "that it decompresses.  Blocks are never split: --shards deals blocks round robin,\n"
-        "and --shard-size / --records-per-shard may be passed by less than one block.",
+        "and --shard-size / --records-per-shard may be passed by less than one block.\n"
+        "\n"
+        "WebDataset tar shards: copies whole samples (their members as stored) into\n"
+        "PREFIX-00000-of-00003.tar shards, checking every header and that each sample's\n"
+        "members are adjacent; --skip-corrupt skips a sample whose key comes back.",
     .groups = split_groups,
     .run = run_split,
 };
