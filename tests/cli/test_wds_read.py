@@ -384,6 +384,24 @@ def convert_round(tmp, data):
           "convert WebDataset -> TFRecord: cat gives the same samples, keys included")
 
 
+def python_reader(data):
+    """The library's reader (Python module) with key_feature, as cat reads it."""
+    lib = os.path.join(os.path.dirname(os.path.dirname(ST)), "lib", "libshardtool.so")
+    pkg = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "python")
+    if not os.path.exists(lib):
+        print("skip python reader: no %s" % lib)
+        return
+    code = ("import shardtool, sys, json\n"
+            "r = shardtool.Reader([sys.argv[1]], decode=True, key_feature='__key__')\n"
+            "print(json.dumps([[x['__key__'][0].decode(), int(x['cls'][0])] for x in r]))\n")
+    env = dict(os.environ, SHARDTOOL_LIBRARY=lib, PYTHONPATH=os.path.abspath(pkg))
+    path = os.path.join(data, "sample.tgz")
+    p = subprocess.run([sys.executable, "-c", code, path], capture_output=True, env=env)
+    got = json.loads(p.stdout) if p.returncode == 0 else p.stderr.decode()[:300]
+    want = [[k, int(dict((f, d) for f, d, _ in m)["cls"])] for k, m in tar_samples(path)]
+    check(got == want, "Python Reader(key_feature='__key__') reads sample.tgz as tarfile does: %s" % str(got)[:120])
+
+
 def main():
     global ST
     ST = os.path.abspath(sys.argv[1])
@@ -398,6 +416,7 @@ def main():
         reorder_and_duplicates(tmp)
         split_copies(tmp, data)
         convert_round(tmp, data)
+        python_reader(data)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("%d passed, %d failed" % (results["passed"], results["failed"]))
