@@ -196,6 +196,12 @@ int wds_npy_decode(const uint8_t *p, size_t n, const uint8_t *name, size_t name_
             ((float *)vals)[dst] = f;
         }
     }
+    /* Everything but '<i8', '<f4' (and '<f8', counted above where it
+     * changed) is another type than the kind's own: widened, exactly. */
+    bool own = (kindc == 'i' && size == 8) || (kindc == 'f' && size >= 4);
+    if ((!own || (big && size > 1)) && count &&
+        st_batch_add_widened(out, name, name_len, count))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
     if (changed) {
         out->lossy_floats += changed;
         if (st_batch_add_lossy(out, name, name_len, changed, whole, example))

@@ -288,6 +288,10 @@ def npy_members(tmp):
     p = run("convert", "--to", "jsonl", path, "-o", os.path.join(tmp, "npy-plain", "x"), ok=False)
     check(p.returncode == 0 and b"f8" in p.stderr, "float64 narrowed: convert says so, naming the feature: %s"
           % p.stderr.decode()[:300])
+    notes = p.stderr.decode()
+    check("column 'i4': 4 values" in notes and "widened" in notes and "column 'i8'" not in notes,
+          "other dtypes: a note names the widened feature and its count: %s"
+          % [l for l in notes.splitlines() if "'i4'" in l][:1])
     big = os.path.join(tmp, "npy-u8.tar")
     with tarfile.open(big, "w") as tf:
         add(tf, "a.u.npy", npy(np.array([2 ** 63], dtype="<u8")))
