@@ -122,6 +122,29 @@ int st_wds_verify(st_stream *in, const st_verify_options *opt, st_verify_report 
         if (!rep->ok || rc < 0)
             break;
     }
+    /* After the marker, tar writers pad to a whole record with zeros:
+     * anything else there is data no reader sees. */
+    if (rep->ok && rc == ST_OK && gr.tar.end == ST_TAR_END_MARKER) {
+        uint8_t buf[16384];
+        ssize_t got;
+        while ((got = st_stream_read(tar, buf, sizeof buf, &e)) > 0) {
+            size_t i = 0;
+            while (i < (size_t)got && !buf[i])
+                i++;
+            if (i < (size_t)got) {
+                char detail[200];
+                snprintf(detail, sizeof detail, "a non-zero byte at byte offset %" PRIu64 ", after the "
+                         "end-of-archive marker: data that tar readers never see", gr.tar.offset + i);
+                report_failure(rep, "data after the end", rep->records, gr.tar.offset + i, detail);
+                break;
+            }
+            gr.tar.offset += (uint64_t)got;
+        }
+        if (got < 0) {
+            *err = e;
+            rc = (int)got;
+        }
+    }
     if (rep->ok && rc == ST_OK && gr.tar.end != ST_TAR_END_MARKER) {
         char detail[200];
         snprintf(detail, sizeof detail, "%s after the last member, at byte offset %" PRIu64

@@ -11,7 +11,8 @@ Ctx.  Each must exit non-zero (verify: 1, "DAMAGED"), within the limits,
 without a signal, and its message must name the file, the byte offset and
 what is wrong (the case's expected words).  One more case checks that a
 tar that simply ends after a complete member is read, and that verify
-reports its missing end-of-archive marker.
+reports its missing end-of-archive marker; and one that bytes after the
+marker are reported by verify.
 
 Prints one line per case and "N passed, M failed"; exits 1 on any failure.
 """
@@ -159,6 +160,21 @@ def no_marker_case(ctx):
     return None
 
 
+def data_after_end_case(ctx):
+    """Bytes after the end-of-archive marker: readers stop there (cat reads
+    the samples before it), verify says what no reader sees."""
+    path = ctx.path("after-end.tar")
+    with open(path, "wb") as f:
+        f.write(GOOD + END + b"\0" * 1024 + b"hidden" + b"\0" * 506)
+    rc, out, err, _ = ctx.run(["cat", path], TIMEOUT)
+    if rc != 0 or out.count(b"\n") != 1:
+        return "cat: exit %d, %r %r" % (rc, out, err)
+    rc, out, err, _ = ctx.run(["verify", path], TIMEOUT)
+    if rc != 1 or b"after the end-of-archive marker" not in out or b"offset 4096" not in out:
+        return "verify: exit %d: %r %r" % (rc, out, err)
+    return None
+
+
 def main():
     st = os.path.abspath(sys.argv[1])
     limit = not sanitized(st)
@@ -167,6 +183,7 @@ def main():
         ctx = Ctx(st, tmp, limit, MEMORY)
         cases = [(n, (lambda d, w, n=n: lambda c: run_case(c, n, d, w))(d, w)) for n, d, w in CASES]
         cases.append(("no-end-marker", no_marker_case))
+        cases.append(("data-after-end", data_after_end_case))
         for name, fn in cases:
             problem = fn(ctx)
             if problem:
