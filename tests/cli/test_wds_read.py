@@ -399,6 +399,13 @@ def python_reader(data):
             "r = shardtool.Reader([sys.argv[1]], decode=True, key_feature='__key__')\n"
             "print(json.dumps([[x['__key__'][0].decode(), int(x['cls'][0])] for x in r]))\n")
     env = dict(os.environ, SHARDTOOL_LIBRARY=lib, PYTHONPATH=os.path.abspath(pkg))
+    with open(lib, "rb") as f:
+        if b"__asan_init" in f.read():
+            # python3 itself is not built with the sanitizer: its runtime
+            # must come first, as the api tests preload it.
+            asan = subprocess.run(["cc", "-print-file-name=libasan.so"], capture_output=True, text=True)
+            env["LD_PRELOAD"] = asan.stdout.strip()
+            env["ASAN_OPTIONS"] = "detect_leaks=0"
     path = os.path.join(data, "sample.tgz")
     p = subprocess.run([sys.executable, "-c", code, path], capture_output=True, env=env)
     got = json.loads(p.stdout) if p.returncode == 0 else p.stderr.decode()[:300]
