@@ -201,12 +201,15 @@ static int open_avro(const cli_command *cmd, const char *path, const st_read_opt
 }
 
 /* Whether an input is a WebDataset tar shard: by its first header (magic
- * and checksum) or, compressed, by its name (.tar.gz, .tgz).  Pipes and
- * standard input are not looked at (their bytes would be lost). */
+ * and checksum) or, compressed, by its name (.tar.gz, .tgz).  Pipes, FIFOs
+ * and standard input are told by their names only (a look would take bytes
+ * that the reader after it needs), and so are objects in a store (a look
+ * would cost a request). */
 static bool is_webdataset(const char *path)
 {
     const st_format *wds = st_format_by_name("webdataset");
-    if (is_stdin(path) || is_pipe_not_avro(path))
+    struct stat st;
+    if (is_stdin(path) || st_path_is_remote(path) || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
         return st_format_by_extension(path) == wds;
     st_stream *s;
     st_error err;
