@@ -1,5 +1,6 @@
 /* The WebDataset format descriptor. */
 #include "wds_format.h"
+#include "wds_write.h"
 
 static const char *const wds_extensions[] = {".tar", NULL};
 
@@ -8,5 +9,5 @@ const st_format st_format_webdataset = {
     .description = "WebDataset tar shard",
     .extensions = wds_extensions,
     .reader = NULL,
-    .writer = NULL,
+    .writer = &st_wds_writer_ops,
 };
