@@ -235,8 +235,7 @@ static int parquet_options(const cli_command *cmd, const cli_values *v, const st
 }
 
 /* The options of --to webdataset, refused with any other output. */
-static int wds_options(const cli_command *cmd, const cli_values *v, const st_format *to, const cli_output *out,
-                       uint64_t task, uint64_t tasks, st_wds_write_options *wo)
+static int wds_options(const cli_command *cmd, const cli_values *v, const st_format *to, st_wds_write_options *wo)
 {
     static const char *const own[] = {"key", "wds-member", "mtime", NULL};
     bool wds = strcmp(to->name, "webdataset") == 0;
@@ -250,10 +249,7 @@ static int wds_options(const cli_command *cmd, const cli_values *v, const st_for
         return EXIT_USAGE;
     if (wo->mtime > 077777777777ull)
         return cli_usage_error(cmd, "--mtime must be below 8589934592 (what a tar header's 11 octal digits hold)");
-    wo->index = out->sopt.index;
-    wo->task = task;
-    wo->tasks = tasks;
-    return EXIT_OK;
+    return EXIT_OK; /* --index and --task are the run's (lib/convert_whole.c) */
 }
 
 /* What the run's callbacks need (lib/convert_whole.h). */
@@ -343,7 +339,7 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     status = parquet_options(cmd, v, out_format, &parquet);
     st_wds_write_options webdataset;
     if (status == EXIT_OK)
-        status = wds_options(cmd, v, out_format, &out, task, tasks, &webdataset);
+        status = wds_options(cmd, v, out_format, &webdataset);
     if (status) {
         cli_output_free(&out);
         return status;

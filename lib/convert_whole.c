@@ -88,8 +88,15 @@ int convert_whole_run(convert_whole *r, const convert_whole_settings *s, int *st
         s->parquet->threads = out->sopt.compress_threads;
         out->wopt.format_options = s->parquet;
     }
-    if (out->format->writer == &st_wds_writer_ops && s->webdataset)
-        out->wopt.format_options = s->webdataset;
+    if (out->format->writer == &st_wds_writer_ops) {
+        /* --index and --task shape the samples' keys and index lines, also
+         * where the caller (the library) gives no WebDataset options. */
+        r->webdataset = s->webdataset ? *s->webdataset : (st_wds_write_options){0};
+        r->webdataset.index = out->sopt.index;
+        r->webdataset.task = task;
+        r->webdataset.tasks = tasks;
+        out->wopt.format_options = &r->webdataset;
+    }
     /* Each task's share of the inputs (convert_dealing.h). */
     convert_dealing deal;
     convert_dealing_plan(paths, s->npaths, s->ro->compression, task, tasks, &deal);

@@ -79,6 +79,7 @@ typedef struct convert_whole {
     st_schema widen_csv;
     bool finished;           /* --resume: the earlier run had finished; nothing was run */
     size_t kept;             /* --resume: the shards of the earlier run kept */
+    st_wds_write_options webdataset; /* --to webdataset: what its writer is given */
 } convert_whole;
 
 /* Runs the conversion; on failure *stage says where it stopped.  The
