@@ -1,6 +1,7 @@
 /* A whole conversion into an output set (convert_whole.h). */
 #include "notes.h"
 #include "convert_whole.h"
+#include "run_options.h"
 
 #include "convert_dealing.h"
 #include "input_identity.h"
@@ -145,7 +146,7 @@ int convert_whole_run(convert_whole *r, const convert_whole_settings *s, int *st
     r->checks = (input_checks){.union_by_name = s->union_by_name, .strict = s->strict};
     job->checks = &r->checks;
 
-    char *opts = s->options_json(s->ctx, &share);
+    char *opts = run_options_json(s->option, s->ctx, out->format->name, &out->sopt, &share);
     free(input_files);
     if (!opts) {
         free(starts);

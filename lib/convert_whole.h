@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct run_option_value; /* run_options.h */
+
 /* This task's share of the inputs, once dealt. */
 typedef struct convert_whole_share {
     uint64_t task, tasks;
@@ -52,8 +54,9 @@ typedef struct convert_whole_settings {
     volatile sig_atomic_t *cancel;
     /* The callbacks, all with ctx. */
     void *ctx;
-    /* The manifest's "options" (malloc'd; NULL: out of memory). */
-    char *(*options_json)(void *ctx, const convert_whole_share *share);
+    /* Which options shaped the output, for the manifest's "options"
+     * (run_options.h). */
+    bool (*option)(void *ctx, const char *name, struct run_option_value *out);
     /* After the share is dealt, before anything is read (or NULL). */
     void (*planned)(void *ctx, const convert_whole_share *share);
     /* A note, as one line (or NULL). */
