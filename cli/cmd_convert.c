@@ -2,11 +2,14 @@
 #include "cli.h"
 #include "convert_verbose.h"
 #include "../lib/convert_whole.h"
+#include "../lib/run_options.h"
+#include "../lib/writer_settings.h"
 #include "input.h"
 #include "output.h"
 #include "progress.h"
 
 #include "../formats/parquet/write.h"
+#include "../formats/webdataset/wds_write.h"
 #include "../src/json.h"
 #include "../src/pipeline.h"
 #include "../src/url_redact.h"
@@ -17,7 +20,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const char *const to_formats[] = {"tfrecord", "avro", "csv", "tsv", "jsonl", "parquet", NULL};
+static const char *const to_formats[] = {"tfrecord", "avro", "csv", "tsv", "jsonl", "parquet", "webdataset", "wds", NULL};
+static const char *const wds_members[] = {"default", "json", NULL};
 static const char *const input_compressions[] = {"auto", "none", "gzip", "zlib", NULL};
 static const char *const avro_codecs[] = {"null", "deflate", "snappy", "zstandard", "bzip2", "xz", NULL};
 static const char *const parquet_codecs[] = {"snappy", "zstd", "gzip", "lz4_raw", "uncompressed", NULL};
@@ -42,6 +46,9 @@ static const cli_option convert_options[] = {
     {"row-group-size", 0, ARG_TEXT, "SIZE", NULL, "--to parquet: uncompressed bytes per row group (default 128MiB)"},
     {"page-version", 0, ARG_TEXT, "V", page_versions, "--to parquet: data page version 1 (default) or 2"},
     {"bytes-as", 0, ARG_TEXT, "TYPE", bytes_as, "--to parquet: bytes as STRING when all UTF-8 (auto) or binary"},
+    {"key", 0, ARG_TEXT, "COLUMN", NULL, "--to webdataset: each sample's key from COLUMN (default: the record's number)"},
+    {"wds-member", 0, ARG_TEXT, "HOW", wds_members, "--to webdataset: a member per feature (default) or one KEY.json per sample (json)"},
+    {"mtime", 0, ARG_TEXT, "SECONDS", NULL, "--to webdataset: every member's modification time (default 0)"},
     CLI_OPTIONS_END,
 };
 
@@ -85,147 +92,45 @@ static int parse_task(const cli_command *cmd, const cli_values *v, uint64_t *ind
     return EXIT_OK;
 }
 
-/* The numeric options once more as JSON numbers, under "numbers": the
- * members above keep the text given ("shards": "8"), as version 1 has
- * always had them; "numbers" has "shards": 8, and sizes in bytes
- * ("shard-size": "64MiB" is 67108864).  Derived from those texts, it is
- * left out where --resume and combine compare options, so that manifests
- * written before it was added compare the same. */
-static void options_numbers(st_jsonw *w, const cli_command *cmd, const cli_values *v)
+/* The output formats' own options (lib/writer_settings.h). */
+static int writer_options(const cli_command *cmd, const cli_values *v, const st_format *to, cli_output *out,
+                          st_pq_write_options *pq)
 {
-    static const char *const counts[] = {"shards", "records-per-shard", "seed", "tasks", NULL};
-    static const char *const sizes[] = {"shard-size", "row-group-size", NULL};
-    bool any = false;
-    for (int pass = 0; pass < 2; pass++) {
-        for (const char *const *name = pass ? sizes : counts; *name; name++) {
-            uint64_t n;
-            /* validated before the options are written: no message here */
-            if (!cli_has(v, *name) || (pass ? cli_size(v, cmd, *name, 0, &n) : cli_uint(v, cmd, *name, 0, &n)))
-                continue;
-            if (!any) {
-                st_json_key(w, "numbers");
-                st_json_begin_object(w);
-                any = true;
-            }
-            st_json_member_uint(w, *name, n);
-        }
-    }
-    if (any)
-        st_json_end_object(w);
-}
-
-/* The run's options as JSON, for the manifest: what shaped the output, and
- * nothing that does not (no --jobs, no times). */
-static char *options_json(const cli_command *cmd, const cli_values *v, char *const *paths, size_t npaths,
-                          const char *to, const st_shard_options *sopt, uint64_t task, uint64_t tasks,
-                          const char *dealing, const uint64_t *starts, uint64_t range_begin,
-                          uint64_t range_end, const char *input_files)
-{
-    st_buf b = {0};
-    st_jsonw w;
-    st_jsonw_init(&w, &b, false);
-    st_json_begin_object(&w);
-    st_json_key(&w, "inputs");
-    st_json_begin_array(&w);
-    for (size_t i = 0; i < npaths; i++) {
-        /* Stored without the passwords and signatures of URLs. */
-        char shown[4096];
-        st_json_string(&w, st_url_shown(paths[i], shown, sizeof shown));
-    }
-    st_json_end_array(&w);
-    /* Every input of the run (of every task), with what tells a changed
-     * one apart: what --resume and combine compare (input_identity.h). */
-    if (input_files) {
-        st_json_key(&w, "input_files");
-        st_json_raw(&w, input_files, strlen(input_files));
-    }
-    st_json_member_string(&w, "to", to);
-    static const char *const shaping[] = {
-        "from", "shards", "shard-size", "records-per-shard", "compression", "columns", "exclude",
-        "decimal", "nested", "maps", "delimiter", "quote", "no-header", "header", "skip-bad-rows", "empty",
-        "schema", "type", "shuffle", "seed", "task", "tasks", "avro-codec", "widen", "parquet-codec",
-        "row-group-size", "page-version", "bytes-as", NULL,
+    writer_settings s = {
+        .avro_codec = cli_text(v, "avro-codec", NULL),
+        .parquet_codec = cli_text(v, "parquet-codec", NULL),
+        .level_given = cli_has(v, "compression-level"),
+        .compression_given = cli_has(v, "compression"),
+        .page_version = cli_text(v, "page-version", NULL),
+        .bytes_as = cli_text(v, "bytes-as", NULL),
     };
-    for (const char *const *name = shaping; *name; name++) {
-        if (!cli_has(v, *name))
-            continue;
-        st_json_key(&w, *name);
-        size_t n;
-        const char *const *list = cli_list(v, *name, &n);
-        if (list) {
-            st_json_begin_array(&w);
-            for (size_t i = 0; i < n; i++)
-                st_json_string(&w, list[i]);
-            st_json_end_array(&w);
-        } else if (cli_text(v, *name, NULL)) {
-            st_json_string(&w, cli_text(v, *name, NULL));
-        } else {
-            st_json_bool(&w, true);
-        }
-    }
-    options_numbers(&w, cmd, v);
-    /* Which share of the distributed set this task wrote: what `shardtool
-     * combine` checks (every task once, shard numbers without gap or
-     * overlap).  Under --tasks the index comes from the environment, so it
-     * is recorded here. */
-    if (tasks > 1) {
-        st_json_key(&w, "task_share");
-        st_json_begin_object(&w);
-        st_json_member_uint(&w, "task", task);
-        st_json_member_uint(&w, "tasks", tasks);
-        st_json_member_uint(&w, "first_shard", sopt->number_base);
-        st_json_member_uint(&w, "shards", sopt->count);
-        st_json_member_uint(&w, "total_shards", sopt->number_total);
-        /* The rule that shared the inputs out, the same in every task of
-         * one run (combine checks): "bytes" (the units whose first byte
-         * lies in this task's range of the inputs concatenated), "files"
-         * (whole inputs I, I+N, ...) or "units" (every N-th unit). */
-        st_json_member_string(&w, "dealing", dealing);
-        if (starts) {
-            st_json_member_uint(&w, "input_bytes", starts[npaths]);
-            st_json_member_uint(&w, "range_begin", range_begin);
-            st_json_member_uint(&w, "range_end", range_end);
-        }
-        st_json_end_object(&w);
-    }
-    st_json_end_object(&w);
-    st_buf_append(&b, "", 1);
-    return (char *)b.data;
+    if (cli_uint(v, cmd, "compression-level", 0, &s.level))
+        return EXIT_USAGE;
+    if (cli_has(v, "row-group-size") &&
+        (cli_size(v, cmd, "row-group-size", 0, &s.row_group_size) || s.row_group_size == 0))
+        return cli_usage_error(cmd, "--row-group-size must be a positive size");
+    st_error err = {0};
+    if (writer_settings_apply(&s, to, out, pq, &err) < 0)
+        return cli_usage_error(cmd, "%s", err.msg);
+    return EXIT_OK;
 }
 
-/* The options of --to parquet, refused with any other output. */
-static int parquet_options(const cli_command *cmd, const cli_values *v, const st_format *to,
-                           st_pq_write_options *po)
+/* The options of --to webdataset, refused with any other output. */
+static int wds_options(const cli_command *cmd, const cli_values *v, const st_format *to, st_wds_write_options *wo)
 {
-    static const char *const own[] = {"parquet-codec", "row-group-size", "page-version", "bytes-as", NULL};
-    bool parquet = strcmp(to->name, "parquet") == 0;
-    memset(po, 0, sizeof *po);
+    static const char *const own[] = {"key", "wds-member", "mtime", NULL};
+    bool wds = strcmp(to->name, "webdataset") == 0;
+    memset(wo, 0, sizeof *wo);
     for (const char *const *name = own; *name; name++)
-        if (!parquet && cli_has(v, *name))
-            return cli_usage_error(cmd, "--%s is for --to parquet", *name);
-    if (!parquet)
-        return EXIT_OK;
-    if (cli_has(v, "compression"))
-        return cli_usage_error(cmd, "--compression compresses whole files, which a Parquet reader cannot "
-                                    "read; give --parquet-codec (snappy, zstd, gzip, lz4_raw) instead");
-    po->codec = cli_text(v, "parquet-codec", "snappy");
-    po->level = -1;
-    if (cli_has(v, "compression-level")) {
-        uint64_t level;
-        if (cli_uint(v, cmd, "compression-level", 0, &level))
-            return EXIT_USAGE;
-        po->level = (int)level;
-        if (strcmp(po->codec, "gzip") == 0 && level > 9)
-            return cli_usage_error(cmd, "--compression-level must be 0 to 9 for gzip pages");
-        if (strcmp(po->codec, "zstd") == 0 && level == 0)
-            po->level = -1; /* zstd's 0 means its default */
-    }
-    if (cli_has(v, "row-group-size") &&
-        (cli_size(v, cmd, "row-group-size", 0, &po->row_group_size) || po->row_group_size == 0))
-        return cli_usage_error(cmd, "--row-group-size must be a positive size");
-    po->page_version = strcmp(cli_text(v, "page-version", "1"), "2") == 0 ? 2 : 1;
-    po->bytes_binary = strcmp(cli_text(v, "bytes-as", "auto"), "binary") == 0;
-    return EXIT_OK;
+        if (!wds && cli_has(v, *name))
+            return cli_usage_error(cmd, "--%s is for --to webdataset", *name);
+    wo->key_column = cli_text(v, "key", NULL);
+    wo->member_json = strcmp(cli_text(v, "wds-member", "default"), "json") == 0;
+    if (cli_uint(v, cmd, "mtime", 0, &wo->mtime))
+        return EXIT_USAGE;
+    if (wo->mtime > 077777777777ull)
+        return cli_usage_error(cmd, "--mtime must be below 8589934592 (what a tar header's 11 octal digits hold)");
+    return EXIT_OK; /* --index and --task are the run's (lib/convert_whole.c) */
 }
 
 /* What the run's callbacks need (lib/convert_whole.h). */
@@ -240,12 +145,35 @@ typedef struct convert_cli {
     bool started; /* the progress line's start */
 } convert_cli;
 
-static char *run_options_json(void *ctx, const convert_whole_share *share)
+/* Whether name is one of these. */
+static bool named_in(const char *const *names, const char *name)
 {
+    for (; *names; names++)
+        if (strcmp(*names, name) == 0)
+            return true;
+    return false;
+}
+
+/* The options as given, for the manifest (lib/run_options.h). */
+static bool run_option(void *ctx, const char *name, run_option_value *out)
+{
+    static const char *const counts[] = {"shards", "records-per-shard", "seed", "tasks", NULL};
+    static const char *const sizes[] = {"shard-size", "row-group-size", NULL};
     convert_cli *c = ctx;
-    return options_json(c->cmd, c->v, share->paths, share->npaths, c->to, &c->out->sopt, share->task,
-                        share->tasks, share->dealing, share->starts, share->range_begin, share->range_end,
-                        share->input_files);
+    const cli_values *v = c->v;
+    if (!cli_has(v, name))
+        return false;
+    size_t n;
+    out->list = cli_list(v, name, &n);
+    out->nlist = n;
+    if (!out->list)
+        out->text = cli_text(v, name, NULL);
+    /* validated before the options are written: no message here */
+    if (named_in(counts, name))
+        out->has_number = cli_uint(v, c->cmd, name, 0, &out->number) == EXIT_OK;
+    else if (named_in(sizes, name))
+        out->has_number = cli_size(v, c->cmd, name, 0, &out->number) == EXIT_OK;
+    return true;
 }
 
 static void run_planned(void *ctx, const convert_whole_share *share)
@@ -287,6 +215,8 @@ static void run_drain(void *ctx, uint64_t written, uint64_t total)
 static int run_convert(const cli_command *cmd, cli_values *v)
 {
     const char *to = cli_text(v, "to", "tfrecord");
+    if (strcmp(to, "wds") == 0)
+        to = "webdataset";
     const st_format *out_format = st_format_by_name(to);
     if (!out_format || out_format->unavailable || !out_format->writer) {
         cli_error(cmd, "--to %s: %s", to,
@@ -308,9 +238,11 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     int status = cli_output_init(cmd, v, out_format, infix[0] ? infix : NULL, &out);
     if (status)
         return status;
-    out.wopt.codec = cli_text(v, "avro-codec", "deflate");
     st_pq_write_options parquet;
-    status = parquet_options(cmd, v, out_format, &parquet);
+    status = writer_options(cmd, v, out_format, &out, &parquet);
+    st_wds_write_options webdataset;
+    if (status == EXIT_OK)
+        status = wds_options(cmd, v, out_format, &webdataset);
     if (status) {
         cli_output_free(&out);
         return status;
@@ -339,6 +271,7 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         .types = &in.types,
         .out = &out,
         .parquet = &parquet,
+        .webdataset = &webdataset,
         .task = task,
         .tasks = tasks,
         .jobs = jobs,
@@ -351,7 +284,7 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         .verbose = cli_has(v, "verbose"),
         .cancel = &cli_interrupted,
         .ctx = &c,
-        .options_json = run_options_json,
+        .option = run_option,
         .planned = run_planned,
         .note = run_note,
         .starting = run_starting,

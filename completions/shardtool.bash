@@ -11,7 +11,7 @@ _shardtool_table()
     convert)
         table=(
             '--output -o PREFIX -'
-            '--to -t FORMAT tfrecord,avro,csv,tsv,jsonl,parquet'
+            '--to -t FORMAT tfrecord,avro,csv,tsv,jsonl,parquet,webdataset,wds'
             '--input-compression - TYPE auto,none,gzip,zlib'
             '--jobs -j N -'
             '--shuffle - - -'
@@ -27,6 +27,9 @@ _shardtool_table()
             '--row-group-size - SIZE -'
             '--page-version - V 1,2'
             '--bytes-as - TYPE auto,binary'
+            '--key - COLUMN -'
+            '--wds-member - HOW default,json'
+            '--mtime - SECONDS -'
             '--shards -s N -'
             '--shard-size - SIZE -'
             '--records-per-shard - N -'

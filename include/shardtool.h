@@ -382,9 +382,28 @@ typedef struct shardtool_convert_options {
     uint32_t task_index;            /* --task task_index/task_count; task_count 0 or 1: the whole run */
     uint32_t task_count;
     const shardtool_reader_options *reader; /* the input options, or NULL (the defaults) */
+    const char *manifest;           /* --manifest PATH (NULL: PREFIX.manifest.json) */
+    const char *feature_spec;       /* --feature-spec FILE: the tf.io parse spec (NULL: none) */
+    int compression_level;          /* --compression-level (-1, the default set by _init: 6, or the
+                                       Parquet codec's own) */
+    const char *avro_codec;         /* --avro-codec: "null", "deflate" (NULL), "snappy", "zstandard",
+                                       "bzip2", "xz" */
+    const char *parquet_codec;      /* --parquet-codec: "snappy" (NULL), "zstd", "gzip", "lz4_raw",
+                                       "uncompressed" */
+    uint64_t row_group_size;        /* --row-group-size in bytes (0: 128 MiB) */
+    int page_version;               /* --page-version: 1 (0) or 2 */
+    const char *bytes_as;           /* --bytes-as: "auto" (NULL) or "binary" */
+    int widen;                      /* --widen */
+    int union_by_name;              /* --union-by-name */
+    int strict;                     /* --strict */
+    /* When *cancel becomes non-zero (from another thread or a signal
+     * handler), the run stops soon after, removes what it wrote and returns
+     * SHARDTOOL_ECANCELED.  NULL: never. */
+    const volatile int *cancel;
 } shardtool_convert_options;
 
-/* Sets the defaults (those of the command line). */
+/* Sets the defaults (those of the command line); call it before setting
+ * the options you want. */
 SHARDTOOL_API void shardtool_convert_options_init(shardtool_convert_options *opts);
 
 typedef struct shardtool_convert_progress {

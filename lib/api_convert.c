@@ -6,8 +6,9 @@
 #include "convert_whole.h"
 #include "duplicate_inputs.h"
 #include "input_expand.h"
-#include "open_files.h"
-#include "output_prefix.h"
+#include "output_claim.h"
+#include "run_options.h"
+#include "writer_settings.h"
 #include "task_infix.h"
 
 #include "../src/json.h"
@@ -22,9 +23,14 @@
 
 void shardtool_convert_options_init(shardtool_convert_options *opts)
 {
-    if (opts)
-        memset(opts, 0, sizeof *opts);
+    if (!opts)
+        return;
+    memset(opts, 0, sizeof *opts);
+    opts->compression_level = -1;
 }
+
+/* The run polls a sig_atomic_t; the public flag is an int. */
+_Static_assert(sizeof(sig_atomic_t) == sizeof(int), "sig_atomic_t is an int");
 
 typedef struct api_convert {
     const shardtool_convert_options *opts;
@@ -34,6 +40,8 @@ typedef struct api_convert {
     void *ctx;
     uint64_t total_bytes;
     char refusal[SHARDTOOL_MESSAGE_SIZE]; /* the output set's refusal */
+    char number_text[24];                /* a count's text, for run_option */
+    char task_text[32];
 } api_convert;
 
 /* A note through the caller's callback (lib/notes.h). */
@@ -71,197 +79,130 @@ static void run_progress(void *ctx, const convert_progress *p)
     }
 }
 
-/* The manifest's "options", as the command line writes them for the same
- * options given. */
-static char *run_options_json(void *ctx, const convert_whole_share *share)
+/* An option given as a count: its text and its number. */
+static bool count_option(api_convert *c, uint64_t n, run_option_value *out)
+{
+    /* run_options_json writes each value before it asks for the next */
+    snprintf(c->number_text, sizeof c->number_text, "%" PRIu64, n);
+    out->text = c->number_text;
+    out->has_number = true;
+    out->number = n;
+    return true;
+}
+
+static bool text_option(const char *text, run_option_value *out)
+{
+    out->text = text;
+    return text != NULL;
+}
+
+static bool list_option(const char *const *list, size_t n, run_option_value *out)
+{
+    out->list = list;
+    out->nlist = n;
+    return list && n;
+}
+
+/* The options given, named as the command line names them, for the
+ * manifest (run_options.h): a run through the library and one of the
+ * command line with the same options write the same "options". */
+static bool run_option(void *ctx, const char *name, run_option_value *out)
 {
     api_convert *c = ctx;
     const shardtool_convert_options *o = c->opts;
-    st_buf b = {0};
-    st_jsonw w;
-    st_jsonw_init(&w, &b, false);
-    st_json_begin_object(&w);
-    st_json_key(&w, "inputs");
-    st_json_begin_array(&w);
-    for (size_t i = 0; i < share->npaths; i++) {
-        char shown[4096];
-        st_json_string(&w, st_url_shown(share->paths[i], shown, sizeof shown));
-    }
-    st_json_end_array(&w);
-    if (share->input_files) {
-        st_json_key(&w, "input_files");
-        st_json_raw(&w, share->input_files, strlen(share->input_files));
-    }
-    st_json_member_string(&w, "to", c->to);
-    char text[32];
     const shardtool_reader_options *r = o->reader;
-    if (r && r->format)
-        st_json_member_string(&w, "from", r->format);
-    if (o->shards) {
-        snprintf(text, sizeof text, "%" PRIu64, o->shards);
-        st_json_member_string(&w, "shards", text);
+    if (strcmp(name, "shards") == 0)
+        return o->shards && count_option(c, o->shards, out);
+    if (strcmp(name, "shard-size") == 0)
+        return o->shard_size && count_option(c, o->shard_size, out);
+    if (strcmp(name, "records-per-shard") == 0)
+        return o->records_per_shard && count_option(c, o->records_per_shard, out);
+    if (strcmp(name, "compression") == 0)
+        return text_option(o->compression, out);
+    if (strcmp(name, "shuffle") == 0)
+        return o->shuffle != 0;
+    if (strcmp(name, "seed") == 0)
+        return o->shuffle && count_option(c, o->seed, out);
+    if (strcmp(name, "avro-codec") == 0)
+        return text_option(o->avro_codec, out);
+    if (strcmp(name, "parquet-codec") == 0)
+        return text_option(o->parquet_codec, out);
+    if (strcmp(name, "row-group-size") == 0)
+        return o->row_group_size && count_option(c, o->row_group_size, out);
+    if (strcmp(name, "page-version") == 0)
+        return o->page_version && text_option(o->page_version == 2 ? "2" : "1", out);
+    if (strcmp(name, "bytes-as") == 0)
+        return text_option(o->bytes_as, out);
+    if (strcmp(name, "widen") == 0)
+        return o->widen != 0;
+    if (strcmp(name, "task") == 0) {
+        if (o->task_count <= 1)
+            return false;
+        snprintf(c->task_text, sizeof c->task_text, "%" PRIu32 "/%" PRIu32, o->task_index, o->task_count);
+        return text_option(c->task_text, out);
     }
-    if (o->shard_size) {
-        snprintf(text, sizeof text, "%" PRIu64, o->shard_size);
-        st_json_member_string(&w, "shard-size", text);
-    }
-    if (o->records_per_shard) {
-        snprintf(text, sizeof text, "%" PRIu64, o->records_per_shard);
-        st_json_member_string(&w, "records-per-shard", text);
-    }
-    if (o->compression)
-        st_json_member_string(&w, "compression", o->compression);
-    if (o->shuffle) {
-        st_json_key(&w, "shuffle");
-        st_json_bool(&w, true);
-        snprintf(text, sizeof text, "%" PRIu64, o->seed);
-        st_json_member_string(&w, "seed", text);
-    }
-    if (share->tasks > 1) {
-        snprintf(text, sizeof text, "%" PRIu64 "/%" PRIu64, share->task, share->tasks);
-        st_json_member_string(&w, "task", text);
-    }
-    bool any = false;
-    const char *names[] = {"shards", "records-per-shard", "seed", "shard-size"};
-    uint64_t values[] = {o->shards, o->records_per_shard, o->shuffle ? o->seed : 0, o->shard_size};
-    bool given[] = {o->shards != 0, o->records_per_shard != 0, o->shuffle != 0, o->shard_size != 0};
-    for (size_t i = 0; i < 4; i++) {
-        if (!given[i])
-            continue;
-        if (!any) {
-            st_json_key(&w, "numbers");
-            st_json_begin_object(&w);
-            any = true;
-        }
-        st_json_member_uint(&w, names[i], values[i]);
-    }
-    if (any)
-        st_json_end_object(&w);
-    if (share->tasks > 1) {
-        st_json_key(&w, "task_share");
-        st_json_begin_object(&w);
-        st_json_member_uint(&w, "task", share->task);
-        st_json_member_uint(&w, "tasks", share->tasks);
-        uint64_t count = o->shards ? o->shards : 1;
-        st_json_member_uint(&w, "first_shard", share->task * count);
-        st_json_member_uint(&w, "shards", count);
-        st_json_member_uint(&w, "total_shards", share->tasks * count);
-        st_json_member_string(&w, "dealing", share->dealing);
-        if (share->starts) {
-            st_json_member_uint(&w, "input_bytes", share->starts[share->npaths]);
-            st_json_member_uint(&w, "range_begin", share->range_begin);
-            st_json_member_uint(&w, "range_end", share->range_end);
-        }
-        st_json_end_object(&w);
-    }
-    st_json_end_object(&w);
-    st_buf_append(&b, "", 1);
-    return (char *)b.data;
+    if (!r)
+        return false;
+    if (strcmp(name, "from") == 0)
+        return text_option(r->format, out);
+    if (strcmp(name, "columns") == 0)
+        return list_option(r->columns, r->ncolumns, out);
+    if (strcmp(name, "exclude") == 0)
+        return list_option(r->exclude, r->nexclude, out);
+    if (strcmp(name, "type") == 0)
+        return list_option(r->types, r->ntypes, out);
+    const struct {
+        const char *name, *text;
+    } texts[] = {
+        {"decimal", r->decimal}, {"nested", r->nested}, {"maps", r->maps}, {"delimiter", r->delimiter},
+        {"quote", r->quote},     {"header", r->header}, {"empty", r->empty},
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+        if (strcmp(name, texts[i].name) == 0)
+            return text_option(texts[i].text, out);
+    if (strcmp(name, "no-header") == 0)
+        return r->no_header != 0;
+    if (strcmp(name, "skip-bad-rows") == 0)
+        return r->skip_bad_rows != 0;
+    return false;
 }
 
-/* The output settings, as cli_output_init fills them from the options,
- * and the claim of the output set. */
+/* The output settings, as the command line takes them from its options,
+ * and the claim of the output set (output_claim.h). */
 static int claim_output(api_convert *c, const st_format *format, const char *infix, output_run *out, st_error *err)
 {
     const shardtool_convert_options *o = c->opts;
-    memset(out, 0, sizeof *out);
-    out->format = format;
-    const char *given = o->output;
-    if (!given[0])
-        return st_error_set(err, ST_EUSAGE, "-o '': the output prefix is empty; give a path and a name to start each file "
-                          "with, such as -o out/train");
+    output_settings s = {
+        .prefix = o->output,
+        .shards = o->shards,
+        .shard_size = o->shard_size,
+        .records_per_shard = o->records_per_shard,
+        .compression_level = o->compression_level,
+        .index = o->index != 0,
+        .manifest = o->manifest,
+        .feature_spec = o->feature_spec,
+        .no_manifest = o->no_manifest != 0,
+        .force = o->force != 0,
+        .resume = o->resume != 0,
+        .task = o->task_count > 1 ? o->task_index : 0,
+        .tasks = o->task_count > 1 ? o->task_count : 0,
+    };
     const char *comp = o->compression ? o->compression : "none";
     int parsed = st_compression_parse(comp);
     if (parsed < 0 || strcmp(comp, "auto") == 0)
         return st_error_set(err, ST_EUSAGE, "compression: expected none, gzip or zlib, not '%s'", comp);
-    out->wopt.compression = (st_compression)parsed;
-    char ext[64];
-    st_shard_extension(ext, sizeof ext, format->writer->extension, out->wopt.compression);
-    switch (output_prefix_normalise(given, out->prefix, sizeof out->prefix)) {
-    case OUTPUT_PREFIX_STDOUT:
-        return st_error_set(err, ST_EUSAGE, "-o -: shards are files, not a stream; give a prefix such as -o out/train");
-    case OUTPUT_PREFIX_TOO_LONG:
-        return st_error_set(err, ST_EUSAGE, "-o %s: the prefix is too long", given);
-    case OUTPUT_PREFIX_DIRECTORY:
-        say(c, "note: -o %s is a directory: writing %s-NNNNN-of-NNNNN%s in it", given, out->prefix, ext);
-        break;
-    case OUTPUT_PREFIX_EXTENSION:
-        say(c, "note: -o %s: each shard's name gets its own extension, so the prefix is %s "
-               "(%s-NNNNN-of-NNNNN%s)", given, out->prefix, out->prefix, ext);
-        break;
-    case OUTPUT_PREFIX_AS_GIVEN:
-        break;
-    }
-    const char *prefix = out->prefix;
-    snprintf(out->infix, sizeof out->infix, "%s", infix ? infix : "");
-    if ((o->shards != 0) + (o->shard_size != 0) + (o->records_per_shard != 0) > 1)
-        return st_error_set(err, ST_EUSAGE, "give only one of --shards, --shard-size, --records-per-shard");
-    out->sopt.prefix = prefix;
-    out->sopt.writer = format->writer;
-    out->sopt.wopt = &out->wopt;
-    out->sopt.force = out->force = o->force != 0;
-    out->sopt.index = o->index != 0;
-    if (o->shard_size) {
-        out->sopt.mode = ST_SHARD_BY_SIZE;
-        out->sopt.max_bytes = o->shard_size;
-    } else if (o->records_per_shard) {
-        out->sopt.mode = ST_SHARD_BY_RECORDS;
-        out->sopt.max_records = o->records_per_shard;
-    } else {
-        out->sopt.mode = ST_SHARD_BY_COUNT;
-        out->sopt.count = o->shards ? o->shards : 1;
-        if (out->sopt.count > 100000)
-            return st_error_set(err, ST_EUSAGE, "--shards must be between 1 and 100000");
-        open_files_limit lim;
-        if (!st_path_is_remote(prefix) && !open_files_reserve(out->sopt.count, o->index ? 2 : 1, &lim))
-            return st_error_set(err, ST_EUSAGE, "--shards %" PRIu64 " keeps %" PRIu64 " files open at once, but this process may "
-                         "open only %" PRIu64 " (ulimit -n; its hard limit is %" PRIu64 "); raise the limit "
-                         "(ulimit -n %" PRIu64 "), or use fewer shards, or --shard-size or --records-per-shard, "
-                         "which keep one shard open at a time",
-                         out->sopt.count, out->sopt.count * (o->index ? 2 : 1), lim.soft, lim.hard, lim.need);
-    }
-    if (o->task_count > 1) {
-        if (out->sopt.mode != ST_SHARD_BY_COUNT)
-            return st_error_set(err, ST_EUSAGE, "--%s cannot be used with --task or --tasks: every task names its shards "
-                              "N-of-TOTAL, and TOTAL must be known before the data is read; give --shards S "
-                              "(each task writes S shards of N*S)",
-                         o->shard_size ? "shard-size" : "records-per-shard");
-        out->sopt.number_base = o->task_index * out->sopt.count;
-        out->sopt.number_total = o->task_count * out->sopt.count;
-    }
-    out->resume = o->resume != 0;
-    if (out->resume && out->force)
-        return st_error_set(err, ST_EUSAGE, "give only one of --resume and --force");
-    if (out->resume && o->no_manifest)
-        return st_error_set(err, ST_EUSAGE, "--resume needs the manifest: it is what proves which shards an earlier run "
-                          "finished; leave out --no-manifest");
-    if (out->resume)
-        out->sopt.force = out->force = true;
-    out->wopt.compression_level = 6;
-    if (out->sopt.index && out->wopt.compression != ST_COMPRESSION_NONE)
-        return st_error_set(err, ST_EUSAGE, "--index needs uncompressed shards: DALI's index holds byte offsets into the file");
-    if (out->sopt.index && strcmp(format->name, "tfrecord") != 0)
-        return st_error_set(err, ST_EUSAGE, "--index is for TFRecord output");
-    out->want_manifest = !o->no_manifest;
-    if ((size_t)snprintf(out->manifest_path, sizeof out->manifest_path, "%s%s.manifest.json", prefix,
-                         out->infix) >= sizeof out->manifest_path)
-        return st_error_set(err, ST_EUSAGE, "-o %s: the prefix is too long", prefix);
-    int rc = output_run_make_parent_dirs(out, prefix, err);
-    if (rc < 0)
-        return rc;
+    s.compression = (st_compression)parsed;
+    if (o->compression_level < -1 || o->compression_level > (strcmp(format->name, "parquet") == 0 ? 22 : 9))
+        return st_error_set(err, ST_EUSAGE, "--compression-level must be 0 to %d",
+                            strcmp(format->name, "parquet") == 0 ? 22 : 9);
     const output_set_voice voice = {set_note, set_refusal, c};
-    rc = output_set_open(&out->set, &voice, prefix, infix, out->sopt.number_total ? out->sopt.count : 0,
-                         out->want_manifest ? out->manifest_path : NULL, NULL, out->force, false);
-    if (rc < 0) {
-        output_set_close(&out->set);
-        output_run_remove_created_dirs(out);
+    int stage;
+    int rc = output_claim(&s, format, infix, &voice, out, &stage, err);
+    if (rc < 0 && stage == OUTPUT_CLAIM_REFUSED) {
         err->code = rc;
         snprintf(err->msg, sizeof err->msg, "%s", c->refusal[0] ? c->refusal : "the output set is refused");
-        return rc;
     }
-    out->sopt.tmp_prefix = out->set.local ? out->set.tmp_prefix : NULL;
-    out->sopt.defer_publish = true;
-    return ST_OK;
+    return rc;
 }
 
 int shardtool_convert(const char *const *inputs, size_t n, const shardtool_convert_options *opts,
@@ -320,11 +261,27 @@ int shardtool_convert(const char *const *inputs, size_t n, const shardtool_conve
     output_run out;
     rc = claim_output(&c, format, infix[0] ? infix : NULL, &out, &e);
     if (rc < 0) {
+        output_run_free(&out);
         api_read_options_free(&ro);
         return api_fail(err, NULL, &e);
     }
-    out.wopt.codec = "deflate";
-    st_pq_write_options parquet = {.codec = "snappy", .level = -1, .page_version = 1};
+    st_pq_write_options parquet;
+    if (rc == ST_OK) {
+        writer_settings ws = {
+            .avro_codec = opts->avro_codec,
+            .parquet_codec = opts->parquet_codec,
+            .level_given = opts->compression_level >= 0,
+            .level = opts->compression_level >= 0 ? (uint64_t)opts->compression_level : 0,
+            .compression_given = opts->compression != NULL && strcmp(opts->compression, "none") != 0,
+            .row_group_size = opts->row_group_size,
+            .page_version = opts->page_version == 2 ? "2" : opts->page_version ? "1" : NULL,
+            .bytes_as = opts->bytes_as,
+        };
+        if (opts->page_version < 0 || opts->page_version > 2)
+            rc = st_error_set(&e, ST_EUSAGE, "--page-version must be 1 or 2, not %d", opts->page_version);
+        else
+            rc = writer_settings_apply(&ws, format, &out, &parquet, &e);
+    }
 
     char **paths = NULL;
     size_t npaths = 0;
@@ -348,7 +305,7 @@ int shardtool_convert(const char *const *inputs, size_t n, const shardtool_conve
         return api_fail(err, NULL, &e);
     }
 
-    volatile sig_atomic_t never = 0;
+    static volatile sig_atomic_t never = 0;
     convert_whole_settings s = {
         .paths = paths,
         .npaths = &npaths,
@@ -363,9 +320,12 @@ int shardtool_convert(const char *const *inputs, size_t n, const shardtool_conve
         .jobs = opts->jobs,
         .shuffle = opts->shuffle != 0,
         .seed = opts->seed,
-        .cancel = &never,
+        .widen = opts->widen != 0,
+        .union_by_name = opts->union_by_name != 0,
+        .strict = opts->strict != 0,
+        .cancel = opts->cancel ? (volatile sig_atomic_t *)opts->cancel : &never,
         .ctx = &c,
-        .options_json = run_options_json,
+        .option = run_option,
         .note = run_note,
         .starting = run_starting,
         .progress = run_progress,

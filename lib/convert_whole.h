@@ -14,11 +14,14 @@
 #include "../formats/csv/csv.h"
 #include "../formats/format.h"
 #include "../formats/parquet/write.h"
+#include "../formats/webdataset/wds_write.h"
 
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+struct run_option_value; /* run_options.h */
 
 /* This task's share of the inputs, once dealt. */
 typedef struct convert_whole_share {
@@ -40,6 +43,7 @@ typedef struct convert_whole_settings {
     const st_schema *types;       /* --type / --schema, or NULL */
     output_run *out;              /* claimed (its settings filled and the set opened) */
     st_pq_write_options *parquet; /* --to parquet's options, or NULL */
+    const st_wds_write_options *webdataset; /* --to webdataset's options, or NULL */
     uint64_t task, tasks;         /* tasks >= 1 */
     uint64_t jobs;                /* 0: every core */
     bool shuffle;
@@ -50,8 +54,9 @@ typedef struct convert_whole_settings {
     volatile sig_atomic_t *cancel;
     /* The callbacks, all with ctx. */
     void *ctx;
-    /* The manifest's "options" (malloc'd; NULL: out of memory). */
-    char *(*options_json)(void *ctx, const convert_whole_share *share);
+    /* Which options shaped the output, for the manifest's "options"
+     * (run_options.h). */
+    bool (*option)(void *ctx, const char *name, struct run_option_value *out);
     /* After the share is dealt, before anything is read (or NULL). */
     void (*planned)(void *ctx, const convert_whole_share *share);
     /* A note, as one line (or NULL). */
@@ -77,6 +82,7 @@ typedef struct convert_whole {
     st_schema widen_csv;
     bool finished;           /* --resume: the earlier run had finished; nothing was run */
     size_t kept;             /* --resume: the shards of the earlier run kept */
+    st_wds_write_options webdataset; /* --to webdataset: what its writer is given */
 } convert_whole;
 
 /* Runs the conversion; on failure *stage says where it stopped.  The

@@ -1,7 +1,8 @@
 /* CRC32C (Castagnoli, reflected polynomial 0x82F63B78), as TFRecord frames use.
  *
  * st_crc32c() picks the fastest implementation this CPU has at first use
- * (SSE4.2 with three interleaved streams on x86-64, the ARMv8 CRC
+ * (VPCLMULQDQ folding on 512- or 256-bit registers, else SSE4.2 with three
+ * interleaved streams on x86-64, the ARMv8 CRC
  * instructions on AArch64) and falls back to a slicing-by-8 table. */
 #ifndef ST_CRC32C_H
 #define ST_CRC32C_H

@@ -1,5 +1,6 @@
 /* The WebDataset format descriptor. */
 #include "wds_format.h"
+#include "wds_write.h"
 
 #include "wds_read.h"
 
@@ -13,5 +14,5 @@ const st_format st_format_webdataset = {
     .reader = &st_wds_reader_ops,
     .verify = st_wds_verify,
     .inspect = st_wds_inspect,
-    .writer = NULL,
+    .writer = &st_wds_writer_ops,
 };

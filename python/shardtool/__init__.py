@@ -436,13 +436,21 @@ def verify_manifest(path, *, trust_paths=False, decode=False, max_imbalance=None
 
 def convert(inputs, output, *, to="tfrecord", shards=None, records_per_shard=None, shard_size=None,
             compression=None, shuffle=False, seed=0, jobs=0, index=False, no_manifest=False, force=False,
-            resume=False, task=None, progress=None, note=None, **options):
+            resume=False, task=None, progress=None, note=None, manifest=None, feature_spec=None,
+            compression_level=None, avro_codec=None, parquet_codec=None, row_group_size=None,
+            page_version=None, bytes_as=None, widen=False, union_by_name=False, strict=False, **options):
     """Converts `inputs` into shards with the prefix `output`, as `shardtool
     convert INPUTS -o OUTPUT` does, through the same engine: the same shards,
     manifest and commit.  to, shards, records_per_shard, shard_size (bytes),
     compression ("gzip", "zlib"), shuffle, seed, jobs, index, no_manifest,
-    force, resume are convert's options of those names; task=(I, N) is
-    --task I/N.  The other keywords are the input options of shardtool.open.
+    force, resume, manifest, feature_spec, compression_level, avro_codec,
+    parquet_codec, row_group_size (bytes), page_version, bytes_as, widen,
+    union_by_name and strict are convert's options of those names; task=(I, N)
+    is --task I/N.  The other keywords are the input options of shardtool.open.
+
+    An exception raised by progress or note (KeyboardInterrupt included: the
+    run calls progress often, so Ctrl-C reaches it) stops the run, which
+    removes what it wrote, and is raised again.
 
     progress (or None) is called as records are read with a dict {"records",
     "bytes_in", "total_bytes"} (records never decreasing, the last call has
@@ -473,7 +481,21 @@ def convert(inputs, output, *, to="tfrecord", shards=None, records_per_shard=Non
         if not 0 <= i < count:
             raise ValueError("task index %r is not in 0 .. %r" % (i, count - 1))
         opts.task_index, opts.task_count = i, count
+    texts = {"manifest": manifest, "feature_spec": feature_spec, "avro_codec": avro_codec,
+             "parquet_codec": parquet_codec, "bytes_as": bytes_as}
+    for name, value in texts.items():
+        if value is not None:
+            if hasattr(value, "__fspath__"):
+                value = value.__fspath__()
+            setattr(opts, name, value.encode() if isinstance(value, str) else bytes(value))
+    for name, value in (("compression_level", compression_level), ("row_group_size", row_group_size),
+                        ("page_version", page_version)):
+        if value is not None:
+            setattr(opts, name, int(value))
+    opts.widen, opts.union_by_name, opts.strict = int(bool(widen)), int(bool(union_by_name)), int(bool(strict))
     opts.reader = ctypes.pointer(ropts)
+    cancel = ctypes.c_int(0)
+    opts.cancel = ctypes.pointer(cancel)
     raised = []
 
     def on_progress(ctx, p):
@@ -483,6 +505,7 @@ def convert(inputs, output, *, to="tfrecord", shards=None, records_per_shard=Non
                           "total_bytes": p.contents.total_bytes})
             except BaseException as e:  # raised again once the run returns
                 raised.append(e)
+                cancel.value = 1
 
     def on_note(ctx, line):
         if note is not None and not raised:
@@ -490,6 +513,7 @@ def convert(inputs, output, *, to="tfrecord", shards=None, records_per_shard=Non
                 note(line.decode("utf-8", "replace"))
             except BaseException as e:
                 raised.append(e)
+                cancel.value = 1
 
     progress_cb = _lib.CONVERT_PROGRESS_CALLBACK(on_progress)
     note_cb = _lib.CONVERT_NOTE_CALLBACK(on_note)

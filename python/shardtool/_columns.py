@@ -69,25 +69,43 @@ def columns(batch, names):
     return n, out
 
 
+_ABSENT = object()
+
+
+def _per_record(n, c):
+    """Column c cut into one view per record (a list of steps' views for a
+    FeatureList), _ABSENT where the record lacks the feature."""
+    off = c.offsets.tolist()
+    values = c.values
+    if c.is_feature_list:
+        steps = c.steps.tolist()
+        cut = [[values[steps[s]:steps[s + 1]] for s in range(off[i], off[i + 1])] for i in range(n)]
+    else:
+        cut = [values[a:b] for a, b in zip(off, off[1:])]
+    if not c.present.all():
+        cut = [v if p else _ABSENT for v, p in zip(cut, c.present.tolist())]
+    return cut
+
+
 def records(n, cols):
     """The batch as n dicts of feature name -> array (views of the column
-    arrays), as Reader(decode=True) yields them."""
+    arrays), as Reader(decode=True) yields them.  Cut column by column, then
+    zipped into dicts: the loops that run per record stay in C."""
     context = {c.name for c in cols if not c.is_feature_list}
     for c in cols:
         if c.is_feature_list and c.name in context:
             raise _clash(c.name)
-    prepared = [(c.name, c.present.tolist(), c.offsets.tolist(), c.values,
-                 c.steps.tolist() if c.is_feature_list else None) for c in cols]
-    for i in range(n):
-        rec = {}
-        for name, present, off, values, steps in prepared:
-            if present[i]:
-                a, b = off[i], off[i + 1]
-                if steps is None:
-                    rec[name] = values[a:b]
-                else:
-                    rec[name] = [values[steps[s]:steps[s + 1]] for s in range(a, b)]
-        yield rec
+    names = [c.name for c in cols]
+    cuts = [_per_record(n, c) for c in cols]
+    if not all(c.present.all() for c in cols):
+        for row in zip(*cuts):
+            yield {k: v for k, v in zip(names, row) if v is not _ABSENT}
+    elif cuts:
+        for row in zip(*cuts):
+            yield dict(zip(names, row))
+    else:
+        for _ in range(n):
+            yield {}
 
 
 def _clash(name):

@@ -104,7 +104,13 @@ class ConvertOptions(ctypes.Structure):
                 ("compression", ctypes.c_char_p), ("shuffle", ctypes.c_int), ("seed", ctypes.c_uint64),
                 ("jobs", ctypes.c_uint64), ("index", ctypes.c_int), ("no_manifest", ctypes.c_int),
                 ("force", ctypes.c_int), ("resume", ctypes.c_int), ("task_index", ctypes.c_uint32),
-                ("task_count", ctypes.c_uint32), ("reader", ctypes.POINTER(ReaderOptions))]
+                ("task_count", ctypes.c_uint32), ("reader", ctypes.POINTER(ReaderOptions)),
+                ("manifest", ctypes.c_char_p), ("feature_spec", ctypes.c_char_p),
+                ("compression_level", ctypes.c_int), ("avro_codec", ctypes.c_char_p),
+                ("parquet_codec", ctypes.c_char_p), ("row_group_size", ctypes.c_uint64),
+                ("page_version", ctypes.c_int), ("bytes_as", ctypes.c_char_p), ("widen", ctypes.c_int),
+                ("union_by_name", ctypes.c_int), ("strict", ctypes.c_int),
+                ("cancel", ctypes.POINTER(ctypes.c_int))]
 
 
 class ConvertProgress(ctypes.Structure):

@@ -23,6 +23,8 @@ import os
 import random
 import warnings
 
+from operator import itemgetter
+
 import numpy as np
 import torch
 import torch.utils.data
@@ -213,21 +215,34 @@ def collate(samples, pad_value=0):
         return {}
     n = len(samples)
     keys = samples[0].keys()
-    if all(s.keys() == keys for s in samples):
+    same_keys = all(s.keys() == keys for s in samples)
+    if same_keys:
         names = list(keys)
     else:
         names = list(dict.fromkeys(name for s in samples for name in s))
     out = {}
     for name in names:
-        values = [s.get(name) for s in samples]
+        values = list(map(itemgetter(name), samples)) if same_keys else [s.get(name) for s in samples]
         first = next(v for v in values if v is not None)
         if isinstance(first, list):
             out[name] = [[torch.from_numpy(step) if step.dtype != object else list(step) for step in v]
                          if v is not None else [] for v in values]
             continue
-        absent = any(v is None for v in values)
-        lengths = np.fromiter((len(v) if v is not None else 0 for v in values), np.int64, n)
+        # (`None in values` would compare arrays with None, value by value.)
+        absent = not same_keys and any(v is None for v in values)
+        if absent:
+            lengths = np.fromiter((len(v) if v is not None else 0 for v in values), np.int64, n)
+        else:
+            lengths = np.fromiter(map(len, values), np.int64, n)
         width = int(lengths.max())
+        if not absent and width and (lengths == width).all():
+            # The common case: every record has the feature with one length.
+            # A batch of one kind concatenates to that kind; two kinds would
+            # be cast into a third, which _one_dtype below refuses by name.
+            flat = np.concatenate(values)
+            if flat.dtype == first.dtype != object:
+                out[name] = flat.reshape(n, width)
+                continue
         dtype = _one_dtype(name, values, first.dtype)
         numeric = dtype != object
         if not absent and (lengths == width).all():

@@ -9,9 +9,15 @@
  *                                            (F: max_imbalance); one line per
  *                                            file and the summary, tab-separated
  *   test_api misuse FILE                     misuse gets error codes
- *   test_api convert TO SHARDS PREFIX FORCE INPUT...
+ *   test_api convert TO SHARDS PREFIX FORCE [@NAME=VALUE...] INPUT...
  *                                            convert through the API; print the
- *                                            report and the progress calls' checks
+ *                                            report and the progress calls' checks;
+ *                                            @manifest=, @feature_spec=,
+ *                                            @compression_level=, @avro_codec=,
+ *                                            @parquet_codec=, @row_group_size=,
+ *                                            @page_version=, @bytes_as= set those
+ *                                            options, @cancel_after=N raises the
+ *                                            cancel flag at N records
  *   test_api convert-misuse FILE PREFIX      misuse of shardtool_convert
  *
  * The TFRecord framing (and its CRC32C) is written here, independently of
@@ -300,6 +306,54 @@ static void on_note(void *ctx, const char *line)
     printf("NOTE\t%s\n", line);
 }
 
+/* An @name=value argument: one of the options beyond the first four. */
+static int convert_option(shardtool_convert_options *opts, const char *arg, uint64_t *cancel_after)
+{
+    const char *eq = strchr(arg, '=');
+    if (arg[0] != '@' || !eq)
+        return 0;
+    size_t len = (size_t)(eq - arg - 1);
+    const char *value = eq + 1;
+#define NAMED(s) (len == strlen(s) && strncmp(arg + 1, s, len) == 0)
+    if (NAMED("manifest"))
+        opts->manifest = value;
+    else if (NAMED("feature_spec"))
+        opts->feature_spec = value;
+    else if (NAMED("compression_level"))
+        opts->compression_level = atoi(value);
+    else if (NAMED("avro_codec"))
+        opts->avro_codec = value;
+    else if (NAMED("parquet_codec"))
+        opts->parquet_codec = value;
+    else if (NAMED("row_group_size"))
+        opts->row_group_size = strtoull(value, NULL, 10);
+    else if (NAMED("page_version"))
+        opts->page_version = atoi(value);
+    else if (NAMED("bytes_as"))
+        opts->bytes_as = value;
+    else if (NAMED("cancel_after"))
+        *cancel_after = strtoull(value, NULL, 10);
+    else
+        return 0;
+#undef NAMED
+    return 1;
+}
+
+/* Progress that also raises the cancel flag once `after` records are read. */
+typedef struct cancelling {
+    progress_seen seen;
+    uint64_t after;
+    volatile int flag;
+} cancelling;
+
+static void on_progress_cancel(void *ctx, const shardtool_convert_progress *p)
+{
+    cancelling *c = ctx;
+    on_progress(&c->seen, p);
+    if (c->after && p->records >= c->after)
+        c->flag = 1;
+}
+
 static int convert(char **argv, size_t n)
 {
     shardtool_convert_options opts;
@@ -308,11 +362,18 @@ static int convert(char **argv, size_t n)
     opts.shards = strtoull(argv[1], NULL, 10);
     opts.output = argv[2];
     opts.force = atoi(argv[3]);
+    cancelling c = {{0}, 0, 0};
+    size_t first = 4;
+    while (first < n && convert_option(&opts, argv[first], &c.after))
+        first++;
+    if (c.after)
+        opts.cancel = &c.flag;
     shardtool_convert_report rep;
     shardtool_error err;
-    progress_seen seen = {0};
-    int rc = shardtool_convert((const char *const *)argv + 4, n - 4, &opts, on_progress, on_note, &seen, &rep,
-                               &err);
+    progress_seen *seenp = &c.seen;
+    int rc = shardtool_convert((const char *const *)argv + first, n - first, &opts, on_progress_cancel, on_note, &c,
+                               &rep, &err);
+    progress_seen seen = *seenp;
     if (rc < 0) {
         printf("ERROR\t%d\t%s\n", err.code, err.message);
         return 1;
@@ -356,6 +417,30 @@ static int convert_misuse(const char *file, const char *prefix)
     opts.compression = "lzw";
     CHECK(shardtool_convert(inputs, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
     opts.compression = NULL;
+    /* The formats' own options: a value that is not one of theirs, or an
+     * option for another format, is refused with the command line's words. */
+    opts.parquet_codec = "zstd";
+    CHECK(shardtool_convert(inputs, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    CHECK(strstr(err.message, "--parquet-codec is for --to parquet") != NULL);
+    opts.to = "parquet";
+    opts.parquet_codec = "lzw";
+    CHECK(shardtool_convert(inputs, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    CHECK(strstr(err.message, "'lzw' is not one of") != NULL);
+    opts.parquet_codec = NULL;
+    opts.compression_level = 23;
+    CHECK(shardtool_convert(inputs, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    opts.compression_level = -1;
+    opts.page_version = 3;
+    CHECK(shardtool_convert(inputs, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    opts.page_version = 0;
+    opts.to = NULL;
+    opts.avro_codec = "rar";
+    CHECK(shardtool_convert(inputs, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    opts.avro_codec = NULL;
+    opts.manifest = "dir/";
+    CHECK(shardtool_convert(inputs, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    CHECK(strstr(err.message, "give a file name") != NULL);
+    opts.manifest = NULL;
     const char *missing[] = {"/nonexistent/dir/file.tfrecord"};
     CHECK(shardtool_convert(missing, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_ENOTFOUND);
     if (failures)

@@ -210,6 +210,8 @@ def decoded_batches(sets):
     check(n == 3000, "batches through 2 workers: 3000 records, got %d" % n)
     # Two kinds in one feature would be cast into one: refused, naming it.
     for mixed in ([{"x": np.array([1])}, {"x": np.array([0.5], np.float32)}],
+                  [{"x": np.array([0.5], np.float32)}, {"x": np.array([1])}],
+                  [{"x": np.array([b"a"], dtype=object)}, {"x": np.array([1])}, {"x": np.array([0.5], np.float32)}],
                   [{"x": np.array([1, 2])}, {"x": np.array([0.5], np.float32)}]):
         try:
             collate(mixed)
@@ -528,6 +530,36 @@ def converts(tmp):
                   "an existing set: %r vs %r" % (str(e), want))
         again = shardtool.convert([csv], py_prefix, to=to, shards=3, force=True, **kw)
         check(again["records"] == 10000, "force=True replaces the set: %r" % again)
+    # The formats' own options, and the manifest's and feature spec's paths.
+    cli_dir, py_dir = os.path.join(tmp, "convert-opts-cli"), os.path.join(tmp, "convert-opts-py")
+    tool.ok(["convert", csv, "-o", os.path.join(cli_dir, "p"), "--to", "parquet", "--parquet-codec", "gzip",
+             "--compression-level", "3", "--row-group-size", "100000", "--manifest",
+             os.path.join(cli_dir, "side", "m.json"), "--feature-spec", os.path.join(cli_dir, "side", "f.json")])
+    shardtool.convert([csv], os.path.join(py_dir, "p"), to="parquet", parquet_codec="gzip", compression_level=3,
+                      row_group_size=100000, manifest=os.path.join(py_dir, "side", "m.json"),
+                      feature_spec=os.path.join(py_dir, "side", "f.json"))
+    for name in ("p-00000-of-00001.parquet", os.path.join("side", "f.json")):
+        with open(os.path.join(cli_dir, name), "rb") as a, open(os.path.join(py_dir, name), "rb") as b:
+            check(a.read() == b.read(), "convert(parquet_codec=..., ...): %s is the command line's" % name)
+    stat = json.loads(tool.ok(["stat", "--json", os.path.join(py_dir, "p-00000-of-00001.parquet")]))
+    check("GZIP" in json.dumps(stat).upper(), "parquet_codec='gzip' is the file's codec")
+    # An exception in progress stops the run, which removes what it wrote,
+    # and is raised again.
+    stopped = os.path.join(tmp, "convert-stopped")
+    calls = []
+
+    def stop(p):
+        calls.append(p["records"])
+        raise KeyboardInterrupt
+
+    try:
+        shardtool.convert([csv] * 1, os.path.join(stopped, "p"), shards=2, progress=stop)
+        check(False, "an exception in progress is raised again")
+    except KeyboardInterrupt:
+        pass
+    check(len(calls) == 1, "progress is not called after it raised: %d calls" % len(calls))
+    check(not os.path.exists(stopped) or not os.listdir(stopped),
+          "a stopped run leaves nothing: %r" % (os.listdir(stopped) if os.path.exists(stopped) else None))
     try:
         shardtool.convert([csv], os.path.join(tmp, "convert-bad", "x"), to="nosuch")
         check(False, "an unknown output format raises")

@@ -126,6 +126,22 @@ def main():
         except Exception as e:
             check("s3://test/damaged/%s" % name in str(e) and "crc" in str(e),
                   "the error names the damaged object's URL and the crc: %s" % e)
+
+        # shardtool.convert into s3:// (through the faults): the objects are
+        # the shards the command line writes locally, byte for byte, and the
+        # manifest is stored beside them.
+        local = os.path.join(tmp, "local-convert")
+        tool.ok(["convert", csv, "-o", os.path.join(local, "train"), "--shards", "3"])
+        report = shardtool.convert([csv], "s3://test/converted/train", shards=3)
+        check(report["records"] == 20000 and report["shards"] == 3, "convert to s3: %r" % report)
+        for name in sorted(os.listdir(local)):
+            if not name.endswith(".tfrecord"):
+                continue
+            st, body = srv.request("GET", "/test/converted/%s" % name)
+            with open(os.path.join(local, name), "rb") as f:
+                check(st == 200 and body == f.read(), "s3://test/converted/%s is the local shard" % name)
+        st, body = srv.request("GET", "/test/converted/train.manifest.json")
+        check(st == 200 and b'"shards"' in body, "the manifest is stored beside the shards: %d" % st)
     except rtest.Failure as e:
         check(False, str(e))
     finally:
