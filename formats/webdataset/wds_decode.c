@@ -121,13 +121,18 @@ typedef struct sample_out {
 static size_t nfeat(const sample_out *o) { return o->feats.len / sizeof(st_feature); }
 static size_t nlist(const sample_out *o) { return o->lists.len / sizeof(st_feature_list); }
 
-/* A name met twice in one sample is an error. */
-static bool name_taken(const sample_out *o, const uint8_t *name, size_t len)
+/* A name met twice in one sample is an error: among the features, or
+ * among the FeatureLists (a SequenceExample's context and feature_lists are
+ * two namespaces, so one name may be in both). */
+static bool name_taken(const sample_out *o, const uint8_t *name, size_t len, bool list)
 {
-    const st_feature *f = (const st_feature *)o->feats.data;
-    for (size_t i = 0; i < nfeat(o); i++)
-        if (f[i].name.len == len && memcmp(f[i].name.data, name, len) == 0)
-            return true;
+    if (!list) {
+        const st_feature *f = (const st_feature *)o->feats.data;
+        for (size_t i = 0; i < nfeat(o); i++)
+            if (f[i].name.len == len && memcmp(f[i].name.data, name, len) == 0)
+                return true;
+        return false;
+    }
     const st_feature_list *l = (const st_feature_list *)o->lists.data;
     for (size_t i = 0; i < nlist(o); i++)
         if (l[i].name.len == len && memcmp(l[i].name.data, name, len) == 0)
@@ -137,7 +142,7 @@ static bool name_taken(const sample_out *o, const uint8_t *name, size_t len)
 
 static int add_feature(sample_out *o, const st_feature *f, st_error *err)
 {
-    if (name_taken(o, f->name.data, f->name.len))
+    if (name_taken(o, f->name.data, f->name.len, false))
         return st_error_set(err, ST_EDATA, "feature '%.*s' arrives twice in the sample (from two members, or "
                             "a member and a JSON key)", (int)f->name.len, (const char *)f->name.data);
     return st_buf_append(&o->feats, f, sizeof *f) ? st_error_set(err, ST_ENOMEM, "out of memory") : ST_OK;
@@ -145,7 +150,7 @@ static int add_feature(sample_out *o, const st_feature *f, st_error *err)
 
 static int add_list(sample_out *o, const st_feature_list *l, st_error *err)
 {
-    if (name_taken(o, l->name.data, l->name.len))
+    if (name_taken(o, l->name.data, l->name.len, true))
         return st_error_set(err, ST_EDATA, "feature '%.*s' arrives twice in the sample (from two members, or "
                             "a member and a JSON key)", (int)l->name.len, (const char *)l->name.data);
     return st_buf_append(&o->lists, l, sizeof *l) ? st_error_set(err, ST_ENOMEM, "out of memory") : ST_OK;
