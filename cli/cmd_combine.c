@@ -10,6 +10,7 @@
  * writes PREFIX.manifest.json, which `verify --manifest` checks as the
  * manifest of a single run. */
 #include "cli.h"
+#include "../lib/wids_index.h"
 #include "../lib/convert_dealing.h"
 #include "../lib/input_identity.h"
 #include "../lib/json_read.h"
@@ -486,6 +487,28 @@ static int write_file(const combine_state *c, const char *path, const st_buf *b)
     return EXIT_OK;
 }
 
+/* PREFIX.wids.json from the shards the task manifests list (their paths
+ * are relative to the manifests' directory, which is the index's). */
+static int write_wids_index(const combine_state *c, const shard_ref *shards, uint64_t total)
+{
+    char path[8400];
+    snprintf(path, sizeof path, "%s%s", c->prefix, WIDS_INDEX_SUFFIX);
+    wids_shard *list = calloc(total ? total : 1, sizeof *list);
+    if (!list)
+        return fail(c, path, "out of memory");
+    for (uint64_t i = 0; i < total; i++)
+        list[i] = (wids_shard){shards[i].path, shards[i].records, shards[i].bytes};
+    st_buf b = {0};
+    int status = wids_index_text(&b, c->base, list, total) ? fail(c, path, "out of memory") : EXIT_OK;
+    free(list);
+    if (status == EXIT_OK && b.len)
+        b.len--; /* write_file adds the newline */
+    if (status == EXIT_OK)
+        status = write_file(c, path, &b);
+    st_buf_free(&b);
+    return status;
+}
+
 static int run_combine(const cli_command *cmd, cli_values *v)
 {
     if (v->npositional != 1)
@@ -505,6 +528,12 @@ static int run_combine(const cli_command *cmd, cli_values *v)
     struct stat st;
     if (!cli_has(v, "force") && lstat(out_path, &st) == 0) {
         cli_error(cmd, "%s: already exists (use --force to replace it)", out_path);
+        return EXIT_USAGE;
+    }
+    char wids_path[8400];
+    snprintf(wids_path, sizeof wids_path, "%s%s", c.prefix, WIDS_INDEX_SUFFIX);
+    if (!cli_has(v, "force") && lstat(wids_path, &st) == 0) {
+        cli_error(cmd, "%s: already exists (use --force to replace it)", wids_path);
         return EXIT_USAGE;
     }
 
@@ -645,6 +674,10 @@ static int run_combine(const cli_command *cmd, cli_values *v)
         st_json_end_object(&w);
         status = w.failed ? fail(&c, out_path, "out of memory") : write_file(&c, out_path, &b);
         st_buf_free(&b);
+        /* WebDataset: the whole set's list for wids, beside the manifest. */
+        const char *format = text_of(&c.docs[0].root, "format"), *comp = text_of(&c.docs[0].root, "compression");
+        if (status == EXIT_OK && format && strcmp(format, "webdataset") == 0 && (!comp || strcmp(comp, "none") == 0))
+            status = write_wids_index(&c, shards, total);
         if (status == EXIT_OK && !cli_has(v, "quiet"))
             fprintf(stderr,
                     "shardtool combine: %s: %llu tasks, %" PRIu64 " shards, %" PRIu64 " records; records per "

@@ -9,6 +9,7 @@
 #include "progress.h"
 
 #include "../formats/parquet/write.h"
+#include "../formats/webdataset/wds_write.h"
 #include "../src/json.h"
 #include "../src/pipeline.h"
 #include "../src/url_redact.h"
@@ -19,7 +20,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const char *const to_formats[] = {"tfrecord", "avro", "csv", "tsv", "jsonl", "parquet", NULL};
+static const char *const to_formats[] = {"tfrecord", "avro", "csv", "tsv", "jsonl", "parquet", "webdataset", "wds", NULL};
+static const char *const wds_members[] = {"default", "json", NULL};
 static const char *const input_compressions[] = {"auto", "none", "gzip", "zlib", NULL};
 static const char *const avro_codecs[] = {"null", "deflate", "snappy", "zstandard", "bzip2", "xz", NULL};
 static const char *const parquet_codecs[] = {"snappy", "zstd", "gzip", "lz4_raw", "uncompressed", NULL};
@@ -44,6 +46,9 @@ static const cli_option convert_options[] = {
     {"row-group-size", 0, ARG_TEXT, "SIZE", NULL, "--to parquet: uncompressed bytes per row group (default 128MiB)"},
     {"page-version", 0, ARG_TEXT, "V", page_versions, "--to parquet: data page version 1 (default) or 2"},
     {"bytes-as", 0, ARG_TEXT, "TYPE", bytes_as, "--to parquet: bytes as STRING when all UTF-8 (auto) or binary"},
+    {"key", 0, ARG_TEXT, "COLUMN", NULL, "--to webdataset: each sample's key from COLUMN (default: the record's number)"},
+    {"wds-member", 0, ARG_TEXT, "HOW", wds_members, "--to webdataset: a member per feature (default) or one KEY.json per sample (json)"},
+    {"mtime", 0, ARG_TEXT, "SECONDS", NULL, "--to webdataset: every member's modification time (default 0)"},
     CLI_OPTIONS_END,
 };
 
@@ -108,6 +113,24 @@ static int writer_options(const cli_command *cmd, const cli_values *v, const st_
     if (writer_settings_apply(&s, to, out, pq, &err) < 0)
         return cli_usage_error(cmd, "%s", err.msg);
     return EXIT_OK;
+}
+
+/* The options of --to webdataset, refused with any other output. */
+static int wds_options(const cli_command *cmd, const cli_values *v, const st_format *to, st_wds_write_options *wo)
+{
+    static const char *const own[] = {"key", "wds-member", "mtime", NULL};
+    bool wds = strcmp(to->name, "webdataset") == 0;
+    memset(wo, 0, sizeof *wo);
+    for (const char *const *name = own; *name; name++)
+        if (!wds && cli_has(v, *name))
+            return cli_usage_error(cmd, "--%s is for --to webdataset", *name);
+    wo->key_column = cli_text(v, "key", NULL);
+    wo->member_json = strcmp(cli_text(v, "wds-member", "default"), "json") == 0;
+    if (cli_uint(v, cmd, "mtime", 0, &wo->mtime))
+        return EXIT_USAGE;
+    if (wo->mtime > 077777777777ull)
+        return cli_usage_error(cmd, "--mtime must be below 8589934592 (what a tar header's 11 octal digits hold)");
+    return EXIT_OK; /* --index and --task are the run's (lib/convert_whole.c) */
 }
 
 /* What the run's callbacks need (lib/convert_whole.h). */
@@ -192,6 +215,8 @@ static void run_drain(void *ctx, uint64_t written, uint64_t total)
 static int run_convert(const cli_command *cmd, cli_values *v)
 {
     const char *to = cli_text(v, "to", "tfrecord");
+    if (strcmp(to, "wds") == 0)
+        to = "webdataset";
     const st_format *out_format = st_format_by_name(to);
     if (!out_format || out_format->unavailable || !out_format->writer) {
         cli_error(cmd, "--to %s: %s", to,
@@ -215,6 +240,9 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         return status;
     st_pq_write_options parquet;
     status = writer_options(cmd, v, out_format, &out, &parquet);
+    st_wds_write_options webdataset;
+    if (status == EXIT_OK)
+        status = wds_options(cmd, v, out_format, &webdataset);
     if (status) {
         cli_output_free(&out);
         return status;
@@ -243,6 +271,7 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         .types = &in.types,
         .out = &out,
         .parquet = &parquet,
+        .webdataset = &webdataset,
         .task = task,
         .tasks = tasks,
         .jobs = jobs,

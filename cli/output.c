@@ -25,7 +25,7 @@ const cli_option cli_output_options[] = {
     {"records-per-shard", 0, ARG_TEXT, "N", NULL, "start a new shard every N records"},
     {"compression", 'z', ARG_TEXT, "TYPE", out_compressions, "compress each shard as one GZIP or ZLIB stream"},
     {"compression-level", 0, ARG_TEXT, "N", NULL, "level of --compression, 0-9 (default 6)"},
-    {"index", 0, ARG_NONE, NULL, NULL, "write SHARD.idx beside each shard (DALI: offset size per line)"},
+    {"index", 0, ARG_NONE, NULL, NULL, "write SHARD.idx beside each shard (DALI: offset size per line; WebDataset: DALI's v1.2 index)"},
     {"manifest", 0, ARG_TEXT, "PATH", NULL, "where to write the manifest (default PREFIX.manifest.json)"},
     {"no-manifest", 0, ARG_NONE, NULL, NULL, "write no manifest"},
     {"feature-spec", 0, ARG_TEXT, "FILE", NULL, "write the features as a tf.io.parse_example (or parse_sequence_example) spec (JSON)"},

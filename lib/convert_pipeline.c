@@ -80,6 +80,10 @@ typedef struct run_state {
     /* Records decoded from each input (atomic adds), for input_checks;
      * NULL when not every unit of an input is this run's to decode. */
     uint64_t *input_records;
+    /* The writer's stamp (st_writer_ops.stamp) and the number of the next
+     * record it is given. */
+    void *stamp;
+    uint64_t stamped;
 } run_state;
 
 static item *item_get(item_pool *pool)
@@ -579,6 +583,9 @@ static int merge_lossy(convert_job *job, const st_batch *b)
     if (merge_columns(b->replaced_columns, b->nreplaced_columns, &job->replaced_columns,
                       &job->nreplaced_columns, &job->replaced_columns_cap, &job->replaced_index))
         return ST_ENOMEM;
+    if (merge_columns(b->widened_columns, b->nwidened_columns, &job->widened_columns, &job->nwidened_columns,
+                      &job->widened_columns_cap, &job->widened_index))
+        return ST_ENOMEM;
     return merge_columns(b->null_columns, b->nnull_columns, &job->null_columns, &job->nnull_columns,
                          &job->null_columns_cap, &job->null_index);
 }
@@ -620,6 +627,17 @@ static int consume_item(run_state *rs, item *it, st_error *err)
             free(groups);
         if (rc < 0)
             return rc;
+    }
+    for (size_t i = 0; rs->stamp && !it->grouped && i < it->batch.count; i++) {
+        /* Records are numbered here, in input order, before the shuffler. */
+        size_t from = i ? it->ends[i - 1] : 0;
+        int rc = it->direct[i].data || in_pieces(it, i)
+                     ? st_error_set(err, ST_EUNSUPPORTED, "a record not encoded cannot be numbered")
+                     : job->writer->stamp(rs->stamp, it->encoded.data + from, it->ends[i] - from, rs->stamped++,
+                                          err);
+        if (rc < 0)
+            return st_error_prefix(err, "%s: record %llu: ", it->src->path,
+                                   (unsigned long long)(it->unit.first_record + i));
     }
     for (size_t i = 0; !it->grouped && i < it->batch.count; i++) {
         int rc = it->direct[i].data ? job->emit(job->emit_ctx, it->direct[i].data, it->direct[i].len, err)
@@ -690,6 +708,12 @@ void convert_job_free_results(convert_job *job)
     job->replaced_columns = NULL;
     job->nreplaced_columns = job->replaced_columns_cap = 0;
     st_name_index_free(&job->replaced_index);
+    for (size_t i = 0; i < job->nwidened_columns; i++)
+        free(job->widened_columns[i].name);
+    free(job->widened_columns);
+    job->widened_columns = NULL;
+    job->nwidened_columns = job->widened_columns_cap = 0;
+    st_name_index_free(&job->widened_index);
     st_schema_free(&job->input_columns);
 }
 
@@ -741,7 +765,13 @@ int convert_run(convert_job *job, st_error *err)
         if (!rs.input_records)
             return st_error_set(err, ST_ENOMEM, "out of memory");
     }
+    if (job->writer && job->writer->stamp && !(rs.stamp = job->writer->stamp_open(job->wopt))) {
+        free(rs.input_records);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
     int rc = st_pipeline_run(&ops, &rs, jobs, depth, job->cancel, err);
+    if (rs.stamp)
+        job->writer->stamp_close(rs.stamp);
     if (rc == ST_OK && rs.input_records)
         rc = input_checks_counted(job->checks, job->paths, rs.input_records, err);
     free(rs.input_records);

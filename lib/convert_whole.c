@@ -1,4 +1,7 @@
 /* A whole conversion into an output set (convert_whole.h). */
+/* Records per unit read for WebDataset output (see convert_whole_run). */
+#define WDS_UNIT_RECORDS 512
+#define WDS_TEXT_CHUNK ((size_t)64 << 10)
 #include "notes.h"
 #include "convert_whole.h"
 #include "run_options.h"
@@ -88,6 +91,23 @@ int convert_whole_run(convert_whole *r, const convert_whole_settings *s, int *st
         /* Row groups' column chunks are built on as many threads too. */
         s->parquet->threads = out->sopt.compress_threads;
         out->wopt.format_options = s->parquet;
+    }
+    if (out->format->writer == &st_wds_writer_ops) {
+        /* --index and --task shape the samples' keys and index lines, also
+         * where the caller (the library) gives no WebDataset options. */
+        r->webdataset = s->webdataset ? *s->webdataset : (st_wds_write_options){0};
+        r->webdataset.index = out->sopt.index;
+        r->webdataset.task = task;
+        r->webdataset.tasks = tasks;
+        out->wopt.format_options = &r->webdataset;
+        /* A member takes at least two tar blocks (1 KiB), so a narrow row
+         * is encoded into ten times its bytes or more: units of fewer
+         * records keep the encoded items in flight (jobs + 1 of them, twice
+         * that for text) to megabytes instead of a gigabyte. */
+        if (!s->ro->unit_records)
+            s->ro->unit_records = WDS_UNIT_RECORDS;
+        if (!s->csv->chunk_size) /* CSV, TSV, JSON lines: cut by bytes */
+            s->csv->chunk_size = WDS_TEXT_CHUNK;
     }
     /* Each task's share of the inputs (convert_dealing.h). */
     convert_dealing deal;

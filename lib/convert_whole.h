@@ -14,6 +14,7 @@
 #include "../formats/csv/csv.h"
 #include "../formats/format.h"
 #include "../formats/parquet/write.h"
+#include "../formats/webdataset/wds_write.h"
 
 #include <signal.h>
 #include <stdbool.h>
@@ -42,6 +43,7 @@ typedef struct convert_whole_settings {
     const st_schema *types;       /* --type / --schema, or NULL */
     output_run *out;              /* claimed (its settings filled and the set opened) */
     st_pq_write_options *parquet; /* --to parquet's options, or NULL */
+    const st_wds_write_options *webdataset; /* --to webdataset's options, or NULL */
     uint64_t task, tasks;         /* tasks >= 1 */
     uint64_t jobs;                /* 0: every core */
     bool shuffle;
@@ -80,6 +82,7 @@ typedef struct convert_whole {
     st_schema widen_csv;
     bool finished;           /* --resume: the earlier run had finished; nothing was run */
     size_t kept;             /* --resume: the shards of the earlier run kept */
+    st_wds_write_options webdataset; /* --to webdataset: what its writer is given */
 } convert_whole;
 
 /* Runs the conversion; on failure *stage says where it stopped.  The

@@ -108,8 +108,8 @@ static int claim_options(const output_settings *s, const st_format *format, outp
     if (s->index && s->compression != ST_COMPRESSION_NONE)
         return st_error_set(err, ST_EUSAGE, "--index needs uncompressed shards: DALI's index holds byte "
                             "offsets into the file");
-    if (s->index && strcmp(format->name, "tfrecord") != 0)
-        return st_error_set(err, ST_EUSAGE, "--index is for TFRecord output");
+    if (s->index && strcmp(format->name, "tfrecord") != 0 && strcmp(format->name, "webdataset") != 0)
+        return st_error_set(err, ST_EUSAGE, "--index is for TFRecord and WebDataset output");
     out->want_manifest = !s->no_manifest;
     if (s->manifest)
         snprintf(out->manifest_path, sizeof out->manifest_path, "%s", s->manifest);

@@ -57,7 +57,10 @@ static bool name_taken(const output_set *set, const st_shard_sink *sink, const c
             (d->index_tmp && d->index_path && strcmp(d->index_path, path) == 0))
             return true;
     }
-    return strcmp(name, set->own[0]) == 0 || strcmp(name, set->own[1]) == 0;
+    for (size_t i = 0; i < OUTPUT_SET_SIDES; i++)
+        if (strcmp(name, set->own[i]) == 0)
+            return true;
+    return false;
 }
 
 static bool is_input(const char *path, char *const *inputs, size_t ninputs)
@@ -146,7 +149,7 @@ static int write_journal(output_set *set, const st_shard_sink *sink, st_error *e
         if (rc == ST_OK)
             rc = put_rename(set, f, d->index_tmp, d->index_path, err);
     }
-    for (size_t i = 0; i < 2 && rc == ST_OK; i++) {
+    for (size_t i = 0; i < OUTPUT_SET_SIDES && rc == ST_OK; i++) {
         struct stat st;
         if (set->own[i][0] && lstat(set->staged[i], &st) == 0)
             put_move(f, JOURNAL_RENAME, set->own[i], name_in_dir(set, set->staged[i]), &st);
@@ -179,7 +182,7 @@ static int move_aside(output_set *set, st_error *err)
 
 static int rename_sides(const output_set *set, st_error *err)
 {
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < OUTPUT_SET_SIDES; i++) {
         struct stat st;
         if (!set->own[i][0] || lstat(set->staged[i], &st) != 0)
             continue;
@@ -249,7 +252,9 @@ static void remove_earlier(output_set *set, const st_shard_sink *sink, char *con
         }
         if (lstat(path, &st) != 0)
             continue;
-        bool ours = same_file(set->side[0], &st) || same_file(set->side[1], &st) || in_new_set(sink, &st);
+        bool ours = in_new_set(sink, &st);
+        for (size_t k = 0; k < OUTPUT_SET_SIDES; k++)
+            ours = ours || same_file(set->side[k], &st);
         if (!ours && is_input(path, inputs, ninputs)) {
             r.kept++;
             continue;
@@ -309,7 +314,7 @@ void output_set_abort(output_set *set)
         unlink(set->journal);
         set->journal_written = false;
     }
-    for (size_t i = 0; i < 2; i++)
+    for (size_t i = 0; i < OUTPUT_SET_SIDES; i++)
         if (set->own[i][0])
             unlink(set->staged[i]);
     output_set_sync_dir(set);

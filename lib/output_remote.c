@@ -276,7 +276,10 @@ static bool in_new_set(const output_set *set, const st_shard_sink *sink, const c
         if ((d->path && strcmp(d->path, url) == 0) || (d->index_path && strcmp(d->index_path, url) == 0))
             return true;
     }
-    return strcmp(url, set->side[0]) == 0 || strcmp(url, set->side[1]) == 0;
+    for (size_t i = 0; i < OUTPUT_SET_SIDES; i++)
+        if (strcmp(url, set->side[i]) == 0)
+            return true;
+    return false;
 }
 
 int output_remote_commit(output_set *set, const st_shard_sink *sink, char *const *inputs, size_t ninputs,

@@ -5,9 +5,11 @@
 #include "output_names.h"
 #include "shuffle.h"
 #include "skip_log.h"
+#include "wids_index.h"
 
 #include "../formats/csv/csv.h"
 #include "../formats/parquet/write.h"
+#include "../formats/webdataset/wds_write.h"
 #include "../src/feature_spec.h"
 #include "../src/manifest.h"
 #include "../src/pipeline.h"
@@ -401,6 +403,20 @@ static int finish_outputs(output_run *out, convert_job *job, const char *options
                                            &job->stats, options_json, skipped, out->force, err);
             free(skipped);
         }
+        if (rc < 0)
+            return st_error_at(err, path);
+    }
+    /* WebDataset: PREFIX.wids.json for wids (of a whole set: a task's
+     * shards are listed once combine joins them); wids reads shards by
+     * offset, so uncompressed ones only. */
+    if (out->format->writer == &st_wds_writer_ops && !out->set.tasks &&
+        out->wopt.compression == ST_COMPRESSION_NONE) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s%s", out->sopt.prefix, WIDS_INDEX_SUFFIX);
+        output_set_add_set_index(&out->set, path);
+        rc = output_run_check_path(out, path, err);
+        if (rc == ST_OK)
+            rc = wids_index_write(output_run_side_path(out, path), out->set.base, out->sink, out->force, err);
         if (rc < 0)
             return st_error_at(err, path);
     }

@@ -119,11 +119,12 @@ static int classify(const output_set *set, const char *name)
         return SKIP;
     /* Under --task, PREFIX.manifest.json is the whole run's, made from the
      * task manifests by `shardtool combine`; no task owns it. */
-    if (set->tasks && strcmp(r, ".manifest.json") == 0)
+    if (set->tasks && (strcmp(r, ".manifest.json") == 0 || strcmp(r, ".wids.json") == 0))
         return SKIP;
     if (set->shard_total && numbered_output(r) && other_tasks_number(set, r))
         return SKIP;
-    if (strcmp(r, ".manifest.json") == 0 || strcmp(r, ".journal") == 0 || numbered_output(r))
+    if (strcmp(r, ".manifest.json") == 0 || strcmp(r, ".wids.json") == 0 || strcmp(r, ".journal") == 0 ||
+        numbered_output(r))
         return EARLIER;
     if (strncmp(r, "-task", 5) != 0)
         return NOT_OURS;
@@ -191,8 +192,9 @@ bool output_set_own_name(const output_set *set, const char *name)
 {
     if (!name[0] || strchr(name, '/') || ends_with(name, ".lock") || ends_with(name, ".journal"))
         return false;
-    if (strcmp(name, set->own[0]) == 0 || strcmp(name, set->own[1]) == 0)
-        return true;
+    for (size_t i = 0; i < OUTPUT_SET_SIDES; i++)
+        if (strcmp(name, set->own[i]) == 0)
+            return true;
     return classify(set, name) == EARLIER;
 }
 
@@ -250,27 +252,35 @@ static bool real_name(const char *path, char *out, size_t cap)
 /* Remembers the manifest and feature spec this run writes, and their names
  * where they are in the prefix's own directory: only there can the journal
  * name them (and so stage and roll them back). */
+static void record_side(output_set *set, size_t i, const char *path)
+{
+    char real[8400], dir[8400], probe[4200];
+    snprintf(set->side[i], sizeof set->side[i], "%s", path);
+    snprintf(probe, sizeof probe, "%sx", set->dir);
+    if (!set->local || !real_name(probe, dir, sizeof dir))
+        return;
+    size_t n = strlen(dir) - 1; /* "/real/dir/" */
+    if (real_name(path, real, sizeof real) && strncmp(real, dir, n) == 0 && !strchr(real + n, '/') &&
+        strlen(real + n) < sizeof set->own[i])
+        snprintf(set->own[i], sizeof set->own[i], "%s", real + n);
+}
+
 static void record_sides(output_set *set, const char *manifest, const char *feature_spec)
 {
     const char *named[] = {manifest, feature_spec};
-    char real[8400], dir[8400], probe[4200];
-    snprintf(probe, sizeof probe, "%sx", set->dir);
-    if (!real_name(probe, dir, sizeof dir))
-        return;
-    size_t n = strlen(dir) - 1; /* "/real/dir/" */
-    for (size_t i = 0; i < 2; i++) {
-        if (!named[i])
-            continue;
-        snprintf(set->side[i], sizeof set->side[i], "%s", named[i]);
-        if (real_name(named[i], real, sizeof real) && strncmp(real, dir, n) == 0 && !strchr(real + n, '/') &&
-            strlen(real + n) < sizeof set->own[i])
-            snprintf(set->own[i], sizeof set->own[i], "%s", real + n);
-    }
+    for (size_t i = 0; i < 2; i++)
+        if (named[i])
+            record_side(set, i, named[i]);
+}
+
+void output_set_add_set_index(output_set *set, const char *path)
+{
+    record_side(set, OUTPUT_SIDE_SET_INDEX, path);
 }
 
 const char *output_set_side_path(const output_set *set, const char *path)
 {
-    for (size_t i = 0; i < 2 && set->opened && set->local; i++)
+    for (size_t i = 0; i < OUTPUT_SET_SIDES && set->opened && set->local; i++)
         if (set->own[i][0] && strcmp(path, set->side[i]) == 0)
             return set->staged[i];
     return path;
@@ -634,8 +644,9 @@ int output_set_open(output_set *set, const output_set_voice *voice, const char *
     make_tag(set);
     snprintf(set->tmp_prefix, sizeof set->tmp_prefix, "%s" TMP_MARK "%s-", set->dir, set->tag);
     record_sides(set, manifest, feature_spec);
-    for (size_t i = 0; i < 2; i++)
-        snprintf(set->staged[i], sizeof set->staged[i], "%s%s", set->tmp_prefix, i == 0 ? "manifest" : "spec");
+    static const char *const staged_as[OUTPUT_SET_SIDES] = {"manifest", "spec", "set-index"};
+    for (size_t i = 0; i < OUTPUT_SET_SIDES; i++)
+        snprintf(set->staged[i], sizeof set->staged[i], "%s%s", set->tmp_prefix, staged_as[i]);
 
     char path[4200];
     int status;

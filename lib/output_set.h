@@ -53,6 +53,11 @@ typedef struct output_set_voice {
     void *ctx;
 } output_set_voice;
 
+/* Files the run writes beside its shards, committed with them: the
+ * manifest, the feature spec and the set's index (PREFIX.wids.json of
+ * WebDataset output). */
+enum { OUTPUT_SIDE_MANIFEST, OUTPUT_SIDE_SPEC, OUTPUT_SIDE_SET_INDEX, OUTPUT_SET_SIDES };
+
 typedef struct output_set {
     bool opened;
     bool local;
@@ -76,12 +81,12 @@ typedef struct output_set {
     char **earlier;          /* outputs of an earlier run, to replace with --force */
     size_t nearlier, capearlier;
     char **aside;            /* parallel to earlier: where the commit moved it, or NULL */
-    /* The manifest and feature spec (0, 1): their paths, their names when
+    /* The manifest, feature spec and set index (0, 1, 2): their paths, their names when
      * they are in the prefix's own directory (journalled like the shards,
      * written under temporary names until the commit), and those names. */
-    char side[2][4096];
-    char own[2][256];
-    char staged[2][4300];
+    char side[OUTPUT_SET_SIDES][4096];
+    char own[OUTPUT_SET_SIDES][256];
+    char staged[OUTPUT_SET_SIDES][4300];
     /* A dead run whose lock this run took over: its temporary files go
      * once its journal (which may name some of them) is rolled back. */
     char dead_tag[64];
@@ -104,6 +109,9 @@ typedef struct output_set {
  * N*S), or 0. */
 int output_set_open(output_set *set, const output_set_voice *voice, const char *prefix, const char *infix,
                     uint64_t task_shards, const char *manifest, const char *feature_spec, bool force, bool verbose);
+/* After open: the run also writes the set's index at `path`
+ * (PREFIX.wids.json), staged and committed as the manifest is. */
+void output_set_add_set_index(output_set *set, const char *path);
 /* Refuses (says why, returns ST_EUSAGE) a manifest or feature spec that
  * is one of this run's inputs (--force would replace the input), and
  * inputs that hold files of the earlier set together with other files

@@ -11,7 +11,8 @@ static const char *const shaping[] = {
     "from", "shards", "shard-size", "records-per-shard", "compression", "columns", "exclude",
     "decimal", "nested", "maps", "delimiter", "quote", "no-header", "header", "skip-bad-rows", "empty",
     "schema", "type", "shuffle", "seed", "task", "tasks", "avro-codec", "widen", "parquet-codec",
-    "row-group-size", "page-version", "bytes-as", NULL,
+    "row-group-size", "page-version", "bytes-as",
+    "key", "wds-member", "mtime", NULL,
 };
 
 /* Those that are counts or sizes, once more as JSON numbers under

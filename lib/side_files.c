@@ -6,6 +6,7 @@
  *   NAME.partial         a shard not yet renamed to its final name
  *   NAME.lock            a lock taken by a running convert
  *   NAME.journal         the record of a final rename step
+ *   NAME.wids.json       a WebDataset set's shard list for wids
  *   NAME.json            beginning with '{', a line break, and "features":
  *                        a feature spec as --feature-spec writes it (a JSON
  *                        lines record is one line, so it cannot begin so)
@@ -34,6 +35,7 @@ static const struct {
     {".partial", "an unfinished shard"},
     {".lock", "a lock file"},
     {".journal", "a rename journal"},
+    {".wids.json", "a WebDataset shard index (wids)"},
 };
 
 /* Reads up to `cap` bytes from the start of the file at `path`; returns the

@@ -49,6 +49,25 @@ static void features_object(const st_feature *fs, uint32_t n, st_jsonw *w, json_
     st_json_end_object(w);
 }
 
+/* A FeatureList as a key and an array of its steps. */
+static void list_member(const st_feature_list *l, st_jsonw *w, json_stream *s)
+{
+    st_json_keyn(w, (const char *)l->name.data, l->name.len);
+    st_json_begin_array(w);
+    /* A step with no kind (an empty Feature, as TFX writes missing
+     * values) is null, apart from an empty step of the list's kind,
+     * []: the null inner list of NESTED DATA in shardtool-convert(1).
+     * (A context feature with no kind stays [], as JSON lines readers
+     * give an empty list no kind.) */
+    for (uint32_t t = 0; t < l->count; t++) {
+        if (l->steps[t].kind == ST_KIND_NONE)
+            st_json_null(w);
+        else
+            feature_values(&l->steps[t], w, s);
+    }
+    st_json_end_array(w);
+}
+
 static int record_to_json(const st_record *rec, st_jsonw *w, json_stream *s)
 {
     if (!rec->is_sequence) {
@@ -60,24 +79,22 @@ static int record_to_json(const st_record *rec, st_jsonw *w, json_stream *s)
     features_object(rec->features, rec->nfeatures, w, s);
     st_json_keyn(w, "feature_lists", 13);
     st_json_begin_object(w);
-    for (uint32_t i = 0; i < rec->nlists; i++) {
-        const st_feature_list *l = &rec->lists[i];
-        st_json_keyn(w, (const char *)l->name.data, l->name.len);
-        st_json_begin_array(w);
-        /* A step with no kind (an empty Feature, as TFX writes missing
-         * values) is null, apart from an empty step of the list's kind,
-         * []: the null inner list of NESTED DATA in shardtool-convert(1).
-         * (A context feature with no kind stays [], as JSON lines readers
-         * give an empty list no kind.) */
-        for (uint32_t t = 0; t < l->count; t++) {
-            if (l->steps[t].kind == ST_KIND_NONE)
-                st_json_null(w);
-            else
-                feature_values(&l->steps[t], w, s);
-        }
-        st_json_end_array(w);
-    }
+    for (uint32_t i = 0; i < rec->nlists; i++)
+        list_member(&rec->lists[i], w, s);
     st_json_end_object(w);
+    st_json_end_object(w);
+    return w->failed;
+}
+
+int st_features_to_json(const st_feature *fs, uint32_t n, const st_feature_list *ls, uint32_t nl, st_jsonw *w)
+{
+    st_json_begin_object(w);
+    for (uint32_t i = 0; i < n; i++) {
+        st_json_keyn(w, (const char *)fs[i].name.data, fs[i].name.len);
+        feature_values(&fs[i], w, NULL);
+    }
+    for (uint32_t i = 0; i < nl; i++)
+        list_member(&ls[i], w, NULL);
     st_json_end_object(w);
     return w->failed;
 }

@@ -19,6 +19,12 @@
 /* Writes one JSON object (no newline); returns 0 or w->failed. */
 int st_record_to_json(const st_record *rec, st_jsonw *w);
 
+/* Features and FeatureLists side by side in one flat object, {"name":
+ * [values...], "list": [[step 0 values], ...]}, values written as above:
+ * what a JSON lines reader reads back as those features and FeatureLists
+ * (a WebDataset .json member).  Returns 0 or w->failed. */
+int st_features_to_json(const st_feature *fs, uint32_t n, const st_feature_list *ls, uint32_t nl, st_jsonw *w);
+
 /* Receives JSON text in order; returns 0 or a negative code that stops the
  * writing. */
 typedef int (*st_json_flush_fn)(void *ctx, const uint8_t *data, size_t len);

@@ -417,6 +417,8 @@ static int remember_done(st_shard_sink *s, open_shard *sh, uint64_t bytes, uint3
 static int shard_finish_writer(st_shard_sink *s, open_shard *sh, st_error *err)
 {
     int rc = s->opt.writer->finish(sh->writer_priv, err);
+    if (rc == ST_OK && sh->index && s->opt.writer->index)
+        rc = s->opt.writer->index(sh->writer_priv, sh->index, err);
     s->opt.writer->close(sh->writer_priv);
     free(sh->writer_priv);
     sh->writer_priv = NULL;
@@ -575,9 +577,9 @@ int st_shard_sink_open(const st_shard_options *opt, st_shard_sink **out, st_erro
 
 /* The shard's index line for a record of len bytes about to be written
  * (DALI's "offset size" form). */
-static int write_index_line(open_shard *sh, size_t len, st_error *err)
+static int write_index_line(const st_shard_sink *s, open_shard *sh, size_t len, st_error *err)
 {
-    if (!sh->index)
+    if (!sh->index || s->opt.writer->index)
         return ST_OK;
     char line[64];
     int n = snprintf(line, sizeof line, "%" PRIu64 " %zu\n", sh->top->written, len);
@@ -628,7 +630,7 @@ static int put_piece(void *ctx, const uint8_t *data, size_t len)
 static int write_to(st_shard_sink *s, open_shard *sh, const uint8_t *encoded, size_t len,
                     uint64_t records, piece_target *pieces, st_error *err)
 {
-    int irc = write_index_line(sh, len, err);
+    int irc = write_index_line(s, sh, len, err);
     if (irc < 0)
         return irc;
     uint64_t before = sh->top->written;
@@ -693,7 +695,7 @@ int st_shard_sink_write_direct(st_shard_sink *s, size_t shard, const uint8_t *en
 {
     open_shard *sh = &s->open[shard];
     if (sh->top) {
-        int irc = write_index_line(sh, len, err);
+        int irc = write_index_line(s, sh, len, err);
         if (irc < 0)
             return irc;
         int rc = s->opt.writer->write(sh->writer_priv, encoded, len, err);

@@ -67,6 +67,21 @@ typedef struct st_writer_ops {
      * them piece by piece (st_shard_sink_write_pieces). */
     int (*encode_pieces)(const st_write_options *opt, const st_record *rec, st_piece_fn put, void *ctx,
                          st_error *err);
+    /* Optional, for writers that make --index themselves (WebDataset:
+     * DALI's index of samples and their members, whose first line counts
+     * them): called once the shard is finished, with the index's stream,
+     * instead of the shard sink's "offset size" line per record. */
+    int (*index)(void *priv, st_ostream *out, st_error *err);
+    /* Optional, for writers whose records carry their number in the run
+     * (WebDataset's keys): stamp() is called on each encoded record in
+     * input order, on one thread, before it is written or shuffled, with
+     * the record's number counted from 0 over the run (this task's
+     * records under --task); it may change the bytes but not their
+     * length, or refuse the record.  stamp_open() makes its state for the
+     * run (NULL: out of memory), stamp_close() frees it. */
+    void *(*stamp_open)(const st_write_options *opt);
+    int (*stamp)(void *state, uint8_t *encoded, size_t len, uint64_t number, st_error *err);
+    void (*stamp_close)(void *state);
 } st_writer_ops;
 
 #endif
