@@ -17,10 +17,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const char *const to_formats[] = {"tfrecord", "avro", "csv", "tsv", "jsonl", "parquet", NULL};
+static const char *const to_formats[] = {"tfrecord", "avro", "csv", "tsv", "jsonl", "parquet", "arrayrecord", NULL};
 static const char *const input_compressions[] = {"auto", "none", "gzip", "zlib", NULL};
 static const char *const avro_codecs[] = {"null", "deflate", "snappy", "zstandard", "bzip2", "xz", NULL};
 static const char *const parquet_codecs[] = {"snappy", "zstd", "gzip", "lz4_raw", "uncompressed", NULL};
+static const char *const arrayrecord_codecs[] = {"zstd", "none", "brotli", "snappy", NULL};
 static const char *const page_versions[] = {"1", "2", NULL};
 static const char *const bytes_as[] = {"auto", "binary", NULL};
 
@@ -42,6 +43,8 @@ static const cli_option convert_options[] = {
     {"row-group-size", 0, ARG_TEXT, "SIZE", NULL, "--to parquet: uncompressed bytes per row group (default 128MiB)"},
     {"page-version", 0, ARG_TEXT, "V", page_versions, "--to parquet: data page version 1 (default) or 2"},
     {"bytes-as", 0, ARG_TEXT, "TYPE", bytes_as, "--to parquet: bytes as STRING when all UTF-8 (auto) or binary"},
+    {"arrayrecord-codec", 0, ARG_TEXT, "CODEC", arrayrecord_codecs, "chunk codec of --to arrayrecord (default zstd; --compression-level sets its level)"},
+    {"arrayrecord-group-size", 0, ARG_TEXT, "N", NULL, "--to arrayrecord: records per chunk (default 1, as Grain reads them)"},
     CLI_OPTIONS_END,
 };
 
@@ -93,7 +96,7 @@ static int parse_task(const cli_command *cmd, const cli_values *v, uint64_t *ind
  * written before it was added compare the same. */
 static void options_numbers(st_jsonw *w, const cli_command *cmd, const cli_values *v)
 {
-    static const char *const counts[] = {"shards", "records-per-shard", "seed", "tasks", NULL};
+    static const char *const counts[] = {"shards", "records-per-shard", "seed", "tasks", "arrayrecord-group-size", NULL};
     static const char *const sizes[] = {"shard-size", "row-group-size", NULL};
     bool any = false;
     for (int pass = 0; pass < 2; pass++) {
@@ -144,7 +147,7 @@ static char *options_json(const cli_command *cmd, const cli_values *v, char *con
         "from", "shards", "shard-size", "records-per-shard", "compression", "columns", "exclude",
         "decimal", "nested", "maps", "delimiter", "quote", "no-header", "header", "skip-bad-rows", "empty",
         "schema", "type", "shuffle", "seed", "task", "tasks", "avro-codec", "widen", "parquet-codec",
-        "row-group-size", "page-version", "bytes-as", NULL,
+        "row-group-size", "page-version", "bytes-as", "arrayrecord-codec", "arrayrecord-group-size", NULL,
     };
     for (const char *const *name = shaping; *name; name++) {
         if (!cli_has(v, *name))
@@ -225,6 +228,47 @@ static int parquet_options(const cli_command *cmd, const cli_values *v, const st
         return cli_usage_error(cmd, "--row-group-size must be a positive size");
     po->page_version = strcmp(cli_text(v, "page-version", "1"), "2") == 0 ? 2 : 1;
     po->bytes_binary = strcmp(cli_text(v, "bytes-as", "auto"), "binary") == 0;
+    return EXIT_OK;
+}
+
+/* The options of --to arrayrecord, refused with any other output. */
+static int arrayrecord_options(const cli_command *cmd, const cli_values *v, const st_format *to,
+                               st_ar_write_options *ao)
+{
+    static const char *const own[] = {"arrayrecord-codec", "arrayrecord-group-size", NULL};
+    bool arrayrecord = strcmp(to->name, "arrayrecord") == 0;
+    memset(ao, 0, sizeof *ao);
+    for (const char *const *name = own; *name; name++)
+        if (!arrayrecord && cli_has(v, *name))
+            return cli_usage_error(cmd, "--%s is for --to arrayrecord", *name);
+    if (!arrayrecord)
+        return EXIT_OK;
+    if (cli_has(v, "compression"))
+        return cli_usage_error(cmd, "--compression compresses whole files, which an ArrayRecord reader cannot "
+                                    "read; give --arrayrecord-codec (zstd, brotli, snappy, none) instead");
+    ao->codec = cli_text(v, "arrayrecord-codec", "zstd");
+    ao->level = -1;
+    if (cli_has(v, "compression-level")) {
+        uint64_t level;
+        if (cli_uint(v, cmd, "compression-level", 0, &level))
+            return EXIT_USAGE;
+        if (strcmp(ao->codec, "zstd") != 0 && strcmp(ao->codec, "brotli") != 0)
+            return cli_usage_error(cmd, "--compression-level sets the level of zstd or brotli chunks; %s has none",
+                                    ao->codec);
+        if (strcmp(ao->codec, "brotli") == 0 && level > 11)
+            return cli_usage_error(cmd, "--compression-level must be 0 to 11 for brotli chunks");
+        ao->level = (int)level;
+        if (strcmp(ao->codec, "zstd") == 0 && level == 0)
+            ao->level = -1; /* zstd's 0 means its default */
+    }
+    ao->group_size = 1;
+    if (cli_has(v, "arrayrecord-group-size") &&
+        (cli_uint(v, cmd, "arrayrecord-group-size", 0, &ao->group_size) || ao->group_size == 0 ||
+         ao->group_size > 0x7fffffff))
+        return cli_usage_error(cmd, "--arrayrecord-group-size must be 1 to 2147483647");
+    int c = st_ar_codec_parse(ao->codec);
+    if (c < 0 || !st_riegeli_codec_available((uint8_t)c))
+        return cli_usage_error(cmd, "--arrayrecord-codec %s: this build cannot compress with it", ao->codec);
     return EXIT_OK;
 }
 
@@ -310,7 +354,10 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         return status;
     out.wopt.codec = cli_text(v, "avro-codec", "deflate");
     st_pq_write_options parquet;
+    st_ar_write_options arrayrecord;
     status = parquet_options(cmd, v, out_format, &parquet);
+    if (status == EXIT_OK)
+        status = arrayrecord_options(cmd, v, out_format, &arrayrecord);
     if (status) {
         cli_output_free(&out);
         return status;
@@ -339,6 +386,7 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         .types = &in.types,
         .out = &out,
         .parquet = &parquet,
+        .arrayrecord = &arrayrecord,
         .task = task,
         .tasks = tasks,
         .jobs = jobs,

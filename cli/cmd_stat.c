@@ -124,7 +124,8 @@ static int read_file(const cli_input *in, file_stats *fs, st_error *err)
     fs->format = r->format;
     fs->compression = r->compression;
     fs->payload_min = UINT64_MAX;
-    bool decode = strcmp(r->format->name, "tfrecord") == 0;
+    /* Payloads that are Examples or may not be (TFRecord, ArrayRecord). */
+    bool decode = strcmp(r->format->name, "tfrecord") == 0 || strcmp(r->format->name, "arrayrecord") == 0;
     uint64_t offset = 0; /* of the next TFRecord frame, in the (decompressed) stream */
     st_batch batch;
     st_batch_init(&batch);

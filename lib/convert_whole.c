@@ -88,6 +88,8 @@ int convert_whole_run(convert_whole *r, const convert_whole_settings *s, int *st
         s->parquet->threads = out->sopt.compress_threads;
         out->wopt.format_options = s->parquet;
     }
+    if (strcmp(out->format->name, "arrayrecord") == 0)
+        out->wopt.format_options = s->arrayrecord;
     /* Each task's share of the inputs (convert_dealing.h). */
     convert_dealing deal;
     convert_dealing_plan(paths, s->npaths, s->ro->compression, task, tasks, &deal);

@@ -14,6 +14,7 @@
 #include "../formats/csv/csv.h"
 #include "../formats/format.h"
 #include "../formats/parquet/write.h"
+#include "../formats/arrayrecord/arrayrecord.h"
 
 #include <signal.h>
 #include <stdbool.h>
@@ -40,6 +41,7 @@ typedef struct convert_whole_settings {
     const st_schema *types;       /* --type / --schema, or NULL */
     output_run *out;              /* claimed (its settings filled and the set opened) */
     st_pq_write_options *parquet; /* --to parquet's options, or NULL */
+    st_ar_write_options *arrayrecord; /* --to arrayrecord's options, or NULL (zstd, group size 1) */
     uint64_t task, tasks;         /* tasks >= 1 */
     uint64_t jobs;                /* 0: every core */
     bool shuffle;

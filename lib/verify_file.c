@@ -109,6 +109,10 @@ static const st_format *detect_for_verify(const char *path, const uint8_t *head,
         return st_format_by_name("parquet");
     if (n >= 4 && memcmp(head, "Obj", 3) == 0 && (head[3] == 1 || head[3] == 0))
         return st_format_by_name("avro");
+    /* ArrayRecord: the Riegeli signature (its probe needs 16 bytes). */
+    const st_format *ar = st_format_by_name("arrayrecord");
+    if (ar && ar->probe && ar->probe(head, n) > 0)
+        return ar;
     return st_format_by_name("tfrecord");
 }
 
