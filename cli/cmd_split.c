@@ -16,6 +16,7 @@
 #include "../lib/convert_pipeline.h"
 #include "output.h"
 #include "progress.h"
+#include "split_arrayrecord.h"
 
 #include "../lib/error_text.h"
 #include "../lib/pipe_peek.h"
@@ -527,6 +528,13 @@ static int run_split(const cli_command *cmd, cli_values *v)
         cli_free_list(paths, npaths);
     if (status) {
         cli_output_free(&out);
+        return status;
+    }
+    if (split_input_is_arrayrecord(paths[0])) {
+        cli_output_free(&out);
+        status = split_arrayrecord(cmd, v, &ro, paths, npaths);
+        skip_log_free(&skips);
+        cli_free_list(paths, npaths);
         return status;
     }
     bool avro;

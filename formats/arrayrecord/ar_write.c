@@ -37,6 +37,7 @@ typedef struct ar_settings {
     uint8_t compression;
     int level;
     uint64_t group_size;
+    bool copy;
 } ar_settings;
 
 static int settings_of(const st_write_options *opt, ar_settings *s, st_error *err)
@@ -51,6 +52,9 @@ static int settings_of(const st_write_options *opt, ar_settings *s, st_error *er
     s->compression = (uint8_t)c;
     s->level = ao && ao->level >= 0 ? ao->level : st_riegeli_codec_default_level(s->compression);
     s->group_size = ao && ao->group_size ? ao->group_size : 1;
+    s->copy = ao && ao->copy_chunks;
+    if (s->copy)
+        s->group_size = 1; /* each write() is a whole chunk */
     return ST_OK;
 }
 
@@ -126,6 +130,7 @@ typedef struct ar_writer {
     st_ar_chunk_entry *chunks;
     size_t nchunks, cap;
     uint64_t records;
+    uint64_t footer_group_size;   /* copy mode: the first chunk's records */
 } ar_writer;
 
 static int out_fn(void *ctx, const void *data, size_t len, st_error *err)
@@ -159,6 +164,16 @@ static int put_data_chunk(ar_writer *w, const uint8_t *chunk, size_t len, st_err
             return st_error_set(err, ST_ENOMEM, "out of memory");
         w->chunks = grown;
         w->cap = cap;
+    }
+    if (w->s.copy && w->nchunks == 0) {
+        /* Copied chunks: the footer is compressed like the first, and
+         * the writer's options name its group size. */
+        uint8_t codec = len > ST_RIEGELI_CHUNK_HEADER_SIZE ? chunk[ST_RIEGELI_CHUNK_HEADER_SIZE] : 0;
+        if (h.type == ST_RIEGELI_CHUNK_SIMPLE && st_riegeli_codec_available(codec)) {
+            w->s.compression = codec;
+            w->s.level = st_riegeli_codec_default_level(codec);
+        }
+        w->footer_group_size = h.num_records;
     }
     w->chunks[w->nchunks++] = (st_ar_chunk_entry){w->pos, h.decoded_data_size, h.num_records};
     w->records += h.num_records;
@@ -219,7 +234,10 @@ static int ar_finish(void *priv, st_error *err)
     /* The footer: the metadata, then one entry per chunk, as records. */
     st_buf sizes = {0}, values = {0}, chunk = {0};
     char options[128];
-    writer_options_text(&w->s, options, sizeof options);
+    ar_settings shown = w->s;
+    if (w->s.copy && w->footer_group_size)
+        shown.group_size = w->footer_group_size;
+    writer_options_text(&shown, options, sizeof options);
     rc = st_ar_encode_metadata(&values, w->nchunks, w->records, options);
     uint8_t v[10];
     if (rc == ST_OK && st_buf_append(&sizes, v, st_riegeli_put_varint(v, values.len)))

@@ -31,6 +31,10 @@ typedef struct st_ar_write_options {
     const char *codec;          /* "zstd" (default), "none", "brotli", "snappy" */
     int level;                  /* < 0: the codec's default */
     uint64_t group_size;        /* records per chunk; 0: 1 */
+    /* split: write() takes whole data chunks as st_ar_chunks_next gives
+     * them (header and data), laid out as they are; the footer takes the
+     * codec and group size of the first. */
+    bool copy_chunks;
 } st_ar_write_options;
 
 /* codec name -> Riegeli compression type; -1 when unknown. */
@@ -90,5 +94,19 @@ int st_ar_postscript_parse(const uint8_t *data, size_t len, const st_riegeli_chu
  * the caller frees it) holds the record's *len bytes. */
 int st_ar_read_record_at(st_stream *in, uint64_t index, uint64_t max_chunk, uint8_t **data, size_t *len,
                          uint64_t *reads, st_error *err);
+
+/* ---- data chunks one by one, undecoded (split) ------------------------------------- */
+
+typedef struct st_ar_chunks st_ar_chunks;
+
+/* Takes ownership of in.  Every chunk is checked as the reader ops check
+ * it (hashes, block headers, and at the end the footer and postscript). */
+int st_ar_chunks_open(st_stream *in, uint64_t max_record, st_ar_chunks **out, st_error *err);
+/* 1 = *image (the chunk's 40-byte header then its data, valid until the
+ * next call) holds *len bytes and *records records; 0 = end; < 0 = error.
+ * *offset: where the chunk was in the input. */
+int st_ar_chunks_next(st_ar_chunks *c, const uint8_t **image, size_t *len, uint64_t *records, uint64_t *offset,
+                      st_error *err);
+void st_ar_chunks_close(st_ar_chunks *c);
 
 #endif

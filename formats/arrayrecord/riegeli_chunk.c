@@ -52,6 +52,15 @@ bool st_riegeli_chunk_header_decode(const uint8_t in[ST_RIEGELI_CHUNK_HEADER_SIZ
     return h->header_hash == st_riegeli_hash(in + 8, ST_RIEGELI_CHUNK_HEADER_SIZE - 8);
 }
 
+void st_riegeli_chunk_header_pack(const st_riegeli_chunk_header *h, uint8_t out[ST_RIEGELI_CHUNK_HEADER_SIZE])
+{
+    put_le64(out, h->header_hash);
+    put_le64(out + 8, h->data_size);
+    put_le64(out + 16, h->data_hash);
+    put_le64(out + 24, (h->num_records << 8) | h->type);
+    put_le64(out + 32, h->decoded_data_size);
+}
+
 void st_riegeli_block_header_encode(uint8_t out[ST_RIEGELI_BLOCK_HEADER_SIZE], uint64_t previous_chunk,
                                     uint64_t next_chunk)
 {
