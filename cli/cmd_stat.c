@@ -180,7 +180,8 @@ static int stat_file(const cli_command *cmd, const cli_input *in, file_stats *fs
         snprintf(fs->error, sizeof fs->error, "%s", err.msg[0] ? err.msg : "damaged");
         return EXIT_DAMAGED;
     }
-    if (!fs->not_examples)
+    /* An ArrayRecord file's footer is worth showing whatever its records are. */
+    if (!fs->not_examples || strcmp(fs->format->name, "arrayrecord") == 0)
         inspect_file(in, fs);
     return EXIT_OK;
 }

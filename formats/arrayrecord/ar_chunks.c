@@ -26,7 +26,7 @@ int st_ar_chunks_open(st_stream *in, uint64_t max_record, st_ar_chunks **out, st
     }
     c->in = in;
     st_read_options ro;
-    st_read_options_init(&ro);
+    memset(&ro, 0, sizeof ro);
     ro.payload_only = true;
     ro.max_record_size = max_record;
     int rc = st_ar_reader_ops.open(&c->reader, in, &ro, err);

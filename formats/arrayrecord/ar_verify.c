@@ -67,7 +67,7 @@ int st_ar_verify(st_stream *in, const st_verify_options *opt, st_verify_report *
         rep->file_bytes = 0;
     rep->compression = ST_COMPRESSION_NONE;
     st_read_options ro;
-    st_read_options_init(&ro);
+    memset(&ro, 0, sizeof ro);
     ro.payload_only = true;
     ro.max_record_size = opt->max_record_size;
     ar_reader *a = calloc(1, sizeof *a);

@@ -91,9 +91,10 @@ int st_ar_postscript_parse(const uint8_t *data, size_t len, const st_riegeli_chu
 
 /* Record `index` of the file through its footer (cat --at): reads the
  * postscript, the footer and the one chunk that holds it.  *data (malloc'd,
- * the caller frees it) holds the record's *len bytes. */
+ * the caller frees it) holds the record's *len bytes; *bytes_read (may be
+ * NULL) how many bytes were read to find it. */
 int st_ar_read_record_at(st_stream *in, uint64_t index, uint64_t max_chunk, uint8_t **data, size_t *len,
-                         uint64_t *reads, st_error *err);
+                         uint64_t *bytes_read, st_error *err);
 
 /* ---- data chunks one by one, undecoded (split) ------------------------------------- */
 

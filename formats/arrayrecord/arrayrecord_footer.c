@@ -354,7 +354,7 @@ void st_ar_index_free(st_ar_index *ix)
 }
 
 int st_ar_read_record_at(st_stream *in, uint64_t index, uint64_t max_chunk, uint8_t **out, size_t *len,
-                         uint64_t *reads, st_error *err)
+                         uint64_t *bytes_read, st_error *err)
 {
     *out = NULL;
     *len = 0;
@@ -411,8 +411,8 @@ int st_ar_read_record_at(st_stream *in, uint64_t index, uint64_t max_chunk, uint
         }
         st_riegeli_simple_free(&s);
     }
-    if (reads)
-        *reads = r.reads;
+    if (bytes_read)
+        *bytes_read = r.bytes_read;
     st_buf_free(&data);
     st_ar_index_free(&ix);
     st_riegeli_reader_free(&r);

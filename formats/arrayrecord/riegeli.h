@@ -112,7 +112,7 @@ typedef struct st_riegeli_reader {
     uint64_t size;
     uint64_t max_chunk;          /* largest data_size accepted */
     uint64_t chunks;             /* chunks read so far */
-    uint64_t reads;              /* read / pread calls made (tests count them) */
+    uint64_t bytes_read;         /* bytes read from the stream (tests count them) */
     /* The first damage found (st_riegeli_next_chunk returned ST_EDATA). */
     const char *fault;           /* a fixed phrase: "block header hash", "chunk header hash", ... */
     uint64_t fault_offset;       /* file offset of the damaged bytes */

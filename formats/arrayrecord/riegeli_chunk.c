@@ -287,7 +287,6 @@ static ssize_t fill(st_riegeli_reader *r, size_t need, st_error *err)
     r->end = avail;
     while (r->end < need) {
         ssize_t got;
-        r->reads++;
         if (r->random_access) {
             uint64_t at = r->pos + r->end;
             size_t want = r->cap - r->end;
@@ -308,6 +307,7 @@ static ssize_t fill(st_riegeli_reader *r, size_t need, st_error *err)
             r->eof = true;
             break;
         }
+        r->bytes_read += (uint64_t)got;
         r->end += (size_t)got;
     }
     return (ssize_t)(r->end - r->start);
