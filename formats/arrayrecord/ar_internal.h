@@ -24,6 +24,11 @@ typedef struct ar_reader {
     uint64_t records;
     bool done;
     bool end_failed;              /* the footer or postscript check failed */
+    uint64_t end_offset;          /* ... at the footer's or postscript's offset */
+    /* An error at the end held back until the last unit has been handed
+     * out, so that damage inside its chunks is reported first. */
+    int held_rc;
+    st_error held_err;
 } ar_reader;
 
 typedef struct ar_unit_chunk {

@@ -68,11 +68,13 @@ static int note_seen(ar_reader *a, const held_chunk *h)
 static int check_end(ar_reader *a, st_error *err)
 {
     uint64_t end = a->rr.pos;
+    a->end_offset = end;
     if (a->nheld < 2)
         return st_error_set(err, ST_EDATA, "byte offset %llu: the file ends without %s: not an ArrayRecord file "
                                            "(a plain Riegeli file, or a truncated one)",
                             (unsigned long long)end, a->nheld ? "a footer" : "a footer and a postscript");
     const held_chunk *footer = &a->held[0], *post = &a->held[1];
+    a->end_offset = post->c.offset;
     if (post->c.offset + ST_RIEGELI_BLOCK_SIZE != end || !st_riegeli_is_block_boundary(post->c.offset))
         return st_error_set(err, ST_EDATA, "chunk %llu at byte offset %llu: the last record chunk is not a "
                                            "postscript filling the file's last 64 KiB block (the file ends at %llu)",
@@ -87,6 +89,7 @@ static int check_end(ar_reader *a, st_error *err)
                                            "byte offset %llu, but the footer chunk is at %llu",
                             (unsigned long long)post->c.index, (unsigned long long)post->c.offset,
                             (unsigned long long)footer_offset, (unsigned long long)footer->c.offset);
+    a->end_offset = footer->c.offset;
     st_ar_footer f;
     uint8_t compression;
     int rc = st_ar_footer_parse(footer->data.data, footer->data.len, &footer->c.h, a->max_record * 4, &f,
@@ -123,6 +126,12 @@ static int check_end(ar_reader *a, st_error *err)
 static int ar_next_unit(void *priv, st_unit *unit, st_error *err)
 {
     ar_reader *a = priv;
+    if (a->held_rc < 0) {
+        int rc = a->held_rc;
+        a->held_rc = 0;
+        *err = a->held_err;
+        return rc;
+    }
     if (a->done)
         return 0;
     ar_unit *u = calloc(1, sizeof *u);
@@ -142,6 +151,11 @@ static int ar_next_unit(void *priv, st_unit *unit, st_error *err)
             a->done = true;
             rc = check_end(a, err);
             a->end_failed = rc < 0;
+            if (rc < 0 && u->count > 0) {
+                a->held_rc = rc;
+                a->held_err = *err;
+                rc = ST_OK;
+            }
             break;
         }
         uint8_t type = c.h.type;

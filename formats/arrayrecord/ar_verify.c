@@ -87,7 +87,8 @@ int st_ar_verify(st_stream *in, const st_verify_options *opt, st_verify_report *
             if (a->rr.fault)
                 report(rep, a->rr.fault, a->records, a->rr.fault_offset, why.msg);
             else if (why.code == ST_EDATA)
-                report(rep, a->end_failed ? AR_FAULT_FOOTER : "bad chunk", a->records, a->rr.pos, why.msg);
+                report(rep, a->end_failed ? AR_FAULT_FOOTER : "bad chunk", a->records,
+                       a->end_failed ? a->end_offset : a->rr.pos, why.msg);
             else {
                 *err = why;
                 rc = r;
