@@ -505,7 +505,8 @@ const cli_command cmd_stat = {
     .description =
         "For each input and in total: records, bytes, compression, record sizes, and per\n"
         "feature its kind, how many records have it, its list lengths and numeric range.\n"
-        "Parquet and Avro inputs add their own details (row groups, codecs, blocks).\n"
+        "Parquet and Avro inputs add their own details (row groups, codecs, blocks),\n"
+        "ArrayRecord inputs their footer's (group size, chunks, codec, writer options).\n"
         "--feature-spec FILE writes the spec convert --feature-spec writes, for any\n"
         "TFRecord files; --snippet prints a tf.data pipeline that parses them.",
     .groups = stat_groups,

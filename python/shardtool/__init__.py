@@ -347,7 +347,7 @@ class VerifyReport:
 
 
 def verify(path):
-    """Checks one TFRecord, Parquet or Avro file or object as `shardtool
+    """Checks one TFRecord, Parquet, Avro or ArrayRecord file or object as `shardtool
     verify` does; returns a VerifyReport (report.ok says whether it is
     intact).  Raises Error when the file cannot be read at all."""
     if hasattr(path, "__fspath__"):
