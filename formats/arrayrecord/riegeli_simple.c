@@ -89,6 +89,29 @@ static ZSTD_DCtx *thread_dctx(void)
 }
 #endif
 
+/* Buffers this small gain nothing from zstd (a record's size, a group's
+ * sizes), yet a compression call costs microseconds, several times what
+ * the rest of a record's chunk does: they are stored as a zstd frame of
+ * one raw block (RFC 8878), which is what zstd itself writes for data it
+ * cannot shrink, and which every zstd decoder reads. */
+#define ZSTD_RAW_FRAME_MAX 32
+
+static int zstd_raw_frame(const uint8_t *in, size_t n, st_buf *out)
+{
+    if (st_buf_reserve(out, 9 + n))
+        return ST_ENOMEM;
+    uint8_t *p = out->data + out->len;
+    p[0] = 0x28, p[1] = 0xb5, p[2] = 0x2f, p[3] = 0xfd; /* magic */
+    p[4] = 0x20;                   /* single segment, a 1-byte content size, no checksum */
+    p[5] = (uint8_t)n;             /* content size */
+    uint32_t block = 1u | (uint32_t)n << 3; /* last block, raw, n bytes */
+    p[6] = (uint8_t)block, p[7] = (uint8_t)(block >> 8), p[8] = (uint8_t)(block >> 16);
+    if (n)
+        memcpy(p + 9, in, n);
+    out->len += 9 + n;
+    return ST_OK;
+}
+
 /* Appends in[0, n) compressed as Riegeli stores a buffer. */
 static int compress_buffer(uint8_t compression, int level, const uint8_t *in, size_t n, st_buf *out, st_error *err)
 {
@@ -101,6 +124,8 @@ static int compress_buffer(uint8_t compression, int level, const uint8_t *in, si
     switch (compression) {
 #if AR_HAVE_ZSTD
     case ST_RIEGELI_COMPRESSION_ZSTD: {
+        if (n <= ZSTD_RAW_FRAME_MAX)
+            return zstd_raw_frame(in, n, out) ? st_error_set(err, ST_ENOMEM, "out of memory") : ST_OK;
         size_t bound = ZSTD_compressBound(n);
         ZSTD_CCtx *c = thread_cctx();
         if (!c || st_buf_reserve(out, bound))
