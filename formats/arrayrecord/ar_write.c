@@ -77,7 +77,7 @@ static int record_bytes(const st_record *rec, st_buf *out, const uint8_t **p, si
 
 static int ar_encode(const st_write_options *opt, const st_record *rec, st_buf *out, st_error *err)
 {
-    ar_settings s;
+    ar_settings s = {0};
     int rc = settings_of(opt, &s, err);
     if (rc < 0)
         return rc;

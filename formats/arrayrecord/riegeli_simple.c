@@ -112,6 +112,52 @@ static int zstd_raw_frame(const uint8_t *in, size_t n, st_buf *out)
     return ST_OK;
 }
 
+/* Reads a zstd frame made only of raw and RLE blocks (what zstd_raw_frame
+ * writes, and what zstd writes for data it cannot shrink) into dst, which
+ * holds exactly `size` bytes, without a decompression call: a call costs
+ * more than a small record's whole chunk.  Returns 1 when done, 0 when the
+ * frame needs the library (compressed blocks, a dictionary, a checksum),
+ * -1 when it is malformed. */
+static int zstd_plain_frame(const uint8_t *in, size_t n, uint8_t *dst, size_t size)
+{
+    if (n < 6 || in[0] != 0x28 || in[1] != 0xb5 || in[2] != 0x2f || in[3] != 0xfd)
+        return 0;
+    uint8_t fhd = in[4];
+    if (fhd & 0x0f) /* dictionary ID, checksum or reserved bits */
+        return 0;
+    bool single = fhd & 0x20;
+    static const size_t fcs_sizes[4] = {0, 2, 4, 8};
+    size_t fcs = fcs_sizes[fhd >> 6];
+    if (single && fcs == 0)
+        fcs = 1;
+    size_t at = 5 + (single ? 0 : 1) + fcs;
+    size_t got = 0;
+    for (;;) {
+        if (n - at < 3 || at > n)
+            return -1;
+        uint32_t bh = (uint32_t)in[at] | (uint32_t)in[at + 1] << 8 | (uint32_t)in[at + 2] << 16;
+        at += 3;
+        uint32_t type = (bh >> 1) & 3, bsize = bh >> 3;
+        if (type == 0) {
+            if (bsize > n - at || bsize > size - got)
+                return -1;
+            memcpy(dst + got, in + at, bsize);
+            at += bsize;
+        } else if (type == 1) {
+            if (at >= n || bsize > size - got)
+                return -1;
+            memset(dst + got, in[at], bsize);
+            at += 1;
+        } else {
+            return 0;
+        }
+        got += bsize;
+        if (bh & 1)
+            break;
+    }
+    return at == n && got == size ? 1 : -1;
+}
+
 /* Appends in[0, n) compressed as Riegeli stores a buffer. */
 static int compress_buffer(uint8_t compression, int level, const uint8_t *in, size_t n, st_buf *out, st_error *err)
 {
@@ -230,6 +276,11 @@ static int decompress_buffer(uint8_t compression, const uint8_t *in, size_t n, u
     switch (compression) {
 #if AR_HAVE_ZSTD
     case ST_RIEGELI_COMPRESSION_ZSTD: {
+        int plain = zstd_plain_frame(in, n, dst, (size_t)size);
+        if (plain != 0) {
+            ok = plain > 0;
+            break;
+        }
         ZSTD_DCtx *d = thread_dctx();
         size_t got = d ? ZSTD_decompressDCtx(d, dst, (size_t)size, in, n) : 1;
         ok = d && !ZSTD_isError(got) && got == size;
