@@ -88,6 +88,7 @@ static char *write_file(size_t n, size_t size, uint64_t group, const char *codec
     }
     CU_ASSERT_EQUAL_FATAL(ops->finish(priv, &err), ST_OK);
     CU_ASSERT_EQUAL_FATAL(st_ostream_commit(out, &err), ST_OK);
+    st_ostream_close(out);
     ops->close(priv);
     free(priv);
     free(payload);
