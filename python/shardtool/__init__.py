@@ -176,7 +176,7 @@ class Reader:
     of records at a time.
 
     Options (those of the command line):
-      format           "tfrecord", "csv", "tsv", "jsonl", "parquet", "avro"
+      format           "tfrecord", "csv", "tsv", "jsonl", "parquet", "avro", "arrayrecord"
                        (None: told from each input's content and name)
       compression      "auto", "none", "gzip", "zlib"
       max_record_size  bytes; 0 for the default cap
