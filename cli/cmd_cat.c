@@ -4,6 +4,8 @@
 #include "input.h"
 
 #include "../lib/record_bytes.h"
+#include "../formats/arrayrecord/arrayrecord.h"
+#include "../formats/example/example.h"
 #include "../formats/tfrecord/tfrecord.h"
 #include "../src/record_json.h"
 
@@ -21,6 +23,7 @@ static const cli_option cat_options[] = {
     {"format", 'f', ARG_TEXT, "FORMAT", cat_formats,
      "json (default): one object per record; tfrecord: framed records; raw: varint-length-prefixed payloads"},
     {"force", 0, ARG_NONE, NULL, NULL, "write tfrecord or raw (binary) output to a terminal too"},
+    {"at", 0, ARG_TEXT, "N", NULL, "only record N (0-based) of each ArrayRecord file, found through its footer index"},
     CLI_OPTIONS_END,
 };
 
@@ -191,6 +194,60 @@ static int cat_frames(cat_state *cs, st_stream *in, uint64_t max_record, st_erro
     return rc == 0 && cs->emitted < cs->limit && !cs->pipe_closed && !cli_interrupted ? 1 : rc;
 }
 
+/* cat --at N: record N of an ArrayRecord file, read through its footer
+ * (the postscript, the footer chunk and the one chunk that holds the
+ * record), not by reading the records before it. */
+static int cat_at(const cli_command *cmd, cat_state *cs, const char *path, uint64_t at)
+{
+    st_stream *s;
+    st_error err = {0};
+    if (st_stream_open(path, &s, &err) < 0) {
+        cli_error_at(cmd, path, &err);
+        return cli_exit_for_input(err.code);
+    }
+    uint8_t head[ST_RIEGELI_SIGNATURE_SIZE];
+    ssize_t n = st_stream_peek(&s, head, sizeof head, &err);
+    if (n < 0 || !st_format_arrayrecord.probe(head, (size_t)n)) {
+        st_stream_close(s);
+        if (n < 0) {
+            cli_error_at(cmd, path, &err);
+            return cli_exit_for_input(err.code);
+        }
+        cli_error(cmd, "%s: --at reads ArrayRecord files by their index; this is not one (use --skip N "
+                       "--lines 1 for other formats)", path);
+        return EXIT_USAGE;
+    }
+    uint8_t *data;
+    size_t len;
+    int rc = st_ar_read_record_at(s, at, 0, &data, &len, NULL, &err);
+    st_stream_close(s);
+    if (rc < 0) {
+        cli_error_at(cmd, path, &err);
+        return rc == ST_EUSAGE ? EXIT_USAGE : cli_exit_for_input(err.code);
+    }
+    st_record rec;
+    memset(&rec, 0, sizeof rec);
+    st_arena arena;
+    st_arena_init(&arena, 64 << 10);
+    int status = EXIT_OK;
+    if (cs->mode == CAT_JSON && st_example_decode(data, len, &arena, &rec, &err) < 0) {
+        cli_error(cmd, "%s: record %llu: not an Example: %s (--format raw shows its bytes)", path,
+                  (unsigned long long)at, err.msg);
+        status = EXIT_DAMAGED;
+    }
+    rec.payload.data = data;
+    rec.payload.len = len;
+    if (status == EXIT_OK && cat_record(cs, &rec) < 0) {
+        if (!cs->pipe_closed)
+            cli_error(cmd, "writing to standard output: %s", strerror(errno));
+        status = cs->pipe_closed ? EXIT_OK : EXIT_DAMAGED;
+    }
+    cs->emitted++;
+    st_arena_free(&arena);
+    free(data);
+    return status;
+}
+
 /* Returns EXIT_OK, or the status for this file's failure (already printed). */
 static int cat_file(const cli_command *cmd, cat_state *cs, const cli_input *in, const char *path)
 {
@@ -261,6 +318,12 @@ static int run_cat(const cli_command *cmd, cli_values *v)
         return cli_usage_error(cmd, "--format %s writes binary data, and standard output is a terminal; "
                                     "redirect it (> FILE, or | another command), use --format json to "
                                     "read the records, or give --force", mode);
+    uint64_t at = 0;
+    bool by_index = cli_has(v, "at");
+    if (by_index && (cli_uint(v, cmd, "at", 0, &at)))
+        return EXIT_USAGE;
+    if (by_index && (cli_has(v, "skip") || cli_has(v, "lines")))
+        return cli_usage_error(cmd, "--at N reads one record: it does not go with --skip or --lines");
     cli_input in;
     int status = cli_input_open(cmd, v, &in);
     if (status)
@@ -269,7 +332,7 @@ static int run_cat(const cli_command *cmd, cli_values *v)
     setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
 
     for (size_t i = 0; i < in.npaths && !cs.pipe_closed && cs.emitted < cs.limit; i++) {
-        int rc = cat_file(cmd, &cs, &in, in.paths[i]);
+        int rc = by_index ? cat_at(cmd, &cs, in.paths[i], at) : cat_file(cmd, &cs, &in, in.paths[i]);
         if (rc > status)
             status = rc;
     }
@@ -294,11 +357,12 @@ const cli_command cmd_cat = {
     .summary = "stream records out as JSON lines, TFRecords or raw payloads",
     .usage = "[OPTIONS] FILE...",
     .description =
-        "Reads TFRecord (plain, GZIP or ZLIB), CSV, TSV, JSON lines, Parquet or Avro inputs\n"
+        "Reads TFRecord (plain, GZIP or ZLIB), ArrayRecord, CSV, TSV, JSON lines, Parquet or Avro inputs\n"
         "(local paths, globs, directories, - for standard input, or URLs) and writes their\n"
         "records to standard output.  JSON lines show each record as an object of feature\n"
         "name -> array of values.  --format tfrecord re-frames records, so\n"
-        "'shardtool cat a.tfrecord.gz b.tfrecord --format tfrecord > all.tfrecord' merges files.",
+        "'shardtool cat a.tfrecord.gz b.tfrecord --format tfrecord > all.tfrecord' merges files.\n"
+        "ArrayRecord files are read too; --at N prints their record N through the footer index.",
     .groups = cat_groups,
     .run = run_cat,
 };

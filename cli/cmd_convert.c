@@ -20,11 +20,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const char *const to_formats[] = {"tfrecord", "avro", "csv", "tsv", "jsonl", "parquet", "webdataset", "wds", NULL};
+static const char *const to_formats[] = {"tfrecord", "avro", "csv", "tsv", "jsonl", "parquet", "webdataset", "wds", "arrayrecord", NULL};
 static const char *const wds_members[] = {"default", "json", NULL};
 static const char *const input_compressions[] = {"auto", "none", "gzip", "zlib", NULL};
 static const char *const avro_codecs[] = {"null", "deflate", "snappy", "zstandard", "bzip2", "xz", NULL};
 static const char *const parquet_codecs[] = {"snappy", "zstd", "gzip", "lz4_raw", "uncompressed", NULL};
+static const char *const arrayrecord_codecs[] = {"zstd", "none", "brotli", "snappy", NULL};
 static const char *const page_versions[] = {"1", "2", NULL};
 static const char *const bytes_as[] = {"auto", "binary", NULL};
 
@@ -49,6 +50,8 @@ static const cli_option convert_options[] = {
     {"key", 0, ARG_TEXT, "COLUMN", NULL, "--to webdataset: each sample's key from COLUMN (default: the record's number)"},
     {"wds-member", 0, ARG_TEXT, "HOW", wds_members, "--to webdataset: a member per feature (default) or one KEY.json per sample (json)"},
     {"mtime", 0, ARG_TEXT, "SECONDS", NULL, "--to webdataset: every member's modification time (default 0)"},
+    {"arrayrecord-codec", 0, ARG_TEXT, "CODEC", arrayrecord_codecs, "chunk codec of --to arrayrecord (default zstd; --compression-level sets its level)"},
+    {"arrayrecord-group-size", 0, ARG_TEXT, "N", NULL, "--to arrayrecord: records per chunk (default 1, as Grain reads them)"},
     CLI_OPTIONS_END,
 };
 
@@ -133,6 +136,47 @@ static int wds_options(const cli_command *cmd, const cli_values *v, const st_for
     return EXIT_OK; /* --index and --task are the run's (lib/convert_whole.c) */
 }
 
+/* The options of --to arrayrecord, refused with any other output. */
+static int arrayrecord_options(const cli_command *cmd, const cli_values *v, const st_format *to,
+                               st_ar_write_options *ao)
+{
+    static const char *const own[] = {"arrayrecord-codec", "arrayrecord-group-size", NULL};
+    bool arrayrecord = strcmp(to->name, "arrayrecord") == 0;
+    memset(ao, 0, sizeof *ao);
+    for (const char *const *name = own; *name; name++)
+        if (!arrayrecord && cli_has(v, *name))
+            return cli_usage_error(cmd, "--%s is for --to arrayrecord", *name);
+    if (!arrayrecord)
+        return EXIT_OK;
+    if (cli_has(v, "compression"))
+        return cli_usage_error(cmd, "--compression compresses whole files, which an ArrayRecord reader cannot "
+                                    "read; give --arrayrecord-codec (zstd, brotli, snappy, none) instead");
+    ao->codec = cli_text(v, "arrayrecord-codec", "zstd");
+    ao->level = -1;
+    if (cli_has(v, "compression-level")) {
+        uint64_t level;
+        if (cli_uint(v, cmd, "compression-level", 0, &level))
+            return EXIT_USAGE;
+        if (strcmp(ao->codec, "zstd") != 0 && strcmp(ao->codec, "brotli") != 0)
+            return cli_usage_error(cmd, "--compression-level sets the level of zstd or brotli chunks; %s has none",
+                                    ao->codec);
+        if (strcmp(ao->codec, "brotli") == 0 && level > 11)
+            return cli_usage_error(cmd, "--compression-level must be 0 to 11 for brotli chunks");
+        ao->level = (int)level;
+        if (strcmp(ao->codec, "zstd") == 0 && level == 0)
+            ao->level = -1; /* zstd's 0 means its default */
+    }
+    ao->group_size = 1;
+    if (cli_has(v, "arrayrecord-group-size") &&
+        (cli_uint(v, cmd, "arrayrecord-group-size", 0, &ao->group_size) || ao->group_size == 0 ||
+         ao->group_size > 0x7fffffff))
+        return cli_usage_error(cmd, "--arrayrecord-group-size must be 1 to 2147483647");
+    int c = st_ar_codec_parse(ao->codec);
+    if (c < 0 || !st_riegeli_codec_available((uint8_t)c))
+        return cli_usage_error(cmd, "--arrayrecord-codec %s: this build cannot compress with it", ao->codec);
+    return EXIT_OK;
+}
+
 /* What the run's callbacks need (lib/convert_whole.h). */
 typedef struct convert_cli {
     const cli_command *cmd;
@@ -157,7 +201,8 @@ static bool named_in(const char *const *names, const char *name)
 /* The options as given, for the manifest (lib/run_options.h). */
 static bool run_option(void *ctx, const char *name, run_option_value *out)
 {
-    static const char *const counts[] = {"shards", "records-per-shard", "seed", "tasks", NULL};
+    static const char *const counts[] = {"shards", "records-per-shard", "seed", "tasks", "arrayrecord-group-size",
+                                         "mtime", NULL};
     static const char *const sizes[] = {"shard-size", "row-group-size", NULL};
     convert_cli *c = ctx;
     const cli_values *v = c->v;
@@ -243,6 +288,9 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     st_wds_write_options webdataset;
     if (status == EXIT_OK)
         status = wds_options(cmd, v, out_format, &webdataset);
+    st_ar_write_options arrayrecord;
+    if (status == EXIT_OK)
+        status = arrayrecord_options(cmd, v, out_format, &arrayrecord);
     if (status) {
         cli_output_free(&out);
         return status;
@@ -272,6 +320,7 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         .out = &out,
         .parquet = &parquet,
         .webdataset = &webdataset,
+        .arrayrecord = &arrayrecord,
         .task = task,
         .tasks = tasks,
         .jobs = jobs,
@@ -327,12 +376,13 @@ static int run_convert(const cli_command *cmd, cli_values *v)
 
 const cli_command cmd_convert = {
     .name = "convert",
-    .summary = "convert CSV, TSV, JSON lines, Parquet, Avro or TFRecord into shards",
+    .summary = "convert CSV, TSV, JSON lines, Parquet, Avro, TFRecord or ArrayRecord into shards",
     .usage = "[OPTIONS] INPUT... -o PREFIX",
     .description =
         "Reads every input (files, globs, directories, - for standard input, or URLs),\n"
         "maps columns to tf.train.Example features and writes shards named as TensorFlow\n"
-        "names them, PREFIX-00000-of-00008.tfrecord, with a manifest beside them.\n"
+        "names them, PREFIX-00000-of-00008.tfrecord, with a manifest beside them\n"
+        "(--to arrayrecord: PREFIX-00000-of-00008.array_record, for Grain and TFDS).\n"
         "Nothing is overwritten without --force, and a failed or interrupted run leaves\n"
         "no file under a shard's final name.",
     .groups = convert_groups,

@@ -16,6 +16,7 @@
 #include "../lib/convert_pipeline.h"
 #include "output.h"
 #include "progress.h"
+#include "split_arrayrecord.h"
 
 #include "../lib/error_text.h"
 #include "../lib/pipe_peek.h"
@@ -564,6 +565,13 @@ static int run_split(const cli_command *cmd, cli_values *v)
         cli_output_free(&out);
         return status;
     }
+    if (npaths && split_input_is_arrayrecord(paths[0])) {
+        cli_output_free(&out);
+        status = split_arrayrecord(cmd, v, &ro, paths, npaths);
+        skip_log_free(&skips);
+        cli_free_list(paths, npaths);
+        return status;
+    }
     /* WebDataset: whole samples copied as stored, through the pipeline as
      * TFRecords are, into .tar shards (formats/webdataset/wds_copy.c). */
     const st_format *from = tfrecord;
@@ -632,7 +640,7 @@ static int run_split(const cli_command *cmd, cli_values *v)
 
 const cli_command cmd_split = {
     .name = "split",
-    .summary = "re-shard or merge TFRecord, Avro or WebDataset files without decoding payloads",
+    .summary = "re-shard or merge TFRecord, Avro, WebDataset or ArrayRecord files without decoding payloads",
     .usage = "[OPTIONS] INPUT... -o PREFIX [--shards N | --shard-size SIZE | --records-per-shard N]",
     .description =
         "TFRecord inputs: copies framed records into new shards, checking both CRCs of\n"
@@ -647,7 +655,11 @@ const cli_command cmd_split = {
         "\n"
         "WebDataset tar shards: copies whole samples (their members as stored) into\n"
         "PREFIX-00000-of-00003.tar shards, checking every header and that each sample's\n"
-        "members are adjacent; --skip-corrupt skips a sample whose key comes back.",
+        "members are adjacent; --skip-corrupt skips a sample whose key comes back.\n"
+        "\n"
+        "ArrayRecord inputs: copies whole chunks, undecoded (hashes checked), into\n"
+        "ArrayRecord shards with new block headers, footers and postscripts, where the\n"
+        "inputs' group size allows (every chunk but a shard's last holds the group size).",
     .groups = split_groups,
     .run = run_split,
 };

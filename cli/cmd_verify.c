@@ -24,7 +24,7 @@
 #endif
 
 static const char *const verify_devices[] = {"auto", "cpu", "cuda", NULL};
-static const char *const verify_formats[] = {"tfrecord", "parquet", "avro", "webdataset", NULL};
+static const char *const verify_formats[] = {"tfrecord", "parquet", "avro", "webdataset", "arrayrecord", NULL};
 static const char *const compression_names[] = {"auto", "none", "gzip", "zlib", NULL};
 
 static const cli_option verify_options[] = {
@@ -597,7 +597,9 @@ const cli_command cmd_verify = {
     .description =
         "Checks every record of every file: TFRecord framing, both masked CRC32Cs, the\n"
         "GZIP / ZLIB stream, truncation, and with --decode that each payload is a\n"
-        "tf.train.Example.  Parquet and Avro files get their own structural checks.\n"
+        "tf.train.Example.  Parquet and Avro files get their own structural checks;\n"
+        "ArrayRecord files every HighwayHash, block header, chunk size, footer entry\n"
+        "and the postscript.\n"
         "Every file is checked even after a failure.  Exit status: 0 all intact,\n"
         "1 some file damaged, 2 usage error or unreadable file.",
     .groups = verify_groups,

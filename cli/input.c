@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const format_names[] = {"tfrecord", "csv", "tsv", "jsonl", "parquet", "avro", "webdataset", NULL};
+static const char *const format_names[] = {"tfrecord", "csv", "tsv", "jsonl", "parquet", "avro", "webdataset", "arrayrecord", NULL};
 static const char *const compression_names[] = {"auto", "none", "gzip", "zlib", NULL};
 static const char *const decimal_names[] = {"float", "text", NULL};
 static const char *const nested_names[] = {"sequence", "refuse", NULL};

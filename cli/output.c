@@ -73,8 +73,8 @@ static int parse_settings(const cli_command *cmd, const cli_values *v, const st_
     }
     s->compression = (st_compression)st_compression_parse(cli_text(v, "compression", "none"));
     uint64_t level;
-    /* zlib's levels; Parquet's zstd pages take up to 22. */
-    uint64_t max_level = strcmp(format->name, "parquet") == 0 ? 22 : 9;
+    /* zlib's levels; Parquet's zstd pages and ArrayRecord's zstd chunks take up to 22. */
+    uint64_t max_level = strcmp(format->name, "parquet") == 0 || strcmp(format->name, "arrayrecord") == 0 ? 22 : 9;
     if (cli_uint(v, cmd, "compression-level", 6, &level) || level > max_level)
         return cli_usage_error(cmd, "--compression-level must be 0 to %d", (int)max_level);
     s->compression_level = (int)level;

@@ -11,10 +11,12 @@ extern const st_format st_format_jsonl;
 extern const st_format st_format_tsv;
 extern const st_format st_format_csv;
 extern const st_format st_format_webdataset;
+extern const st_format st_format_arrayrecord;
 
 /* Order matters only for equal probe scores: the more specific first. */
 const st_format *const st_formats[] = {
     &st_format_tfrecord,
+    &st_format_arrayrecord,
     &st_format_parquet,
     &st_format_avro,
     &st_format_webdataset,

@@ -109,6 +109,8 @@ int convert_whole_run(convert_whole *r, const convert_whole_settings *s, int *st
         if (!s->csv->chunk_size) /* CSV, TSV, JSON lines: cut by bytes */
             s->csv->chunk_size = WDS_TEXT_CHUNK;
     }
+    if (strcmp(out->format->name, "arrayrecord") == 0)
+        out->wopt.format_options = s->arrayrecord;
     /* Each task's share of the inputs (convert_dealing.h). */
     convert_dealing deal;
     convert_dealing_plan(paths, s->npaths, s->ro->compression, task, tasks, &deal);

@@ -15,6 +15,7 @@
 #include "../formats/format.h"
 #include "../formats/parquet/write.h"
 #include "../formats/webdataset/wds_write.h"
+#include "../formats/arrayrecord/arrayrecord.h"
 
 #include <signal.h>
 #include <stdbool.h>
@@ -44,6 +45,7 @@ typedef struct convert_whole_settings {
     output_run *out;              /* claimed (its settings filled and the set opened) */
     st_pq_write_options *parquet; /* --to parquet's options, or NULL */
     const st_wds_write_options *webdataset; /* --to webdataset's options, or NULL */
+    st_ar_write_options *arrayrecord; /* --to arrayrecord's options, or NULL (zstd, group size 1) */
     uint64_t task, tasks;         /* tasks >= 1 */
     uint64_t jobs;                /* 0: every core */
     bool shuffle;

@@ -22,7 +22,8 @@ static const char *const shaping[] = {
  * it is left out where --resume and combine compare options, so that
  * manifests written before it was added compare the same. */
 static const char *const numbers[] = {
-    "shards", "records-per-shard", "seed", "tasks", "shard-size", "row-group-size", NULL,
+    "shards", "records-per-shard", "seed", "tasks", "arrayrecord-group-size", "mtime", "shard-size",
+    "row-group-size", NULL,
 };
 
 static void write_shaping(st_jsonw *w, run_option_fn option, void *ctx)

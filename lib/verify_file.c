@@ -115,6 +115,10 @@ static const st_format *detect_for_verify(const char *path, const uint8_t *head,
     const st_format *wds = st_format_by_name("webdataset");
     if (wds && ((wds->probe && wds->probe(head, n) > 0) || st_format_by_extension(path) == wds))
         return wds;
+    /* ArrayRecord: the Riegeli signature (its probe needs 16 bytes). */
+    const st_format *ar = st_format_by_name("arrayrecord");
+    if (ar && ar->probe && ar->probe(head, n) > 0)
+        return ar;
     return st_format_by_name("tfrecord");
 }
 
@@ -236,7 +240,7 @@ void st_verify_opened(const char *path, st_verify_opener open, void *arg, const 
              * name and first bytes mislead).  FILE, not the path: the
              * message is the same for a local file and an object. */
             st_error_set(&res->err, ST_EUSAGE,
-                         "this looks like %s text, not a TFRecord, Parquet or Avro file (verify "
+                         "this looks like %s text, not a TFRecord, Parquet, Avro or ArrayRecord file (verify "
                          "checks those, and --from tfrecord checks it as one anyway; convert "
                          "reads text: shardtool convert %s%s%sFILE -o PREFIX)",
                          text ? text->name : "plain", name_misleads ? "--from " : "",

@@ -249,7 +249,7 @@ def task_run(paths, prefix, fmt, t, *extra, env=None):
 def resume_kills_every_format(d):
     paths = write_inputs(d, files=3, rows=3000)
     points = ["locked", "journal", "rename:0", "rename:1", "manifest", "commit"]
-    for fmt in ("tfrecord", "parquet", "avro", "csv", "jsonl"):
+    for fmt in ("tfrecord", "parquet", "avro", "csv", "jsonl", "arrayrecord"):
         out = os.path.join(d, "out-" + fmt)  # one path per format: Avro's sync markers derive from it
         prefix = os.path.join(out, "t")
 

@@ -1,0 +1,58 @@
+/* What the ArrayRecord reader ops, verify and stat share inside the
+ * module (ar_read.c defines the ops). */
+#ifndef ST_AR_INTERNAL_H
+#define ST_AR_INTERNAL_H
+
+#include "arrayrecord.h"
+
+typedef struct held_chunk {
+    st_riegeli_chunk c;
+    st_buf data;
+} held_chunk;
+
+typedef struct ar_reader {
+    st_riegeli_reader rr;
+    const char *name;
+    bool payload_only, shape_only;
+    size_t unit_bytes, unit_records;
+    uint64_t max_record;
+    held_chunk held[2];
+    size_t nheld;
+    st_buf incoming;              /* the chunk being read */
+    st_ar_chunk_entry *seen;      /* the data chunks read, for the footer check */
+    size_t nseen, seen_cap;
+    uint64_t records;
+    bool done;
+    bool end_failed;              /* the footer or postscript check failed */
+    uint64_t end_offset;          /* ... at the footer's or postscript's offset */
+    /* An error at the end held back until the last unit has been handed
+     * out, so that damage inside its chunks is reported first. */
+    int held_rc;
+    st_error held_err;
+} ar_reader;
+
+typedef struct ar_unit_chunk {
+    st_riegeli_chunk_header h;
+    uint64_t offset;
+    uint64_t index;               /* the chunk's index in the file */
+    size_t at;                    /* its data in the unit's buffer */
+    uint64_t first_record;
+} ar_unit_chunk;
+
+typedef struct ar_unit {
+    st_buf data;
+    ar_unit_chunk *chunks;
+    size_t count, cap;
+} ar_unit;
+
+extern const st_reader_ops st_ar_reader_ops;
+extern const st_writer_ops st_ar_writer_ops;
+
+/* Set by next_unit for damage found at the file's end (footer and
+ * postscript), for verify's report. */
+#define AR_FAULT_FOOTER "bad footer"
+
+int st_ar_verify(st_stream *in, const st_verify_options *opt, st_verify_report *rep, st_error *err);
+int st_ar_inspect(st_stream *in, const st_read_options *opt, st_jsonw *w, st_error *err);
+
+#endif

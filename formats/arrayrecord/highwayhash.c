@@ -1,0 +1,129 @@
+/* HighwayHash-64, portable: see highwayhash.h. */
+#include "highwayhash.h"
+
+#include <string.h>
+
+const uint64_t st_riegeli_hash_key[4] = {
+    0x2f696c6567656952ull, /* "Riegeli/" read little-endian */
+    0x0a7364726f636572ull, /* "records\n" */
+    0x2f696c6567656952ull,
+    0x0a7364726f636572ull,
+};
+
+typedef struct hh_state {
+    uint64_t v0[4], v1[4], mul0[4], mul1[4];
+} hh_state;
+
+static uint64_t load_le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static uint64_t swap_halves(uint64_t x)
+{
+    return (x >> 32) | (x << 32);
+}
+
+static void hh_reset(hh_state *s, const uint64_t key[4])
+{
+    /* The initial multipliers: digits of pi, as the algorithm defines. */
+    static const uint64_t init0[4] = {0xdbe6d5d5fe4cce2full, 0xa4093822299f31d0ull,
+                                      0x13198a2e03707344ull, 0x243f6a8885a308d3ull};
+    static const uint64_t init1[4] = {0x3bd39e10cb0ef593ull, 0xc0acf169b5f18a8cull,
+                                      0xbe5466cf34e90c6cull, 0x452821e638d01377ull};
+    for (int i = 0; i < 4; i++) {
+        s->mul0[i] = init0[i];
+        s->mul1[i] = init1[i];
+        s->v0[i] = init0[i] ^ key[i];
+        s->v1[i] = init1[i] ^ swap_halves(key[i]);
+    }
+}
+
+/* Spreads the bytes of the 128-bit (v1:v0) so that the multiplications'
+ * well-mixed middle bytes reach every lane position, and adds them. */
+static void zipper_merge_add(uint64_t v1, uint64_t v0, uint64_t *add1, uint64_t *add0)
+{
+    *add0 += (((v0 & 0xff000000ull) | (v1 & 0xff00000000ull)) >> 24) |
+             (((v0 & 0xff0000000000ull) | (v1 & 0xff000000000000ull)) >> 16) | (v0 & 0xff0000ull) |
+             ((v0 & 0xff00ull) << 32) | ((v1 & 0xff00000000000000ull) >> 8) | (v0 << 56);
+    *add1 += (((v1 & 0xff000000ull) | (v0 & 0xff00000000ull)) >> 24) | (v1 & 0xff0000ull) |
+             ((v1 & 0xff0000000000ull) >> 16) | ((v1 & 0xff00ull) << 24) |
+             ((v0 & 0xff000000000000ull) >> 8) | ((v1 & 0xffull) << 48) | (v0 & 0xff00000000000000ull);
+}
+
+static void hh_update(hh_state *s, const uint64_t lanes[4])
+{
+    for (int i = 0; i < 4; i++) {
+        s->v1[i] += s->mul0[i] + lanes[i];
+        s->mul0[i] ^= (s->v1[i] & 0xffffffffull) * (s->v0[i] >> 32);
+        s->v0[i] += s->mul1[i];
+        s->mul1[i] ^= (s->v0[i] & 0xffffffffull) * (s->v1[i] >> 32);
+    }
+    zipper_merge_add(s->v1[1], s->v1[0], &s->v0[1], &s->v0[0]);
+    zipper_merge_add(s->v1[3], s->v1[2], &s->v0[3], &s->v0[2]);
+    zipper_merge_add(s->v0[1], s->v0[0], &s->v1[1], &s->v1[0]);
+    zipper_merge_add(s->v0[3], s->v0[2], &s->v1[3], &s->v1[2]);
+}
+
+static void hh_update_packet(hh_state *s, const uint8_t *packet)
+{
+    uint64_t lanes[4];
+    for (int i = 0; i < 4; i++)
+        lanes[i] = load_le64(packet + 8 * i);
+    hh_update(s, lanes);
+}
+
+static uint32_t rotl32(uint32_t x, unsigned n)
+{
+    return n ? (x << n) | (x >> (32 - n)) : x;
+}
+
+/* The last 1..31 bytes: their count is mixed into the state, and they are
+ * placed in one zero-padded packet (the final 1..3 bytes of a remainder
+ * under 16 bytes are sampled, as the algorithm specifies). */
+static void hh_update_remainder(hh_state *s, const uint8_t *bytes, size_t size_mod32)
+{
+    size_t size_mod4 = size_mod32 & 3;
+    const uint8_t *remainder = bytes + (size_mod32 & ~(size_t)3);
+    uint8_t packet[32] = {0};
+    for (int i = 0; i < 4; i++) {
+        s->v0[i] += ((uint64_t)size_mod32 << 32) + size_mod32;
+        uint32_t lo = (uint32_t)s->v1[i], hi = (uint32_t)(s->v1[i] >> 32);
+        s->v1[i] = (uint64_t)rotl32(lo, (unsigned)size_mod32) | (uint64_t)rotl32(hi, (unsigned)size_mod32) << 32;
+    }
+    memcpy(packet, bytes, (size_t)(remainder - bytes));
+    if (size_mod32 & 16) {
+        for (int i = 0; i < 4; i++)
+            packet[28 + i] = remainder[i + size_mod4 - 4];
+    } else if (size_mod4) {
+        packet[16] = remainder[0];
+        packet[17] = remainder[size_mod4 >> 1];
+        packet[18] = remainder[size_mod4 - 1];
+    }
+    hh_update_packet(s, packet);
+}
+
+static void hh_permute_update(hh_state *s)
+{
+    uint64_t permuted[4] = {swap_halves(s->v0[2]), swap_halves(s->v0[3]), swap_halves(s->v0[0]),
+                            swap_halves(s->v0[1])};
+    hh_update(s, permuted);
+}
+
+uint64_t st_highwayhash64(const uint64_t key[4], const void *data, size_t len)
+{
+    const uint8_t *p = data;
+    hh_state s;
+    hh_reset(&s, key);
+    size_t whole = len & ~(size_t)31;
+    for (size_t i = 0; i < whole; i += 32)
+        hh_update_packet(&s, p + i);
+    if (len & 31)
+        hh_update_remainder(&s, p + whole, len & 31);
+    for (int i = 0; i < 4; i++)
+        hh_permute_update(&s);
+    return s.v0[0] + s.v1[0] + s.mul0[0] + s.mul1[0];
+}

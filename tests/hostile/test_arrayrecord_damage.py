@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""ArrayRecord files that lie, refused cleanly by verify, cat, cat --at,
+stat and split: each file is made by the test's own Riegeli writer
+(tests/support/riegeli_files.py) with every hash valid, so that the lie
+itself is what must be caught, plus a few with damaged hashes and cut
+files.  Every command runs under an address-space limit (RLIMIT_AS, as
+`ulimit -v` sets it; left out for AddressSanitizer builds) and a time limit,
+and must exit 1 or 2 with a message naming the file and a byte offset -
+never crash, hang, or allocate what a size field claims.
+
+Usage: test_arrayrecord_damage.py SHARDTOOL SOURCE_ROOT
+"""
+import os
+import resource
+import struct
+import subprocess
+import sys
+import tempfile
+
+MEMORY_LIMIT = 2 << 30
+TIME_LIMIT = 20
+results = {"passed": 0, "failed": 0}
+
+
+def check(cond, what):
+    results["passed" if cond else "failed"] += 1
+    print(("ok   " if cond else "FAIL ") + what)
+
+
+def limited(st, args, asan):
+    def limits():
+        if not asan:
+            resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    try:
+        return subprocess.run([st] + args, capture_output=True, timeout=TIME_LIMIT, preexec_fn=limits)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def build(R, records, lie=None):
+    """A whole ArrayRecord file of `records` (group size 1); `lie` edits the
+    parts before they are laid out: a dict of what to falsify."""
+    lie = lie or {}
+    w = R.Writer()
+    w.signature()
+    offsets = []
+    for i, rec in enumerate(records):
+        offsets.append(len(w.out))
+        if lie.get("chunk_records") and i == 1:
+            w.simple([rec], num_records=3)
+        elif lie.get("decoded_size") and i == 1:
+            w.simple([rec], decoded_size=1 << 40)
+        elif lie.get("data_size") and i == 1:
+            data = b"\0" + R.varint(1) + R.varint(len(rec)) + rec
+            w.chunk(ord("r"), data, 1, len(rec), end=len(w.out) + 40 + len(data), data_size=1 << 50)
+        else:
+            w.simple([rec])
+    def pb_varint_field(n, v):
+        return R.varint(n << 3) + R.varint(v)
+    num_chunks = lie.get("num_chunks", len(records))
+    num_records = lie.get("num_records", len(records))
+    meta_inner = pb_varint_field(1, 1) + pb_varint_field(2, num_chunks) + pb_varint_field(3, num_records)
+    meta = R.varint(1 << 3 | 2) + R.varint(len(meta_inner)) + meta_inner
+    entries = []
+    for i, off in enumerate(offsets):
+        if lie.get("entry_offset") and i == 2:
+            off += 44
+        entries.append(pb_varint_field(1, off) + pb_varint_field(2, len(records[i])) + pb_varint_field(3, 1))
+    footer_at = len(w.out)
+    w.simple([meta] + entries)
+    w.pad_to_block()
+    magic = lie.get("magic", R.MAGIC)
+    ps_footer = lie.get("footer_offset", footer_at)
+    post = pb_varint_field(1, ps_footer) + pb_varint_field(2, magic)
+    w.simple([post] * 3)
+    w.pad_to_block()
+    return bytes(w.out)
+
+
+def main():
+    st, src = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    sys.path.insert(0, os.path.join(src, "tests", "support"))
+    import riegeli_files as R
+    asan = b"__asan_init" in open(st, "rb").read()
+    records = [b"\x0a\x00", b"\x0a\x00", b"\x0a\x00", b"\x0a\x00"]  # empty Examples
+    good = build(R, records)
+
+    def flip(b, at):
+        b = bytearray(b)
+        b[at] ^= 0x40
+        return bytes(b)
+
+    def block_lie(b):
+        # The postscript block's header: distances that name another chunk, hash recomputed.
+        b = bytearray(b)
+        at = len(b) - R.BLOCK
+        body = struct.pack("<QQ", 8, 100)
+        b[at:at + 24] = struct.pack("<Q", R.highwayhash64(body)) + body
+        return bytes(b)
+
+    cases = {
+        "footer-num-records": (build(R, records, {"num_records": 9}), "records"),
+        "footer-num-chunks": (build(R, records, {"num_chunks": 1000000}), "chunks"),
+        "footer-entry-offset": (build(R, records, {"entry_offset": True}), "footer entry"),
+        "chunk-record-count": (build(R, records, {"chunk_records": True}), "records"),
+        "decoded-size-2^40": (build(R, records, {"decoded_size": True}), "byte offset"),
+        "data-size-2^50": (build(R, records, {"data_size": True}), "byte offset"),
+        "postscript-magic": (build(R, records, {"magic": 12345}), "magic"),
+        "postscript-footer-offset": (build(R, records, {"footer_offset": 70}), "footer"),
+        "block-header-lies": (block_lie(good), "block header"),
+        "block-header-hash": (flip(good, len(good) - R.BLOCK + 3), "block header hash"),
+        # (record 0's chunk is damaged: cat --at 0 must find it)
+        "chunk-header-hash": (flip(good, 64 + 9), "chunk header hash"),
+        "data-hash": (flip(good, 64 + 42), "data hash"),
+        "cut-in-the-middle": (good[:R.BLOCK + 100], "byte offset"),
+        "cut-at-a-block": (good[:R.BLOCK], "footer"),
+        "signature-only": (good[:64], "footer"),
+    }
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "good.array_record")
+        with open(p, "wb") as f:
+            f.write(good)
+        r = limited(st, ["verify", "--decode", p], asan)
+        check(r is not None and r.returncode == 0, "the honest file verifies (the lies below are the only change)")
+        for name, (blob, word) in cases.items():
+            p = os.path.join(d, name + ".array_record")
+            with open(p, "wb") as f:
+                f.write(blob)
+            bad = []
+            at = "0" if name in ("chunk-header-hash", "data-hash") else "1"
+            for args in (["verify", p], ["cat", p], ["cat", "--at", at, p], ["stat", p],
+                         ["split", p, "-o", os.path.join(d, "out-" + name, "t"), "-q"]):
+                r = limited(st, args, asan)
+                if r is None:
+                    bad.append((args[0], "timed out"))
+                    continue
+                text = (r.stdout + r.stderr).decode(errors="replace")
+                # verify reports damage on stdout (exit 1); the others say it on stderr
+                if r.returncode not in (1, 2) or name not in text:
+                    bad.append((args[:2], r.returncode, text[-200:]))
+                elif args[0] in ("verify", "cat") and "--at" not in args and word not in text and \
+                        "byte offset" not in text and "offset" not in text:
+                    bad.append((args[:2], "no place", text[-200:]))
+            check(not bad, "%s: refused by verify, cat, cat --at, stat and split, naming the file (%s)"
+                  % (name, bad[:2]))
+        # verify names the kind and the byte offset
+        r = limited(st, ["verify", os.path.join(d, "data-hash.array_record")], asan)
+        check(r is not None and b"data hash" in r.stdout and b"offset 64" in r.stdout,
+              "verify: 'data hash' at offset 64 (%s)" % (r.stdout if r else None))
+    print("%d passed, %d failed" % (results["passed"], results["failed"]))
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,237 @@
+/* ArrayRecord: HighwayHash against the values the Riegeli specification
+ * fixes, the chunk arithmetic of its implementation notes, record lookup
+ * through the footer reading a small part of a large file, and a lying
+ * footer found by the reader. */
+#include "../../formats/arrayrecord/ar_internal.h"
+#include "../../formats/arrayrecord/highwayhash.h"
+
+#include <CUnit/CUnit.h>
+#include <zstd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static uint64_t le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static void test_hash_of_the_signature(void)
+{
+    /* The signature's 64 bytes hold three hashes the specification prints:
+     * the block header's, the chunk header's and the empty data's. */
+    const uint8_t *s = st_riegeli_signature;
+    CU_ASSERT_EQUAL(st_riegeli_hash(s + 8, 16), le64(s));
+    CU_ASSERT_EQUAL(st_riegeli_hash(s + 32, 32), le64(s + 24));
+    CU_ASSERT_EQUAL(st_riegeli_hash("", 0), le64(s + 40));
+    CU_ASSERT_EQUAL(st_riegeli_hash("", 0), 0x72c3b1e9c0139fe1ull);
+}
+
+static void test_chunk_end_arithmetic(void)
+{
+    uint64_t end;
+    /* the signature chunk: a block header, then 40 bytes */
+    CU_ASSERT_TRUE(st_riegeli_chunk_end(0, 0, 0, &end));
+    CU_ASSERT_EQUAL(end, 64);
+    /* Google's one-byte records: 40 + 4 bytes each */
+    CU_ASSERT_TRUE(st_riegeli_chunk_end(64, 4, 1, &end));
+    CU_ASSERT_EQUAL(end, 108);
+    /* ending exactly at a boundary: no block header after it */
+    CU_ASSERT_TRUE(st_riegeli_chunk_end(65536 - 50, 10, 1, &end));
+    CU_ASSERT_EQUAL(end, 65536);
+    /* one byte more: the next block's header and the byte */
+    CU_ASSERT_TRUE(st_riegeli_chunk_end(65536 - 50, 11, 1, &end));
+    CU_ASSERT_EQUAL(end, 65536 + 24 + 1);
+    /* many records in few bytes: at least one byte per record, and never
+     * ending inside or right after a block header */
+    CU_ASSERT_TRUE(st_riegeli_chunk_end(65536 - 100, 0, 90, &end));
+    CU_ASSERT_EQUAL(end, 65536 - 10);
+    CU_ASSERT_TRUE(st_riegeli_chunk_end(65536 - 100, 0, 110, &end));
+    CU_ASSERT_EQUAL(end, 65536 + 25);
+    /* sizes that overflow are refused */
+    CU_ASSERT_FALSE(st_riegeli_chunk_end(64, UINT64_MAX - 10, 1, &end));
+    /* the largest record count (7 bytes) still has an end, which no file
+     * reaches: the reader calls that truncated */
+    CU_ASSERT_TRUE(st_riegeli_chunk_end(64, 0, UINT64_MAX >> 8, &end));
+    CU_ASSERT(end >= UINT64_MAX >> 8);
+}
+
+/* Writes n records ("record %d" padded to `size` bytes) with the writer ops. */
+static char *write_file(size_t n, size_t size, uint64_t group, const char *codec)
+{
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/st-ar-test-%d.array_record", (int)getpid());
+    st_error err = {0};
+    st_ostream *out;
+    CU_ASSERT_EQUAL_FATAL(st_ostream_create_file(path, ST_OSTREAM_FORCE, &out, &err), ST_OK);
+    st_ar_write_options ao = {.codec = codec, .level = -1, .group_size = group};
+    st_write_options wo = {.format_options = &ao};
+    const st_writer_ops *ops = st_format_arrayrecord.writer;
+    void *priv = calloc(1, ops->priv_size);
+    CU_ASSERT_EQUAL_FATAL(ops->open(priv, out, &wo, &err), ST_OK);
+    st_buf enc = {0};
+    char *payload = malloc(size + 1);
+    for (size_t i = 0; i < n; i++) {
+        memset(payload, 'a' + (int)(i % 26), size);
+        snprintf(payload, size, "record %zu", i);
+        st_record rec;
+        memset(&rec, 0, sizeof rec);
+        rec.payload.data = (const uint8_t *)payload;
+        rec.payload.len = size;
+        enc.len = 0;
+        CU_ASSERT_EQUAL_FATAL(ops->encode(&wo, &rec, &enc, &err), ST_OK);
+        CU_ASSERT_EQUAL_FATAL(ops->write(priv, enc.data, enc.len, &err), ST_OK);
+    }
+    CU_ASSERT_EQUAL_FATAL(ops->finish(priv, &err), ST_OK);
+    CU_ASSERT_EQUAL_FATAL(st_ostream_commit(out, &err), ST_OK);
+    st_ostream_close(out);
+    ops->close(priv);
+    free(priv);
+    free(payload);
+    st_buf_free(&enc);
+    return path;
+}
+
+static void check_at(const char *path, uint64_t index, size_t size, uint64_t *read)
+{
+    st_stream *in;
+    st_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(st_stream_open_file(path, &in, &err), ST_OK);
+    uint8_t *data;
+    size_t len;
+    CU_ASSERT_EQUAL_FATAL(st_ar_read_record_at(in, index, 0, &data, &len, read, &err), ST_OK);
+    char want[64];
+    snprintf(want, sizeof want, "record %llu", (unsigned long long)index);
+    CU_ASSERT_EQUAL(len, size);
+    CU_ASSERT_EQUAL(memcmp(data, want, strlen(want) + 1), 0);
+    free(data);
+    st_stream_close(in);
+}
+
+static void test_record_at_reads_little(void)
+{
+    /* 60,000 records of 300 bytes, uncompressed: about 19 MB.  Finding one
+     * reads the postscript block, the footer and one chunk. */
+    const char *path = write_file(60000, 300, 1, "none");
+    st_stream *in;
+    st_error err = {0};
+    uint64_t size;
+    CU_ASSERT_EQUAL_FATAL(st_stream_open_file(path, &in, &err), ST_OK);
+    CU_ASSERT_EQUAL(st_stream_size(in, &size, &err), ST_OK);
+    st_stream_close(in);
+    uint64_t worst = 0;
+    uint64_t picks[] = {0, 1, 29999, 59999, 12345};
+    for (size_t i = 0; i < sizeof picks / sizeof *picks; i++) {
+        uint64_t read = 0;
+        check_at(path, picks[i], 300, &read);
+        if (read > worst)
+            worst = read;
+    }
+    CU_ASSERT(size > 18000000);
+    /* the footer's 60,000 entries are about 600 KB; the rest is 64 KiB reads */
+    CU_ASSERT(worst < 1200000);
+    CU_ASSERT(worst < size / 15);
+    /* groups of 100, zstd */
+    path = write_file(5000, 120, 100, "zstd");
+    check_at(path, 4999, 120, NULL);
+    check_at(path, 100, 120, NULL);
+    check_at(path, 99, 120, NULL);
+    unlink(path);
+}
+
+static void test_reader_reads_every_record(void)
+{
+    const char *path = write_file(3000, 50, 7, "zstd");
+    st_stream *in;
+    st_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(st_stream_open_file(path, &in, &err), ST_OK);
+    st_read_options ro;
+    memset(&ro, 0, sizeof ro);
+    ro.payload_only = true;
+    const st_reader_ops *ops = st_format_arrayrecord.reader;
+    void *priv = calloc(1, ops->priv_size);
+    CU_ASSERT_EQUAL_FATAL(ops->open(priv, in, &ro, &err), ST_OK);
+    st_batch b;
+    st_batch_init(&b);
+    st_unit u;
+    size_t seen = 0;
+    int rc;
+    while ((rc = ops->next_unit(priv, &u, &err)) > 0) {
+        CU_ASSERT_EQUAL(u.first_record, seen);
+        st_batch_reset(&b);
+        CU_ASSERT_EQUAL_FATAL(ops->decode_unit(priv, &u, &b, &err), ST_OK);
+        for (size_t i = 0; i < b.count; i++, seen++) {
+            char want[32];
+            snprintf(want, sizeof want, "record %zu", seen);
+            CU_ASSERT_EQUAL(b.records[i].payload.len, 50);
+            CU_ASSERT_EQUAL(memcmp(b.records[i].payload.data, want, strlen(want) + 1), 0);
+        }
+        ops->free_unit(priv, &u);
+    }
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_EQUAL(seen, 3000);
+    st_batch_free(&b);
+    ops->close(priv);
+    free(priv);
+    st_stream_close(in);
+    unlink(path);
+}
+
+/* Small buffers are stored as zstd frames of one raw block, made by hand:
+ * libzstd itself must read them back, and our reader too. */
+static void test_small_zstd_frames_are_zstd(void)
+{
+    for (size_t n = 0; n <= 40; n++) {
+        uint8_t in[64];
+        for (size_t i = 0; i < n; i++)
+            in[i] = (uint8_t)(i * 37 + n);
+        uint8_t size[10];
+        size_t size_len = st_riegeli_put_varint(size, n);
+        st_buf chunk = {0};
+        st_error err = {0};
+        CU_ASSERT_EQUAL_FATAL(st_riegeli_simple_encode(ST_RIEGELI_COMPRESSION_ZSTD, 3, size, size_len, in, n, 1,
+                                                       &chunk, &err), ST_OK);
+        /* the data: type byte, sizes' length, sizes' frame, values' frame */
+        const uint8_t *d = chunk.data + ST_RIEGELI_CHUNK_HEADER_SIZE;
+        size_t len = chunk.len - ST_RIEGELI_CHUNK_HEADER_SIZE;
+        CU_ASSERT_EQUAL(d[0], 'z');
+        uint64_t sizes_len;
+        size_t v = st_riegeli_get_varint(d + 1, len - 1, &sizes_len);
+        const uint8_t *values = d + 1 + v + sizes_len;
+        uint64_t prefix;
+        size_t p = st_riegeli_get_varint(values, (size_t)(d + len - values), &prefix);
+        CU_ASSERT_EQUAL(prefix, n);
+        uint8_t out[64];
+        size_t got = ZSTD_decompress(out, sizeof out, values + p, (size_t)(d + len - values - p));
+        CU_ASSERT_FALSE(ZSTD_isError(got));
+        CU_ASSERT_EQUAL(got, n);
+        CU_ASSERT_EQUAL(memcmp(out, in, n), 0);
+        /* and back through our decoder */
+        st_riegeli_chunk_header h;
+        CU_ASSERT_TRUE(st_riegeli_chunk_header_decode(chunk.data, &h));
+        st_riegeli_simple s;
+        CU_ASSERT_EQUAL_FATAL(st_riegeli_simple_decode(d, len, &h, 1 << 20, &s, &err), ST_OK);
+        const uint8_t *rec;
+        size_t rec_len;
+        CU_ASSERT_TRUE(st_riegeli_simple_next(&s, &rec, &rec_len));
+        CU_ASSERT_EQUAL(rec_len, n);
+        CU_ASSERT_EQUAL(memcmp(rec, in, n), 0);
+        st_riegeli_simple_free(&s);
+        st_buf_free(&chunk);
+    }
+}
+
+#define SUITE_NAME "arrayrecord"
+static const CU_TestInfo suite_tests[] = {
+    {"HighwayHash gives the signature's hashes", test_hash_of_the_signature},
+    {"chunk ends as the specification computes them", test_chunk_end_arithmetic},
+    {"record N through the footer reads a small part of the file", test_record_at_reads_little},
+    {"the reader ops read every record in order", test_reader_reads_every_record},
+    {"small buffers are zstd frames libzstd reads", test_small_zstd_frames_are_zstd},
+    CU_TEST_INFO_NULL,
+};
+#include "cunit_main.h"
