@@ -1,5 +1,5 @@
-/* shardtool split: re-shard or merge TFRecord or Avro files without
- * decoding payloads.
+/* shardtool split: re-shard or merge TFRecord, Avro or WebDataset files
+ * without decoding payloads.
  *
  * TFRecord inputs go through the conversion pipeline with payload-only
  * records: each framed record is copied as it is, both CRCs checked on the
@@ -22,6 +22,7 @@
 #include "../lib/skip_log.h"
 
 #include "../formats/avro/avro_format.h"
+#include "../formats/webdataset/wds_copy.h"
 #include "../formats/tfrecord/tfrecord.h"
 #include "../src/manifest.h"
 #include "../src/pipeline.h"
@@ -37,7 +38,7 @@ static const char *const input_compressions[] = {"auto", "none", "gzip", "zlib",
 static const cli_option split_options[] = {
     {"output", 'o', ARG_TEXT, "PREFIX", NULL, "output path prefix: PREFIX-00000-of-00008.tfrecord (required)"},
     {"input-compression", 0, ARG_TEXT, "TYPE", input_compressions, "input stream compression (default: auto)"},
-    {"skip-corrupt", 0, ARG_NONE, NULL, NULL, "skip damaged records or Avro blocks (counted and reported) instead of stopping"},
+    {"skip-corrupt", 0, ARG_NONE, NULL, NULL, "skip damaged records, Avro blocks or WebDataset samples (counted and reported) instead of stopping"},
     {"max-record-size", 0, ARG_TEXT, "SIZE", NULL, "largest TFRecord record (default 1GiB) or Avro block (256MiB)"},
     CLI_OPTIONS_END,
 };
@@ -196,6 +197,37 @@ static int open_avro(const cli_command *cmd, const char *path, const st_read_opt
         return cli_usage_error(cmd, "%s: %s (%s); split copies Avro blocks as they are, so all inputs "
                                "need the same writer schema and codec", path, err.msg, first_path);
     }
+    return EXIT_OK;
+}
+
+/* Whether an input is a WebDataset tar shard: by its first header (magic
+ * and checksum) or, compressed, by its name (.tar.gz, .tgz).  Pipes and
+ * standard input are not looked at (their bytes would be lost). */
+static bool is_webdataset(const char *path)
+{
+    const st_format *wds = st_format_by_name("webdataset");
+    if (is_stdin(path) || is_pipe_not_avro(path))
+        return st_format_by_extension(path) == wds;
+    st_stream *s;
+    st_error err;
+    if (st_stream_open(path, &s, &err) < 0)
+        return false;
+    uint8_t head[512];
+    ssize_t n = st_stream_peek(&s, head, sizeof head, &err);
+    st_stream_close(s);
+    return n > 0 && st_format_detect(path, head, (size_t)n) == wds;
+}
+
+/* WebDataset inputs: every local one must be a tar shard too. */
+static int check_webdataset_inputs(const cli_command *cmd, const cli_values *v, char **paths, size_t npaths)
+{
+    if (cli_has(v, "feature-spec"))
+        return cli_usage_error(cmd, "--feature-spec: split copies WebDataset samples without decoding them; "
+                                    "shardtool stat --feature-spec describes their features");
+    for (size_t i = 1; i < npaths; i++)
+        if (is_local(paths[i]) && !is_webdataset(paths[i]))
+            return cli_usage_error(cmd, "%s: not a WebDataset tar shard, unlike %s; split copies one kind of "
+                                        "input at a time", paths[i], paths[0]);
     return EXIT_OK;
 }
 
@@ -529,10 +561,30 @@ static int run_split(const cli_command *cmd, cli_values *v)
         cli_output_free(&out);
         return status;
     }
-    bool avro;
-    st_avro_blocks *first;
+    /* WebDataset: whole samples copied as stored, through the pipeline as
+     * TFRecords are, into .tar shards (formats/webdataset/wds_copy.c). */
+    const st_format *from = tfrecord;
+    if (npaths && is_webdataset(paths[0])) {
+        from = st_format_by_name("webdataset");
+        cli_output_free(&out);
+        status = check_webdataset_inputs(cmd, v, paths, npaths);
+        if (status == EXIT_OK)
+            status = cli_output_init(cmd, v, &st_wds_copy_format, NULL, &out);
+        if (status) {
+            /* out was freed, or its init failed (as at the top) */
+            skip_log_free(&skips);
+            cli_free_list(paths, npaths);
+            return status;
+        }
+        ro.members_only = true;
+        ro.payload_only = true;
+        skips.unit = "sample";
+    }
+    bool avro = false;
+    st_avro_blocks *first = NULL;
     size_t first_at = 0;
-    status = classify_inputs(cmd, paths, npaths, &ro, &avro, &first, &first_at);
+    if (from == tfrecord)
+        status = classify_inputs(cmd, paths, npaths, &ro, &avro, &first, &first_at);
     if (status != EXIT_OK || avro) {
         cli_output_free(&out);
         if (status == EXIT_OK) {
@@ -551,9 +603,9 @@ static int run_split(const cli_command *cmd, cli_values *v)
     convert_job job = {
         .paths = paths,
         .npaths = npaths,
-        .from = tfrecord,
+        .from = from,
         .ro = &ro,
-        .writer = tfrecord->writer,
+        .writer = out.sopt.writer,
         .wopt = &out.wopt,
         .jobs = 1, /* copying framed records: the reader's CRC check is the only work */
         .cancel = &cli_interrupted,
@@ -577,7 +629,7 @@ static int run_split(const cli_command *cmd, cli_values *v)
 
 const cli_command cmd_split = {
     .name = "split",
-    .summary = "re-shard or merge TFRecord or Avro files without decoding payloads",
+    .summary = "re-shard or merge TFRecord, Avro or WebDataset files without decoding payloads",
     .usage = "[OPTIONS] INPUT... -o PREFIX [--shards N | --shard-size SIZE | --records-per-shard N]",
     .description =
         "TFRecord inputs: copies framed records into new shards, checking both CRCs of\n"
@@ -588,7 +640,11 @@ const cli_command cmd_split = {
         "Avro inputs (one writer schema and codec): copies whole blocks, undecoded, into\n"
         "Avro shards (PREFIX-00000-of-00003.avro), checking each block's sync marker and\n"
         "that it decompresses.  Blocks are never split: --shards deals blocks round robin,\n"
-        "and --shard-size / --records-per-shard may be passed by less than one block.",
+        "and --shard-size / --records-per-shard may be passed by less than one block.\n"
+        "\n"
+        "WebDataset tar shards: copies whole samples (their members as stored) into\n"
+        "PREFIX-00000-of-00003.tar shards, checking every header and that each sample's\n"
+        "members are adjacent; --skip-corrupt skips a sample whose key comes back.",
     .groups = split_groups,
     .run = run_split,
 };

@@ -24,7 +24,7 @@
 #endif
 
 static const char *const verify_devices[] = {"auto", "cpu", "cuda", NULL};
-static const char *const verify_formats[] = {"tfrecord", "parquet", "avro", NULL};
+static const char *const verify_formats[] = {"tfrecord", "parquet", "avro", "webdataset", NULL};
 static const char *const compression_names[] = {"auto", "none", "gzip", "zlib", NULL};
 
 static const cli_option verify_options[] = {

@@ -118,6 +118,12 @@ void convert_print_notes(const char *cmd, const convert_job *job)
     sequence_note(cmd, job);
     for (size_t i = 0; i < job->nnull_columns; i++)
         null_column_note(cmd, &job->null_columns[i]);
+    /* Exact, but the input said another type: say so, never silently. */
+    for (size_t i = 0; i < job->nwidened_columns; i++)
+        fprintf(stderr, "shardtool %s: note: column '%s': %" PRIu64 " value%s read from a narrower or unsigned "
+                        ".npy dtype (bool, int8..int32, uint8..uint64, float16, or big-endian), widened exactly "
+                        "to int64 or float\n", cmd, job->widened_columns[i].name, job->widened_columns[i].count,
+                job->widened_columns[i].count == 1 ? "" : "s");
     /* JSON's "\ud800" has no UTF-8 form: the text changed, so say where. */
     for (size_t i = 0; i < job->nreplaced_columns; i++)
         fprintf(stderr,

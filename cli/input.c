@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const format_names[] = {"tfrecord", "csv", "tsv", "jsonl", "parquet", "avro", NULL};
+static const char *const format_names[] = {"tfrecord", "csv", "tsv", "jsonl", "parquet", "avro", "webdataset", NULL};
 static const char *const compression_names[] = {"auto", "none", "gzip", "zlib", NULL};
 static const char *const decimal_names[] = {"float", "text", NULL};
 static const char *const nested_names[] = {"sequence", "refuse", NULL};
@@ -28,6 +28,7 @@ const cli_option cli_input_options[] = {
     {"nested", 0, ARG_TEXT, "MODE", nested_names, "lists of lists: SequenceExample FeatureLists (default) or refuse"},
     {"maps", 0, ARG_TEXT, "MODE", map_names, "maps: parallel col.key/col.value lists (default) or by-key col.<key>"},
     {"max-record-size", 0, ARG_TEXT, "SIZE", NULL, "largest TFRecord record (default 1GiB), Parquet page or Avro block (256MiB), CSV or JSON row (64MiB)"},
+    {"key-feature", 0, ARG_TEXT, "NAME", NULL, "WebDataset: the sample's key as a bytes feature NAME"},
     CLI_OPTIONS_END,
 };
 
@@ -152,6 +153,9 @@ int cli_input_init(const cli_command *cmd, const cli_values *v, cli_input *in)
                                                                           : ST_MAP_KEY_VALUE;
     if (cli_size(v, cmd, "max-record-size", 0, &in->ro.max_record_size))
         return EXIT_USAGE;
+    in->ro.key_feature = cli_text(v, "key-feature", NULL);
+    if (in->ro.key_feature && !in->ro.key_feature[0])
+        return cli_usage_error(cmd, "--key-feature: give the feature's name");
 
     const char *delim = cli_text(v, "delimiter", NULL);
     if (delim && parse_char_option(cmd, "delimiter", delim, &in->csv.delimiter))

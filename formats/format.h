@@ -81,6 +81,14 @@ typedef struct st_read_options {
      * starts (in the decompressed stream) and why.  NULL: only counted. */
     void (*on_skip)(void *ctx, const char *path, uint64_t index, uint64_t offset, const char *why);
     void *on_skip_ctx;
+    /* WebDataset: the sample's key as a bytes feature of this name (NULL:
+     * the key is not a feature). */
+    const char *key_feature;
+    /* WebDataset: samples carry their members as stored (payload: header
+     * blocks, data and padding), undecoded, for split to copy.  (Other
+     * formats' callers set payload_only meaning TFRecord only, so the
+     * WebDataset reader decodes whatever payload_only says.) */
+    bool members_only;
 } st_read_options;
 
 void st_read_options_init(st_read_options *o);

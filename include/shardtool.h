@@ -67,7 +67,7 @@ SHARDTOOL_API const char *shardtool_version(void);
 typedef struct shardtool_reader shardtool_reader;
 
 typedef struct shardtool_reader_options {
-    /* As --from: "tfrecord", "csv", "tsv", "jsonl", "parquet", "avro", or
+    /* As --from: "tfrecord", "csv", "tsv", "jsonl", "parquet", "avro", "webdataset", or
      * NULL to tell each input's format from its content and name. */
     const char *format;
     /* As --input-compression: "auto" (or NULL), "none", "gzip", "zlib". */
@@ -108,6 +108,8 @@ typedef struct shardtool_reader_options {
     const char *empty;              /* --empty: "omit", "empty" or "error" */
     uint64_t infer_rows;            /* --infer-rows */
     uint64_t max_columns;           /* --max-columns */
+    /* WebDataset */
+    const char *key_feature;        /* --key-feature: the sample's key as this bytes feature */
 } shardtool_reader_options;
 
 /* Sets the defaults (those of the command line). */

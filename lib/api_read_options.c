@@ -115,7 +115,7 @@ int api_read_options_init(api_read_options *o, const shardtool_reader_options *o
     if (opts->format) {
         o->format = st_format_by_name(opts->format);
         if (!o->format)
-            return api_misuse(err, FN, "unknown format (give tfrecord, csv, tsv, jsonl, parquet, avro, or NULL "
+            return api_misuse(err, FN, "unknown format (give tfrecord, csv, tsv, jsonl, parquet, avro, webdataset, or NULL "
                                        "to detect it)");
     }
     if (opts->compression) {
@@ -132,16 +132,20 @@ int api_read_options_init(api_read_options *o, const shardtool_reader_options *o
     o->columns = copy_list(opts->columns, opts->ncolumns, &ok);
     o->exclude = copy_list(opts->exclude, opts->nexclude, &ok);
     o->header = opts->header ? strdup(opts->header) : NULL;
+    o->key_feature = opts->key_feature ? strdup(opts->key_feature) : NULL;
     /* (set before the check: api_read_options_free frees that many) */
     o->ro.ncolumns = o->columns ? opts->ncolumns : 0;
     o->ro.nexclude = o->exclude ? opts->nexclude : 0;
-    if (!ok || (opts->header && !o->header)) {
+    if (!ok || (opts->header && !o->header) || (opts->key_feature && !o->key_feature)) {
         st_error oom = {ST_ENOMEM, "out of memory"};
         return api_fail(err, NULL, &oom);
     }
     o->ro.columns = (const char *const *)o->columns;
     o->ro.exclude = (const char *const *)o->exclude;
     o->ro.strict_float = opts->strict_float != 0;
+    if (o->key_feature && !o->key_feature[0])
+        return bad(err, "key_feature: an empty name%s%s", "", "");
+    o->ro.key_feature = o->key_feature;
     static const char *const decimals[] = {"float", "text", NULL};
     static const char *const nesteds[] = {"sequence", "refuse", NULL};
     static const char *const maps[] = {"key-value", "by-key", NULL};
@@ -172,6 +176,7 @@ int api_read_options_init(api_read_options *o, const shardtool_reader_options *o
 
 void api_read_options_free(api_read_options *o)
 {
+    free(o->key_feature);
     free_list(o->columns, o->ro.ncolumns);
     free_list(o->exclude, o->ro.nexclude);
     free(o->header);

@@ -17,6 +17,7 @@ typedef struct api_read_options {
     /* Copies of the caller's lists and strings, which need not outlive the open. */
     char **columns, **exclude;
     char *header;
+    char *key_feature;
 } api_read_options;
 
 /* Fills `out` from `opts` (NULL: the defaults) as cli/input.c does from

@@ -583,6 +583,9 @@ static int merge_lossy(convert_job *job, const st_batch *b)
     if (merge_columns(b->replaced_columns, b->nreplaced_columns, &job->replaced_columns,
                       &job->nreplaced_columns, &job->replaced_columns_cap, &job->replaced_index))
         return ST_ENOMEM;
+    if (merge_columns(b->widened_columns, b->nwidened_columns, &job->widened_columns, &job->nwidened_columns,
+                      &job->widened_columns_cap, &job->widened_index))
+        return ST_ENOMEM;
     return merge_columns(b->null_columns, b->nnull_columns, &job->null_columns, &job->nnull_columns,
                          &job->null_columns_cap, &job->null_index);
 }
@@ -705,6 +708,12 @@ void convert_job_free_results(convert_job *job)
     job->replaced_columns = NULL;
     job->nreplaced_columns = job->replaced_columns_cap = 0;
     st_name_index_free(&job->replaced_index);
+    for (size_t i = 0; i < job->nwidened_columns; i++)
+        free(job->widened_columns[i].name);
+    free(job->widened_columns);
+    job->widened_columns = NULL;
+    job->nwidened_columns = job->widened_columns_cap = 0;
+    st_name_index_free(&job->widened_index);
     st_schema_free(&job->input_columns);
 }
 

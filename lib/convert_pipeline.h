@@ -119,6 +119,11 @@ struct convert_job {
     convert_lossy_column *replaced_columns;
     size_t nreplaced_columns, replaced_columns_cap;
     st_name_index replaced_index;
+    /* Values widened exactly from another type (WebDataset .npy dtypes), by
+     * column (count only). */
+    convert_lossy_column *widened_columns;
+    size_t nwidened_columns, widened_columns_cap;
+    st_name_index widened_index;
     uint64_t bytes_in;
     /* A CSV or TSV input was opened (its types guessed when the options
      * ask for it: st_csv_options.speculate). */

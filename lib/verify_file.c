@@ -109,6 +109,12 @@ static const st_format *detect_for_verify(const char *path, const uint8_t *head,
         return st_format_by_name("parquet");
     if (n >= 4 && memcmp(head, "Obj", 3) == 0 && (head[3] == 1 || head[3] == 0))
         return st_format_by_name("avro");
+    /* A tar: its first header's "ustar" magic and checksum, or a name that
+     * says tar (.tar, .tar.gz, .tgz), so that a damaged first header is
+     * reported as damage to a tar. */
+    const st_format *wds = st_format_by_name("webdataset");
+    if (wds && ((wds->probe && wds->probe(head, n) > 0) || st_format_by_extension(path) == wds))
+        return wds;
     return st_format_by_name("tfrecord");
 }
 
@@ -202,7 +208,7 @@ void st_verify_opened(const char *path, st_verify_opener open, void *arg, const 
     st_stream *in = NULL;
     if (open(arg, path, &in, &res->err) < 0)
         return;
-    uint8_t head[16];
+    uint8_t head[512]; /* a tar's first header (its magic is at 257) */
     ssize_t n = st_stream_peek(&in, head, sizeof head, &res->err);
     if (n < 0) {
         st_stream_close(in);

@@ -71,6 +71,8 @@ void st_batch_reset(st_batch *b)
     st_name_index_clear(&b->null_index);
     b->nreplaced_columns = 0;
     st_name_index_clear(&b->replaced_index);
+    b->nwidened_columns = 0;
+    st_name_index_clear(&b->widened_index);
 }
 
 void st_batch_free(st_batch *b)
@@ -84,6 +86,8 @@ void st_batch_free(st_batch *b)
     st_name_index_free(&b->null_index);
     free(b->replaced_columns);
     st_name_index_free(&b->replaced_index);
+    free(b->widened_columns);
+    st_name_index_free(&b->widened_index);
     st_arena_free(&b->arena);
     memset(b, 0, sizeof *b);
 }
@@ -177,6 +181,12 @@ int st_batch_add_replaced(st_batch *b, const uint8_t *name, size_t len, uint64_t
 {
     return add_count(b, &b->replaced_columns, &b->nreplaced_columns, &b->replaced_columns_cap,
                      &b->replaced_index, name, len, count);
+}
+
+int st_batch_add_widened(st_batch *b, const uint8_t *name, size_t len, uint64_t count)
+{
+    return add_count(b, &b->widened_columns, &b->nwidened_columns, &b->widened_columns_cap, &b->widened_index,
+                     name, len, count);
 }
 
 st_record *st_batch_add(st_batch *b)

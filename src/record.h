@@ -132,6 +132,12 @@ typedef struct st_batch {
     st_lossy_column *replaced_columns;
     size_t nreplaced_columns, replaced_columns_cap;
     st_name_index replaced_index;
+    /* Values read from another type than the kind's own and widened to it
+     * exactly (a WebDataset .npy of int32 to int64, float16 to float), by
+     * column (st_batch_add_widened; name and count). */
+    st_lossy_column *widened_columns;
+    size_t nwidened_columns, widened_columns_cap;
+    st_name_index widened_index;
     /* Shared memory the records point into (st_batch_hold). */
     st_batch_hold_entry *holds;
     size_t nholds, holds_cap;
@@ -157,6 +163,9 @@ int st_batch_add_null_skipped(st_batch *b, const uint8_t *name, size_t len, uint
 /* Values of a column whose text was changed on reading (a JSON lone
  * surrogate became U+FFFD), for the note that names the column. */
 int st_batch_add_replaced(st_batch *b, const uint8_t *name, size_t len, uint64_t count);
+/* Values of a column widened exactly from another type on reading, for the
+ * note that names the column. */
+int st_batch_add_widened(st_batch *b, const uint8_t *name, size_t len, uint64_t count);
 
 /* Finds a feature by name (linear; records are small). */
 const st_feature *st_record_find(const st_record *r, const char *name, size_t len);

@@ -78,4 +78,14 @@ static inline const uint8_t *jl_field_name(const jl_line *L, const jl_field *f)
     return L->keys.data ? L->keys.data + f->key_off : (const uint8_t *)""; /* all keys empty */
 }
 
+/* One JSON object's members as features, exactly as the JSON lines reader
+ * reads a record whose keys it has not met before: each key keeps the kind
+ * of its own values, arrays of arrays become FeatureLists (*lists), and a
+ * key given twice is an error.  Names and values live in out's arena;
+ * messages place a fault as "JSON record 0 (line L, byte offset B)" within
+ * the text.  (formats/csv/jsonl_reader.c; WebDataset's .json members.) */
+int st_json_object_features(const uint8_t *text, size_t n, locale_t loc, bool strict_float, st_batch *out,
+                            st_feature **features, uint32_t *nfeatures, st_feature_list **lists,
+                            uint32_t *nlists, st_error *err);
+
 #endif

@@ -958,3 +958,100 @@ const st_reader_ops st_jsonl_reader_ops = {
     .schema = jsonl_schema,
     .close = jsonl_close,
 };
+
+/* ---- one object on its own ---------------------------------------------------- */
+
+int st_json_object_features(const uint8_t *text, size_t n, locale_t loc, bool strict_float, st_batch *out,
+                            st_feature **features, uint32_t *nfeatures, st_feature_list **lists,
+                            uint32_t *nlists, st_error *err)
+{
+    /* A reader with no inferred keys: every key is "first met here" and
+     * keeps the kind of its own values, as a JSON lines record's does. */
+    jsonl_reader r;
+    memset(&r, 0, sizeof r);
+    r.cloc = loc;
+    r.strict_float = strict_float;
+    r.full_pass = true;
+    csv_chunk ch;
+    memset(&ch, 0, sizeof ch);
+    ch.data = (uint8_t *)text;
+    ch.len = n;
+    ch.line = 1;
+    jdec x = { &r, out, &ch, 0, text, text + n, 0, err, NULL };
+    jl_line L;
+    memset(&L, 0, sizeof L);
+    x.line = &L;
+    char at[128];
+    *features = NULL;
+    *lists = NULL;
+    *nfeatures = *nlists = 0;
+    int rc = jl_parse(&L, text, n, &out->arena, loc);
+    if (rc == ST_ENOMEM) {
+        jl_line_free(&L);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    if (rc == 1 || rc < 0) {
+        js_where(at, sizeof at, &ch, 0, text + (rc == 1 ? 0 : L.err_at));
+        rc = st_error_set(err, ST_EDATA, "%s: %s", at, rc == 1 ? "no JSON object" : L.msg);
+        jl_line_free(&L);
+        return rc;
+    }
+    size_t cap = L.nfields ? L.nfields : 1;
+    st_feature *feats = st_arena_alloc(&out->arena, cap * sizeof *feats);
+    st_feature_list *fls = st_arena_alloc(&out->arena, cap * 2 * sizeof *fls);
+    if (!feats || !fls) {
+        jl_line_free(&L);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    uint32_t nf = 0, nl = 0;
+    for (size_t i = 0; i < L.nfields && rc == ST_OK; i++) {
+        const jl_field *jf = &L.fields[i];
+        const uint8_t *name = jl_field_name(&L, jf);
+        for (uint32_t j = 0; j < nf && rc == ST_OK; j++)
+            if (feats[j].name.len == jf->key_len && memcmp(feats[j].name.data, name, jf->key_len) == 0)
+                rc = st_error_set(err, ST_EDATA, "%s: key '%.*s' appears twice", where(&x, NULL, at, sizeof at),
+                                  (int)jf->key_len, (const char *)name);
+        for (uint32_t j = 0; j < nl && rc == ST_OK; j++)
+            if (fls[j].name.len == jf->key_len && memcmp(fls[j].name.data, name, jf->key_len) == 0)
+                rc = st_error_set(err, ST_EDATA, "%s: key '%.*s' appears twice", where(&x, NULL, at, sizeof at),
+                                  (int)jf->key_len, (const char *)name);
+        if (rc || jf->is_null)
+            continue;
+        uint8_t *copy = st_arena_alloc(&out->arena, jf->key_len + 1);
+        if (!copy) {
+            rc = st_error_set(err, ST_ENOMEM, "out of memory");
+            break;
+        }
+        memcpy(copy, name, jf->key_len);
+        copy[jf->key_len] = '\0';
+        st_kind kind = natural_kind(jf->types);
+        if (jf->depth >= 2) {
+            /* Arrays of arrays: a FeatureList, as a key inferred that deep
+             * is read (3 deep adds its row lengths). */
+            if (jf->depth > 3) {
+                rc = check_shape(&x, jf, &(jl_key){.name = (char *)copy, .len = (uint32_t)jf->key_len}, 3);
+                break;
+            }
+            jl_key key = {.name = (char *)copy, .len = (uint32_t)jf->key_len, .depth = jf->depth};
+            rc = check_shape(&x, jf, &key, jf->depth);
+            if (rc == ST_OK)
+                rc = build_lists(&x, &L, jf, &key, kind, fls, &nl);
+            continue;
+        }
+        st_feature *f = &feats[nf];
+        f->name.data = copy;
+        f->name.len = jf->key_len;
+        rc = convert(&x, &L, jf, f, kind);
+        if (rc == ST_OK)
+            nf++;
+    }
+    jl_line_free(&L);
+    out->lossy_floats += x.lossy;
+    if (rc)
+        return rc;
+    *features = feats;
+    *nfeatures = nf;
+    *lists = nl ? fls : NULL;
+    *nlists = nl;
+    return ST_OK;
+}

@@ -126,7 +126,7 @@ def expand(inputs):
 def _options(format=None, compression=None, max_record_size=0, share=None, skip_corrupt=False, columns=None,
              exclude=None, types=None, decimal=None, strict_float=False, nested=None, maps=None, delimiter=None,
              quote=None, no_header=False, header=None, skip_bad_rows=False, empty=None, infer_rows=0,
-             max_columns=0):
+             max_columns=0, key_feature=None):
     """shardtool_reader_options from Reader's keywords, and the objects its
     pointers need alive until the open has copied them."""
     opts = _lib.ReaderOptions()
@@ -153,6 +153,7 @@ def _options(format=None, compression=None, max_record_size=0, share=None, skip_
     opts.delimiter, opts.quote, opts.header, opts.empty = text(delimiter), text(quote), text(header), text(empty)
     opts.strict_float, opts.no_header, opts.skip_bad_rows = int(strict_float), int(no_header), int(skip_bad_rows)
     opts.infer_rows, opts.max_columns = int(infer_rows), int(max_columns)
+    opts.key_feature = text(key_feature)
     opts.format = format.encode() if format else None
     opts.compression = compression.encode() if compression else None
     opts.max_record_size = int(max_record_size)
@@ -176,7 +177,8 @@ class Reader:
     of records at a time.
 
     Options (those of the command line):
-      format           "tfrecord", "csv", "tsv", "jsonl", "parquet", "avro"
+      format           "tfrecord", "csv", "tsv", "jsonl", "parquet", "avro",
+                       "webdataset"
                        (None: told from each input's content and name)
       compression      "auto", "none", "gzip", "zlib"
       max_record_size  bytes; 0 for the default cap
@@ -192,6 +194,8 @@ class Reader:
       delimiter, quote, no_header, header ("a,b,c"), skip_bad_rows,
       empty ("omit" | "empty" | "error"), infer_rows, max_columns
                        CSV, TSV and JSON lines, as on the command line
+      key_feature      WebDataset: the sample's key as a bytes feature of
+                       this name (--key-feature)
 
     Memory: one unit (a batch of records, a Parquet row group or Avro
     block) of one input at a time, plus the remote fetcher's read-ahead."""
@@ -199,14 +203,15 @@ class Reader:
     def __init__(self, inputs, *, decode=False, batch_size=None, pad_value=0, format=None, compression=None,
                  max_record_size=0, share=None, skip_corrupt=False, columns=None, exclude=None, types=None,
                  decimal=None, strict_float=False, nested=None, maps=None, delimiter=None, quote=None,
-                 no_header=False, header=None, skip_bad_rows=False, empty=None, infer_rows=0, max_columns=0):
+                 no_header=False, header=None, skip_bad_rows=False, empty=None, infer_rows=0, max_columns=0,
+                 key_feature=None):
         arr, n = _c_inputs(inputs)
         opts, keep = _options(format=format, compression=compression, max_record_size=max_record_size, share=share,
                               skip_corrupt=skip_corrupt, columns=columns, exclude=exclude, types=types,
                               decimal=decimal, strict_float=strict_float, nested=nested, maps=maps,
                               delimiter=delimiter, quote=quote, no_header=no_header, header=header,
                               skip_bad_rows=skip_bad_rows, empty=empty, infer_rows=infer_rows,
-                              max_columns=max_columns)
+                              max_columns=max_columns, key_feature=key_feature)
         if batch_size is not None and int(batch_size) < 1:
             raise ValueError("batch_size must be at least 1")
         self._batch_size = int(batch_size) if batch_size is not None else None

@@ -32,7 +32,8 @@ class ReaderOptions(ctypes.Structure):
                 ("decimal", ctypes.c_char_p), ("strict_float", ctypes.c_int), ("nested", ctypes.c_char_p),
                 ("maps", ctypes.c_char_p), ("delimiter", ctypes.c_char_p), ("quote", ctypes.c_char_p),
                 ("no_header", ctypes.c_int), ("header", ctypes.c_char_p), ("skip_bad_rows", ctypes.c_int),
-                ("empty", ctypes.c_char_p), ("infer_rows", ctypes.c_uint64), ("max_columns", ctypes.c_uint64)]
+                ("empty", ctypes.c_char_p), ("infer_rows", ctypes.c_uint64), ("max_columns", ctypes.c_uint64),
+                ("key_feature", ctypes.c_char_p)]
 
 
 class Bytes(ctypes.Structure):
