@@ -368,7 +368,9 @@ SHARDTOOL_API int shardtool_verify_manifest(const char *manifest_path,
 typedef struct shardtool_convert_options {
     const char *output;             /* -o PREFIX (required) */
     const char *to;                 /* --to: "tfrecord" (NULL), "avro", "csv", "tsv", "jsonl", "parquet",
-                                       "arrayrecord" (zstd, group size 1: the command's defaults) */
+                                       "webdataset" (record numbers as keys; --key and the other
+                                       WebDataset options are the command's only), "arrayrecord"
+                                       (zstd, group size 1: the command's defaults) */
     uint64_t shards;                /* --shards N (0: 1 unless another of these three is given) */
     uint64_t records_per_shard;     /* --records-per-shard N */
     uint64_t shard_size;            /* --shard-size, in bytes */

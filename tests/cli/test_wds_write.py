@@ -19,8 +19,8 @@
     numbers give; PREFIX.wids.json against the files;
   - the same bytes with --jobs 1, 2 and 4; --mtime;
   - --shard-size, --task + combine, --resume after a kill at each commit
-    point, --force replacing a set, and .wids.json left out of directory
-    listings.
+    point, --force replacing a set, .wids.json left out of directory
+    listings, and gs:// output (the GCS server of tests/remote/servers.py).
 Run with Debian's python3 (numpy, PIL).  Prints "N passed, M failed".
 """
 import base64
@@ -284,6 +284,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="st-wds-")
     try:
         run(tmp, data)
+    except Exception as e:  # a missing output: a failure, not a crash
+        check(False, f"stopped: {type(e).__name__}: {e}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"{results['passed']} passed, {results['failed']} failed")
@@ -401,7 +403,7 @@ def run(tmp, data):
         r = convert(table, mixed, "--to", "wds", "-o", p, "--shards", 3, "--index", "--jobs", jobs)
         d = os.path.dirname(p)
         outs.append({f: open(os.path.join(d, f), "rb").read() for f in sorted(os.listdir(d))
-                     if not f.endswith(".manifest.json")})
+                     if not f.endswith(".manifest.json")} if r.returncode == 0 else {})
     check(outs[0] == outs[1] == outs[2] and len(outs[0]) == 7,
           f"--jobs 1, 2 and 4: the same shards, indexes and wids.json ({sorted(outs[0])})")
 
@@ -429,11 +431,11 @@ def run(tmp, data):
     r = convert(mixed, "--to", "tfrecord", "-o", os.path.join(tmp, "tfr", "s"), "--mtime", "5")
     check(r.returncode == 2 and b"--to webdataset" in r.stderr, "--mtime with --to tfrecord: a usage error")
 
-    check_shard_size(tmp, mixed)
-    check_tasks(tmp, mixed)
-    check_resume(tmp, mixed)
-    check_force(tmp, mixed)
-    check_listing(tmp, mixed)
+    for part in (check_shard_size, check_tasks, check_resume, check_force, check_listing, check_gcs):
+        try:
+            part(tmp, mixed)
+        except Exception as e:
+            check(False, f"{part.__name__}: {type(e).__name__}: {e}")
 
 
 def check_indexes(prefix, n):
@@ -558,6 +560,38 @@ def check_listing(tmp, mixed):
     err = r.stderr.decode()
     check(r.returncode == 0 and "60 records" in err and "wids" in err,
           f"a directory's .wids.json is no input (skipped, -v says so) ({err[:300]})")
+
+
+def check_gcs(tmp, mixed):
+    """gs:// output through the GCS server of tests/remote/servers.py: the
+    shards, the manifest and PREFIX.wids.json as objects; --force leaves
+    exactly the new set."""
+    sys.path.insert(0, os.path.join(SOURCE, "tests", "remote"))
+    import servers
+    gcs = servers.GcsServer(token="ya29.wdsTOKEN", page_size=2)
+    try:
+        env = {"STORAGE_EMULATOR_HOST": "127.0.0.1:%d" % gcs.port, "GOOGLE_OAUTH_ACCESS_TOKEN": "ya29.wdsTOKEN"}
+        for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "GOOGLE_APPLICATION_CREDENTIALS"):
+            os.environ.pop(k, None)
+
+        def objects():
+            with gcs.lock:
+                return {k[len("w/"):]: v[0] for (b, k), v in gcs.objects.items() if b == "bkt" and k.startswith("w/")}
+        r1 = convert(mixed, "--to", "wds", "-o", "gs://bkt/w/train", "--shards", 3, env=env)
+        first = objects()
+        r2 = convert(mixed, "--to", "wds", "-o", "gs://bkt/w/train", "--shards", 2, "--force", env=env)
+        second = objects()
+        want = ["train-00000-of-00002.tar", "train-00001-of-00002.tar", "train.manifest.json", "train.wids.json"]
+        wids = json.loads(second.get("train.wids.json", b"{}"))
+        local = os.path.join(tmp, "gcs-local", "train")
+        convert(mixed, "--to", "wds", "-o", local, "--shards", 2)
+        same = all(second.get(os.path.basename(s)) == open(s, "rb").read() for s in shards_of(local))
+        check(r1.returncode == 0 and "train.wids.json" in first and r2.returncode == 0 and sorted(second) == want
+              and [s["filesize"] for s in wids.get("shardlist", [])] == [len(second[n]) for n in want[:2]] and same,
+              f"gs:// output: shards byte for byte the local ones, manifest and wids.json; --force leaves "
+              f"exactly the new set ({sorted(second)}; {(r1.stderr + r2.stderr).decode()[:200]})")
+    finally:
+        gcs.stop()
 
 
 if __name__ == "__main__":
