@@ -149,6 +149,8 @@ complete -c shardtool -n '__fish_seen_subcommand_from cat' -s h -l help -d 'show
 # shardtool verify
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l json -d 'print one JSON document instead of a line per file'
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l decode -d 'also parse every payload as a tf.train.Example'
+complete -c shardtool -n '__fish_seen_subcommand_from verify' -l payloads -f -a 'full headers' -d 'also decode every JPEG, PNG, WebP, GIF, WAV and FLAC value (=headers: their headers only)'
+complete -c shardtool -n '__fish_seen_subcommand_from verify' -l max-pixels -x -d 'with --payloads: an image of more pixels is refused unread (default 268435456)'
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l manifest -r -F -d 'check the shards a manifest lists: presence, counts, checksums'
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l max-imbalance -x -d 'with --manifest: fail when (max - min) / mean records per shard passes F'
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l trust-manifest-paths -d 'let the manifest name shards outside its own directory'
