@@ -7,6 +7,7 @@
 #include "st_config.h"
 #include "remote.h"
 #include "../formats/format.h"
+#include "../src/payload/payload.h"
 
 #include <stdio.h>
 
@@ -28,6 +29,16 @@ static void print_text(void)
             printf(" %s", st_formats[i]->name);
     printf("\nremote: %s\n", st_remote_available() ? "http https s3 gs" : "none");
     printf("gpu: %s\n", gpu_name() ? gpu_name() : "none");
+    /* verify --payloads: the kinds this build decodes, and those it cannot
+     * check for want of a library (counted as "not checked" when met). */
+    printf("payloads:");
+    for (int k = 1; k < ST_PAYLOAD_KINDS; k++)
+        if (st_payload_kind_available(k))
+            printf(" %s", st_payload_kind_name(k));
+    for (int k = 1; k < ST_PAYLOAD_KINDS; k++)
+        if (!st_payload_kind_available(k))
+            printf(" (no %s: built without %s)", st_payload_kind_name(k), st_payload_kind_library(k));
+    printf("\n");
 }
 
 /* Every name printed is a fixed ASCII word: no escaping needed. */
@@ -44,9 +55,17 @@ static void print_json(void)
     printf("], \"remote\": [%s], ",
            st_remote_available() ? "\"http\", \"https\", \"s3\", \"gs\"" : "");
     if (gpu_name())
-        printf("\"gpu\": [\"%s\"]}\n", gpu_name());
+        printf("\"gpu\": [\"%s\"], ", gpu_name());
     else
-        printf("\"gpu\": []}\n");
+        printf("\"gpu\": [], ");
+    printf("\"payloads\": [");
+    sep = "";
+    for (int k = 1; k < ST_PAYLOAD_KINDS; k++)
+        if (st_payload_kind_available(k)) {
+            printf("%s\"%s\"", sep, st_payload_kind_name(k));
+            sep = ", ";
+        }
+    printf("]}\n");
 }
 
 void cli_print_version(bool json)
