@@ -64,16 +64,16 @@ def make_files(d):
     def tool(*args):
         run(*args, cwd=d)
 
-    tool("convert", "-size", "120x90", "plasma:fractal", "-quality", "85", "base.jpg")
-    tool("convert", "-size", "97x61", "plasma:fractal", "-interlace", "Plane", "prog.jpg")
-    tool("convert", "-size", "64x64", "gradient:white-black", "-colorspace", "Gray", "gray.jpg")
-    tool("convert", "-size", "120x90", "plasma:fractal", "base.png")
-    tool("convert", "-size", "50x40", "plasma:fractal", "-interlace", "PNG", "inter.png")
-    tool("convert", "-size", "33x17", "gradient:red-blue", "-depth", "16", "deep.png")
+    tool("convert", "-seed", "7", "-size", "120x90", "plasma:fractal", "-quality", "85", "base.jpg")
+    tool("convert", "-seed", "7", "-size", "97x61", "plasma:fractal", "-interlace", "Plane", "prog.jpg")
+    tool("convert", "-seed", "7", "-size", "64x64", "gradient:white-black", "-colorspace", "Gray", "gray.jpg")
+    tool("convert", "-seed", "7", "-size", "120x90", "plasma:fractal", "base.png")
+    tool("convert", "-seed", "7", "-size", "50x40", "plasma:fractal", "-interlace", "PNG", "inter.png")
+    tool("convert", "-seed", "7", "-size", "33x17", "gradient:red-blue", "-depth", "16", "deep.png")
     tool("cwebp", "-quiet", "-q", "80", "base.png", "-o", "base.webp")
     tool("cwebp", "-quiet", "-lossless", "inter.png", "-o", "lossless.webp")
-    tool("convert", "-delay", "10", "-size", "30x20", "xc:red", "xc:blue", "xc:green", "anim.gif")
-    tool("convert", "-size", "40x30", "plasma:fractal", "still.gif")
+    tool("convert", "-seed", "7", "-delay", "10", "-size", "30x20", "xc:red", "xc:blue", "xc:green", "anim.gif")
+    tool("convert", "-seed", "7", "-size", "40x30", "plasma:fractal", "still.gif")
     tool("sox", "-n", "-r", "22050", "-c", "2", "-b", "16", "base.wav", "synth", "1.0", "sine", "300")
     tool("sox", "-n", "-r", "16000", "-c", "1", "-b", "16", "short.wav", "synth", "0.25", "sine", "440")
     tool("flac", "-s", "-f", "base.wav", "-o", "base.flac")
@@ -342,6 +342,51 @@ def test_limits_and_notes(work, files):
     print("ok: --max-pixels, notes, option forms")
 
 
+def test_convert(work, items, bad):
+    shard = os.path.join(work, "all.tfrecord")
+    first = min(bad)
+    r = st("convert", shard, "--check-payloads", "-o", os.path.join(work, "refused", "x"))
+    check(r.returncode == 1, f"convert --check-payloads: exit {r.returncode}, want 1")
+    check(f"all.tfrecord: record {first} at offset" in r.stderr and "bad payload: feature" in r.stderr
+          and "--skip-corrupt" in r.stderr, f"convert's refusal: {r.stderr}")
+    check(not os.path.exists(os.path.join(work, "refused")) or
+          not [n for n in os.listdir(os.path.join(work, "refused")) if n.endswith(".tfrecord")],
+          "a refused convert left shards")
+    names_kept = sorted(n for i, (n, _) in enumerate(items) if i not in bad)
+    for to in ("tfrecord", "parquet"):
+        prefix = os.path.join(work, "kept-" + to, "x")
+        r = st("convert", shard, "--check-payloads", "--skip-corrupt", "--to", to, "-o", prefix, "--shards", "2")
+        check(r.returncode == 0, f"--skip-corrupt --to {to}: exit {r.returncode}: {r.stderr}")
+        check(f"skipped {len(bad)} records with a bad payload" in r.stderr, f"--to {to}: summary {r.stderr}")
+        with open(prefix + ".manifest.json") as f:
+            manifest = json.load(f)
+        skipped = manifest.get("skipped", {})
+        listed = skipped.get("listed", [])
+        check(skipped.get("count") == len(bad) and [e["index"] for e in listed] == sorted(bad),
+              f"--to {to}: manifest lists {[e['index'] for e in listed]}, bad records are {sorted(bad)}")
+        check(all(e["path"].endswith("all.tfrecord") and e["error"] for e in listed), f"--to {to}: {listed[:2]}")
+        offsets = example_shards_offsets(items)
+        check(all(e["offset"] == offsets[e["index"]] for e in listed), f"--to {to}: skipped offsets {listed[:3]}")
+        outputs = sorted(os.path.join(os.path.dirname(prefix), n) for n in os.listdir(os.path.dirname(prefix))
+                         if n.endswith("." + to))
+        r = st("verify", "--payloads", *outputs)
+        check(r.returncode == 0, f"--to {to}: the kept records do not verify:\n{r.stdout}")
+        r = st("cat", *outputs)
+        got = sorted(json.loads(line)["name"][0] for line in r.stdout.splitlines())
+        check(got == names_kept, f"--to {to}: kept {len(got)} records, want {len(names_kept)}")
+    r = st("convert", shard, "--skip-corrupt", "-o", os.path.join(work, "usage", "x"))
+    check(r.returncode == 2 and "--skip-corrupt needs --check-payloads" in r.stderr, f"--skip-corrupt alone: {r.stderr}")
+    print("ok: convert --check-payloads refuses, --skip-corrupt leaves out and lists exactly the bad records")
+
+
+def example_shards_offsets(items):
+    offsets, at = [], 0
+    for name, data in items:
+        offsets.append(at)
+        at += len(example_shards.frame(example_shards.example({feature_for(name): [data], "name": [name.encode()]})))
+    return offsets
+
+
 def main():
     for tool in ("convert", "cwebp", "sox", "flac", "jpeginfo", "pngcheck", "dwebp"):
         if not shutil.which(tool):
@@ -354,6 +399,7 @@ def main():
         damaged = damage(files)
         items, bad = test_verdicts(work, files, damaged)
         test_parquet(work, items, bad)
+        test_convert(work, items, bad)
         test_headers(work, files, damaged)
         test_limits_and_notes(work, files)
     if FAILURES:
