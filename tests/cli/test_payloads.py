@@ -379,6 +379,71 @@ def test_convert(work, items, bad):
     print("ok: convert --check-payloads refuses, --skip-corrupt leaves out and lists exactly the bad records")
 
 
+def test_stat(work, files):
+    """stat's payload columns against identify (ImageMagick), PIL and soxi."""
+    from collections import Counter
+    from PIL import Image
+    made = os.path.join(work, "made")
+    images = [n for n in sorted(files) if n.rsplit(".", 1)[1] in ("jpg", "png", "webp")]
+    gifs = [n for n in sorted(files) if n.endswith(".gif")]
+    audio = [n for n in sorted(files) if n.rsplit(".", 1)[1] in ("wav", "flac")]
+    records = [{"image": [files[n]]} for n in images] + [{"anim": [files[n]]} for n in gifs] + \
+        [{"audio": [files[n]]} for n in audio]
+    shard = os.path.join(work, "stat.tfrecord")
+    example_shards.write_tfrecord(shard, records)
+    r = st("stat", "--json", shard)
+    check(r.returncode == 0, f"stat: exit {r.returncode}: {r.stderr}")
+    cols = json.loads(r.stdout)["files"][0].get("payload_columns", {})
+    total = json.loads(r.stdout)["total"].get("payload_columns", {})
+    check(cols == total, "one file: its payload columns are the total's")
+
+    def identify(name):
+        out = run("identify", "-format", "%w %h %z\n", os.path.join(made, name)).stdout.decode().split("\n")[0]
+        return tuple(int(x) for x in out.split())
+
+    seen = {n: identify(n) for n in images + gifs}
+    img = cols.get("image", {})
+    want_kinds = Counter({"jpg": "jpeg", "png": "png", "webp": "webp"}[n.rsplit(".", 1)[1]] for n in images)
+    check(img.get("kinds") == dict(want_kinds), f"image kinds {img.get('kinds')}, want {dict(want_kinds)}")
+    ws = [seen[n][0] for n in images]
+    hs = [seen[n][1] for n in images]
+    check(img.get("width") == {"min": min(ws), "max": max(ws)} and img.get("height") == {"min": min(hs), "max": max(hs)},
+          f"image ranges {img.get('width')} {img.get('height')}, identify says {min(ws)}..{max(ws)} x {min(hs)}..{max(hs)}")
+    sizes = Counter((seen[n][0], seen[n][1]) for n in images)
+    want_common = sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0][0] << 32 | kv[0][1]))[:5]
+    got_common = [((c["width"], c["height"]), c["count"]) for c in img.get("common_sizes", [])]
+    check(got_common == want_common, f"common sizes {got_common}, identify: {want_common}")
+    depths = Counter(str(seen[n][2]) for n in images)
+    check(img.get("bit_depths") == dict(depths), f"bit depths {img.get('bit_depths')}, identify: {dict(depths)}")
+    bands = Counter(str(len(Image.open(os.path.join(made, n)).getbands())) for n in images)
+    check(img.get("channels") == dict(bands), f"channels {img.get('channels')}, PIL: {dict(bands)}")
+    anim = cols.get("anim", {})
+    check(anim.get("kinds") == {"gif": len(gifs)}, f"gif column {anim}")
+    aud = cols.get("audio", {})
+
+    def soxi(flag, name):
+        return run("soxi", flag, os.path.join(made, name)).stdout.decode().strip()
+
+    rates = Counter(soxi("-r", n) for n in audio)
+    check(aud.get("sample_rates") == dict(rates), f"sample rates {aud.get('sample_rates')}, soxi: {dict(rates)}")
+    chans = Counter(soxi("-c", n) for n in audio)
+    check(aud.get("audio_channels") == dict(chans), f"audio channels {aud.get('audio_channels')}, soxi: {dict(chans)}")
+    secs = [int(soxi("-s", n)) / int(soxi("-r", n)) for n in audio]
+    got = aud.get("seconds", {})
+    check(abs(got.get("min", -1) - min(secs)) < 1e-6 and abs(got.get("max", -1) - max(secs)) < 1e-6 and
+          abs(got.get("mean", -1) - sum(secs) / len(secs)) < 1e-6, f"durations {got}, soxi: {secs}")
+    text = st("stat", shard).stdout
+    check("payloads (from their headers" in text and "most common" in text and " Hz (" in text,
+          f"stat's text:\n{text}")
+    # a column without payloads gets no description
+    plain = os.path.join(work, "plain.tfrecord")
+    example_shards.write_tfrecord(plain, [{"text": [b"hello"]}])
+    r = st("stat", "--json", plain)
+    check("payload_columns" not in r.stdout and "payloads (" not in st("stat", plain).stdout,
+          "stat describes payloads where there are none")
+    print("ok: stat's payload columns agree with identify, PIL and soxi")
+
+
 def example_shards_offsets(items):
     offsets, at = [], 0
     for name, data in items:
@@ -388,7 +453,7 @@ def example_shards_offsets(items):
 
 
 def main():
-    for tool in ("convert", "cwebp", "sox", "flac", "jpeginfo", "pngcheck", "dwebp"):
+    for tool in ("convert", "identify", "cwebp", "sox", "soxi", "flac", "jpeginfo", "pngcheck", "dwebp"):
         if not shutil.which(tool):
             print(f"SKIP: {tool} is not installed (.ci/install-deps installs it)")
             return 77
@@ -402,6 +467,7 @@ def main():
         test_convert(work, items, bad)
         test_headers(work, files, damaged)
         test_limits_and_notes(work, files)
+        test_stat(work, files)
     if FAILURES:
         print(f"{len(FAILURES)} failure(s)")
         return 1
