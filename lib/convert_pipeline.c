@@ -478,6 +478,9 @@ static int check_payloads(const convert_job *job, item *it, st_error *err)
     for (size_t i = 0; i < it->batch.count; i++) {
         uint64_t index = it->unit.first_record + i;
         size_t before = it->payloads.nfailures;
+        /* Only the columns written are checked (projecting again later
+         * changes nothing). */
+        project(job->ro, &it->batch.records[i]);
         int bad = payload_check_record(job->check_payloads, &it->batch.records[i], index, &it->payloads);
         if (bad < 0)
             return st_error_set(err, ST_ENOMEM, "out of memory");

@@ -374,6 +374,10 @@ def test_convert(work, items, bad):
         r = st("cat", *outputs)
         got = sorted(json.loads(line)["name"][0] for line in r.stdout.splitlines())
         check(got == names_kept, f"--to {to}: kept {len(got)} records, want {len(names_kept)}")
+    # only the columns written are checked
+    r = st("convert", "-q", shard, "--check-payloads", "--exclude", "image,audio", "-o",
+           os.path.join(work, "names-only", "x"))
+    check(r.returncode == 0, f"--check-payloads --exclude image,audio: exit {r.returncode}: {r.stderr}")
     r = st("convert", shard, "--skip-corrupt", "-o", os.path.join(work, "usage", "x"))
     check(r.returncode == 2 and "--skip-corrupt needs --check-payloads" in r.stderr, f"--skip-corrupt alone: {r.stderr}")
     print("ok: convert --check-payloads refuses, --skip-corrupt leaves out and lists exactly the bad records")
