@@ -518,6 +518,8 @@ const cli_command cmd_stat = {
         "For each input and in total: records, bytes, compression, record sizes, and per\n"
         "feature its kind, how many records have it, its list lengths and numeric range.\n"
         "Parquet and Avro inputs add their own details (row groups, codecs, blocks).\n"
+        "Columns of images or audio (JPEG, PNG, WebP, GIF, WAV, FLAC) get their formats,\n"
+        "sizes, channels, bit depths, sample rates and durations, from the headers.\n"
         "--feature-spec FILE writes the spec convert --feature-spec writes, for any\n"
         "TFRecord files; --snippet prints a tf.data pipeline that parses them.",
     .groups = stat_groups,

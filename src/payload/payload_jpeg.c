@@ -115,6 +115,11 @@ st_payload_verdict st_payload_check_jpeg(const uint8_t *d, size_t n, const st_pa
         snprintf(why, cap, "out of memory for one row of %u pixels", c.output_width);
         goto done;
     }
+    /* Skipped rows are still entropy-decoded (libjpeg-turbo decodes and
+     * discards their coefficients), so every warning is still raised; only
+     * the inverse DCT and the output of those rows are spared. */
+    if (c.output_height > 1)
+        jpeg_skip_scanlines(&c, c.output_height - 1);
     while (c.output_scanline < c.output_height)
         jpeg_read_scanlines(&c, &g.row, 1);
     jpeg_finish_decompress(&c);
