@@ -211,8 +211,12 @@ static void report_text_file(verify_ctx *vc, const char *path, const file_result
             verify_report_text_payloads(vc, path, res->c.payloads);
         return;
     }
-    if (vc->quiet)
+    if (vc->quiet) {
+        /* Values left unchecked are said even then: they were not proven. */
+        if (res->c.payloads)
+            verify_report_text_payloads(vc, path, res->c.payloads);
         return;
+    }
     printf("%s\n", line);
     if (res->c.rep.unsupported_kind) {
         char shown[4096];

@@ -44,8 +44,8 @@ void verify_report_text_payloads(verify_ctx *vc, const char *path, const payload
     else
         for (int k = 1; k < ST_PAYLOAD_KINDS; k++)
             if (t->unchecked[k])
-                printf("%s: note: not checked: %" PRIu64 " %s values (built without %s)\n", path, t->unchecked[k],
-                       st_payload_kind_name(k), st_payload_kind_library(k));
+                printf("%s: note: not checked: %" PRIu64 " %s value%s (built without %s)\n", path, t->unchecked[k],
+                       st_payload_kind_name(k), t->unchecked[k] == 1 ? "" : "s", st_payload_kind_library(k));
 }
 
 static void json_payload_note(void *ctx, const char *note)

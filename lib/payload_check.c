@@ -456,4 +456,6 @@ void payload_tally_summary(const payload_tally *t, char *out, size_t cap)
             n += snprintf(out + n, cap - (size_t)n, "%s%" PRIu64 " %s", sep, by_kind[k], st_payload_kind_name(k));
             sep = ", ";
         }
+    if (t->checked < t->payloads && n >= 0 && (size_t)n < cap)
+        snprintf(out + n, cap - (size_t)n, "; %" PRIu64 " not checked", t->payloads - t->checked);
 }
