@@ -22,6 +22,8 @@ typedef enum cli_arg_kind {
     ARG_NONE,     /* a flag */
     ARG_TEXT,     /* --opt VALUE; the last one wins */
     ARG_LIST,     /* --opt VALUE, repeatable; commas also separate values */
+    ARG_OPTIONAL, /* --opt alone, or --opt=VALUE (never the next argument): text NULL
+                     when alone; the metavar is written "[=MODE]" */
 } cli_arg_kind;
 
 /* One option of one command.  From this table come parsing, --help, and the

@@ -28,6 +28,7 @@ static const char *const parquet_codecs[] = {"snappy", "zstd", "gzip", "lz4_raw"
 static const char *const arrayrecord_codecs[] = {"zstd", "none", "brotli", "snappy", NULL};
 static const char *const page_versions[] = {"1", "2", NULL};
 static const char *const bytes_as[] = {"auto", "binary", NULL};
+static const char *const payload_modes[] = {"full", "headers", NULL};
 
 static const cli_option convert_options[] = {
     {"output", 'o', ARG_TEXT, "PREFIX", NULL, "output path prefix: PREFIX-00000-of-00008.tfrecord (required)"},
@@ -52,6 +53,9 @@ static const cli_option convert_options[] = {
     {"mtime", 0, ARG_TEXT, "SECONDS", NULL, "--to webdataset: every member's modification time (default 0)"},
     {"arrayrecord-codec", 0, ARG_TEXT, "CODEC", arrayrecord_codecs, "chunk codec of --to arrayrecord (default zstd; --compression-level sets its level)"},
     {"arrayrecord-group-size", 0, ARG_TEXT, "N", NULL, "--to arrayrecord: records per chunk (default 1, as Grain reads them)"},
+    {"check-payloads", 0, ARG_OPTIONAL, "[=MODE]", payload_modes, "refuse records whose JPEG, PNG, WebP, GIF, WAV or FLAC values do not decode (=headers: headers only)"},
+    {"skip-corrupt", 0, ARG_NONE, NULL, NULL, "with --check-payloads: leave such records out, listed in the manifest"},
+    {"max-pixels", 0, ARG_TEXT, "N", NULL, "with --check-payloads: an image of more pixels is bad, unread (default 268435456)"},
     CLI_OPTIONS_END,
 };
 
@@ -174,6 +178,27 @@ static int arrayrecord_options(const cli_command *cmd, const cli_values *v, cons
     int c = st_ar_codec_parse(ao->codec);
     if (c < 0 || !st_riegeli_codec_available((uint8_t)c))
         return cli_usage_error(cmd, "--arrayrecord-codec %s: this build cannot compress with it", ao->codec);
+    return EXIT_OK;
+}
+
+/* --check-payloads[=headers], --max-pixels and --skip-corrupt, which
+ * needs the check (damaged TFRecord records stop convert: split
+ * --skip-corrupt skips those). */
+static int payload_options(const cli_command *cmd, const cli_values *v, st_payload_options *po)
+{
+    *po = (st_payload_options){0};
+    if (cli_has(v, "check-payloads"))
+        po->depth = strcmp(cli_text(v, "check-payloads", "full"), "headers") == 0 ? ST_PAYLOAD_HEADERS
+                                                                                   : ST_PAYLOAD_FULL;
+    if (cli_uint(v, cmd, "max-pixels", ST_PAYLOAD_DEFAULT_MAX_PIXELS, &po->max_pixels))
+        return EXIT_USAGE;
+    if (po->max_pixels == 0)
+        return cli_usage_error(cmd, "--max-pixels must be at least 1");
+    if (!po->depth && cli_has(v, "max-pixels"))
+        return cli_usage_error(cmd, "--max-pixels needs --check-payloads (it bounds the images decoded)");
+    if (!po->depth && cli_has(v, "skip-corrupt"))
+        return cli_usage_error(cmd, "--skip-corrupt needs --check-payloads in convert (it leaves out the records "
+                                    "with a bad payload; split --skip-corrupt skips damaged TFRecord records)");
     return EXIT_OK;
 }
 
@@ -309,6 +334,19 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         return status;
     }
 
+    st_payload_options payloads;
+    skip_log payload_skips;
+    skip_log_init(&payload_skips, "record");
+    status = payload_options(cmd, v, &payloads);
+    if (status) {
+        cli_input_free(&in);
+        cli_output_free(&out);
+        return status;
+    }
+    bool skip_corrupt = cli_has(v, "skip-corrupt");
+    if (skip_corrupt)
+        out.skips = &payload_skips;
+
     convert_cli c = {.cmd = cmd, .v = v, .to = to, .in = &in, .out = &out, .jobs = jobs};
     convert_whole_settings s = {
         .paths = in.paths,
@@ -339,6 +377,8 @@ static int run_convert(const cli_command *cmd, cli_values *v)
         .starting = run_starting,
         .progress = run_progress,
         .drain = run_drain,
+        .check_payloads = payloads.depth ? &payloads : NULL,
+        .payload_skips = skip_corrupt ? &payload_skips : NULL,
     };
     convert_whole r;
     st_error err = {0};
@@ -371,6 +411,7 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     convert_whole_free(&r);
     cli_input_free(&in);
     cli_output_free(&out);
+    skip_log_free(&payload_skips);
     return status;
 }
 

@@ -5,6 +5,7 @@
 #include "../lib/json_read.h"
 #include "stat_details.h"
 #include "json_version.h"
+#include "stat_payloads.h"
 #include "stat_spec.h"
 
 #include "../formats/example/example.h"
@@ -46,6 +47,7 @@ typedef struct file_stats {
     char error[sizeof ((st_error *)0)->msg]; /* a damaged file: its error, else "" */
     uint64_t payload_min, payload_max, payload_sum, payloads;
     st_feature_stats features;
+    payload_tally payloads_seen; /* image and audio values, by their headers */
     st_schema columns;         /* the input's schema, when it has one */
     st_buf details;            /* the format's own JSON members, or empty */
 } file_stats;
@@ -92,12 +94,14 @@ static int add_record(file_stats *fs, const st_record *rec, bool decode, uint64_
                          ": %s", fs->records, offset, why.msg);
             st_feature_stats_free(&fs->features);
             st_feature_stats_init(&fs->features);
+            payload_tally_free(&fs->payloads_seen);
             return ST_OK;
         }
         decoded.payload = rec->payload;
         rec = &decoded;
     }
-    if (st_feature_stats_add(&fs->features, rec))
+    if (st_feature_stats_add(&fs->features, rec) ||
+        payload_check_record(&stat_payload_options, rec, fs->records, &fs->payloads_seen) < 0)
         return st_error_set(err, ST_ENOMEM, "out of memory");
     return ST_OK;
 }
@@ -233,6 +237,7 @@ static void json_file(st_jsonw *w, const file_stats *fs)
         st_json_end_array(w);
     }
     free((void *)empty);
+    stat_json_payloads(w, &fs->payloads_seen);
     if (fs->details.len) {
         st_json_key(w, "details");
         st_json_raw(w, (const char *)fs->details.data, fs->details.len);
@@ -348,6 +353,7 @@ static void print_file(const file_stats *fs)
     for (size_t i = 0; i < nempty; i++)
         printf("  column %s is empty in every row: no feature\n", empty[i]);
     free((void *)empty);
+    stat_print_payloads(&fs->payloads_seen);
     if (fs->details.len)
         stat_print_details(&fs->details);
 }
@@ -417,6 +423,8 @@ static int run_stat(const cli_command *cmd, cli_values *v)
     }
     st_feature_stats total;
     st_feature_stats_init(&total);
+    payload_tally total_payloads;
+    payload_tally_init(&total_payloads);
     uint64_t total_records = 0, total_bytes = 0, total_decompressed = 0, not_examples = 0;
     bool any_decompressed = false;
     st_buf out = {0};
@@ -445,12 +453,15 @@ static int run_stat(const cli_command *cmd, cli_values *v)
             any_decompressed |= fs.decompressed_bytes != 0;
             not_examples += fs.not_examples;
             st_feature_stats_merge(&total, &fs.features);
+            if (payload_tally_merge(&total_payloads, &fs.payloads_seen) < 0)
+                status = EXIT_DAMAGED;
             if (json)
                 json_file(&w, &fs);
             else if (!quiet && !totals_only && !fs.error[0])
                 print_file(&fs); /* a damaged file: its error says it, not a count of part of it */
         }
         st_feature_stats_free(&fs.features);
+        payload_tally_free(&fs.payloads_seen);
         st_schema_free(&fs.columns);
         st_buf_free(&fs.details);
     }
@@ -468,6 +479,7 @@ static int run_stat(const cli_command *cmd, cli_values *v)
             st_json_member_uint(&w, "not_examples", not_examples);
         st_json_key(&w, "features");
         st_feature_stats_json(&total, &w);
+        stat_json_payloads(&w, &total_payloads);
         st_json_end_object(&w);
         st_json_end_object(&w);
         fwrite(out.data, 1, out.len, stdout);
@@ -479,6 +491,7 @@ static int run_stat(const cli_command *cmd, cli_values *v)
             snprintf(note, sizeof note, "; %" PRIu64 " of them not tf.train.Example", not_examples);
         printf("total: %zu files, %" PRIu64 " records, %s%s\n", npaths, total_records, size, note);
         print_features(&total);
+        stat_print_payloads(&total_payloads);
     }
     /* Payloads that are not Examples have no features to parse. */
     if (status == EXIT_OK && not_examples && (spec_path || snippet)) {
@@ -497,6 +510,7 @@ static int run_stat(const cli_command *cmd, cli_values *v)
     st_spec_defaults_free(&defaults);
     st_buf_free(&out);
     st_feature_stats_free(&total);
+    payload_tally_free(&total_payloads);
     cli_input_free(&in);
     if (cli_interrupted && status == EXIT_OK)
         status = EXIT_DAMAGED;
@@ -512,6 +526,8 @@ const cli_command cmd_stat = {
         "feature its kind, how many records have it, its list lengths and numeric range.\n"
         "Parquet and Avro inputs add their own details (row groups, codecs, blocks),\n"
         "ArrayRecord inputs their footer's (group size, chunks, codec, writer options).\n"
+        "Columns of images or audio (JPEG, PNG, WebP, GIF, WAV, FLAC) get their formats,\n"
+        "sizes, channels, bit depths, sample rates and durations, from the headers.\n"
         "--feature-spec FILE writes the spec convert --feature-spec writes, for any\n"
         "TFRecord files; --snippet prints a tf.data pipeline that parses them.",
     .groups = stat_groups,

@@ -26,10 +26,13 @@
 static const char *const verify_devices[] = {"auto", "cpu", "cuda", NULL};
 static const char *const verify_formats[] = {"tfrecord", "parquet", "avro", "webdataset", "arrayrecord", NULL};
 static const char *const compression_names[] = {"auto", "none", "gzip", "zlib", NULL};
+static const char *const payload_modes[] = {"full", "headers", NULL};
 
 static const cli_option verify_options[] = {
     {"json", 0, ARG_NONE, NULL, NULL, "print one JSON document instead of a line per file"},
     {"decode", 0, ARG_NONE, NULL, NULL, "also parse every payload as a tf.train.Example"},
+    {"payloads", 0, ARG_OPTIONAL, "[=MODE]", payload_modes, "also decode every JPEG, PNG, WebP, GIF, WAV and FLAC value (=headers: their headers only)"},
+    {"max-pixels", 0, ARG_TEXT, "N", NULL, "with --payloads: an image of more pixels is refused unread (default 268435456)"},
     {"manifest", 0, ARG_TEXT, "FILE", NULL, "check the shards a manifest lists: presence, counts, checksums"},
     {"max-imbalance", 0, ARG_TEXT, "F", NULL, "with --manifest: fail when (max - min) / mean records per shard passes F"},
     {"trust-manifest-paths", 0, ARG_NONE, NULL, NULL, "let the manifest name shards outside its own directory"},
@@ -170,9 +173,12 @@ static void report_json_file(verify_ctx *vc, const char *path, const file_result
      * names that mean one thing everywhere. */
     st_json_member_uint(w, "decompressed_bytes", res->c.rep.bytes);
     char detail[2048];
+    /* A payload read through Parquet or Avro has no record offset. */
+    bool no_offset = res->c.payloads && res->c.payloads->nfailures &&
+                     res->c.payloads->failures[0].at.record_offset == PAYLOAD_NO_OFFSET;
     if (!res->c.rep.ok)
         json_failure(w, res->c.rep.failure_kind ? res->c.rep.failure_kind : "damaged",
-                     &res->c.rep.failure_record, &res->c.rep.failure_offset,
+                     &res->c.rep.failure_record, no_offset ? NULL : &res->c.rep.failure_offset,
                      shown_text(res->c.rep.failure_detail, detail, sizeof detail));
     else if (manifest_problem)
         json_failure(w, "manifest mismatch", NULL, NULL, manifest_problem);
@@ -184,6 +190,8 @@ static void report_json_file(verify_ctx *vc, const char *path, const file_result
         st_json_member_string(w, "message", res->c.rep.unsupported);
         st_json_end_object(w);
     }
+    if (res->c.payloads)
+        verify_report_json_payloads(w, res->c.payloads);
     st_json_end_object(w);
 }
 
@@ -199,16 +207,24 @@ static void report_text_file(verify_ctx *vc, const char *path, const file_result
     st_verify_line(path, &res->c, manifest_problem, line, sizeof line);
     if (!res->c.rep.ok || manifest_problem) {
         printf("%s\n", line);
+        if (res->c.payloads)
+            verify_report_text_payloads(vc, path, res->c.payloads);
         return;
     }
-    if (vc->quiet)
+    if (vc->quiet) {
+        /* Values left unchecked are said even then: they were not proven. */
+        if (res->c.payloads)
+            verify_report_text_payloads(vc, path, res->c.payloads);
         return;
+    }
     printf("%s\n", line);
     if (res->c.rep.unsupported_kind) {
         char shown[4096];
         printf("%s: note: intact, but %s: %s; cat and convert refuse these values\n",
                st_url_shown(path, shown, sizeof shown), res->c.rep.unsupported_kind, res->c.rep.unsupported);
     }
+    if (res->c.payloads)
+        verify_report_text_payloads(vc, path, res->c.payloads);
 }
 
 void account(verify_ctx *vc, const char *path, const file_result *res,
@@ -311,6 +327,7 @@ static void verify_files(verify_ctx *vc, char **paths, const char **unexpanded, 
             file_result res;
             check_one(vc, paths[i], unexpanded[i], &res);
             account(vc, paths[i], &res, NULL);
+            st_file_check_free(&res.c);
             if (!vc->json)
                 fflush(stdout);
         }
@@ -326,6 +343,7 @@ static void verify_files(verify_ctx *vc, char **paths, const char **unexpanded, 
             p.done[slot] = false;
             pthread_mutex_unlock(&p.lock);
             account(vc, paths[p.reported], &res, NULL);
+            st_file_check_free(&res.c);
             if (!vc->json)
                 fflush(stdout);
             pthread_mutex_lock(&p.lock);
@@ -479,6 +497,14 @@ static int run_verify(const cli_command *cmd, cli_values *v)
     vc.json = cli_has(v, "json");
     vc.quiet = cli_has(v, "quiet");
     vc.opt.decode = cli_has(v, "decode");
+    if (cli_has(v, "payloads"))
+        vc.opt.payloads = strcmp(cli_text(v, "payloads", "full"), "headers") == 0 ? ST_PAYLOAD_HEADERS : ST_PAYLOAD_FULL;
+    if (cli_uint(v, cmd, "max-pixels", ST_PAYLOAD_DEFAULT_MAX_PIXELS, &vc.opt.max_pixels))
+        return EXIT_USAGE;
+    if (cli_has(v, "max-pixels") && !vc.opt.payloads)
+        return cli_usage_error(cmd, "--max-pixels needs --payloads (it bounds the images decoded)");
+    if (vc.opt.max_pixels == 0)
+        return cli_usage_error(cmd, "--max-pixels must be at least 1");
     const char *input_compression = cli_input_compression(cmd, v);
     vc.opt.compression = (st_compression)st_compression_parse(input_compression ? input_compression : "auto");
     if (cli_size(v, cmd, "max-record-size", 0, &vc.opt.max_record_size))
@@ -540,6 +566,10 @@ static int run_verify(const cli_command *cmd, cli_values *v)
         status = verify_manifest(&vc, manifest, cli_has(v, "trust-manifest-paths"));
     /* The GPU session serves one file at a time. */
     int jobs = use_gpu ? 1 : (int)(njobs ? njobs : (uint64_t)st_cpu_count());
+    /* --payloads: the threads are shared out between the files checked at
+     * once and the units of each (one large file still uses them all). */
+    int files_at_once = jobs < (int)npaths ? jobs : (int)(npaths ? npaths : 1);
+    vc.opt.payload_jobs = jobs / files_at_once > 1 ? jobs / files_at_once : 1;
     verify_files(&vc, paths, unexpanded, npaths, jobs);
     double seconds = now_seconds() - start;
     if (vc.json) {
@@ -599,7 +629,8 @@ const cli_command cmd_verify = {
         "GZIP / ZLIB stream, truncation, and with --decode that each payload is a\n"
         "tf.train.Example.  Parquet and Avro files get their own structural checks;\n"
         "ArrayRecord files every HighwayHash, block header, chunk size, footer entry\n"
-        "and the postscript.\n"
+        "and the postscript.  With --payloads, every bytes value that is a JPEG, PNG,\n"
+        "WebP, GIF, WAV or FLAC is decoded too (a bad one is damage).\n"
         "Every file is checked even after a failure.  Exit status: 0 all intact,\n"
         "1 some file damaged, 2 usage error or unreadable file.",
     .groups = verify_groups,

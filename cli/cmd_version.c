@@ -8,6 +8,7 @@
 #include "remote.h"
 #include "../formats/format.h"
 #include "../src/crc32c.h"
+#include "../src/payload/payload.h"
 
 #include <stdio.h>
 
@@ -30,6 +31,16 @@ static void print_text(void)
     printf("\nremote: %s\n", st_remote_available() ? "http https s3 gs" : "none");
     printf("gpu: %s\n", gpu_name() ? gpu_name() : "none");
     printf("crc32c: %s\n", st_crc32c_active());
+    /* verify --payloads: the kinds this build decodes, and those it cannot
+     * check for want of a library (counted as "not checked" when met). */
+    printf("payloads:");
+    for (int k = 1; k < ST_PAYLOAD_KINDS; k++)
+        if (st_payload_kind_available(k))
+            printf(" %s", st_payload_kind_name(k));
+    for (int k = 1; k < ST_PAYLOAD_KINDS; k++)
+        if (!st_payload_kind_available(k))
+            printf(" (no %s: built without %s)", st_payload_kind_name(k), st_payload_kind_library(k));
+    printf("\n");
 }
 
 /* Every name printed is a fixed ASCII word: no escaping needed. */
@@ -49,7 +60,15 @@ static void print_json(void)
         printf("\"gpu\": [\"%s\"], ", gpu_name());
     else
         printf("\"gpu\": [], ");
-    printf("\"crc32c\": \"%s\"}\n", st_crc32c_active());
+    printf("\"crc32c\": \"%s\", ", st_crc32c_active());
+    printf("\"payloads\": [");
+    sep = "";
+    for (int k = 1; k < ST_PAYLOAD_KINDS; k++)
+        if (st_payload_kind_available(k)) {
+            printf("%s\"%s\"", sep, st_payload_kind_name(k));
+            sep = ", ";
+        }
+    printf("]}\n");
 }
 
 void cli_print_version(bool json)

@@ -109,10 +109,12 @@ static int set_value(const cli_command *cmd, cli_value *val, const char *text)
     val->set = true;
     if (val->option->arg == ARG_NONE)
         return EXIT_OK;
+    if (val->option->arg == ARG_OPTIONAL && !text)
+        return EXIT_OK;
     int rc = check_choice(cmd, val, text, &text);
     if (rc)
         return rc;
-    if (val->option->arg == ARG_TEXT) {
+    if (val->option->arg == ARG_TEXT || val->option->arg == ARG_OPTIONAL) {
         val->text = text;
         return EXIT_OK;
     }
@@ -182,6 +184,14 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_values *v, bool
             if (inline_value)
                 return cli_usage_error(cmd, "--%s takes no value", val->option->name);
             set_value(cmd, val, NULL);
+            continue;
+        }
+        if (val->option->arg == ARG_OPTIONAL) {
+            if (inline_value && arg[1] != '-')
+                return cli_usage_error(cmd, "--%s takes its value after '=' only", val->option->name);
+            int rc = set_value(cmd, val, inline_value);
+            if (rc)
+                return rc;
             continue;
         }
         if (!inline_value) {
@@ -356,12 +366,12 @@ void cli_print_help(const cli_command *cmd)
     for (const cli_option *const *g = cmd->groups; *g; g++) {
         for (const cli_option *o = *g; o->name; o++) {
             char left[64];
+            const char *space = o->metavar && o->arg != ARG_OPTIONAL ? " " : "";
             if (o->short_name)
-                snprintf(left, sizeof left, "-%c, --%s%s%s", o->short_name, o->name,
-                         o->metavar ? " " : "", o->metavar ? o->metavar : "");
-            else
-                snprintf(left, sizeof left, "    --%s%s%s", o->name, o->metavar ? " " : "",
+                snprintf(left, sizeof left, "-%c, --%s%s%s", o->short_name, o->name, space,
                          o->metavar ? o->metavar : "");
+            else
+                snprintf(left, sizeof left, "    --%s%s%s", o->name, space, o->metavar ? o->metavar : "");
             if (strlen(left) > LEFT)
                 printf("  %s\n  %-*s  ", left, LEFT, "");
             else

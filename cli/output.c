@@ -225,6 +225,9 @@ void cli_output_summary(const cli_command *cmd, const cli_output *out, const con
         fprintf(stderr, "shardtool %s: skipped %" PRIu64 " %s%s\n", cmd->name, job->skipped_rows,
                 what, job->skipped_rows == 1 ? "" : "s");
     }
+    if (job->payload_skipped)
+        fprintf(stderr, "shardtool %s: skipped %" PRIu64 " record%s with a bad payload (listed in the manifest)\n",
+                cmd->name, job->payload_skipped, job->payload_skipped == 1 ? "" : "s");
     convert_print_notes(cmd->name, job);
 }
 

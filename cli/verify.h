@@ -67,4 +67,9 @@ void account(verify_ctx *vc, const char *path, const file_result *res, const cha
  * (EXIT_USAGE when it cannot be read or is not a manifest). */
 int verify_manifest(verify_ctx *vc, const char *manifest, bool trust_paths);
 
+/* verify --payloads (verify_payloads.c): after a file's line, its other bad
+ * payloads and its notes; in --json, the file's "payloads" member. */
+void verify_report_text_payloads(verify_ctx *vc, const char *path, const payload_tally *t);
+void verify_report_json_payloads(st_jsonw *w, const payload_tally *t);
+
 #endif

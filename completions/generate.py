@@ -36,6 +36,11 @@ class Option:
         return bool(self.metavar)
 
     @property
+    def optional_value(self):
+        """--opt alone or --opt=VALUE (its metavar is "[=MODE]")."""
+        return self.metavar.startswith("[=")
+
+    @property
     def wants_file(self):
         return self.metavar in FILE_METAVARS
 
@@ -82,7 +87,7 @@ def parse_help(text):
     pending = None  # the option whose description starts on the next line
     last = None     # the option whose description the next indented line continues
     for line in text.splitlines():
-        m = re.match(r"^  (?:-\w, |    )--([\w-]+)(?: \S+)?(?:\s{2,}(.*))?$", line)
+        m = re.match(r"^  (?:-\w, |    )--([\w-]+)(?:\[=\S+\])?(?: \S+)?(?:\s{2,}(.*))?$", line)
         if m:
             if m.group(2):
                 helps[m.group(1)] = m.group(2).strip()
@@ -153,12 +158,15 @@ BASH_MAIN = r'''_shardtool()
 
     # The option whose value is being completed, if any.  Bash splits
     # "--opt=value" at '=' into "--opt" "=" "value".
-    local option=
+    # An option whose value is optional ("[=MODE]") takes it after '=' only.
+    local option= after_eq=
     if [[ $cur == = ]]; then
         option=$prev
         cur=
+        after_eq=1
     elif [[ $prev == = ]]; then
         option=${COMP_WORDS[COMP_CWORD - 2]}
+        after_eq=1
     elif [[ $prev == -* ]]; then
         option=$prev
     fi
@@ -169,6 +177,7 @@ BASH_MAIN = r'''_shardtool()
             read -r long short metavar choices <<<"$entry"
             [[ $option == "$long" || $option == "$short" ]] || continue
             [[ $metavar == - ]] && break
+            [[ $metavar == \[=* && -z $after_eq ]] && break
             if [[ $choices != - ]]; then
                 COMPREPLY=($(compgen -W "${choices//,/ }" -- "$cur"))
             elif [[ $metavar == FILE || $metavar == PATH || $metavar == PREFIX ]]; then
@@ -210,6 +219,10 @@ def zsh_desc(text):
 
 def zsh_spec(o):
     desc = "[" + zsh_desc(o.help) + "]"
+    if o.optional_value:
+        # "=-": the value only in the same word; "::": it may be left out.
+        action = "(" + " ".join(o.choices) + ")" if o.choices else " "
+        return f"'--{o.long}=-{desc}::{zsh_quote(o.metavar[2:-1])}:{action}'"
     if o.takes_value:
         if o.choices:
             action = "(" + " ".join(o.choices) + ")"
@@ -299,7 +312,10 @@ def fish_script(commands):
             if o.short:
                 parts += ["-s", o.short]
             parts += ["-l", o.long]
-            if o.takes_value:
+            if o.optional_value:
+                # without -r the value is optional (--opt=VALUE)
+                parts += ["-f", "-a", fish_quote(" ".join(o.choices))]
+            elif o.takes_value:
                 if o.choices:
                     parts += ["-x", "-a", fish_quote(" ".join(o.choices))]
                 elif o.wants_file:

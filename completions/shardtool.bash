@@ -32,6 +32,9 @@ _shardtool_table()
             '--mtime - SECONDS -'
             '--arrayrecord-codec - CODEC zstd,none,brotli,snappy'
             '--arrayrecord-group-size - N -'
+            '--check-payloads - [=MODE] full,headers'
+            '--skip-corrupt - - -'
+            '--max-pixels - N -'
             '--shards -s N -'
             '--shard-size - SIZE -'
             '--records-per-shard - N -'
@@ -153,6 +156,8 @@ _shardtool_table()
         table=(
             '--json - - -'
             '--decode - - -'
+            '--payloads - [=MODE] full,headers'
+            '--max-pixels - N -'
             '--manifest - FILE -'
             '--max-imbalance - F -'
             '--trust-manifest-paths - - -'
@@ -264,12 +269,15 @@ _shardtool()
 
     # The option whose value is being completed, if any.  Bash splits
     # "--opt=value" at '=' into "--opt" "=" "value".
-    local option=
+    # An option whose value is optional ("[=MODE]") takes it after '=' only.
+    local option= after_eq=
     if [[ $cur == = ]]; then
         option=$prev
         cur=
+        after_eq=1
     elif [[ $prev == = ]]; then
         option=${COMP_WORDS[COMP_CWORD - 2]}
+        after_eq=1
     elif [[ $prev == -* ]]; then
         option=$prev
     fi
@@ -280,6 +288,7 @@ _shardtool()
             read -r long short metavar choices <<<"$entry"
             [[ $option == "$long" || $option == "$short" ]] || continue
             [[ $metavar == - ]] && break
+            [[ $metavar == \[=* && -z $after_eq ]] && break
             if [[ $choices != - ]]; then
                 COMPREPLY=($(compgen -W "${choices//,/ }" -- "$cur"))
             elif [[ $metavar == FILE || $metavar == PATH || $metavar == PREFIX ]]; then

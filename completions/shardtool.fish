@@ -39,6 +39,9 @@ complete -c shardtool -n '__fish_seen_subcommand_from convert' -l wds-member -x 
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l mtime -x -d '--to webdataset: every member\'s modification time (default 0)'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l arrayrecord-codec -x -a 'zstd none brotli snappy' -d 'chunk codec of --to arrayrecord (default zstd; --compression-level sets its level)'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l arrayrecord-group-size -x -d '--to arrayrecord: records per chunk (default 1, as Grain reads them)'
+complete -c shardtool -n '__fish_seen_subcommand_from convert' -l check-payloads -f -a 'full headers' -d 'refuse records whose JPEG, PNG, WebP, GIF, WAV or FLAC values do not decode (=headers: headers only)'
+complete -c shardtool -n '__fish_seen_subcommand_from convert' -l skip-corrupt -d 'with --check-payloads: leave such records out, listed in the manifest'
+complete -c shardtool -n '__fish_seen_subcommand_from convert' -l max-pixels -x -d 'with --check-payloads: an image of more pixels is bad, unread (default 268435456)'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -s s -l shards -x -d 'write N shards, records dealt round robin (default 1)'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l shard-size -x -d 'start a new shard before one passes SIZE (e.g. 256MiB)'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l records-per-shard -x -d 'start a new shard every N records'
@@ -157,6 +160,8 @@ complete -c shardtool -n '__fish_seen_subcommand_from cat' -s h -l help -d 'show
 # shardtool verify
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l json -d 'print one JSON document instead of a line per file'
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l decode -d 'also parse every payload as a tf.train.Example'
+complete -c shardtool -n '__fish_seen_subcommand_from verify' -l payloads -f -a 'full headers' -d 'also decode every JPEG, PNG, WebP, GIF, WAV and FLAC value (=headers: their headers only)'
+complete -c shardtool -n '__fish_seen_subcommand_from verify' -l max-pixels -x -d 'with --payloads: an image of more pixels is refused unread (default 268435456)'
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l manifest -r -F -d 'check the shards a manifest lists: presence, counts, checksums'
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l max-imbalance -x -d 'with --manifest: fail when (max - min) / mean records per shard passes F'
 complete -c shardtool -n '__fish_seen_subcommand_from verify' -l trust-manifest-paths -d 'let the manifest name shards outside its own directory'

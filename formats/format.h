@@ -125,6 +125,12 @@ typedef struct st_verify_options {
     bool decode;                    /* also parse every payload (as an Example for TFRecord) */
     st_compression compression;
     uint64_t max_record_size;
+    /* verify --payloads (lib/payload_verify.h), run by st_verify_opened
+     * once the format's own check passed; the formats ignore these.
+     * payloads: 0 none, 1 headers, 2 full (st_payload_depth). */
+    int payloads;
+    uint64_t max_pixels;            /* 0: ST_PAYLOAD_DEFAULT_MAX_PIXELS */
+    int payload_jobs;               /* threads for one file's payloads (<= 0: all cores) */
 } st_verify_options;
 
 typedef struct st_verify_report {

@@ -296,6 +296,35 @@ typedef struct shardtool_verify_report {
 SHARDTOOL_API int shardtool_verify_file(const char *path, shardtool_verify_report *report,
                                         shardtool_error *err);
 
+/* ---- verifying the images and audio in records ---------------------------- */
+
+typedef struct shardtool_payload_options {
+    int headers_only;        /* 1: as --payloads=headers; 0: as --payloads (every pixel, sample) */
+    uint64_t max_pixels;     /* as --max-pixels: larger images are bad, unread; 0: 2^28 */
+    int jobs;                /* threads decoding the records; 0: every core */
+} shardtool_payload_options;
+
+/* Sets the defaults: full decoding, 2^28 pixels, every core. */
+SHARDTOOL_API void shardtool_payload_options_init(shardtool_payload_options *opts);
+
+typedef struct shardtool_payload_counts {
+    uint64_t payloads;       /* bytes values that are JPEG, PNG, WebP, GIF, WAV or FLAC */
+    uint64_t checked;        /* of which decoded (the others: this build lacks the library) */
+    uint64_t bad;            /* damaged, or more pixels than max_pixels */
+    uint64_t not_checked;    /* payloads - checked */
+} shardtool_payload_counts;
+
+/* shardtool_verify_file, then, when the file is intact, every image and
+ * audio value of its records checked as `shardtool verify --payloads FILE`
+ * checks them: report->ok is 0 when one is bad, report->damage is the
+ * first ("bad payload" or "payload too large", its record, the record's
+ * offset where the format knows it, and "feature 'F' value I, KIND at byte
+ * B...: the decoder's message"), and report->message the line verify
+ * prints.  counts (may be NULL) gets the counts.  opts NULL: the defaults. */
+SHARDTOOL_API int shardtool_verify_file_payloads(const char *path, const shardtool_payload_options *opts,
+                                                 shardtool_verify_report *report,
+                                                 shardtool_payload_counts *counts, shardtool_error *err);
+
 /* ---- verifying a manifest's shards --------------------------------------- */
 
 typedef struct shardtool_verify_manifest_options {

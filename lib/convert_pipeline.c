@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -53,6 +54,11 @@ typedef struct item {
     uint64_t *group_records;
     size_t ngroups;
     st_feature_stats stats;
+    /* --check-payloads: the unit's payloads, and the records left out for a
+     * bad one (logged by the consumer, in input order). */
+    payload_tally payloads;
+    skip_entry *left_out;
+    size_t nleft_out, left_out_cap;
     uint64_t input_offset;  /* progress: where in its input the unit starts */
     bool large;             /* counted in run_state.large_in_flight */
 } item;
@@ -154,6 +160,13 @@ static void item_put(item_pool *pool, item *it)
     pthread_mutex_unlock(&pool->lock);
 }
 
+static void forget_left_out(item *it)
+{
+    for (size_t i = 0; i < it->nleft_out; i++)
+        free(it->left_out[i].why);
+    it->nleft_out = 0;
+}
+
 static void item_destroy(item *it)
 {
     st_batch_free(&it->batch);
@@ -165,6 +178,9 @@ static void item_destroy(item *it)
     st_feature_stats_free(&it->stats);
     free(it->ends);
     free(it->direct);
+    payload_tally_free(&it->payloads);
+    forget_left_out(it);
+    free(it->left_out);
     free(it);
 }
 
@@ -454,6 +470,68 @@ static bool in_pieces(const item *it, size_t i)
     return !it->direct[i].data && it->direct[i].len;
 }
 
+/* --check-payloads: checks every record of the unit; a record with a bad
+ * payload stops the run or, when skipping, leaves the batch (the records
+ * after it move up) with its failures kept in it->payloads. */
+static int check_payloads(const convert_job *job, item *it, st_error *err)
+{
+    payload_tally_free(&it->payloads);
+    payload_tally_init(&it->payloads);
+    forget_left_out(it);
+    size_t kept = 0;
+    for (size_t i = 0; i < it->batch.count; i++) {
+        uint64_t index = it->unit.first_record + i;
+        size_t before = it->payloads.nfailures;
+        /* Only the columns written are checked (projecting again later
+         * changes nothing). */
+        project(job->ro, &it->batch.records[i]);
+        int bad = payload_check_record(job->check_payloads, &it->batch.records[i], index, &it->payloads);
+        if (bad < 0)
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        if (bad == 0) {
+            it->batch.records[kept++] = it->batch.records[i];
+            continue;
+        }
+        /* The record's first bad value says why (kept: a record's first
+         * failure always is, since the tally is emptied for each unit and
+         * a record stops the run or is logged at once). */
+        char text[2048];
+        payload_failure_text(&it->payloads.failures[before], text, sizeof text);
+        const payload_place *at = &it->payloads.failures[before].at;
+        if (job->payload_skips) {
+            if (it->nleft_out == it->left_out_cap) {
+                size_t cap = it->left_out_cap ? it->left_out_cap * 2 : 16;
+                skip_entry *g = realloc(it->left_out, cap * sizeof *g);
+                if (!g)
+                    return st_error_set(err, ST_ENOMEM, "out of memory");
+                it->left_out = g;
+                it->left_out_cap = cap;
+            }
+            char *why = strdup(text);
+            if (!why)
+                return st_error_set(err, ST_ENOMEM, "out of memory");
+            it->left_out[it->nleft_out++] = (skip_entry){NULL, index,
+                                                         at->record_offset != PAYLOAD_NO_OFFSET ? at->record_offset : 0,
+                                                         why};
+            /* what was kept of the tally is not needed beyond this record */
+            payload_tally_free(&it->payloads);
+            payload_tally_init(&it->payloads);
+        } else {
+            if (at->record_offset != PAYLOAD_NO_OFFSET)
+                return st_error_set(err, ST_EDATA,
+                                    "%s: record %" PRIu64 " at offset %" PRIu64 ": bad payload: %s "
+                                    "(--skip-corrupt leaves such records out, listed in the manifest)",
+                                    it->src->path, index, at->record_offset, text);
+            return st_error_set(err, ST_EDATA,
+                                "%s: record %" PRIu64 ": bad payload: %s (--skip-corrupt leaves such "
+                                "records out, listed in the manifest)",
+                                it->src->path, index, text);
+        }
+    }
+    it->batch.count = kept;
+    return ST_OK;
+}
+
 static int process_item(run_state *rs, item *it, st_error *err)
 {
     convert_job *job = rs->job;
@@ -464,6 +542,9 @@ static int process_item(run_state *rs, item *it, st_error *err)
         __atomic_fetch_add(&rs->input_records[it->src->index], it->batch.count, __ATOMIC_RELAXED);
     if (rc < 0)
         return st_error_prefix(err, "%s: ", it->src->path);
+    /* Not in the schema scan (no writer): the run itself checks them. */
+    if (job->check_payloads && job->writer && check_payloads(job, it, err) < 0)
+        return err->code;
     if (it->batch.count > it->ends_cap) {
         free(it->ends);
         free(it->direct);
@@ -650,6 +731,10 @@ static int consume_item(run_state *rs, item *it, st_error *err)
     }
     job->records += it->batch.count;
     job->skipped_rows += it->batch.skipped_rows;
+    for (size_t i = 0; i < it->nleft_out; i++)
+        skip_log_add(job->payload_skips, it->src->path, it->left_out[i].index, it->left_out[i].offset,
+                     it->left_out[i].why);
+    job->payload_skipped += it->nleft_out;
     job->lossy_floats += it->batch.lossy_floats;
     if (merge_lossy(job, &it->batch))
         return st_error_set(err, ST_ENOMEM, "out of memory");

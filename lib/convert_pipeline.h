@@ -14,6 +14,8 @@
 
 #include "column_kinds.h"
 #include "input_checks.h"
+#include "payload_check.h"
+#include "skip_log.h"
 
 #include "../formats/format.h"
 #include "../src/feature_stats.h"
@@ -99,12 +101,19 @@ struct convert_job {
     /* Columns compared across inputs, header-only inputs noted
      * (input_checks.h); NULL: no such checks. */
     input_checks *checks;
+    /* convert --check-payloads: every record's images and audio are checked
+     * (payload_check.h) by the workers before it is encoded; a record with
+     * a bad one stops the run, or with payload_skips is left out and
+     * logged there (in input order, for the manifest).  NULL: no check. */
+    const st_payload_options *check_payloads;
+    skip_log *payload_skips;
 
     /* Results. */
     st_feature_stats stats;
     column_kinds kinds;                 /* each column's kind and the input that gave it */
     uint64_t records;
     uint64_t skipped_rows;
+    uint64_t payload_skipped;           /* records left out for a bad payload */
     uint64_t lossy_floats;
     convert_lossy_column *lossy_columns; /* those the readers named, in order of first change */
     st_schema input_columns;            /* the inputs' schema columns, for empty_columns.h */

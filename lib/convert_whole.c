@@ -153,6 +153,8 @@ int convert_whole_run(convert_whole *r, const convert_whole_settings *s, int *st
         .input_starts = starts,
         .range_begin = deal.range_begin,
         .range_end = deal.range_end,
+        .check_payloads = s->check_payloads,
+        .payload_skips = s->payload_skips,
     };
     convert_job *job = &r->job;
     job->total_input_bytes = total_size(paths, npaths);

@@ -51,6 +51,10 @@ typedef struct convert_whole_settings {
     bool shuffle;
     uint64_t seed;
     bool widen, union_by_name, strict;
+    /* --check-payloads (convert_job.check_payloads), and with --skip-corrupt
+     * the log of the records left out (also the manifest's); NULL: none. */
+    const st_payload_options *check_payloads;
+    skip_log *payload_skips;
     bool quiet;                   /* no notes of --resume's decision */
     bool verbose;                 /* also the one only -v shows (even with quiet) */
     volatile sig_atomic_t *cancel;

@@ -334,7 +334,7 @@ static void job_restart(output_run *out, convert_job *job)
     out->sink = NULL;
     st_test_kill_point("restart", 0);  /* the attempt's shards gone, the next not begun */
     convert_job_free_results(job);
-    job->records = job->skipped_rows = job->lossy_floats = job->bytes_in = 0;
+    job->records = job->skipped_rows = job->lossy_floats = job->bytes_in = job->payload_skipped = 0;
     job->check_stats = NULL;
     job->check_ctx = NULL;
 }
@@ -442,7 +442,7 @@ static int finish_outputs(output_run *out, convert_job *job, const char *options
 static bool may_guess_types(const output_run *out, const convert_job *job)
 {
     const st_csv_options *co = job->ro->format_options;
-    if (!co || co->no_full_scan || job->ro->on_skip || job->widen || job->task_count > 1 || job->input_starts ||
+    if (!co || co->no_full_scan || job->ro->on_skip || job->payload_skips || job->widen || job->task_count > 1 || job->input_starts ||
         out->format->writer->needs_schema || out->sopt.mode != ST_SHARD_BY_COUNT || out->sopt.keep ||
         st_path_is_remote(out->sopt.prefix))
         return false;

@@ -2,6 +2,7 @@
  * told from its first bytes, text refused as not a shard, the format's own
  * check run, and on request the CRC32C of the file as stored. */
 #include "verify_file.h"
+#include "payload_verify.h"
 #include "side_files.h"
 
 #include "../formats/tfrecord/tfrecord.h"
@@ -198,6 +199,55 @@ static int checksum_file(const char *path, st_verify_opener open, void *arg, uin
     return ST_OK;
 }
 
+void st_file_check_free(st_file_check *c)
+{
+    if (c->payloads) {
+        payload_tally_free(c->payloads);
+        free(c->payloads);
+        c->payloads = NULL;
+    }
+}
+
+/* verify --payloads: a second pass through the format's reader, once the
+ * file is known intact; the first bad payload becomes the file's failure. */
+static void check_payloads(const char *path, const st_verify_options *o, st_file_check *res)
+{
+    if (strcmp(path, "-") == 0) {
+        res->readable = false;
+        st_error_set(&res->err, ST_EUSAGE,
+                     "--payloads reads the file a second time, which standard input cannot be: "
+                     "save it to a file first");
+        return;
+    }
+    payload_verify_options po = {
+        .payload = {.depth = (st_payload_depth)o->payloads,
+                    .max_pixels = o->max_pixels ? o->max_pixels : ST_PAYLOAD_DEFAULT_MAX_PIXELS},
+        .compression = o->compression,
+        .max_record_size = o->max_record_size,
+        .jobs = o->payload_jobs,
+    };
+    res->payloads = calloc(1, sizeof *res->payloads);
+    if (!res->payloads) {
+        res->readable = false;
+        st_error_set(&res->err, ST_ENOMEM, "out of memory");
+        return;
+    }
+    payload_tally_init(res->payloads);
+    if (payload_verify_file(path, res->format, &po, res->payloads, &res->err) < 0) {
+        res->readable = false;
+        st_error_prefix(&res->err, "checking payloads: ");
+        return;
+    }
+    if (res->payloads->nfailures == 0)
+        return;
+    const payload_failure *f = &res->payloads->failures[0];
+    res->rep.ok = false;
+    res->rep.failure_kind = f->verdict == ST_PAYLOAD_TOO_LARGE ? "payload too large" : "bad payload";
+    res->rep.failure_record = f->at.record;
+    res->rep.failure_offset = f->at.record_offset != PAYLOAD_NO_OFFSET ? f->at.record_offset : 0;
+    payload_failure_text(f, res->rep.failure_detail, sizeof res->rep.failure_detail);
+}
+
 int st_verify_open_path(void *arg, const char *path, st_stream **out, st_error *err)
 {
     (void)arg;
@@ -281,15 +331,17 @@ void st_verify_opened(const char *path, st_verify_opener open, void *arg, const 
     if (rc < 0)
         return;
     res->readable = true;
-    if (!want_crc)
-        return;
-    if (sized && state.bytes == size) {
-        res->have_crc = true;
-        res->crc = state.crc;
-        res->size = size;
-    } else if (checksum_file(path, open, arg, &res->crc, &res->size, &ignored) == ST_OK) {
-        res->have_crc = true;
+    if (want_crc) {
+        if (sized && state.bytes == size) {
+            res->have_crc = true;
+            res->crc = state.crc;
+            res->size = size;
+        } else if (checksum_file(path, open, arg, &res->crc, &res->size, &ignored) == ST_OK) {
+            res->have_crc = true;
+        }
     }
+    if (options->payloads && res->rep.ok)
+        check_payloads(path, options, res);
 }
 
 
@@ -312,14 +364,26 @@ void st_verify_line(const char *path, const st_file_check *c, const char *manife
     path = st_url_shown(path, shown, sizeof shown);
     manifest_problem = shown_text(manifest_problem, problem, sizeof problem);
     const st_verify_report *rep = &c->rep;
-    if (!rep->ok)
+    bool payload_bad = c->payloads && c->payloads->nfailures && !rep->ok;
+    if (payload_bad && c->payloads->failures[0].at.record_offset == PAYLOAD_NO_OFFSET)
+        /* Read through a reader that does not say where its records are
+         * (Parquet, Avro): the record's index, no offset. */
+        snprintf(out, cap, "%s: DAMAGED: %s at record %" PRIu64 " (%s)", path, rep->failure_kind,
+                 rep->failure_record, shown_text(rep->failure_detail, detail, sizeof detail));
+    else if (!rep->ok)
         snprintf(out, cap, "%s: DAMAGED: %s at record %" PRIu64 ", offset %" PRIu64 " (%s)", path,
                  rep->failure_kind ? rep->failure_kind : "damaged", rep->failure_record, rep->failure_offset,
                  shown_text(rep->failure_detail, detail, sizeof detail));
     else if (manifest_problem)
         snprintf(out, cap, "%s: DAMAGED: manifest mismatch: %s", path, manifest_problem);
-    else
-        snprintf(out, cap, "%s: OK (%s, %" PRIu64 " records, %" PRIu64 " bytes%s%s)", path, c->format->name,
+    else {
+        char payloads[512] = "";
+        if (c->payloads) {
+            payloads[0] = ';', payloads[1] = ' ';
+            payload_tally_summary(c->payloads, payloads + 2, sizeof payloads - 2);
+        }
+        snprintf(out, cap, "%s: OK (%s, %" PRIu64 " records, %" PRIu64 " bytes%s%s%s)", path, c->format->name,
                  rep->records, rep->file_bytes, rep->compression > ST_COMPRESSION_NONE ? ", " : "",
-                 rep->compression > ST_COMPRESSION_NONE ? st_compression_name(rep->compression) : "");
+                 rep->compression > ST_COMPRESSION_NONE ? st_compression_name(rep->compression) : "", payloads);
+    }
 }

@@ -3,6 +3,8 @@
 #ifndef ST_LIB_VERIFY_FILE_H
 #define ST_LIB_VERIFY_FILE_H
 
+#include "payload_check.h"
+
 #include "../formats/format.h"
 #include "../src/error.h"
 #include "../src/stream.h"
@@ -18,7 +20,13 @@ typedef struct st_file_check {
     bool have_crc;
     uint32_t crc;         /* CRC32C and size of the bytes as stored (want_crc) */
     uint64_t size;
+    /* With opt->payloads, once the file is intact: what its payloads are
+     * (NULL otherwise); the first bad one is also rep's failure.  Owned:
+     * st_file_check_free. */
+    payload_tally *payloads;
 } st_file_check;
+
+void st_file_check_free(st_file_check *c);
 
 /* Opens the file or object to check; st_verify_opened may call it again (a
  * second pass for the checksum, or after an offload declined the file). */
@@ -43,7 +51,8 @@ void st_verify_opened(const char *path, st_verify_opener open, void *arg, const 
                       const st_verify_options *opt, bool want_crc, const st_verify_offload *offload,
                       st_file_check *res);
 
-/* The line `shardtool verify` prints for a file that could be checked
+/* The line `shardtool verify` prints (with payloads checked, the OK line
+ * ends with their summary: "...; 128 payloads: 120 jpeg, 8 png)") for a file that could be checked
  * (c->readable), without its newline: "PATH: OK (FORMAT, N records, B
  * bytes[, COMPRESSION])", "PATH: DAMAGED: KIND at record N, offset M
  * (DETAIL)", or for a shard unlike its manifest entry (manifest_problem

@@ -240,6 +240,7 @@ static void verify_entry(run *r, const manifest_entry *e, const char *path, cons
     if (c.readable)
         compare(e, &c, problem, sizeof problem);
     report_shard(r, path, &c, problem[0] ? problem : NULL);
+    st_file_check_free(&c);
 }
 
 /* ---- shards beside the listed ones ------------------------------------------------ */

@@ -86,6 +86,10 @@ typedef struct st_record {
      * in, when the reader kept it (large records): a TFRecord writer passes
      * it on as it is instead of copying the payload into a new frame. */
     st_bytes framed;
+    /* Where the record starts in its input (the decompressed stream), for
+     * messages naming a value inside it; only when has_offset (TFRecord). */
+    uint64_t offset;
+    bool has_offset;
 } st_record;
 
 /* Values of one column changed by narrowing to float32 (float_narrow.h),

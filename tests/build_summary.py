@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import sys
 
-PARTS = ("avro", "parquet", "remote", "isal", "cuda", "python")
+PARTS = ("avro", "parquet", "remote", "isal", "cuda", "python", "jpeg", "png", "webp", "gif", "flac")
 
 
 def summary_section(log_text, title):
@@ -42,7 +42,10 @@ def configured(build):
         config = f.read()
     have = {}
     for part, macro in (("avro", "ST_HAVE_AVRO"), ("parquet", "ST_HAVE_PARQUET"),
-                        ("remote", "ST_HAVE_REMOTE"), ("isal", "ST_HAVE_ISAL")):
+                        ("remote", "ST_HAVE_REMOTE"), ("isal", "ST_HAVE_ISAL"),
+                        ("jpeg", "ST_HAVE_LIBJPEG"), ("png", "ST_HAVE_LIBPNG"),
+                        ("webp", "ST_HAVE_LIBWEBP"), ("gif", "ST_HAVE_GIFLIB"),
+                        ("flac", "ST_HAVE_LIBFLAC")):
         m = re.search(r"#define %s (\d)" % macro, config)
         have[part] = bool(m and m.group(1) == "1")
     with open(os.path.join(build, "build.ninja"), encoding="utf-8") as f:

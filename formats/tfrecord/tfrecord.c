@@ -526,6 +526,8 @@ static int tfr_decode_unit(const void *priv, const st_unit *unit, st_batch *out,
          * out as it is. */
         rec->framed.data = frame;
         rec->framed.len = len + ST_TFRECORD_OVERHEAD;
+        rec->offset = u->offsets[i];
+        rec->has_offset = true;
         begin = u->ends[i];
     }
     return ST_OK;

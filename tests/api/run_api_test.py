@@ -320,6 +320,26 @@ def convert_cases(exe, env, shardtool, data, tmp):
           "convert misuse: %s" % (r.stdout + r.stderr).decode(errors="replace"))
 
 
+def payload_cases(exe, env, shardtool, source, tmp):
+    """shardtool_verify_file_payloads reports what verify --payloads prints."""
+    sys.path.insert(0, os.path.join(source, "tests", "support"))
+    import example_shards
+    corpus = os.path.join(source, "tests", "fuzz", "corpus", "payload")
+    good, trunc = (open(os.path.join(corpus, n), "rb").read() for n in ("tiny.jpg", "damaged-trunc.jpg"))
+    path = os.path.join(tmp, "payloads.tfrecord")
+    example_shards.write_tfrecord(path, [{"image": [good]}, {"image": [good, trunc]}, {"image": [good]}])
+    for mode, cli_flag, want in (("full", "--payloads", ["ok 0", "payloads 4", "checked 4", "bad 1",
+                                                          "damage bad payload", "record 1"]),
+                                 ("headers", "--payloads=headers", ["ok 0", "bad 1", "checked 4"]),  # cut inside its tables
+                                 ("100", "--payloads", ["ok 0", "bad 4", "damage payload too large"])):
+        r = run([exe, "payloads", path, mode], env=env)
+        lines = r.stdout.decode().splitlines()
+        extra = ["--max-pixels", mode] if mode.isdigit() else []
+        cli = run([shardtool, "verify", cli_flag] + extra + [path]).stdout.decode().splitlines()
+        check(r.returncode == 0 and all(w in lines for w in want), "payloads %s: %r" % (mode, lines))
+        check(lines and cli and lines[-1] == cli[0], "payloads %s: %r vs verify's %r" % (mode, lines[-1:], cli[:1]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shardtool", required=True)
@@ -388,6 +408,7 @@ def main():
                 check("ok 0" in lines and "record 0" in lines and "offset 0" in lines and
                       "damage data crc" in lines, "damage of %s: %r" % (path, lines))
 
+        payload_cases(exe, env, shardtool, a.source, tmp)
         manifest_cases(exe, env, shardtool, data, tmp)
         convert_cases(exe, env, shardtool, data, tmp)
 

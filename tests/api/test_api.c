@@ -155,6 +155,39 @@ static int verify(const char *path)
     return 0;
 }
 
+/* shardtool_verify_file_payloads: the report and counts, as verify() prints
+ * a report; mode "headers" for headers only, a number for max_pixels. */
+static int verify_payloads(const char *path, const char *mode)
+{
+    shardtool_payload_options opts;
+    shardtool_payload_options_init(&opts);
+    if (strcmp(mode, "headers") == 0)
+        opts.headers_only = 1;
+    else if (strcmp(mode, "full") != 0)
+        opts.max_pixels = strtoull(mode, NULL, 10);
+    opts.jobs = 2;
+    shardtool_verify_report rep;
+    shardtool_payload_counts counts;
+    shardtool_error err;
+    int rc = shardtool_verify_file_payloads(path, &opts, &rep, &counts, &err);
+    if (rc < 0) {
+        printf("error %d\n%s\n", rc, err.message);
+        return 0;
+    }
+    printf("ok %d\npayloads %" PRIu64 "\nchecked %" PRIu64 "\nbad %" PRIu64 "\nnot_checked %" PRIu64 "\n", rep.ok,
+           counts.payloads, counts.checked, counts.bad, counts.not_checked);
+    if (!rep.ok)
+        printf("damage %s\nrecord %" PRIu64 "\n", rep.damage.kind, rep.damage.record);
+    printf("%s\n", rep.message);
+    shardtool_payload_options bad = {.jobs = -1};
+    if (shardtool_verify_file_payloads(path, &bad, &rep, NULL, &err) != SHARDTOOL_EUSAGE ||
+        shardtool_verify_file_payloads(NULL, NULL, &rep, NULL, &err) != SHARDTOOL_EUSAGE) {
+        fprintf(stderr, "misuse of shardtool_verify_file_payloads accepted\n");
+        return 1;
+    }
+    return 0;
+}
+
 typedef struct manifest_seen {
     uint64_t files;
 } manifest_seen;
@@ -459,6 +492,8 @@ int main(int argc, char **argv)
         return verify(argv[2]);
     if (argc >= 3 && strcmp(argv[1], "manifest") == 0)
         return manifest(argc, argv);
+    if (argc == 4 && strcmp(argv[1], "payloads") == 0)
+        return verify_payloads(argv[2], argv[3]);
     if (argc == 3 && strcmp(argv[1], "misuse") == 0)
         return misuse(argv[2]);
     if (argc >= 7 && strcmp(argv[1], "convert") == 0)
@@ -466,7 +501,7 @@ int main(int argc, char **argv)
     if (argc == 4 && strcmp(argv[1], "convert-misuse") == 0)
         return convert_misuse(argv[2], argv[3]);
     fprintf(stderr, "usage: test_api records OUT INPUT... | error INPUT... | verify FILE | "
-                    "manifest MANIFEST [trust] [F] | misuse FILE | convert TO SHARDS PREFIX FORCE INPUT... | "
+                    "manifest MANIFEST [trust] [F] | payloads FILE full|headers|MAX_PIXELS | misuse FILE | convert TO SHARDS PREFIX FORCE INPUT... | "
                     "convert-misuse FILE PREFIX\n");
     return 2;
 }

@@ -308,9 +308,10 @@ def check_help(binary, table, problems):
         for line in r.stdout.splitlines():
             # Option lines only: a wrapped description's continuation line
             # is indented further and may start with another option's name.
-            m = re.match(r"^  (?:-(\w), |    )--([\w-]+)(?: (\S+))?", line)
+            # "--payloads[=MODE]": a value that may be given after '=' only
+            m = re.match(r"^  (?:-(\w), |    )--([\w-]+)(\[=\S+\]| \S+)?", line)
             if m:
-                listed[m.group(2)] = (m.group(1) or "", m.group(3) or "")
+                listed[m.group(2)] = (m.group(1) or "", (m.group(3) or "").strip())
         for long, opt in options.items():
             if long not in listed:
                 problems.append(f"shardtool {cmd} --help: --{long} is missing")
@@ -365,6 +366,9 @@ def zsh_declared(text):
             takes = head.rstrip("'").endswith(("=", "+")) or "=" in head or "+," in head
             arg = re.search(r"\]:([^:]*):(.*?)'\s*\\?$", line)
             metavar = arg.group(1).replace("'\\''", "'") if arg else ""
+            optional = re.search(r"=-\[.*\]::([^:]*):(.*?)'\s*\\?$", line)
+            if optional:  # '--opt=-[...]::MODE:(a b)': a value after '=' only, optional
+                arg, metavar = optional, "[=" + optional.group(1) + "]"
             choices = []
             if arg:
                 c = re.fullmatch(r"\(([^()]*)\)", arg.group(2))
@@ -449,7 +453,9 @@ def fish_declared(text):
         m = re.fullmatch(r"__fish_seen_subcommand_from ([\w-]+)", cond)
         if not m or "-l" not in args:
             continue
-        takes = bool(flags & {"-r", "-x", "--require-parameter", "--exclusive"})
+        # -f with -a and neither -r nor -x: a value that may be left out
+        takes = bool(flags & {"-r", "-x", "--require-parameter", "--exclusive"}) or \
+            ("-f" in flags and "-a" in args)
         opt = Option(args["-l"], args.get("-s", ""), "?" if takes else "",
                      args["-a"].split() if "-a" in args else [])
         out.setdefault(m.group(1), {})[opt.long] = opt
@@ -530,7 +536,11 @@ def completion_queries(table):
         for o in options.values():
             forms = ["--" + o.long] + (["-" + o.short] if o.short else [])
             for form in forms:
-                if o.choices:
+                if o.metavar.startswith("[="):
+                    # the value only after '=': the next word is a file
+                    queries.append((f"{cmd} {form}", ["shardtool", cmd, form, "docs-pro"],
+                                    {"docs-probe.txt"}, False))
+                elif o.choices:
                     queries.append((f"{cmd} {form}", ["shardtool", cmd, form, ""],
                                     set(o.choices), True))
                 elif o.metavar in FILE_METAVARS:

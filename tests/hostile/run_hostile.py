@@ -25,6 +25,10 @@ Cases (see tests/hostile/README.md for why each exists):
   sigterm-stdin-silent     SIGTERM while a silent pipe on stdin is read
   sigint-remote-silent     SIGINT while an http server sends nothing more
   wide-record-200k         one JSON line of 200,000 keys to Parquet and TFRecord
+  payload-bomb-header      a PNG claiming 100,000 x 100,000 pixels: refused unread
+  payload-bomb-inflate     a real 12,000 x 12,000 PNG of zeros (432 MB of pixels
+                           from 420 KB): decoded a row at a time under 384 MiB
+  payload-bomb-jpeg-gif    JPEG 65,500 x 65,500 and GIF 65,535 x 65,535 headers
 
 Prints one line per case and "N passed, M failed"; exits 1 on any failure.
 The whole suite takes well under 30 seconds.  To add a case, write a
@@ -357,6 +361,99 @@ def case_wide_record_200k(ctx):
     return None
 
 
+# ---- payloads (verify --payloads, convert --check-payloads, stat) ------------------
+
+PAYLOAD_MEMORY = 384 << 20   # well under what any of these images would take whole
+
+
+def payload_shard(ctx, name, values):
+    """A TFRecord shard of one record per value, feature "image"."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+    import example_shards
+    path = ctx.path(name)
+    example_shards.write_tfrecord(path, ({"image": [v]} for v in values))
+    return path
+
+
+def png(width, height, rows=None):
+    """An RGB PNG of width x height whose IDAT inflates to `rows` rows of
+    zeros (all of them by default), compressed a row at a time."""
+    import struct
+    import zlib
+
+    def chunk(kind, body):
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+    z = zlib.compressobj(9)
+    row = bytes(1 + 3 * width)
+    idat = b"".join(z.compress(row) for _ in range(height if rows is None else rows)) + z.flush()
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)) +
+            chunk(b"IDAT", idat) + chunk(b"IEND", b""))
+
+
+def payload_run(ctx, args, timeout=30):
+    limited = Ctx(ctx.st, ctx.tmp, ctx.limit_memory, PAYLOAD_MEMORY)
+    return limited.run(args, timeout)
+
+
+def case_payload_bomb_header(ctx):
+    """A PNG header claiming 100,000 x 100,000 pixels (30 GB as RGB) over a
+    few rows of data: verify, convert and stat say what it is without
+    allocating it, under 384 MiB of address space."""
+    shard = payload_shard(ctx, "bomb.tfrecord", [png(100000, 100000, rows=2)])
+    rc, out, err, secs = payload_run(ctx, ["verify", "--payloads", shard])
+    if rc != 1 or b"payload too large" not in out or b"100000x100000" not in out:
+        return "verify: exit %s: %s" % (rc, (out + err).decode(errors="replace")[-300:])
+    rc, out, err, _ = payload_run(ctx, ["verify", "--payloads", "--max-pixels", "20000000000", shard])
+    if rc != 1 or b"bad payload" not in out:
+        return "verify --max-pixels 2e10 (decoded a row at a time): exit %s: %s" % (
+            rc, (out + err).decode(errors="replace")[-300:])
+    rc, _, err, _ = payload_run(ctx, ["convert", "-q", "--check-payloads", "--skip-corrupt", shard,
+                                      "-o", ctx.path("bomb-out", "x")])
+    if rc != 0:
+        return "convert --check-payloads --skip-corrupt: exit %s: %s" % (rc, err.decode(errors="replace")[-300:])
+    rc, out, err, _ = payload_run(ctx, ["stat", shard])
+    if rc != 0 or b"100000x100000" not in out:
+        return "stat: exit %s: %s" % (rc, (out + err).decode(errors="replace")[-300:])
+    if secs > 2:
+        return "%.1f s of CPU to refuse a header" % secs
+    return None
+
+
+def case_payload_bomb_inflate(ctx):
+    """A real decompression bomb within --max-pixels: 12,000 x 12,000 RGB
+    (432 MB of pixels) from a 420 KB PNG.  Every row is inflated and
+    checked into a one-row buffer, under 384 MiB of address space."""
+    shard = payload_shard(ctx, "inflate.tfrecord", [png(12000, 12000)])
+    rc, out, err, secs = payload_run(ctx, ["verify", "--payloads", shard], timeout=60)
+    if rc != 0 or b"1 payload: 1 png" not in out:
+        return "verify: exit %s: %s" % (rc, (out + err).decode(errors="replace")[-300:])
+    if secs > 20:
+        return "%.1f s of CPU for 432 MB of zeros" % secs
+    rc, out, _, _ = payload_run(ctx, ["verify", "--payloads", "--max-pixels", "1000000", shard])
+    if rc != 1 or b"payload too large" not in out:
+        return "--max-pixels 1000000: exit %s: %s" % (rc, out.decode(errors="replace")[-300:])
+    return None
+
+
+def case_payload_bomb_jpeg_gif(ctx):
+    """The largest headers JPEG and GIF can write, over tiny images."""
+    import struct
+    jpeg = bytes.fromhex("ffd8ffdb004300" + "01" * 64 + "ffc0000b080001000101011100"
+                         "ffc4001f0000010501010101010100000000000000000102030405060708090a0b"
+                         "ffda0008010100003f00" + "00" * 16 + "ffd9")
+    at = jpeg.index(b"\xff\xc0") + 5
+    jpeg = jpeg[:at] + struct.pack(">HH", 65500, 65500) + jpeg[at + 4:]
+    gif = b"GIF89a" + struct.pack("<HH", 65535, 65535) + b"\x00\x00\x00" + \
+        b"\x2c\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02\x44\x01\x00\x3b"
+    shard = payload_shard(ctx, "headers.tfrecord", [jpeg, gif])
+    rc, out, err, secs = payload_run(ctx, ["verify", "--payloads", shard])
+    if rc != 1 or out.count(b"payload too large") != 2:
+        return "verify: exit %s: %s" % (rc, (out + err).decode(errors="replace")[-400:])
+    if b"65500x65500" not in out or b"65535x65535" not in out:
+        return "the sizes are not named: %s" % out.decode(errors="replace")[-400:]
+    return None
+
+
 CASES = [
     ("header-1m-columns", case_header_1m_columns),
     ("header-over-limit", case_header_over_limit),
@@ -373,6 +470,9 @@ CASES = [
     ("earlier-set-100k", case_earlier_set_100k),
     ("lossy-100k-columns", case_lossy_100k_columns),
     ("wide-record-200k", case_wide_record_200k),
+    ("payload-bomb-header", case_payload_bomb_header),
+    ("payload-bomb-inflate", case_payload_bomb_inflate),
+    ("payload-bomb-jpeg-gif", case_payload_bomb_jpeg_gif),
 ]
 
 
