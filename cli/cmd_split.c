@@ -206,7 +206,11 @@ static int open_avro(const cli_command *cmd, const char *path, const st_read_opt
 static bool is_webdataset(const char *path)
 {
     const st_format *wds = st_format_by_name("webdataset");
-    if (is_stdin(path) || is_pipe_not_avro(path))
+    /* Any local input that is not a regular file (an Avro stream from a
+     * process substitution too) gives its bytes once: a look here would
+     * take them from the copy that follows. */
+    struct stat st;
+    if (is_stdin(path) || (!st_path_is_remote(path) && (stat(path, &st) != 0 || !S_ISREG(st.st_mode))))
         return st_format_by_extension(path) == wds;
     st_stream *s;
     st_error err;
