@@ -388,31 +388,6 @@ static int copy_blocks(const cli_command *cmd, char **paths, size_t npaths, cons
     return EXIT_OK;
 }
 
-static int finish_avro(cli_output *out, st_error *err)
-{
-    int rc = cli_output_publish(out, err);
-    if (rc == ST_OK && out->want_manifest) {
-        const char *path = out->manifest_path;
-        /* Datums are not decoded, so the manifest lists no features. */
-        st_feature_stats none;
-        st_feature_stats_init(&none);
-        rc = cli_output_check_path(out, path, err);
-        if (rc == ST_OK) {
-            char *skipped = out->skips ? skip_log_json(out->skips) : NULL;
-            rc = st_manifest_write_skipped(cli_output_side_path(out, path), out->sink, "avro", ST_COMPRESSION_NONE,
-                                           &none,
-                                           "{\"command\":\"split\"}", skipped, out->force, err);
-            free(skipped);
-        }
-        st_feature_stats_free(&none);
-        if (rc < 0)
-            return st_error_at(err, path);
-    }
-    if (rc == ST_OK)
-        rc = cli_output_commit(out, err);
-    return rc;
-}
-
 static void avro_summary(const cli_command *cmd, const cli_output *out, const avro_run *run,
                          const st_avro_blocks *first, size_t ninputs, double seconds)
 {
@@ -509,7 +484,7 @@ static int split_avro(const cli_command *cmd, cli_values *v, const st_read_optio
         say_skips(cmd->name, skips);
     if (status == EXIT_OK) {
         out.skips = skips;
-        int rc = finish_avro(&out, &err);
+        int rc = cli_output_finish_undecoded(&out, "avro", &err);
         if (rc < 0) {
             cli_error_at(cmd, NULL, &err);
             status = rc == ST_EUSAGE || cli_exit_for(rc) == EXIT_USAGE ? EXIT_USAGE : EXIT_DAMAGED;

@@ -51,6 +51,10 @@ int cli_output_status(const cli_command *cmd, int rc, int stage, const st_error 
 void cli_output_note_empty(const cli_command *cmd, const cli_output *out);
 void cli_output_summary(const cli_command *cmd, const cli_output *out, const convert_job *job,
                         size_t ninputs, double seconds);
+/* The end of a split that copied records undecoded (Avro blocks,
+ * ArrayRecord chunks): finishes the shards, writes a manifest with no
+ * features (and what --skip-corrupt skipped) and commits. */
+int cli_output_finish_undecoded(cli_output *out, const char *format_name, st_error *err);
 /* Releases the lock; after a run that did not commit, also removes the
  * directories it created for the prefix, where they are empty. */
 void cli_output_free(cli_output *out);

@@ -122,28 +122,6 @@ static int copy_chunks(const cli_command *cmd, char **paths, size_t npaths, cons
     return EXIT_OK;
 }
 
-static int publish(cli_output *out, st_error *err)
-{
-    int rc = cli_output_publish(out, err);
-    if (rc == ST_OK && out->want_manifest) {
-        const char *path = out->manifest_path;
-        /* Records are not decoded, so the manifest lists no features. */
-        st_feature_stats none;
-        st_feature_stats_init(&none);
-        rc = cli_output_check_path(out, path, err);
-        if (rc == ST_OK)
-            rc = st_manifest_write_skipped(cli_output_side_path(out, path), out->sink, "arrayrecord",
-                                           ST_COMPRESSION_NONE, &none, "{\"command\":\"split\"}", NULL, out->force,
-                                           err);
-        st_feature_stats_free(&none);
-        if (rc < 0)
-            return st_error_at(err, path);
-    }
-    if (rc == ST_OK)
-        rc = cli_output_commit(out, err);
-    return rc;
-}
-
 int split_arrayrecord(const cli_command *cmd, cli_values *v, const st_read_options *ro, char **paths, size_t npaths)
 {
     int status = check_usage(cmd, v);
@@ -180,7 +158,7 @@ int split_arrayrecord(const cli_command *cmd, cli_values *v, const st_read_optio
         status = EXIT_DAMAGED;
     }
     if (status == EXIT_OK) {
-        int rc = publish(&out, &err);
+        int rc = cli_output_finish_undecoded(&out, "arrayrecord", &err);
         if (rc < 0) {
             cli_error_at(cmd, NULL, &err);
             status = rc == ST_EUSAGE || cli_exit_for(rc) == EXIT_USAGE ? EXIT_USAGE : EXIT_DAMAGED;
