@@ -10,6 +10,7 @@
  * writes PREFIX.manifest.json, which `verify --manifest` checks as the
  * manifest of a single run. */
 #include "cli.h"
+#include "../src/shard_names.h"
 #include "../lib/convert_dealing.h"
 #include "../lib/input_identity.h"
 #include "../lib/json_read.h"
@@ -394,12 +395,15 @@ static int add_task(combine_state *c, unsigned long long index, const task_doc *
         const json_value *e = &list->items[i];
         const char *path = text_of(e, "path"), *crc = text_of(e, "crc32c");
         uint64_t records, bytes;
-        unsigned long long num, of;
-        int end = 0;
+        unsigned long long num = 0, of = 0;
+        st_shard_naming style = ST_SHARD_NAMES_TENSORFLOW;
         if (!path || !crc || !json_uint(json_get(e, "records"), &records) || !json_uint(json_get(e, "bytes"), &bytes))
             return fail(c, doc->path, "shard %zu: no path, records, bytes or crc32c", i);
-        if (strchr(path, '/') || strncmp(path, c->base, blen) != 0 ||
-            sscanf(path + blen, "-%llu-of-%llu%n", &num, &of, &end) != 2 || path[blen + end] != '.' ||
+        /* In either naming style (src/shard_names.h): "-NNNNN-of-NNNNN.EXT"
+         * or, in a TFDS directory, ".EXT-NNNNN-of-NNNNN" with nothing after. */
+        size_t end = strchr(path, '/') || strncmp(path, c->base, blen) != 0
+                         ? 0 : st_shard_numbers(path + blen, &num, &of, &style);
+        if (!end || (style == ST_SHARD_NAMES_TENSORFLOW ? path[blen + end] != '.' : path[blen + end] != '\0') ||
             of != total)
             return fail(c, doc->path, "shard %zu: %s is not named %s-NNNNN-of-%05" PRIu64 ".* beside the "
                         "manifest", i, path, c->base, total);

@@ -78,27 +78,27 @@ static bool ends_with(const char *s, const char *tail)
     return a >= b && strcmp(s + a - b, tail) == 0;
 }
 
-/* "-00003-of-00008..." (a shard, its index, anything after the count) or
- * "-00003....partial" (what earlier versions kept unfinished shards as). */
+/* "-00003-of-00008..." or ".tfrecord-00003-of-00008..." (a shard in
+ * either naming style, its index, anything after the count:
+ * src/shard_names.h) or "-00003....partial" (what earlier versions kept
+ * unfinished shards as). */
 static bool numbered_output(const char *r)
 {
+    if (st_shard_numbers(r, NULL, NULL, NULL))
+        return true;
     if (*r++ != '-' || !skip_digits(&r, 5))
         return false;
-    if (strncmp(r, "-of-", 4) == 0) {
-        r += 4;
-        return skip_digits(&r, 5);
-    }
     return ends_with(r, ".partial");
 }
 
 enum { NOT_OURS, EARLIER, SKIP };
 
-/* Whether "-00005-of-00032..." is a shard number of the same distributed
+/* Whether "-00005-of-00032..." (or ".tfrecord-00005-of-00032") is a shard number of the same distributed
  * set (the same N*S) that another task owns. */
 static bool other_tasks_number(const output_set *set, const char *r)
 {
     unsigned long long i, n;
-    if (sscanf(r, "-%llu-of-%llu", &i, &n) != 2 || n != set->shard_total)
+    if (!st_shard_numbers(r, &i, &n, NULL) || n != set->shard_total)
         return false;
     return i < set->shard_first || i - set->shard_first >= set->shard_count;
 }
