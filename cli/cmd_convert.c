@@ -4,6 +4,7 @@
 #include "../lib/convert_whole.h"
 #include "input.h"
 #include "output.h"
+#include "output_tfds.h"
 #include "progress.h"
 
 #include "../formats/parquet/write.h"
@@ -26,7 +27,7 @@ static const char *const page_versions[] = {"1", "2", NULL};
 static const char *const bytes_as[] = {"auto", "binary", NULL};
 
 static const cli_option convert_options[] = {
-    {"output", 'o', ARG_TEXT, "PREFIX", NULL, "output path prefix: PREFIX-00000-of-00008.tfrecord (required)"},
+    {"output", 'o', ARG_TEXT, "PREFIX", NULL, "output path prefix: PREFIX-00000-of-00008.tfrecord (required, or --tfds)"},
     {"to", 't', ARG_TEXT, "FORMAT", to_formats, "output format (default tfrecord)"},
     {"input-compression", 0, ARG_TEXT, "TYPE", input_compressions, "input stream compression (default: auto)"},
     {"jobs", 'j', ARG_TEXT, "N", NULL, "parse and encode with N threads (default: all cores)"},
@@ -49,7 +50,7 @@ static const cli_option convert_options[] = {
 };
 
 static const cli_option *const convert_groups[] = {
-    convert_options, cli_output_options, cli_input_options, cli_text_options, cli_remote_options,
+    convert_options, cli_output_options, cli_tfds_options, cli_input_options, cli_text_options, cli_remote_options,
     cli_common_options, NULL,
 };
 

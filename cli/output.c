@@ -2,6 +2,7 @@
 
 #include "convert_notes.h"
 #include "output_name_notes.h"
+#include "output_tfds.h"
 #include "output_type_notes.h"
 #include "progress.h"
 
@@ -109,7 +110,11 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
 {
     memset(out, 0, sizeof *out);
     out->format = format;
-    const char *prefix = cli_text(v, "output", NULL);
+    /* --tfds names the prefix itself: DIR/NAME/VERSION/NAME-SPLIT */
+    int status = cli_output_tfds(cmd, v, format, out);
+    if (status)
+        return status;
+    const char *prefix = out->tfds ? out->tfds->prefix : cli_text(v, "output", NULL);
     if (!prefix)
         return cli_usage_error(cmd, "no output prefix: give -o PREFIX");
     if (!prefix[0])
@@ -118,8 +123,9 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
     char ext[64];
     st_shard_extension(ext, sizeof ext, format->writer ? format->writer->extension : "",
                        (st_compression)st_compression_parse(cli_text(v, "compression", "none")));
-    int status = output_prefix(cmd, prefix, ext, cli_has(v, "quiet"), out->prefix, sizeof out->prefix);
-    if (status)
+    if (out->tfds)
+        snprintf(out->prefix, sizeof out->prefix, "%s", prefix);
+    else if ((status = output_prefix(cmd, prefix, ext, cli_has(v, "quiet"), out->prefix, sizeof out->prefix)))
         return status;
     prefix = out->prefix;
     snprintf(out->infix, sizeof out->infix, "%s", infix ? infix : "");
@@ -223,7 +229,8 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
     status = cli_exit_for(output_set_open(&out->set, &voice, prefix, infix,
                                           out->sopt.number_total ? out->sopt.count : 0,
                                           out->want_manifest ? out->manifest_path : NULL, out->feature_spec,
-                                          out->force, cli_has(v, "verbose")));
+                                          out->force, cli_has(v, "verbose"),
+                                          output_run_dataset(out)));
     if (status) {
         output_set_close(&out->set);
         output_run_remove_created_dirs(out);

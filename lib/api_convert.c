@@ -251,7 +251,7 @@ static int claim_output(api_convert *c, const st_format *format, const char *inf
         return rc;
     const output_set_voice voice = {set_note, set_refusal, c};
     rc = output_set_open(&out->set, &voice, prefix, infix, out->sopt.number_total ? out->sopt.count : 0,
-                         out->want_manifest ? out->manifest_path : NULL, NULL, out->force, false);
+                         out->want_manifest ? out->manifest_path : NULL, NULL, out->force, false, NULL);
     if (rc < 0) {
         output_set_close(&out->set);
         output_run_remove_created_dirs(out);

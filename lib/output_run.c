@@ -86,6 +86,15 @@ int output_run_make_parent_dirs(output_run *out, const char *prefix, st_error *e
     return ST_OK;
 }
 
+const output_dataset *output_run_dataset(output_run *out)
+{
+    if (!out->tfds)
+        return NULL;
+    out->dataset = (output_dataset){.files = {out->tfds->info_path, out->tfds->features_path},
+                                    .name = out->tfds->name};
+    return &out->dataset;
+}
+
 void output_run_free(output_run *out)
 {
     st_shard_sink_free(out->sink);
@@ -95,6 +104,8 @@ void output_run_free(output_run *out)
     st_schema_free(&out->proven);
     if (!out->committed)
         output_run_remove_created_dirs(out);
+    free(out->tfds);
+    out->tfds = NULL;
 }
 
 int output_run_publish(output_run *out, st_error *err)
@@ -385,6 +396,43 @@ static int run_with_guess(output_run *out, convert_job *job, bool *done, st_erro
     return ST_OK;
 }
 
+/* convert --tfds: this split's features.json, refused when it differs from
+ * the dataset's (other splits were written with that one) unless --force,
+ * and dataset_info.json with this split added or replaced; both staged
+ * for the commit (output_dataset.h). */
+static int write_tfds_files(output_run *out, const convert_job *job, st_error *err)
+{
+    const tfds_target *t = out->tfds;
+    st_buf features = {0}, info = {0};
+    int rc = tfds_features_json(&job->stats, &features, err);
+    if (rc == ST_OK) {
+        st_error why = {0};
+        int differ = tfds_features_compare(t->features_path, (const char *)features.data, features.len, &why);
+        char others[1024];
+        if (differ < 0)
+            tfds_other_splits(t->info_path, t->split, others, sizeof others);
+        if (differ < 0 && !out->force)
+            rc = st_error_set(err, ST_EUSAGE, "split %s does not have the features of %s: %s.  The splits of a "
+                                              "dataset share one features.json: convert this split with the same "
+                                              "columns, or give --force to replace features.json%s%s%s",
+                              t->split, t->features_path, why.msg, others[0] ? " (then convert " : "", others,
+                              others[0] ? " again)" : "");
+        else if (differ < 0)
+            output_set_note(&out->set, "--force: replacing %s (%s)%s%s%s", t->features_path, why.msg,
+                            others[0] ? "; the other splits (" : "", others,
+                            others[0] ? ") were written with the earlier features: convert them again" : "");
+    }
+    if (rc == ST_OK)
+        rc = tfds_info_json(t, out->sink, &info, err);
+    if (rc == ST_OK && (rc = tfds_write_text(output_run_side_path(out, t->features_path), &features, err)) < 0)
+        st_error_at(err, t->features_path);
+    if (rc == ST_OK && (rc = tfds_write_text(output_run_side_path(out, t->info_path), &info, err)) < 0)
+        st_error_at(err, t->info_path);
+    st_buf_free(&features);
+    st_buf_free(&info);
+    return rc;
+}
+
 static int finish_outputs(output_run *out, convert_job *job, const char *options_json,
                           st_error *err)
 {
@@ -412,6 +460,8 @@ static int finish_outputs(output_run *out, convert_job *job, const char *options
         if (rc < 0)
             return st_error_at(err, out->feature_spec);
     }
+    if (out->tfds)
+        return write_tfds_files(out, job, err);
     return ST_OK;
 }
 
@@ -499,6 +549,9 @@ int output_run_job(output_run *out, convert_job *job, bool shuffle, uint64_t see
     if (rc < 0)
         return rc;
     *stage = OUTPUT_RUN_NOT_STARTED;
+    /* features.json tells Text (UTF-8 in every record) from bytes */
+    if (out->tfds)
+        job->check_utf8 = true;
     bool done = false;
     shuffler *sh = NULL;
     if (out->format->writer->needs_schema && schema_guess_allowed(out, job, shuffle))

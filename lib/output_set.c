@@ -191,7 +191,7 @@ bool output_set_own_name(const output_set *set, const char *name)
 {
     if (!name[0] || strchr(name, '/') || ends_with(name, ".lock") || ends_with(name, ".journal"))
         return false;
-    if (strcmp(name, set->own[0]) == 0 || strcmp(name, set->own[1]) == 0)
+    if (strcmp(name, set->own[0]) == 0 || strcmp(name, set->own[1]) == 0 || output_dataset_own_name(set, name))
         return true;
     return classify(set, name) == EARLIER;
 }
@@ -270,6 +270,9 @@ static void record_sides(output_set *set, const char *manifest, const char *feat
 
 const char *output_set_side_path(const output_set *set, const char *path)
 {
+    const char *shared = set->opened && set->local ? output_dataset_staged(set, path) : NULL;
+    if (shared)
+        return shared;
     for (size_t i = 0; i < 2 && set->opened && set->local; i++)
         if (set->own[i][0] && strcmp(path, set->side[i]) == 0)
             return set->staged[i];
@@ -593,7 +596,8 @@ static int refuse_other_distributed_run(const output_set *set)
 }
 
 int output_set_open(output_set *set, const output_set_voice *voice, const char *prefix, const char *infix,
-                    uint64_t task_shards, const char *manifest, const char *feature_spec, bool force, bool verbose)
+                    uint64_t task_shards, const char *manifest, const char *feature_spec, bool force, bool verbose,
+                    const output_dataset *dataset)
 {
     memset(set, 0, sizeof *set);
     if (voice)
@@ -634,6 +638,7 @@ int output_set_open(output_set *set, const output_set_voice *voice, const char *
     make_tag(set);
     snprintf(set->tmp_prefix, sizeof set->tmp_prefix, "%s" TMP_MARK "%s-", set->dir, set->tag);
     record_sides(set, manifest, feature_spec);
+    output_dataset_init(set, dataset);
     for (size_t i = 0; i < 2; i++)
         snprintf(set->staged[i], sizeof set->staged[i], "%s%s", set->tmp_prefix, i == 0 ? "manifest" : "spec");
 
@@ -674,6 +679,8 @@ int output_set_open(output_set *set, const output_set_voice *voice, const char *
             set->took_over = false;
         }
     }
+    if ((status = output_dataset_open(set)))
+        return status;
     if (set->took_over) {
         size_t n = remove_dead_temps(set, set->dead_tag, set->dead_pid, set->dead_same_host);
         if (n)
@@ -690,6 +697,7 @@ void output_set_close(output_set *set)
     set->opened = false;
     if (!set->local)
         output_remote_close(set);
+    output_dataset_close(set);
     output_lock_release(&set->lock);
     output_lock_release(&set->set_lock);
     st_replaced_files_wait(&set->released);

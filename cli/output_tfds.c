@@ -1,0 +1,68 @@
+/* The options of convert --tfds (output_tfds.h). */
+#include "output_tfds.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const cli_option cli_tfds_options[] = {
+    {"tfds", 0, ARG_TEXT, "DIR", NULL, "write a prepared TFDS directory: DIR/NAME/VERSION/NAME-SPLIT.tfrecord-00000-of-00008, dataset_info.json, features.json"},
+    {"name", 0, ARG_TEXT, "NAME", NULL, "--tfds: the dataset's name"},
+    {"split", 0, ARG_TEXT, "SPLIT", NULL, "--tfds: the split this run writes (train, test, ...)"},
+    {"version", 0, ARG_TEXT, "X.Y.Z", NULL, "--tfds: the dataset's version (default 1.0.0)"},
+    CLI_OPTIONS_END,
+};
+
+bool cli_output_tfds_wanted(const cli_values *v)
+{
+    return cli_has(v, "tfds");
+}
+
+int cli_output_tfds(const cli_command *cmd, const cli_values *v, const st_format *format, output_run *out)
+{
+    static const char *const own[] = {"name", "split", "version", NULL};
+    if (!cli_has(v, "tfds")) {
+        for (const char *const *name = own; *name; name++)
+            if (cli_has(v, *name))
+                return cli_usage_error(cmd, "--%s is for --tfds DIR", *name);
+        return EXIT_OK;
+    }
+    /* What TFDS could not read, or what a TFDS directory cannot hold yet. */
+    if (cli_has(v, "output"))
+        return cli_usage_error(cmd, "give either -o PREFIX or --tfds DIR: --tfds names the shards itself "
+                                    "(DIR/NAME/VERSION/NAME-SPLIT.%s-00000-of-00008)",
+                               strcmp(format->name, "arrayrecord") == 0 ? "array_record" : "tfrecord");
+    if (cli_has(v, "compression"))
+        return cli_usage_error(cmd, "--compression with --tfds: TFDS reads its shards uncompressed; leave it out "
+                                    "(--to arrayrecord compresses each chunk: --arrayrecord-codec)");
+    static const char *const later[] = {"task", "tasks", "resume", NULL};
+    for (const char *const *name = later; *name; name++)
+        if (cli_has(v, *name))
+            return cli_usage_error(cmd, "--%s with --tfds is not supported yet: convert each split in one run, or "
+                                        "write the tasks' shards with -o and convert them into the TFDS directory "
+                                        "afterwards",
+                                   *name);
+    if (st_path_is_remote(cli_text(v, "tfds", "")))
+        return cli_usage_error(cmd, "--tfds %s: a TFDS directory is written locally (its dataset_info.json is "
+                                    "rewritten at each split's commit); copy it to object storage afterwards",
+                               cli_text(v, "tfds", ""));
+    tfds_target *t = calloc(1, sizeof *t);
+    if (!t) {
+        cli_error(cmd, "out of memory");
+        return EXIT_DAMAGED;
+    }
+    st_error err = {0};
+    if (tfds_target_init(t, cli_text(v, "tfds", ""), cli_text(v, "name", NULL), cli_text(v, "split", NULL),
+                         cli_text(v, "version", "1.0.0"), format->name, &err) < 0) {
+        free(t);
+        return cli_usage_error(cmd, "%s", err.msg);
+    }
+    /* A dataset_info.json of another format or version is refused before
+     * anything is read (and again at the commit, under the dataset's lock). */
+    if (tfds_info_check(t, &err) < 0) {
+        free(t);
+        return cli_usage_error(cmd, "%s", err.msg);
+    }
+    out->tfds = t;
+    out->sopt.naming = ST_SHARD_NAMES_TFDS;
+    return EXIT_OK;
+}
