@@ -5,6 +5,7 @@
 #include "../lib/json_read.h"
 #include "stat_details.h"
 #include "json_version.h"
+#include "stat_tfds.h"
 #include "stat_spec.h"
 
 #include "../formats/example/example.h"
@@ -464,6 +465,9 @@ static int run_stat(const cli_command *cmd, cli_values *v)
         st_json_key(&w, "features");
         st_feature_stats_json(&total, &w);
         st_json_end_object(&w);
+        int tfds = stat_tfds_report(cmd, v->positional, v->npositional, true, &w);
+        if (tfds > status)
+            status = tfds;
         st_json_end_object(&w);
         fwrite(out.data, 1, out.len, stdout);
         fputc('\n', stdout);
@@ -474,6 +478,12 @@ static int run_stat(const cli_command *cmd, cli_values *v)
             snprintf(note, sizeof note, "; %" PRIu64 " of them not tf.train.Example", not_examples);
         printf("total: %zu files, %" PRIu64 " records, %s%s\n", npaths, total_records, size, note);
         print_features(&total);
+    }
+    /* A prepared TFDS directory: its splits and features (--tfds). */
+    if (!json && !quiet) {
+        int tfds = stat_tfds_report(cmd, v->positional, v->npositional, false, NULL);
+        if (tfds > status)
+            status = tfds;
     }
     /* Payloads that are not Examples have no features to parse. */
     if (status == EXIT_OK && not_examples && (spec_path || snippet)) {

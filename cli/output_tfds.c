@@ -5,7 +5,7 @@
 #include <string.h>
 
 const cli_option cli_tfds_options[] = {
-    {"tfds", 0, ARG_TEXT, "DIR", NULL, "write a prepared TFDS directory: DIR/NAME/VERSION/NAME-SPLIT.tfrecord-00000-of-00008, dataset_info.json, features.json"},
+    {"tfds", 0, ARG_TEXT, "PATH", NULL, "write a prepared TFDS directory: PATH/NAME/VERSION/NAME-SPLIT.tfrecord-00000-of-00008, dataset_info.json, features.json"},
     {"name", 0, ARG_TEXT, "NAME", NULL, "--tfds: the dataset's name"},
     {"split", 0, ARG_TEXT, "SPLIT", NULL, "--tfds: the split this run writes (train, test, ...)"},
     {"version", 0, ARG_TEXT, "X.Y.Z", NULL, "--tfds: the dataset's version (default 1.0.0)"},
@@ -23,7 +23,7 @@ int cli_output_tfds(const cli_command *cmd, const cli_values *v, const st_format
     if (!cli_has(v, "tfds")) {
         for (const char *const *name = own; *name; name++)
             if (cli_has(v, *name))
-                return cli_usage_error(cmd, "--%s is for --tfds DIR", *name);
+                return cli_usage_error(cmd, "--%s is for --tfds PATH", *name);
         return EXIT_OK;
     }
     /* What TFDS could not read, or what a TFDS directory cannot hold yet. */
