@@ -10,6 +10,7 @@
  * writes PREFIX.manifest.json, which `verify --manifest` checks as the
  * manifest of a single run. */
 #include "cli.h"
+#include "combine_tfds.h"
 #include "../src/shard_names.h"
 #include "../lib/convert_dealing.h"
 #include "../lib/input_identity.h"
@@ -513,6 +514,9 @@ static int run_combine(const cli_command *cmd, cli_values *v)
     }
 
     int status = find_task_manifests(&c);
+    combine_tfds_task *tfds_tasks = status == EXIT_OK ? calloc(c.tasks, sizeof *tfds_tasks) : NULL;
+    if (status == EXIT_OK && !tfds_tasks)
+        status = fail(&c, c.prefix, "out of memory");
     shard_ref *shards = NULL;
     char *first_options = NULL;
     uint64_t per_task = 0, total = 0;
@@ -549,6 +553,11 @@ static int run_combine(const cli_command *cmd, cli_values *v)
             }
         }
         status = add_task(&c, i, &c.docs[0], &first_options, shards, per_task);
+        /* convert --tfds: the task's split and features, for combine_tfds */
+        const json_value *tfds = json_get(&doc->root, "tfds");
+        if (status == EXIT_OK && tfds && !(tfds_tasks[i].tfds = json_object_text(tfds, NULL)))
+            status = fail(&c, doc->path, "out of memory");
+        tfds_tasks[i].manifest = doc->path;
         /* Only the first task's document is kept (to compare the others
          * with); what the others add was copied. */
         if (i > 0) {
@@ -649,6 +658,15 @@ static int run_combine(const cli_command *cmd, cli_values *v)
         st_json_end_object(&w);
         status = w.failed ? fail(&c, out_path, "out of memory") : write_file(&c, out_path, &b);
         st_buf_free(&b);
+        if (status == EXIT_OK) {
+            uint64_t *counts = malloc(total * sizeof *counts);
+            for (uint64_t i = 0; counts && i < total; i++)
+                counts[i] = shards[i].records;
+            status = counts ? combine_tfds(cmd, c.dir, c.base, tfds_tasks, c.tasks, counts, total, bytes,
+                                           cli_has(v, "force"), cli_has(v, "quiet"))
+                            : fail(&c, out_path, "out of memory");
+            free(counts);
+        }
         if (status == EXIT_OK && !cli_has(v, "quiet"))
             fprintf(stderr,
                     "shardtool combine: %s: %llu tasks, %" PRIu64 " shards, %" PRIu64 " records; records per "
@@ -661,6 +679,9 @@ static int run_combine(const cli_command *cmd, cli_values *v)
             json_free(&c.docs[i].root);
     }
     free(c.docs);
+    for (unsigned long long i = 0; tfds_tasks && i < c.tasks; i++)
+        free(tfds_tasks[i].tfds);
+    free(tfds_tasks);
     for (size_t i = 0; i < c.nfeatures; i++) {
         free(c.features[i].name);
         free(c.features[i].kind);

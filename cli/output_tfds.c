@@ -34,13 +34,6 @@ int cli_output_tfds(const cli_command *cmd, const cli_values *v, const st_format
     if (cli_has(v, "compression"))
         return cli_usage_error(cmd, "--compression with --tfds: TFDS reads its shards uncompressed; leave it out "
                                     "(--to arrayrecord compresses each chunk: --arrayrecord-codec)");
-    static const char *const later[] = {"task", "tasks", "resume", NULL};
-    for (const char *const *name = later; *name; name++)
-        if (cli_has(v, *name))
-            return cli_usage_error(cmd, "--%s with --tfds is not supported yet: convert each split in one run, or "
-                                        "write the tasks' shards with -o and convert them into the TFDS directory "
-                                        "afterwards",
-                                   *name);
     if (st_path_is_remote(cli_text(v, "tfds", "")))
         return cli_usage_error(cmd, "--tfds %s: a TFDS directory is written locally (its dataset_info.json is "
                                     "rewritten at each split's commit); copy it to object storage afterwards",

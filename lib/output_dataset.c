@@ -48,26 +48,21 @@ const char *output_dataset_staged(const output_set *set, const char *path)
     return NULL;
 }
 
-/* The first journal of another split of this dataset ("NAME-SPLIT.journal"
- * beside ours, or a task's), into out; false when there is none. */
-static bool other_journal(const output_set *set, char *out, size_t cap)
+bool output_dataset_find_journal(const char *dir, const char *name, const char *except, char *out, size_t cap)
 {
-    DIR *d = opendir(set->dir[0] ? set->dir : "./");
+    DIR *d = opendir(dir[0] ? dir : "./");
     if (!d)
         return false;
-    const output_dataset_state *s = &set->dataset;
-    size_t nlen = strlen(s->name);
+    size_t nlen = strlen(name);
     struct dirent *e;
     bool found = false;
-    char own[4300];
-    snprintf(own, sizeof own, "%s%s.journal", set->base, set->infix);
     while (!found && (e = readdir(d))) {
         const char *n = e->d_name;
         size_t len = strlen(n);
-        if (strncmp(n, s->name, nlen) != 0 || n[nlen] != '-' || len < 8 || strcmp(n + len - 8, ".journal") != 0 ||
-            strcmp(n, own) == 0)
+        if (strncmp(n, name, nlen) != 0 || n[nlen] != '-' || len < 8 || strcmp(n + len - 8, ".journal") != 0 ||
+            (except && strcmp(n, except) == 0))
             continue;
-        snprintf(out, cap, "%s%s", set->dir, n);
+        snprintf(out, cap, "%s%s", dir, n);
         found = true;
     }
     closedir(d);
@@ -97,8 +92,9 @@ int output_dataset_open(output_set *set)
                                  path, s->name, set->dir);
     if (rc < 0)
         return output_set_refuse(set, ST_EUSAGE, "%s", err.msg);
-    char journal[4400];
-    if (other_journal(set, journal, sizeof journal))
+    char journal[4400], own[4300];
+    snprintf(own, sizeof own, "%s%s.journal", set->base, set->infix);
+    if (output_dataset_find_journal(set->dir, s->name, own, journal, sizeof journal))
         return output_set_refuse(set, ST_EUSAGE, "%s: the unfinished commit of another split of %s (a run that was "
                                  "stopped); that split's next run rolls it back, and with it dataset_info.json.  "
                                  "Run convert for that split again first, then this one",

@@ -69,5 +69,8 @@ void output_dataset_forget(struct output_set *set);
 /* After a failure (the rollback has run): removes the staged files. */
 void output_dataset_abort(struct output_set *set);
 void output_dataset_close(struct output_set *set);
+/* The first journal in dir of one of the dataset's splits or tasks
+ * ("NAME-....journal") other than except, into out; false when none. */
+bool output_dataset_find_journal(const char *dir, const char *name, const char *except, char *out, size_t cap);
 
 #endif

@@ -88,7 +88,9 @@ int output_run_make_parent_dirs(output_run *out, const char *prefix, st_error *e
 
 const output_dataset *output_run_dataset(output_run *out)
 {
-    if (!out->tfds)
+    /* A task of a distributed run writes its shards and task manifest
+     * only: combine writes the dataset's files for the whole split. */
+    if (!out->tfds || out->infix[0])
         return NULL;
     out->dataset = (output_dataset){.files = {out->tfds->info_path, out->tfds->features_path},
                                     .name = out->tfds->name};
@@ -399,39 +401,42 @@ static int run_with_guess(output_run *out, convert_job *job, bool *done, st_erro
 /* convert --tfds: this split's features.json, refused when it differs from
  * the dataset's (other splits were written with that one) unless --force,
  * and dataset_info.json with this split added or replaced; both staged
- * for the commit (output_dataset.h). */
-static int write_tfds_files(output_run *out, const convert_job *job, st_error *err)
+ * for the commit (output_dataset.h).  A task of a distributed run writes
+ * neither: its manifest carries its features for combine. */
+static int write_tfds_files(output_run *out, const st_buf *features, st_error *err)
 {
     const tfds_target *t = out->tfds;
-    st_buf features = {0}, info = {0};
-    int rc = tfds_features_json(&job->stats, &features, err);
-    if (rc == ST_OK) {
-        st_error why = {0};
-        int differ = tfds_features_compare(t->features_path, (const char *)features.data, features.len, &why);
-        char others[1024];
-        if (differ < 0)
-            tfds_other_splits(t->info_path, t->split, others, sizeof others);
-        if (differ < 0 && !out->force)
-            rc = st_error_set(err, ST_EUSAGE, "split %s does not have the features of %s: %s.  The splits of a "
-                                              "dataset share one features.json: convert this split with the same "
-                                              "columns, or give --force to replace features.json%s%s%s",
-                              t->split, t->features_path, why.msg, others[0] ? " (then convert " : "", others,
-                              others[0] ? " again)" : "");
-        else if (differ < 0)
-            output_set_note(&out->set, "--force: replacing %s (%s)%s%s%s", t->features_path, why.msg,
-                            others[0] ? "; the other splits (" : "", others,
-                            others[0] ? ") were written with the earlier features: convert them again" : "");
-    }
+    if (out->infix[0])
+        return ST_OK;
+    st_buf info = {0};
+    st_error why = {0};
+    int rc = ST_OK;
+    int differ = tfds_features_compare(t->features_path, (const char *)features->data, features->len, &why);
+    char others[1024] = "";
+    if (differ < 0)
+        tfds_other_splits(t->info_path, t->split, others, sizeof others);
+    if (differ < 0 && !out->force)
+        rc = st_error_set(err, ST_EUSAGE, "split %s does not have the features of %s: %s.  The splits of a "
+                                          "dataset share one features.json: convert this split with the same "
+                                          "columns, or give --force to replace features.json%s%s%s",
+                          t->split, t->features_path, why.msg, others[0] ? " (then convert " : "", others,
+                          others[0] ? " again)" : "");
+    else if (differ < 0)
+        output_set_note(&out->set, "--force: replacing %s (%s)%s%s%s", t->features_path, why.msg,
+                        others[0] ? "; the other splits (" : "", others,
+                        others[0] ? ") were written with the earlier features: convert them again" : "");
     if (rc == ST_OK)
         rc = tfds_info_json(t, out->sink, &info, err);
-    if (rc == ST_OK && (rc = tfds_write_text(output_run_side_path(out, t->features_path), &features, err)) < 0)
+    if (rc == ST_OK && (rc = tfds_write_text(output_run_side_path(out, t->features_path), features, err)) < 0)
         st_error_at(err, t->features_path);
     if (rc == ST_OK && (rc = tfds_write_text(output_run_side_path(out, t->info_path), &info, err)) < 0)
         st_error_at(err, t->info_path);
-    st_buf_free(&features);
     st_buf_free(&info);
     return rc;
 }
+
+static int finish_side_files(output_run *out, const convert_job *job, const char *options_json, const char *tfds,
+                             st_error *err);
 
 static int finish_outputs(output_run *out, convert_job *job, const char *options_json,
                           st_error *err)
@@ -439,14 +444,36 @@ static int finish_outputs(output_run *out, convert_job *job, const char *options
     int rc = output_run_publish(out, err);
     if (rc < 0)
         return rc;
+    /* --tfds: the split's features first: a column TFDS cannot decode
+     * fails the run before any file is written beside the shards. */
+    st_buf features = {0}, member = {0};
+    if (out->tfds && ((rc = tfds_features_json(&job->stats, &features, err)) < 0 ||
+                      (rc = tfds_manifest_member(out->tfds, &features, &member)) < 0)) {
+        st_buf_free(&features);
+        st_buf_free(&member);
+        return rc == ST_ENOMEM ? st_error_set(err, rc, "out of memory") : rc;
+    }
+    rc = finish_side_files(out, job, options_json, member.len ? (const char *)member.data : NULL, err);
+    if (rc == ST_OK && out->tfds)
+        rc = write_tfds_files(out, &features, err);
+    st_buf_free(&features);
+    st_buf_free(&member);
+    return rc;
+}
+
+/* The manifest (with the "tfds" member when given) and the feature spec. */
+static int finish_side_files(output_run *out, const convert_job *job, const char *options_json, const char *tfds,
+                             st_error *err)
+{
+    int rc;
     if (out->want_manifest) {
         const char *path = out->manifest_path;
         rc = output_run_check_path(out, path, err);
         if (rc == ST_OK) {
             char *skipped = out->skips ? skip_log_json(out->skips) : NULL;
-            rc = st_manifest_write_skipped(output_run_side_path(out, path), out->sink, out->format->name,
-                                           out->wopt.compression,
-                                           &job->stats, options_json, skipped, out->force, err);
+            rc = st_manifest_write_extra(output_run_side_path(out, path), out->sink, out->format->name,
+                                         out->wopt.compression, &job->stats, options_json, skipped,
+                                         tfds ? "tfds" : NULL, tfds, out->force, err);
             free(skipped);
         }
         if (rc < 0)
@@ -460,8 +487,6 @@ static int finish_outputs(output_run *out, convert_job *job, const char *options
         if (rc < 0)
             return st_error_at(err, out->feature_spec);
     }
-    if (out->tfds)
-        return write_tfds_files(out, job, err);
     return ST_OK;
 }
 

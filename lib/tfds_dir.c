@@ -52,10 +52,9 @@ static bool version_text(const char *s)
     }
 }
 
-int tfds_target_init(tfds_target *t, const char *root, const char *name, const char *split, const char *version,
-                     const char *format_name, st_error *err)
+/* The names checked and the paths in dir (ending in '/') filled. */
+static int target_names(tfds_target *t, const char *name, const char *split, const char *version, st_error *err)
 {
-    memset(t, 0, sizeof *t);
     if (!name || !split)
         return st_error_set(err, ST_EUSAGE, "--tfds needs --name NAME and --split SPLIT (the dataset and the split "
                                             "this run writes, such as --name mnist --split train)");
@@ -67,6 +66,35 @@ int tfds_target_init(tfds_target *t, const char *root, const char *name, const c
                                             "test, validation)", split);
     if (!version_text(version))
         return st_error_set(err, ST_EUSAGE, "--version '%s': TFDS versions are X.Y.Z, such as 1.0.0", version);
+    snprintf(t->name, sizeof t->name, "%s", name);
+    snprintf(t->split, sizeof t->split, "%s", split);
+    snprintf(t->version, sizeof t->version, "%s", version);
+    snprintf(t->prefix, sizeof t->prefix, "%s%s-%s", t->dir, name, split);
+    snprintf(t->info_path, sizeof t->info_path, "%sdataset_info.json", t->dir);
+    snprintf(t->features_path, sizeof t->features_path, "%sfeatures.json", t->dir);
+    return ST_OK;
+}
+
+int tfds_target_in_dir(tfds_target *t, const char *dir, const char *name, const char *split, const char *version,
+                       const char *file_format, st_error *err)
+{
+    memset(t, 0, sizeof *t);
+    if (strcmp(file_format, "tfrecord") != 0 && strcmp(file_format, "array_record") != 0)
+        return st_error_set(err, ST_EDATA, "file format '%.40s' is not one shardtool writes", file_format);
+    snprintf(t->file_format, sizeof t->file_format, "%s", file_format);
+    size_t n = strlen(dir);
+    if (n + 300 >= sizeof t->dir)
+        return st_error_set(err, ST_EUSAGE, "%s: the path is too long", dir);
+    snprintf(t->dir, sizeof t->dir, "%s%s", dir, n && dir[n - 1] != '/' ? "/" : "");
+    return target_names(t, name, split, version, err);
+}
+
+int tfds_target_init(tfds_target *t, const char *root, const char *name, const char *split, const char *version,
+                     const char *format_name, st_error *err)
+{
+    memset(t, 0, sizeof *t);
+    if (!name || !split)
+        return target_names(t, name, split, version, err);
     if (strcmp(format_name, "tfrecord") == 0)
         snprintf(t->file_format, sizeof t->file_format, "tfrecord");
     else if (strcmp(format_name, "arrayrecord") == 0)
@@ -77,16 +105,14 @@ int tfds_target_init(tfds_target *t, const char *root, const char *name, const c
     if (!root[0])
         return st_error_set(err, ST_EUSAGE, "--tfds '': give the data directory, such as --tfds ~/tensorflow_datasets");
     size_t rl = strlen(root);
-    int n = snprintf(t->dir, sizeof t->dir, "%s%s%s/%s/", root, root[rl - 1] == '/' ? "" : "/", name, version);
-    if (n < 0 || (size_t)n >= sizeof t->dir)
+    if (rl + 300 >= sizeof t->dir)
         return st_error_set(err, ST_EUSAGE, "--tfds %s: the path is too long", root);
-    snprintf(t->name, sizeof t->name, "%s", name);
-    snprintf(t->split, sizeof t->split, "%s", split);
-    snprintf(t->version, sizeof t->version, "%s", version);
-    snprintf(t->prefix, sizeof t->prefix, "%s%s-%s", t->dir, name, split);
-    snprintf(t->info_path, sizeof t->info_path, "%sdataset_info.json", t->dir);
-    snprintf(t->features_path, sizeof t->features_path, "%sfeatures.json", t->dir);
-    return ST_OK;
+    /* checked before they become part of a path */
+    int rc = target_names(t, name, split, version, err);
+    if (rc < 0)
+        return rc;
+    snprintf(t->dir, sizeof t->dir, "%s%s%s/%s/", root, root[rl - 1] == '/' ? "" : "/", name, version);
+    return target_names(t, name, split, version, err);
 }
 
 /* ---- features.json ------------------------------------------------------------------ */
@@ -108,6 +134,56 @@ static void shape_json(st_jsonw *w, const int64_t *dims, size_t n)
         st_json_end_array(w);
     }
     st_json_end_object(w);
+}
+
+/* One column of features.json as shardtool writes them: Text, or a Tensor
+ * of rank 0 or 1 (dim: its length, -1 when it varies). */
+typedef struct tfds_column {
+    bool text;
+    char dtype[16];
+    int rank;
+    int64_t dim;
+} tfds_column;
+
+static void column_json(st_jsonw *w, const char *name, size_t len, const tfds_column *c)
+{
+    st_json_keyn(w, name, len);
+    st_json_begin_object(w);
+    if (c->text) {
+        st_json_member_string(w, "pythonClassName", TFDS_CLASS_TEXT);
+        st_json_key(w, "text");
+        st_json_begin_object(w);
+        st_json_end_object(w);
+    } else {
+        st_json_member_string(w, "pythonClassName", TFDS_CLASS_TENSOR);
+        st_json_key(w, "tensor");
+        st_json_begin_object(w);
+        shape_json(w, &c->dim, (size_t)c->rank);
+        st_json_member_string(w, "dtype", c->dtype);
+        st_json_member_string(w, "encoding", "none");
+        st_json_end_object(w);
+    }
+    st_json_end_object(w);
+}
+
+static void begin_features(st_jsonw *w)
+{
+    st_json_begin_object(w);
+    st_json_member_string(w, "pythonClassName", TFDS_CLASS_FEATURES_DICT);
+    st_json_key(w, "featuresDict");
+    st_json_begin_object(w);
+    st_json_key(w, "features");
+    st_json_begin_object(w);
+}
+
+static int end_features(st_jsonw *w, st_buf *out, st_error *err)
+{
+    st_json_end_object(w);
+    st_json_end_object(w);
+    st_json_end_object(w);
+    if (w->failed || st_buf_append(out, "\n", 1))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    return ST_OK;
 }
 
 /* The kinds of values a feature holds, without "none" (an empty list). */
@@ -149,12 +225,7 @@ int tfds_features_json(const st_feature_stats *stats, st_buf *out, st_error *err
         return rc;
     st_jsonw w;
     st_jsonw_init(&w, out, true);
-    st_json_begin_object(&w);
-    st_json_member_string(&w, "pythonClassName", TFDS_CLASS_FEATURES_DICT);
-    st_json_key(&w, "featuresDict");
-    st_json_begin_object(&w);
-    st_json_key(&w, "features");
-    st_json_begin_object(&w);
+    begin_features(&w);
     for (size_t i = 0; i < spec.count && rc == ST_OK; i++) {
         const st_spec_feature *e = &spec.items[i];
         const st_feature_stat *f = e->stat;
@@ -167,35 +238,32 @@ int tfds_features_json(const st_feature_stats *stats, st_buf *out, st_error *err
         }
         if ((rc = refuse_feature(e, shown, stats->records, err)) < 0)
             break;
-        st_json_keyn(&w, f->name, f->name_len);
-        st_json_begin_object(&w);
-        bool text = e->fixed && e->shape == 1 && e->kind == ST_KIND_BYTES && !f->not_utf8;
-        if (text) {
-            st_json_member_string(&w, "pythonClassName", TFDS_CLASS_TEXT);
-            st_json_key(&w, "text");
-            st_json_begin_object(&w);
-            st_json_end_object(&w);
-        } else {
-            st_json_member_string(&w, "pythonClassName", TFDS_CLASS_TENSOR);
-            st_json_key(&w, "tensor");
-            st_json_begin_object(&w);
-            /* a fixed length in every record: [] for one value, [n];
-             * otherwise [-1], as TFDS writes an unknown dimension */
-            int64_t dim = e->fixed ? (int64_t)e->shape : -1;
-            shape_json(&w, &dim, e->fixed && e->shape == 1 ? 0 : 1);
-            st_json_member_string(&w, "dtype", st_spec_dtype(e->kind));
-            st_json_member_string(&w, "encoding", "none");
-            st_json_end_object(&w);
-        }
-        st_json_end_object(&w);
+        /* a fixed length in every record: [] for one value, [n];
+         * otherwise [-1], as TFDS writes an unknown dimension */
+        tfds_column c = {.text = e->fixed && e->shape == 1 && e->kind == ST_KIND_BYTES && !f->not_utf8,
+                         .rank = e->fixed && e->shape == 1 ? 0 : 1,
+                         .dim = e->fixed ? (int64_t)e->shape : -1};
+        snprintf(c.dtype, sizeof c.dtype, "%s", st_spec_dtype(e->kind));
+        column_json(&w, f->name, f->name_len, &c);
     }
-    st_json_end_object(&w);
-    st_json_end_object(&w);
-    st_json_end_object(&w);
     st_spec_free(&spec);
-    if (rc == ST_OK && (w.failed || st_buf_append(out, "\n", 1)))
-        rc = st_error_set(err, ST_ENOMEM, "out of memory");
-    return rc;
+    int end = end_features(&w, out, err);
+    return rc < 0 ? rc : end;
+}
+
+int tfds_manifest_member(const tfds_target *t, const st_buf *features, st_buf *out)
+{
+    st_jsonw w;
+    st_jsonw_init(&w, out, true);
+    st_json_begin_object(&w);
+    st_json_member_string(&w, "name", t->name);
+    st_json_member_string(&w, "split", t->split);
+    st_json_member_string(&w, "version", t->version);
+    st_json_member_string(&w, "file_format", t->file_format);
+    st_json_key(&w, "features");
+    st_json_raw(&w, (const char *)features->data, features->len);
+    st_json_end_object(&w);
+    return w.failed || st_buf_append(out, "", 1) ? ST_ENOMEM : ST_OK;
 }
 
 /* The features map of a parsed features.json, or NULL. */
@@ -260,21 +328,118 @@ int tfds_features_compare(const char *path, const char *text, size_t len, st_err
     return rc;
 }
 
+/* A column of a features.json shardtool wrote, read back; false when it
+ * is of another kind. */
+static bool column_of(const json_value *f, tfds_column *c)
+{
+    memset(c, 0, sizeof *c);
+    if (json_get(f, "text")) {
+        c->text = true;
+        snprintf(c->dtype, sizeof c->dtype, "string");
+        return true;
+    }
+    const json_value *t = json_get(f, "tensor");
+    const json_value *dtype = t ? json_get(t, "dtype") : NULL;
+    if (!dtype || dtype->type != JSON_STRING || strlen(dtype->text) >= sizeof c->dtype)
+        return false;
+    snprintf(c->dtype, sizeof c->dtype, "%s", dtype->text);
+    const json_value *shape = json_get(t, "shape");
+    const json_value *dims = shape ? json_get(shape, "dimensions") : NULL;
+    if (!dims)
+        return true;
+    if (dims->type != JSON_ARRAY || dims->count != 1 || !dims->items[0].text)
+        return false;
+    c->rank = 1;
+    c->dim = strtoll(dims->items[0].text, NULL, 10);
+    return true;
+}
+
+/* The column of every record together from those of parts of them:
+ * Text stays Text only where every part is Text; lengths that differ
+ * (or a scalar beside a list) vary: [-1].  false when the dtypes differ. */
+static bool merge_column(tfds_column *into, const tfds_column *c)
+{
+    if (strcmp(into->dtype, c->dtype) != 0)
+        return false;
+    if (into->text && c->text)
+        return true;
+    tfds_column a = *into, b = *c;
+    a.text = b.text = false;
+    if (a.rank != b.rank || a.dim != b.dim) {
+        a.rank = 1;
+        a.dim = -1;
+    }
+    *into = a;
+    return true;
+}
+
+int tfds_features_merge(const char *const *docs, const char *const *who, size_t n, st_buf *out, st_error *err)
+{
+    json_value *parsed = calloc(n ? n : 1, sizeof *parsed);
+    const json_value **maps = calloc(n ? n : 1, sizeof *maps);
+    int rc = parsed && maps ? ST_OK : st_error_set(err, ST_ENOMEM, "out of memory");
+    for (size_t i = 0; rc == ST_OK && i < n; i++) {
+        char msg[256];
+        if (json_parse(docs[i], strlen(docs[i]), &parsed[i], msg, sizeof msg) != 0 ||
+            !(maps[i] = features_map(&parsed[i])))
+            rc = st_error_set(err, ST_EDATA, "%s: its features are not a features.json (%s)", who[i], msg);
+    }
+    st_jsonw w;
+    st_jsonw_init(&w, out, true);
+    begin_features(&w);
+    /* A part without records says nothing of the columns. */
+    size_t parts = 0;
+    for (size_t i = 0; rc == ST_OK && i < n; i++)
+        parts += maps[i]->count > 0;
+    for (size_t i = 0; rc == ST_OK && i < n; i++) {
+        for (size_t k = 0; rc == ST_OK && k < maps[i]->count; k++) {
+            const char *name = maps[i]->keys[k];
+            bool done = false;
+            for (size_t j = 0; j < i && !done; j++)
+                done = member(maps[j], name, NULL) != NULL;
+            if (done)
+                continue; /* merged where it first appeared */
+            tfds_column merged, c;
+            size_t having = 0;
+            for (size_t j = i; rc == ST_OK && j < n; j++) {
+                const json_value *f = member(maps[j], name, NULL);
+                if (!f)
+                    continue;
+                if (!column_of(f, &c))
+                    rc = st_error_set(err, ST_EDATA, "%s: '%s' is not a Tensor or Text feature", who[j], name);
+                else if (having++ == 0)
+                    merged = c;
+                else if (!merge_column(&merged, &c))
+                    rc = st_error_set(err, ST_EDATA, "'%s' is %s in %s but %s in %s: a TFDS Tensor has one dtype",
+                                      name, merged.dtype, who[i], c.dtype, who[j]);
+            }
+            if (rc == ST_OK && having < parts && !(merged.rank == 1 && merged.dim == -1))
+                rc = st_error_set(err, ST_EDATA, "'%s' is missing from the records of %zu of the %zu parts, and "
+                                                 "TFDS decodes it from every record", name, parts - having, parts);
+            if (rc == ST_OK)
+                column_json(&w, name, strlen(name), &merged);
+        }
+    }
+    int end = end_features(&w, out, err);
+    for (size_t i = 0; parsed && i < n; i++)
+        json_free(&parsed[i]);
+    free(parsed);
+    free(maps);
+    return rc < 0 ? rc : end;
+}
+
 /* ---- dataset_info.json ------------------------------------------------------------------ */
 
-static void split_json(st_jsonw *w, const tfds_target *t, const st_shard_sink *sink)
+static void split_json(st_jsonw *w, const tfds_target *t, const uint64_t *records, size_t shards, uint64_t bytes)
 {
     st_json_begin_object(w);
     st_json_member_string(w, "name", t->split);
     st_json_key(w, "shardLengths");
     st_json_begin_array(w);
-    uint64_t bytes = 0;
-    for (size_t i = 0; i < st_shard_sink_count(sink); i++) {
-        const st_shard_info *d = st_shard_sink_shard(sink, i);
+    for (size_t i = 0; i < shards; i++) {
         char n[32];
-        snprintf(n, sizeof n, "%" PRIu64, d->records);
+        snprintf(n, sizeof n, "%" PRIu64, records[i]);
         st_json_string(w, n);
-        bytes += d->bytes;
     }
     st_json_end_array(w);
     char n[32];
@@ -346,6 +511,22 @@ int tfds_info_check(const tfds_target *t, st_error *err)
 
 int tfds_info_json(const tfds_target *t, const st_shard_sink *sink, st_buf *out, st_error *err)
 {
+    size_t n = st_shard_sink_count(sink);
+    uint64_t *records = malloc((n ? n : 1) * sizeof *records), bytes = 0;
+    if (!records)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        records[i] = st_shard_sink_shard(sink, i)->records;
+        bytes += st_shard_sink_shard(sink, i)->bytes;
+    }
+    int rc = tfds_info_json_of(t, records, n, bytes, out, err);
+    free(records);
+    return rc;
+}
+
+int tfds_info_json_of(const tfds_target *t, const uint64_t *records, size_t shards, uint64_t bytes, st_buf *out,
+                      st_error *err)
+{
     json_value old = {0};
     bool have;
     int rc = read_info(t, &old, &have, err);
@@ -366,14 +547,14 @@ int tfds_info_json(const tfds_target *t, const st_shard_sink *sink, st_buf *out,
         const json_value *name = json_get(&splits->items[i], "name");
         if (name && name->type == JSON_STRING && strcmp(name->text, t->split) == 0) {
             if (!placed)
-                split_json(&w, t, sink); /* replaced where it was */
+                split_json(&w, t, records, shards, bytes); /* replaced where it was */
             placed = true;
             continue;
         }
         json_emit(&w, &splits->items[i]); /* every other split as it was */
     }
     if (!placed)
-        split_json(&w, t, sink);
+        split_json(&w, t, records, shards, bytes);
     st_json_end_array(&w);
     /* Members of the earlier file this run does not write (a description,
      * a citation added by hand) stay. */

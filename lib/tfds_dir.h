@@ -46,6 +46,11 @@ typedef struct tfds_target {
 int tfds_target_init(tfds_target *t, const char *root, const char *name, const char *split, const char *version,
                      const char *format_name, st_error *err);
 
+/* The same for a directory named directly (combine: the task manifests'
+ * directory), file_format as TFDS spells it ("tfrecord", "array_record"). */
+int tfds_target_in_dir(tfds_target *t, const char *dir, const char *name, const char *split, const char *version,
+                       const char *file_format, st_error *err);
+
 /* features.json for records with these statistics (gathered with
  * check_utf8 on: a bytes column is Text only when no value broke UTF-8):
  * FeaturesDict of Tensor (shape [], [n] or [-1]; int64, float32, string)
@@ -65,6 +70,21 @@ int tfds_features_compare(const char *path, const char *text, size_t len, st_err
  * member kept as it was.  ST_EUSAGE when that file is not one this
  * dataset's runs can share (not JSON, another name, version or fileFormat). */
 int tfds_info_json(const tfds_target *t, const st_shard_sink *sink, st_buf *out, st_error *err);
+
+/* The same from the shards' record counts and their bytes together. */
+int tfds_info_json_of(const tfds_target *t, const uint64_t *records, size_t shards, uint64_t bytes, st_buf *out,
+                      st_error *err);
+
+/* The features.json of all records from those of parts of them (the tasks
+ * of a distributed run; who[i] names part i in messages): a column Text in
+ * every part stays Text, lengths that differ become [-1]; ST_EDATA naming
+ * the column when dtypes differ or a column of fixed shape is missing from
+ * a part that has records. */
+int tfds_features_merge(const char *const *docs, const char *const *who, size_t n, st_buf *out, st_error *err);
+
+/* The manifest's "tfds" member (NUL-terminated JSON in out): name, split,
+ * version, file_format and this run's features.json, which combine joins. */
+int tfds_manifest_member(const tfds_target *t, const st_buf *features, st_buf *out);
 
 /* The same checks of an existing dataset_info.json, before a run reads
  * anything. */

@@ -382,6 +382,61 @@ def hostile_names(d, to):
           "%s: hostile names are only keys of the features map; pythonClassName stays TFDS's own" % to)
 
 
+def tasks_combine(d, to, ff):
+    """--task I/N into a TFDS directory, then combine: the tasks' features
+    join (lists of another length in each task become [-1]), and
+    dataset_info.json lists the split's N*S shards."""
+    root = os.path.join(d, "tasks")
+    os.makedirs(root)
+    base = os.path.join(root, "mydata", "1.0.0")
+    inputs = []
+    for k in range(3):
+        p = os.path.join(root, "part%d.jsonl" % k)
+        write_rows(p, [{"id": 10 * k + i, "name": "r%d" % i, "v": [i] * (k + 1)} for i in range(10)])
+        inputs.append(p)
+    for k in range(3):
+        r = st("convert", *inputs, "--tfds", root, "--name", "mydata", "--split", "train", "--to", to,
+               *next(f for f in FORMATS if f[0] == to)[2], "--task", "%d/3" % k, "--shards", "2", "--resume", "-q")
+        check(r.returncode == 0, "%s: task %d of 3 into the TFDS directory (%s)" % (to, k, said(r.stderr)))
+    check(not os.path.exists(os.path.join(base, "dataset_info.json")),
+          "%s: the tasks write no dataset_info.json (combine does)" % to)
+    r = st("combine", os.path.join(base, "mydata-train"))
+    check(r.returncode == 0, "%s: combine of the tasks (%s)" % (to, said(r.stderr)))
+    info = parse_strict(os.path.join(base, "dataset_info.json"), T.DatasetInfo)
+    feats = parse_strict(os.path.join(base, "features.json"), T.Feature)
+    shards = ["mydata-train.%s-%05d-of-00006" % (ff, i) for i in range(6)]
+    got = [len(payloads(os.path.join(base, s), to)) for s in shards]
+    check(len(info.splits) == 1 and list(info.splits[0].shard_lengths) == got and sum(got) == 30 and
+          info.splits[0].num_bytes == sum(os.path.getsize(os.path.join(base, s)) for s in shards),
+          "%s: combine's dataset_info.json lists the 6 shards of the 3 tasks, records and bytes as read: %s" % (to, got))
+    f = feats.features_dict.features
+    check(list(f["v"].tensor.shape.dimensions) == [-1] and f["name"].WhichOneof("content") == "text" and
+          list(f["id"].tensor.shape.dimensions) == [],
+          "%s: the tasks' features joined: v [-1] (lengths 1, 2, 3 in the three tasks), name Text, id []" % to)
+    r = st("verify", base)
+    check(r.returncode == 0 and b"dataset_info.json: OK" in r.stdout, "%s: verify of the combined split" % to)
+    # Task manifests whose features cannot join (one edited to say float32
+    # where the other says int64: convert itself refuses inputs of two
+    # kinds) are refused, naming the column, and nothing is written.
+    bad = os.path.join(d, "tasks-bad")
+    os.makedirs(bad)
+    parts = []
+    for k in range(2):
+        p = os.path.join(bad, "p%d.jsonl" % k)
+        write_rows(p, [{"id": i} for i in range(4)])
+        parts.append(p)
+    for k in range(2):
+        st("convert", *parts, "--tfds", bad, "--name", "mydata", "--split", "train", "--to", to,
+           *next(f for f in FORMATS if f[0] == to)[2], "--task", "%d/2" % k, "--shards", "1", "-q")
+    bad_base = os.path.join(bad, "mydata", "1.0.0")
+    m = os.path.join(bad_base, "mydata-train-task00001-of-00002.manifest.json")
+    doc = json.load(open(m))
+    doc["tfds"]["features"]["featuresDict"]["features"]["id"]["tensor"]["dtype"] = "float32"
+    json.dump(doc, open(m, "w"), indent=2)
+    r = st("combine", os.path.join(bad_base, "mydata-train"))
+    check(r.returncode != 0 and b"'id'" in r.stderr and not os.path.exists(os.path.join(bad_base, "dataset_info.json")),
+          "%s: combine refuses task features that do not join, naming the column (%s)" % (to, said(r.stderr)))
+
 def refusals(d):
     a = os.path.join(d, "r.jsonl")
     write_rows(a, table(3))
@@ -434,6 +489,7 @@ def main():
             killed(w, to, ff)
             lies(w, to, ff)
             hostile_names(w, to)
+            tasks_combine(w, to, ff)
         refusals(d)
     print("%d passed, %d failed" % (results["passed"], results["failed"]))
     return 1 if results["failed"] else 0
