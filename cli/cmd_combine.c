@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 static const cli_option combine_options[] = {
-    {"force", 'f', ARG_NONE, NULL, NULL, "replace an existing PREFIX.manifest.json"},
+    {"force", 'f', ARG_NONE, NULL, NULL, "replace an existing PREFIX.manifest.json (and, for a TFDS split, a features.json that differs)"},
     CLI_OPTIONS_END,
 };
 

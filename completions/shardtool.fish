@@ -220,7 +220,7 @@ complete -c shardtool -n '__fish_seen_subcommand_from stat' -s v -l verbose -d '
 complete -c shardtool -n '__fish_seen_subcommand_from stat' -s h -l help -d 'show this help'
 
 # shardtool combine
-complete -c shardtool -n '__fish_seen_subcommand_from combine' -s f -l force -d 'replace an existing PREFIX.manifest.json'
+complete -c shardtool -n '__fish_seen_subcommand_from combine' -s f -l force -d 'replace an existing PREFIX.manifest.json (and, for a TFDS split, a features.json that differs)'
 complete -c shardtool -n '__fish_seen_subcommand_from combine' -s q -l quiet -d 'print nothing but errors (no progress, no summary)'
 complete -c shardtool -n '__fish_seen_subcommand_from combine' -s v -l verbose -d 'say more about what is being done'
 complete -c shardtool -n '__fish_seen_subcommand_from combine' -s h -l help -d 'show this help'
