@@ -33,6 +33,58 @@ static int replace_file(const char *path, const st_buf *text, st_error *err)
     return rc;
 }
 
+/* --label COL=FILE of the tasks: COL.labels.txt beside features.json,
+ * refused when the dataset's differ unless force.  The names come from a
+ * task manifest, so the column name is checked before it names a file. */
+static int write_label_files(const cli_command *cmd, const tfds_target *t, const json_value *labels, bool force,
+                             bool quiet)
+{
+    for (size_t i = 0; labels && labels->type == JSON_OBJECT && i < labels->count; i++) {
+        const json_value *names = &labels->items[i];
+        if (!tfds_plain_name(labels->keys[i]) || names->type != JSON_ARRAY || names->count == 0) {
+            cli_error(cmd, "%s: the task manifests' class names of '%s' are not ones convert --label writes",
+                      t->prefix, labels->keys[i]);
+            return EXIT_DAMAGED;
+        }
+        st_buf text = {0};
+        for (size_t k = 0; k < names->count; k++) {
+            const json_value *n = &names->items[k];
+            if (n->type != JSON_STRING || !n->text[0] || strchr(n->text, '\n')) {
+                st_buf_free(&text);
+                cli_error(cmd, "%s: class %zu of '%s' in the task manifests is not a name", t->prefix, k,
+                          labels->keys[i]);
+                return EXIT_DAMAGED;
+            }
+            st_buf_append(&text, n->text, strlen(n->text));
+            st_buf_append(&text, "\n", 1);
+        }
+        char path[4400];
+        snprintf(path, sizeof path, "%s%s.labels.txt", t->dir, labels->keys[i]);
+        size_t len = 0;
+        st_error err = {0};
+        char *old = access(path, F_OK) == 0 ? json_read_file(path, &len, &err) : NULL;
+        int status = EXIT_OK;
+        if (old && (len != text.len || memcmp(old, text.data, len) != 0)) {
+            if (!force) {
+                cli_error(cmd, "%s: the dataset's class names of %s differ from the tasks' --label; give --force to "
+                               "replace them", path, labels->keys[i]);
+                status = EXIT_USAGE;
+            } else if (!quiet) {
+                fprintf(stderr, "shardtool %s: --force: replacing %s (other class names)\n", cmd->name, path);
+            }
+        }
+        if (status == EXIT_OK && replace_file(path, &text, &err) < 0) {
+            cli_error(cmd, "%s", err.msg);
+            status = EXIT_DAMAGED;
+        }
+        free(old);
+        st_buf_free(&text);
+        if (status)
+            return status;
+    }
+    return EXIT_OK;
+}
+
 int combine_tfds(const cli_command *cmd, const char *dir, const char *base, const combine_tfds_task *tasks,
                  size_t ntasks, const uint64_t *records, size_t shards, uint64_t bytes, bool force, bool quiet)
 {
@@ -60,6 +112,15 @@ int combine_tfds(const cli_command *cmd, const char *dir, const char *base, cons
             break;
         }
         static const char *const same[] = {"name", "split", "version", "file_format"};
+        char *labels = json_get(&docs[i], "labels") ? json_object_text(json_get(&docs[i], "labels"), NULL) : NULL;
+        char *first = json_get(&docs[0], "labels") ? json_object_text(json_get(&docs[0], "labels"), NULL) : NULL;
+        if ((labels || first) && (!labels || !first || strcmp(labels, first) != 0)) {
+            cli_error(cmd, "%s: its --label class names differ from task 0's: every task of one run needs the same "
+                           "--label", tasks[i].manifest);
+            status = EXIT_DAMAGED;
+        }
+        free(labels);
+        free(first);
         for (size_t k = 0; k < 4 && status == EXIT_OK; k++)
             if (strcmp(text_member(&docs[i], same[k]), text_member(&docs[0], same[k])) != 0) {
                 cli_error(cmd, "%s: its TFDS %s is '%s', task 0's '%s': the tasks of one run write one split",
@@ -133,6 +194,8 @@ int combine_tfds(const cli_command *cmd, const char *dir, const char *base, cons
             }
         }
     }
+    if (status == EXIT_OK)
+        status = write_label_files(cmd, &t, json_get(&docs[0], "labels"), force, quiet);
     if (status == EXIT_OK && tfds_info_json_of(&t, records, shards, bytes, &info, &err) < 0) {
         cli_error(cmd, "%s", err.msg);
         status = EXIT_USAGE;

@@ -44,6 +44,8 @@ _shardtool_table()
             '--name - NAME -'
             '--split - SPLIT -'
             '--version - X.Y.Z -'
+            '--image - COL,... -'
+            '--label - COL=NAMES|N -'
             '--from - FORMAT tfrecord,csv,tsv,jsonl,parquet,avro,arrayrecord'
             '--columns - A,B,... -'
             '--exclude - A,B,... -'

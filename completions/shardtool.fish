@@ -51,6 +51,8 @@ complete -c shardtool -n '__fish_seen_subcommand_from convert' -l tfds -r -F -d 
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l name -x -d '--tfds: the dataset\'s name'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l split -x -d '--tfds: the split this run writes (train, test, ...)'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l version -x -d '--tfds: the dataset\'s version (default 1.0.0)'
+complete -c shardtool -n '__fish_seen_subcommand_from convert' -l image -x -d '--tfds: these columns hold JPEG or PNG images (an Image feature, its shape from their headers)'
+complete -c shardtool -n '__fish_seen_subcommand_from convert' -l label -x -d '--tfds: this int64 column is a ClassLabel: names from a file (one a line) or N classes'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l from -x -a 'tfrecord csv tsv jsonl parquet avro arrayrecord' -d 'input format (default: detected from content, then name)'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l columns -x -d 'read only these columns / features'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l exclude -x -d 'leave these columns / features out'

@@ -20,9 +20,10 @@ void output_dataset_init(output_set *set, const output_dataset *d)
     if (!d)
         return;
     s->on = true;
+    s->nfiles = d->nfiles < OUTPUT_DATASET_FILES ? d->nfiles : OUTPUT_DATASET_FILES;
     snprintf(s->name, sizeof s->name, "%s", d->name);
     size_t dirlen = strlen(set->dir);
-    for (size_t i = 0; i < OUTPUT_DATASET_FILES; i++) {
+    for (size_t i = 0; i < s->nfiles; i++) {
         snprintf(s->path[i], sizeof s->path[i], "%s", d->files[i]);
         /* Only files of the prefix's own directory: the journal holds names. */
         if (strncmp(d->files[i], set->dir, dirlen) == 0 && !strchr(d->files[i] + dirlen, '/'))
@@ -33,7 +34,7 @@ void output_dataset_init(output_set *set, const output_dataset *d)
 bool output_dataset_own_name(const output_set *set, const char *name)
 {
     const output_dataset_state *s = &set->dataset;
-    for (size_t i = 0; s->on && i < OUTPUT_DATASET_FILES; i++)
+    for (size_t i = 0; s->on && i < s->nfiles; i++)
         if (s->own[i][0] && strcmp(name, s->own[i]) == 0)
             return true;
     return false;
@@ -42,7 +43,7 @@ bool output_dataset_own_name(const output_set *set, const char *name)
 const char *output_dataset_staged(const output_set *set, const char *path)
 {
     const output_dataset_state *s = &set->dataset;
-    for (size_t i = 0; s->on && i < OUTPUT_DATASET_FILES; i++)
+    for (size_t i = 0; s->on && i < s->nfiles; i++)
         if (s->own[i][0] && strcmp(path, s->path[i]) == 0)
             return s->staged[i];
     return NULL;
@@ -74,7 +75,7 @@ int output_dataset_open(output_set *set)
     output_dataset_state *s = &set->dataset;
     if (!s->on)
         return ST_OK;
-    for (size_t i = 0; i < OUTPUT_DATASET_FILES; i++) {
+    for (size_t i = 0; i < s->nfiles; i++) {
         if (!s->own[i][0])
             return output_set_refuse(set, ST_EUSAGE, "%s: not in the directory of the shards", s->path[i]);
         snprintf(s->staged[i], sizeof s->staged[i], "%sdataset%zu", set->tmp_prefix, i);
@@ -105,7 +106,7 @@ int output_dataset_open(output_set *set)
 void output_dataset_journal(output_set *set, FILE *f)
 {
     output_dataset_state *s = &set->dataset;
-    for (size_t i = 0; s->on && i < OUTPUT_DATASET_FILES; i++) {
+    for (size_t i = 0; s->on && i < s->nfiles; i++) {
         struct stat st;
         s->aside[i][0] = '\0';
         if (lstat(s->staged[i], &st) != 0)
@@ -128,7 +129,7 @@ void output_dataset_journal(output_set *set, FILE *f)
 int output_dataset_move(output_set *set, st_error *err)
 {
     output_dataset_state *s = &set->dataset;
-    for (size_t i = 0; s->on && i < OUTPUT_DATASET_FILES; i++) {
+    for (size_t i = 0; s->on && i < s->nfiles; i++) {
         struct stat st;
         if (lstat(s->staged[i], &st) != 0)
             continue;
@@ -143,7 +144,7 @@ int output_dataset_move(output_set *set, st_error *err)
 void output_dataset_forget(output_set *set)
 {
     output_dataset_state *s = &set->dataset;
-    for (size_t i = 0; s->on && i < OUTPUT_DATASET_FILES; i++)
+    for (size_t i = 0; s->on && i < s->nfiles; i++)
         if (s->aside[i][0])
             unlink(s->aside[i]);
 }
@@ -151,7 +152,7 @@ void output_dataset_forget(output_set *set)
 void output_dataset_abort(output_set *set)
 {
     output_dataset_state *s = &set->dataset;
-    for (size_t i = 0; s->on && i < OUTPUT_DATASET_FILES; i++)
+    for (size_t i = 0; s->on && i < s->nfiles; i++)
         if (s->staged[i][0])
             unlink(s->staged[i]);
 }

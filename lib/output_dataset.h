@@ -28,19 +28,22 @@
 
 struct output_set;
 
-#define OUTPUT_DATASET_FILES 2
+/* dataset_info.json, features.json and up to six COL.labels.txt */
+#define OUTPUT_DATASET_FILES 8
 
 /* What the caller (convert --tfds) names: the shared files' final paths,
  * in the prefix's own directory, and the dataset's name, whose other
  * splits' prefixes are NAME-SPLIT. */
 typedef struct output_dataset {
     const char *files[OUTPUT_DATASET_FILES];
+    size_t nfiles;
     const char *name;
 } output_dataset;
 
 /* The state an output set keeps for them (output_set.dataset). */
 typedef struct output_dataset_state {
     bool on;
+    size_t nfiles;
     char name[256];
     char path[OUTPUT_DATASET_FILES][4096];    /* final paths */
     char own[OUTPUT_DATASET_FILES][256];      /* their names in the directory */

@@ -45,6 +45,7 @@ typedef struct output_run {
      * freed with the run), or NULL; and its shared files for the set. */
     tfds_target *tfds;
     output_dataset dataset;
+    char label_paths[TFDS_MAX_LABEL_FILES][4200]; /* COL.labels.txt of each --label with names */
 } output_run;
 
 /* The dataset files the output set's commit rewrites (--tfds), or NULL. */

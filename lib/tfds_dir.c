@@ -3,7 +3,6 @@
 
 #include "json_read.h"
 
-#include "../src/feature_spec.h"
 #include "../src/json.h"
 
 #include <ctype.h>
@@ -16,17 +15,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The classes TFDS builds (tensorflow_datasets.core.features): the only
- * texts ever written to pythonClassName. */
-#define TFDS_CLASS_FEATURES_DICT "tensorflow_datasets.core.features.features_dict.FeaturesDict"
-#define TFDS_CLASS_TENSOR "tensorflow_datasets.core.features.tensor_feature.Tensor"
-#define TFDS_CLASS_TEXT "tensorflow_datasets.core.features.text_feature.Text"
 
 /* ---- the target ------------------------------------------------------------------ */
 
 /* Letters, digits and '_': what TFDS's dataset and split names are made
  * of, and never a path separator, a dot or the '-' between them. */
-static bool plain_name(const char *s)
+bool tfds_plain_name(const char *s)
 {
     if (!s[0] || strlen(s) >= 128)
         return false;
@@ -58,10 +52,10 @@ static int target_names(tfds_target *t, const char *name, const char *split, con
     if (!name || !split)
         return st_error_set(err, ST_EUSAGE, "--tfds needs --name NAME and --split SPLIT (the dataset and the split "
                                             "this run writes, such as --name mnist --split train)");
-    if (!plain_name(name))
+    if (!tfds_plain_name(name))
         return st_error_set(err, ST_EUSAGE, "--name '%s': a dataset name is letters, digits and '_' (TFDS names "
                                             "its files NAME-SPLIT.FORMAT-...)", name);
-    if (!plain_name(split))
+    if (!tfds_plain_name(split))
         return st_error_set(err, ST_EUSAGE, "--split '%s': a split name is letters, digits and '_' (such as train, "
                                             "test, validation)", split);
     if (!version_text(version))
@@ -115,143 +109,27 @@ int tfds_target_init(tfds_target *t, const char *root, const char *name, const c
     return target_names(t, name, split, version, err);
 }
 
-/* ---- features.json ------------------------------------------------------------------ */
-
-static void shape_json(st_jsonw *w, const int64_t *dims, size_t n)
+void tfds_target_free(tfds_target *t)
 {
-    st_json_key(w, "shape");
-    st_json_begin_object(w);
-    if (n) {
-        /* int64 as strings, as proto3 JSON writes them; an empty shape
-         * (a scalar) has no member at all */
-        st_json_key(w, "dimensions");
-        st_json_begin_array(w);
-        for (size_t i = 0; i < n; i++) {
-            char text[32];
-            snprintf(text, sizeof text, "%" PRId64, dims[i]);
-            st_json_string(w, text);
-        }
-        st_json_end_array(w);
-    }
-    st_json_end_object(w);
+    tfds_images_free(&t->images);
+    for (size_t i = 0; i < t->nlabels; i++)
+        tfds_label_free(&t->labels[i]);
+    free(t->labels);
+    t->labels = NULL;
+    t->nlabels = 0;
 }
 
-/* One column of features.json as shardtool writes them: Text, or a Tensor
- * of rank 0 or 1 (dim: its length, -1 when it varies). */
-typedef struct tfds_column {
-    bool text;
-    char dtype[16];
-    int rank;
-    int64_t dim;
-} tfds_column;
-
-static void column_json(st_jsonw *w, const char *name, size_t len, const tfds_column *c)
+tfds_columns tfds_target_columns(const tfds_target *t)
 {
-    st_json_keyn(w, name, len);
-    st_json_begin_object(w);
-    if (c->text) {
-        st_json_member_string(w, "pythonClassName", TFDS_CLASS_TEXT);
-        st_json_key(w, "text");
-        st_json_begin_object(w);
-        st_json_end_object(w);
-    } else {
-        st_json_member_string(w, "pythonClassName", TFDS_CLASS_TENSOR);
-        st_json_key(w, "tensor");
-        st_json_begin_object(w);
-        shape_json(w, &c->dim, (size_t)c->rank);
-        st_json_member_string(w, "dtype", c->dtype);
-        st_json_member_string(w, "encoding", "none");
-        st_json_end_object(w);
-    }
-    st_json_end_object(w);
+    return (tfds_columns){.images = t->images.n ? &t->images : NULL, .labels = t->labels, .nlabels = t->nlabels};
 }
 
-static void begin_features(st_jsonw *w)
+void tfds_label_path(const tfds_target *t, const tfds_label *l, char *out, size_t cap)
 {
-    st_json_begin_object(w);
-    st_json_member_string(w, "pythonClassName", TFDS_CLASS_FEATURES_DICT);
-    st_json_key(w, "featuresDict");
-    st_json_begin_object(w);
-    st_json_key(w, "features");
-    st_json_begin_object(w);
+    snprintf(out, cap, "%s%s.labels.txt", t->dir, l->column);
 }
 
-static int end_features(st_jsonw *w, st_buf *out, st_error *err)
-{
-    st_json_end_object(w);
-    st_json_end_object(w);
-    st_json_end_object(w);
-    if (w->failed || st_buf_append(out, "\n", 1))
-        return st_error_set(err, ST_ENOMEM, "out of memory");
-    return ST_OK;
-}
-
-/* The kinds of values a feature holds, without "none" (an empty list). */
-static unsigned value_kinds(const st_feature_stat *f)
-{
-    return f->kinds & ((1u << ST_KIND_INT64) | (1u << ST_KIND_FLOAT) | (1u << ST_KIND_BYTES));
-}
-
-/* Why a column cannot be a TFDS feature as it is, or NULL. */
-static int refuse_feature(const st_spec_feature *e, const char *shown, uint64_t records, st_error *err)
-{
-    const st_feature_stat *f = e->stat;
-    if (e->sequence)
-        return st_error_set(err, ST_EUSAGE, "--tfds: '%s' is a FeatureList (the records are SequenceExamples), and "
-                                            "TFDS reads tf.train.Example records only; give --nested refuse to be "
-                                            "told which column holds lists of lists, and flatten or leave it out",
-                            shown);
-    unsigned kinds = value_kinds(f);
-    if (!kinds)
-        return st_error_set(err, ST_EUSAGE, "--tfds: '%s' holds no value in any record, so it has no dtype for "
-                                            "TFDS; leave it out (--exclude '%s')", shown, shown);
-    if (kinds & (kinds - 1))
-        return st_error_set(err, ST_EUSAGE, "--tfds: '%s' holds %s values; a TFDS Tensor has one dtype: give --widen "
-                                            "(the wider kind in every record) or --type", shown,
-                            st_feature_stat_kinds(f));
-    if (e->has_default)
-        return st_error_set(err, ST_EUSAGE, "--tfds: '%s' is missing from %" PRIu64 " of the %" PRIu64 " records, and "
-                                            "TFDS decodes a scalar Tensor from every record; fill it in the input, or "
-                                            "leave it out (--exclude '%s')", shown, records - f->present, records,
-                            shown);
-    return ST_OK;
-}
-
-int tfds_features_json(const st_feature_stats *stats, st_buf *out, st_error *err)
-{
-    st_spec spec;
-    int rc = st_spec_build(stats, NULL, &spec, err);
-    if (rc < 0)
-        return rc;
-    st_jsonw w;
-    st_jsonw_init(&w, out, true);
-    begin_features(&w);
-    for (size_t i = 0; i < spec.count && rc == ST_OK; i++) {
-        const st_spec_feature *e = &spec.items[i];
-        const st_feature_stat *f = e->stat;
-        char shown[256];
-        st_feature_name_display_bytes(f->name, f->name_len, shown, sizeof shown);
-        if (!st_utf8_valid((const uint8_t *)f->name, f->name_len) || memchr(f->name, '\0', f->name_len)) {
-            rc = st_error_set(err, ST_EUSAGE, "--tfds: the column name '%s' is not UTF-8 text without NUL bytes, "
-                                              "which a features.json key must be; rename it", shown);
-            break;
-        }
-        if ((rc = refuse_feature(e, shown, stats->records, err)) < 0)
-            break;
-        /* a fixed length in every record: [] for one value, [n];
-         * otherwise [-1], as TFDS writes an unknown dimension */
-        tfds_column c = {.text = e->fixed && e->shape == 1 && e->kind == ST_KIND_BYTES && !f->not_utf8,
-                         .rank = e->fixed && e->shape == 1 ? 0 : 1,
-                         .dim = e->fixed ? (int64_t)e->shape : -1};
-        snprintf(c.dtype, sizeof c.dtype, "%s", st_spec_dtype(e->kind));
-        column_json(&w, f->name, f->name_len, &c);
-    }
-    st_spec_free(&spec);
-    int end = end_features(&w, out, err);
-    return rc < 0 ? rc : end;
-}
-
-int tfds_manifest_member(const tfds_target *t, const st_buf *features, st_buf *out)
+int tfds_manifest_member(const tfds_target *t, const st_buf *features, const tfds_columns *cols, st_buf *out)
 {
     st_jsonw w;
     st_jsonw_init(&w, out, true);
@@ -262,170 +140,26 @@ int tfds_manifest_member(const tfds_target *t, const st_buf *features, st_buf *o
     st_json_member_string(&w, "file_format", t->file_format);
     st_json_key(&w, "features");
     st_json_raw(&w, (const char *)features->data, features->len);
+    bool any = false;
+    for (size_t i = 0; cols && i < cols->nlabels; i++) {
+        const tfds_label *l = &cols->labels[i];
+        if (!l->names)
+            continue;
+        if (!any) {
+            st_json_key(&w, "labels");
+            st_json_begin_object(&w);
+            any = true;
+        }
+        st_json_key(&w, l->column);
+        st_json_begin_array(&w);
+        for (uint64_t k = 0; k < l->num_classes; k++)
+            st_json_string(&w, l->names[k]);
+        st_json_end_array(&w);
+    }
+    if (any)
+        st_json_end_object(&w);
     st_json_end_object(&w);
     return w.failed || st_buf_append(out, "", 1) ? ST_ENOMEM : ST_OK;
-}
-
-/* The features map of a parsed features.json, or NULL. */
-static const json_value *features_map(const json_value *root)
-{
-    const json_value *dict = json_get(root, "featuresDict");
-    const json_value *map = dict ? json_get(dict, "features") : NULL;
-    return map && map->type == JSON_OBJECT ? map : NULL;
-}
-
-static const json_value *member(const json_value *obj, const char *key, size_t *at)
-{
-    for (size_t i = 0; i < obj->count; i++)
-        if (strcmp(obj->keys[i], key) == 0) {
-            if (at)
-                *at = i;
-            return &obj->items[i];
-        }
-    return NULL;
-}
-
-int tfds_features_compare(const char *path, const char *text, size_t len, st_error *err)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return ST_OK;
-    st_error rerr = {0};
-    size_t olen = 0;
-    char *old = json_read_file(path, &olen, &rerr);
-    if (!old)
-        return st_error_set(err, ST_EDATA, "%s: %s", path, rerr.msg);
-    json_value a = {0}, b = {0};
-    char msg[256];
-    int rc = ST_OK;
-    if (json_parse(old, olen, &a, msg, sizeof msg) != 0)
-        rc = st_error_set(err, ST_EDATA, "%s: not JSON (%s)", path, msg);
-    else if (json_parse(text, len, &b, msg, sizeof msg) != 0)
-        rc = st_error_set(err, ST_EDATA, "the new features.json: %s", msg);
-    const json_value *ma = rc == ST_OK ? features_map(&a) : NULL, *mb = rc == ST_OK ? features_map(&b) : NULL;
-    if (rc == ST_OK && (!ma || !mb))
-        rc = st_error_set(err, ST_EDATA, "%s: no featuresDict.features map", path);
-    for (size_t i = 0; rc == ST_OK && i < mb->count; i++) {
-        const json_value *was = member(ma, mb->keys[i], NULL);
-        if (!was) {
-            rc = st_error_set(err, ST_EDATA, "'%s' is a feature of this split that %s does not have", mb->keys[i],
-                              path);
-            break;
-        }
-        char *x = json_object_text(was, NULL), *y = json_object_text(&mb->items[i], NULL);
-        if (x && y && strcmp(x, y) != 0)
-            rc = st_error_set(err, ST_EDATA, "'%s' is %s in this split but %s in %s", mb->keys[i], y, x, path);
-        free(x);
-        free(y);
-    }
-    for (size_t i = 0; rc == ST_OK && i < ma->count; i++)
-        if (!member(mb, ma->keys[i], NULL))
-            rc = st_error_set(err, ST_EDATA, "'%s' is a feature in %s that this split does not have", ma->keys[i],
-                              path);
-    json_free(&a);
-    json_free(&b);
-    free(old);
-    return rc;
-}
-
-/* A column of a features.json shardtool wrote, read back; false when it
- * is of another kind. */
-static bool column_of(const json_value *f, tfds_column *c)
-{
-    memset(c, 0, sizeof *c);
-    if (json_get(f, "text")) {
-        c->text = true;
-        snprintf(c->dtype, sizeof c->dtype, "string");
-        return true;
-    }
-    const json_value *t = json_get(f, "tensor");
-    const json_value *dtype = t ? json_get(t, "dtype") : NULL;
-    if (!dtype || dtype->type != JSON_STRING || strlen(dtype->text) >= sizeof c->dtype)
-        return false;
-    snprintf(c->dtype, sizeof c->dtype, "%s", dtype->text);
-    const json_value *shape = json_get(t, "shape");
-    const json_value *dims = shape ? json_get(shape, "dimensions") : NULL;
-    if (!dims)
-        return true;
-    if (dims->type != JSON_ARRAY || dims->count != 1 || !dims->items[0].text)
-        return false;
-    c->rank = 1;
-    c->dim = strtoll(dims->items[0].text, NULL, 10);
-    return true;
-}
-
-/* The column of every record together from those of parts of them:
- * Text stays Text only where every part is Text; lengths that differ
- * (or a scalar beside a list) vary: [-1].  false when the dtypes differ. */
-static bool merge_column(tfds_column *into, const tfds_column *c)
-{
-    if (strcmp(into->dtype, c->dtype) != 0)
-        return false;
-    if (into->text && c->text)
-        return true;
-    tfds_column a = *into, b = *c;
-    a.text = b.text = false;
-    if (a.rank != b.rank || a.dim != b.dim) {
-        a.rank = 1;
-        a.dim = -1;
-    }
-    *into = a;
-    return true;
-}
-
-int tfds_features_merge(const char *const *docs, const char *const *who, size_t n, st_buf *out, st_error *err)
-{
-    json_value *parsed = calloc(n ? n : 1, sizeof *parsed);
-    const json_value **maps = calloc(n ? n : 1, sizeof *maps);
-    int rc = parsed && maps ? ST_OK : st_error_set(err, ST_ENOMEM, "out of memory");
-    for (size_t i = 0; rc == ST_OK && i < n; i++) {
-        char msg[256];
-        if (json_parse(docs[i], strlen(docs[i]), &parsed[i], msg, sizeof msg) != 0 ||
-            !(maps[i] = features_map(&parsed[i])))
-            rc = st_error_set(err, ST_EDATA, "%s: its features are not a features.json (%s)", who[i], msg);
-    }
-    st_jsonw w;
-    st_jsonw_init(&w, out, true);
-    begin_features(&w);
-    /* A part without records says nothing of the columns. */
-    size_t parts = 0;
-    for (size_t i = 0; rc == ST_OK && i < n; i++)
-        parts += maps[i]->count > 0;
-    for (size_t i = 0; rc == ST_OK && i < n; i++) {
-        for (size_t k = 0; rc == ST_OK && k < maps[i]->count; k++) {
-            const char *name = maps[i]->keys[k];
-            bool done = false;
-            for (size_t j = 0; j < i && !done; j++)
-                done = member(maps[j], name, NULL) != NULL;
-            if (done)
-                continue; /* merged where it first appeared */
-            tfds_column merged, c;
-            size_t having = 0;
-            for (size_t j = i; rc == ST_OK && j < n; j++) {
-                const json_value *f = member(maps[j], name, NULL);
-                if (!f)
-                    continue;
-                if (!column_of(f, &c))
-                    rc = st_error_set(err, ST_EDATA, "%s: '%s' is not a Tensor or Text feature", who[j], name);
-                else if (having++ == 0)
-                    merged = c;
-                else if (!merge_column(&merged, &c))
-                    rc = st_error_set(err, ST_EDATA, "'%s' is %s in %s but %s in %s: a TFDS Tensor has one dtype",
-                                      name, merged.dtype, who[i], c.dtype, who[j]);
-            }
-            if (rc == ST_OK && having < parts && !(merged.rank == 1 && merged.dim == -1))
-                rc = st_error_set(err, ST_EDATA, "'%s' is missing from the records of %zu of the %zu parts, and "
-                                                 "TFDS decodes it from every record", name, parts - having, parts);
-            if (rc == ST_OK)
-                column_json(&w, name, strlen(name), &merged);
-        }
-    }
-    int end = end_features(&w, out, err);
-    for (size_t i = 0; parsed && i < n; i++)
-        json_free(&parsed[i]);
-    free(parsed);
-    free(maps);
-    return rc < 0 ? rc : end;
 }
 
 /* ---- dataset_info.json ------------------------------------------------------------------ */

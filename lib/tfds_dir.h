@@ -19,6 +19,8 @@
 #ifndef ST_LIB_TFDS_DIR_H
 #define ST_LIB_TFDS_DIR_H
 
+#include "tfds_features.h"
+
 #include "../src/buf.h"
 #include "../src/error.h"
 #include "../src/feature_stats.h"
@@ -38,7 +40,21 @@ typedef struct tfds_target {
     char prefix[4096];          /* dir + NAME-SPLIT: the output set's prefix */
     char info_path[4096];       /* dir + dataset_info.json */
     char features_path[4096];   /* dir + features.json */
+    /* --image and --label (tfds_features.h) */
+    tfds_images images;
+    tfds_label *labels;
+    size_t nlabels;
 } tfds_target;
+
+/* At most this many --label columns with class names (each a file). */
+#define TFDS_MAX_LABEL_FILES 6
+
+/* Frees the --image and --label columns. */
+void tfds_target_free(tfds_target *t);
+/* The columns --image and --label give a class of their own. */
+tfds_columns tfds_target_columns(const tfds_target *t);
+/* dir + COL.labels.txt, where TFDS's ClassLabel keeps its names. */
+void tfds_label_path(const tfds_target *t, const tfds_label *l, char *out, size_t cap);
 
 /* Checks the names (NAME and SPLIT: letters, digits and '_'; VERSION
  * X.Y.Z in digits) and the output format (tfrecord or arrayrecord), and
@@ -46,24 +62,14 @@ typedef struct tfds_target {
 int tfds_target_init(tfds_target *t, const char *root, const char *name, const char *split, const char *version,
                      const char *format_name, st_error *err);
 
+/* Letters, digits and '_' (a dataset, split or label column name that
+ * becomes part of a file name). */
+bool tfds_plain_name(const char *s);
+
 /* The same for a directory named directly (combine: the task manifests'
  * directory), file_format as TFDS spells it ("tfrecord", "array_record"). */
 int tfds_target_in_dir(tfds_target *t, const char *dir, const char *name, const char *split, const char *version,
                        const char *file_format, st_error *err);
-
-/* features.json for records with these statistics (gathered with
- * check_utf8 on: a bytes column is Text only when no value broke UTF-8):
- * FeaturesDict of Tensor (shape [], [n] or [-1]; int64, float32, string)
- * and Text (a UTF-8 value in every record).  A column TFDS cannot decode
- * as it is (missing from some records, mixed kinds, no values at all, a
- * FeatureList, a name that is not UTF-8) is ST_EUSAGE naming it, with the
- * way out. */
-int tfds_features_json(const st_feature_stats *stats, st_buf *out, st_error *err);
-
-/* Compares features.json of this split (text) with the one at path (read,
- * if it exists).  ST_OK when there is none or they describe the same
- * features; else ST_EDATA with the first difference named in err. */
-int tfds_features_compare(const char *path, const char *text, size_t len, st_error *err);
 
 /* dataset_info.json with this split's shards: the file at t->info_path
  * (when it exists) with this split added or replaced, every other split and
@@ -75,16 +81,10 @@ int tfds_info_json(const tfds_target *t, const st_shard_sink *sink, st_buf *out,
 int tfds_info_json_of(const tfds_target *t, const uint64_t *records, size_t shards, uint64_t bytes, st_buf *out,
                       st_error *err);
 
-/* The features.json of all records from those of parts of them (the tasks
- * of a distributed run; who[i] names part i in messages): a column Text in
- * every part stays Text, lengths that differ become [-1]; ST_EDATA naming
- * the column when dtypes differ or a column of fixed shape is missing from
- * a part that has records. */
-int tfds_features_merge(const char *const *docs, const char *const *who, size_t n, st_buf *out, st_error *err);
-
 /* The manifest's "tfds" member (NUL-terminated JSON in out): name, split,
- * version, file_format and this run's features.json, which combine joins. */
-int tfds_manifest_member(const tfds_target *t, const st_buf *features, st_buf *out);
+ * version, file_format, this run's features.json and the class names of
+ * its --label columns, which combine joins. */
+int tfds_manifest_member(const tfds_target *t, const st_buf *features, const tfds_columns *cols, st_buf *out);
 
 /* The same checks of an existing dataset_info.json, before a run reads
  * anything. */

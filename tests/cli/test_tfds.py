@@ -437,6 +437,113 @@ def tasks_combine(d, to, ff):
     check(r.returncode != 0 and b"'id'" in r.stderr and not os.path.exists(os.path.join(bad_base, "dataset_info.json")),
           "%s: combine refuses task features that do not join, naming the column (%s)" % (to, said(r.stderr)))
 
+# ---- --image and --label ----
+
+def frame(payload):
+    sys.path.insert(0, os.path.join(SRC, "tests"))
+    from tfrecord_frames import crc32c, masked
+    h = struct.pack("<Q", len(payload))
+    return h + struct.pack("<I", masked(crc32c(h))) + payload + struct.pack("<I", masked(crc32c(payload)))
+
+
+def encoded(fmt, size, mode):
+    import io
+    from PIL import Image
+    b = io.BytesIO()
+    Image.new(mode, size, 0).save(b, fmt)
+    return b.getvalue()
+
+
+def image_records(path, images, labels=None):
+    with open(path, "wb") as f:
+        for i, img in enumerate(images):
+            ex = EX.Example()
+            ex.features.feature["image"].bytes_list.value.append(img)
+            ex.features.feature["label"].int64_list.value.append(labels[i] if labels else i % 3)
+            ex.features.feature["id"].int64_list.value.append(i)
+            f.write(frame(ex.SerializeToString()))
+
+
+def images_labels(d, to, ff):
+    from PIL import Image
+    import io
+    root = os.path.join(d, "images")
+    os.makedirs(root)
+    names = os.path.join(root, "names.txt")
+    with open(names, "w") as f:
+        f.write("cat\ndog\nbird\n")
+    cases = [
+        ("same", [encoded("PNG", (28, 20), "L")] * 5, [20, 28, 1], "uint8", "png"),
+        ("sizes", [encoded("JPEG", (16 + i, 9), "RGB") for i in range(4)], [-1, -1, 3], "uint8", "jpeg"),
+        ("mixed", [encoded("PNG", (8, 8), "RGBA"), encoded("JPEG", (8, 8), "L")], [8, 8, -1], "uint8", ""),
+        ("deep", [encoded("PNG", (5, 7), "I;16")] * 3, [7, 5, 1], "uint16", "png"),
+    ]
+    for name, imgs, shape, dtype, fmt in cases:
+        inp = os.path.join(root, name + ".tfrecord")
+        image_records(inp, imgs)
+        r = convert(root, inp, name, to, ["--image", "image", "--label", "label=" + names], name=name)
+        base = os.path.join(root, name, "1.0.0")
+        ok = r.returncode == 0
+        feats = parse_strict(os.path.join(base, "features.json"), T.Feature) if ok else None
+        img = feats.features_dict.features["image"] if ok else None
+        check(ok and img.python_class_name.endswith("image_feature.Image") and
+              list(img.image.shape.dimensions) == shape and img.image.dtype == dtype and
+              img.image.encoding_format == fmt,
+              "%s: --image, %s: Image %s %s %r (%s)" % (to, name, shape, dtype, fmt, said(r.stderr)))
+        if not ok:
+            continue
+        # The test's own reading of every image in the shards, by PIL.
+        shard = os.path.join(base, "%s-%s.%s-00000-of-00001" % (name, name, ff))
+        dims = set()
+        for payload in payloads(shard, to):
+            ex = EX.Example.FromString(payload)
+            im = Image.open(io.BytesIO(ex.features.feature["image"].bytes_list.value[0]))
+            dims.add((im.size[1], im.size[0], len(im.getbands())))
+        want = [shape[i] if all(d[i] == shape[i] for d in dims) else -1 for i in range(3)]
+        check(want == shape, "%s: %s: the shape agrees with PIL's reading of every image: %s" % (to, name, sorted(dims)))
+        lab = feats.features_dict.features["label"]
+        check(lab.python_class_name.endswith("class_label_feature.ClassLabel") and lab.class_label.num_classes == 3 and
+              open(os.path.join(base, "label.labels.txt")).read() == "cat\ndog\nbird\n",
+              "%s: %s: --label label=names.txt: ClassLabel of 3, label.labels.txt beside features.json" % (to, name))
+    inp = os.path.join(root, "bad.tfrecord")
+    image_records(inp, [encoded("PNG", (4, 4), "L"), b"not an image at all", encoded("PNG", (4, 4), "L")])
+    r = convert(root, inp, "bad", to, ["--image", "image"], name="bad")
+    check(r.returncode == 1 and b"record 1" in r.stderr and b"--image image" in r.stderr and
+          not os.path.exists(os.path.join(root, "bad", "1.0.0", "dataset_info.json")),
+          "%s: a value that is not an image is refused, naming record and column (%s)" % (to, said(r.stderr)))
+    cut = encoded("PNG", (4, 4), "L")[:20]
+    image_records(inp, [cut])
+    r = convert(root, inp, "bad", to, ["--image", "image"], name="bad")
+    check(r.returncode == 1 and b"cut inside its header" in r.stderr, "%s: a PNG cut in its header is refused" % to)
+    image_records(inp, [encoded("PNG", (4, 4), "L")] * 3, labels=[0, 1, 5])
+    r = convert(root, inp, "bad", to, ["--label", "label=" + names], name="bad")
+    check(r.returncode == 2 and b"0 to 5" in r.stderr and b"3 classes" in r.stderr,
+          "%s: a label beyond the class count is refused (%s)" % (to, said(r.stderr)))
+    r = convert(root, inp, "bad", to, ["--label", "label=3"], name="bad")
+    check(r.returncode == 2, "%s: --label label=3 with a value 5 is refused too" % to)
+    r = convert(root, inp, "bad", to, ["--label", "label=6"], name="bad2")
+    feats = parse_strict(os.path.join(root, "bad2", "1.0.0", "features.json"), T.Feature) if r.returncode == 0 else None
+    check(feats is not None and feats.features_dict.features["label"].class_label.num_classes == 6 and
+          not os.path.exists(os.path.join(root, "bad2", "1.0.0", "label.labels.txt")),
+          "%s: --label label=6: numClasses only, no labels file" % to)
+
+
+def label_refusals(d):
+    names = os.path.join(d, "dup.txt")
+    with open(names, "w") as f:
+        f.write("a\nb\na\n")
+    inp = os.path.join(d, "r.jsonl")
+    write_rows(inp, table(3))
+    for args, want in [(["--label", "id=" + names], b"twice"),
+                       (["--label", "../x=" + names], b"letters, digits"),
+                       (["--label", "id"], b"COL=FILE"),
+                       (["--image", "name", "--label", "name=3"], b"one feature")]:
+        r = st("convert", inp, "--tfds", os.path.join(d, "lr"), "--name", "n", "--split", "s", *args)
+        check(r.returncode == 2 and want in r.stderr, "refused: %s (%s)" % (" ".join(args), said(r.stderr)))
+    r = st("convert", inp, "-o", os.path.join(d, "plain"), "--image", "name")
+    check(r.returncode == 2 and b"--image is for --tfds" in r.stderr, "--image without --tfds is refused")
+
+
 def refusals(d):
     a = os.path.join(d, "r.jsonl")
     write_rows(a, table(3))
@@ -490,7 +597,9 @@ def main():
             lies(w, to, ff)
             hostile_names(w, to)
             tasks_combine(w, to, ff)
+            images_labels(w, to, ff)
         refusals(d)
+        label_refusals(d)
     print("%d passed, %d failed" % (results["passed"], results["failed"]))
     return 1 if results["failed"] else 0
 
