@@ -450,7 +450,8 @@ const cli_command cmd_convert = {
         "maps columns to tf.train.Example features and writes shards named as TensorFlow\n"
         "names them, PREFIX-00000-of-00008.tfrecord, with a manifest beside them.\n"
         "Nothing is overwritten without --force, and a failed or interrupted run leaves\n"
-        "no file under a shard's final name.",
+        "no file under a shard's final name.  --tfds PATH --name NAME --split SPLIT writes\n"
+        "a split of a prepared TFDS directory instead (dataset_info.json, features.json).",
     .groups = convert_groups,
     .run = run_convert,
 };
