@@ -105,8 +105,24 @@ static void set_refusal(void *ctx, const char *msg)
     cli_error(ctx, "%s", msg);
 }
 
+static int output_init(const cli_command *cmd, const cli_values *v, const st_format *format, const char *infix,
+                       cli_output *out);
+
 int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format *format,
                     const char *infix, cli_output *out)
+{
+    int status = output_init(cmd, v, format, infix, out);
+    /* A refused output is not freed by the caller: the TFDS target goes here. */
+    if (status && out->tfds) {
+        tfds_target_free(out->tfds);
+        free(out->tfds);
+        out->tfds = NULL;
+    }
+    return status;
+}
+
+static int output_init(const cli_command *cmd, const cli_values *v, const st_format *format, const char *infix,
+                       cli_output *out)
 {
     memset(out, 0, sizeof *out);
     out->format = format;

@@ -3,6 +3,8 @@
 
 #include "json_read.h"
 
+#include "../src/stream.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +141,10 @@ int tfds_expect_load(tfds_expect *e, const char *dir, st_error *err)
         x->shards = lengths ? lengths->count : 0;
         for (size_t i = 0; rc == ST_OK && i < x->shards && !x->problem; i++) {
             uint64_t records;
+            if ((i & 4095) == 4095 && st_interrupted()) {
+                rc = st_error_set(err, ST_ECANCELED, "interrupted");
+                break;
+            }
             if (!int_value(&lengths->items[i], &records)) {
                 rc = st_error_set(err, ST_EDATA, "%s: split %s: shardLengths[%zu] is not a count", path, x->name, i);
                 break;
