@@ -3,7 +3,7 @@
  * DIR/NAME/VERSION/, and every split's run updates the dataset's
  * dataset_info.json (its split added or replaced) and features.json there.
  *
- *   open     (after the set's own lock and rollback) takes the dataset's
+ *   open     (after the set's own lock, before its rollback) takes the dataset's
  *            lock (DIR/NAME/VERSION/.NAME.dataset.lock, hidden: TFDS and
  *            directory walks pass it by), so that one split's run at a
  *            time reads and rewrites the shared files; refuses while

@@ -654,6 +654,10 @@ int output_set_open(output_set *set, const output_set_voice *voice, const char *
         return status;
     if (set->tasks && (status = refuse_other_distributed_run(set)))
         return status;
+    /* --tfds: the dataset's lock before this split's own journal is rolled
+     * back, since that puts back the dataset's shared files. */
+    if ((status = output_dataset_open(set)))
+        return status;
     st_test_kill_point("locked", 0);
 
     /* A journal with its lock free is a dead run's unfinished commit. */
@@ -679,8 +683,6 @@ int output_set_open(output_set *set, const output_set_voice *voice, const char *
             set->took_over = false;
         }
     }
-    if ((status = output_dataset_open(set)))
-        return status;
     if (set->took_over) {
         size_t n = remove_dead_temps(set, set->dead_tag, set->dead_pid, set->dead_same_host);
         if (n)
