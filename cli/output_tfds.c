@@ -5,7 +5,7 @@
 #include <string.h>
 
 const cli_option cli_tfds_options[] = {
-    {"tfds", 0, ARG_TEXT, "PATH", NULL, "write a prepared TFDS directory: PATH/NAME/VERSION/NAME-SPLIT.tfrecord-00000-of-00008, dataset_info.json, features.json"},
+    {"tfds", 0, ARG_TEXT, "PATH", NULL, "write a split of a prepared TFDS directory in PATH/NAME/VERSION (shards, dataset_info.json, features.json)"},
     {"name", 0, ARG_TEXT, "NAME", NULL, "--tfds: the dataset's name"},
     {"split", 0, ARG_TEXT, "SPLIT", NULL, "--tfds: the split this run writes (train, test, ...)"},
     {"version", 0, ARG_TEXT, "X.Y.Z", NULL, "--tfds: the dataset's version (default 1.0.0)"},

@@ -47,7 +47,7 @@ complete -c shardtool -n '__fish_seen_subcommand_from convert' -l no-manifest -d
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l feature-spec -r -F -d 'write the features as a tf.io.parse_example (or parse_sequence_example) spec (JSON)'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -s f -l force -d 'replace existing outputs'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l progress -d 'show progress even when stderr is not a terminal'
-complete -c shardtool -n '__fish_seen_subcommand_from convert' -l tfds -r -F -d 'write a prepared TFDS directory: PATH/NAME/VERSION/NAME-SPLIT.tfrecord-00000-of-00008, dataset_info.json, features.json'
+complete -c shardtool -n '__fish_seen_subcommand_from convert' -l tfds -r -F -d 'write a split of a prepared TFDS directory in PATH/NAME/VERSION (shards, dataset_info.json, features.json)'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l name -x -d '--tfds: the dataset\'s name'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l split -x -d '--tfds: the split this run writes (train, test, ...)'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l version -x -d '--tfds: the dataset\'s version (default 1.0.0)'
