@@ -443,12 +443,13 @@ static int run_convert(const cli_command *cmd, cli_values *v)
 
 const cli_command cmd_convert = {
     .name = "convert",
-    .summary = "convert CSV, TSV, JSON lines, Parquet, Avro or TFRecord into shards",
+    .summary = "convert CSV, TSV, JSON lines, Parquet, Avro, TFRecord or ArrayRecord into shards",
     .usage = "[OPTIONS] INPUT... -o PREFIX",
     .description =
         "Reads every input (files, globs, directories, - for standard input, or URLs),\n"
         "maps columns to tf.train.Example features and writes shards named as TensorFlow\n"
-        "names them, PREFIX-00000-of-00008.tfrecord, with a manifest beside them.\n"
+        "names them, PREFIX-00000-of-00008.tfrecord, with a manifest beside them\n"
+        "(--to arrayrecord: PREFIX-00000-of-00008.array_record, for Grain and TFDS).\n"
         "Nothing is overwritten without --force, and a failed or interrupted run leaves\n"
         "no file under a shard's final name.  --tfds PATH --name NAME --split SPLIT writes\n"
         "a split of a prepared TFDS directory instead (dataset_info.json, features.json).",

@@ -585,7 +585,7 @@ static int run_split(const cli_command *cmd, cli_values *v)
 
 const cli_command cmd_split = {
     .name = "split",
-    .summary = "re-shard or merge TFRecord or Avro files without decoding payloads",
+    .summary = "re-shard or merge TFRecord, Avro or ArrayRecord files without decoding payloads",
     .usage = "[OPTIONS] INPUT... -o PREFIX [--shards N | --shard-size SIZE | --records-per-shard N]",
     .description =
         "TFRecord inputs: copies framed records into new shards, checking both CRCs of\n"
@@ -596,7 +596,11 @@ const cli_command cmd_split = {
         "Avro inputs (one writer schema and codec): copies whole blocks, undecoded, into\n"
         "Avro shards (PREFIX-00000-of-00003.avro), checking each block's sync marker and\n"
         "that it decompresses.  Blocks are never split: --shards deals blocks round robin,\n"
-        "and --shard-size / --records-per-shard may be passed by less than one block.",
+        "and --shard-size / --records-per-shard may be passed by less than one block.\n"
+        "\n"
+        "ArrayRecord inputs: copies whole chunks, undecoded (hashes checked), into\n"
+        "ArrayRecord shards with new block headers, footers and postscripts, where the\n"
+        "inputs' group size allows (every chunk but a shard's last holds the group size).",
     .groups = split_groups,
     .run = run_split,
 };

@@ -85,8 +85,12 @@ static int add_record(file_stats *fs, const st_record *rec, bool decode, uint64_
         memset(&decoded, 0, sizeof decoded);
         if (st_example_decode(rec->payload.data, rec->payload.len, arena, &decoded, &why) < 0) {
             fs->not_examples = true;
-            snprintf(fs->not_examples_why, sizeof fs->not_examples_why, "record %" PRIu64 " at offset %" PRIu64
-                     ": %s", fs->records, offset, why.msg);
+            if (offset == UINT64_MAX) /* ArrayRecord: no stream offset of its own */
+                snprintf(fs->not_examples_why, sizeof fs->not_examples_why, "record %" PRIu64 ": %s", fs->records,
+                         why.msg);
+            else
+                snprintf(fs->not_examples_why, sizeof fs->not_examples_why, "record %" PRIu64 " at offset %" PRIu64
+                         ": %s", fs->records, offset, why.msg);
             st_feature_stats_free(&fs->features);
             st_feature_stats_init(&fs->features);
             return ST_OK;
@@ -126,7 +130,8 @@ static int read_file(const cli_input *in, file_stats *fs, st_error *err)
     fs->compression = r->compression;
     fs->payload_min = UINT64_MAX;
     /* Payloads that are Examples or may not be (TFRecord, ArrayRecord). */
-    bool decode = strcmp(r->format->name, "tfrecord") == 0 || strcmp(r->format->name, "arrayrecord") == 0;
+    bool tfrecord = strcmp(r->format->name, "tfrecord") == 0;
+    bool decode = tfrecord || strcmp(r->format->name, "arrayrecord") == 0;
     uint64_t offset = 0; /* of the next TFRecord frame, in the (decompressed) stream */
     st_batch batch;
     st_batch_init(&batch);
@@ -137,7 +142,7 @@ static int read_file(const cli_input *in, file_stats *fs, st_error *err)
         st_feature_stats_new_batch(&fs->features);
         for (size_t i = 0; i < batch.count && rc > 0; i++) {
             const st_record *rec = &batch.records[i];
-            if (add_record(fs, rec, decode, offset, &batch.arena, err) < 0)
+            if (add_record(fs, rec, decode, tfrecord ? offset : UINT64_MAX, &batch.arena, err) < 0)
                 rc = -1;
             add_payload_size(fs, rec);
             offset += rec->payload.len + ST_TFRECORD_OVERHEAD;
@@ -515,7 +520,8 @@ const cli_command cmd_stat = {
     .description =
         "For each input and in total: records, bytes, compression, record sizes, and per\n"
         "feature its kind, how many records have it, its list lengths and numeric range.\n"
-        "Parquet and Avro inputs add their own details (row groups, codecs, blocks).\n"
+        "Parquet and Avro inputs add their own details (row groups, codecs, blocks),\n"
+        "ArrayRecord inputs their footer's (group size, chunks, codec, writer options).\n"
         "--feature-spec FILE writes the spec convert --feature-spec writes, for any\n"
         "TFRecord files; --snippet prints a tf.data pipeline that parses them.",
     .groups = stat_groups,

@@ -605,7 +605,9 @@ const cli_command cmd_verify = {
     .description =
         "Checks every record of every file: TFRecord framing, both masked CRC32Cs, the\n"
         "GZIP / ZLIB stream, truncation, and with --decode that each payload is a\n"
-        "tf.train.Example.  Parquet and Avro files get their own structural checks.\n"
+        "tf.train.Example.  Parquet and Avro files get their own structural checks;\n"
+        "ArrayRecord files every HighwayHash, block header, chunk size, footer entry\n"
+        "and the postscript.\n"
         "Every file is checked even after a failure.  Exit status: 0 all intact,\n"
         "1 some file damaged, 2 usage error or unreadable file.",
     .groups = verify_groups,

@@ -29,8 +29,9 @@ bool split_input_is_arrayrecord(const char *path)
 {
     struct stat st;
     if (strcmp(path, "-") == 0 || st_path_is_remote(path) || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
-        const st_format *f = st_format_by_extension(path);
-        return f && strcmp(f->name, "arrayrecord") == 0 && strcmp(path, "-") != 0;
+        /* By name: TFDS puts the extension before the shard numbers
+         * (NAME-train.array_record-00000-of-00008). */
+        return strcmp(path, "-") != 0 && strstr(path, ".array_record") != NULL;
     }
     st_stream *s;
     st_error err;

@@ -6,8 +6,8 @@
 # Commands, where one is expected.
 complete -c shardtool -n __fish_use_subcommand -f -s h -l help -d 'show the commands'
 complete -c shardtool -n __fish_use_subcommand -f -s V -l version -d 'print the version'
-complete -c shardtool -n __fish_use_subcommand -f -a convert -d 'convert CSV, TSV, JSON lines, Parquet, Avro or TFRecord into shards'
-complete -c shardtool -n __fish_use_subcommand -f -a split -d 're-shard or merge TFRecord or Avro files without decoding payloads'
+complete -c shardtool -n __fish_use_subcommand -f -a convert -d 'convert CSV, TSV, JSON lines, Parquet, Avro, TFRecord or ArrayRecord into shards'
+complete -c shardtool -n __fish_use_subcommand -f -a split -d 're-shard or merge TFRecord, Avro or ArrayRecord files without decoding payloads'
 complete -c shardtool -n __fish_use_subcommand -f -a cat -d 'stream records out as JSON lines, TFRecords or raw payloads'
 complete -c shardtool -n __fish_use_subcommand -f -a verify -d 'check framing, CRCs, compression and (with --decode) every Example'
 complete -c shardtool -n __fish_use_subcommand -f -a stat -d 'count records and bytes, and show the feature schema'

@@ -67,7 +67,7 @@ SHARDTOOL_API const char *shardtool_version(void);
 typedef struct shardtool_reader shardtool_reader;
 
 typedef struct shardtool_reader_options {
-    /* As --from: "tfrecord", "csv", "tsv", "jsonl", "parquet", "avro", or
+    /* As --from: "tfrecord", "csv", "tsv", "jsonl", "parquet", "avro", "arrayrecord", or
      * NULL to tell each input's format from its content and name. */
     const char *format;
     /* As --input-compression: "auto" (or NULL), "none", "gzip", "zlib". */
@@ -272,7 +272,7 @@ SHARDTOOL_API void shardtool_free(void *p);
 
 typedef struct shardtool_verify_report {
     int ok;                  /* 1: intact; 0: damaged (see damage) */
-    char format[16];         /* "tfrecord", "parquet" or "avro" */
+    char format[16];         /* "tfrecord", "parquet", "avro" or "arrayrecord" */
     uint64_t records;        /* intact records (before the damage) */
     uint64_t bytes;          /* bytes of the file as stored */
     uint64_t stream_bytes;   /* bytes of the record stream checked (decompressed) */
@@ -365,7 +365,8 @@ SHARDTOOL_API int shardtool_verify_manifest(const char *manifest_path,
  * and NULL leave each at the command line's default. */
 typedef struct shardtool_convert_options {
     const char *output;             /* -o PREFIX (required) */
-    const char *to;                 /* --to: "tfrecord" (NULL), "avro", "csv", "tsv", "jsonl", "parquet" */
+    const char *to;                 /* --to: "tfrecord" (NULL), "avro", "csv", "tsv", "jsonl", "parquet",
+                                       "arrayrecord" (zstd, group size 1: the command's defaults) */
     uint64_t shards;                /* --shards N (0: 1 unless another of these three is given) */
     uint64_t records_per_shard;     /* --records-per-shard N */
     uint64_t shard_size;            /* --shard-size, in bytes */

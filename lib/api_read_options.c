@@ -115,7 +115,7 @@ int api_read_options_init(api_read_options *o, const shardtool_reader_options *o
     if (opts->format) {
         o->format = st_format_by_name(opts->format);
         if (!o->format)
-            return api_misuse(err, FN, "unknown format (give tfrecord, csv, tsv, jsonl, parquet, avro, or NULL "
+            return api_misuse(err, FN, "unknown format (give tfrecord, csv, tsv, jsonl, parquet, avro, arrayrecord, or NULL "
                                        "to detect it)");
     }
     if (opts->compression) {

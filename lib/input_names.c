@@ -5,7 +5,7 @@
  *
  *   - ends with an extension of a format shardtool reads (.csv, .tsv,
  *     .tab, .jsonl, .ndjson, .json, .parquet, .parq, .pq, .avro,
- *     .tfrecord, .tfrecords, .tfr, .record);
+ *     .tfrecord, .tfrecords, .tfr, .record, .array_record, .arrayrecord);
  *   - is a TensorFlow shard name, NAME-NNNNN-of-NNNNN (with or without an
  *     extension before or after it: mnist-train.tfrecord-00000-of-00001);
  *   - is a Hadoop or Spark part file without an extension: part-NNNNN,

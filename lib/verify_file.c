@@ -234,7 +234,7 @@ void st_verify_opened(const char *path, st_verify_opener open, void *arg, const 
              * name and first bytes mislead).  FILE, not the path: the
              * message is the same for a local file and an object. */
             st_error_set(&res->err, ST_EUSAGE,
-                         "this looks like %s text, not a TFRecord, Parquet or Avro file (verify "
+                         "this looks like %s text, not a TFRecord, Parquet, Avro or ArrayRecord file (verify "
                          "checks those, and --from tfrecord checks it as one anyway; convert "
                          "reads text: shardtool convert %s%s%sFILE -o PREFIX)",
                          text ? text->name : "plain", name_misleads ? "--from " : "",

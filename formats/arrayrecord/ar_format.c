@@ -15,7 +15,7 @@ static int ar_probe(const uint8_t *buf, size_t len)
     return memcmp(buf, st_riegeli_signature, n) == 0 ? 100 : 0;
 }
 
-static const char *const arrayrecord_extensions[] = {".array_record", ".arrayrecord", ".riegeli", NULL};
+static const char *const arrayrecord_extensions[] = {".array_record", ".arrayrecord", NULL};
 
 const st_format st_format_arrayrecord = {
     .name = "arrayrecord",

@@ -28,9 +28,17 @@ static bool check_unit(const ar_reader *a, const ar_unit *u, const st_verify_opt
         const ar_unit_chunk *ch = &u->chunks[k];
         st_error why = {0};
         if (ch->h.type == ST_RIEGELI_CHUNK_TRANSPOSED) {
-            report(rep, "unsupported chunk", ch->first_record, ch->offset,
-                   "a transposed chunk ('t'), which shardtool does not read");
-            return false;
+            /* Intact as far as its hashes and the footer tell; its records
+             * are not decoded: said beside the verdict, not as damage. */
+            if (!rep->unsupported_kind) {
+                rep->unsupported_kind = "unsupported chunk";
+                snprintf(rep->unsupported, sizeof rep->unsupported,
+                         "chunk %llu at byte offset %llu is transposed ('t'): its hashes and place in the footer "
+                         "were checked, its records not decoded (shardtool reads simple chunks only)",
+                         (unsigned long long)ch->index, (unsigned long long)ch->offset);
+            }
+            rep->records += ch->h.num_records;
+            continue;
         }
         st_riegeli_simple s;
         if (st_riegeli_simple_decode(u->data.data + ch->at, (size_t)ch->h.data_size, &ch->h, a->max_record * 4, &s,

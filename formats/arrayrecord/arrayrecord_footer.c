@@ -363,10 +363,12 @@ int st_ar_read_record_at(st_stream *in, uint64_t index, uint64_t max_chunk, uint
     st_ar_index ix = {0};
     if (rc == ST_OK)
         rc = st_ar_index_read(&r, &ix, err);
-    if (rc == ST_OK && index >= ix.footer.num_records)
+    if (rc == ST_OK && index >= ix.footer.num_records && ix.footer.num_records == 0)
+        rc = st_error_set(err, ST_EUSAGE, "--at %llu: the file holds no records", (unsigned long long)index);
+    else if (rc == ST_OK && index >= ix.footer.num_records)
         rc = st_error_set(err, ST_EUSAGE, "--at %llu: the file holds %llu records (0 to %llu)",
                           (unsigned long long)index, (unsigned long long)ix.footer.num_records,
-                          (unsigned long long)(ix.footer.num_records ? ix.footer.num_records - 1 : 0));
+                          (unsigned long long)(ix.footer.num_records - 1));
     st_buf data = {0};
     st_riegeli_chunk c;
     const st_ar_chunk_entry *e = NULL;

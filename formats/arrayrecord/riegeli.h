@@ -64,6 +64,9 @@ void st_riegeli_chunk_header_encode(uint8_t out[ST_RIEGELI_CHUNK_HEADER_SIZE], u
                                     uint64_t data_size, uint64_t num_records, uint64_t decoded_data_size);
 /* Reads a header; returns whether its header_hash matches. */
 bool st_riegeli_chunk_header_decode(const uint8_t in[ST_RIEGELI_CHUNK_HEADER_SIZE], st_riegeli_chunk_header *h);
+/* Reads a header's fields without checking its hash (headers this
+ * program made or has checked already). */
+void st_riegeli_chunk_header_parse(const uint8_t in[ST_RIEGELI_CHUNK_HEADER_SIZE], st_riegeli_chunk_header *h);
 /* Writes a decoded header back as it was stored (no hashing). */
 void st_riegeli_chunk_header_pack(const st_riegeli_chunk_header *h, uint8_t out[ST_RIEGELI_CHUNK_HEADER_SIZE]);
 void st_riegeli_block_header_encode(uint8_t out[ST_RIEGELI_BLOCK_HEADER_SIZE], uint64_t previous_chunk,

@@ -40,6 +40,17 @@ void st_riegeli_chunk_header_encode(uint8_t out[ST_RIEGELI_CHUNK_HEADER_SIZE], u
     put_le64(out, st_riegeli_hash(out + 8, ST_RIEGELI_CHUNK_HEADER_SIZE - 8));
 }
 
+void st_riegeli_chunk_header_parse(const uint8_t in[ST_RIEGELI_CHUNK_HEADER_SIZE], st_riegeli_chunk_header *h)
+{
+    h->header_hash = get_le64(in);
+    h->data_size = get_le64(in + 8);
+    h->data_hash = get_le64(in + 16);
+    uint64_t type_and_count = get_le64(in + 24);
+    h->type = (uint8_t)type_and_count;
+    h->num_records = type_and_count >> 8;
+    h->decoded_data_size = get_le64(in + 32);
+}
+
 bool st_riegeli_chunk_header_decode(const uint8_t in[ST_RIEGELI_CHUNK_HEADER_SIZE], st_riegeli_chunk_header *h)
 {
     h->header_hash = get_le64(in);
@@ -168,7 +179,7 @@ int st_riegeli_write_chunk(uint64_t *pos, const uint8_t header[ST_RIEGELI_CHUNK_
                            uint64_t num_records, st_riegeli_out_fn out, void *ctx, st_error *err)
 {
     st_riegeli_chunk_header h;
-    st_riegeli_chunk_header_decode(header, &h);
+    st_riegeli_chunk_header_parse(header, &h);
     layout l = {.pos = pos, .begin = *pos, .out = out, .ctx = ctx};
     if (!st_riegeli_chunk_end(*pos, h.data_size, num_records, &l.end))
         return st_error_set(err, ST_EUSAGE, "a chunk of %llu bytes does not fit in a file",

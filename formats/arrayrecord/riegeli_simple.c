@@ -89,6 +89,75 @@ static ZSTD_DCtx *thread_dctx(void)
 }
 #endif
 
+/* Buffers this small gain nothing from zstd (a record's size, a group's
+ * sizes), yet a compression call costs microseconds, several times what
+ * the rest of a record's chunk does: they are stored as a zstd frame of
+ * one raw block (RFC 8878), which is what zstd itself writes for data it
+ * cannot shrink, and which every zstd decoder reads. */
+#define ZSTD_RAW_FRAME_MAX 32
+
+static int zstd_raw_frame(const uint8_t *in, size_t n, st_buf *out)
+{
+    if (st_buf_reserve(out, 9 + n))
+        return ST_ENOMEM;
+    uint8_t *p = out->data + out->len;
+    p[0] = 0x28, p[1] = 0xb5, p[2] = 0x2f, p[3] = 0xfd; /* magic */
+    p[4] = 0x20;                   /* single segment, a 1-byte content size, no checksum */
+    p[5] = (uint8_t)n;             /* content size */
+    uint32_t block = 1u | (uint32_t)n << 3; /* last block, raw, n bytes */
+    p[6] = (uint8_t)block, p[7] = (uint8_t)(block >> 8), p[8] = (uint8_t)(block >> 16);
+    if (n)
+        memcpy(p + 9, in, n);
+    out->len += 9 + n;
+    return ST_OK;
+}
+
+/* Reads a zstd frame made only of raw and RLE blocks (what zstd_raw_frame
+ * writes, and what zstd writes for data it cannot shrink) into dst, which
+ * holds exactly `size` bytes, without a decompression call: a call costs
+ * more than a small record's whole chunk.  Returns 1 when done, 0 when the
+ * frame needs the library (compressed blocks, a dictionary, a checksum),
+ * -1 when it is malformed. */
+static int zstd_plain_frame(const uint8_t *in, size_t n, uint8_t *dst, size_t size)
+{
+    if (n < 6 || in[0] != 0x28 || in[1] != 0xb5 || in[2] != 0x2f || in[3] != 0xfd)
+        return 0;
+    uint8_t fhd = in[4];
+    if (fhd & 0x0f) /* dictionary ID, checksum or reserved bits */
+        return 0;
+    bool single = fhd & 0x20;
+    static const size_t fcs_sizes[4] = {0, 2, 4, 8};
+    size_t fcs = fcs_sizes[fhd >> 6];
+    if (single && fcs == 0)
+        fcs = 1;
+    size_t at = 5 + (single ? 0 : 1) + fcs;
+    size_t got = 0;
+    for (;;) {
+        if (n - at < 3 || at > n)
+            return -1;
+        uint32_t bh = (uint32_t)in[at] | (uint32_t)in[at + 1] << 8 | (uint32_t)in[at + 2] << 16;
+        at += 3;
+        uint32_t type = (bh >> 1) & 3, bsize = bh >> 3;
+        if (type == 0) {
+            if (bsize > n - at || bsize > size - got)
+                return -1;
+            memcpy(dst + got, in + at, bsize);
+            at += bsize;
+        } else if (type == 1) {
+            if (at >= n || bsize > size - got)
+                return -1;
+            memset(dst + got, in[at], bsize);
+            at += 1;
+        } else {
+            return 0;
+        }
+        got += bsize;
+        if (bh & 1)
+            break;
+    }
+    return at == n && got == size ? 1 : -1;
+}
+
 /* Appends in[0, n) compressed as Riegeli stores a buffer. */
 static int compress_buffer(uint8_t compression, int level, const uint8_t *in, size_t n, st_buf *out, st_error *err)
 {
@@ -101,6 +170,8 @@ static int compress_buffer(uint8_t compression, int level, const uint8_t *in, si
     switch (compression) {
 #if AR_HAVE_ZSTD
     case ST_RIEGELI_COMPRESSION_ZSTD: {
+        if (n <= ZSTD_RAW_FRAME_MAX)
+            return zstd_raw_frame(in, n, out) ? st_error_set(err, ST_ENOMEM, "out of memory") : ST_OK;
         size_t bound = ZSTD_compressBound(n);
         ZSTD_CCtx *c = thread_cctx();
         if (!c || st_buf_reserve(out, bound))
@@ -205,6 +276,11 @@ static int decompress_buffer(uint8_t compression, const uint8_t *in, size_t n, u
     switch (compression) {
 #if AR_HAVE_ZSTD
     case ST_RIEGELI_COMPRESSION_ZSTD: {
+        int plain = zstd_plain_frame(in, n, dst, (size_t)size);
+        if (plain != 0) {
+            ok = plain > 0;
+            break;
+        }
         ZSTD_DCtx *d = thread_dctx();
         size_t got = d ? ZSTD_decompressDCtx(d, dst, (size_t)size, in, n) : 1;
         ok = d && !ZSTD_isError(got) && got == size;

@@ -176,7 +176,7 @@ class Reader:
     of records at a time.
 
     Options (those of the command line):
-      format           "tfrecord", "csv", "tsv", "jsonl", "parquet", "avro"
+      format           "tfrecord", "csv", "tsv", "jsonl", "parquet", "avro", "arrayrecord"
                        (None: told from each input's content and name)
       compression      "auto", "none", "gzip", "zlib"
       max_record_size  bytes; 0 for the default cap
@@ -347,7 +347,7 @@ class VerifyReport:
 
 
 def verify(path):
-    """Checks one TFRecord, Parquet or Avro file or object as `shardtool
+    """Checks one TFRecord, Parquet, Avro or ArrayRecord file or object as `shardtool
     verify` does; returns a VerifyReport (report.ok says whether it is
     intact).  Raises Error when the file cannot be read at all."""
     if hasattr(path, "__fspath__"):

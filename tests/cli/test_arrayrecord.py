@@ -239,6 +239,31 @@ def refusals(d, tfr):
     check(r.returncode == 2, "--arrayrecord-group-size 0 is refused")
     r = st("cat", "--at", "1", tfr)
     check(r.returncode == 2 and b"not one" in r.stderr, "cat --at on a TFRecord file says what --at reads")
+    # A transposed chunk (as ArrayRecord's transpose:true writes): its hashes
+    # and footer entry are checked, its records refused with a message.
+    w = R.Writer()
+    w.signature()
+    at = w.chunk(ord("t"), b"\x00opaque transposed data", 2, 10)
+    meta = L.RiegeliFooterMetadata()
+    meta.array_record_metadata.version = 1
+    meta.array_record_metadata.num_chunks = 1
+    meta.array_record_metadata.num_records = 2
+    entry = L.ArrayRecordFooter(chunk_offset=at, decoded_data_size=10, num_records=2)
+    footer_at = w.simple([meta.SerializeToString(), entry.SerializeToString()])
+    w.pad_to_block()
+    w.simple([L.RiegeliPostscript(footer_offset=footer_at, magic=R.MAGIC).SerializeToString()] * 3)
+    w.pad_to_block()
+    p = os.path.join(d, "transposed.array_record")
+    with open(p, "wb") as f:
+        f.write(w.out)
+    v = st("verify", p)
+    check(v.returncode == 0 and b"transposed" in v.stdout and b"2 records" in v.stdout,
+          "verify: a transposed chunk is intact but noted as not decoded (%s)" % v.stdout[-300:])
+    r = st("cat", "--format", "raw", p)
+    check(r.returncode != 0 and b"transposed chunk ('t')" in r.stderr and b"byte offset 64" in r.stderr,
+          "cat refuses a transposed chunk, naming it (%s)" % r.stderr[-200:])
+    r = st("cat", "--at", "1", p)
+    check(r.returncode != 0 and b"transposed" in r.stderr, "cat --at refuses it too (%s)" % r.stderr[-200:])
 
 
 def main():

@@ -59,6 +59,8 @@ static int check_file(const char *path)
     uint8_t *buf = malloc(size ? (size_t)size : 1);
     if (!buf || fread(buf, 1, (size_t)size, f) != (size_t)size) {
         fprintf(stderr, "%s: cannot read\n", path);
+        free(buf);
+        fclose(f);
         return 1;
     }
     fclose(f);
@@ -75,11 +77,11 @@ static int check_file(const char *path)
             if (pos % BLOCK == 0) {
                 if (pos + BLOCK_HEADER > (uint64_t)size) {
                     fprintf(stderr, "%s: truncated block header at %llu\n", path, (unsigned long long)pos);
-                    return 1;
+                    goto bad;
                 }
                 if (hh(buf + pos + 8, 16) != le64(buf + pos)) {
                     fprintf(stderr, "%s: block header hash wrong at %llu\n", path, (unsigned long long)pos);
-                    return 1;
+                    goto bad;
                 }
                 if (nseen < 4096)
                     seen[nseen++] = pos;
@@ -92,7 +94,7 @@ static int check_file(const char *path)
                 k = room;
             if (pos + k > (uint64_t)size) {
                 fprintf(stderr, "%s: truncated chunk at %llu\n", path, (unsigned long long)begin);
-                return 1;
+                goto bad;
             }
             if (stage < 2)
                 memcpy(content + got, buf + pos, (size_t)k);
@@ -101,12 +103,12 @@ static int check_file(const char *path)
             if (stage == 0 && got == 40) {
                 if (hh(content + 8, 32) != le64(content)) {
                     fprintf(stderr, "%s: chunk header hash wrong at %llu\n", path, (unsigned long long)begin);
-                    return 1;
+                    goto bad;
                 }
                 uint64_t data_size = le64(content + 8);
                 if (data_size > (uint64_t)size) {
                     fprintf(stderr, "%s: chunk at %llu: data_size too large\n", path, (unsigned long long)begin);
-                    return 1;
+                    goto bad;
                 }
                 end = chunk_end(begin, data_size, le64(content + 24) >> 8);
                 want = 40 + data_size;
@@ -115,7 +117,7 @@ static int check_file(const char *path)
             if (stage == 1 && got == want) {
                 if (hh(content + 40, (size_t)(want - 40)) != le64(content + 16)) {
                     fprintf(stderr, "%s: data hash wrong in the chunk at %llu\n", path, (unsigned long long)begin);
-                    return 1;
+                    goto bad;
                 }
                 stage = 2;
             }
@@ -125,7 +127,7 @@ static int check_file(const char *path)
             if (le64(buf + at + 8) != at - begin || le64(buf + at + 16) != end - at) {
                 fprintf(stderr, "%s: block header at %llu does not name the chunk %llu..%llu\n", path,
                         (unsigned long long)at, (unsigned long long)begin, (unsigned long long)end);
-                return 1;
+                goto bad;
             }
         }
         chunks++;
@@ -135,6 +137,10 @@ static int check_file(const char *path)
     free(buf);
     free(content);
     return 0;
+bad:
+    free(buf);
+    free(content);
+    return 1;
 }
 
 int main(int argc, char **argv)

@@ -6,6 +6,7 @@
 #include "../../formats/arrayrecord/highwayhash.h"
 
 #include <CUnit/CUnit.h>
+#include <zstd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,7 @@ static char *write_file(size_t n, size_t size, uint64_t group, const char *codec
     }
     CU_ASSERT_EQUAL_FATAL(ops->finish(priv, &err), ST_OK);
     CU_ASSERT_EQUAL_FATAL(st_ostream_commit(out, &err), ST_OK);
+    st_ostream_close(out);
     ops->close(priv);
     free(priv);
     free(payload);
@@ -179,12 +181,57 @@ static void test_reader_reads_every_record(void)
     unlink(path);
 }
 
+/* Small buffers are stored as zstd frames of one raw block, made by hand:
+ * libzstd itself must read them back, and our reader too. */
+static void test_small_zstd_frames_are_zstd(void)
+{
+    for (size_t n = 0; n <= 40; n++) {
+        uint8_t in[64];
+        for (size_t i = 0; i < n; i++)
+            in[i] = (uint8_t)(i * 37 + n);
+        uint8_t size[10];
+        size_t size_len = st_riegeli_put_varint(size, n);
+        st_buf chunk = {0};
+        st_error err = {0};
+        CU_ASSERT_EQUAL_FATAL(st_riegeli_simple_encode(ST_RIEGELI_COMPRESSION_ZSTD, 3, size, size_len, in, n, 1,
+                                                       &chunk, &err), ST_OK);
+        /* the data: type byte, sizes' length, sizes' frame, values' frame */
+        const uint8_t *d = chunk.data + ST_RIEGELI_CHUNK_HEADER_SIZE;
+        size_t len = chunk.len - ST_RIEGELI_CHUNK_HEADER_SIZE;
+        CU_ASSERT_EQUAL(d[0], 'z');
+        uint64_t sizes_len;
+        size_t v = st_riegeli_get_varint(d + 1, len - 1, &sizes_len);
+        const uint8_t *values = d + 1 + v + sizes_len;
+        uint64_t prefix;
+        size_t p = st_riegeli_get_varint(values, (size_t)(d + len - values), &prefix);
+        CU_ASSERT_EQUAL(prefix, n);
+        uint8_t out[64];
+        size_t got = ZSTD_decompress(out, sizeof out, values + p, (size_t)(d + len - values - p));
+        CU_ASSERT_FALSE(ZSTD_isError(got));
+        CU_ASSERT_EQUAL(got, n);
+        CU_ASSERT_EQUAL(memcmp(out, in, n), 0);
+        /* and back through our decoder */
+        st_riegeli_chunk_header h;
+        CU_ASSERT_TRUE(st_riegeli_chunk_header_decode(chunk.data, &h));
+        st_riegeli_simple s;
+        CU_ASSERT_EQUAL_FATAL(st_riegeli_simple_decode(d, len, &h, 1 << 20, &s, &err), ST_OK);
+        const uint8_t *rec;
+        size_t rec_len;
+        CU_ASSERT_TRUE(st_riegeli_simple_next(&s, &rec, &rec_len));
+        CU_ASSERT_EQUAL(rec_len, n);
+        CU_ASSERT_EQUAL(memcmp(rec, in, n), 0);
+        st_riegeli_simple_free(&s);
+        st_buf_free(&chunk);
+    }
+}
+
 #define SUITE_NAME "arrayrecord"
 static const CU_TestInfo suite_tests[] = {
     {"HighwayHash gives the signature's hashes", test_hash_of_the_signature},
     {"chunk ends as the specification computes them", test_chunk_end_arithmetic},
     {"record N through the footer reads a small part of the file", test_record_at_reads_little},
     {"the reader ops read every record in order", test_reader_reads_every_record},
+    {"small buffers are zstd frames libzstd reads", test_small_zstd_frames_are_zstd},
     CU_TEST_INFO_NULL,
 };
 #include "cunit_main.h"
