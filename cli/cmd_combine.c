@@ -11,6 +11,8 @@
  * manifest of a single run. */
 #include "cli.h"
 #include "../lib/wids_index.h"
+#include "combine_tfds.h"
+#include "../src/shard_names.h"
 #include "../lib/convert_dealing.h"
 #include "../lib/input_identity.h"
 #include "../lib/json_read.h"
@@ -31,7 +33,7 @@
 #include <unistd.h>
 
 static const cli_option combine_options[] = {
-    {"force", 'f', ARG_NONE, NULL, NULL, "replace an existing PREFIX.manifest.json"},
+    {"force", 'f', ARG_NONE, NULL, NULL, "replace an existing PREFIX.manifest.json (and, for a TFDS split, a features.json that differs)"},
     CLI_OPTIONS_END,
 };
 
@@ -395,12 +397,15 @@ static int add_task(combine_state *c, unsigned long long index, const task_doc *
         const json_value *e = &list->items[i];
         const char *path = text_of(e, "path"), *crc = text_of(e, "crc32c");
         uint64_t records, bytes;
-        unsigned long long num, of;
-        int end = 0;
+        unsigned long long num = 0, of = 0;
+        st_shard_naming style = ST_SHARD_NAMES_TENSORFLOW;
         if (!path || !crc || !json_uint(json_get(e, "records"), &records) || !json_uint(json_get(e, "bytes"), &bytes))
             return fail(c, doc->path, "shard %zu: no path, records, bytes or crc32c", i);
-        if (strchr(path, '/') || strncmp(path, c->base, blen) != 0 ||
-            sscanf(path + blen, "-%llu-of-%llu%n", &num, &of, &end) != 2 || path[blen + end] != '.' ||
+        /* In either naming style (src/shard_names.h): "-NNNNN-of-NNNNN.EXT"
+         * or, in a TFDS directory, ".EXT-NNNNN-of-NNNNN" with nothing after. */
+        size_t end = strchr(path, '/') || strncmp(path, c->base, blen) != 0
+                         ? 0 : st_shard_numbers(path + blen, &num, &of, &style);
+        if (!end || (style == ST_SHARD_NAMES_TENSORFLOW ? path[blen + end] != '.' : path[blen + end] != '\0') ||
             of != total)
             return fail(c, doc->path, "shard %zu: %s is not named %s-NNNNN-of-%05" PRIu64 ".* beside the "
                         "manifest", i, path, c->base, total);
@@ -538,6 +543,9 @@ static int run_combine(const cli_command *cmd, cli_values *v)
     }
 
     int status = find_task_manifests(&c);
+    combine_tfds_task *tfds_tasks = status == EXIT_OK ? calloc(c.tasks, sizeof *tfds_tasks) : NULL;
+    if (status == EXIT_OK && !tfds_tasks)
+        status = fail(&c, c.prefix, "out of memory");
     shard_ref *shards = NULL;
     char *first_options = NULL;
     uint64_t per_task = 0, total = 0;
@@ -574,6 +582,11 @@ static int run_combine(const cli_command *cmd, cli_values *v)
             }
         }
         status = add_task(&c, i, &c.docs[0], &first_options, shards, per_task);
+        /* convert --tfds: the task's split and features, for combine_tfds */
+        const json_value *tfds = json_get(&doc->root, "tfds");
+        if (status == EXIT_OK && tfds && !(tfds_tasks[i].tfds = json_object_text(tfds, NULL)))
+            status = fail(&c, doc->path, "out of memory");
+        tfds_tasks[i].manifest = doc->path;
         /* Only the first task's document is kept (to compare the others
          * with); what the others add was copied. */
         if (i > 0) {
@@ -678,6 +691,15 @@ static int run_combine(const cli_command *cmd, cli_values *v)
         const char *format = text_of(&c.docs[0].root, "format"), *comp = text_of(&c.docs[0].root, "compression");
         if (status == EXIT_OK && format && strcmp(format, "webdataset") == 0 && (!comp || strcmp(comp, "none") == 0))
             status = write_wids_index(&c, shards, total);
+        if (status == EXIT_OK) {
+            uint64_t *counts = malloc(total * sizeof *counts);
+            for (uint64_t i = 0; counts && i < total; i++)
+                counts[i] = shards[i].records;
+            status = counts ? combine_tfds(cmd, c.dir, c.base, tfds_tasks, c.tasks, counts, total, bytes,
+                                           cli_has(v, "force"), cli_has(v, "quiet"))
+                            : fail(&c, out_path, "out of memory");
+            free(counts);
+        }
         if (status == EXIT_OK && !cli_has(v, "quiet"))
             fprintf(stderr,
                     "shardtool combine: %s: %llu tasks, %" PRIu64 " shards, %" PRIu64 " records; records per "
@@ -690,6 +712,9 @@ static int run_combine(const cli_command *cmd, cli_values *v)
             json_free(&c.docs[i].root);
     }
     free(c.docs);
+    for (unsigned long long i = 0; tfds_tasks && i < c.tasks; i++)
+        free(tfds_tasks[i].tfds);
+    free(tfds_tasks);
     for (size_t i = 0; i < c.nfeatures; i++) {
         free(c.features[i].name);
         free(c.features[i].kind);

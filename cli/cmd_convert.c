@@ -6,6 +6,7 @@
 #include "../lib/writer_settings.h"
 #include "input.h"
 #include "output.h"
+#include "output_tfds.h"
 #include "progress.h"
 
 #include "../formats/parquet/write.h"
@@ -31,7 +32,7 @@ static const char *const bytes_as[] = {"auto", "binary", NULL};
 static const char *const payload_modes[] = {"full", "headers", NULL};
 
 static const cli_option convert_options[] = {
-    {"output", 'o', ARG_TEXT, "PREFIX", NULL, "output path prefix: PREFIX-00000-of-00008.tfrecord (required)"},
+    {"output", 'o', ARG_TEXT, "PREFIX", NULL, "output path prefix: PREFIX-00000-of-00008.tfrecord (required, or --tfds)"},
     {"to", 't', ARG_TEXT, "FORMAT", to_formats, "output format (default tfrecord)"},
     {"input-compression", 0, ARG_TEXT, "TYPE", input_compressions, "input stream compression (default: auto)"},
     {"jobs", 'j', ARG_TEXT, "N", NULL, "parse and encode with N threads (default: all cores)"},
@@ -60,7 +61,7 @@ static const cli_option convert_options[] = {
 };
 
 static const cli_option *const convert_groups[] = {
-    convert_options, cli_output_options, cli_input_options, cli_text_options, cli_remote_options,
+    convert_options, cli_output_options, cli_tfds_options, cli_input_options, cli_text_options, cli_remote_options,
     cli_common_options, NULL,
 };
 
@@ -425,7 +426,8 @@ const cli_command cmd_convert = {
         "names them, PREFIX-00000-of-00008.tfrecord, with a manifest beside them\n"
         "(--to arrayrecord: PREFIX-00000-of-00008.array_record, for Grain and TFDS).\n"
         "Nothing is overwritten without --force, and a failed or interrupted run leaves\n"
-        "no file under a shard's final name.",
+        "no file under a shard's final name.  --tfds PATH --name NAME --split SPLIT writes\n"
+        "a split of a prepared TFDS directory instead (dataset_info.json, features.json).",
     .groups = convert_groups,
     .run = run_convert,
 };

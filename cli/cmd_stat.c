@@ -6,6 +6,7 @@
 #include "stat_details.h"
 #include "json_version.h"
 #include "stat_payloads.h"
+#include "stat_tfds.h"
 #include "stat_spec.h"
 
 #include "../formats/example/example.h"
@@ -481,6 +482,9 @@ static int run_stat(const cli_command *cmd, cli_values *v)
         st_feature_stats_json(&total, &w);
         stat_json_payloads(&w, &total_payloads);
         st_json_end_object(&w);
+        int tfds = stat_tfds_report(cmd, v->positional, v->npositional, true, &w);
+        if (tfds > status)
+            status = tfds;
         st_json_end_object(&w);
         fwrite(out.data, 1, out.len, stdout);
         fputc('\n', stdout);
@@ -492,6 +496,12 @@ static int run_stat(const cli_command *cmd, cli_values *v)
         printf("total: %zu files, %" PRIu64 " records, %s%s\n", npaths, total_records, size, note);
         print_features(&total);
         stat_print_payloads(&total_payloads);
+    }
+    /* A prepared TFDS directory: its splits and features (--tfds). */
+    if (!json && !quiet) {
+        int tfds = stat_tfds_report(cmd, v->positional, v->npositional, false, NULL);
+        if (tfds > status)
+            status = tfds;
     }
     /* Payloads that are not Examples have no features to parse. */
     if (status == EXIT_OK && not_examples && (spec_path || snippet)) {

@@ -1,5 +1,6 @@
 /* shardtool verify: prove the integrity of shards, for people and for CI. */
 #include "verify.h"
+#include "verify_tfds.h"
 #include "../lib/side_files.h"
 #include "input.h"
 #include "json_version.h"
@@ -235,6 +236,7 @@ void account(verify_ctx *vc, const char *path, const file_result *res,
         vc->unreadable++;
     else if (!res->c.rep.ok || manifest_problem)
         vc->damaged++;
+    verify_tfds_seen(vc, path, res);
     if (res->c.readable) {
         vc->records += res->c.rep.records;
         vc->bytes += res->c.rep.file_bytes;
@@ -561,8 +563,8 @@ static int run_verify(const cli_command *cmd, cli_values *v)
         st_json_begin_array(&vc.w);
     }
     double start = now_seconds();
-    int status = EXIT_OK;
-    if (manifest)
+    int status = verify_tfds_open(&vc, v->positional, v->npositional);
+    if (manifest && status == EXIT_OK)
         status = verify_manifest(&vc, manifest, cli_has(v, "trust-manifest-paths"));
     /* The GPU session serves one file at a time. */
     int jobs = use_gpu ? 1 : (int)(njobs ? njobs : (uint64_t)st_cpu_count());
@@ -572,8 +574,10 @@ static int run_verify(const cli_command *cmd, cli_values *v)
     vc.opt.payload_jobs = jobs / files_at_once > 1 ? jobs / files_at_once : 1;
     verify_files(&vc, paths, unexpanded, npaths, jobs);
     double seconds = now_seconds() - start;
-    if (vc.json) {
+    if (vc.json)
         st_json_end_array(&vc.w);
+    size_t tfds_problems = verify_tfds_report(&vc);
+    if (vc.json) {
         st_json_key(&vc.w, "total");
         st_json_begin_object(&vc.w);
         st_json_key(&vc.w, "files");
@@ -590,7 +594,7 @@ static int run_verify(const cli_command *cmd, cli_values *v)
         st_json_member_uint(&vc.w, "decompressed_bytes", vc.decompressed_bytes);
         st_json_end_object(&vc.w);
         st_json_key(&vc.w, "ok");
-        st_json_bool(&vc.w, vc.damaged == 0 && vc.unreadable == 0);
+        st_json_bool(&vc.w, vc.damaged == 0 && vc.unreadable == 0 && tfds_problems == 0);
         st_json_key(&vc.w, "device");
         st_json_string(&vc.w, use_gpu ? "cuda" : "cpu");
         st_json_key(&vc.w, "seconds");
@@ -602,10 +606,14 @@ static int run_verify(const cli_command *cmd, cli_values *v)
         fputc('\n', stdout);
     } else if (!vc.quiet && vc.files > 1) {
         printf("%" PRIu64 " files: %" PRIu64 " intact, %" PRIu64 " damaged, %" PRIu64
-               " unreadable; %" PRIu64 " records\n",
+               " unreadable; %" PRIu64 " records",
                vc.files, vc.files - vc.damaged - vc.unreadable, vc.damaged, vc.unreadable, vc.records);
+        if (tfds_problems)
+            printf("; %zu mismatch%s with dataset_info.json", tfds_problems, tfds_problems == 1 ? "" : "es");
+        printf("\n");
     }
     st_buf_free(&vc.out);
+    verify_tfds_close(&vc);
     cli_free_list(paths, npaths);
     free(unexpanded);
 #if ST_HAVE_GPU_MODULE
@@ -617,7 +625,7 @@ static int run_verify(const cli_command *cmd, cli_values *v)
         return status;
     if (vc.unreadable)
         return EXIT_USAGE;
-    return vc.damaged ? EXIT_DAMAGED : EXIT_OK;
+    return vc.damaged || tfds_problems ? EXIT_DAMAGED : EXIT_OK;
 }
 
 const cli_command cmd_verify = {

@@ -2,6 +2,7 @@
 
 #include "convert_notes.h"
 #include "output_name_notes.h"
+#include "output_tfds.h"
 #include "output_type_notes.h"
 #include "progress.h"
 
@@ -50,13 +51,15 @@ static void set_refusal(void *ctx, const char *msg)
 /* The output options as numbers (output_claim.h); EXIT_USAGE after
  * saying which one is not a number or out of range. */
 static int parse_settings(const cli_command *cmd, const cli_values *v, const st_format *format,
-                          output_settings *s)
+                          const char *tfds_prefix, output_settings *s)
 {
     memset(s, 0, sizeof *s);
-    s->prefix = cli_text(v, "output", NULL);
+    /* --tfds names the prefix itself: DIR/NAME/VERSION/NAME-SPLIT */
+    s->prefix = tfds_prefix ? tfds_prefix : cli_text(v, "output", NULL);
+    s->prefix_verbatim = tfds_prefix != NULL;
     if (!s->prefix)
         return cli_usage_error(cmd, "no output prefix: give -o PREFIX");
-    if (strcmp(s->prefix, "-") == 0)
+    if (!tfds_prefix && strcmp(s->prefix, "-") == 0)
         return cli_usage_error(cmd, "-o -: shards are files, not a stream; to write records to "
                                     "standard output use 'shardtool cat --format tfrecord FILE...' (or "
                                     "--format json), or give a prefix such as -o out/train");
@@ -94,14 +97,21 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
 {
     memset(out, 0, sizeof *out);
     output_settings s;
-    int status = parse_settings(cmd, v, format, &s);
-    if (status)
+    int status = cli_output_tfds(cmd, v, format, out);
+    if (status == EXIT_OK)
+        status = parse_settings(cmd, v, format, out->tfds ? out->tfds->prefix : NULL, &s);
+    if (status) {
+        output_run_free(out); /* the TFDS target */
         return status;
+    }
     unsigned long long task = 0, tasks = 0;
     if (infix && cli_task_infix_parse(infix, "", &task, &tasks) && tasks > 0) {
         s.task = task;
         s.tasks = tasks;
     }
+    /* A task of a distributed run writes no dataset files (combine does). */
+    snprintf(out->infix, sizeof out->infix, "%s", infix ? infix : "");
+    s.dataset = output_run_dataset(out);
     const output_set_voice voice = {set_note, set_refusal, (void *)cmd};
     st_error err = {0};
     int stage;

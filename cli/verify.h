@@ -29,6 +29,8 @@ typedef struct verify_ctx {
 #if ST_HAVE_GPU_MODULE
     st_gpu_session *gpu;           /* open when the GPU verifies TFRecords */
 #endif
+    struct tfds_expect *tfds;      /* the TFDS directories among the arguments (verify_tfds.h) */
+    size_t ntfds;
 } verify_ctx;
 
 /* One file's check (lib/verify_file.h), and what the command line adds. */

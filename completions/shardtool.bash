@@ -11,7 +11,7 @@ _shardtool_table()
     convert)
         table=(
             '--output -o PREFIX -'
-            '--to -t FORMAT tfrecord,avro,csv,tsv,jsonl,parquet,webdataset,wds,arrayrecord'
+            '--to -t FORMAT tfrecord,avro,csv,tsv,jsonl,parquet,arrayrecord'
             '--input-compression - TYPE auto,none,gzip,zlib'
             '--jobs -j N -'
             '--shuffle - - -'
@@ -27,14 +27,8 @@ _shardtool_table()
             '--row-group-size - SIZE -'
             '--page-version - V 1,2'
             '--bytes-as - TYPE auto,binary'
-            '--key - COLUMN -'
-            '--wds-member - HOW default,json'
-            '--mtime - SECONDS -'
             '--arrayrecord-codec - CODEC zstd,none,brotli,snappy'
             '--arrayrecord-group-size - N -'
-            '--check-payloads - [=MODE] full,headers'
-            '--skip-corrupt - - -'
-            '--max-pixels - N -'
             '--shards -s N -'
             '--shard-size - SIZE -'
             '--records-per-shard - N -'
@@ -46,7 +40,13 @@ _shardtool_table()
             '--feature-spec - FILE -'
             '--force -f - -'
             '--progress - - -'
-            '--from - FORMAT tfrecord,csv,tsv,jsonl,parquet,avro,webdataset,arrayrecord'
+            '--tfds - PATH -'
+            '--name - NAME -'
+            '--split - SPLIT -'
+            '--version - X.Y.Z -'
+            '--image - COL,... -'
+            '--label - COL=NAMES|N -'
+            '--from - FORMAT tfrecord,csv,tsv,jsonl,parquet,avro,arrayrecord'
             '--columns - A,B,... -'
             '--exclude - A,B,... -'
             '--decimal - MODE float,text'
@@ -54,7 +54,6 @@ _shardtool_table()
             '--nested - MODE sequence,refuse'
             '--maps - MODE key-value,by-key'
             '--max-record-size - SIZE -'
-            '--key-feature - NAME -'
             '--delimiter - CHAR -'
             '--quote - CHAR -'
             '--no-header - - -'
@@ -117,7 +116,7 @@ _shardtool_table()
             '--format -f FORMAT json,tfrecord,raw'
             '--force - - -'
             '--at - N -'
-            '--from - FORMAT tfrecord,csv,tsv,jsonl,parquet,avro,webdataset,arrayrecord'
+            '--from - FORMAT tfrecord,csv,tsv,jsonl,parquet,avro,arrayrecord'
             '--columns - A,B,... -'
             '--exclude - A,B,... -'
             '--decimal - MODE float,text'
@@ -125,7 +124,6 @@ _shardtool_table()
             '--nested - MODE sequence,refuse'
             '--maps - MODE key-value,by-key'
             '--max-record-size - SIZE -'
-            '--key-feature - NAME -'
             '--input-compression - TYPE auto,none,gzip,zlib'
             '--compression - TYPE auto,none,gzip,zlib'
             '--delimiter - CHAR -'
@@ -156,12 +154,10 @@ _shardtool_table()
         table=(
             '--json - - -'
             '--decode - - -'
-            '--payloads - [=MODE] full,headers'
-            '--max-pixels - N -'
             '--manifest - FILE -'
             '--max-imbalance - F -'
             '--trust-manifest-paths - - -'
-            '--from - FORMAT tfrecord,parquet,avro,webdataset,arrayrecord'
+            '--from - FORMAT tfrecord,parquet,avro,arrayrecord'
             '--input-compression - TYPE auto,none,gzip,zlib'
             '--compression - TYPE auto,none,gzip,zlib'
             '--max-record-size - SIZE -'
@@ -188,7 +184,7 @@ _shardtool_table()
             '--snippet - - -'
             '--defaults - NAME=VALUE,... -'
             '--totals - - -'
-            '--from - FORMAT tfrecord,csv,tsv,jsonl,parquet,avro,webdataset,arrayrecord'
+            '--from - FORMAT tfrecord,csv,tsv,jsonl,parquet,avro,arrayrecord'
             '--columns - A,B,... -'
             '--exclude - A,B,... -'
             '--decimal - MODE float,text'
@@ -196,7 +192,6 @@ _shardtool_table()
             '--nested - MODE sequence,refuse'
             '--maps - MODE key-value,by-key'
             '--max-record-size - SIZE -'
-            '--key-feature - NAME -'
             '--input-compression - TYPE auto,none,gzip,zlib'
             '--compression - TYPE auto,none,gzip,zlib'
             '--delimiter - CHAR -'
@@ -269,15 +264,12 @@ _shardtool()
 
     # The option whose value is being completed, if any.  Bash splits
     # "--opt=value" at '=' into "--opt" "=" "value".
-    # An option whose value is optional ("[=MODE]") takes it after '=' only.
-    local option= after_eq=
+    local option=
     if [[ $cur == = ]]; then
         option=$prev
         cur=
-        after_eq=1
     elif [[ $prev == = ]]; then
         option=${COMP_WORDS[COMP_CWORD - 2]}
-        after_eq=1
     elif [[ $prev == -* ]]; then
         option=$prev
     fi
@@ -288,7 +280,6 @@ _shardtool()
             read -r long short metavar choices <<<"$entry"
             [[ $option == "$long" || $option == "$short" ]] || continue
             [[ $metavar == - ]] && break
-            [[ $metavar == \[=* && -z $after_eq ]] && break
             if [[ $choices != - ]]; then
                 COMPREPLY=($(compgen -W "${choices//,/ }" -- "$cur"))
             elif [[ $metavar == FILE || $metavar == PATH || $metavar == PREFIX ]]; then

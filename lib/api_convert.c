@@ -192,9 +192,10 @@ static int claim_output(api_convert *c, const st_format *format, const char *inf
     if (parsed < 0 || strcmp(comp, "auto") == 0)
         return st_error_set(err, ST_EUSAGE, "compression: expected none, gzip or zlib, not '%s'", comp);
     s.compression = (st_compression)parsed;
-    if (o->compression_level < -1 || o->compression_level > (strcmp(format->name, "parquet") == 0 ? 22 : 9))
-        return st_error_set(err, ST_EUSAGE, "--compression-level must be 0 to %d",
-                            strcmp(format->name, "parquet") == 0 ? 22 : 9);
+    /* zlib's levels; Parquet's zstd pages and ArrayRecord's zstd chunks take up to 22. */
+    int max_level = strcmp(format->name, "parquet") == 0 || strcmp(format->name, "arrayrecord") == 0 ? 22 : 9;
+    if (o->compression_level < -1 || o->compression_level > max_level)
+        return st_error_set(err, ST_EUSAGE, "--compression-level must be 0 to %d", max_level);
     const output_set_voice voice = {set_note, set_refusal, c};
     int stage;
     int rc = output_claim(&s, format, infix, &voice, out, &stage, err);
@@ -259,6 +260,7 @@ int shardtool_convert(const char *const *inputs, size_t n, const shardtool_conve
         return api_fail(err, NULL, &e);
     }
     output_run out;
+    memset(&out, 0, sizeof out);
     rc = claim_output(&c, format, infix[0] ? infix : NULL, &out, &e);
     if (rc < 0) {
         output_run_free(&out);

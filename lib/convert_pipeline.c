@@ -574,6 +574,9 @@ static int process_item(run_state *rs, item *it, st_error *err)
                                    (unsigned long long)(it->unit.first_record + i));
         if (job->widen && column_kinds_widen_record(job->widen, rec, &it->batch))
             return st_error_set(err, ST_ENOMEM, "out of memory");
+        if (job->observe && job->writer && job->observe(job->observe_ctx, rec, err) < 0)
+            return st_error_prefix(err, "%s: record %llu: ", it->src->path,
+                                   (unsigned long long)(it->unit.first_record + i));
         it->direct[i] = (st_bytes){0};
         if (!job->writer) {
             /* the schema scan: statistics only */

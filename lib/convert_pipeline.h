@@ -107,6 +107,14 @@ struct convert_job {
      * logged there (in input order, for the manifest).  NULL: no check. */
     const st_payload_options *check_payloads;
     skip_log *payload_skips;
+    /* Called with every record a worker converts (after --type and
+     * --widen, before it is encoded), from several worker threads at once:
+     * it must be thread-safe, and what it gathers must not depend on the
+     * order (a run that starts again shows it the records again).  A
+     * negative return stops the run; err gets the input and record index
+     * in front.  NULL: none.  (convert --tfds reads image dimensions.) */
+    int (*observe)(void *ctx, const st_record *rec, st_error *err);
+    void *observe_ctx;
 
     /* Results. */
     st_feature_stats stats;

@@ -61,20 +61,32 @@ static int parse_string(parser *ps, char **out)
 
 static int parse_value(parser *ps, json_value *v);
 
+/* Arrays and objects grow to twice their size when count reaches a power
+ * of two (the capacity is implied by count): one item at a time, a list of
+ * 300,000 entries cost a copy of the whole list per item. */
+static size_t room_for(size_t count)
+{
+    return count == 0 ? 4 : count < 4 ? 0 : (count & (count - 1)) == 0 ? count * 2 : 0;
+}
+
 static int push_item(json_value *v, char *key)
 {
-    json_value *items = realloc(v->items, (v->count + 1) * sizeof *items);
-    if (!items)
-        return -1;
-    v->items = items;
-    memset(&items[v->count], 0, sizeof *items);
-    if (v->type == JSON_OBJECT) {
-        char **keys = realloc(v->keys, (v->count + 1) * sizeof *keys);
-        if (!keys)
+    size_t room = room_for(v->count);
+    if (room) {
+        json_value *items = realloc(v->items, room * sizeof *items);
+        if (!items)
             return -1;
-        v->keys = keys;
-        keys[v->count] = key;
+        v->items = items;
+        if (v->type == JSON_OBJECT) {
+            char **keys = realloc(v->keys, room * sizeof *keys);
+            if (!keys)
+                return -1;
+            v->keys = keys;
+        }
     }
+    memset(&v->items[v->count], 0, sizeof *v->items);
+    if (v->type == JSON_OBJECT)
+        v->keys[v->count] = key;
     v->count++;
     return 0;
 }

@@ -1,5 +1,7 @@
 #include "manifest_read.h"
 
+#include "../src/shard_names.h"
+
 #include "json_read.h"
 
 #include <ctype.h>
@@ -349,20 +351,29 @@ static const char *const compression_suffixes[] = {"", ".gz", ".zz", NULL};
 /* Length of "-NNNNN-of-NNNNN" at s (five or more digits each), or 0. */
 static size_t counter_len(const char *s)
 {
-    const char *p = s;
-    if (*p++ != '-')
-        return 0;
-    size_t d = strspn(p, "0123456789");
-    if (d < 5)
-        return 0;
-    p += d;
-    if (strncmp(p, "-of-", 4) != 0)
-        return 0;
-    p += 4;
-    d = strspn(p, "0123456789");
-    if (d < 5)
-        return 0;
-    return (size_t)(p + d - s);
+    st_shard_naming style;
+    size_t n = st_shard_numbers(s, NULL, NULL, &style);
+    return n && style == ST_SHARD_NAMES_TENSORFLOW ? n : 0;
+}
+
+/* DIR/PREFIX.EXT-NNNNN-of-NNNNN, the numbers last (src/shard_names.h). */
+static bool tfds_pattern_of(const char *path, const char *base, size_t dirlen, shard_pattern *p)
+{
+    for (const char *s = strchr(base, '.'); s; s = strchr(s + 1, '.')) {
+        st_shard_naming style;
+        size_t n = st_shard_numbers(s, NULL, NULL, &style);
+        if (!n || style != ST_SHARD_NAMES_TFDS || s[n] != '\0')
+            continue;
+        size_t prefixlen = (size_t)(s - base), extlen = strcspn(s, "-");
+        if (prefixlen == 0 || prefixlen >= sizeof p->prefix || extlen >= sizeof p->ext)
+            return false;
+        memcpy(p->dir, path, dirlen);
+        memcpy(p->prefix, base, prefixlen);
+        memcpy(p->ext, s, extlen);
+        p->tfds = true;
+        return true;
+    }
+    return false;
 }
 
 bool shard_pattern_of(const char *path, shard_pattern *p)
@@ -385,7 +396,7 @@ bool shard_pattern_of(const char *path, shard_pattern *p)
         }
     }
     if (!at)
-        return false;
+        return tfds_pattern_of(path, base, dirlen, p);
     const char *suffix = at + clen;
     size_t sufflen = strlen(suffix);
     for (const char *const *c = compression_suffixes + 1; *c; c++) {
@@ -410,6 +421,17 @@ bool shard_pattern_matches(const shard_pattern *p, const char *name, size_t *sha
     size_t plen = strlen(p->prefix);
     if (strncmp(name, p->prefix, plen) != 0)
         return false;
+    if (p->tfds) {
+        /* PREFIX.EXT-NNNNN-of-NNNNN, and its ".idx" */
+        size_t elen = strlen(p->ext);
+        st_shard_naming style;
+        size_t n = strncmp(name + plen, p->ext, elen) == 0 && name[plen + elen] == '-'
+                       ? st_shard_numbers(name + plen, NULL, NULL, &style) : 0;
+        if (!n || style != ST_SHARD_NAMES_TFDS || (name[plen + n] && strcmp(name + plen + n, ".idx") != 0))
+            return false;
+        *shard_len = plen + n;
+        return true;
+    }
     size_t clen = counter_len(name + plen);
     if (!clen)
         return false;

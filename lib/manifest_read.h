@@ -55,11 +55,14 @@ int manifest_resolve(const char *manifest_path, const char *entry, bool trust, c
                      size_t cap, char *why, size_t whycap);
 
 /* The name pattern of a shard set: DIR/PREFIX-NNNNN-of-NNNNN.EXT[.gz|.zz],
- * as convert and split name shards (five or more digits each). */
+ * as convert and split name shards (five or more digits each), or
+ * DIR/PREFIX.EXT-NNNNN-of-NNNNN as convert --tfds names them
+ * (src/shard_names.h). */
 typedef struct shard_pattern {
     char dir[4096];    /* "" or ending in '/' */
-    char prefix[1024]; /* the base name before "-NNNNN-of-NNNNN" */
+    char prefix[1024]; /* the base name before "-NNNNN-of-NNNNN" (TFDS: before ".EXT") */
     char ext[64];      /* ".tfrecord", ".avro", ... without the compression suffix */
+    bool tfds;         /* the extension before the numbers */
 } shard_pattern;
 
 /* Derives the pattern from one resolved shard path; false when the name is

@@ -16,6 +16,11 @@ static int claim_prefix(const output_settings *s, const char *ext, const output_
 {
     const char *given = s->prefix;
     char line[3 * 4096 + 256];
+    if (s->prefix_verbatim) {
+        if ((size_t)snprintf(out->prefix, sizeof out->prefix, "%s", given) >= sizeof out->prefix)
+            return st_error_set(err, ST_EUSAGE, "%s: the prefix is too long", given);
+        return ST_OK;
+    }
     switch (output_prefix_normalise(given, out->prefix, sizeof out->prefix)) {
     case OUTPUT_PREFIX_STDOUT:
         return st_error_set(err, ST_EUSAGE, "-o -: shards are files, not a stream; give a prefix such as -o out/train");
@@ -147,7 +152,6 @@ static int claim_directories(output_run *out, st_error *err)
 int output_claim(const output_settings *s, const st_format *format, const char *infix,
                  const output_set_voice *voice, output_run *out, int *stage, st_error *err)
 {
-    memset(out, 0, sizeof *out);
     *stage = OUTPUT_CLAIM_SETTINGS;
     out->format = format;
     if (!s->prefix || !s->prefix[0])
@@ -171,7 +175,7 @@ int output_claim(const output_settings *s, const st_format *format, const char *
     *stage = OUTPUT_CLAIM_REFUSED;
     rc = output_set_open(&out->set, voice, out->prefix, infix, out->sopt.number_total ? out->sopt.count : 0,
                          out->want_manifest ? out->manifest_path : NULL, out->feature_spec, out->force,
-                         s->verbose);
+                         s->verbose, s->dataset);
     if (rc < 0) {
         output_set_close(&out->set);
         output_run_remove_created_dirs(out);

@@ -30,6 +30,8 @@ typedef struct output_settings {
     bool quiet;                     /* no notes about the prefix */
     bool verbose;                   /* the output set's verbose notes */
     uint64_t task, tasks;           /* --task task/tasks; tasks 0 or 1: the whole run */
+    bool prefix_verbatim;           /* the prefix is used as given (convert --tfds made it) */
+    const output_dataset *dataset;  /* the dataset files the commit rewrites (--tfds), or NULL */
 } output_settings;
 
 /* Where output_claim failed. */
@@ -40,7 +42,8 @@ enum {
                                        through the voice's refusal */
 };
 
-/* Fills out (zeroed first) from s for writing `format`, and claims the
+/* Fills out (which the caller has zeroed, or filled only with its TFDS
+ * target) from s for writing `format`, and claims the
  * output set: refuses an earlier run's outputs without force or resume,
  * or a run already writing there, before any input is read.  infix:
  * "-taskIIIII-of-NNNNN" or NULL.  On failure *stage says where, and the

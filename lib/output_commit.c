@@ -60,7 +60,7 @@ static bool name_taken(const output_set *set, const st_shard_sink *sink, const c
     for (size_t i = 0; i < OUTPUT_SET_SIDES; i++)
         if (strcmp(name, set->own[i]) == 0)
             return true;
-    return false;
+    return output_dataset_own_name(set, name);
 }
 
 static bool is_input(const char *path, char *const *inputs, size_t ninputs)
@@ -154,6 +154,8 @@ static int write_journal(output_set *set, const st_shard_sink *sink, st_error *e
         if (set->own[i][0] && lstat(set->staged[i], &st) == 0)
             put_move(f, JOURNAL_RENAME, set->own[i], name_in_dir(set, set->staged[i]), &st);
     }
+    if (rc == ST_OK)
+        output_dataset_journal(set, f);
     if (rc == ST_OK && (fflush(f) != 0 || fsync(fileno(f)) != 0))
         rc = st_error_errno(err, errno, "%s: writing the journal", set->journal);
     if (fclose(f) != 0 && rc == ST_OK)
@@ -291,7 +293,7 @@ int output_set_commit(output_set *set, st_shard_sink *sink, char *const *inputs,
     if ((rc = move_aside(set, err)) < 0 || (rc = st_shard_sink_publish(sink, err)) < 0)
         return rc;
     st_test_kill_point("manifest", 0);
-    if ((rc = rename_sides(set, err)) < 0)
+    if ((rc = rename_sides(set, err)) < 0 || (rc = output_dataset_move(set, err)) < 0)
         return rc;
     output_set_sync_dir(set);
     st_test_kill_point("commit", 0);
@@ -300,6 +302,7 @@ int output_set_commit(output_set *set, st_shard_sink *sink, char *const *inputs,
     set->journal_written = false;
     output_set_sync_dir(set);
     st_test_kill_point("committed", 0);
+    output_dataset_forget(set);
     remove_earlier(set, sink, inputs, ninputs);
     return ST_OK;
 }
@@ -317,5 +320,6 @@ void output_set_abort(output_set *set)
     for (size_t i = 0; i < OUTPUT_SET_SIDES; i++)
         if (set->own[i][0])
             unlink(set->staged[i]);
+    output_dataset_abort(set);
     output_set_sync_dir(set);
 }

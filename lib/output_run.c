@@ -2,6 +2,7 @@
 #include "output_run.h"
 
 #include "error_text.h"
+#include "json_read.h"
 #include "output_names.h"
 #include "shuffle.h"
 #include "skip_log.h"
@@ -88,6 +89,23 @@ int output_run_make_parent_dirs(output_run *out, const char *prefix, st_error *e
     return ST_OK;
 }
 
+const output_dataset *output_run_dataset(output_run *out)
+{
+    /* A task of a distributed run writes its shards and task manifest
+     * only: combine writes the dataset's files for the whole split. */
+    if (!out->tfds || out->infix[0])
+        return NULL;
+    out->dataset = (output_dataset){.files = {out->tfds->info_path, out->tfds->features_path}, .nfiles = 2,
+                                    .name = out->tfds->name};
+    for (size_t i = 0, k = 0; i < out->tfds->nlabels && k < TFDS_MAX_LABEL_FILES; i++) {
+        if (!out->tfds->labels[i].names)
+            continue;
+        tfds_label_path(out->tfds, &out->tfds->labels[i], out->label_paths[k], sizeof out->label_paths[k]);
+        out->dataset.files[out->dataset.nfiles++] = out->label_paths[k++];
+    }
+    return &out->dataset;
+}
+
 void output_run_free(output_run *out)
 {
     st_shard_sink_free(out->sink);
@@ -97,6 +115,10 @@ void output_run_free(output_run *out)
     st_schema_free(&out->proven);
     if (!out->committed)
         output_run_remove_created_dirs(out);
+    if (out->tfds)
+        tfds_target_free(out->tfds);
+    free(out->tfds);
+    out->tfds = NULL;
 }
 
 int output_run_publish(output_run *out, st_error *err)
@@ -387,20 +409,115 @@ static int run_with_guess(output_run *out, convert_job *job, bool *done, st_erro
     return ST_OK;
 }
 
+/* --label COL=FILE: the class names into COL.labels.txt, refused when the
+ * dataset's differ (another split's) unless --force. */
+static int write_label_names(output_run *out, const tfds_label *l, st_error *err)
+{
+    if (!l->names)
+        return ST_OK;
+    char path[4200];
+    tfds_label_path(out->tfds, l, path, sizeof path);
+    st_buf text = {0};
+    if (tfds_label_text(l, &text) < 0)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    size_t len = 0;
+    st_error rerr = {0};
+    char *old = access(path, F_OK) == 0 ? json_read_file(path, &len, &rerr) : NULL;
+    int rc = ST_OK;
+    if (old && (len != text.len || memcmp(old, text.data, len) != 0)) {
+        if (!out->force)
+            rc = st_error_set(err, ST_EUSAGE, "%s: the dataset's class names of %s differ from --label %s's; give the "
+                                              "same names, or --force to replace them (then convert the other splits "
+                                              "again)", path, l->column, l->column);
+        else
+            output_set_note(&out->set, "--force: replacing %s (other class names)", path);
+    }
+    if (rc == ST_OK && (rc = tfds_write_text(output_run_side_path(out, path), &text, err)) < 0)
+        st_error_at(err, path);
+    free(old);
+    st_buf_free(&text);
+    return rc;
+}
+
+/* convert --tfds: this split's features.json, refused when it differs from
+ * the dataset's (other splits were written with that one) unless --force,
+ * and dataset_info.json with this split added or replaced; both staged
+ * for the commit (output_dataset.h).  A task of a distributed run writes
+ * neither: its manifest carries its features for combine. */
+static int write_tfds_files(output_run *out, const st_buf *features, st_error *err)
+{
+    const tfds_target *t = out->tfds;
+    if (out->infix[0])
+        return ST_OK;
+    st_buf info = {0};
+    st_error why = {0};
+    int rc = ST_OK;
+    int differ = tfds_features_compare(t->features_path, (const char *)features->data, features->len, &why);
+    char others[1024] = "";
+    if (differ < 0)
+        tfds_other_splits(t->info_path, t->split, others, sizeof others);
+    if (differ < 0 && !out->force)
+        rc = st_error_set(err, ST_EUSAGE, "split %s does not have the features of %s: %s.  The splits of a "
+                                          "dataset share one features.json: convert this split with the same "
+                                          "columns, or give --force to replace features.json%s%s%s",
+                          t->split, t->features_path, why.msg, others[0] ? " (then convert " : "", others,
+                          others[0] ? " again)" : "");
+    else if (differ < 0)
+        output_set_note(&out->set, "--force: replacing %s (%s)%s%s%s", t->features_path, why.msg,
+                        others[0] ? "; the other splits (" : "", others,
+                        others[0] ? ") were written with the earlier features: convert them again" : "");
+    for (size_t i = 0; rc == ST_OK && i < t->nlabels; i++)
+        rc = write_label_names(out, &t->labels[i], err);
+    if (rc == ST_OK)
+        rc = tfds_info_json(t, out->sink, &info, err);
+    if (rc == ST_OK && (rc = tfds_write_text(output_run_side_path(out, t->features_path), features, err)) < 0)
+        st_error_at(err, t->features_path);
+    if (rc == ST_OK && (rc = tfds_write_text(output_run_side_path(out, t->info_path), &info, err)) < 0)
+        st_error_at(err, t->info_path);
+    st_buf_free(&info);
+    return rc;
+}
+
+static int finish_side_files(output_run *out, const convert_job *job, const char *options_json, const char *tfds,
+                             st_error *err);
+
 static int finish_outputs(output_run *out, convert_job *job, const char *options_json,
                           st_error *err)
 {
     int rc = output_run_publish(out, err);
     if (rc < 0)
         return rc;
+    /* --tfds: the split's features first: a column TFDS cannot decode
+     * fails the run before any file is written beside the shards. */
+    st_buf features = {0}, member = {0};
+    tfds_columns cols = out->tfds ? tfds_target_columns(out->tfds) : (tfds_columns){0};
+    if (out->tfds && ((rc = tfds_features_json(&job->stats, &cols, &features, err)) < 0 ||
+                      (rc = tfds_manifest_member(out->tfds, &features, &cols, &member)) < 0)) {
+        st_buf_free(&features);
+        st_buf_free(&member);
+        return rc == ST_ENOMEM ? st_error_set(err, rc, "out of memory") : rc;
+    }
+    rc = finish_side_files(out, job, options_json, member.len ? (const char *)member.data : NULL, err);
+    if (rc == ST_OK && out->tfds)
+        rc = write_tfds_files(out, &features, err);
+    st_buf_free(&features);
+    st_buf_free(&member);
+    return rc;
+}
+
+/* The manifest (with the "tfds" member when given) and the feature spec. */
+static int finish_side_files(output_run *out, const convert_job *job, const char *options_json, const char *tfds,
+                             st_error *err)
+{
+    int rc;
     if (out->want_manifest) {
         const char *path = out->manifest_path;
         rc = output_run_check_path(out, path, err);
         if (rc == ST_OK) {
             char *skipped = out->skips ? skip_log_json(out->skips) : NULL;
-            rc = st_manifest_write_skipped(output_run_side_path(out, path), out->sink, out->format->name,
-                                           out->wopt.compression,
-                                           &job->stats, options_json, skipped, out->force, err);
+            rc = st_manifest_write_extra(output_run_side_path(out, path), out->sink, out->format->name,
+                                         out->wopt.compression, &job->stats, options_json, skipped,
+                                         tfds ? "tfds" : NULL, tfds, out->force, err);
             free(skipped);
         }
         if (rc < 0)
@@ -515,6 +632,15 @@ int output_run_job(output_run *out, convert_job *job, bool shuffle, uint64_t see
     if (rc < 0)
         return rc;
     *stage = OUTPUT_RUN_NOT_STARTED;
+    /* features.json tells Text (UTF-8 in every record) from bytes, and
+     * reads the --image columns' dimensions */
+    if (out->tfds) {
+        job->check_utf8 = true;
+        if (out->tfds->images.n) {
+            job->observe = tfds_images_observe;
+            job->observe_ctx = &out->tfds->images;
+        }
+    }
     bool done = false;
     shuffler *sh = NULL;
     if (out->format->writer->needs_schema && schema_guess_allowed(out, job, shuffle))

@@ -8,6 +8,7 @@
 
 #include "convert_pipeline.h"
 #include "output_set.h"
+#include "tfds_dir.h"
 
 #include "../formats/format.h"
 #include "../src/shard.h"
@@ -40,7 +41,15 @@ typedef struct output_run {
     char created_dirs[4096];
     size_t created_from;
     bool committed;
+    /* convert --tfds: the TFDS directory this split goes into (malloc'd,
+     * freed with the run), or NULL; and its shared files for the set. */
+    tfds_target *tfds;
+    output_dataset dataset;
+    char label_paths[TFDS_MAX_LABEL_FILES][4200]; /* COL.labels.txt of each --label with names */
 } output_run;
+
+/* The dataset files the output set's commit rewrites (--tfds), or NULL. */
+const output_dataset *output_run_dataset(output_run *out);
 
 /* Creates the local directories above `path` ("out/train" -> "out/") and
  * remembers the ones it made in created_dirs (once one is made, every one

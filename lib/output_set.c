@@ -78,27 +78,27 @@ static bool ends_with(const char *s, const char *tail)
     return a >= b && strcmp(s + a - b, tail) == 0;
 }
 
-/* "-00003-of-00008..." (a shard, its index, anything after the count) or
- * "-00003....partial" (what earlier versions kept unfinished shards as). */
+/* "-00003-of-00008..." or ".tfrecord-00003-of-00008..." (a shard in
+ * either naming style, its index, anything after the count:
+ * src/shard_names.h) or "-00003....partial" (what earlier versions kept
+ * unfinished shards as). */
 static bool numbered_output(const char *r)
 {
+    if (st_shard_numbers(r, NULL, NULL, NULL))
+        return true;
     if (*r++ != '-' || !skip_digits(&r, 5))
         return false;
-    if (strncmp(r, "-of-", 4) == 0) {
-        r += 4;
-        return skip_digits(&r, 5);
-    }
     return ends_with(r, ".partial");
 }
 
 enum { NOT_OURS, EARLIER, SKIP };
 
-/* Whether "-00005-of-00032..." is a shard number of the same distributed
+/* Whether "-00005-of-00032..." (or ".tfrecord-00005-of-00032") is a shard number of the same distributed
  * set (the same N*S) that another task owns. */
 static bool other_tasks_number(const output_set *set, const char *r)
 {
     unsigned long long i, n;
-    if (sscanf(r, "-%llu-of-%llu", &i, &n) != 2 || n != set->shard_total)
+    if (!st_shard_numbers(r, &i, &n, NULL) || n != set->shard_total)
         return false;
     return i < set->shard_first || i - set->shard_first >= set->shard_count;
 }
@@ -195,6 +195,8 @@ bool output_set_own_name(const output_set *set, const char *name)
     for (size_t i = 0; i < OUTPUT_SET_SIDES; i++)
         if (strcmp(name, set->own[i]) == 0)
             return true;
+    if (output_dataset_own_name(set, name))
+        return true;
     return classify(set, name) == EARLIER;
 }
 
@@ -280,6 +282,9 @@ void output_set_add_set_index(output_set *set, const char *path)
 
 const char *output_set_side_path(const output_set *set, const char *path)
 {
+    const char *shared = set->opened && set->local ? output_dataset_staged(set, path) : NULL;
+    if (shared)
+        return shared;
     for (size_t i = 0; i < OUTPUT_SET_SIDES && set->opened && set->local; i++)
         if (set->own[i][0] && strcmp(path, set->side[i]) == 0)
             return set->staged[i];
@@ -603,7 +608,8 @@ static int refuse_other_distributed_run(const output_set *set)
 }
 
 int output_set_open(output_set *set, const output_set_voice *voice, const char *prefix, const char *infix,
-                    uint64_t task_shards, const char *manifest, const char *feature_spec, bool force, bool verbose)
+                    uint64_t task_shards, const char *manifest, const char *feature_spec, bool force, bool verbose,
+                    const output_dataset *dataset)
 {
     memset(set, 0, sizeof *set);
     if (voice)
@@ -644,6 +650,7 @@ int output_set_open(output_set *set, const output_set_voice *voice, const char *
     make_tag(set);
     snprintf(set->tmp_prefix, sizeof set->tmp_prefix, "%s" TMP_MARK "%s-", set->dir, set->tag);
     record_sides(set, manifest, feature_spec);
+    output_dataset_init(set, dataset);
     static const char *const staged_as[OUTPUT_SET_SIDES] = {"manifest", "spec", "set-index"};
     for (size_t i = 0; i < OUTPUT_SET_SIDES; i++)
         snprintf(set->staged[i], sizeof set->staged[i], "%s%s", set->tmp_prefix, staged_as[i]);
@@ -659,6 +666,10 @@ int output_set_open(output_set *set, const output_set_voice *voice, const char *
     if ((status = take_lock(set, &set->lock, path, true)))
         return status;
     if (set->tasks && (status = refuse_other_distributed_run(set)))
+        return status;
+    /* --tfds: the dataset's lock before this split's own journal is rolled
+     * back, since that puts back the dataset's shared files. */
+    if ((status = output_dataset_open(set)))
         return status;
     st_test_kill_point("locked", 0);
 
@@ -701,6 +712,7 @@ void output_set_close(output_set *set)
     set->opened = false;
     if (!set->local)
         output_remote_close(set);
+    output_dataset_close(set);
     output_lock_release(&set->lock);
     output_lock_release(&set->set_lock);
     st_replaced_files_wait(&set->released);

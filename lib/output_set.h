@@ -32,6 +32,7 @@
 #ifndef ST_LIB_OUTPUT_SET_H
 #define ST_LIB_OUTPUT_SET_H
 
+#include "output_dataset.h"
 #include "output_lock.h"
 
 #include "../src/replaced_files.h"
@@ -100,15 +101,19 @@ typedef struct output_set {
     bool lock_object_held;
     char lock_record[512];
     output_set_voice voice;
+    /* convert --tfds: the dataset's files this split's commit rewrites */
+    output_dataset_state dataset;
 } output_set;
 
 /* Claims the prefix for this run; a refusal says why (voice) and returns a
  * negative code.  manifest / feature_spec: the paths this run will write
  * (or NULL).  infix: "-taskIIIII-of-NNNNN" under --task, else NULL;
  * task_shards: the task's --shards S (its shards are numbered I*S ... of
- * N*S), or 0. */
+ * N*S), or 0.  dataset: the files of a whole dataset this run's commit
+ * rewrites (convert --tfds, output_dataset.h), or NULL. */
 int output_set_open(output_set *set, const output_set_voice *voice, const char *prefix, const char *infix,
-                    uint64_t task_shards, const char *manifest, const char *feature_spec, bool force, bool verbose);
+                    uint64_t task_shards, const char *manifest, const char *feature_spec, bool force, bool verbose,
+                    const output_dataset *dataset);
 /* After open: the run also writes the set's index at `path`
  * (PREFIX.wids.json), staged and committed as the manifest is. */
 void output_set_add_set_index(output_set *set, const char *path);

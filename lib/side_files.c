@@ -10,6 +10,10 @@
  *   NAME.json            beginning with '{', a line break, and "features":
  *                        a feature spec as --feature-spec writes it (a JSON
  *                        lines record is one line, so it cannot begin so)
+ *   dataset_info.json    beginning with '{' and a line break: the metadata of
+ *   features.json        a prepared TFDS directory (convert --tfds), which
+ *                        TFDS writes so too; by name alone for listed
+ *                        remote objects
  *
  * Hidden names (a leading dot, which every temporary file has) are left out
  * by the directory walk before this rule is asked. */
@@ -74,16 +78,37 @@ static bool looks_like_feature_spec(const char *path)
            (len - i >= sizeof context - 1 && memcmp(head + i, context, sizeof context - 1) == 0);
 }
 
+/* The base name is one of TFDS's metadata files (lib/tfds_dir.h). */
+static bool tfds_metadata_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    return strcmp(base, "dataset_info.json") == 0 || strcmp(base, "features.json") == 0;
+}
+
+/* Whether the file begins with '{' and a line break: a JSON document
+ * written indented, never a JSON lines record. */
+static bool begins_indented_object(const char *path)
+{
+    char head[4];
+    long n = file_head(path, head, sizeof head);
+    return n >= 2 && head[0] == '{' && (head[1] == '\n' || (n >= 3 && head[1] == '\r' && head[2] == '\n'));
+}
+
 const char *st_side_file_name_kind(const char *name)
 {
     for (size_t i = 0; i < sizeof by_name / sizeof by_name[0]; i++)
         if (ends_with(name, by_name[i].suffix))
             return by_name[i].kind;
+    if (tfds_metadata_name(name))
+        return "TFDS metadata";
     return NULL;
 }
 
 const char *st_side_file_kind(const char *path)
 {
+    if (tfds_metadata_name(path))
+        return begins_indented_object(path) ? "TFDS metadata" : NULL;
     const char *kind = st_side_file_name_kind(path);
     if (kind)
         return kind;

@@ -7,6 +7,8 @@
 #include "manifest_read.h"
 #include "manifest_verifiers.h"
 
+#include "../src/shard_names.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -255,7 +257,7 @@ static int compare_strings(const void *a, const void *b)
 static bool other_tasks_shard(const manifest *m, const shard_pattern *p, const char *name)
 {
     unsigned long long i, n;
-    if (!m->share_total || sscanf(name + strlen(p->prefix), "-%llu-of-%llu", &i, &n) != 2 ||
+    if (!m->share_total || !st_shard_numbers(name + strlen(p->prefix), &i, &n, NULL) ||
         n != m->share_total)
         return false;
     return i < m->share_first || i - m->share_first >= m->share_count;

@@ -103,6 +103,15 @@ int st_manifest_write_skipped(const char *path, const st_shard_sink *sink, const
                               const char *options_json, const char *skipped_json, bool force,
                               st_error *err)
 {
+    return st_manifest_write_extra(path, sink, format, compression, features, options_json, skipped_json, NULL,
+                                   NULL, force, err);
+}
+
+int st_manifest_write_extra(const char *path, const st_shard_sink *sink, const char *format,
+                            st_compression compression, const st_feature_stats *features,
+                            const char *options_json, const char *skipped_json, const char *extra_key,
+                            const char *extra_json, bool force, st_error *err)
+{
     st_buf b = {0};
     st_jsonw w;
     st_jsonw_init(&w, &b, true);
@@ -158,6 +167,10 @@ int st_manifest_write_skipped(const char *path, const st_shard_sink *sink, const
     if (skipped_json) {
         st_json_key(&w, "skipped");
         st_json_raw(&w, skipped_json, strlen(skipped_json));
+    }
+    if (extra_key && extra_json) {
+        st_json_key(&w, extra_key);
+        st_json_raw(&w, extra_json, strlen(extra_json));
     }
     st_json_end_object(&w);
     int rc = w.failed ? st_error_set(err, ST_ENOMEM, "out of memory") : write_whole(path, &b, force, err);

@@ -28,5 +28,12 @@ int st_manifest_write_skipped(const char *path, const st_shard_sink *sink, const
                               st_compression compression, const st_feature_stats *features,
                               const char *options_json, const char *skipped_json, bool force,
                               st_error *err);
+/* The same, with one more member `extra_key` holding extra_json (one JSON
+ * value) when both are not NULL: convert --tfds keeps its split's
+ * TFDS description there ("tfds"), which combine reads. */
+int st_manifest_write_extra(const char *path, const st_shard_sink *sink, const char *format,
+                            st_compression compression, const st_feature_stats *features,
+                            const char *options_json, const char *skipped_json, const char *extra_key,
+                            const char *extra_json, bool force, st_error *err);
 
 #endif

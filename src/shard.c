@@ -160,9 +160,7 @@ void st_shard_extension(char *out, size_t cap, const char *base, st_compression 
 int st_shard_name(char *out, size_t cap, const char *prefix, const char *infix,
                   uint64_t index, uint64_t total, const char *ext)
 {
-    int n = snprintf(out, cap, "%s%s-%05" PRIu64 "-of-%05" PRIu64 "%s", prefix,
-                     infix ? infix : "", index, total, ext);
-    return n < 0 || (size_t)n >= cap ? ST_EUSAGE : ST_OK;
+    return st_shard_name_styled(out, cap, ST_SHARD_NAMES_TENSORFLOW, prefix, infix, index, total, ext, "");
 }
 
 void st_test_kill_point(const char *point, long n)
@@ -202,14 +200,14 @@ int st_output_name_check(const char *path, bool force, st_error *err)
 
 static char *final_name(const st_shard_sink *s, uint64_t index, uint64_t total, const char *what)
 {
-    char buf[4096], ext[128];
-    snprintf(ext, sizeof ext, "%s%s", s->ext, what);
+    char buf[4096];
     if (s->opt.number_total) {
         /* One task's share of a distributed set (see number_base). */
         index += s->opt.number_base;
         total = s->opt.number_total;
     }
-    if (st_shard_name(buf, sizeof buf, s->opt.prefix, s->opt.infix, index, total, ext))
+    if (st_shard_name_styled(buf, sizeof buf, s->opt.naming, s->opt.prefix, s->opt.infix, index, total, s->ext,
+                             what))
         return NULL;
     return strdup(buf);
 }

@@ -22,6 +22,7 @@
 #define ST_SHARD_H
 
 #include "error.h"
+#include "shard_names.h"
 #include "stream.h"
 #include "writer.h"
 
@@ -45,6 +46,10 @@ typedef struct st_shard_keep {
 typedef struct st_shard_options {
     const char *prefix;              /* path prefix, local or remote */
     const char *infix;               /* inserted after the prefix, e.g. "-task00001of00004" (may be NULL) */
+    /* How the final names are spelled (shard_names.h): TensorFlow's
+     * PREFIX-00000-of-00008.tfrecord (0, the default) or TFDS's
+     * PREFIX.tfrecord-00000-of-00008. */
+    st_shard_naming naming;
     const st_writer_ops *writer;
     const st_write_options *wopt;    /* compression is applied by the sink */
     st_shard_mode mode;

@@ -194,6 +194,33 @@ static void test_names_and_sizes(void)
     CU_ASSERT_NOT_EQUAL(st_parse_size("", &v), 0);
 }
 
+/* Both naming styles written and read back (src/shard_names.h). */
+static void test_naming_styles(void)
+{
+    char name[256];
+    CU_ASSERT_EQUAL(st_shard_name_styled(name, sizeof name, ST_SHARD_NAMES_TFDS, "d/mnist-train", NULL, 3, 8,
+                                         ".tfrecord", ""), 0);
+    CU_ASSERT_STRING_EQUAL(name, "d/mnist-train.tfrecord-00003-of-00008");
+    CU_ASSERT_EQUAL(st_shard_name_styled(name, sizeof name, ST_SHARD_NAMES_TFDS, "m-test", NULL, 0, 1,
+                                         ".array_record", ".idx"), 0);
+    CU_ASSERT_STRING_EQUAL(name, "m-test.array_record-00000-of-00001.idx");
+    CU_ASSERT_NOT_EQUAL(st_shard_name_styled(name, 8, ST_SHARD_NAMES_TFDS, "m-test", NULL, 0, 1, ".tfrecord", ""),
+                        0);
+    unsigned long long i, n;
+    st_shard_naming style;
+    CU_ASSERT_EQUAL(st_shard_numbers(".tfrecord-00003-of-00008", &i, &n, &style), 24);
+    CU_ASSERT(i == 3 && n == 8 && style == ST_SHARD_NAMES_TFDS);
+    CU_ASSERT_EQUAL(st_shard_numbers("-00003-of-00008.tfrecord.gz", &i, &n, &style), 15);
+    CU_ASSERT(i == 3 && n == 8 && style == ST_SHARD_NAMES_TENSORFLOW);
+    CU_ASSERT_EQUAL(st_shard_numbers(".array_record-00000-of-00001.idx", NULL, NULL, NULL), 28);
+    /* only TFDS's file formats before the numbers; five digits or more */
+    CU_ASSERT_EQUAL(st_shard_numbers(".notes-00000-of-00001", NULL, NULL, NULL), 0);
+    CU_ASSERT_EQUAL(st_shard_numbers(".tfrecord.gz-00000-of-00001", NULL, NULL, NULL), 0);
+    CU_ASSERT_EQUAL(st_shard_numbers("-0003-of-00008.tfrecord", NULL, NULL, NULL), 0);
+    CU_ASSERT_EQUAL(st_shard_numbers("_extra.tfrecord-00000-of-00001", NULL, NULL, NULL), 0);
+    CU_ASSERT_EQUAL(st_shard_numbers("-00000-of-", NULL, NULL, NULL), 0);
+}
+
 static void test_round_robin_with_checksums_and_index(void)
 {
     fresh_dir();
@@ -449,6 +476,7 @@ static void test_replaced_files_let_go(void)
 #define SUITE_NAME "shard"
 static const CU_TestInfo suite_tests[] = {
     {"names and sizes", test_names_and_sizes},
+    {"naming styles", test_naming_styles},
     {"records in pieces make the same shards", test_records_in_pieces},
     {"round robin, checksums, DALI index, no overwrite", test_round_robin_with_checksums_and_index},
     {"rotation by records and bytes, renamed at the end", test_rotation_renames_at_the_end},

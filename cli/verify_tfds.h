@@ -1,0 +1,20 @@
+/* verify DIR/NAME/VERSION of a prepared TFDS directory: besides every
+ * shard's own check, what its dataset_info.json says of them
+ * (lib/tfds_check.h): every listed shard present, each holding its
+ * shardLengths count, each split's bytes its numBytes. */
+#ifndef ST_CLI_VERIFY_TFDS_H
+#define ST_CLI_VERIFY_TFDS_H
+
+#include "verify.h"
+
+/* Loads dataset_info.json of each argument that is a TFDS directory;
+ * returns EXIT_OK, or EXIT_DAMAGED after saying why one cannot be read. */
+int verify_tfds_open(verify_ctx *vc, char *const *args, size_t nargs);
+/* A file checked and reported (account()). */
+void verify_tfds_seen(verify_ctx *vc, const char *path, const file_result *res);
+/* Reports every mismatch (a line each, or the JSON report's "tfds"
+ * member); returns how many. */
+size_t verify_tfds_report(verify_ctx *vc);
+void verify_tfds_close(verify_ctx *vc);
+
+#endif
