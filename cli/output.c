@@ -8,8 +8,10 @@
 
 #include "../lib/error_text.h"
 #include "../lib/output_claim.h"
+#include "../lib/skip_log.h"
 #include "../lib/task_infix.h"
 
+#include "../src/manifest.h"
 #include "../src/pipeline.h"
 
 #include <inttypes.h>

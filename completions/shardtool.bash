@@ -11,7 +11,7 @@ _shardtool_table()
     convert)
         table=(
             '--output -o PREFIX -'
-            '--to -t FORMAT tfrecord,avro,csv,tsv,jsonl,parquet,arrayrecord'
+            '--to -t FORMAT tfrecord,avro,csv,tsv,jsonl,parquet,webdataset,wds,arrayrecord'
             '--input-compression - TYPE auto,none,gzip,zlib'
             '--jobs -j N -'
             '--shuffle - - -'
@@ -27,8 +27,14 @@ _shardtool_table()
             '--row-group-size - SIZE -'
             '--page-version - V 1,2'
             '--bytes-as - TYPE auto,binary'
+            '--key - COLUMN -'
+            '--wds-member - HOW default,json'
+            '--mtime - SECONDS -'
             '--arrayrecord-codec - CODEC zstd,none,brotli,snappy'
             '--arrayrecord-group-size - N -'
+            '--check-payloads - [=MODE] full,headers'
+            '--skip-corrupt - - -'
+            '--max-pixels - N -'
             '--shards -s N -'
             '--shard-size - SIZE -'
             '--records-per-shard - N -'
@@ -46,7 +52,7 @@ _shardtool_table()
             '--version - X.Y.Z -'
             '--image - COL,... -'
             '--label - COL=NAMES|N -'
-            '--from - FORMAT tfrecord,csv,tsv,jsonl,parquet,avro,arrayrecord'
+            '--from - FORMAT tfrecord,csv,tsv,jsonl,parquet,avro,webdataset,arrayrecord'
             '--columns - A,B,... -'
             '--exclude - A,B,... -'
             '--decimal - MODE float,text'
@@ -54,6 +60,7 @@ _shardtool_table()
             '--nested - MODE sequence,refuse'
             '--maps - MODE key-value,by-key'
             '--max-record-size - SIZE -'
+            '--key-feature - NAME -'
             '--delimiter - CHAR -'
             '--quote - CHAR -'
             '--no-header - - -'
@@ -116,7 +123,7 @@ _shardtool_table()
             '--format -f FORMAT json,tfrecord,raw'
             '--force - - -'
             '--at - N -'
-            '--from - FORMAT tfrecord,csv,tsv,jsonl,parquet,avro,arrayrecord'
+            '--from - FORMAT tfrecord,csv,tsv,jsonl,parquet,avro,webdataset,arrayrecord'
             '--columns - A,B,... -'
             '--exclude - A,B,... -'
             '--decimal - MODE float,text'
@@ -124,6 +131,7 @@ _shardtool_table()
             '--nested - MODE sequence,refuse'
             '--maps - MODE key-value,by-key'
             '--max-record-size - SIZE -'
+            '--key-feature - NAME -'
             '--input-compression - TYPE auto,none,gzip,zlib'
             '--compression - TYPE auto,none,gzip,zlib'
             '--delimiter - CHAR -'
@@ -154,10 +162,12 @@ _shardtool_table()
         table=(
             '--json - - -'
             '--decode - - -'
+            '--payloads - [=MODE] full,headers'
+            '--max-pixels - N -'
             '--manifest - FILE -'
             '--max-imbalance - F -'
             '--trust-manifest-paths - - -'
-            '--from - FORMAT tfrecord,parquet,avro,arrayrecord'
+            '--from - FORMAT tfrecord,parquet,avro,webdataset,arrayrecord'
             '--input-compression - TYPE auto,none,gzip,zlib'
             '--compression - TYPE auto,none,gzip,zlib'
             '--max-record-size - SIZE -'
@@ -184,7 +194,7 @@ _shardtool_table()
             '--snippet - - -'
             '--defaults - NAME=VALUE,... -'
             '--totals - - -'
-            '--from - FORMAT tfrecord,csv,tsv,jsonl,parquet,avro,arrayrecord'
+            '--from - FORMAT tfrecord,csv,tsv,jsonl,parquet,avro,webdataset,arrayrecord'
             '--columns - A,B,... -'
             '--exclude - A,B,... -'
             '--decimal - MODE float,text'
@@ -192,6 +202,7 @@ _shardtool_table()
             '--nested - MODE sequence,refuse'
             '--maps - MODE key-value,by-key'
             '--max-record-size - SIZE -'
+            '--key-feature - NAME -'
             '--input-compression - TYPE auto,none,gzip,zlib'
             '--compression - TYPE auto,none,gzip,zlib'
             '--delimiter - CHAR -'
@@ -264,12 +275,15 @@ _shardtool()
 
     # The option whose value is being completed, if any.  Bash splits
     # "--opt=value" at '=' into "--opt" "=" "value".
-    local option=
+    # An option whose value is optional ("[=MODE]") takes it after '=' only.
+    local option= after_eq=
     if [[ $cur == = ]]; then
         option=$prev
         cur=
+        after_eq=1
     elif [[ $prev == = ]]; then
         option=${COMP_WORDS[COMP_CWORD - 2]}
+        after_eq=1
     elif [[ $prev == -* ]]; then
         option=$prev
     fi
@@ -280,6 +294,7 @@ _shardtool()
             read -r long short metavar choices <<<"$entry"
             [[ $option == "$long" || $option == "$short" ]] || continue
             [[ $metavar == - ]] && break
+            [[ $metavar == \[=* && -z $after_eq ]] && break
             if [[ $choices != - ]]; then
                 COMPREPLY=($(compgen -W "${choices//,/ }" -- "$cur"))
             elif [[ $metavar == FILE || $metavar == PATH || $metavar == PREFIX ]]; then
