@@ -5,6 +5,7 @@
  * and its bytes are the same for any number: blocks are cut at fixed input
  * sizes and at the writer's flushes only. */
 #include "deflate_block.h"
+#include "le_bytes.h"
 #include "stream.h"
 
 #include <pthread.h>
@@ -341,14 +342,6 @@ static int block_write(st_ostream *o, const void *buf, size_t n, st_error *err)
     return ST_OK;
 }
 
-static void put_le32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
 static void block_release(block_out *b)
 {
     /* Jobs still with the pool must finish before their memory goes. */
@@ -378,8 +371,8 @@ static int block_commit(st_ostream *o, st_error *err)
     uint8_t t[8];
     size_t tn;
     if (b->gzip) {
-        put_le32(t, b->check);
-        put_le32(t + 4, (uint32_t)b->total_in);
+        st_put_le32(t, b->check);
+        st_put_le32(t + 4, (uint32_t)b->total_in);
         tn = 8;
     } else {
         t[0] = (uint8_t)(b->check >> 24);

@@ -1,5 +1,6 @@
 /* HighwayHash-64, portable: see highwayhash.h. */
 #include "highwayhash.h"
+#include "../../src/le_bytes.h"
 
 #include <string.h>
 
@@ -13,14 +14,6 @@ const uint64_t st_riegeli_hash_key[4] = {
 typedef struct hh_state {
     uint64_t v0[4], v1[4], mul0[4], mul1[4];
 } hh_state;
-
-static uint64_t load_le64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
 
 static uint64_t swap_halves(uint64_t x)
 {
@@ -72,7 +65,7 @@ static void hh_update_packet(hh_state *s, const uint8_t *packet)
 {
     uint64_t lanes[4];
     for (int i = 0; i < 4; i++)
-        lanes[i] = load_le64(packet + 8 * i);
+        lanes[i] = st_get_le64(packet + 8 * i);
     hh_update(s, lanes);
 }
 

@@ -1,6 +1,7 @@
 /* Riegeli/records chunks and blocks: headers, position arithmetic, laying
  * chunks out with their block headers, and the checking chunk reader. */
 #include "riegeli.h"
+#include "../../src/le_bytes.h"
 
 #include "highwayhash.h"
 
@@ -16,68 +17,48 @@ const uint8_t st_riegeli_signature[ST_RIEGELI_SIGNATURE_SIZE] = {
     0x73, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 };
 
-static void put_le64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
 void st_riegeli_chunk_header_encode(uint8_t out[ST_RIEGELI_CHUNK_HEADER_SIZE], uint8_t type, const void *data,
                                     uint64_t data_size, uint64_t num_records, uint64_t decoded_data_size)
 {
-    put_le64(out + 8, data_size);
-    put_le64(out + 16, st_riegeli_hash(data, (size_t)data_size));
-    put_le64(out + 24, (num_records << 8) | type);
-    put_le64(out + 32, decoded_data_size);
-    put_le64(out, st_riegeli_hash(out + 8, ST_RIEGELI_CHUNK_HEADER_SIZE - 8));
+    st_put_le64(out + 8, data_size);
+    st_put_le64(out + 16, st_riegeli_hash(data, (size_t)data_size));
+    st_put_le64(out + 24, (num_records << 8) | type);
+    st_put_le64(out + 32, decoded_data_size);
+    st_put_le64(out, st_riegeli_hash(out + 8, ST_RIEGELI_CHUNK_HEADER_SIZE - 8));
 }
 
 void st_riegeli_chunk_header_parse(const uint8_t in[ST_RIEGELI_CHUNK_HEADER_SIZE], st_riegeli_chunk_header *h)
 {
-    h->header_hash = get_le64(in);
-    h->data_size = get_le64(in + 8);
-    h->data_hash = get_le64(in + 16);
-    uint64_t type_and_count = get_le64(in + 24);
+    h->header_hash = st_get_le64(in);
+    h->data_size = st_get_le64(in + 8);
+    h->data_hash = st_get_le64(in + 16);
+    uint64_t type_and_count = st_get_le64(in + 24);
     h->type = (uint8_t)type_and_count;
     h->num_records = type_and_count >> 8;
-    h->decoded_data_size = get_le64(in + 32);
+    h->decoded_data_size = st_get_le64(in + 32);
 }
 
 bool st_riegeli_chunk_header_decode(const uint8_t in[ST_RIEGELI_CHUNK_HEADER_SIZE], st_riegeli_chunk_header *h)
 {
-    h->header_hash = get_le64(in);
-    h->data_size = get_le64(in + 8);
-    h->data_hash = get_le64(in + 16);
-    uint64_t type_and_count = get_le64(in + 24);
-    h->type = (uint8_t)type_and_count;
-    h->num_records = type_and_count >> 8;
-    h->decoded_data_size = get_le64(in + 32);
+    st_riegeli_chunk_header_parse(in, h);
     return h->header_hash == st_riegeli_hash(in + 8, ST_RIEGELI_CHUNK_HEADER_SIZE - 8);
 }
 
 void st_riegeli_chunk_header_pack(const st_riegeli_chunk_header *h, uint8_t out[ST_RIEGELI_CHUNK_HEADER_SIZE])
 {
-    put_le64(out, h->header_hash);
-    put_le64(out + 8, h->data_size);
-    put_le64(out + 16, h->data_hash);
-    put_le64(out + 24, (h->num_records << 8) | h->type);
-    put_le64(out + 32, h->decoded_data_size);
+    st_put_le64(out, h->header_hash);
+    st_put_le64(out + 8, h->data_size);
+    st_put_le64(out + 16, h->data_hash);
+    st_put_le64(out + 24, (h->num_records << 8) | h->type);
+    st_put_le64(out + 32, h->decoded_data_size);
 }
 
 void st_riegeli_block_header_encode(uint8_t out[ST_RIEGELI_BLOCK_HEADER_SIZE], uint64_t previous_chunk,
                                     uint64_t next_chunk)
 {
-    put_le64(out + 8, previous_chunk);
-    put_le64(out + 16, next_chunk);
-    put_le64(out, st_riegeli_hash(out + 8, 16));
+    st_put_le64(out + 8, previous_chunk);
+    st_put_le64(out + 16, next_chunk);
+    st_put_le64(out, st_riegeli_hash(out + 8, 16));
 }
 
 uint64_t st_riegeli_remaining_in_block(uint64_t pos)
@@ -371,9 +352,9 @@ static int read_block_header(st_riegeli_reader *r, block_seen *b, st_error *err)
     const uint8_t *p = r->buf + r->start;
     b->any = true;
     b->at = r->pos;
-    b->previous = get_le64(p + 8);
-    b->next = get_le64(p + 16);
-    b->hash_ok = get_le64(p) == st_riegeli_hash(p + 8, 16);
+    b->previous = st_get_le64(p + 8);
+    b->next = st_get_le64(p + 16);
+    b->hash_ok = st_get_le64(p) == st_riegeli_hash(p + 8, 16);
     r->start += ST_RIEGELI_BLOCK_HEADER_SIZE;
     r->pos += ST_RIEGELI_BLOCK_HEADER_SIZE;
     return ST_OK;

@@ -1,6 +1,7 @@
 /* TFRecord: framing, the shared record reader, and the format descriptor's
  * reader and writer ops.  Verification lives in tfrecord_verify.c. */
 #include "tfrecord.h"
+#include "../../src/le_bytes.h"
 
 #include "../../src/crc32c.h"
 #include "example.h"
@@ -10,40 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void put_le64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 void st_tfrecord_header(uint8_t out[ST_TFRECORD_HEADER_SIZE], uint64_t len)
 {
-    put_le64(out, len);
-    put_le32(out + 8, st_crc32c_mask(st_crc32c(0, out, 8)));
+    st_put_le64(out, len);
+    st_put_le32(out + 8, st_crc32c_mask(st_crc32c(0, out, 8)));
 }
 
 void st_tfrecord_footer(uint8_t out[ST_TFRECORD_FOOTER_SIZE], const void *data, size_t len)
 {
-    put_le32(out, st_crc32c_mask(st_crc32c(0, data, len)));
+    st_put_le32(out, st_crc32c_mask(st_crc32c(0, data, len)));
 }
 
 int st_tfrecord_append(st_buf *out, const void *data, size_t len)
@@ -61,10 +37,10 @@ int st_tfrecord_append(st_buf *out, const void *data, size_t len)
 
 bool st_tfrecord_header_valid(const uint8_t *p, uint64_t *len)
 {
-    if (st_crc32c_mask(st_crc32c(0, p, 8)) != get_le32(p + 8))
+    if (st_crc32c_mask(st_crc32c(0, p, 8)) != st_get_le32(p + 8))
         return false;
     if (len)
-        *len = get_le64(p);
+        *len = st_get_le64(p);
     return true;
 }
 
@@ -230,8 +206,8 @@ int st_tfrecord_next(st_tfrecord_reader *r, const uint8_t **data, size_t *len,
                             "the stream ends %zd bytes into a 12-byte header", avail);
 
     const uint8_t *h = r->data + r->start;
-    uint64_t length = get_le64(h);
-    uint32_t stored = get_le32(h + 8);
+    uint64_t length = st_get_le64(h);
+    uint32_t stored = st_get_le32(h + 8);
     uint32_t computed = st_crc32c_mask(st_crc32c(0, h, 8));
     if (stored != computed)
         return reader_fault(r, ST_TFR_LENGTH_CRC, err,
@@ -264,7 +240,7 @@ int st_tfrecord_next(st_tfrecord_reader *r, const uint8_t **data, size_t *len,
     h = r->data + r->start;
     const uint8_t *payload = h + ST_TFRECORD_HEADER_SIZE;
     if (r->check_data_crc) {
-        stored = get_le32(payload + length);
+        stored = st_get_le32(payload + length);
         computed = st_crc32c_mask(st_crc32c(0, payload, (size_t)length));
         if (stored != computed)
             return reader_fault(r, ST_TFR_DATA_CRC, err,
@@ -312,7 +288,7 @@ bool st_tfrecord_next_is_buffered(const st_tfrecord_reader *r)
     size_t avail = r->end - r->start;
     if (avail < ST_TFRECORD_HEADER_SIZE)
         return false;
-    uint64_t length = get_le64(r->data + r->start);
+    uint64_t length = st_get_le64(r->data + r->start);
     return avail >= ST_TFRECORD_OVERHEAD && length <= avail - ST_TFRECORD_OVERHEAD;
 }
 
@@ -321,7 +297,7 @@ int st_tfrecord_resync(st_tfrecord_reader *r, st_error *err)
     st_tfrecord_fault fault = r->fault;
     r->fault = ST_TFR_OK;
     if (fault == ST_TFR_DATA_CRC) {
-        uint64_t length = get_le64(r->data + r->start);
+        uint64_t length = st_get_le64(r->data + r->start);
         size_t frame = (size_t)length + ST_TFRECORD_OVERHEAD;
         r->start += frame;
         r->offset += frame;
@@ -606,7 +582,7 @@ static bool tfr_stored_crc(uint32_t crc, const uint8_t *p, size_t len, uint32_t 
             return false;
         const uint8_t *footer = p + ST_TFRECORD_HEADER_SIZE + n;
         crc = st_crc32c(crc, p, ST_TFRECORD_HEADER_SIZE);
-        crc = st_crc32c_combine(crc, st_crc32c_unmask(get_le32(footer)), n);
+        crc = st_crc32c_combine(crc, st_crc32c_unmask(st_get_le32(footer)), n);
         crc = st_crc32c(crc, footer, ST_TFRECORD_FOOTER_SIZE);
         p = footer + ST_TFRECORD_FOOTER_SIZE;
         len -= (size_t)n + ST_TFRECORD_OVERHEAD;
