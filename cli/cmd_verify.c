@@ -636,9 +636,10 @@ const cli_command cmd_verify = {
         "Checks every record of every file: TFRecord framing, both masked CRC32Cs, the\n"
         "GZIP / ZLIB stream, truncation, and with --decode that each payload is a\n"
         "tf.train.Example.  Parquet and Avro files get their own structural checks;\n"
-        "ArrayRecord files every HighwayHash, block header, chunk size, footer entry\n"
-        "and the postscript.  With --payloads, every bytes value that is a JPEG, PNG,\n"
-        "WebP, GIF, WAV or FLAC is decoded too (a bad one is damage).\n"
+        "ArrayRecord files every HighwayHash, block header, chunk size, record sizes,\n"
+        "footer entry and the postscript (with --decode every chunk decompressed too).\n"
+        "With --payloads, every bytes value that is a JPEG, PNG, WebP, GIF, WAV or FLAC\n"
+        "is decoded too (a bad one is damage).\n"
         "Every file is checked even after a failure.  Exit status: 0 all intact,\n"
         "1 some file damaged, 2 usage error or unreadable file.",
     .groups = verify_groups,

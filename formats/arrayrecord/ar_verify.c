@@ -1,9 +1,14 @@
 /* verify for ArrayRecord files: every block header (hash, previous_chunk,
  * next_chunk), every chunk header hash and data hash, chunk sizes and the
  * padding they imply, every simple chunk's record sizes against its
- * header, the footer against the data chunks (count, offsets, records,
- * sizes), and the postscript; with --decode every record as an Example.
- * The first failure is reported with its chunk's byte offset. */
+ * header and the decompressed size its values state, the footer against
+ * the data chunks (count, offsets, records, sizes), and the postscript.
+ * The values are not decompressed: the data hash already proves them the
+ * bytes the writer hashed, as TFRecord's CRCs do without parsing Examples.
+ * With --decode every chunk's values are decompressed too (a writer's
+ * damaged compression under good hashes shows there) and every record is
+ * parsed as an Example.  The first failure is reported with its chunk's
+ * byte offset. */
 #include "ar_internal.h"
 
 #include "example.h"
@@ -40,6 +45,18 @@ static bool check_unit(const ar_reader *a, const ar_unit *u, const st_verify_opt
             rep->records += ch->h.num_records;
             continue;
         }
+        if (!opt->decode) {
+            if (st_riegeli_simple_check(u->data.data + ch->at, (size_t)ch->h.data_size, &ch->h, a->max_record * 4,
+                                        &why) < 0) {
+                char detail[512];
+                snprintf(detail, sizeof detail, "chunk %llu: %.400s", (unsigned long long)ch->index, why.msg);
+                report(rep, why.code == ST_EUNSUPPORTED ? "unsupported codec" : "bad chunk", ch->first_record,
+                       ch->offset, detail);
+                return false;
+            }
+            rep->records += ch->h.num_records;
+            continue;
+        }
         st_riegeli_simple s;
         if (st_riegeli_simple_decode(u->data.data + ch->at, (size_t)ch->h.data_size, &ch->h, a->max_record * 4, &s,
                                      &why) < 0) {
@@ -52,7 +69,7 @@ static bool check_unit(const ar_reader *a, const ar_unit *u, const st_verify_opt
         const uint8_t *p;
         size_t n;
         for (uint64_t i = 0; st_riegeli_simple_next(&s, &p, &n); i++) {
-            if (opt->decode && st_example_check(p, n, &why) < 0) {
+            if (st_example_check(p, n, &why) < 0) {
                 char detail[512];
                 snprintf(detail, sizeof detail, "record %llu in chunk %llu: %.400s",
                          (unsigned long long)(ch->first_record + i), (unsigned long long)ch->index, why.msg);

@@ -1,7 +1,10 @@
-/* HighwayHash-64, portable: see highwayhash.h. */
+/* HighwayHash-64, portable, and the choice of implementation: see
+ * highwayhash.h. */
 #include "highwayhash.h"
 #include "../../src/le_bytes.h"
 
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 const uint64_t st_riegeli_hash_key[4] = {
@@ -74,19 +77,13 @@ static uint32_t rotl32(uint32_t x, unsigned n)
     return n ? (x << n) | (x >> (32 - n)) : x;
 }
 
-/* The last 1..31 bytes: their count is mixed into the state, and they are
- * placed in one zero-padded packet (the final 1..3 bytes of a remainder
- * under 16 bytes are sampled, as the algorithm specifies). */
-static void hh_update_remainder(hh_state *s, const uint8_t *bytes, size_t size_mod32)
+void st_highwayhash_remainder_packet(const uint8_t *bytes, size_t size_mod32, uint8_t packet[32])
 {
+    /* (the final 1..3 bytes of a remainder under 16 bytes are sampled, as
+     * the algorithm specifies) */
     size_t size_mod4 = size_mod32 & 3;
     const uint8_t *remainder = bytes + (size_mod32 & ~(size_t)3);
-    uint8_t packet[32] = {0};
-    for (int i = 0; i < 4; i++) {
-        s->v0[i] += ((uint64_t)size_mod32 << 32) + size_mod32;
-        uint32_t lo = (uint32_t)s->v1[i], hi = (uint32_t)(s->v1[i] >> 32);
-        s->v1[i] = (uint64_t)rotl32(lo, (unsigned)size_mod32) | (uint64_t)rotl32(hi, (unsigned)size_mod32) << 32;
-    }
+    memset(packet, 0, 32);
     memcpy(packet, bytes, (size_t)(remainder - bytes));
     if (size_mod32 & 16) {
         for (int i = 0; i < 4; i++)
@@ -96,6 +93,19 @@ static void hh_update_remainder(hh_state *s, const uint8_t *bytes, size_t size_m
         packet[17] = remainder[size_mod4 >> 1];
         packet[18] = remainder[size_mod4 - 1];
     }
+}
+
+/* The last 1..31 bytes: their count is mixed into the state, and they are
+ * placed in one zero-padded packet. */
+static void hh_update_remainder(hh_state *s, const uint8_t *bytes, size_t size_mod32)
+{
+    uint8_t packet[32];
+    for (int i = 0; i < 4; i++) {
+        s->v0[i] += ((uint64_t)size_mod32 << 32) + size_mod32;
+        uint32_t lo = (uint32_t)s->v1[i], hi = (uint32_t)(s->v1[i] >> 32);
+        s->v1[i] = (uint64_t)rotl32(lo, (unsigned)size_mod32) | (uint64_t)rotl32(hi, (unsigned)size_mod32) << 32;
+    }
+    st_highwayhash_remainder_packet(bytes, size_mod32, packet);
     hh_update_packet(s, packet);
 }
 
@@ -106,7 +116,7 @@ static void hh_permute_update(hh_state *s)
     hh_update(s, permuted);
 }
 
-uint64_t st_highwayhash64(const uint64_t key[4], const void *data, size_t len)
+uint64_t st_highwayhash64_portable(const uint64_t key[4], const void *data, size_t len)
 {
     const uint8_t *p = data;
     hh_state s;
@@ -119,4 +129,48 @@ uint64_t st_highwayhash64(const uint64_t key[4], const void *data, size_t len)
     for (int i = 0; i < 4; i++)
         hh_permute_update(&s);
     return s.v0[0] + s.v1[0] + s.mul0[0] + s.mul1[0];
+}
+
+int st_highwayhash_avx2_usable(void)
+{
+#if ST_HIGHWAYHASH_HAVE_AVX2
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2");
+#else
+    return 0;
+#endif
+}
+
+typedef uint64_t (*hh_fn)(const uint64_t key[4], const void *data, size_t len);
+
+static hh_fn choose(void)
+{
+#if ST_HIGHWAYHASH_HAVE_AVX2
+    const char *force = getenv("SHARDTOOL_HIGHWAYHASH");
+    if (st_highwayhash_avx2_usable() && !(force && strcmp(force, "portable") == 0))
+        return st_highwayhash64_avx2;
+#endif
+    return st_highwayhash64_portable;
+}
+
+/* Chosen on first use; every thread that races there chooses the same. */
+static _Atomic(hh_fn) chosen;
+
+uint64_t st_highwayhash64(const uint64_t key[4], const void *data, size_t len)
+{
+    hh_fn f = atomic_load_explicit(&chosen, memory_order_relaxed);
+    if (!f) {
+        f = choose();
+        atomic_store_explicit(&chosen, f, memory_order_relaxed);
+    }
+    return f(key, data, len);
+}
+
+const char *st_highwayhash_impl(void)
+{
+#if ST_HIGHWAYHASH_HAVE_AVX2
+    if (choose() == st_highwayhash64_avx2)
+        return "avx2";
+#endif
+    return "portable";
 }

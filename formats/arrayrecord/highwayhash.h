@@ -13,6 +13,26 @@
 
 uint64_t st_highwayhash64(const uint64_t key[4], const void *data, size_t len);
 
+/* The implementations st_highwayhash64 chooses from, once, by the CPU:
+ * AVX2 where the CPU has it, else the portable code.  Setting
+ * SHARDTOOL_HIGHWAYHASH=portable in the environment keeps to the portable
+ * code (to compare them).  Both give the same values; the tests call each. */
+uint64_t st_highwayhash64_portable(const uint64_t key[4], const void *data, size_t len);
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define ST_HIGHWAYHASH_HAVE_AVX2 1
+uint64_t st_highwayhash64_avx2(const uint64_t key[4], const void *data, size_t len);
+#else
+#define ST_HIGHWAYHASH_HAVE_AVX2 0
+#endif
+/* Whether this CPU (and build) can run st_highwayhash64_avx2. */
+int st_highwayhash_avx2_usable(void);
+/* "avx2" or "portable": what st_highwayhash64 runs. */
+const char *st_highwayhash_impl(void);
+
+/* The last len & 31 (1..31) bytes of an input as the algorithm's final
+ * zero-padded packet (shared by the implementations). */
+void st_highwayhash_remainder_packet(const uint8_t *bytes, size_t size_mod32, uint8_t packet[32]);
+
 /* The key of the Riegeli/records file format. */
 extern const uint64_t st_riegeli_hash_key[4];
 

@@ -322,8 +322,11 @@ static int decompress_buffer(uint8_t compression, const uint8_t *in, size_t n, u
     return ST_OK;
 }
 
-int st_riegeli_simple_decode(const uint8_t *data, size_t len, const st_riegeli_chunk_header *h, uint64_t max_decoded,
-                             st_riegeli_simple *out, st_error *err)
+/* The compression byte and the record sizes, decompressed into out, with
+ * their count and sum checked against the header; *values and *values_size
+ * get the (still compressed) values buffer. */
+static int decode_sizes(const uint8_t *data, size_t len, const st_riegeli_chunk_header *h, uint64_t max_decoded,
+                        st_riegeli_simple *out, const uint8_t **values, size_t *values_size, st_error *err)
 {
     memset(out, 0, sizeof *out);
     if (len < 1)
@@ -334,8 +337,8 @@ int st_riegeli_simple_decode(const uint8_t *data, size_t len, const st_riegeli_c
     if (vlen == 0 || sizes_size > len - 1 - vlen)
         return st_error_set(err, ST_EDATA, "the size of the record sizes is malformed or past the chunk's data");
     const uint8_t *sizes = data + 1 + vlen;
-    const uint8_t *values = sizes + sizes_size;
-    size_t values_size = (size_t)(data + len - values);
+    *values = sizes + sizes_size;
+    *values_size = (size_t)(data + len - *values);
     /* A record's size takes 1 to 10 bytes as a varint. */
     uint64_t max_sizes = h->num_records > UINT64_MAX / 10 ? UINT64_MAX : h->num_records * 10;
     int rc = decompress_buffer(out->compression, sizes, (size_t)sizes_size, UINT64_MAX, max_sizes, "record sizes",
@@ -347,12 +350,6 @@ int st_riegeli_simple_decode(const uint8_t *data, size_t len, const st_riegeli_c
         return st_error_set(err, ST_EDATA, "decoded_data_size %llu exceeds the limit of %llu bytes",
                             (unsigned long long)h->decoded_data_size, (unsigned long long)max_decoded);
     }
-    rc = decompress_buffer(out->compression, values, values_size, h->decoded_data_size, max_decoded, "record values",
-                           &out->values, &out->values_len, &out->owned_values, err);
-    if (rc < 0) {
-        st_riegeli_simple_free(out);
-        return rc;
-    }
     /* The sizes: exactly num_records of them, adding up to the values. */
     uint64_t count = 0, total = 0;
     for (size_t at = 0; at < out->sizes_len;) {
@@ -362,22 +359,115 @@ int st_riegeli_simple_decode(const uint8_t *data, size_t len, const st_riegeli_c
             st_riegeli_simple_free(out);
             return st_error_set(err, ST_EDATA, "record size %llu is malformed", (unsigned long long)count);
         }
-        if (size > out->values_len - total) {
+        if (size > h->decoded_data_size - total) {
             st_riegeli_simple_free(out);
-            return st_error_set(err, ST_EDATA, "record %llu's size %llu runs past the %zu bytes of values",
-                                (unsigned long long)count, (unsigned long long)size, out->values_len);
+            return st_error_set(err, ST_EDATA, "record %llu's size %llu runs past the %llu bytes of values",
+                                (unsigned long long)count, (unsigned long long)size,
+                                (unsigned long long)h->decoded_data_size);
         }
         total += size;
         count++;
         at += n;
     }
-    if (count != h->num_records || total != out->values_len) {
+    if (count != h->num_records || total != h->decoded_data_size) {
         st_riegeli_simple_free(out);
         return st_error_set(err, ST_EDATA, "the chunk holds %llu records of %llu bytes, but its header says %llu of %llu",
                             (unsigned long long)count, (unsigned long long)total, (unsigned long long)h->num_records,
                             (unsigned long long)h->decoded_data_size);
     }
     return ST_OK;
+}
+
+int st_riegeli_simple_decode(const uint8_t *data, size_t len, const st_riegeli_chunk_header *h, uint64_t max_decoded,
+                             st_riegeli_simple *out, st_error *err)
+{
+    const uint8_t *values;
+    size_t values_size;
+    int rc = decode_sizes(data, len, h, max_decoded, out, &values, &values_size, err);
+    if (rc < 0)
+        return rc;
+    rc = decompress_buffer(out->compression, values, values_size, h->decoded_data_size, max_decoded, "record values",
+                           &out->values, &out->values_len, &out->owned_values, err);
+    if (rc < 0)
+        st_riegeli_simple_free(out);
+    return rc;
+}
+
+/* What a compressed values buffer says of its own decompressed size,
+ * read without decompressing it: zstd's frame content size (when the frame
+ * has one) and snappy's length preamble.  Brotli streams state no size. */
+static int check_stated_size(uint8_t compression, const uint8_t *in, size_t n, uint64_t expect, st_error *err)
+{
+    (void)expect;
+    switch (compression) {
+    case ST_RIEGELI_COMPRESSION_ZSTD: {
+        if (n < 6 || in[0] != 0x28 || in[1] != 0xb5 || in[2] != 0x2f || in[3] != 0xfd)
+            return st_error_set(err, ST_EDATA, "the record values are not a zstd frame (no magic number)");
+        uint8_t fhd = in[4];
+        if (fhd & 0x08)
+            return st_error_set(err, ST_EDATA, "the record values' zstd frame header sets its reserved bit");
+        bool single = fhd & 0x20;
+        static const size_t fcs_sizes[4] = {0, 2, 4, 8};
+        static const size_t did_sizes[4] = {0, 1, 2, 4};
+        size_t fcs = fcs_sizes[fhd >> 6];
+        if (single && fcs == 0)
+            fcs = 1;
+        size_t at = 5 + (single ? 0 : 1) + did_sizes[fhd & 3];
+        if (fcs == 0)
+            return ST_OK; /* no content size stated */
+        if (n < at + fcs + 3)
+            return st_error_set(err, ST_EDATA, "the record values' zstd frame header is cut short");
+        uint64_t size = 0;
+        for (size_t i = fcs; i-- > 0;)
+            size = size << 8 | in[at + i];
+        if (fcs == 2)
+            size += 256;
+        if (size != expect)
+            return st_error_set(err, ST_EDATA, "the record values' zstd frame says %llu bytes, not the %llu the "
+                                               "header says",
+                                (unsigned long long)size, (unsigned long long)expect);
+        return ST_OK;
+    }
+    case ST_RIEGELI_COMPRESSION_SNAPPY: {
+        /* snappy's preamble: the uncompressed length as a varint32 */
+        uint64_t size;
+        size_t plen = st_riegeli_get_varint(in, n < 5 ? n : 5, &size);
+        if (plen == 0 || size != expect)
+            return st_error_set(err, ST_EDATA, "the record values' snappy preamble does not state the %llu bytes "
+                                               "the header says",
+                                (unsigned long long)expect);
+        return ST_OK;
+    }
+    }
+    return ST_OK;
+}
+
+int st_riegeli_simple_check(const uint8_t *data, size_t len, const st_riegeli_chunk_header *h, uint64_t max_decoded,
+                            st_error *err)
+{
+    st_riegeli_simple s;
+    const uint8_t *values;
+    size_t values_size;
+    int rc = decode_sizes(data, len, h, max_decoded, &s, &values, &values_size, err);
+    if (rc < 0)
+        return rc;
+    st_riegeli_simple_free(&s);
+    uint8_t compression = data[0];
+    if (compression == ST_RIEGELI_COMPRESSION_NONE) {
+        if (values_size != h->decoded_data_size)
+            return st_error_set(err, ST_EDATA, "the record values are %zu bytes, not the %llu the header says",
+                                values_size, (unsigned long long)h->decoded_data_size);
+        return ST_OK;
+    }
+    /* (the sizes decompressed, so the codec is known and available) */
+    uint64_t size;
+    size_t plen = st_riegeli_get_varint(values, values_size, &size);
+    if (plen == 0)
+        return st_error_set(err, ST_EDATA, "the record values' decompressed size is malformed");
+    if (size != h->decoded_data_size)
+        return st_error_set(err, ST_EDATA, "the record values decompress to %llu bytes, not the %llu the header says",
+                            (unsigned long long)size, (unsigned long long)h->decoded_data_size);
+    return check_stated_size(compression, values + plen, values_size - plen, size, err);
 }
 
 bool st_riegeli_simple_next(st_riegeli_simple *s, const uint8_t **data, size_t *len)

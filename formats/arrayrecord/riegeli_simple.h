@@ -38,6 +38,14 @@ typedef struct st_riegeli_simple {
  * (callers add the chunk and offset). */
 int st_riegeli_simple_decode(const uint8_t *data, size_t len, const st_riegeli_chunk_header *h, uint64_t max_decoded,
                              st_riegeli_simple *out, st_error *err);
+/* What can be proved of a simple chunk without decompressing its values:
+ * the compression type, the record sizes (decompressed: a varint each)
+ * against h->num_records and h->decoded_data_size, and the decompressed
+ * size the values buffer states (Riegeli's prefix; zstd's frame content
+ * size and snappy's preamble where present) against decoded_data_size.
+ * Damage inside compressed values is left to st_riegeli_simple_decode. */
+int st_riegeli_simple_check(const uint8_t *data, size_t len, const st_riegeli_chunk_header *h, uint64_t max_decoded,
+                            st_error *err);
 /* The next record; false after the last. */
 bool st_riegeli_simple_next(st_riegeli_simple *s, const uint8_t **data, size_t *len);
 void st_riegeli_simple_free(st_riegeli_simple *s);

@@ -3,7 +3,9 @@
 stat and split: each file is made by the test's own Riegeli writer
 (tests/support/riegeli_files.py) with every hash valid, so that the lie
 itself is what must be caught, plus a few with damaged hashes and cut
-files.  Every command runs under an address-space limit (RLIMIT_AS, as
+files, and zstd and snappy files written by shardtool whose compressed
+values are damaged under recomputed hashes (found by verify --decode and
+cat; by plain verify where a stated size is wrong).  Every command runs under an address-space limit (RLIMIT_AS, as
 `ulimit -v` sets it; left out for AddressSanitizer builds) and a time limit,
 and must exit 1 or 2 with a message naming the file and a byte offset -
 never crash, hang, or allocate what a size field claims.
@@ -77,6 +79,104 @@ def build(R, records, lie=None):
     return bytes(w.out)
 
 
+def rewrite_first_chunk(R, blob, edit):
+    """The file with its first data chunk's data (at byte 64, inside the
+    first block) passed through edit(bytearray), same length, and both of
+    the chunk's hashes recomputed: damage no hash can see."""
+    b = bytearray(blob)
+    data_size = struct.unpack_from("<Q", b, 64 + 8)[0]
+    data = bytearray(b[104:104 + data_size])
+    edit(data)
+    assert len(data) == data_size and 104 + data_size < R.BLOCK
+    b[104:104 + data_size] = data
+    struct.pack_into("<Q", b, 64 + 16, R.highwayhash64(bytes(data)))
+    struct.pack_into("<Q", b, 64, R.highwayhash64(bytes(b[72:104])))
+    return bytes(b)
+
+
+def values_at(R, data):
+    """Where a compressed simple chunk's values start: after the type byte,
+    the sizes' length and the sizes."""
+    sizes_size, at = R.read_varint(data, 1)
+    return at + sizes_size
+
+
+def compressed_damage(st, R, d, asan):
+    """Compressed values damaged under recomputed hashes (what a faulty
+    compressor would write): plain verify reads every hash and size a
+    chunk states, but decompresses nothing, so what only decompression
+    shows is for verify --decode; what a header states is checked by both."""
+    csv = os.path.join(d, "words.csv")
+    with open(csv, "w") as f:
+        f.write("id,text\n")
+        for i in range(4):
+            f.write("%d,%s\n" % (i, "the quick brown fox jumps over the lazy dog " * 6))
+    made = {}
+    for codec in ("zstd", "snappy"):
+        out = os.path.join(d, "words-" + codec)
+        r = subprocess.run([st, "convert", csv, "--to", "arrayrecord", "--arrayrecord-codec", codec, "-o", out,
+                            "--shards", "1", "-q"], capture_output=True)
+        files = [os.path.join(d, f) for f in os.listdir(d) if f.startswith("words-" + codec) and f.endswith(".array_record")]
+        check(r.returncode == 0 and len(files) == 1, "%s ArrayRecord file written (%s)" % (codec, r.stderr[-200:]))
+        if len(files) == 1:
+            with open(files[0], "rb") as f:
+                made[codec] = f.read()
+    cases = []
+    if "zstd" in made:
+        data = R.read_chunks(made["zstd"])[1].data
+        v = values_at(R, data)
+        _, frame = R.read_varint(data, v)
+        # the frame: magic, a descriptor byte (single segment, 1..8 content size bytes), then the first block
+        fhd = data[frame + 4]
+        fcs = {0: 1 if fhd & 0x20 else 0, 1: 2, 2: 4, 3: 8}[fhd >> 6]
+        block = frame + 5 + (0 if fhd & 0x20 else 1) + fcs
+        check((data[block] >> 1) & 3 == 2, "the zstd chunk's values are a compressed block (the premise below)")
+
+        def end_marker(b):
+            b[-1] = 0  # a compressed block's bitstream ends in a byte with its end mark: never 0
+        cases.append(("zstd-bitstream", rewrite_first_chunk(R, made["zstd"], end_marker), False))
+
+        def content_size(b):
+            b[frame + 5 + (0 if fhd & 0x20 else 1)] ^= 1  # the frame's content size, one off
+        cases.append(("zstd-content-size", rewrite_first_chunk(R, made["zstd"], content_size), True))
+
+        def riegeli_size(b):
+            b[v] ^= 1  # Riegeli's decompressed-size prefix of the values
+        cases.append(("zstd-riegeli-size", rewrite_first_chunk(R, made["zstd"], riegeli_size), True))
+    if "snappy" in made:
+        data = R.read_chunks(made["snappy"])[1].data
+        _, pre = R.read_varint(data, values_at(R, data))
+        _, element = R.read_varint(data, pre)
+
+        def preamble(b):
+            b[pre] ^= 1  # snappy's own length preamble
+        cases.append(("snappy-preamble", rewrite_first_chunk(R, made["snappy"], preamble), True))
+
+        def literal_tag(b):
+            b[element] = 0xfc  # the first element: a literal whose 4-byte length runs past the input
+        cases.append(("snappy-element", rewrite_first_chunk(R, made["snappy"], literal_tag), False))
+    for name, blob, plain_sees in cases:
+        p = os.path.join(d, name + ".array_record")
+        with open(p, "wb") as f:
+            f.write(blob)
+        r = limited(st, ["verify", "--decode", p], asan)
+        check(r is not None and r.returncode == 1 and b"offset 64" in r.stdout and name.encode() in r.stdout,
+              "%s: verify --decode finds it at offset 64 (%s)" % (name, r.stdout[-300:] if r else None))
+        r = limited(st, ["verify", p], asan)
+        if plain_sees:
+            check(r is not None and r.returncode == 1 and b"offset 64" in r.stdout,
+                  "%s: plain verify finds it at offset 64, undecompressed (%s)"
+                  % (name, r.stdout[-300:] if r else None))
+        else:
+            # the documented limit: found by --decode (above) and by every reader, not by plain verify
+            check(r is not None and r.returncode == 0,
+                  "%s: plain verify does not decompress, so passes it (as documented) (%s)"
+                  % (name, r.stdout[-300:] if r else None))
+            r = limited(st, ["cat", p], asan)
+            check(r is not None and r.returncode in (1, 2) and b"64" in r.stderr,
+                  "%s: cat refuses it at byte offset 64 (%s)" % (name, r.stderr[-300:] if r else None))
+
+
 def main():
     st, src = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     sys.path.insert(0, os.path.join(src, "tests", "support"))
@@ -147,6 +247,7 @@ def main():
         r = limited(st, ["verify", os.path.join(d, "data-hash.array_record")], asan)
         check(r is not None and b"data hash" in r.stdout and b"offset 64" in r.stdout,
               "verify: 'data hash' at offset 64 (%s)" % (r.stdout if r else None))
+        compressed_damage(st, R, d, asan)
     print("%d passed, %d failed" % (results["passed"], results["failed"]))
     return 1 if results["failed"] else 0
 
