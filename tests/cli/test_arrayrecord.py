@@ -21,6 +21,7 @@ Prints "N passed, M failed".
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -142,6 +143,28 @@ def round_trips(d, tfr):
             check(same, "%s, group size %d: TFRecord -> ArrayRecord -> TFRecord gives the same bytes" % (codec, group))
             v = st("verify", "--decode", ar)
             check(v.returncode == 0, "%s/%d: verify --decode passes" % (codec, group))
+            if codec in ("zstd", "none"):
+                # chunks are compressed on the worker threads: the file is the same at any --jobs
+                same_jobs = []
+                for jobs in (1, 3):
+                    o = os.path.join(d, "jobs%d_%s_%d" % (jobs, codec, group), "t")
+                    r = st("convert", tfr, "--to", "arrayrecord", "--arrayrecord-codec", codec,
+                           "--arrayrecord-group-size", group, "-o", o, "--shards", "1", "-q", "--jobs", jobs)
+                    with open(o + "-00000-of-00001.array_record", "rb") as f1, open(ar, "rb") as f2:
+                        same_jobs.append(r.returncode == 0 and f1.read() == f2.read())
+                check(all(same_jobs), "%s/%d: the same bytes with --jobs 1, 3 and the default" % (codec, group))
+            if codec == "zstd" and shutil.which("zstd"):
+                # zstd's own program reads every chunk's values (frames concatenated: one stream)
+                data = [c for c in R.read_chunks(open(ar, "rb").read()) if c.type == ord("r")][:-2]
+                frames = b""
+                for c in data:
+                    sizes_size, at = R.read_varint(c.data, 1)
+                    _, at = R.read_varint(c.data, at + sizes_size)
+                    frames += c.data[at:]
+                z = subprocess.run(["zstd", "-d", "-c"], input=frames, capture_output=True)
+                check(z.returncode == 0 and z.stdout == b"".join(ref),
+                      "zstd/%d: the zstd program decompresses every chunk's values to the records (%s)"
+                      % (group, z.stderr[-200:]))
             try:
                 buf, chunks, footer, post, ps, meta, entries = footer_of(ar)
                 data = [c for c in chunks if c.type == ord("r")][:-2]

@@ -225,6 +225,74 @@ static void test_small_zstd_frames_are_zstd(void)
     }
 }
 
+/* The literals section type of a zstd frame's first block (RFC 8878:
+ * 0 raw, 1 RLE, 2 Huffman, 3 Huffman with the previous table), or -1 when
+ * the block is not a compressed one. */
+static int first_literals_type(const uint8_t *f, size_t n)
+{
+    if (n < 6)
+        return -1;
+    uint8_t fhd = f[4];
+    static const size_t fcs_sizes[4] = {0, 2, 4, 8}, did_sizes[4] = {0, 1, 2, 4};
+    size_t fcs = fcs_sizes[fhd >> 6];
+    if ((fhd & 0x20) && fcs == 0)
+        fcs = 1;
+    size_t at = 5 + ((fhd & 0x20) ? 0 : 1) + did_sizes[fhd & 3] + fcs;
+    if (at + 4 > n || ((f[at] >> 1) & 3) != 2)
+        return -1;
+    return f[at + 3] & 3;
+}
+
+/* A record's chunk: records up to 512 bytes keep their literals raw (a
+ * Huffman table per tiny frame costs more time than it saves bytes),
+ * larger buffers Huffman-code them; libzstd's decoder reads both back to
+ * the input. */
+static void test_zstd_literals_by_size(void)
+{
+    static const char words[] = "feature label image/encoded score tokens the quick brown fox jumps ";
+    int raw_small = 0, huffman_large = 0;
+    for (size_t n = 100; n <= 4000; n += n < 600 ? 7 : 500) {
+        uint8_t in[4000];
+        uint64_t x = n;
+        for (size_t i = 0; i < n; i++) { /* text with some randomness: compressible, varied literals */
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            in[i] = (x >> 60) < 2 ? (uint8_t)('A' + (x >> 40) % 26) : (uint8_t)words[i % (sizeof words - 1)];
+        }
+        uint8_t size[10];
+        size_t size_len = st_riegeli_put_varint(size, n);
+        st_buf chunk = {0};
+        st_error err = {0};
+        CU_ASSERT_EQUAL_FATAL(st_riegeli_simple_encode(ST_RIEGELI_COMPRESSION_ZSTD, 3, size, size_len, in, n, 1,
+                                                       &chunk, &err), ST_OK);
+        const uint8_t *d = chunk.data + ST_RIEGELI_CHUNK_HEADER_SIZE;
+        size_t len = chunk.len - ST_RIEGELI_CHUNK_HEADER_SIZE;
+        uint64_t sizes_len;
+        size_t v = st_riegeli_get_varint(d + 1, len - 1, &sizes_len);
+        const uint8_t *values = d + 1 + v + sizes_len;
+        uint64_t prefix;
+        size_t p = st_riegeli_get_varint(values, (size_t)(d + len - values), &prefix);
+        const uint8_t *frame = values + p;
+        size_t frame_len = (size_t)(d + len - frame);
+        uint8_t out[4000];
+        size_t got = ZSTD_decompress(out, sizeof out, frame, frame_len);
+        CU_ASSERT_FALSE(ZSTD_isError(got));
+        CU_ASSERT_EQUAL(got, n);
+        CU_ASSERT_EQUAL(memcmp(out, in, n), 0);
+        int lt = first_literals_type(frame, frame_len);
+        if (n <= 512) {
+            CU_ASSERT(lt == -1 || lt == 0 || lt == 1);
+            raw_small += lt == 0;
+        } else {
+            huffman_large += lt == 2;
+        }
+        st_buf_free(&chunk);
+    }
+    /* the premises: small compressed blocks with raw literals were seen,
+     * and large ones Huffman-code theirs */
+    CU_ASSERT(raw_small > 10);
+    CU_ASSERT(huffman_large > 3);
+}
+
 #define SUITE_NAME "arrayrecord"
 static const CU_TestInfo suite_tests[] = {
     {"HighwayHash gives the signature's hashes", test_hash_of_the_signature},
@@ -232,6 +300,7 @@ static const CU_TestInfo suite_tests[] = {
     {"record N through the footer reads a small part of the file", test_record_at_reads_little},
     {"the reader ops read every record in order", test_reader_reads_every_record},
     {"small buffers are zstd frames libzstd reads", test_small_zstd_frames_are_zstd},
+    {"a record's zstd frame keeps raw literals up to 512 bytes", test_zstd_literals_by_size},
     CU_TEST_INFO_NULL,
 };
 #include "cunit_main.h"
