@@ -4,7 +4,6 @@
 #include "../../src/le_bytes.h"
 
 #include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
 
 const uint64_t st_riegeli_hash_key[4] = {
@@ -146,8 +145,7 @@ typedef uint64_t (*hh_fn)(const uint64_t key[4], const void *data, size_t len);
 static hh_fn choose(void)
 {
 #if ST_HIGHWAYHASH_HAVE_AVX2
-    const char *force = getenv("SHARDTOOL_HIGHWAYHASH");
-    if (st_highwayhash_avx2_usable() && !(force && strcmp(force, "portable") == 0))
+    if (st_highwayhash_avx2_usable())
         return st_highwayhash64_avx2;
 #endif
     return st_highwayhash64_portable;

@@ -14,9 +14,8 @@
 uint64_t st_highwayhash64(const uint64_t key[4], const void *data, size_t len);
 
 /* The implementations st_highwayhash64 chooses from, once, by the CPU:
- * AVX2 where the CPU has it, else the portable code.  Setting
- * SHARDTOOL_HIGHWAYHASH=portable in the environment keeps to the portable
- * code (to compare them).  Both give the same values; the tests call each. */
+ * AVX2 where the CPU has it, else the portable code.  Both give the same
+ * values; the tests call each. */
 uint64_t st_highwayhash64_portable(const uint64_t key[4], const void *data, size_t len);
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define ST_HIGHWAYHASH_HAVE_AVX2 1
