@@ -397,7 +397,7 @@ SHARDTOOL_API int shardtool_verify_manifest(const char *manifest_path,
  * shardtool_convert_options_init sets) leave each at the command line's
  * default.  New members are only ever added at the end. */
 typedef struct shardtool_convert_options {
-    const char *output;             /* -o PREFIX (required) */
+    const char *output;             /* -o PREFIX (required, unless tfds_dir) */
     const char *to;                 /* --to: "tfrecord" (NULL), "avro", "csv", "tsv", "jsonl", "parquet",
                                        "webdataset" (key, wds_member, mtime below), "arrayrecord"
                                        (arrayrecord_codec, arrayrecord_group_size below) */
