@@ -3,6 +3,9 @@
 #include "convert_verbose.h"
 #include "../lib/convert_whole.h"
 #include "../lib/run_options.h"
+#include "../lib/arrayrecord_settings.h"
+#include "../lib/payload_settings.h"
+#include "../lib/wds_settings.h"
 #include "../lib/writer_settings.h"
 #include "input.h"
 #include "output.h"
@@ -123,83 +126,62 @@ static int writer_options(const cli_command *cmd, const cli_values *v, const st_
     return EXIT_OK;
 }
 
-/* The options of --to webdataset, refused with any other output. */
+/* The options of --to webdataset, refused with any other output
+ * (lib/wds_settings.h). */
 static int wds_options(const cli_command *cmd, const cli_values *v, const st_format *to, st_wds_write_options *wo)
 {
-    static const char *const own[] = {"key", "wds-member", "mtime", NULL};
-    bool wds = strcmp(to->name, "webdataset") == 0;
-    memset(wo, 0, sizeof *wo);
-    for (const char *const *name = own; *name; name++)
-        if (!wds && cli_has(v, *name))
-            return cli_usage_error(cmd, "--%s is for --to webdataset", *name);
-    wo->key_column = cli_text(v, "key", NULL);
-    wo->member_json = strcmp(cli_text(v, "wds-member", "default"), "json") == 0;
-    if (cli_uint(v, cmd, "mtime", 0, &wo->mtime))
+    wds_settings s = {
+        .key = cli_text(v, "key", NULL),
+        .member = cli_text(v, "wds-member", NULL),
+        .mtime_given = cli_has(v, "mtime"),
+    };
+    if (strcmp(to->name, "webdataset") == 0 && cli_uint(v, cmd, "mtime", 0, &s.mtime))
         return EXIT_USAGE;
-    if (wo->mtime > 077777777777ull)
-        return cli_usage_error(cmd, "--mtime must be below 8589934592 (what a tar header's 11 octal digits hold)");
-    return EXIT_OK; /* --index and --task are the run's (lib/convert_whole.c) */
+    st_error err = {0};
+    if (wds_settings_apply(&s, to, wo, &err) < 0)
+        return cli_usage_error(cmd, "%s", err.msg);
+    return EXIT_OK;
 }
 
-/* The options of --to arrayrecord, refused with any other output. */
+/* The options of --to arrayrecord, refused with any other output
+ * (lib/arrayrecord_settings.h). */
 static int arrayrecord_options(const cli_command *cmd, const cli_values *v, const st_format *to,
                                st_ar_write_options *ao)
 {
-    static const char *const own[] = {"arrayrecord-codec", "arrayrecord-group-size", NULL};
-    bool arrayrecord = strcmp(to->name, "arrayrecord") == 0;
-    memset(ao, 0, sizeof *ao);
-    for (const char *const *name = own; *name; name++)
-        if (!arrayrecord && cli_has(v, *name))
-            return cli_usage_error(cmd, "--%s is for --to arrayrecord", *name);
-    if (!arrayrecord)
-        return EXIT_OK;
-    if (cli_has(v, "compression"))
-        return cli_usage_error(cmd, "--compression compresses whole files, which an ArrayRecord reader cannot "
-                                    "read; give --arrayrecord-codec (zstd, brotli, snappy, none) instead");
-    ao->codec = cli_text(v, "arrayrecord-codec", "zstd");
-    ao->level = -1;
-    if (cli_has(v, "compression-level")) {
-        uint64_t level;
-        if (cli_uint(v, cmd, "compression-level", 0, &level))
-            return EXIT_USAGE;
-        if (strcmp(ao->codec, "zstd") != 0 && strcmp(ao->codec, "brotli") != 0)
-            return cli_usage_error(cmd, "--compression-level sets the level of zstd or brotli chunks; %s has none",
-                                    ao->codec);
-        if (strcmp(ao->codec, "brotli") == 0 && level > 11)
-            return cli_usage_error(cmd, "--compression-level must be 0 to 11 for brotli chunks");
-        ao->level = (int)level;
-        if (strcmp(ao->codec, "zstd") == 0 && level == 0)
-            ao->level = -1; /* zstd's 0 means its default */
-    }
-    ao->group_size = 1;
-    if (cli_has(v, "arrayrecord-group-size") &&
-        (cli_uint(v, cmd, "arrayrecord-group-size", 0, &ao->group_size) || ao->group_size == 0 ||
-         ao->group_size > 0x7fffffff))
+    arrayrecord_settings s = {
+        .codec = cli_text(v, "arrayrecord-codec", NULL),
+        .group_size_given = cli_has(v, "arrayrecord-group-size"),
+        .level_given = cli_has(v, "compression-level"),
+        .compression_given = cli_has(v, "compression"),
+    };
+    if (cli_uint(v, cmd, "compression-level", 0, &s.level))
+        return EXIT_USAGE;
+    if (strcmp(to->name, "arrayrecord") == 0 && s.group_size_given &&
+        cli_uint(v, cmd, "arrayrecord-group-size", 0, &s.group_size))
         return cli_usage_error(cmd, "--arrayrecord-group-size must be 1 to 2147483647");
-    int c = st_ar_codec_parse(ao->codec);
-    if (c < 0 || !st_riegeli_codec_available((uint8_t)c))
-        return cli_usage_error(cmd, "--arrayrecord-codec %s: this build cannot compress with it", ao->codec);
+    st_error err = {0};
+    if (arrayrecord_settings_apply(&s, to, ao, &err) < 0)
+        return cli_usage_error(cmd, "%s", err.msg);
     return EXIT_OK;
 }
 
 /* --check-payloads[=headers], --max-pixels and --skip-corrupt, which
  * needs the check (damaged TFRecord records stop convert: split
- * --skip-corrupt skips those). */
+ * --skip-corrupt skips those); lib/payload_settings.h. */
 static int payload_options(const cli_command *cmd, const cli_values *v, st_payload_options *po)
 {
-    *po = (st_payload_options){0};
+    payload_settings s = {
+        .max_pixels_given = cli_has(v, "max-pixels"),
+        .skip_corrupt = cli_has(v, "skip-corrupt"),
+    };
     if (cli_has(v, "check-payloads"))
-        po->depth = strcmp(cli_text(v, "check-payloads", "full"), "headers") == 0 ? ST_PAYLOAD_HEADERS
-                                                                                   : ST_PAYLOAD_FULL;
-    if (cli_uint(v, cmd, "max-pixels", ST_PAYLOAD_DEFAULT_MAX_PIXELS, &po->max_pixels))
+        s.depth = strcmp(cli_text(v, "check-payloads", "full"), "headers") == 0 ? ST_PAYLOAD_HEADERS
+                                                                                : ST_PAYLOAD_FULL;
+    if (cli_uint(v, cmd, "max-pixels", 0, &s.max_pixels))
         return EXIT_USAGE;
-    if (po->max_pixels == 0)
-        return cli_usage_error(cmd, "--max-pixels must be at least 1");
-    if (!po->depth && cli_has(v, "max-pixels"))
-        return cli_usage_error(cmd, "--max-pixels needs --check-payloads (it bounds the images decoded)");
-    if (!po->depth && cli_has(v, "skip-corrupt"))
-        return cli_usage_error(cmd, "--skip-corrupt needs --check-payloads in convert (it leaves out the records "
-                                    "with a bad payload; split --skip-corrupt skips damaged TFRecord records)");
+    st_error err = {0};
+    if (payload_settings_apply(&s, po, &err) < 0)
+        return cli_usage_error(cmd, "%s", err.msg);
     return EXIT_OK;
 }
 

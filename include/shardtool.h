@@ -392,14 +392,15 @@ SHARDTOOL_API int shardtool_verify_manifest(const char *manifest_path,
 
 /* ---- converting ---------------------------------------------------------- */
 
-/* The common options of `shardtool convert` (shardtool(1), CONVERT); 0
- * and NULL leave each at the command line's default. */
+/* The options of `shardtool convert` (shardtool(1), CONVERT), each
+ * checked as the command line checks it; 0 and NULL (or what
+ * shardtool_convert_options_init sets) leave each at the command line's
+ * default.  New members are only ever added at the end. */
 typedef struct shardtool_convert_options {
-    const char *output;             /* -o PREFIX (required) */
+    const char *output;             /* -o PREFIX (required, unless tfds_dir) */
     const char *to;                 /* --to: "tfrecord" (NULL), "avro", "csv", "tsv", "jsonl", "parquet",
-                                       "webdataset" (record numbers as keys; --key and the other
-                                       WebDataset options are the command's only), "arrayrecord"
-                                       (zstd, group size 1: the command's defaults) */
+                                       "webdataset" (key, wds_member, mtime below), "arrayrecord"
+                                       (arrayrecord_codec, arrayrecord_group_size below) */
     uint64_t shards;                /* --shards N (0: 1 unless another of these three is given) */
     uint64_t records_per_shard;     /* --records-per-shard N */
     uint64_t shard_size;            /* --shard-size, in bytes */
@@ -432,6 +433,37 @@ typedef struct shardtool_convert_options {
      * handler), the run stops soon after, removes what it wrote and returns
      * SHARDTOOL_ECANCELED.  NULL: never. */
     const volatile int *cancel;
+
+    /* The options of one output format, refused (SHARDTOOL_EUSAGE, the
+     * command line's words) when given with another. */
+    /* to "webdataset" */
+    const char *key;                /* --key COLUMN: each sample's key (NULL: the record's number) */
+    const char *wds_member;         /* --wds-member: "default" (NULL), a member per feature, or "json",
+                                       one KEY.json per sample */
+    int64_t mtime;                  /* --mtime SECONDS, every member's, below 2^33 (-1, set by _init:
+                                       not given, 0) */
+    /* to "arrayrecord" (compression_level: the level of zstd, 0-22, or brotli, 0-11, chunks) */
+    const char *arrayrecord_codec;  /* --arrayrecord-codec: "zstd" (NULL), "none", "brotli", "snappy" */
+    uint64_t arrayrecord_group_size; /* --arrayrecord-group-size: records per chunk, 1 to 2^31 - 1
+                                       (0: not given, 1) */
+    /* A split of a prepared TFDS directory (--tfds DIR --name NAME --split
+     * SPLIT), written with to "tfrecord" or "arrayrecord", instead of
+     * output (which is then NULL): DIR/NAME/VERSION/NAME-SPLIT.tfrecord-...,
+     * dataset_info.json, features.json. */
+    const char *tfds_dir;           /* --tfds DIR (NULL: none) */
+    const char *tfds_name;          /* --name */
+    const char *tfds_split;         /* --split */
+    const char *tfds_version;       /* --version X.Y.Z (NULL: 1.0.0) */
+    const char *const *tfds_images; /* --image COL,...: columns of JPEG or PNG images */
+    size_t ntfds_images;
+    const char *const *tfds_labels; /* --label COL=NAMES.txt (one class name a line) or COL=N */
+    size_t ntfds_labels;
+    /* The images and audio in records (shardtool(1), convert --check-payloads) */
+    int check_payloads;             /* 0: not checked; 1: --check-payloads, every pixel and sample
+                                       decoded; 2: --check-payloads=headers, headers only */
+    int skip_corrupt;               /* --skip-corrupt: a record with a bad payload is left out and
+                                       listed in the manifest, not the end of the run */
+    uint64_t max_pixels;            /* --max-pixels: an image of more pixels is bad, unread (0: 2^28) */
 } shardtool_convert_options;
 
 /* Sets the defaults (those of the command line); call it before setting

@@ -8,6 +8,11 @@
 #include "input_expand.h"
 #include "output_claim.h"
 #include "run_options.h"
+#include "arrayrecord_settings.h"
+#include "payload_settings.h"
+#include "skip_log.h"
+#include "tfds_settings.h"
+#include "wds_settings.h"
 #include "writer_settings.h"
 #include "task_infix.h"
 
@@ -27,6 +32,7 @@ void shardtool_convert_options_init(shardtool_convert_options *opts)
         return;
     memset(opts, 0, sizeof *opts);
     opts->compression_level = -1;
+    opts->mtime = -1;
 }
 
 /* The run polls a sig_atomic_t; the public flag is an int. */
@@ -135,6 +141,14 @@ static bool run_option(void *ctx, const char *name, run_option_value *out)
         return text_option(o->bytes_as, out);
     if (strcmp(name, "widen") == 0)
         return o->widen != 0;
+    if (strcmp(name, "key") == 0)
+        return text_option(o->key, out);
+    if (strcmp(name, "wds-member") == 0)
+        return text_option(o->wds_member, out);
+    if (strcmp(name, "mtime") == 0)
+        return o->mtime >= 0 && count_option(c, (uint64_t)o->mtime, out);
+    if (strcmp(name, "arrayrecord-group-size") == 0)
+        return o->arrayrecord_group_size && count_option(c, o->arrayrecord_group_size, out);
     if (strcmp(name, "task") == 0) {
         if (o->task_count <= 1)
             return false;
@@ -167,13 +181,35 @@ static bool run_option(void *ctx, const char *name, run_option_value *out)
     return false;
 }
 
+/* --compression given (as the command line's option, not "none"). */
+static bool compression_given(const shardtool_convert_options *o)
+{
+    return o->compression != NULL && strcmp(o->compression, "none") != 0;
+}
+
 /* The output settings, as the command line takes them from its options,
  * and the claim of the output set (output_claim.h). */
 static int claim_output(api_convert *c, const st_format *format, const char *infix, output_run *out, st_error *err)
 {
     const shardtool_convert_options *o = c->opts;
+    tfds_settings ts = {
+        .dir = o->tfds_dir,
+        .name = o->tfds_name,
+        .split = o->tfds_split,
+        .version = o->tfds_version,
+        .images = o->tfds_images,
+        .nimages = o->tfds_images ? o->ntfds_images : 0,
+        .labels = o->tfds_labels,
+        .nlabels = o->tfds_labels ? o->ntfds_labels : 0,
+        .output_given = o->output != NULL,
+        .compression_given = compression_given(o),
+    };
+    int rc = tfds_settings_apply(&ts, format, out, err);
+    if (rc < 0)
+        return rc;
     output_settings s = {
-        .prefix = o->output,
+        .prefix = out->tfds ? out->tfds->prefix : o->output,
+        .prefix_verbatim = out->tfds != NULL,
         .shards = o->shards,
         .shard_size = o->shard_size,
         .records_per_shard = o->records_per_shard,
@@ -196,9 +232,12 @@ static int claim_output(api_convert *c, const st_format *format, const char *inf
     int max_level = strcmp(format->name, "parquet") == 0 || strcmp(format->name, "arrayrecord") == 0 ? 22 : 9;
     if (o->compression_level < -1 || o->compression_level > max_level)
         return st_error_set(err, ST_EUSAGE, "--compression-level must be 0 to %d", max_level);
+    /* A task of a distributed run writes no dataset files (combine does). */
+    snprintf(out->infix, sizeof out->infix, "%s", infix ? infix : "");
+    s.dataset = output_run_dataset(out);
     const output_set_voice voice = {set_note, set_refusal, c};
     int stage;
-    int rc = output_claim(&s, format, infix, &voice, out, &stage, err);
+    rc = output_claim(&s, format, infix, &voice, out, &stage, err);
     if (rc < 0 && stage == OUTPUT_CLAIM_REFUSED) {
         err->code = rc;
         snprintf(err->msg, sizeof err->msg, "%s", c->refusal[0] ? c->refusal : "the output set is refused");
@@ -216,8 +255,8 @@ int shardtool_convert(const char *const *inputs, size_t n, const shardtool_conve
         memset(report, 0, sizeof *report);
     if (!opts)
         return api_misuse(err, fn, "opts is NULL");
-    if (!opts->output)
-        return api_misuse(err, fn, "opts->output is NULL: give the output prefix");
+    if (!opts->output && !opts->tfds_dir)
+        return api_misuse(err, fn, "opts->output is NULL: give the output prefix (or tfds_dir)");
     if (!inputs || n == 0)
         return api_misuse(err, fn, "no inputs");
     for (size_t i = 0; i < n; i++)
@@ -253,7 +292,7 @@ int shardtool_convert(const char *const *inputs, size_t n, const shardtool_conve
     for (size_t i = 0; i < n && rc == ST_OK; i++)
         if (st_path_is_remote(inputs[i]))
             rc = api_remote_ready(&e);
-    if (rc == ST_OK && st_path_is_remote(opts->output))
+    if (rc == ST_OK && opts->output && st_path_is_remote(opts->output))
         rc = api_remote_ready(&e);
     if (rc < 0) {
         api_read_options_free(&ro);
@@ -274,7 +313,7 @@ int shardtool_convert(const char *const *inputs, size_t n, const shardtool_conve
             .parquet_codec = opts->parquet_codec,
             .level_given = opts->compression_level >= 0,
             .level = opts->compression_level >= 0 ? (uint64_t)opts->compression_level : 0,
-            .compression_given = opts->compression != NULL && strcmp(opts->compression, "none") != 0,
+            .compression_given = compression_given(opts),
             .row_group_size = opts->row_group_size,
             .page_version = opts->page_version == 2 ? "2" : opts->page_version ? "1" : NULL,
             .bytes_as = opts->bytes_as,
@@ -283,6 +322,31 @@ int shardtool_convert(const char *const *inputs, size_t n, const shardtool_conve
             rc = st_error_set(&e, ST_EUSAGE, "--page-version must be 1 or 2, not %d", opts->page_version);
         else
             rc = writer_settings_apply(&ws, format, &out, &parquet, &e);
+    }
+    st_wds_write_options webdataset;
+    if (rc == ST_OK) {
+        wds_settings wds = {
+            .key = opts->key,
+            .member = opts->wds_member,
+            .mtime_given = opts->mtime >= 0,
+            .mtime = opts->mtime >= 0 ? (uint64_t)opts->mtime : 0,
+        };
+        if (opts->mtime < -1)
+            rc = st_error_set(&e, ST_EUSAGE, "--mtime: '%" PRId64 "' is not a non-negative integer", opts->mtime);
+        else
+            rc = wds_settings_apply(&wds, format, &webdataset, &e);
+    }
+    st_ar_write_options arrayrecord;
+    if (rc == ST_OK) {
+        arrayrecord_settings ars = {
+            .codec = opts->arrayrecord_codec,
+            .group_size_given = opts->arrayrecord_group_size != 0,
+            .group_size = opts->arrayrecord_group_size,
+            .level_given = opts->compression_level >= 0,
+            .level = opts->compression_level >= 0 ? (uint64_t)opts->compression_level : 0,
+            .compression_given = compression_given(opts),
+        };
+        rc = arrayrecord_settings_apply(&ars, format, &arrayrecord, &e);
     }
 
     char **paths = NULL;
@@ -299,6 +363,20 @@ int shardtool_convert(const char *const *inputs, size_t n, const shardtool_conve
                        st_url_shown(paths[again], shown_b, sizeof shown_b),
                        st_url_shown(paths[first], shown_a, sizeof shown_a));
     }
+    st_payload_options payloads;
+    if (rc == ST_OK) {
+        payload_settings ps = {
+            .depth = opts->check_payloads == 2 ? ST_PAYLOAD_HEADERS : opts->check_payloads ? ST_PAYLOAD_FULL : 0,
+            .max_pixels_given = opts->max_pixels != 0,
+            .max_pixels = opts->max_pixels,
+            .skip_corrupt = opts->skip_corrupt != 0,
+        };
+        if (opts->check_payloads < 0 || opts->check_payloads > 2)
+            rc = st_error_set(&e, ST_EUSAGE, "check_payloads must be 0 (none), 1 (full) or 2 (headers), not %d",
+                              opts->check_payloads);
+        else
+            rc = payload_settings_apply(&ps, &payloads, &e);
+    }
     if (rc < 0) {
         if (paths)
             st_free_list(paths, npaths);
@@ -306,6 +384,11 @@ int shardtool_convert(const char *const *inputs, size_t n, const shardtool_conve
         api_read_options_free(&ro);
         return api_fail(err, NULL, &e);
     }
+    /* --skip-corrupt: the records left out, listed in the manifest. */
+    skip_log payload_skips;
+    skip_log_init(&payload_skips, "record");
+    if (opts->skip_corrupt)
+        out.skips = &payload_skips;
 
     static volatile sig_atomic_t never = 0;
     convert_whole_settings s = {
@@ -317,6 +400,10 @@ int shardtool_convert(const char *const *inputs, size_t n, const shardtool_conve
         .types = &ro.types,
         .out = &out,
         .parquet = &parquet,
+        .webdataset = &webdataset,
+        .arrayrecord = &arrayrecord,
+        .check_payloads = payloads.depth ? &payloads : NULL,
+        .payload_skips = opts->skip_corrupt ? &payload_skips : NULL,
         .task = task,
         .tasks = tasks,
         .jobs = opts->jobs,
@@ -350,6 +437,7 @@ int shardtool_convert(const char *const *inputs, size_t n, const shardtool_conve
     convert_whole_free(&r);
     st_free_list(paths, npaths);
     output_run_free(&out);
+    skip_log_free(&payload_skips);
     api_read_options_free(&ro);
     if (rc < 0)
         return api_fail(err, NULL, &e);

@@ -7,8 +7,7 @@ static const char *const parquet_codecs[] = {"snappy", "zstd", "gzip", "lz4_raw"
 static const char *const page_versions[] = {"1", "2", NULL};
 static const char *const bytes_as[] = {"auto", "binary", NULL};
 
-/* ST_EUSAGE unless value (when given) is one of values. */
-static int one_of(const char *option, const char *value, const char *const *values, st_error *err)
+int settings_one_of(const char *option, const char *value, const char *const *values, st_error *err)
 {
     if (!value)
         return ST_OK;
@@ -48,10 +47,10 @@ int writer_settings_apply(const writer_settings *s, const st_format *to, output_
                           st_pq_write_options *pq, st_error *err)
 {
     int rc;
-    if ((rc = one_of("avro-codec", s->avro_codec, avro_codecs, err)) < 0 ||
-        (rc = one_of("parquet-codec", s->parquet_codec, parquet_codecs, err)) < 0 ||
-        (rc = one_of("page-version", s->page_version, page_versions, err)) < 0 ||
-        (rc = one_of("bytes-as", s->bytes_as, bytes_as, err)) < 0)
+    if ((rc = settings_one_of("avro-codec", s->avro_codec, avro_codecs, err)) < 0 ||
+        (rc = settings_one_of("parquet-codec", s->parquet_codec, parquet_codecs, err)) < 0 ||
+        (rc = settings_one_of("page-version", s->page_version, page_versions, err)) < 0 ||
+        (rc = settings_one_of("bytes-as", s->bytes_as, bytes_as, err)) < 0)
         return rc;
     out->wopt.codec = s->avro_codec ? s->avro_codec : "deflate";
     memset(pq, 0, sizeof *pq);

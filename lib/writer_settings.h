@@ -30,4 +30,9 @@ typedef struct writer_settings {
 int writer_settings_apply(const writer_settings *s, const st_format *to, output_run *out,
                           st_pq_write_options *pq, st_error *err);
 
+/* ST_EUSAGE naming --option unless value (when given) is one of values
+ * (NULL-terminated): what every front end's value of a named choice is
+ * checked with (wds_settings.h, arrayrecord_settings.h). */
+int settings_one_of(const char *option, const char *value, const char *const *values, st_error *err);
+
 #endif

@@ -434,11 +434,65 @@ def verify_manifest(path, *, trust_paths=False, decode=False, max_imbalance=None
     return ManifestReport(summary, files)
 
 
-def convert(inputs, output, *, to="tfrecord", shards=None, records_per_shard=None, shard_size=None,
+def _text(value):
+    """A text option: str, bytes or a path, as C text (None stays None)."""
+    if value is None:
+        return None
+    if hasattr(value, "__fspath__"):
+        value = value.__fspath__()
+    return value.encode() if isinstance(value, str) else bytes(value)
+
+
+def _convert_format_options(opts, key, wds_member, mtime, arrayrecord_codec, arrayrecord_group_size, tfds, name,
+                            split, version, image, label, check_payloads, skip_corrupt, max_pixels):
+    """The options of one output format, a TFDS directory and the payload
+    check into opts; returns the arrays its pointers need alive until the
+    run returns."""
+    opts.key, opts.wds_member, opts.arrayrecord_codec = _text(key), _text(wds_member), _text(arrayrecord_codec)
+    if mtime is not None:
+        if int(mtime) < 0:
+            raise ValueError("mtime must be at least 0, not %r" % (mtime,))
+        opts.mtime = int(mtime)
+    if arrayrecord_group_size is not None:
+        if int(arrayrecord_group_size) < 1:
+            raise ValueError("arrayrecord_group_size must be at least 1, not %r" % (arrayrecord_group_size,))
+        opts.arrayrecord_group_size = int(arrayrecord_group_size)
+    opts.tfds_dir, opts.tfds_name, opts.tfds_split = _text(tfds), _text(name), _text(split)
+    opts.tfds_version = _text(version)
+    keep = []
+
+    def strings(values):
+        enc = [_text(v) for v in values]
+        a = (ctypes.c_char_p * max(len(enc), 1))(*enc)
+        keep.append((a, enc))
+        return ctypes.cast(a, ctypes.POINTER(ctypes.c_char_p)), len(enc)
+
+    if image is not None:
+        opts.tfds_images, opts.ntfds_images = strings([image] if isinstance(image, str) else list(image))
+    if label is not None:
+        if isinstance(label, dict):
+            label = ["%s=%s" % (col, os.fspath(v) if hasattr(v, "__fspath__") else v) for col, v in label.items()]
+        opts.tfds_labels, opts.ntfds_labels = strings([label] if isinstance(label, str) else list(label))
+    modes = {False: 0, None: 0, True: 1, "full": 1, "headers": 2}
+    if check_payloads not in modes:
+        raise ValueError("check_payloads is True, \"full\" or \"headers\", not %r" % (check_payloads,))
+    opts.check_payloads = modes[check_payloads]
+    opts.skip_corrupt = int(bool(skip_corrupt))
+    if max_pixels is not None:
+        if int(max_pixels) < 1:
+            raise ValueError("max_pixels must be at least 1, not %r" % (max_pixels,))
+        opts.max_pixels = int(max_pixels)
+    return keep
+
+
+def convert(inputs, output=None, *, to="tfrecord", shards=None, records_per_shard=None, shard_size=None,
             compression=None, shuffle=False, seed=0, jobs=0, index=False, no_manifest=False, force=False,
             resume=False, task=None, progress=None, note=None, manifest=None, feature_spec=None,
             compression_level=None, avro_codec=None, parquet_codec=None, row_group_size=None,
-            page_version=None, bytes_as=None, widen=False, union_by_name=False, strict=False, **options):
+            page_version=None, bytes_as=None, widen=False, union_by_name=False, strict=False,
+            key=None, wds_member=None, mtime=None, arrayrecord_codec=None, arrayrecord_group_size=None,
+            tfds=None, name=None, split=None, version=None, image=None, label=None,
+            check_payloads=False, skip_corrupt=False, max_pixels=None, **options):
     """Converts `inputs` into shards with the prefix `output`, as `shardtool
     convert INPUTS -o OUTPUT` does, through the same engine: the same shards,
     manifest and commit.  to, shards, records_per_shard, shard_size (bytes),
@@ -447,6 +501,26 @@ def convert(inputs, output, *, to="tfrecord", shards=None, records_per_shard=Non
     parquet_codec, row_group_size (bytes), page_version, bytes_as, widen,
     union_by_name and strict are convert's options of those names; task=(I, N)
     is --task I/N.  The other keywords are the input options of shardtool.open.
+
+    to="webdataset": key (a column: each sample's key; default the record's
+    number), wds_member ("default", a member per feature, or "json", one
+    KEY.json per sample) and mtime (seconds, every member's) are --key,
+    --wds-member and --mtime.  to="arrayrecord": arrayrecord_codec ("zstd",
+    "none", "brotli", "snappy"; compression_level its level) and
+    arrayrecord_group_size (records per chunk) are --arrayrecord-codec and
+    --arrayrecord-group-size.  Each is refused with another format.
+
+    tfds=DIR with name and split (and version, default "1.0.0") writes a
+    split of a prepared TFDS directory instead of `output` (leave it None),
+    as --tfds DIR --name NAME --split SPLIT: DIR/NAME/VERSION/ with the
+    shards, dataset_info.json and features.json.  image (a list of columns of
+    JPEG or PNG images) and label (a list of "COL=names.txt" or "COL=N", or a
+    dict {COL: path or N}: a ClassLabel) are --image and --label.
+
+    check_payloads (True or "full": every image and audio value decoded;
+    "headers": headers only), skip_corrupt (leave a record with a bad payload
+    out, listed in the manifest, instead of failing) and max_pixels are
+    --check-payloads[=headers], --skip-corrupt and --max-pixels.
 
     An exception raised by progress or note (KeyboardInterrupt included: the
     run calls progress often, so Ctrl-C reaches it) stops the run, which
@@ -462,9 +536,13 @@ def convert(inputs, output, *, to="tfrecord", shards=None, records_per_shard=Non
     ropts, keep = _options(**options)
     opts = _lib.ConvertOptions()
     lib.shardtool_convert_options_init(ctypes.byref(opts))
+    # before the loops below, which reuse `name`
+    keep_lists = _convert_format_options(opts, key, wds_member, mtime, arrayrecord_codec, arrayrecord_group_size,
+                                         tfds, name, split, version, image, label, check_payloads, skip_corrupt,
+                                         max_pixels)
     if hasattr(output, "__fspath__"):
         output = output.__fspath__()
-    out = output.encode() if isinstance(output, str) else bytes(output)
+    out = None if output is None else output.encode() if isinstance(output, str) else bytes(output)
     to_b = to.encode() if to else None
     comp = compression.encode() if compression else None
     opts.output, opts.to, opts.compression = out, to_b, comp
@@ -521,7 +599,7 @@ def convert(inputs, output, *, to="tfrecord", shards=None, records_per_shard=Non
     err = _lib.Error()
     rc = lib.shardtool_convert(arr, n, ctypes.byref(opts), progress_cb, note_cb, None, ctypes.byref(report),
                                ctypes.byref(err))
-    del keep
+    del keep, keep_lists
     if raised:
         raise raised[0]
     if rc < 0:

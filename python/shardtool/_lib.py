@@ -110,7 +110,14 @@ class ConvertOptions(ctypes.Structure):
                 ("parquet_codec", ctypes.c_char_p), ("row_group_size", ctypes.c_uint64),
                 ("page_version", ctypes.c_int), ("bytes_as", ctypes.c_char_p), ("widen", ctypes.c_int),
                 ("union_by_name", ctypes.c_int), ("strict", ctypes.c_int),
-                ("cancel", ctypes.POINTER(ctypes.c_int))]
+                ("cancel", ctypes.POINTER(ctypes.c_int)),
+                ("key", ctypes.c_char_p), ("wds_member", ctypes.c_char_p), ("mtime", ctypes.c_int64),
+                ("arrayrecord_codec", ctypes.c_char_p), ("arrayrecord_group_size", ctypes.c_uint64),
+                ("tfds_dir", ctypes.c_char_p), ("tfds_name", ctypes.c_char_p), ("tfds_split", ctypes.c_char_p),
+                ("tfds_version", ctypes.c_char_p), ("tfds_images", ctypes.POINTER(ctypes.c_char_p)),
+                ("ntfds_images", ctypes.c_size_t), ("tfds_labels", ctypes.POINTER(ctypes.c_char_p)),
+                ("ntfds_labels", ctypes.c_size_t), ("check_payloads", ctypes.c_int),
+                ("skip_corrupt", ctypes.c_int), ("max_pixels", ctypes.c_uint64)]
 
 
 class ConvertProgress(ctypes.Structure):

@@ -320,6 +320,198 @@ def convert_cases(exe, env, shardtool, data, tmp):
           "convert misuse: %s" % (r.stdout + r.stderr).decode(errors="replace"))
 
 
+def example_int64(name_values):
+    """A tf.train.Example of {name: [bytes, ...] or [int, ...]} (an
+    Int64List, packed, for ints): what example_shards writes, with ints."""
+    import example_shards as es
+    entries = b""
+    for name, values in name_values.items():
+        if values and isinstance(values[0], int):
+            feature = es._field(3, es._field(1, b"".join(es._varint(v) for v in values)))
+        else:
+            feature = es._field(1, b"".join(es._field(1, v) for v in values))
+        entries += es._field(1, es._field(1, name.encode()) + es._field(2, feature))
+    return es._field(1, entries)
+
+
+def same_files(a, b):
+    return os.path.exists(a) and os.path.exists(b) and open(a, "rb").read() == open(b, "rb").read()
+
+
+def manifest_members(path, names):
+    try:
+        with open(path) as f:
+            m = json.load(f)
+    except (OSError, ValueError) as e:
+        return str(e)
+    return {n: m.get(n) for n in names}
+
+
+def format_option_cases(exe, env, shardtool, source, data, tmp):
+    """The options of one output format (--to webdataset, --to arrayrecord),
+    a TFDS directory and the payload check through the API: the same shards
+    (byte for byte), the same manifest "options" (and "tfds", the records
+    left out), the same dataset_info.json and features.json as the command
+    line's; and bad values refused with the command line's words."""
+    sys.path.insert(0, os.path.join(source, "tests", "support"))
+    import example_shards
+    base = os.path.join(tmp, "fmt-opts")
+    os.makedirs(base)
+    keyed = os.path.join(base, "keyed.csv")
+    with open(keyed, "w") as f:
+        f.write("k,text,n\n")
+        for i in range(23):
+            f.write("s%03d,row %d,%d\n" % (i * 7 % 23, i, i * i))
+    csv = os.path.join(data, "csv", "tfx", "chicago_taxi_data.csv")
+    corpus = os.path.join(source, "tests", "fuzz", "corpus", "payload")
+    good, trunc = (open(os.path.join(corpus, n), "rb").read() for n in ("tiny.jpg", "damaged-trunc.jpg"))
+    payloads = os.path.join(base, "payloads.tfrecord")
+    example_shards.write_tfrecord(payloads, [{"image": [good]}, {"image": [trunc]}, {"image": [good]},
+                                             {"image": [good]}])
+    images = os.path.join(base, "images.tfrecord")
+    with open(images, "wb") as f:
+        for i in range(6):
+            f.write(example_shards.frame(example_int64({"image": [good], "label": [i % 3], "id": [i]})))
+    names = os.path.join(base, "names.txt")
+    with open(names, "w") as f:
+        f.write("cat\ndog\nbird\n")
+
+    # (what, input, --to and extension, the command line's options, the API's)
+    cases = (
+        ("webdataset --key --mtime", keyed, "webdataset", "tar",
+         ["--key", "k", "--mtime", "1700000000"], ["@key=k", "@mtime=1700000000"]),
+        ("webdataset --wds-member json", keyed, "webdataset", "tar",
+         ["--wds-member", "json", "--mtime", "0"], ["@wds_member=json", "@mtime=0"]),
+        ("arrayrecord brotli, group size 7", csv, "arrayrecord", "array_record",
+         ["--arrayrecord-codec", "brotli", "--compression-level", "5", "--arrayrecord-group-size", "7"],
+         ["@arrayrecord_codec=brotli", "@compression_level=5", "@arrayrecord_group_size=7"]),
+        ("--check-payloads --skip-corrupt", payloads, "tfrecord", "tfrecord",
+         ["--check-payloads", "--skip-corrupt"], ["@check_payloads=1", "@skip_corrupt=1"]),
+        ("--check-payloads=headers --max-pixels", images, "tfrecord", "tfrecord",
+         ["--check-payloads=headers", "--max-pixels", "1000000"], ["@check_payloads=2", "@max_pixels=1000000"]),
+    )
+    for n, (what, inp, to, ext, cli_args, api_args) in enumerate(cases):
+        prefixes = {w: os.path.join(base, "case%d-%s" % (n, w), "part") for w in ("cli", "api")}
+        cli = run([shardtool, "convert", inp, "-o", prefixes["cli"], "--to", to, "--shards", "2"] + cli_args)
+        api = run([exe, "convert", to, "2", prefixes["api"], "0"] + api_args + [inp], env=env)
+        if "skip-corrupt" in what:
+            # Without --skip-corrupt the damaged image stops both runs, with one message.
+            stop = {w: os.path.join(base, "case%d-stop-%s" % (n, w), "part") for w in ("cli", "api")}
+            c = run([shardtool, "convert", inp, "-o", stop["cli"], "--to", to, "--check-payloads"])
+            a = run([exe, "convert", to, "2", stop["api"], "0", "@check_payloads=1", inp], env=env)
+            lines = c.stderr.decode(errors="replace").splitlines()
+            want = lines[0][len("shardtool convert: "):].replace(stop["cli"], "P") if lines else None
+            got = a.stdout.decode(errors="replace").split("\t", 2)
+            check(c.returncode != 0 and want and a.returncode == 1 and len(got) == 3 and
+                  got[2].splitlines()[0].replace(stop["api"], "P") == want,
+                  "a bad payload without --skip-corrupt: %r vs %r" % (got, lines[:1]))
+        check(cli.returncode == 0, "convert %s: %s" % (what, cli.stderr.decode(errors="replace")))
+        check(api.returncode == 0, "the API's convert %s: %s" % (what, api.stdout.decode(errors="replace")))
+        for i in range(2):
+            name = "-%05d-of-00002.%s" % (i, ext)
+            check(same_files(prefixes["cli"] + name, prefixes["api"] + name),
+                  "%s shard %d: the API's is the command line's" % (what, i))
+        if what == "webdataset --key --mtime":
+            # Read by Python's tarfile too: keys from k, every member's mtime.
+            import tarfile
+            keys, times = set(), set()
+            for i in range(2):
+                try:
+                    with tarfile.open(prefixes["api"] + "-%05d-of-00002.tar" % i) as t:
+                        for m in t.getmembers():
+                            keys.add(m.name.split(".", 1)[0])
+                            times.add(m.mtime)
+                except (OSError, tarfile.TarError) as e:
+                    check(False, "%s: tarfile: %s" % (what, e))
+            check(keys == {"s%03d" % i for i in range(23)} and times == {1700000000},
+                  "%s: tarfile reads keys %r, mtimes %r" % (what, sorted(keys)[:3], times))
+        members = [manifest_members(prefixes[w] + ".manifest.json", ("options", "skipped", "shards"))
+                   for w in ("cli", "api")]
+        check(members[0] == members[1], "%s: manifest %r vs %r" % (what, members[0], members[1]))
+        if "skip-corrupt" in what:
+            skipped = members[0].get("skipped") if isinstance(members[0], dict) else None
+            records = sum(s.get("records", 0) for s in members[0].get("shards") or []) \
+                if isinstance(members[0], dict) else None
+            check(records == 3 and skipped and skipped.get("count") == 1,
+                  "%s: 3 records written, the damaged one listed: %r" % (what, members[0]))
+
+    # A split of a TFDS directory with --image and --label.
+    roots = {w: os.path.join(base, "tfds-" + w) for w in ("cli", "api")}
+    cli = run([shardtool, "convert", images, "--tfds", roots["cli"], "--name", "pets", "--split", "train",
+               "--version", "2.1.0", "--image", "image", "--label", "label=" + names, "--shards", "2"])
+    api = run([exe, "convert", "tfrecord", "2", "", "0", "@tfds_dir=" + roots["api"], "@tfds_name=pets",
+               "@tfds_split=train", "@tfds_version=2.1.0", "@image=image", "@label=label=" + names, images],
+              env=env)
+    check(cli.returncode == 0, "convert --tfds: %s" % cli.stderr.decode(errors="replace"))
+    check(api.returncode == 0, "the API's convert tfds_dir: %s" % api.stdout.decode(errors="replace"))
+    dirs = {w: os.path.join(roots[w], "pets", "2.1.0") for w in roots}
+    listed = sorted(os.listdir(dirs["cli"])) if os.path.isdir(dirs["cli"]) else []
+    check(listed and os.path.isdir(dirs["api"]) and listed == sorted(os.listdir(dirs["api"])),
+          "--tfds: the same files: %r vs %r" % (listed, os.listdir(dirs["api"]) if os.path.isdir(dirs["api"])
+                                               else None))
+    check("label.labels.txt" in listed and "pets-train.tfrecord-00001-of-00002" in listed,
+          "--tfds: the shards and the class names: %r" % listed)
+    for name in listed:
+        if name.endswith(".manifest.json"):
+            members = [manifest_members(os.path.join(dirs[w], name), ("options", "tfds", "shards"))
+                       for w in dirs]
+            check(members[0] == members[1], "--tfds %s: %r vs %r" % (name, members[0], members[1]))
+        else:
+            check(same_files(os.path.join(dirs["cli"], name), os.path.join(dirs["api"], name)),
+                  "--tfds %s: the API's is the command line's" % name)
+    try:
+        with open(os.path.join(dirs["api"], "features.json")) as f:
+            feats = json.load(f)["featuresDict"]["features"]
+        check(feats["image"]["pythonClassName"].endswith("image_feature.Image") and
+              feats["label"]["pythonClassName"].endswith("class_label_feature.ClassLabel"),
+              "--tfds: image an Image, label a ClassLabel: %r" % feats)
+    except (OSError, ValueError, KeyError) as e:
+        check(False, "--tfds features.json: %s" % e)
+
+    # Bad values: the command line's message, SHARDTOOL_EUSAGE.
+    tfds = ["--tfds", os.path.join(base, "bad-tfds"), "--name", "pets", "--split", "train"]
+    api_tfds = ["@tfds_dir=" + os.path.join(base, "bad-tfds"), "@tfds_name=pets", "@tfds_split=train"]
+    bad = (
+        ("tfrecord", True, ["--key", "k"], ["@key=k"]),
+        ("tfrecord", True, ["--wds-member", "json"], ["@wds_member=json"]),
+        ("tfrecord", True, ["--mtime", "5"], ["@mtime=5"]),
+        ("webdataset", True, ["--mtime", "8589934592"], ["@mtime=8589934592"]),
+        ("tfrecord", True, ["--arrayrecord-codec", "zstd"], ["@arrayrecord_codec=zstd"]),
+        ("tfrecord", True, ["--arrayrecord-group-size", "7"], ["@arrayrecord_group_size=7"]),
+        ("arrayrecord", True, ["--arrayrecord-codec", "brotli", "--compression-level", "12"],
+         ["@arrayrecord_codec=brotli", "@compression_level=12"]),
+        ("arrayrecord", True, ["--arrayrecord-codec", "snappy", "--compression-level", "3"],
+         ["@arrayrecord_codec=snappy", "@compression_level=3"]),
+        ("arrayrecord", True, ["--arrayrecord-group-size", "2147483648"], ["@arrayrecord_group_size=2147483648"]),
+        ("arrayrecord", True, ["--compression", "gzip"], ["@compression=gzip"]),
+        ("tfrecord", True, ["--skip-corrupt"], ["@skip_corrupt=1"]),
+        ("tfrecord", True, ["--max-pixels", "5"], ["@max_pixels=5"]),
+        ("tfrecord", True, ["--name", "pets"], ["@tfds_name=pets"]),
+        ("tfrecord", True, ["--label", "label=3"], ["@label=label=3"]),
+        ("tfrecord", True, tfds, api_tfds),
+        ("tfrecord", False, tfds + ["--compression", "gzip"], api_tfds + ["@compression=gzip"]),
+        ("parquet", False, tfds, api_tfds),
+        ("tfrecord", False, tfds[:-1] + ["a-b"], api_tfds[:-1] + ["@tfds_split=a-b"]),
+        ("tfrecord", False, tfds + ["--version", "1.0"], api_tfds + ["@tfds_version=1.0"]),
+        ("tfrecord", False, tfds + ["--image", "label", "--label", "label=3"],
+         api_tfds + ["@image=label", "@label=label=3"]),
+        ("tfrecord", False, tfds + ["--label", "label=3", "--label", "label=4"],
+         api_tfds + ["@label=label=3", "@label=label=4"]),
+        ("tfrecord", False, tfds + ["--label", "label=" + os.path.join(base, "none.txt")],
+         api_tfds + ["@label=label=" + os.path.join(base, "none.txt")]),
+    )
+    for n, (to, with_prefix, cli_args, api_args) in enumerate(bad):
+        prefix = os.path.join(base, "bad%d" % n, "part")
+        cli = run([shardtool, "convert", images, "--to", to] + (["-o", prefix] if with_prefix else []) + cli_args)
+        api = run([exe, "convert", to, "0", prefix if with_prefix else "", "0"] + api_args + [images], env=env)
+        lines = cli.stderr.decode(errors="replace").splitlines()
+        want = lines[0][len("shardtool convert: "):] if lines and lines[0].startswith("shardtool convert: ") else None
+        got = api.stdout.decode(errors="replace").splitlines()
+        check(cli.returncode == 2 and want, "convert %s: refused (%d): %r" % (cli_args, cli.returncode, lines))
+        check(api.returncode == 1 and got and got[0] == "ERROR\t-3\t%s" % want,
+              "the API's %s: %r, the command line's %r" % (api_args, got[:1], want))
+
+
 def payload_cases(exe, env, shardtool, source, tmp):
     """shardtool_verify_file_payloads reports what verify --payloads prints."""
     sys.path.insert(0, os.path.join(source, "tests", "support"))
@@ -411,6 +603,7 @@ def main():
         payload_cases(exe, env, shardtool, a.source, tmp)
         manifest_cases(exe, env, shardtool, data, tmp)
         convert_cases(exe, env, shardtool, data, tmp)
+        format_option_cases(exe, env, shardtool, a.source, data, tmp)
 
         # Remote inputs (http://, served from tests/data here): the same records
         # and messages, where the build reads URLs.

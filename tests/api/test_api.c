@@ -15,8 +15,16 @@
  *                                            @manifest=, @feature_spec=,
  *                                            @compression_level=, @avro_codec=,
  *                                            @parquet_codec=, @row_group_size=,
- *                                            @page_version=, @bytes_as= set those
- *                                            options, @cancel_after=N raises the
+ *                                            @page_version=, @bytes_as=, @compression=,
+ *                                            @key=, @wds_member=, @mtime=,
+ *                                            @arrayrecord_codec=,
+ *                                            @arrayrecord_group_size=, @tfds_dir=,
+ *                                            @tfds_name=, @tfds_split=,
+ *                                            @tfds_version=, @check_payloads=,
+ *                                            @skip_corrupt=, @max_pixels= set those
+ *                                            options, @image= and @label= add an
+ *                                            item to theirs (PREFIX "": no output
+ *                                            prefix), @cancel_after=N raises the
  *                                            cancel flag at N records
  *   test_api convert-misuse FILE PREFIX      misuse of shardtool_convert
  *
@@ -339,6 +347,10 @@ static void on_note(void *ctx, const char *line)
     printf("NOTE\t%s\n", line);
 }
 
+/* The list options (@image=, @label=, once per item). */
+#define MAX_LIST 8
+static const char *images[MAX_LIST], *labels[MAX_LIST];
+
 /* An @name=value argument: one of the options beyond the first four. */
 static int convert_option(shardtool_convert_options *opts, const char *arg, uint64_t *cancel_after)
 {
@@ -364,6 +376,36 @@ static int convert_option(shardtool_convert_options *opts, const char *arg, uint
         opts->page_version = atoi(value);
     else if (NAMED("bytes_as"))
         opts->bytes_as = value;
+    else if (NAMED("compression"))
+        opts->compression = value;
+    else if (NAMED("key"))
+        opts->key = value;
+    else if (NAMED("wds_member"))
+        opts->wds_member = value;
+    else if (NAMED("mtime"))
+        opts->mtime = strtoll(value, NULL, 10);
+    else if (NAMED("arrayrecord_codec"))
+        opts->arrayrecord_codec = value;
+    else if (NAMED("arrayrecord_group_size"))
+        opts->arrayrecord_group_size = strtoull(value, NULL, 10);
+    else if (NAMED("tfds_dir"))
+        opts->tfds_dir = value;
+    else if (NAMED("tfds_name"))
+        opts->tfds_name = value;
+    else if (NAMED("tfds_split"))
+        opts->tfds_split = value;
+    else if (NAMED("tfds_version"))
+        opts->tfds_version = value;
+    else if (NAMED("image") && opts->ntfds_images < MAX_LIST)
+        images[opts->ntfds_images++] = value, opts->tfds_images = images;
+    else if (NAMED("label") && opts->ntfds_labels < MAX_LIST)
+        labels[opts->ntfds_labels++] = value, opts->tfds_labels = labels;
+    else if (NAMED("check_payloads"))
+        opts->check_payloads = atoi(value);
+    else if (NAMED("skip_corrupt"))
+        opts->skip_corrupt = atoi(value);
+    else if (NAMED("max_pixels"))
+        opts->max_pixels = strtoull(value, NULL, 10);
     else if (NAMED("cancel_after"))
         *cancel_after = strtoull(value, NULL, 10);
     else
@@ -393,7 +435,7 @@ static int convert(char **argv, size_t n)
     shardtool_convert_options_init(&opts);
     opts.to = argv[0];
     opts.shards = strtoull(argv[1], NULL, 10);
-    opts.output = argv[2];
+    opts.output = argv[2][0] ? argv[2] : NULL; /* "": none (@tfds_dir=) */
     opts.force = atoi(argv[3]);
     cancelling c = {{0}, 0, 0};
     size_t first = 4;
@@ -474,6 +516,15 @@ static int convert_misuse(const char *file, const char *prefix)
     CHECK(shardtool_convert(inputs, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
     CHECK(strstr(err.message, "give a file name") != NULL);
     opts.manifest = NULL;
+    /* The new members' misuse: values no option of the command line has. */
+    opts.mtime = -2;
+    CHECK(shardtool_convert(inputs, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    CHECK(strstr(err.message, "--mtime") != NULL);
+    opts.mtime = -1;
+    opts.check_payloads = 3;
+    CHECK(shardtool_convert(inputs, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    CHECK(strstr(err.message, "check_payloads") != NULL);
+    opts.check_payloads = 0;
     const char *missing[] = {"/nonexistent/dir/file.tfrecord"};
     CHECK(shardtool_convert(missing, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_ENOTFOUND);
     if (failures)

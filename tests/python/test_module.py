@@ -24,7 +24,10 @@ python3-numpy.
   - shardtool.convert writes the shards `shardtool convert` writes with the
     same options (cmp), reports the manifest's counts, calls progress with
     records never decreasing up to the total, and refuses an existing set
-    with the command line's message unless force=True.
+    with the command line's message unless force=True; also with the
+    options of --to webdataset and arrayrecord, a TFDS directory (--image,
+    --label) and --check-payloads --skip-corrupt, whose bad values raise
+    with the command line's words.
 
 usage: test_module.py SHARDTOOL LIBSHARDTOOL"""
 
@@ -567,6 +570,145 @@ def converts(tmp):
         check(e.code_name == "EUSAGE" and "nosuch" in str(e), "an unknown output format: %s" % e)
 
 
+def same_bytes(a, b):
+    return os.path.exists(a) and os.path.exists(b) and open(a, "rb").read() == open(b, "rb").read()
+
+
+def converts_format_options(tmp, pb2):
+    """convert(to="webdataset", key=..., mtime=...), arrayrecord_codec and
+    arrayrecord_group_size, tfds=DIR with image and label, check_payloads
+    with skip_corrupt: the command line's shards, manifest options and TFDS
+    files; bad values raise Error with the command line's words."""
+    sys.path.insert(0, os.path.join(ps.ROOT, "tests", "support"))
+    import example_shards
+    import tarfile
+    d = os.path.join(tmp, "convert-formats")
+    os.makedirs(d)
+    keyed = os.path.join(d, "keyed.csv")
+    with open(keyed, "w") as f:
+        f.write("k,text,n\n")
+        for i in range(17):
+            f.write("key%02d,row %d,%d\n" % (16 - i, i, i * 3))
+    corpus = os.path.join(ps.ROOT, "tests", "fuzz", "corpus", "payload")
+    good, trunc = (open(os.path.join(corpus, n), "rb").read() for n in ("tiny.jpg", "damaged-trunc.jpg"))
+    images = os.path.join(d, "images.tfrecord")
+    with open(images, "wb") as f:
+        for i in range(5):
+            ex = pb2.Example()
+            ex.features.feature["image"].bytes_list.value.append(trunc if i == 2 else good)
+            ex.features.feature["label"].int64_list.value.append(i % 2)
+            f.write(example_shards.frame(ex.SerializeToString()))
+    names = os.path.join(d, "names.txt")
+    with open(names, "w") as f:
+        f.write("cat\ndog\n")
+    csv = os.path.join(DATA, "csv", "tfx", "chicago_taxi_data.csv")
+
+    def options(manifest):
+        with open(manifest) as f:
+            m = json.load(f)
+        return m.get("options"), m.get("skipped"), m.get("tfds"), [s.get("records") for s in m["shards"]]
+
+    cases = (
+        ("webdataset", keyed, "tar", ["--key", "k", "--mtime", "1234567890", "--wds-member", "json"],
+         {"key": "k", "mtime": 1234567890, "wds_member": "json"}),
+        ("arrayrecord", csv, "array_record",
+         ["--arrayrecord-codec", "brotli", "--compression-level", "4", "--arrayrecord-group-size", "7"],
+         {"arrayrecord_codec": "brotli", "compression_level": 4, "arrayrecord_group_size": 7}),
+        ("tfrecord", images, "tfrecord", ["--check-payloads", "--skip-corrupt"],
+         {"check_payloads": True, "skip_corrupt": True}),
+    )
+    for n, (to, inp, ext, cli_args, kw) in enumerate(cases):
+        cli_prefix, py_prefix = os.path.join(d, "cli%d" % n, "p"), os.path.join(d, "py%d" % n, "p")
+        tool.ok(["convert", inp, "-o", cli_prefix, "--to", to, "--shards", "2"] + cli_args)
+        report = shardtool.convert([inp], py_prefix, to=to, shards=2, **kw)
+        for i in range(2):
+            name = "-%05d-of-00002.%s" % (i, ext)
+            check(same_bytes(cli_prefix + name, py_prefix + name), "convert(%r): shard %d is the command line's" %
+                  (kw, i))
+        check(options(cli_prefix + ".manifest.json") == options(report["manifest"]),
+              "convert(%r): the manifest's options are the command line's" % (kw,))
+    # The keys, members and times as Python's tarfile reads them.
+    keys, members, times = set(), set(), set()
+    for i in range(2):
+        with tarfile.open(os.path.join(d, "py0", "p-%05d-of-00002.tar" % i)) as t:
+            for m in t.getmembers():
+                keys.add(m.name.split(".", 1)[0])
+                members.add(m.name.split(".", 1)[1])
+                times.add(m.mtime)
+    check(keys == {"key%02d" % i for i in range(17)} and members == {"json"} and times == {1234567890},
+          "key='k', wds_member='json', mtime: tarfile reads %r %r %r" % (sorted(keys)[:2], members, times))
+    _, skipped, _, records = options(os.path.join(d, "py2", "p.manifest.json"))
+    check(sum(records) == 4 and skipped and skipped["count"] == 1 and skipped["listed"][0]["index"] == 2,
+          "skip_corrupt: record 2 left out and listed: %r %r" % (records, skipped))
+
+    # A split of a TFDS directory (records 2 has a good image here: two epochs of the same one).
+    clean = os.path.join(d, "clean.tfrecord")
+    with open(clean, "wb") as f:
+        for i in range(4):
+            ex = pb2.Example()
+            ex.features.feature["image"].bytes_list.value.append(good)
+            ex.features.feature["label"].int64_list.value.append(i % 2)
+            f.write(example_shards.frame(ex.SerializeToString()))
+    cli_root, py_root = os.path.join(d, "tfds-cli"), os.path.join(d, "tfds-py")
+    tool.ok(["convert", clean, "--tfds", cli_root, "--name", "pets", "--split", "train", "--image", "image",
+             "--label", "label=" + names, "--to", "arrayrecord"])
+    report = shardtool.convert([clean], tfds=py_root, name="pets", split="train", image=["image"],
+                               label={"label": names}, to="arrayrecord")
+    cli_dir, py_dir = os.path.join(cli_root, "pets", "1.0.0"), os.path.join(py_root, "pets", "1.0.0")
+    listed = sorted(os.listdir(cli_dir))
+    check(report["manifest"] == os.path.join(py_dir, "pets-train.manifest.json") and
+          listed == sorted(os.listdir(py_dir)) and "features.json" in listed and "label.labels.txt" in listed,
+          "tfds=: the files of the command line's: %r %r" % (listed, report))
+    for name in listed:
+        if name.endswith(".manifest.json"):
+            check(options(os.path.join(cli_dir, name)) == options(os.path.join(py_dir, name)),
+                  "tfds=: the manifest's options and tfds member are the command line's")
+        else:
+            check(same_bytes(os.path.join(cli_dir, name), os.path.join(py_dir, name)),
+                  "tfds=: %s is the command line's" % name)
+    with open(os.path.join(py_dir, "dataset_info.json")) as f:
+        info = json.load(f)
+    check(info.get("fileFormat") == "array_record" and info["splits"][0]["name"] == "train",
+          "tfds=: dataset_info.json: %r" % info)
+
+    # Bad values: the command line's words.
+    bad = (
+        (["--key", "k"], {"key": "k"}),
+        (["--to", "webdataset", "--mtime", "8589934592"], {"to": "webdataset", "mtime": 8589934592}),
+        (["--to", "arrayrecord", "--arrayrecord-codec", "brotli", "--compression-level", "12"],
+         {"to": "arrayrecord", "arrayrecord_codec": "brotli", "compression_level": 12}),
+        (["--arrayrecord-group-size", "7"], {"arrayrecord_group_size": 7}),
+        (["--skip-corrupt"], {"skip_corrupt": True}),
+        (["--name", "pets"], {"name": "pets"}),
+        (["--tfds", os.path.join(d, "bad"), "--name", "pets", "--split", "a-b"],
+         {"tfds": os.path.join(d, "bad"), "name": "pets", "split": "a-b", "output": None}),
+        (["--tfds", os.path.join(d, "bad"), "--name", "pets", "--split", "train", "--label", "label=3",
+          "--image", "label"],
+         {"tfds": os.path.join(d, "bad"), "name": "pets", "split": "train", "label": ["label=3"],
+          "image": "label", "output": None}),
+    )
+    for n, (cli_args, kw) in enumerate(bad):
+        prefix = os.path.join(d, "bad%d" % n, "p")
+        with_prefix = "output" not in kw
+        cli = tool.run(["convert", clean] + (["-o", prefix] if with_prefix else []) + cli_args)
+        lines = cli.stderr.decode().splitlines()
+        want = lines[0][len("shardtool convert: "):] if lines else None
+        kw = dict(kw)
+        output = kw.pop("output", prefix)
+        try:
+            shardtool.convert([clean], output, **kw)
+            check(False, "convert(%r) is refused" % kw)
+        except shardtool.Error as e:
+            check(cli.returncode == 2 and e.code_name == "EUSAGE" and str(e) == want,
+                  "convert(%r): %r, the command line's %r" % (kw, str(e), want))
+    for kw in ({"mtime": -1}, {"arrayrecord_group_size": 0}, {"check_payloads": "pixels"}, {"max_pixels": 0}):
+        try:
+            shardtool.convert([clean], os.path.join(d, "bad-py", "p"), **kw)
+            check(False, "convert(%r) raises ValueError" % kw)
+        except ValueError:
+            pass
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="st-python-")
     try:
@@ -583,6 +725,7 @@ def main():
         manifests(tmp, sets)
         misuse(tmp)
         converts(tmp)
+        converts_format_options(tmp, pb2)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return ps.finish("python-module")
