@@ -209,8 +209,9 @@ static bool named_in(const char *const *names, const char *name)
 /* The options as given, for the manifest (lib/run_options.h). */
 static bool run_option(void *ctx, const char *name, run_option_value *out)
 {
-    static const char *const counts[] = {"shards", "records-per-shard", "seed", "tasks", "arrayrecord-group-size",
-                                         "mtime", NULL};
+    static const char *const counts[] = {"shards",     "records-per-shard", "seed",       "tasks",
+                                         "arrayrecord-group-size", "mtime", "compression-level", "max-pixels",
+                                         NULL};
     static const char *const sizes[] = {"shard-size", "row-group-size", NULL};
     convert_cli *c = ctx;
     const cli_values *v = c->v;
@@ -221,6 +222,9 @@ static bool run_option(void *ctx, const char *name, run_option_value *out)
     out->nlist = n;
     if (!out->list)
         out->text = cli_text(v, name, NULL);
+    /* --check-payloads=full is the flag alone, as the library writes it */
+    if (strcmp(name, "check-payloads") == 0 && out->text && strcmp(out->text, "full") == 0)
+        out->text = NULL;
     /* validated before the options are written: no message here */
     if (named_in(counts, name))
         out->has_number = cli_uint(v, c->cmd, name, 0, &out->number) == EXIT_OK;

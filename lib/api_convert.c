@@ -149,6 +149,18 @@ static bool run_option(void *ctx, const char *name, run_option_value *out)
         return o->mtime >= 0 && count_option(c, (uint64_t)o->mtime, out);
     if (strcmp(name, "arrayrecord-group-size") == 0)
         return o->arrayrecord_group_size && count_option(c, o->arrayrecord_group_size, out);
+    if (strcmp(name, "arrayrecord-codec") == 0)
+        return text_option(o->arrayrecord_codec, out);
+    if (strcmp(name, "compression-level") == 0)
+        return o->compression_level >= 0 && count_option(c, (uint64_t)o->compression_level, out);
+    if (strcmp(name, "union-by-name") == 0)
+        return o->union_by_name != 0;
+    if (strcmp(name, "check-payloads") == 0) /* full is the flag alone, as the command line writes it */
+        return o->check_payloads == 2 ? text_option("headers", out) : o->check_payloads != 0;
+    if (strcmp(name, "skip-corrupt") == 0)
+        return o->skip_corrupt != 0;
+    if (strcmp(name, "max-pixels") == 0)
+        return o->max_pixels && count_option(c, o->max_pixels, out);
     if (strcmp(name, "task") == 0) {
         if (o->task_count <= 1)
             return false;
@@ -178,6 +190,8 @@ static bool run_option(void *ctx, const char *name, run_option_value *out)
         return r->no_header != 0;
     if (strcmp(name, "skip-bad-rows") == 0)
         return r->skip_bad_rows != 0;
+    if (strcmp(name, "key-feature") == 0)
+        return text_option(r->key_feature, out);
     return false;
 }
 

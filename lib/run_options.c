@@ -12,7 +12,8 @@ static const char *const shaping[] = {
     "decimal", "nested", "maps", "delimiter", "quote", "no-header", "header", "skip-bad-rows", "empty",
     "schema", "type", "shuffle", "seed", "task", "tasks", "avro-codec", "widen", "parquet-codec",
     "row-group-size", "page-version", "bytes-as",
-    "key", "wds-member", "mtime", NULL,
+    "key", "wds-member", "mtime", "key-feature", "union-by-name", "compression-level", "arrayrecord-codec",
+    "arrayrecord-group-size", "check-payloads", "skip-corrupt", "max-pixels", NULL,
 };
 
 /* Those that are counts or sizes, once more as JSON numbers under
@@ -23,7 +24,7 @@ static const char *const shaping[] = {
  * manifests written before it was added compare the same. */
 static const char *const numbers[] = {
     "shards", "records-per-shard", "seed", "tasks", "arrayrecord-group-size", "mtime", "shard-size",
-    "row-group-size", NULL,
+    "row-group-size", "compression-level", "max-pixels", NULL,
 };
 
 static void write_shaping(st_jsonw *w, run_option_fn option, void *ctx)

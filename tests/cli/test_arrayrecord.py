@@ -253,6 +253,34 @@ def sharding(d, tfr):
           "split refuses a short chunk that would not end the output (%s)" % r.stderr[-160:])
 
 
+def chunk_kinds(path):
+    """(compression type byte, records) of every data chunk, by the independent reader."""
+    blob = open(path, "rb").read()
+    return [(c.data[0], c.num_records) for c in R.read_chunks(blob)[:-4] if c.num_records]
+
+
+def resume_other_codec(d, tfr):
+    """--resume keeps a shard only when the options that shaped its bytes are
+    this run's: a changed codec or group size rewrites every shard, so no set
+    mixes codecs or group sizes."""
+    for first, then, what in ((["--arrayrecord-codec", "none"], [], "codec none, then the default zstd"),
+                              (["--arrayrecord-group-size", "7"], [], "group size 7, then 1"),
+                              ([], ["--arrayrecord-codec", "snappy"], "zstd, then snappy"),
+                              ([], ["--compression-level", "9"], "zstd level 3, then 9")):
+        out = os.path.join(d, "rs-" + what.replace(" ", "_").replace(",", ""), "t")
+        a = st("convert", tfr, "--to", "arrayrecord", "-o", out, "--shards", "3", "-q", *first)
+        b = st("convert", tfr, "--to", "arrayrecord", "-o", out, "--shards", "3", "-q", "--resume", *then)
+        ref = out.replace("rs-", "ref-")
+        c = st("convert", tfr, "--to", "arrayrecord", "-o", ref, "--shards", "3", "-q", *then)
+        names = ["t-%05d-of-00003.array_record" % i for i in range(3)]
+        same = all(open(os.path.join(os.path.dirname(out), n), "rb").read() ==
+                   open(os.path.join(os.path.dirname(ref), n), "rb").read() for n in names)
+        kinds = {k for n in names for k in chunk_kinds(os.path.join(os.path.dirname(out), n))}
+        check(a.returncode == 0 and b.returncode == 0 and c.returncode == 0 and same,
+              "--resume after %s: every shard is the second run's (chunks %s; %s)" % (what, sorted(kinds),
+                                                                                    b.stderr[-160:]))
+
+
 def refusals(d, tfr):
     r = st("convert", tfr, "--arrayrecord-codec", "zstd", "-o", os.path.join(d, "x", "t"))
     check(r.returncode == 2 and b"--to arrayrecord" in r.stderr, "--arrayrecord-codec without --to arrayrecord")
@@ -305,6 +333,7 @@ def main():
         tfr = table(d, 3000)
         round_trips(d, tfr)
         sharding(d, tfr)
+        resume_other_codec(d, tfr)
         refusals(d, tfr)
     print("%d passed, %d failed" % (results["passed"], results["failed"]))
     return 1 if results["failed"] else 0
