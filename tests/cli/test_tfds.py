@@ -586,6 +586,30 @@ def image_shapes(d, to, ff):
               % (to, label, line.decode()[-300:]))
         r = st("verify", "--payloads", victim)
         check(r.returncode == 0, "%s: the shard alone (no features.json to hold it to) is intact" % to)
+    # Records TFDS cannot decode as the Image: no image, two, not an image.
+    good = encoded("JPEG", (16, 9), "RGB")
+    for label, values, want in [("no 'image' feature", None, b"has no feature 'image'"),
+                                ("two images", [good, good], b"several values"),
+                                ("bytes that are no image", [b"plain text, not an image"], b"image header cannot be read (not a JPEG or PNG")]:
+        src = os.path.join(root, "bad.tfrecord")
+        with open(src, "wb") as f:
+            for i in range(3):
+                ex = EX.Example()
+                ex.features.feature["id"].int64_list.value.append(i)
+                if i != 1:
+                    ex.features.feature["image"].bytes_list.value.append(good)
+                elif values is not None:
+                    ex.features.feature["image"].bytes_list.value.extend(values)
+                f.write(frame(ex.SerializeToString()))
+        made = os.path.join(root, "bad-" + to, "b")
+        shutil.rmtree(os.path.dirname(made), ignore_errors=True)
+        st("convert", "-q", src, "--to", to, *next(f for f in FORMATS if f[0] == to)[2], "-o", made)
+        shard = [f for f in os.listdir(os.path.dirname(made)) if f.startswith("b-")][0]
+        shutil.copyfile(os.path.join(os.path.dirname(made), shard), victim)
+        r = st("verify", "--payloads", base)
+        line = next((l for l in r.stdout.splitlines() if l.startswith(victim.encode() + b": DAMAGED")), b"")
+        check(r.returncode == 1 and b"record 1" in line and want in line,
+              "%s: a shard with a record of %s fails verify --payloads: %s" % (to, label, line.decode()[-200:]))
     with open(victim, "wb") as f:
         f.write(keep)
     r = st("verify", "--payloads", base)
