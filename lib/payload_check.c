@@ -272,8 +272,8 @@ static int check_rule(const payload_image_rule *rule, payload_tally *t, payload_
     shape_text(rule->dims, want, sizeof want);
     st_payload_kind kind = st_payload_sniff(v->data, v->len);
     if (st_image_header_read(v->data, v->len, &h, &bad) < 0) {
-        snprintf(why, sizeof why, "the value's image header cannot be read (%s), but %s declares '%s' an Image of shape %s", bad,
-                 rule->source, rule->feature, want);
+        snprintf(why, sizeof why, "the value's image header cannot be read (%s), but %s declares '%s' an Image "
+                 "of shape %s", bad, rule->source, rule->feature, want);
         return rule_failure(t, c, at, kind, why);
     }
     int64_t dims[3] = {h.height, h.width, h.channels};
