@@ -25,11 +25,13 @@ those two.  Checked here, against readers that are not shardtool's:
     verify --decode show the names unescaped;
   - a tar written by Python's tarfile with '%' that is not an escape
     ("50%off", "x%41") reads those names as they are; "%2f" and "%25" are
-    decoded, as the man page says.
+    decoded (under a .gz member's inner extension too), as the man page
+    says, and stat's members_by_field names the feature where they are.
 
 Usage: test_wds_names.py SHARDTOOL SOURCE_ROOT  (Debian's python3: protobuf, PIL)
 Prints "N passed, M failed".
 """
+import gzip
 import io
 import json
 import os
@@ -207,7 +209,8 @@ def foreign(d):
     """A tar from another tool: '%' that is no escape reads as it is."""
     shard = os.path.join(d, "foreign.tar")
     members = [("k1.50%off.txt", b"a"), ("k1.x%41.txt", b"b"), ("k1.100%25.txt", b"c"),
-               ("k1.a%2fb.cls", b"7"), ("k1.%.txt", b"d"), ("k1.tail%2.txt", b"e")]
+               ("k1.a%2fb.cls", b"7"), ("k1.%.txt", b"d"), ("k1.tail%2.txt", b"e"),
+               ("k1.c%2Fd.txt.gz", gzip.compress(b"f"))]
     with tarfile.open(shard, "w", format=tarfile.PAX_FORMAT) as t:
         for name, data in members:
             info = tarfile.TarInfo(name)
@@ -215,8 +218,16 @@ def foreign(d):
             t.addfile(info, io.BytesIO(data))
     r = st("cat", shard)
     row = json.loads(r.stdout) if r.returncode == 0 else {}
-    check(row == {"50%off": ["a"], "x%41": ["b"], "100%": ["c"], "a/b": [7], "%": ["d"], "tail%2": ["e"]},
-          "another tool's tar: '%%' that is no escape kept, %%2f and %%25 decoded: %s %s" % (row, said(r.stderr)))
+    check(row == {"50%off": ["a"], "x%41": ["b"], "100%": ["c"], "a/b": [7], "%": ["d"], "tail%2": ["e"],
+                  "c/d": ["f"]},
+          "another tool's tar: '%%' that is no escape kept, %%2f and %%25 decoded (.gz too): %s %s"
+          % (row, said(r.stderr)))
+    r = st("stat", "--json", shard)
+    by_field = json.loads(r.stdout)["files"][0]["details"]["members_by_field"] if r.returncode == 0 else {}
+    check({k: v.get("feature") for k, v in by_field.items()} ==
+          {"50%off.txt": None, "x%41.txt": None, "100%25.txt": "100%", "a%2fb.cls": "a/b", "%.txt": None,
+           "tail%2.txt": None, "c%2Fd.txt.gz": "c/d"},
+          "stat --json: members_by_field gives the feature only where an escape changes the name: %s" % by_field)
 
 
 def main():
