@@ -96,6 +96,7 @@ void verify_opened(verify_ctx *vc, const char *path, st_verify_opener open, void
     memset(res, 0, sizeof *res);
     st_verify_options opt = vc->opt;
     opt.compression = compression;
+    verify_tfds_image_rules(vc, path, &opt);
     gpu_offload g = {vc, res};
     st_verify_offload offload = verify_gpu_offload(&g);
     st_verify_opened(path, open, arg, format, &opt, want_crc, &offload, &res->c);
@@ -639,7 +640,8 @@ const cli_command cmd_verify = {
         "ArrayRecord files every HighwayHash, block header, chunk size, record sizes,\n"
         "footer entry and the postscript (with --decode every chunk decompressed too).\n"
         "With --payloads, every bytes value that is a JPEG, PNG, WebP, GIF, WAV or FLAC\n"
-        "is decoded too (a bad one is damage).\n"
+        "is decoded too (a bad one is damage), and a TFDS directory's Image features\n"
+        "must have the shape its features.json declares.\n"
         "Every file is checked even after a failure.  Exit status: 0 all intact,\n"
         "1 some file damaged, 2 usage error or unreadable file.",
     .groups = verify_groups,

@@ -24,8 +24,23 @@ int verify_tfds_open(verify_ctx *vc, char *const *args, size_t nargs)
             return EXIT_DAMAGED;
         }
         vc->ntfds++;
+        /* --payloads holds each Image feature's images to features.json. */
+        if (vc->opt.payloads && tfds_expect_load_images(&vc->tfds[vc->ntfds - 1], &err) < 0) {
+            cli_error(vc->cmd, "%s", err.msg);
+            return EXIT_DAMAGED;
+        }
     }
     return EXIT_OK;
+}
+
+void verify_tfds_image_rules(const verify_ctx *vc, const char *path, st_verify_options *opt)
+{
+    for (size_t i = 0; i < vc->ntfds; i++)
+        if (vc->tfds[i].nimage_rules && tfds_expect_lists(&vc->tfds[i], path)) {
+            opt->image_rules = vc->tfds[i].image_rules;
+            opt->nimage_rules = vc->tfds[i].nimage_rules;
+            return;
+        }
 }
 
 void verify_tfds_seen(verify_ctx *vc, const char *path, const file_result *res)

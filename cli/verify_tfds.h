@@ -1,7 +1,9 @@
 /* verify DIR/NAME/VERSION of a prepared TFDS directory: besides every
  * shard's own check, what its dataset_info.json says of them
  * (lib/tfds_check.h): every listed shard present, each holding its
- * shardLengths count, each split's bytes its numBytes. */
+ * shardLengths count, each split's bytes its numBytes; with --payloads,
+ * every image of an Image feature of the shape and encodingFormat its
+ * features.json declares. */
 #ifndef ST_CLI_VERIFY_TFDS_H
 #define ST_CLI_VERIFY_TFDS_H
 
@@ -10,6 +12,9 @@
 /* Loads dataset_info.json of each argument that is a TFDS directory;
  * returns EXIT_OK, or EXIT_DAMAGED after saying why one cannot be read. */
 int verify_tfds_open(verify_ctx *vc, char *const *args, size_t nargs);
+/* With --payloads, the Image rules of the TFDS directory that lists path
+ * as one of its shards into opt (none when no directory does). */
+void verify_tfds_image_rules(const verify_ctx *vc, const char *path, st_verify_options *opt);
 /* A file checked and reported (account()). */
 void verify_tfds_seen(verify_ctx *vc, const char *path, const file_result *res);
 /* Reports every mismatch (a line each, or the JSON report's "tfds"

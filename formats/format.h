@@ -131,6 +131,10 @@ typedef struct st_verify_options {
     int payloads;
     uint64_t max_pixels;            /* 0: ST_PAYLOAD_DEFAULT_MAX_PIXELS */
     int payload_jobs;               /* threads for one file's payloads (<= 0: all cores) */
+    /* With payloads: what a TFDS directory's features.json declares of
+     * its Image features (lib/payload_check.h), or NULL. */
+    const struct payload_image_rule *image_rules;
+    size_t nimage_rules;
 } st_verify_options;
 
 typedef struct st_verify_report {

@@ -2,6 +2,7 @@
 #include "payload_check.h"
 
 #include "../src/error.h"
+#include "../src/image_header.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -230,19 +231,91 @@ static uint64_t value_offset(const st_record *rec, const st_bytes *v)
     return payload_start + (uint64_t)(v->data - rec->payload.data);
 }
 
-static int check_feature(const st_payload_options *opt, const st_record *rec, const st_feature *f,
-                         const st_bytes *name, payload_place *at, payload_tally *t)
+/* ---- a column's images against a rule (features.json's Image) ------------------------------ */
+
+static const payload_image_rule *rule_for(const payload_image_rule *rules, size_t n, const st_bytes *name)
 {
-    if (f->kind != ST_KIND_BYTES || f->count == 0)
+    for (size_t i = 0; i < n; i++)
+        if (strlen(rules[i].feature) == name->len && memcmp(rules[i].feature, name->data, name->len) == 0)
+            return &rules[i];
+    return NULL;
+}
+
+/* "[28, 28, 3]", a free dimension as None (as TFDS prints a shape). */
+static void shape_text(const int64_t *dims, char *out, size_t cap)
+{
+    char d[3][24];
+    for (int i = 0; i < 3; i++) {
+        if (dims[i] < 0)
+            snprintf(d[i], sizeof d[i], "None");
+        else
+            snprintf(d[i], sizeof d[i], "%" PRId64, dims[i]);
+    }
+    snprintf(out, cap, "[%s, %s, %s]", d[0], d[1], d[2]);
+}
+
+/* A bad value: counted as damaged, kept with why. */
+static int rule_failure(payload_tally *t, payload_column *c, const payload_place *at, st_payload_kind kind,
+                        const char *why)
+{
+    c->damaged++;
+    return add_failure(t, c, at, kind, ST_PAYLOAD_DAMAGED, PAYLOAD_NO_OFFSET, why) ? ST_ENOMEM : 1;
+}
+
+/* One value held to the rule: 0 when it agrees, 1 when not, or ST_ENOMEM. */
+static int check_rule(const payload_image_rule *rule, payload_tally *t, payload_column *c, const st_bytes *v,
+                      const payload_place *at)
+{
+    char why[1024], want[80], got[80];
+    st_image_header h;
+    const char *bad = "";
+    shape_text(rule->dims, want, sizeof want);
+    st_payload_kind kind = st_payload_sniff(v->data, v->len);
+    if (st_image_header_read(v->data, v->len, &h, &bad) < 0) {
+        snprintf(why, sizeof why, "the value's image header cannot be read (%s), but %s declares '%s' an Image "
+                 "of shape %s", bad, rule->source, rule->feature, want);
+        return rule_failure(t, c, at, kind, why);
+    }
+    int64_t dims[3] = {h.height, h.width, h.channels};
+    for (int i = 0; i < 3; i++)
+        if (rule->dims[i] >= 0 && rule->dims[i] != dims[i]) {
+            shape_text(dims, got, sizeof got);
+            snprintf(why, sizeof why, "the image's shape is %s (height, width, channels), but %s declares '%s' an "
+                     "Image of shape %s", got, rule->source, rule->feature, want);
+            return rule_failure(t, c, at, kind, why);
+        }
+    if (rule->encoding[0] && strcmp(rule->encoding, h.format) != 0) {
+        snprintf(why, sizeof why, "the image is a %s, but %s declares '%s' an Image of encodingFormat %s", h.format,
+                 rule->source, rule->feature, rule->encoding);
+        return rule_failure(t, c, at, kind, why);
+    }
+    return 0;
+}
+
+static int check_feature(const st_payload_options *opt, const payload_image_rule *rule, const st_record *rec,
+                         const st_feature *f, const st_bytes *name, payload_place *at, payload_tally *t)
+{
+    if ((f->kind != ST_KIND_BYTES || f->count == 0) && !rule)
         return 0;
     payload_column *c = column_for(t, name->data, name->len);
     if (!c)
         return ST_ENOMEM;
+    if (rule && (f->kind != ST_KIND_BYTES || f->count != 1)) {
+        char why[512];
+        at->value = 0;
+        at->value_offset = PAYLOAD_NO_OFFSET;
+        snprintf(why, sizeof why, "the record holds %s, but %s declares '%s' an Image: one encoded image a record",
+                 f->kind != ST_KIND_BYTES && f->count ? "numbers" : f->count == 0 ? "no value" : "several values",
+                 rule->source, rule->feature);
+        return rule_failure(t, c, at, ST_PAYLOAD_NONE, why);
+    }
     int bad = 0;
     for (uint32_t i = 0; i < f->count; i++) {
         at->value = i;
         at->value_offset = value_offset(rec, &f->v.bytes[i]);
         int r = check_value(opt, t, c, &f->v.bytes[i], at);
+        if (r == 0 && rule)
+            r = check_rule(rule, t, c, &f->v.bytes[i], at);
         if (r < 0)
             return r;
         bad += r;
@@ -252,11 +325,37 @@ static int check_feature(const st_payload_options *opt, const st_record *rec, co
 
 int payload_check_record(const st_payload_options *opt, const st_record *rec, uint64_t index, payload_tally *t)
 {
+    return payload_check_record_rules(opt, NULL, 0, rec, index, t);
+}
+
+int payload_check_record_rules(const st_payload_options *opt, const payload_image_rule *rules, size_t nrules,
+                               const st_record *rec, uint64_t index, payload_tally *t)
+{
     payload_place at = {.record = index, .record_offset = rec->has_offset ? rec->offset : PAYLOAD_NO_OFFSET,
                         .step = -1};
     int bad = 0;
     for (uint32_t i = 0; i < rec->nfeatures; i++) {
-        int r = check_feature(opt, rec, &rec->features[i], &rec->features[i].name, &at, t);
+        const payload_image_rule *rule = rule_for(rules, nrules, &rec->features[i].name);
+        int r = check_feature(opt, rule, rec, &rec->features[i], &rec->features[i].name, &at, t);
+        if (r < 0)
+            return r;
+        bad += r;
+    }
+    /* A feature features.json declares that the record lacks: TFDS
+     * cannot decode the record. */
+    for (size_t k = 0; k < nrules; k++) {
+        size_t len = strlen(rules[k].feature);
+        if (st_record_find(rec, rules[k].feature, len))
+            continue;
+        payload_column *c = column_for(t, (const uint8_t *)rules[k].feature, len);
+        char why[512];
+        if (!c)
+            return ST_ENOMEM;
+        snprintf(why, sizeof why, "the record has no feature '%s', which %s declares an Image", rules[k].feature,
+                 rules[k].source);
+        at.value = 0;
+        at.value_offset = PAYLOAD_NO_OFFSET;
+        int r = rule_failure(t, c, &at, ST_PAYLOAD_NONE, why);
         if (r < 0)
             return r;
         bad += r;
@@ -264,7 +363,7 @@ int payload_check_record(const st_payload_options *opt, const st_record *rec, ui
     for (uint32_t l = 0; l < rec->nlists; l++)
         for (uint32_t s = 0; s < rec->lists[l].count; s++) {
             at.step = s;
-            int r = check_feature(opt, rec, &rec->lists[l].steps[s], &rec->lists[l].name, &at, t);
+            int r = check_feature(opt, NULL, rec, &rec->lists[l].steps[s], &rec->lists[l].name, &at, t);
             if (r < 0)
                 return r;
             bad += r;
@@ -364,9 +463,11 @@ void payload_failure_text(const payload_failure *f, char *out, size_t cap)
         snprintf(where, sizeof where, " at byte %" PRIu64, f->at.value_offset);
     else if (f->where != PAYLOAD_NO_OFFSET)
         snprintf(where, sizeof where, ", %" PRIu64 " bytes in", f->where);
-    snprintf(out, cap, "feature '%s'%s value %" PRIu32 ", %s%s: %s%s", f->feature, step, f->at.value,
-             st_payload_kind_name(f->kind), where, f->verdict == ST_PAYLOAD_TOO_LARGE ? "too large: " : "",
-             f->why);
+    /* A value that is no payload at all (an Image feature's, held to
+     * features.json) has no kind to name. */
+    const char *kind = st_payload_kind_name(f->kind);
+    snprintf(out, cap, "feature '%s'%s value %" PRIu32 "%s%s%s: %s%s", f->feature, step, f->at.value,
+             kind[0] ? ", " : "", kind, where, f->verdict == ST_PAYLOAD_TOO_LARGE ? "too large: " : "", f->why);
 }
 
 static const char *plural(uint64_t n)

@@ -92,6 +92,25 @@ void payload_tally_free(payload_tally *t);
  * values in the record (0: the record is usable), or ST_ENOMEM. */
 int payload_check_record(const st_payload_options *opt, const st_record *rec, uint64_t index, payload_tally *t);
 
+/* What a column's images must be, as a TFDS directory's features.json
+ * declares an Image feature: one JPEG or PNG in every record, of shape
+ * [height, width, channels] (channels as TensorFlow decodes them,
+ * src/image_header.h), a dimension below 0 (TFDS's None) being free, and
+ * of encoding ("png" or "jpeg"; "" any). */
+typedef struct payload_image_rule {
+    char *feature;
+    int64_t dims[3];
+    char encoding[8];
+    char *source;              /* the file that says so, for messages */
+} payload_image_rule;
+
+/* payload_check_record, and every value of a column a rule names is held
+ * to it: an image of another shape or encoding, a value that is no JPEG or
+ * PNG, a record without the feature or with another count of values, each
+ * is a bad value (ST_PAYLOAD_DAMAGED) whose message gives both shapes. */
+int payload_check_record_rules(const st_payload_options *opt, const payload_image_rule *rules, size_t nrules,
+                               const st_record *rec, uint64_t index, payload_tally *t);
+
 /* Adds src's findings after dst's (failures stay in record order when
  * tallies are merged in input order). */
 int payload_tally_merge(payload_tally *dst, const payload_tally *src);

@@ -43,8 +43,8 @@ static int process(void *ctx, void *p, st_error *err)
     if (rc < 0)
         return rc;
     for (size_t i = 0; i < it->batch.count; i++)
-        if (payload_check_record(&r->opt->payload, &it->batch.records[i], it->unit.first_record + i,
-                                 &it->tally) < 0)
+        if (payload_check_record_rules(&r->opt->payload, r->opt->image_rules, r->opt->nimage_rules,
+                                       &it->batch.records[i], it->unit.first_record + i, &it->tally) < 0)
             return st_error_set(err, ST_ENOMEM, "out of memory");
     return ST_OK;
 }

@@ -16,6 +16,8 @@ typedef struct payload_verify_options {
     st_compression compression;
     uint64_t max_record_size;
     int jobs;                          /* <= 0: one per core */
+    const payload_image_rule *image_rules;  /* features.json's Image features, or NULL */
+    size_t nimage_rules;
     volatile sig_atomic_t *cancel;     /* may be NULL */
 } payload_verify_options;
 

@@ -2,6 +2,7 @@
 #include "tfds_check.h"
 
 #include "json_read.h"
+#include "tfds_features.h"
 
 #include "../src/stream.h"
 
@@ -184,8 +185,22 @@ int tfds_expect_load(tfds_expect *e, const char *dir, st_error *err)
     return rc;
 }
 
+int tfds_expect_load_images(tfds_expect *e, st_error *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%sfeatures.json", e->dir);
+    return tfds_features_image_rules(path, path, &e->image_rules, &e->nimage_rules, err);
+}
+
+bool tfds_expect_lists(const tfds_expect *e, const char *path)
+{
+    tfds_shard_expect key = {.path = (char *)path};
+    return e->nshards && bsearch(&key, e->shards, e->nshards, sizeof key, compare_shards);
+}
+
 void tfds_expect_free(tfds_expect *e)
 {
+    tfds_image_rules_free(e->image_rules, e->nimage_rules);
     for (size_t i = 0; i < e->nshards; i++)
         free(e->shards[i].path);
     for (size_t i = 0; i < e->nsplits; i++) {

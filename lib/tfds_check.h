@@ -39,6 +39,9 @@ typedef struct tfds_expect {
     size_t nshards;
     char **unlisted;       /* files named as a split's shards that it does not list */
     size_t nunlisted;
+    /* features.json's Image features (tfds_expect_load_images) */
+    struct payload_image_rule *image_rules;
+    size_t nimage_rules;
 } tfds_expect;
 
 /* Whether path is a directory holding a dataset_info.json. */
@@ -48,6 +51,12 @@ bool tfds_is_dir(const char *path);
  * not a number). */
 int tfds_expect_load(tfds_expect *e, const char *dir, st_error *err);
 void tfds_expect_free(tfds_expect *e);
+/* For verify --payloads: reads DIR/features.json's Image features into
+ * e->image_rules (none when there is no features.json); ST_EDATA when it
+ * cannot be read as one. */
+int tfds_expect_load_images(tfds_expect *e, st_error *err);
+/* Whether path is one of the shards dataset_info.json lists. */
+bool tfds_expect_lists(const tfds_expect *e, const char *path);
 /* A checked file: intact (and its records and bytes as stored) or not.
  * A file in the directory named as one of a split's shards
  * (NAME-SPLIT.FORMAT-...) that the split does not list is remembered. */

@@ -528,6 +528,77 @@ static bool merge_column(tfds_column *into, const tfds_column *c, const char **w
     return true;
 }
 
+int tfds_features_image_rules(const char *path, const char *source, payload_image_rule **out, size_t *n,
+                              st_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    FILE *probe = fopen(path, "r");
+    if (!probe)
+        return ST_OK;
+    fclose(probe);
+    size_t len = 0;
+    char *text = json_read_file(path, &len, err);
+    if (!text)
+        return err->code ? err->code : ST_EIO;
+    json_value root = {0};
+    char msg[256] = "no featuresDict.features map";
+    const json_value *map = NULL;
+    int rc = ST_OK;
+    if (json_parse(text, len, &root, msg, sizeof msg) != 0 || !(map = features_map(&root)))
+        rc = st_error_set(err, ST_EDATA, "%s: not a features.json (%s)", path, msg);
+    free(text);
+    payload_image_rule *rules = map ? calloc(map->count ? map->count : 1, sizeof *rules) : NULL;
+    if (rc == ST_OK && !rules)
+        rc = st_error_set(err, ST_ENOMEM, "out of memory");
+    size_t count = 0;
+    for (size_t i = 0; rc == ST_OK && i < map->count; i++) {
+        const json_value *body = json_get(&map->items[i], "image");
+        if (!body)
+            continue;
+        payload_image_rule *r = &rules[count];
+        int rank = 0;
+        r->dims[0] = r->dims[1] = r->dims[2] = -1; /* no shape: any */
+        const json_value *enc = json_get(body, "encodingFormat");
+        if (!dims_of(body, r->dims, 3, &rank) || (rank != 0 && rank != 3) ||
+            (enc && !text_into(r->encoding, sizeof r->encoding, enc))) {
+            rc = st_error_set(err, ST_EDATA, "%s: Image '%s': its shape is not [height, width, channels] or its "
+                              "encodingFormat not a short text", path, map->keys[i]);
+            break;
+        }
+        /* TFDS writes "none" for no encoding; only png and jpeg say one. */
+        if (strcmp(r->encoding, "png") != 0 && strcmp(r->encoding, "jpeg") != 0)
+            r->encoding[0] = '\0';
+        if (!(r->feature = strdup(map->keys[i])) || !(r->source = strdup(source))) {
+            free(r->feature);
+            rc = st_error_set(err, ST_ENOMEM, "out of memory");
+            break;
+        }
+        count++;
+    }
+    json_free(&root);
+    if (rc < 0) {
+        tfds_image_rules_free(rules, count);
+        return rc;
+    }
+    if (count == 0) {
+        free(rules);
+        rules = NULL;
+    }
+    *out = rules;
+    *n = count;
+    return ST_OK;
+}
+
+void tfds_image_rules_free(payload_image_rule *rules, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(rules[i].feature);
+        free(rules[i].source);
+    }
+    free(rules);
+}
+
 int tfds_features_merge(const char *const *docs, const char *const *who, size_t n, st_buf *out, st_error *err)
 {
     json_value *parsed = calloc(n ? n : 1, sizeof *parsed);

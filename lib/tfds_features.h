@@ -16,6 +16,7 @@
 #ifndef ST_LIB_TFDS_FEATURES_H
 #define ST_LIB_TFDS_FEATURES_H
 
+#include "payload_check.h"
 #include "tfds_image.h"
 
 #include "../src/buf.h"
@@ -68,5 +69,14 @@ int tfds_features_compare(const char *path, const char *text, size_t len, st_err
  * classes, dtypes or class counts differ, or a column of fixed shape is
  * missing from a part that has records. */
 int tfds_features_merge(const char *const *docs, const char *const *who, size_t n, st_buf *out, st_error *err);
+
+/* The Image features of the features.json at path, for verify --payloads
+ * (payload_check.h): *n rules in *out (each rule's source a copy of
+ * `source`), none when the file does not exist; ST_EDATA
+ * when it is not a features.json or an Image's shape is not three whole
+ * numbers.  Free with tfds_image_rules_free. */
+int tfds_features_image_rules(const char *path, const char *source, payload_image_rule **out, size_t *n,
+                              st_error *err);
+void tfds_image_rules_free(payload_image_rule *rules, size_t n);
 
 #endif

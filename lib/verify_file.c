@@ -225,6 +225,8 @@ static void check_payloads(const char *path, const st_verify_options *o, st_file
         .compression = o->compression,
         .max_record_size = o->max_record_size,
         .jobs = o->payload_jobs,
+        .image_rules = o->image_rules,
+        .nimage_rules = o->nimage_rules,
     };
     res->payloads = calloc(1, sizeof *res->payloads);
     if (!res->payloads) {

@@ -1,6 +1,7 @@
 /* WebDataset members to features (see wds_decode.h). */
 #include "wds_decode.h"
 
+#include "wds_names.h"
 #include "wds_npy.h"
 #include "../csv/jsonl_parse.h"
 
@@ -263,6 +264,14 @@ static int decode_member(const wds_decoder *d, const wds_group *g, const wds_mem
         wds_field_parts(field, flen - 3, &ext, &ext_len, &name, &name_len);
     }
     const uint8_t *uname = (const uint8_t *)name;
+    if (wds_name_has_escape(name, name_len)) {
+        /* "image%2Fencoded" is the feature "image/encoded" (wds_names.h). */
+        uint8_t *plain = st_arena_alloc(&out->arena, name_len);
+        if (!plain)
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        name_len = wds_name_unescape(plain, name, name_len);
+        uname = plain;
+    }
     if (ext_is(ext, ext_len, "cls")) {
         int64_t *v = st_arena_alloc(&out->arena, sizeof *v);
         if (!v)

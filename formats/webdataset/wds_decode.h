@@ -3,7 +3,9 @@
  * last extension ("label.cls" -> "label"), or the extension itself when
  * nothing else remains ("jpg" -> "jpg").  A last extension ".gz" is
  * inflated first (at most max_member bytes) and the name read again without
- * it ("txt.gz" -> "txt").  By the (inner) last extension:
+ * it ("txt.gz" -> "txt").  The name is then unescaped: "%2F" is '/' and
+ * "%25" is '%', as the writer escapes them; any other '%' stays
+ * (wds_names.h).  By the (inner) last extension:
  *   cls    int64, one value: decimal text, optional surrounding whitespace
  *   txt    bytes, one value
  *   json   an object: its members become features as a JSON lines record's

@@ -13,6 +13,11 @@
  *   FeatureList otherwise                    KEY.F.json  {"F": [[...], ...]}
  *   absent                                   no member
  *
+ * F is the feature's name with '/' written %2F and '%' written %25
+ * (wds_names.h): "image/encoded" is KEY.image%2Fencoded.jpg.  The names
+ * inside JSON (KEY.F.json, and --wds-member json) are the names as they
+ * are.
+ *
  * JSON values are written as cat writes them (src/record_json.c): a value
  * that is not UTF-8 as {"base64": "..."}, which the JSON lines reader
  * turns back into the same bytes.  A record with no member at all is one
@@ -20,6 +25,7 @@
  * writes the whole record as KEY.json instead (the JSON line cat prints). */
 #include "wds_encode.h"
 #include "npy_write.h"
+#include "wds_names.h"
 #include "tar_write.h"
 
 #include "../../src/feature_stats.h"
@@ -60,14 +66,13 @@ const char *wds_key_problem(const uint8_t *key, size_t len)
     return NULL;
 }
 
-/* Why a feature's name cannot be part of a member name, or NULL. */
+/* Why a feature's name cannot be part of a member name, or NULL.  A '/'
+ * or '%' is escaped (wds_names.h); a NUL cannot be in a tar name, and tar
+ * names are UTF-8 text. */
 static const char *name_problem(const st_bytes *n)
 {
     if (n->len == 0)
         return "it is empty";
-    if (memchr(n->data, '/', n->len))
-        return "it holds a '/', which would split the member name into a directory and a file, "
-               "changing the sample's key";
     if (memchr(n->data, '\0', n->len))
         return "it holds a NUL byte";
     if (!st_utf8_valid(n->data, n->len))
@@ -103,7 +108,7 @@ static int member_begin(sample *s, const st_bytes *field, const char *ext, uint6
     st_buf *nm = &s->name;
     st_buf_clear(nm);
     if (st_buf_append(nm, s->key, s->key_len) || (field && (st_buf_append(nm, ".", 1) ||
-                                                            st_buf_append(nm, field->data, field->len))) ||
+                                                            wds_name_escape(nm, field->data, field->len))) ||
         st_buf_append(nm, ".", 1) || st_buf_append_str(nm, ext))
         return st_error_set(err, ST_ENOMEM, "out of memory");
     size_t head = st_tar_header_len(nm->data, nm->len, size);

@@ -5,6 +5,7 @@
 #include "wds_read.h"
 
 #include "wds_decode.h"
+#include "wds_names.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -144,6 +145,21 @@ int st_wds_inspect(st_stream *in, const st_read_options *opt, st_jsonw *w, st_er
         st_json_begin_object(w);
         st_json_key(w, "extension");
         st_json_stringn(w, ext, ext_len);
+        const char *inner_ext, *feature = name;
+        size_t inner_len, feature_len = name_len;
+        if (ext_len == 2 && memcmp(ext, "gz", 2) == 0 && name != ext) /* as the reader looks through .gz */
+            wds_field_parts(f->field, strlen(f->field) - 3, &inner_ext, &inner_len, &feature, &feature_len);
+        if (wds_name_has_escape(feature, feature_len)) {
+            /* The feature the reader makes of it ("image%2Fencoded.jpg"). */
+            uint8_t *plain = malloc(feature_len ? feature_len : 1);
+            if (!plain) {
+                rc = st_error_set(err, ST_ENOMEM, "out of memory");
+                goto done;
+            }
+            st_json_key(w, "feature");
+            st_json_stringn(w, (const char *)plain, wds_name_unescape(plain, feature, feature_len));
+            free(plain);
+        }
         st_json_member_uint(w, "count", f->count);
         st_json_member_uint(w, "min_bytes", f->min);
         st_json_member_uint(w, "max_bytes", f->max);

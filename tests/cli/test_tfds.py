@@ -512,6 +512,8 @@ def images_labels(d, to, ff):
             dims.add((im.size[1], im.size[0], len(im.getbands())))
         want = [shape[i] if all(d[i] == shape[i] for d in dims) else -1 for i in range(3)]
         check(want == shape, "%s: %s: the shape agrees with PIL's reading of every image: %s" % (to, name, sorted(dims)))
+        r = st("verify", "--payloads", base)
+        check(r.returncode == 0, "%s: %s: verify --payloads of the directory passes (%s)" % (to, name, said(r.stdout)))
         lab = feats.features_dict.features["label"]
         check(lab.python_class_name.endswith("class_label_feature.ClassLabel") and lab.class_label.num_classes == 3 and
               open(os.path.join(base, "label.labels.txt")).read() == "cat\ndog\nbird\n",
@@ -537,6 +539,81 @@ def images_labels(d, to, ff):
     check(feats is not None and feats.features_dict.features["label"].class_label.num_classes == 6 and
           not os.path.exists(os.path.join(root, "bad2", "1.0.0", "label.labels.txt")),
           "%s: --label label=6: numClasses only, no labels file" % to)
+
+
+def image_shapes(d, to, ff):
+    """verify --payloads DIR holds each Image feature's images to the shape
+    and encodingFormat features.json declares: a shard replaced by records
+    whose (valid) JPEG has another size, or whose image is a PNG, is
+    damage naming the file, record, feature and both shapes."""
+    from PIL import Image
+    import io
+    root = os.path.join(d, "shapes")
+    os.makedirs(root)
+    inp = os.path.join(root, "in.tfrecord")
+    image_records(inp, [encoded("JPEG", (16, 9), "RGB")] * 6)
+    r = st("convert", inp, "--tfds", root, "--name", "shapes", "--split", "train", "--to", to,
+           *next(f for f in FORMATS if f[0] == to)[2], "--image", "image", "--shards", "2", "-q")
+    base = os.path.join(root, "shapes", "1.0.0")
+    img = parse_strict(os.path.join(base, "features.json"), T.Feature).features_dict.features["image"].image \
+        if r.returncode == 0 else None
+    ok = img is not None and list(img.shape.dimensions) == [9, 16, 3] and img.encoding_format == "jpeg"
+    check(ok, "%s: --image of 16x9 JPEGs: Image [9, 16, 3] jpeg (%s)" % (to, said(r.stderr)))
+    if not ok:
+        return
+    r = st("verify", "--payloads", base)
+    check(r.returncode == 0, "%s: the intact directory passes verify --payloads (%s)" % (to, said(r.stdout)))
+    victim = os.path.join(base, "shapes-train.%s-00001-of-00002" % ff)
+    keep = open(victim, "rb").read()
+    wider = encoded("JPEG", (20, 9), "RGB")
+    Image.open(io.BytesIO(wider)).load()  # a valid JPEG, by PIL
+    for label, images, want in [
+            ("a 20x9 JPEG", [encoded("JPEG", (16, 9), "RGB")] * 2 + [wider],
+             [b"record 2", b"feature 'image'", b"[9, 20, 3]", b"[9, 16, 3]", b"features.json"]),
+            ("a 16x9 PNG", [encoded("PNG", (16, 9), "RGB")] + [encoded("JPEG", (16, 9), "RGB")] * 2,
+             [b"record 0", b"feature 'image'", b"is a png", b"encodingFormat jpeg"])]:
+        src = os.path.join(root, "bad.tfrecord")
+        image_records(src, images)
+        made = os.path.join(root, "bad-" + to, "b")
+        shutil.rmtree(os.path.dirname(made), ignore_errors=True)
+        r = st("convert", "-q", src, "--to", to, *next(f for f in FORMATS if f[0] == to)[2], "-o", made)
+        shard = [f for f in os.listdir(os.path.dirname(made)) if f.startswith("b-")][0]
+        shutil.copyfile(os.path.join(os.path.dirname(made), shard), victim)
+        r = st("verify", "--payloads", base)
+        line = next((l for l in r.stdout.splitlines() if l.startswith(victim.encode() + b": DAMAGED")), b"")
+        check(r.returncode == 1 and all(w in line for w in want),
+              "%s: a shard holding %s fails verify --payloads, naming file, record, feature and both: %s"
+              % (to, label, line.decode()[-300:]))
+        r = st("verify", "--payloads", victim)
+        check(r.returncode == 0, "%s: the shard alone (no features.json to hold it to) is intact" % to)
+    # Records TFDS cannot decode as the Image: no image, two, not an image.
+    good = encoded("JPEG", (16, 9), "RGB")
+    for label, values, want in [("no 'image' feature", None, b"has no feature 'image'"),
+                                ("two images", [good, good], b"several values"),
+                                ("bytes that are no image", [b"plain text, not an image"], b"image header cannot be read (not a JPEG or PNG")]:
+        src = os.path.join(root, "bad.tfrecord")
+        with open(src, "wb") as f:
+            for i in range(3):
+                ex = EX.Example()
+                ex.features.feature["id"].int64_list.value.append(i)
+                if i != 1:
+                    ex.features.feature["image"].bytes_list.value.append(good)
+                elif values is not None:
+                    ex.features.feature["image"].bytes_list.value.extend(values)
+                f.write(frame(ex.SerializeToString()))
+        made = os.path.join(root, "bad-" + to, "b")
+        shutil.rmtree(os.path.dirname(made), ignore_errors=True)
+        st("convert", "-q", src, "--to", to, *next(f for f in FORMATS if f[0] == to)[2], "-o", made)
+        shard = [f for f in os.listdir(os.path.dirname(made)) if f.startswith("b-")][0]
+        shutil.copyfile(os.path.join(os.path.dirname(made), shard), victim)
+        r = st("verify", "--payloads", base)
+        line = next((l for l in r.stdout.splitlines() if l.startswith(victim.encode() + b": DAMAGED")), b"")
+        check(r.returncode == 1 and b"record 1" in line and want in line,
+              "%s: a shard with a record of %s fails verify --payloads: %s" % (to, label, line.decode()[-200:]))
+    with open(victim, "wb") as f:
+        f.write(keep)
+    r = st("verify", "--payloads", base)
+    check(r.returncode == 0, "%s: with the shard put back, verify --payloads passes again" % to)
 
 
 def label_refusals(d):
@@ -609,6 +686,7 @@ def main():
             hostile_names(w, to)
             tasks_combine(w, to, ff)
             images_labels(w, to, ff)
+            image_shapes(w, to, ff)
         refusals(d)
         label_refusals(d)
     print("%d passed, %d failed" % (results["passed"], results["failed"]))
