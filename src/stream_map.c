@@ -131,6 +131,7 @@ typedef struct map_in {
     const uint8_t *map;
     uint64_t size;       /* the size when opened: the map's length */
     uint64_t populated;  /* bytes from the start known to be populated */
+    uint64_t dropped;    /* bytes from the start whose pages were let go */
     bool populate;       /* MADV_POPULATE_READ works here */
     map_slot *slot;
 } map_in;
@@ -205,6 +206,15 @@ static ssize_t map_lend(st_stream *s, size_t want, const uint8_t **data, st_erro
             m->populate = false; /* EINVAL on older kernels: faults will do */
         }
         m->populated = upto;
+    }
+    /* Let go of the pages read a window ago: what was consumed before this
+     * call may be released (st_stream_lend), and without this the whole
+     * file would count in the process's resident size by the end.  The
+     * page cache keeps them; only this map's entries go. */
+    uint64_t keep_from = pos > MAP_WINDOW ? (pos - MAP_WINDOW) & ~(uint64_t)(page_size - 1) : 0;
+    if (keep_from >= m->dropped + MAP_WINDOW) {
+        (void)madvise((void *)(m->map + m->dropped), (size_t)(keep_from - m->dropped), MADV_DONTNEED);
+        m->dropped = keep_from;
     }
     *data = m->map + pos;
     return (ssize_t)n;
