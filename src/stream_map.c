@@ -66,6 +66,7 @@ static uintptr_t page_size; /* read once, outside the handler */
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
     uintptr_t addr = (uintptr_t)si->si_addr;
+    int saved_errno = errno; /* the interrupted code may be about to read it */
     for (int i = 0; i < MAP_SLOTS; i++) {
         uintptr_t base = atomic_load(&slots[i].base);
         size_t len = atomic_load(&slots[i].len);
@@ -77,8 +78,10 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
                  -1, 0) == MAP_FAILED)
             break; /* cannot repair: fall through to the old behaviour */
         atomic_store(&slots[i].shrank, 1);
+        errno = saved_errno;
         return;
     }
+    errno = saved_errno;
     if (previous_sigbus.sa_flags & SA_SIGINFO) {
         previous_sigbus.sa_sigaction(sig, si, uc);
         return;
