@@ -59,7 +59,8 @@ const char *st_tfrecord_fault_name(st_tfrecord_fault f)
 
 /* ---- the record reader ------------------------------------------------------ */
 
-enum { READ_CHUNK = 256 << 10 }; /* stays in L2 between the read and the CRC */
+enum { READ_CHUNK = 256 << 10 };
+enum { READ_ALIGN = 64 << 10 }; /* stays in L2 between the read and the CRC */
 
 int st_tfrecord_reader_init(st_tfrecord_reader *r, st_stream *in, uint64_t max_record,
                             st_error *err)
@@ -125,7 +126,14 @@ static ssize_t reader_gather(st_tfrecord_reader *r, size_t need, st_error *err)
                 got = (ssize_t)k;
             }
         } else {
-            got = st_stream_read(r->in, r->buf + r->end, r->cap - r->end, err);
+            /* End every read at a 64 KiB boundary of the stream, so that
+             * the kernel copies whole, aligned page runs. */
+            size_t n = r->cap - r->end;
+            uint64_t at = r->in->pos;
+            uint64_t stop = (at + n) & ~(uint64_t)(READ_ALIGN - 1);
+            if (stop > at)
+                n = (size_t)(stop - at);
+            got = st_stream_read(r->in, r->buf + r->end, n, err);
         }
         if (got < 0)
             return got;
