@@ -3,6 +3,8 @@
 #include "progress.h"
 #include "suggest.h"
 
+#include "../src/stream_map.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -129,6 +131,9 @@ static void dump_options(void)
 
 int main(int argc, char **argv)
 {
+    /* This program owns its signal handlers: verify may map files (a
+     * library caller's process does not, unless it asks). */
+    st_stream_map_allow();
     if (argc < 2) {
         print_usage(stderr);
         return EXIT_USAGE;

@@ -250,10 +250,22 @@ static const st_stream_ops map_ops = {
     .consume = map_consume,
 };
 
+/* Off unless the program allows it: a library must not take the process's
+ * SIGBUS handler from a program that did not ask for it (an embedding
+ * interpreter, a runtime with handlers of its own). */
+static atomic_bool mapping_allowed;
+
+void st_stream_map_allow(void)
+{
+    atomic_store(&mapping_allowed, true);
+}
+
 static bool mapping_wanted(void)
 {
     const char *e = getenv("SHARDTOOL_MMAP");
-    return !(e && strcmp(e, "0") == 0);
+    if (e && strcmp(e, "0") == 0)
+        return false;
+    return atomic_load(&mapping_allowed) || (e && strcmp(e, "1") == 0);
 }
 
 int st_stream_open_mapped(const char *path, st_stream **out, st_error *err)

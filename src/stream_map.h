@@ -8,7 +8,14 @@
 
 #include "stream.h"
 
-/* Like st_stream_open(), with a regular local file of 1 MiB or more mapped;
+/* Lets st_stream_open_mapped() map files in this process: the command line
+ * calls it at start.  Without it (a program using the library) files are
+ * mapped only with SHARDTOOL_MMAP=1 in the environment, so that no SIGBUS
+ * handler is installed behind the program's back. */
+void st_stream_map_allow(void);
+
+/* Like st_stream_open(), with a regular local file of 1 MiB or more mapped
+ * (where allowed, above);
  * anything else ("-", URLs, pipes, small files, a map that fails) is opened
  * as st_stream_open() would.  SHARDTOOL_MMAP=0 in the environment turns
  * mapping off (to compare, or where maps misbehave). */

@@ -35,6 +35,31 @@ static uint8_t byte_at(size_t i)
     return (uint8_t)(((i * 2654435761u) >> 13) & 0xff);
 }
 
+/* Runs first: a program that has not called st_stream_map_allow() (one
+ * using the library) gets files read, so no SIGBUS handler is installed
+ * behind its back, unless SHARDTOOL_MMAP=1 asks for maps. */
+static void test_maps_only_when_allowed(void)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/big", tmpdir);
+    make_file(path, BIG);
+    st_stream *s;
+    st_error err = {0};
+    struct sigaction before, after;
+    sigaction(SIGBUS, NULL, &before);
+    CU_ASSERT_EQUAL_FATAL(st_stream_open_mapped(path, &s, &err), ST_OK);
+    CU_ASSERT_FALSE(st_stream_can_lend(s));
+    st_stream_close(s);
+    sigaction(SIGBUS, NULL, &after);
+    CU_ASSERT_TRUE(before.sa_handler == after.sa_handler);
+    setenv("SHARDTOOL_MMAP", "1", 1);
+    CU_ASSERT_EQUAL_FATAL(st_stream_open_mapped(path, &s, &err), ST_OK);
+    CU_ASSERT_TRUE(st_stream_can_lend(s));
+    st_stream_close(s);
+    unsetenv("SHARDTOOL_MMAP");
+    st_stream_map_allow(); /* the command line's setting, for the tests below */
+}
+
 static void test_lends_the_file(void)
 {
     char path[300];
@@ -213,6 +238,7 @@ int main(void)
     if (CU_initialize_registry() != CUE_SUCCESS)
         return 2;
     CU_pSuite s = CU_add_suite("stream-map", NULL, NULL);
+    CU_add_test(s, "maps only where the program allows it", test_maps_only_when_allowed);
     CU_add_test(s, "lends the file's bytes", test_lends_the_file);
     CU_add_test(s, "small files and pipes are read", test_small_files_and_pipes_are_read);
     CU_add_test(s, "truncated while mapped: no crash, reported", test_truncated_while_mapped);
