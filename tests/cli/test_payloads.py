@@ -67,6 +67,11 @@ def make_files(d):
     tool("convert", "-seed", "7", "-size", "120x90", "plasma:fractal", "-quality", "85", "base.jpg")
     tool("convert", "-seed", "7", "-size", "97x61", "plasma:fractal", "-interlace", "Plane", "prog.jpg")
     tool("convert", "-seed", "7", "-size", "64x64", "gradient:white-black", "-colorspace", "Gray", "gray.jpg")
+    # baseline scans of other MCU shapes: 4:4:4 (three blocks) and 4:2:2 (four)
+    tool("convert", "-seed", "9", "-size", "75x53", "plasma:fractal", "-quality", "92", "-sampling-factor", "1x1",
+         "base444.jpg")
+    tool("convert", "-seed", "9", "-size", "75x53", "plasma:fractal", "-quality", "70", "-sampling-factor", "2x1",
+         "base422.jpg")
     tool("convert", "-seed", "7", "-size", "120x90", "plasma:fractal", "base.png")
     tool("convert", "-seed", "7", "-size", "50x40", "plasma:fractal", "-interlace", "PNG", "inter.png")
     tool("convert", "-seed", "7", "-size", "33x17", "gradient:red-blue", "-depth", "16", "deep.png")
@@ -112,6 +117,24 @@ def damage(files):
     # Huffman code), some decode to other pixels; jpeginfo decides.
     for k in range(12):
         out[f"flip{k:02d}.jpg"] = flip(jpg, start + (len(jpg) - 2 - start) * k // 12)
+    for src in ("base444.jpg", "base422.jpg", "gray.jpg"):
+        data, s0 = files[src], entropy_start(files[src])
+        for k in range(8):
+            out[f"flip{k:02d}-{src}"] = flip(data, s0 + (len(data) - 2 - s0) * k // 8)
+        out[f"flip-last-{src}"] = flip(data, len(data) - 3)
+    # The end of the entropy-coded data: bytes between it and EOI (one or
+    # three: "extraneous bytes", or taken in by libjpeg's read-ahead;
+    # jpeginfo decides), a 0xFF fill byte (allowed), the end cut short, EOI
+    # missing, bytes after EOI (ignored).
+    body = jpg[:-2]
+    out["extra1-before-eoi.jpg"] = body + b"\x3c" + jpg[-2:]
+    out["extra3-before-eoi.jpg"] = body + b"\x3c\x11\x7e" + jpg[-2:]
+    out["extra9-before-eoi.jpg"] = body + bytes(range(1, 10)) + jpg[-2:]
+    out["fill-before-eoi.jpg"] = body + b"\xff" + jpg[-2:]
+    out["cut-tail.jpg"] = body[:-5] + jpg[-2:]
+    out["cut-1-tail.jpg"] = body[:-1] + jpg[-2:]
+    out["no-eoi.jpg"] = body
+    out["after-eoi.jpg"] = jpg + b"\x00junk after the image"
     # A JPEG header cannot say 100,000: 65,500 x 65,500 is its largest.
     b = bytearray(jpg)
     sof = jpg.index(b"\xff\xc0")
