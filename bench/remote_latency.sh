@@ -7,9 +7,13 @@
 # all objects with `shardtool cat --format tfrecord --parallel P` and with
 # `curl --parallel --parallel-max P` (signed with --aws-sigv4 for S3), both
 # through the same proxy, and prints the throughput of each, their ratio,
-# shardtool's CPU time, and the time to the first record: `shardtool cat
-# -n 1` of one object, process start included, beside the 2 x DELAY that a
-# new connection's handshake and the first request cost at least.
+# the CPU time (user + system) of each, and the time to the first record:
+# `shardtool cat -n 1` of one object (first), the same of a local copy
+# (local: process start and exit, the same for every delay), the remote
+# part (first - local), and curl's time to its first byte of one object
+# through the proxy, all against the 2 x DELAY that a new connection's
+# handshake and the first request cost at least (target: remote part
+# under 2 x DELAY + 5 ms).
 #
 # With CONVERT=1 it also times `shardtool convert s3://... -o s3://...`
 # through the proxy at 40 ms against the same convert between local files.
@@ -128,7 +132,14 @@ timed() {
 
 printf '%d objects, %.1f MiB in all, %d parallel, best of %d; machine shared with other work\n' \
     "$count" "$(awk "BEGIN{print $total_bytes / 1048576}")" "$parallel" "$runs"
-printf '%-5s %6s %10s %10s %6s %9s %10s %10s %10s\n' store delay ours curl ratio our_cpu first_rec "2xdelay" curl_ttfb
+# process start and exit: cat -n 1 of a local copy
+best_local=
+for _ in $(seq "$runs"); do
+    timed "$ST" cat -n 1 --format tfrecord "$(ls "$work"/www/*.tfrecord | head -1)"
+    if [ -z "$best_local" ] || awk "BEGIN{exit !($wall < $best_local)}"; then best_local=$wall; fi
+done
+printf 'cat -n 1 of a local copy (process start and exit): %.3f s\n' "$best_local"
+printf '%-5s %6s %11s %11s %6s %8s %8s %8s %8s %8s %8s\n' store delay ours curl ratio our_cpu curl_cpu first remote "2xdelay" curl_fb
 for target in $targets; do
     for d in $delays; do
         if [ "$target" = http ]; then
@@ -154,21 +165,22 @@ for target in $targets; do
                       -H "x-amz-content-sha256: UNSIGNED-PAYLOAD")
         fi
         curl_cmd=("${curl_one[@]}" --parallel --parallel-max "$parallel")
-        best_o=; best_c=; cpu_o=; best_first=
+        best_o=; best_c=; cpu_o=; cpu_c=; best_first=
         for _ in $(seq "$runs"); do
             timed "${ours[@]}" "${ours_urls[@]}"
             if [ -z "$best_o" ] || awk "BEGIN{exit !($wall < $best_o)}"; then best_o=$wall; cpu_o=$cpu; fi
             timed "${curl_cmd[@]}" "${curl_args[@]}"
-            if [ -z "$best_c" ] || awk "BEGIN{exit !($wall < $best_c)}"; then best_c=$wall; fi
+            if [ -z "$best_c" ] || awk "BEGIN{exit !($wall < $best_c)}"; then best_c=$wall; cpu_c=$cpu; fi
             timed "${ours[@]}" -n 1 "${ours_urls[0]}"
             if [ -z "$best_first" ] || awk "BEGIN{exit !($wall < $best_first)}"; then best_first=$wall; fi
         done
         # curl's own time to the first byte of one object (a new connection)
         cttfb=$("${curl_one[@]}" -o /dev/null -w '%{time_starttransfer}' "${curl_args[2]}" 2>/dev/null)
-        printf '%-5s %4sms %6.0fMiB/s %6.0fMiB/s %6.2f %8.2fs %9.3fs %9.3fs %9.3fs\n' "$target" "$d" \
+        printf '%-5s %4sms %6.0fMiB/s %6.0fMiB/s %6.2f %7.2fs %7.2fs %7.3fs %7.3fs %7.3fs %7.3fs\n' "$target" "$d" \
             "$(awk "BEGIN{print $total_bytes / 1048576 / $best_o}")" \
             "$(awk "BEGIN{print $total_bytes / 1048576 / $best_c}")" \
-            "$(awk "BEGIN{print $best_c / $best_o}")" "$cpu_o" "$best_first" \
+            "$(awk "BEGIN{print $best_c / $best_o}")" "$cpu_o" "$cpu_c" "$best_first" \
+            "$(awk "BEGIN{print $best_first - $best_local}")" \
             "$(awk "BEGIN{print 2 * $d / 1000}")" "$cttfb"
         stop_proxy
     done

@@ -32,7 +32,12 @@
  *
  * Memory: window x chunk_size per open stream (up to MAX_WINDOW chunks
  * fetched before it was opened), CACHE_BLOCKS blocks for pread, and
- * parallel x chunk_size for announced objects not yet opened. */
+ * parallel x chunk_size for announced objects not yet opened.  Runs (one
+ * request for consecutive chunks, chunks.c) add no buffers: a chunk joins
+ * a run only once it has its buffer, and a run with no chunk to take its
+ * bytes waits; it holds at most two receive blocks (1 MiB each) meanwhile,
+ * the one curl keeps while paused and the rest of the block that filled
+ * the last chunk. */
 #include "remote_internal.h"
 
 #include <inttypes.h>
