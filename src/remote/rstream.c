@@ -177,6 +177,17 @@ static void sched_prefetch(st_remote_ctx *c)
 {
     size_t budget = (size_t)st_fetch_config(c->f)->parallel;
     size_t per_object = c->sequential ? MAX_WINDOW : 1;
+    /* First a chunk for every object that has none, in order: each starts
+     * a run of its own, on a connection of its own.  Filling the first
+     * objects' runs first would leave connections idle, and on a far link
+     * a connection's rate is what bounds it. */
+    for (st_robj *o = c->pf_head; o && c->pf_chunks < budget; o = o->pnext) {
+        if (o->count == 0 && more_to_issue(o) && !o->no_ranges) {
+            if (issue_chunk(o, 1))
+                return;
+            c->pf_chunks++;
+        }
+    }
     for (st_robj *o = c->pf_head; o && c->pf_chunks < budget; o = o->pnext) {
         while (c->pf_chunks < budget && o->count < per_object && more_to_issue(o) && !o->no_ranges) {
             if (issue_chunk(o, 1))
