@@ -33,11 +33,48 @@ size_t st_chunk_read_len(st_remote_ctx *c)
     return c->read_len ? c->read_len : MIN_READ_CHUNK;
 }
 
+/* ---- how long a run of chunks is ---------------------------------------
+ *
+ * Chunks bound the memory, but each request costs a round trip before its
+ * first byte, during which its connection carries nothing.  So consecutive
+ * chunks of an object form runs: one request for the whole run, whose
+ * bytes go to its chunks in turn, each chunk taking the request over as
+ * the one before is full (st_fetch_follow_locked).  A chunk joins the run
+ * only once it has a buffer, so what is read ahead stays bounded by the
+ * buffers as before; until then the run waits (curl's pause: the server
+ * holds back, the connection stays open).  A run is RUN_SHARE answer times
+ * at the link's rate long (the bandwidth-delay product times RUN_SHARE:
+ * the round trip is then at most 1/RUN_SHARE of the run's time), at most
+ * the rest of the object and MAX_RUN.  The rate is the faster of LINK_RATE
+ * and what chunks measured here (bytes over the time from answer to end).
+ * On loopback a run is no longer than a chunk: every chunk asks for itself. */
+#define RUN_SHARE 20
+#define MAX_RUN ((uint64_t)256 << 20)
+
+uint64_t st_chunk_run_len(st_remote_ctx *c)
+{
+    const st_remote_config *cfg = st_fetch_config(c->f);
+    if (!cfg->adaptive_reads || !c->read_len)
+        return 0;
+    double rate = c->rate > LINK_RATE ? c->rate : LINK_RATE;
+    double want = RUN_SHARE * c->answer_floor * rate;
+    return want >= (double)MAX_RUN ? MAX_RUN : (uint64_t)want;
+}
+
 void st_chunk_learn(st_remote_ctx *c, const st_xfer *x)
 {
     const st_remote_config *cfg = st_fetch_config(c->f);
-    if (!cfg->adaptive_reads || x->state != ST_XS_DONE || x->attempts != 1)
+    /* From the answer on: the chunks requested while the first ones are
+     * still arriving are then sized to the link too. */
+    if (!cfg->adaptive_reads || !x->headers_ok || x->state == ST_XS_FAILED || x->attempts != 1 ||
+        x->answered_at <= 0)
         return;
+    double took = x->ended_at - x->answered_at;
+    if (x->state == ST_XS_DONE && x->got >= MIN_READ_CHUNK && took > 0) {
+        /* the latest counts most: the link is shared with other transfers */
+        double r = (double)x->got / took;
+        c->rate = c->rate > 0 ? 0.5 * c->rate + 0.5 * r : r;
+    }
     double answer = x->answered_at - x->started_at;
     if (answer < 0 || (c->read_len && answer >= c->answer_floor))
         return;

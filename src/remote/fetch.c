@@ -55,7 +55,16 @@ struct st_fetcher {
     unsigned rng;
     st_remote_stats stats;
     int nwaiting;             /* threads inside st_fetch_wait */
+    int npaused;              /* active runs waiting for a follower */
 };
+
+/* What curl's callbacks and CURLOPT_PRIVATE point to: the request that
+ * the transfer's bytes are for now.  A run hands its transfer from chunk
+ * to chunk, and curl may keep the callback pointer it read for the rest of
+ * a receive buffer, so the pointer must not change; what it points to does. */
+typedef struct st_conduit {
+    st_xfer *x;
+} st_conduit;
 
 static double mono_now(void)
 {
@@ -128,6 +137,8 @@ void st_xfer_free(st_xfer *x)
     if (x->dest_owned)
         free(x->dest);
     st_buf_free(&x->resp);
+    free(x->stash);
+    free(x->conduit);
     free(x->location);
     free(x->bucket_region);
     free(x);
@@ -267,6 +278,48 @@ void st_fetch_set_priority_locked(st_fetcher *f, st_xfer *x, int priority)
     }
 }
 
+static bool run_goes_on(const st_xfer *x)
+{
+    return x->request_end > x->range_start + x->range_len;
+}
+
+bool st_fetch_wants_follower(const st_xfer *x)
+{
+    if (x->follower || !run_goes_on(x))
+        return false;
+    return x->state == ST_XS_QUEUED || x->state == ST_XS_ACTIVE || x->state == ST_XS_RETRY_WAIT ||
+           x->state == ST_XS_FOLLOWING;
+}
+
+void st_fetch_follow_locked(st_fetcher *f, st_xfer *x, st_xfer *y)
+{
+    y->state = ST_XS_FOLLOWING;
+    y->attempts = 0;
+    y->headers_ok = false;
+    y->carrier = x;
+    x->follower = y;
+    if (x->paused)
+        curl_multi_wakeup(f->multi); /* its bytes have somewhere to go */
+}
+
+void st_fetch_must_flow_locked(st_fetcher *f, st_xfer *x)
+{
+    (void)f;
+    x->may_pause = false;
+}
+
+/* x's request will not reach its follower (lock held): the follower asks
+ * for the rest of the run itself. */
+static void orphan_follower(st_fetcher *f, st_xfer *x)
+{
+    st_xfer *y = x->follower;
+    if (!y)
+        return;
+    x->follower = NULL;
+    y->carrier = NULL;
+    st_fetch_submit_locked(f, y);
+}
+
 void st_fetch_release_locked(st_fetcher *f, st_xfer *x)
 {
     if (!x)
@@ -274,6 +327,13 @@ void st_fetch_release_locked(st_fetcher *f, st_xfer *x)
     x->on_event = NULL;
     x->owner = NULL;
     x->ident = NULL;
+    orphan_follower(f, x);
+    if (x->state == ST_XS_FOLLOWING) {
+        x->carrier->follower = NULL;
+        x->carrier = NULL;
+        st_xfer_free(x);
+        return;
+    }
     switch (x->state) {
     case ST_XS_QUEUED:
         queue_remove(f, x);
@@ -298,6 +358,13 @@ void st_fetch_release_locked(st_fetcher *f, st_xfer *x)
 void st_fetch_cancel_locked(st_fetcher *f, st_xfer *x)
 {
     switch (x->state) {
+    case ST_XS_FOLLOWING:
+        x->carrier->follower = NULL;
+        x->carrier = NULL;
+        orphan_follower(f, x);
+        st_error_set(&x->err, ST_ECANCELED, "%s: canceled", x->display);
+        x->state = ST_XS_FAILED;
+        break;
     case ST_XS_QUEUED:
         queue_remove(f, x);
         st_error_set(&x->err, ST_ECANCELED, "%s: canceled", x->display);
@@ -406,7 +473,7 @@ static int accept_headers(st_fetcher *f, st_xfer *x);
 
 static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
 {
-    st_xfer *x = ud;
+    st_xfer *x = ((st_conduit *)ud)->x;
     size_t n = size * nmemb;
     x->last_byte_at = mono_now();
     if (n <= 2 && (p[0] == '\r' || p[0] == '\n')) {
@@ -619,6 +686,8 @@ static int accept_headers(st_fetcher *f, st_xfer *x)
         uint64_t end = x->range_start + x->range_len;
         if (end > total)
             x->range_len = total > x->range_start ? total - x->range_start : 0;
+        if (x->request_end > total)
+            x->request_end = total;
     }
     x->answered_at = mono_now();
     x->headers_ok = true;
@@ -628,9 +697,134 @@ static int accept_headers(st_fetcher *f, st_xfer *x)
     return 0;
 }
 
+/* Copies what fits of p into x's range (lock held; dropped while copying).
+ * The destination stays valid: an owned buffer is freed only by this
+ * thread, and an owner that lends its own buffer (pread) cancels and waits
+ * for the end before taking it back.  Readers take bytes below x->got at
+ * the same time. */
+static size_t copy_in(st_fetcher *f, st_xfer *x, const char *p, size_t n)
+{
+    uint64_t want = x->range_len > x->got ? x->range_len - x->got : 0;
+    size_t take = n < want ? n : (size_t)want;
+    if (take) {
+        uint8_t *to = x->dest + x->got;
+        pthread_mutex_unlock(&f->mu);
+        memcpy(to, p, take);
+        pthread_mutex_lock(&f->mu);
+    }
+    x->got += take;
+    /* Wake a reader only when it has enough: most bytes arrive ahead of
+     * it, and every wake-up is a context switch. */
+    if (f->nwaiting && x->got >= x->wake_at)
+        pthread_cond_broadcast(&f->cv);
+    return take;
+}
+
+static void finish(st_fetcher *f, st_xfer *x, int state);
+
+/* x's range is full: its follower takes the request over, on the same
+ * connection (lock held, transfer thread, inside curl's write callback,
+ * where changing the handle's callback data is allowed).  Returns it. */
+static st_xfer *hand_over(st_fetcher *f, st_xfer *x)
+{
+    st_xfer *y = x->follower;
+    CURL *e = x->easy;
+    x->follower = NULL;
+    y->carrier = NULL;
+    y->easy = e;
+    y->engine = f;
+    y->state = ST_XS_ACTIVE;
+    y->attempts = 1;
+    y->attempt_start = y->range_start + y->got;
+    y->validated = true;
+    y->headers_ok = true;
+    y->status = x->status;
+    snprintf(y->etag, sizeof y->etag, "%s", x->etag);
+    y->started_at = x->started_at;
+    y->answered_at = x->answered_at;
+    y->last_byte_at = x->last_byte_at;
+    y->slist = x->slist; /* the request's header lines live as long as it */
+    x->slist = NULL;
+    y->paused = x->paused;
+    x->paused = false;
+    if (y->ident && y->ident->known && y->range_start + y->range_len > y->ident->size)
+        y->range_len = y->ident->size > y->range_start ? y->ident->size - y->range_start : 0;
+    if (y->request_end > x->request_end)
+        y->request_end = x->request_end;
+    for (size_t i = 0; i < f->nactive; i++)
+        if (f->active[i] == x)
+            f->active[i] = y;
+    st_conduit *cd = x->conduit;
+    cd->x = y;
+    y->conduit = cd;
+    x->conduit = NULL;
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, y->errbuf);
+    x->easy = NULL;
+    uint8_t *stash = x->stash;
+    size_t stash_len = x->stash_len;
+    x->stash = NULL;
+    x->stash_len = 0;
+    finish(f, x, ST_XS_DONE);
+    if (stash_len) {
+        /* The bytes that came past x's range before y was there. */
+        if (copy_in(f, y, (const char *)stash, stash_len) < stash_len)
+            fail_in_callback(y, ST_EREMOTE, "%s: read-ahead block longer than a chunk", y->display);
+        free(stash);
+    }
+    return y;
+}
+
+/* Body bytes of a ranged GET: into x's range, then its followers'.  Returns
+ * what curl is to be told: n, 0 to stop, or CURL_WRITEFUNC_PAUSE when the
+ * run goes on and no follower is there to take the bytes (lock held). */
+static size_t deliver_range(st_fetcher *f, st_xfer *x, const char *p, size_t n)
+{
+    size_t done = 0;
+    while (done < n) {
+        if (x->cancel || x->fail_code)
+            return 0;
+        if (x->got < x->range_len && !x->stash_len) {
+            done += copy_in(f, x, p + done, n - done);
+            continue;
+        }
+        if (x->range_ignored) {
+            x->stop_ok = true; /* we have all we asked for */
+            return 0;
+        }
+        if (!run_goes_on(x)) {
+            fail_in_callback(x, ST_EREMOTE, "%s: server sent more bytes than asked for", x->display);
+            return 0;
+        }
+        if (x->follower) {
+            x = hand_over(f, x);
+            continue;
+        }
+        if (done == 0) {
+            /* The owner has no buffer for what comes next yet: the server
+             * holds back until it has (the connection stays open). */
+            if (!x->paused) {
+                x->paused = true;
+                f->npaused++;
+            }
+            return CURL_WRITEFUNC_PAUSE;
+        }
+        /* Part of this block was taken: keep the rest for the follower
+         * (at most one receive buffer). */
+        x->stash = malloc(n - done);
+        if (!x->stash) {
+            fail_in_callback(x, ST_ENOMEM, "out of memory");
+            return 0;
+        }
+        memcpy(x->stash, p + done, n - done);
+        x->stash_len = n - done;
+        return n;
+    }
+    return n;
+}
+
 static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 {
-    st_xfer *x = ud;
+    st_xfer *x = ((st_conduit *)ud)->x;
     st_fetcher *f = x->engine;
     size_t n = size * nmemb;
     x->last_byte_at = mono_now();
@@ -660,31 +854,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
             ret = 0;
         }
     } else {
-        /* Copied without the lock (readers take bytes below x->got at the
-         * same time).  The destination stays valid: an owned buffer is freed
-         * only by this thread, and an owner that lends its own buffer
-         * (pread) cancels and waits for the end before taking it back. */
-        uint64_t want = x->range_len > x->got ? x->range_len - x->got : 0;
-        size_t take = n < want ? n : (size_t)want;
-        if (take) {
-            uint8_t *to = x->dest + x->got;
-            pthread_mutex_unlock(&f->mu);
-            memcpy(to, p, take);
-            pthread_mutex_lock(&f->mu);
-        }
-        x->got += take;
-        /* Wake a reader only when it has enough: most bytes arrive ahead of
-         * it, and every wake-up is a context switch. */
-        if (f->nwaiting && x->got >= x->wake_at)
-            pthread_cond_broadcast(&f->cv);
-        if (take < n) {
-            if (x->range_ignored)
-                x->stop_ok = true; /* we have all we asked for */
-            else
-                fail_in_callback(x, ST_EREMOTE, "%s: server sent more bytes than asked for",
-                                 x->display);
-            ret = 0;
-        }
+        ret = deliver_range(f, x, p, n);
     }
     pthread_mutex_unlock(&f->mu);
     return ret;
@@ -794,6 +964,9 @@ static int start_xfer(st_fetcher *f, st_xfer *x)
     x->attempt_start = x->range_start + x->got;
     x->sent = 0;
     x->validated = false;
+    free(x->stash); /* bytes past the range, asked for again */
+    x->stash = NULL;
+    x->stash_len = 0;
     x->resp_is_error = false;
     x->resp_too_big = false;
     x->stop_ok = false;
@@ -812,13 +985,18 @@ static int start_xfer(st_fetcher *f, st_xfer *x)
         f->stats.retries++;
 
     curl_easy_setopt(e, CURLOPT_URL, (const char *)x->target.url.data);
-    curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)x);
+    st_conduit *cd = x->conduit ? x->conduit : malloc(sizeof *cd);
+    if (!cd)
+        return ST_ENOMEM;
+    cd->x = x;
+    x->conduit = cd;
+    curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)cd);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, cd);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, cd);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, (long)f->cfg.connect_timeout);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)f->cfg.stall_timeout);
@@ -845,7 +1023,7 @@ static int start_xfer(st_fetcher *f, st_xfer *x)
     int rc = ST_OK;
     if (x->ranged)
         rc = add_header(x, "Range: bytes=%" PRIu64 "-%" PRIu64, x->attempt_start,
-                        x->range_start + x->range_len - 1);
+                        (run_goes_on(x) ? x->request_end : x->range_start + x->range_len) - 1);
     if (!rc && x->content_type)
         rc = add_header(x, "Content-Type: %s", x->content_type);
     if (!rc && x->content_range)
@@ -895,8 +1073,14 @@ static void detach_easy(st_fetcher *f, st_xfer *x)
 {
     if (!x->easy)
         return;
+    if (x->paused) {
+        x->paused = false;
+        f->npaused--;
+    }
     curl_multi_remove_handle(f->multi, x->easy);
     curl_easy_reset(x->easy);
+    free(x->conduit);
+    x->conduit = NULL;
     if (f->npool < EASY_POOL)
         f->pool[f->npool++] = x->easy;
     else
@@ -969,6 +1153,7 @@ static void http_error(st_fetcher *f, st_xfer *x)
 
 static void finish(st_fetcher *f, st_xfer *x, int state)
 {
+    orphan_follower(f, x);
     x->state = state;
     x->ended_at = mono_now();
     if (x->on_event)
@@ -1132,6 +1317,31 @@ static void interrupt_all(st_fetcher *f)
     }
 }
 
+/* A request a reader waits on is queued while every slot holds a run
+ * paused for want of a follower (lock held): the run started last ends
+ * there (its own range is complete; the rest of it is asked for anew when
+ * its owner has a buffer for it), and its slot goes to the request.
+ * Without this the reader would wait for bytes that wait for the reader. */
+static void preempt_paused(st_fetcher *f)
+{
+    bool urgent = false;
+    for (st_xfer *q = f->q_head[0]; q && !urgent; q = q->next)
+        urgent = !q->may_pause;
+    if (!urgent)
+        return;
+    st_xfer *victim = NULL;
+    for (size_t i = 0; i < f->nactive; i++) {
+        st_xfer *x = f->active[i];
+        if (x->paused && !x->follower && (!victim || x->started_at > victim->started_at))
+            victim = x;
+    }
+    if (!victim)
+        return;
+    detach_easy(f, victim);
+    victim->request_end = victim->range_start + victim->range_len;
+    finish(f, victim, ST_XS_DONE);
+}
+
 static void *engine_main(void *arg)
 {
     st_fetcher *f = arg;
@@ -1179,7 +1389,9 @@ static void *engine_main(void *arg)
         for (size_t i = 0; i < f->nactive;) {
             st_xfer *x = f->active[i];
             double silent_until = x->last_byte_at + f->cfg.stall_timeout;
-            if (x->last_byte_at > 0 && now >= silent_until) {
+            if (x->paused) {
+                i++; /* silent by our choice */
+            } else if (x->last_byte_at > 0 && now >= silent_until) {
                 snprintf(x->errbuf, sizeof x->errbuf, "Operation too slow (stalled)");
                 complete(f, x, CURLE_OPERATION_TIMEDOUT);
             } else {
@@ -1188,6 +1400,8 @@ static void *engine_main(void *arg)
                 i++;
             }
         }
+        if (f->npaused && f->nactive >= (size_t)f->cfg.parallel)
+            preempt_paused(f);
         while (f->nactive < (size_t)f->cfg.parallel) {
             st_xfer *x = queue_pop(f);
             if (!x)
@@ -1202,7 +1416,22 @@ static void *engine_main(void *arg)
                 finish(f, x, ST_XS_FAILED);
             }
         }
+        /* Runs whose follower has come go on.  Resumed without the lock:
+         * curl hands the bytes it kept to on_body at once. */
+        CURL *resume[64];
+        int nresume = 0;
+        for (size_t i = 0; i < f->nactive && nresume < 64; i++) {
+            st_xfer *x = f->active[i];
+            if (x->paused && x->follower) {
+                x->paused = false;
+                f->npaused--;
+                x->last_byte_at = now;
+                resume[nresume++] = x->easy;
+            }
+        }
         pthread_mutex_unlock(&f->mu);
+        for (int i = 0; i < nresume; i++)
+            curl_easy_pause(resume[i], CURLPAUSE_CONT);
 
         int running = 0;
         curl_multi_perform(f->multi, &running);
@@ -1211,11 +1440,11 @@ static void *engine_main(void *arg)
         while ((m = curl_multi_info_read(f->multi, &left))) {
             if (m->msg != CURLMSG_DONE)
                 continue;
-            st_xfer *x = NULL;
+            st_conduit *cd = NULL;
             CURLcode result = m->data.result;
-            curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+            curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&cd);
             pthread_mutex_lock(&f->mu);
-            complete(f, x, result);
+            complete(f, cd->x, result);
             pthread_mutex_unlock(&f->mu);
         }
 

@@ -38,6 +38,7 @@ enum st_xfer_state {
     ST_XS_RETRY_WAIT,
     ST_XS_DONE,
     ST_XS_FAILED,
+    ST_XS_FOLLOWING,          /* waits to take its carrier's request over */
 };
 
 /* What all ranges of one object must agree on. */
@@ -64,6 +65,10 @@ struct st_xfer {
     bool ranged;              /* GET with Range */
     uint64_t range_start;     /* first byte wanted */
     uint64_t range_len;       /* bytes wanted; shrunk to the object's end once known */
+    /* A run: one request asks for bytes up to request_end (exclusive; 0 or
+     * at most range_start + range_len: just this range), and followers
+     * take its bytes past this range in turn (st_fetch_follow_locked). */
+    uint64_t request_end;
     uint8_t *dest;            /* ranged: destination (owned when dest_owned) */
     bool dest_owned;
     size_t resp_cap;          /* unranged: most body bytes kept in resp */
@@ -79,6 +84,9 @@ struct st_xfer {
     /* A reader waiting for bytes sets this: body progress wakes waiters only
      * once got reaches it (UINT64_MAX: only headers and the end wake). */
     uint64_t wake_at;
+    /* No reader waits on it yet: while it waits for a follower, it may give
+     * its connection up to a request a reader waits on. */
+    bool may_pause;
 
     /* ---- results (under the lock) ---- */
     int state;                /* enum st_xfer_state */
@@ -104,6 +112,11 @@ struct st_xfer {
     bool range_ignored;       /* server answered 200 to a ranged request at offset 0 */
     bool stop_ok;             /* we stopped the transfer because we had all we wanted */
     bool fresh_connection;    /* the next attempt must not reuse a kept-alive connection */
+    bool paused;              /* its run's bytes wait for a follower (curl pause) */
+    st_xfer *follower;        /* takes the run over once this range is full */
+    st_xfer *carrier;         /* FOLLOWING: whose request it takes over */
+    uint8_t *stash;           /* bytes past this range that came before a follower */
+    size_t stash_len;
     int fail_code;            /* set by callbacks to abort with this error */
     char fail_msg[512];
     uint64_t attempt_start;   /* range_start + got when this attempt began */
@@ -122,6 +135,7 @@ struct st_xfer {
     char h_retry_after[64];
     char h_content_type[128];
     void *easy;
+    void *conduit;            /* the callbacks' pointer to the request (fetch.c) */
     struct curl_slist *slist;
     char errbuf[256];
 };
@@ -161,6 +175,20 @@ void st_fetch_release_locked(st_fetcher *f, st_xfer *x);
 void st_fetch_cancel_locked(st_fetcher *f, st_xfer *x);
 /* Moves a queued request to another priority (lock held). */
 void st_fetch_set_priority_locked(st_fetcher *f, st_xfer *x, int priority);
+/* Runs (lock held).  x asks for bytes up to x->request_end; y, the range
+ * right after x's, is to take x's request over once x's range is full: the
+ * bytes keep flowing on the same connection, with no new round trip.  y
+ * must not be submitted.  Until y is attached the run's bytes wait (curl's
+ * pause: the connection stays open, the server holds back), so the owner
+ * bounds what is read ahead by attaching followers only as it has buffers
+ * for them.  When x's request ends before y took it over (x failed, or
+ * the object ended), y is submitted as a request of its own. */
+void st_fetch_follow_locked(st_fetcher *f, st_xfer *x, st_xfer *y);
+/* Whether x's run goes past x's range and has no follower yet. */
+bool st_fetch_wants_follower(const st_xfer *x);
+/* A reader now waits on x (lock held). */
+void st_fetch_must_flow_locked(st_fetcher *f, st_xfer *x);
+
 /* Submits x and waits for it to end; returns 0 or x->err's code (copied to err). */
 int st_fetch_run(st_fetcher *f, st_xfer *x, st_error *err);
 

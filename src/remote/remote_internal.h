@@ -26,6 +26,7 @@ typedef struct st_remote_ctx {
      * quickest answer it is sized from (see rstream.c). */
     size_t read_len;
     double answer_floor;
+    double rate;                 /* bytes per second chunks measured (0: none yet) */
 } st_remote_ctx;
 
 /* The registered hooks reach the context through this (see remote.c). */
@@ -34,6 +35,8 @@ st_remote_ctx *st_remote_ctx_current(void);
 /* chunks.c: chunk buffers and the length of sequential chunks (lock held). */
 /* Bytes in the next sequential chunk: fixed, or following the link. */
 size_t st_chunk_read_len(st_remote_ctx *c);
+/* Bytes one request asks for when it starts a run of chunks (0: none). */
+uint64_t st_chunk_run_len(st_remote_ctx *c);
 /* Learns the link's answer time from a finished chunk. */
 void st_chunk_learn(st_remote_ctx *c, const st_xfer *x);
 /* Whether a background (prefetch) chunk may have a buffer now. */

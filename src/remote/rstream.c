@@ -32,7 +32,12 @@
  *
  * Memory: window x chunk_size per open stream (up to MAX_WINDOW chunks
  * fetched before it was opened), CACHE_BLOCKS blocks for pread, and
- * parallel x chunk_size for announced objects not yet opened. */
+ * parallel x chunk_size for announced objects not yet opened.  Runs (one
+ * request for consecutive chunks, chunks.c) add no buffers: a chunk joins
+ * a run only once it has its buffer, and a run with no chunk to take its
+ * bytes waits; it holds at most two receive blocks (1 MiB each) meanwhile,
+ * the one curl keeps while paused and the rest of the block that filled
+ * the last chunk. */
 #include "remote_internal.h"
 
 #include <inttypes.h>
@@ -102,6 +107,13 @@ static int issue_chunk(st_robj *o, int priority)
     uint64_t len = st_chunk_read_len(c);
     if (o->ident.known && o->next_off + len > o->ident.size)
         len = o->ident.size - o->next_off;
+    /* The chunk right after a run's last one follows it: its bytes come
+     * on the run's request, with no round trip of their own. */
+    st_xfer *tail = o->count ? o->ring[(o->head + o->count - 1) % MAX_WINDOW] : NULL;
+    bool follow = tail && st_fetch_wants_follower(tail) &&
+                  tail->range_start + tail->range_len == o->next_off && tail->request_end > o->next_off;
+    if (follow && o->next_off + len > tail->request_end)
+        len = tail->request_end - o->next_off;
     st_xfer *x = st_xfer_new("GET", o->addr.url);
     st_error err;
     if (!x)
@@ -119,14 +131,26 @@ static int issue_chunk(st_robj *o, int priority)
     x->on_event = chunk_event;
     x->owner = o;
     x->priority = priority;
+    x->may_pause = true; /* until a reader waits on it (lend_locked) */
     if (!x->dest) {
         st_xfer_free(x);
         return ST_ENOMEM;
     }
     o->ring[(o->head + o->count) % MAX_WINDOW] = x;
     o->count++;
+    if (follow) {
+        x->request_end = tail->request_end;
+        st_fetch_follow_locked(c->f, tail, x);
+    } else {
+        /* A new run, as long as the link's round trip calls for. */
+        uint64_t run = st_chunk_run_len(c);
+        if (o->ident.known && o->next_off + run > o->ident.size)
+            run = o->ident.size - o->next_off;
+        if (run > len)
+            x->request_end = o->next_off + run;
+        st_fetch_submit_locked(c->f, x);
+    }
     o->next_off += len;
-    st_fetch_submit_locked(c->f, x);
     return ST_OK;
 }
 
@@ -153,6 +177,17 @@ static void sched_prefetch(st_remote_ctx *c)
 {
     size_t budget = (size_t)st_fetch_config(c->f)->parallel;
     size_t per_object = c->sequential ? MAX_WINDOW : 1;
+    /* First a chunk for every object that has none, in order: each starts
+     * a run of its own, on a connection of its own.  Filling the first
+     * objects' runs first would leave connections idle, and on a far link
+     * a connection's rate is what bounds it. */
+    for (st_robj *o = c->pf_head; o && c->pf_chunks < budget; o = o->pnext) {
+        if (o->count == 0 && more_to_issue(o) && !o->no_ranges) {
+            if (issue_chunk(o, 1))
+                return;
+            c->pf_chunks++;
+        }
+    }
     for (st_robj *o = c->pf_head; o && c->pf_chunks < budget; o = o->pnext) {
         while (c->pf_chunks < budget && o->count < per_object && more_to_issue(o) && !o->no_ranges) {
             if (issue_chunk(o, 1))
@@ -169,8 +204,7 @@ static void chunk_event(st_xfer *x)
         return;
     if (x->range_ignored && o->ident.known)
         o->no_ranges = true; /* (without a size, what one chunk holds is all there is to read) */
-    if (st_xfer_finished(x))
-        st_chunk_learn(o->c, x);
+    st_chunk_learn(o->c, x); /* from its answer on */
     if (o->claimed)
         sched_stream(o);
     else
@@ -195,7 +229,9 @@ static st_robj *robj_new(st_remote_ctx *c, const char *url, st_error *err)
 /* Lock held. */
 static void robj_free_locked(st_robj *o)
 {
-    for (size_t i = 0; i < o->count; i++) {
+    /* Last first: a follower goes before the run it follows, which would
+     * otherwise hand it a request of its own. */
+    for (size_t i = o->count; i-- > 0;) {
         st_chunk_buffer_give(o->c, o->ring[(o->head + i) % MAX_WINDOW]);
         st_fetch_release_locked(o->c->f, o->ring[(o->head + i) % MAX_WINDOW]);
     }
@@ -215,6 +251,11 @@ static void pop_head(st_robj *o)
     o->head = (o->head + 1) % MAX_WINDOW;
     o->count--;
     o->consumed = 0;
+    /* The buffer just given back may carry the next background chunk: on
+     * a far link a request waits a round trip before its first byte, so it
+     * must go out now, not at the next chunk's event. */
+    if (o->c->sequential)
+        sched_prefetch(o->c);
 }
 
 /* ---- stream ops ------------------------------------------------------ */
@@ -311,6 +352,7 @@ static ssize_t lend_locked(st_robj *o, size_t want, const uint8_t **data, st_err
                 return 0; /* end of object */
         }
         st_xfer *x = o->ring[o->head];
+        st_fetch_must_flow_locked(f, x); /* the reader is here */
         if (x->state == ST_XS_FAILED) {
             if (err)
                 *err = x->err;

@@ -14,6 +14,11 @@
  * options: --parallel N --chunk-size BYTES --retries N --endpoint URL
  *          --no-sign-request --cacert FILE --insecure --gcs-token-file FILE
  *          --stall-timeout S --verbose --stats --force --ttfb
+ *          --read-pause MS (a slow reader: waits MS ms after every read of at
+ *          most 1 MiB, so that the read-ahead fills and transfers wait)
+ *          --pread-tail-to FILE (once 4 MiB of an object are read, pread its
+ *          last 100000 bytes into FILE, then read on: a pread amid a
+ *          sequential read)
  * Exit status: 0 ok, 1 error (message on stderr), 2 usage. */
 #include "remote.h"
 #include "stream.h"
@@ -54,6 +59,28 @@ static int write_all(const void *p, size_t n)
     return fwrite(p, 1, n, stdout) == n ? 0 : -1;
 }
 
+static int read_pause_ms;
+static const char *pread_tail_to;
+
+/* The last 100000 bytes of s into pread_tail_to. */
+static int pread_tail(st_stream *s)
+{
+    st_error err = {0};
+    uint64_t size;
+    if (st_stream_size(s, &size, &err))
+        return fail(&err);
+    size_t len = size < 100000 ? (size_t)size : 100000;
+    static uint8_t tail[100000];
+    if (st_stream_pread_full(s, tail, len, size - len, &err))
+        return fail(&err);
+    FILE *fp = fopen(pread_tail_to, "wb");
+    if (!fp || fwrite(tail, 1, len, fp) != len || fclose(fp) != 0) {
+        fprintf(stderr, "remote_cat: cannot write %s\n", pread_tail_to);
+        return 1;
+    }
+    return 0;
+}
+
 static int cat_one(const char *url, double t0, bool *first, bool ttfb)
 {
     st_error err = {0};
@@ -61,7 +88,16 @@ static int cat_one(const char *url, double t0, bool *first, bool ttfb)
     if (st_stream_open(url, &s, &err))
         return fail(&err);
     static uint8_t buf[1 << 20];
+    uint64_t done = 0;
+    bool tail_done = false;
     for (;;) {
+        if (pread_tail_to && !tail_done && done >= (4u << 20)) {
+            tail_done = true;
+            if (pread_tail(s)) {
+                st_stream_close(s);
+                return 1;
+            }
+        }
         ssize_t r = st_stream_read(s, buf, sizeof buf, &err);
         if (r < 0) {
             st_stream_close(s);
@@ -69,6 +105,11 @@ static int cat_one(const char *url, double t0, bool *first, bool ttfb)
         }
         if (r == 0)
             break;
+        done += (uint64_t)r;
+        if (read_pause_ms > 0) {
+            struct timespec ts = {read_pause_ms / 1000, (long)(read_pause_ms % 1000) * 1000000L};
+            nanosleep(&ts, NULL);
+        }
         if (*first && ttfb) {
             fprintf(stderr, "ttfb %.6f\n", now_s() - t0);
         }
@@ -200,6 +241,8 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--verbose") == 0) cfg.verbose++;
         else if (strcmp(a, "--stats") == 0) stats = true;
         else if (strcmp(a, "--ttfb") == 0) ttfb = true;
+        else if (strcmp(a, "--read-pause") == 0) { TAKES(); read_pause_ms = atoi(v); }
+        else if (strcmp(a, "--pread-tail-to") == 0) { TAKES(); pread_tail_to = v; }
         else if (strcmp(a, "--force") == 0) flags |= ST_OSTREAM_FORCE;
         else if (strcmp(a, "--list") == 0) mode = LIST;
         else if (strcmp(a, "--size") == 0) mode = SIZE;

@@ -3,7 +3,9 @@
 Retry-After, 500, 429, bodies cut mid-way, stalled transfers and reset
 connections, on a fixed schedule.  Every read must still be byte-identical
 (retries resume from the byte reached); Retry-After must set the delay;
-reads must grow from 1 MiB to 8 MiB ranges when answers are slow;
+reads must grow from 1 MiB ranges to runs of many chunks on one request
+when answers are slow, and runs must survive faults mid-run and a slow
+reader (transfers paused for want of buffers, not taken for stalled);
 an object whose ETag changes between ranges must fail with "object changed
 while being read", and so must one whose size changes when the server
 sends neither ETag nor Last-Modified (growing, shrinking, shrinking below
@@ -113,8 +115,11 @@ def main():
             return sorted(out)
 
         def read_sizes_follow_the_link():
-            # A store that takes 40 ms to answer: reads start at 1 MiB and
-            # grow to the 8 MiB most; the bytes are the same.
+            # A store that takes 40 ms to answer: the first read is 1 MiB;
+            # then requests ask for runs of many chunks (20 answer times at
+            # 100 MB/s or more: 80 MB, here the rest of the 40 MiB object),
+            # so there are far fewer requests than 8 MiB chunks; the bytes
+            # are the same.
             p = servers.FaultProxy(ngx.port, ["ok"], delay_seconds=0.04)
             proxies.append(p)
             out, _ = d.ok(["--parallel", "4", url(p, "large.bin")])
@@ -123,8 +128,11 @@ def main():
             lens = range_lengths(p)
             if not lens or lens[0] != (0, CHUNK):
                 raise rtest.Failure("the first read is not 1 MiB: %s" % lens[:3])
-            if max(n for _, n in lens) != 8 * CHUNK:
-                raise rtest.Failure("reads never grew to 8 MiB: %s" % lens)
+            if max(n for _, n in lens) <= 8 * CHUNK:
+                raise rtest.Failure("no request asked for more than a chunk (8 MiB): %s" % lens)
+            if len(lens) > 3:
+                raise rtest.Failure("%d requests for 40 MiB at 40 ms (want at most 3): %s"
+                                    % (len(lens), lens))
             # Ranges tile the object: no byte twice, none missing.
             at = 0
             for start, n in lens:
@@ -142,6 +150,48 @@ def main():
             lens = range_lengths(p)
             if any(n != 3 * CHUNK for _, n in lens[:-1]) or not lens:
                 raise rtest.Failure("--chunk-size not kept: %s" % lens)
+        def runs_survive_faults_and_a_slow_reader():
+            # Runs at 40 ms a request, with bodies cut and connections reset
+            # mid-run, on 2 connections, read by a reader slow enough that
+            # the read-ahead fills: runs then wait (paused) longer than the
+            # 1 s stall time, which must not count as a stall, and a paused
+            # run gives its connection up to the chunk a reader waits on.
+            # Every byte must be the same, in order.
+            names = ["large.bin", "multi.bin", "mid.bin", "large.bin"]
+            p = servers.FaultProxy(ngx.port, ["ok", "ok", "cut", "ok", "reset", "ok", "ok", "ok"],
+                                   delay_seconds=0.04)
+            proxies.append(p)
+            out, err = d.ok(["--parallel", "2", "--retries", "8", "--stall-timeout", "1",
+                             "--read-pause", "30"] + [url(p, n) for n in names], timeout=240)
+            if out != b"".join(data[n] for n in names):
+                raise rtest.Failure("bytes differ after runs with faults")
+            for f in ("cut", "reset"):
+                if f not in p.seen:
+                    raise rtest.Failure("fault %s never happened (%s)" % (f, p.seen))
+            if "nothing received" in err:
+                raise rtest.Failure("a paused run was taken for a stall: %s" % err[-600:])
+            if max(n for _, n in range_lengths(p)) <= 8 * CHUNK:
+                raise rtest.Failure("no run longer than a chunk: %s" % range_lengths(p))
+        res.check("runs of chunks survive faults mid-run, few connections and a slow reader",
+                  runs_survive_faults_and_a_slow_reader)
+
+        def pread_amid_a_paused_run():
+            # One connection, held by a run that waits for the slow reader;
+            # a pread of the object's tail then needs that connection: the
+            # run must give it up (else the read waits for itself, forever),
+            # and the sequential read goes on with the same bytes after.
+            p = servers.FaultProxy(ngx.port, ["ok"], delay_seconds=0.04)
+            proxies.append(p)
+            tail_file = os.path.join(tmp, "tail.bin")
+            out, _ = d.ok(["--parallel", "1", "--read-pause", "30", "--pread-tail-to", tail_file,
+                           url(p, "large.bin")], timeout=120)
+            if out != data["large.bin"]:
+                raise rtest.Failure("sequential bytes differ around the pread")
+            with open(tail_file, "rb") as fp:
+                if fp.read() != data["large.bin"][-100000:]:
+                    raise rtest.Failure("the pread's bytes differ")
+        res.check("a pread amid a paused run on the one connection", pread_amid_a_paused_run)
+
         res.check("read sizes follow the store's answer time; a named size is kept",
                   read_sizes_follow_the_link)
 

@@ -1,0 +1,208 @@
+#!/bin/bash
+# Remote reads over a far link, against curl: COUNT TFRecord objects (copies
+# of the tests' mnist shard, ~15 MiB each) served by nginx and by s3rver
+# (the S3 test server of tests/remote), each behind bench/delay_proxy.py,
+# which holds every request DELAY ms (and every new connection DELAY ms
+# more: its handshake), as a store far away would.  At each delay it reads
+# all objects with `shardtool cat --format tfrecord --parallel P` and with
+# `curl --parallel --parallel-max P` (signed with --aws-sigv4 for S3), both
+# through the same proxy, and prints the throughput of each, their ratio,
+# the CPU time (user + system) of each, and the time to the first record:
+# `shardtool cat -n 1` of one object (first), the same of a local copy
+# (local: process start and exit, the same for every delay), the remote
+# part (first - local), and curl's time to its first byte of one object
+# through the proxy, all against the 2 x DELAY that a new connection's
+# handshake and the first request cost at least (target: remote part
+# under 2 x DELAY + 5 ms).
+#
+# With CONVERT=1 it also times `shardtool convert s3://... -o s3://...`
+# through the proxy at 40 ms against the same convert between local files.
+#
+# A benchmark, not a test: nothing here passes or fails.
+#
+# usage: bench/remote_latency.sh [RUNS]
+#   ST=path/to/shardtool (default build/cli/shardtool), COUNT=64,
+#   DELAYS="0 10 40 80", PARALLEL=16, TARGETS="http s3", CONVERT=0|1
+set -euo pipefail
+
+source "$(dirname "$0")/lib.sh"
+runs=${1:-3}
+count=${COUNT:-64}
+delays=${DELAYS:-0 10 40 80}
+parallel=${PARALLEL:-16}
+targets=${TARGETS:-http s3}
+convert=${CONVERT:-0}
+nginx=$(command -v nginx || echo /usr/sbin/nginx)
+s3rver=$ROOT/tests/remote/node_modules/.bin/s3rver
+key=S3RVER # the one key id s3rver knows
+
+[ -x "$nginx" ] || { echo "nginx is not installed"; exit 1; }
+command -v curl >/dev/null || { echo "curl is not installed"; exit 1; }
+
+work=$(mktemp -d /tmp/st-bench-latency-XXXXXX)
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done; echo "nothing listens on $1" >&2; return 1; }
+now_ns() { date +%s%N; }
+
+mkdir -p "$work/www" "$work/nginx"
+for i in $(seq -w 0 $((count - 1))); do
+    for _ in 1 2 3 4 5; do cat "$ROOT/tests/data/tfrecord/tfx/mnist/mnist.tfrecord"; done > "$work/www/obj-$i.tfrecord"
+done
+total_bytes=$(du -cb "$work"/www/*.tfrecord | tail -1 | cut -f1)
+cat "$work"/www/*.tfrecord > /dev/null # the page cache: both readers see the same server
+
+# ---- servers ----
+ngx_port=$(free_port)
+user=""
+[ "$(id -u)" = 0 ] && user="user root root;"
+cat > "$work/nginx/nginx.conf" <<EOF
+$user
+worker_processes 2;
+daemon off;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log warn;
+events { worker_connections 512; }
+http {
+    access_log off;
+    client_body_temp_path $work/nginx/body;
+    proxy_temp_path $work/nginx/proxy;
+    fastcgi_temp_path $work/nginx/fastcgi;
+    uwsgi_temp_path $work/nginx/uwsgi;
+    scgi_temp_path $work/nginx/scgi;
+    sendfile on;
+    keepalive_requests 100000;
+    server { listen 127.0.0.1:$ngx_port; root $work/www; location / { } }
+}
+EOF
+"$nginx" -c "$work/nginx/nginx.conf" -p "$work/nginx" &
+pids+=($!)
+wait_port "$ngx_port"
+
+s3_port=
+if [[ " $targets " == *" s3 "* ]]; then
+    if [ -x "$s3rver" ]; then
+        s3_port=$(free_port)
+        NODE_OPTIONS=--openssl-legacy-provider "$s3rver" -d "$work/s3rver" -a 127.0.0.1 -p "$s3_port" -s \
+            > /dev/null 2> "$work/s3rver.err" &
+        pids+=($!)
+        wait_port "$s3_port"
+        # curl signs, but leaves S3's payload hash header to the caller
+        s3curl=(curl -s -f --aws-sigv4 "aws:amz:us-east-1:s3" -u "$key:$key" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD")
+        "${s3curl[@]}" -X PUT "http://127.0.0.1:$s3_port/bench" > /dev/null
+        for f in "$work"/www/*.tfrecord; do
+            "${s3curl[@]}" -T "$f" "http://127.0.0.1:$s3_port/bench/in/$(basename "$f")" > /dev/null
+        done
+    else
+        echo "s3rver is not installed (npm ci in tests/remote): S3 rows left out"
+        targets=${targets/s3/}
+    fi
+fi
+
+# start_proxy UPSTREAM_PORT DELAY_MS: sets proxy_port
+start_proxy() {
+    proxy_port=$(free_port)
+    /usr/bin/python3 "$BENCH_DIR/delay_proxy.py" "$proxy_port" "$1" "$2" > "$work/proxy.out" 2>&1 &
+    proxy_pid=$!
+    pids+=("$proxy_pid")
+    wait_port "$proxy_port"
+}
+stop_proxy() { kill "$proxy_pid" 2>/dev/null || true; wait "$proxy_pid" 2>/dev/null || true; }
+
+export AWS_ACCESS_KEY_ID=$key AWS_SECRET_ACCESS_KEY=$key AWS_REGION=us-east-1
+unset AWS_PROFILE AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 || true
+
+# timed CMD...: runs CMD to /dev/null; sets wall (s) and cpu (user+sys s)
+timed() {
+    local t0 t1
+    t0=$(now_ns)
+    /usr/bin/time -f "%U %S" -o "$work/.time" "$@" > /dev/null 2> "$work/.err" || {
+        echo "failed: $*" >&2; tail -5 "$work/.err" >&2; return 1; }
+    t1=$(now_ns)
+    wall=$(awk "BEGIN{printf \"%.3f\", ($t1 - $t0) / 1e9}")
+    cpu=$(tail -1 "$work/.time" | awk '{printf "%.2f", $1 + $2}')
+}
+
+printf '%d objects, %.1f MiB in all, %d parallel, best of %d; machine shared with other work\n' \
+    "$count" "$(awk "BEGIN{print $total_bytes / 1048576}")" "$parallel" "$runs"
+# process start and exit: cat -n 1 of a local copy
+best_local=
+for _ in $(seq "$runs"); do
+    timed "$ST" cat -n 1 --format tfrecord "$(ls "$work"/www/*.tfrecord | head -1)"
+    if [ -z "$best_local" ] || awk "BEGIN{exit !($wall < $best_local)}"; then best_local=$wall; fi
+done
+printf 'cat -n 1 of a local copy (process start and exit): %.3f s\n' "$best_local"
+printf '%-5s %6s %11s %11s %6s %8s %8s %8s %8s %8s %8s\n' store delay ours curl ratio our_cpu curl_cpu first remote "2xdelay" curl_fb
+for target in $targets; do
+    for d in $delays; do
+        if [ "$target" = http ]; then
+            start_proxy "$ngx_port" "$d"
+            base="http://127.0.0.1:$proxy_port"
+            ours_urls=(); curl_args=()
+            for f in "$work"/www/*.tfrecord; do
+                ours_urls+=("$base/$(basename "$f")")
+                curl_args+=(-o /dev/null "$base/$(basename "$f")")
+            done
+            ours=("$ST" cat --format tfrecord --parallel "$parallel")
+            curl_one=(curl -s -f)
+        else
+            start_proxy "$s3_port" "$d"
+            base="http://127.0.0.1:$proxy_port"
+            ours_urls=(); curl_args=()
+            for f in "$work"/www/*.tfrecord; do
+                ours_urls+=("s3://bench/in/$(basename "$f")")
+                curl_args+=(-o /dev/null "$base/bench/in/$(basename "$f")")
+            done
+            ours=("$ST" cat --format tfrecord --parallel "$parallel" --endpoint "$base")
+            curl_one=(curl -s -f --aws-sigv4 "aws:amz:us-east-1:s3" -u "$key:$key"
+                      -H "x-amz-content-sha256: UNSIGNED-PAYLOAD")
+        fi
+        curl_cmd=("${curl_one[@]}" --parallel --parallel-max "$parallel")
+        best_o=; best_c=; cpu_o=; cpu_c=; best_first=
+        for _ in $(seq "$runs"); do
+            timed "${ours[@]}" "${ours_urls[@]}"
+            if [ -z "$best_o" ] || awk "BEGIN{exit !($wall < $best_o)}"; then best_o=$wall; cpu_o=$cpu; fi
+            timed "${curl_cmd[@]}" "${curl_args[@]}"
+            if [ -z "$best_c" ] || awk "BEGIN{exit !($wall < $best_c)}"; then best_c=$wall; cpu_c=$cpu; fi
+            timed "${ours[@]}" -n 1 "${ours_urls[0]}"
+            if [ -z "$best_first" ] || awk "BEGIN{exit !($wall < $best_first)}"; then best_first=$wall; fi
+        done
+        # curl's own time to the first byte of one object (a new connection)
+        cttfb=$("${curl_one[@]}" -o /dev/null -w '%{time_starttransfer}' "${curl_args[2]}" 2>/dev/null)
+        printf '%-5s %4sms %6.0fMiB/s %6.0fMiB/s %6.2f %7.2fs %7.2fs %7.3fs %7.3fs %7.3fs %7.3fs\n' "$target" "$d" \
+            "$(awk "BEGIN{print $total_bytes / 1048576 / $best_o}")" \
+            "$(awk "BEGIN{print $total_bytes / 1048576 / $best_c}")" \
+            "$(awk "BEGIN{print $best_c / $best_o}")" "$cpu_o" "$cpu_c" "$best_first" \
+            "$(awk "BEGIN{print $best_first - $best_local}")" \
+            "$(awk "BEGIN{print 2 * $d / 1000}")" "$cttfb"
+        stop_proxy
+    done
+done
+
+if [ "$convert" = 1 ] && [ -n "$s3_port" ]; then
+    # convert: the same inputs to TFRecord shards, from and to S3 through
+    # the proxy at 40 ms, and between local files
+    d=${CONVERT_DELAY:-40}
+    start_proxy "$s3_port" "$d"
+    base="http://127.0.0.1:$proxy_port"
+    in_urls=(); for f in "$work"/www/*.tfrecord; do in_urls+=("s3://bench/in/$(basename "$f")"); done
+    best_r=; best_l=; cpu_r=; cpu_l=
+    for run in $(seq "$runs"); do
+        timed "$ST" convert --parallel "$parallel" --endpoint "$base" "${in_urls[@]}" \
+            -o "s3://bench/out$run/part" --shards 8 -q
+        if [ -z "$best_r" ] || awk "BEGIN{exit !($wall < $best_r)}"; then best_r=$wall; cpu_r=$cpu; fi
+        rm -rf "$work/local-out"; mkdir -p "$work/local-out"
+        timed "$ST" convert "$work"/www/*.tfrecord -o "$work/local-out/part" --shards 8 -q
+        if [ -z "$best_l" ] || awk "BEGIN{exit !($wall < $best_l)}"; then best_l=$wall; cpu_l=$cpu; fi
+    done
+    stop_proxy
+    printf '\nconvert %d objects, s3 -> s3 through %s ms: %.3f s (cpu %s s); local -> local: %.3f s (cpu %s s); ratio local/remote %.2f\n' \
+        "$count" "$d" "$best_r" "$cpu_r" "$best_l" "$cpu_l" "$(awk "BEGIN{print $best_l / $best_r}")"
+fi
