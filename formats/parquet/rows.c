@@ -463,11 +463,72 @@ static int emit_by_key(build *b, st_pq_row_column *c, size_t e0, size_t e1, curs
     return 0;
 }
 
+/* Every column a scalar (no list, no map, no key column) with a value in
+ * each of the nrows rows: then row r's features are value r of each column
+ * in column order, exactly what emit gives row by row. */
+static bool flat_and_full(const st_pq_row_column *cols, size_t ncols, size_t nrows)
+{
+    if (!ncols || ncols > UINT32_MAX)
+        return false;
+    for (size_t j = 0; j < ncols; j++) {
+        const st_pq_row_column *c = &cols[j];
+        if (c->keys_only || c->base || c->depth || c->leaf->max_rep || !c->data.values ||
+            c->data.nentries != nrows || c->data.nvalues != nrows)
+            return false;
+        if (c->data.def) {
+            uint16_t max = (uint16_t)c->leaf->max_def;
+            unsigned differ = 0;
+            for (size_t e = 0; e < nrows; e++)
+                differ |= c->data.def[e] ^ max;
+            if (differ)
+                return false;
+        }
+    }
+    return true;
+}
+
+/* The flat case written column by column into one block of the arena:
+ * no per-row gather and copy, no per-cell dispatch on the column's shape. */
+static int rows_build_flat(const st_pq_row_column *cols, size_t ncols, size_t nrows, bool sequence,
+                           st_batch *out, st_error *err)
+{
+    size_t first = out->count;
+    if (nrows > SIZE_MAX / sizeof(st_feature) / ncols)
+        return st_error_set(err, ST_ENOMEM, "out of memory assembling %zu rows", nrows);
+    st_feature *feats = st_arena_alloc(&out->arena, nrows * ncols * sizeof *feats);
+    if (!feats)
+        return st_error_set(err, ST_ENOMEM, "out of memory assembling %zu rows", nrows);
+    for (size_t r = 0; r < nrows; r++)
+        if (!st_batch_add(out))
+            return st_error_set(err, ST_ENOMEM, "out of memory assembling %zu rows", nrows);
+    for (size_t j = 0; j < ncols; j++) {
+        const st_pq_row_column *c = &cols[j];
+        st_feature proto = {.name = c->name, .kind = c->kind, .count = 1};
+        st_feature *f = feats + j;
+        const uint8_t *v = c->data.values;
+        size_t step = c->kind == ST_KIND_INT64 ? sizeof(int64_t)
+                      : c->kind == ST_KIND_FLOAT ? sizeof(float) : sizeof(st_bytes);
+        for (size_t r = 0; r < nrows; r++, f += ncols, v += step) {
+            *f = proto;
+            f->v.i64 = (const int64_t *)(const void *)v;
+        }
+    }
+    for (size_t r = 0; r < nrows; r++) {
+        st_record *rec = &out->records[first + r];
+        rec->is_sequence = sequence;
+        rec->features = feats + r * ncols;
+        rec->nfeatures = (uint32_t)ncols;
+    }
+    return 0;
+}
+
 int st_pq_rows_build(st_pq_row_column *cols, size_t ncols, size_t nrows, bool sequence, st_batch *out,
                      st_error *err)
 {
     if (!nrows)
         return 0;
+    if (flat_and_full(cols, ncols, nrows))
+        return rows_build_flat(cols, ncols, nrows, sequence, out, err);
     cursor *cur = ncols ? calloc(ncols, sizeof *cur) : NULL;
     if (ncols && !cur)
         return st_error_set(err, ST_ENOMEM, "out of memory assembling %zu rows", nrows);
