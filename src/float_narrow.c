@@ -111,9 +111,17 @@ static bool prints_back(float f, uint64_t m, int e, int digits)
     if (e >= -22 && e <= 22) {
         /* f * 10^-e is f's digits: one rounding, far from a tie unless the
          * fraction is near one half (then let printf decide). */
-        double x = scaled((double)fabsf(f), -e);
+        double af = (double)fabsf(f);
+        double x = scaled(af, -e);
         double frac = x - floor(x);
         if (fabs(frac - 0.5) > 1e-6)
+            return nearbyint(x) == (double)m;
+        /* A float's digits often end in exactly 5 (628007.25 to 8 digits):
+         * when x is f * 10^-e exactly and holds `digits` digits before the
+         * point, printf rounds the tie to even, as nearbyint does. */
+        double p = pow10_exact[e >= 0 ? e : -e];
+        bool exact = e <= 0 ? fma(af, p, -x) == 0 : fma(x, p, -af) == 0;
+        if (exact && digits <= 9 && x >= pow10_exact[digits - 1])
             return nearbyint(x) == (double)m;
     }
     char buf[48];
