@@ -501,18 +501,31 @@ static int rows_build_flat(const st_pq_row_column *cols, size_t ncols, size_t nr
     for (size_t r = 0; r < nrows; r++)
         if (!st_batch_add(out))
             return st_error_set(err, ST_ENOMEM, "out of memory assembling %zu rows", nrows);
+    /* Row by row, so that the block is written front to back (column by
+     * column, every store would land on another cache line); a feature's
+     * value pointer is its column's base plus the row times the value's
+     * size, no load needed. */
+    st_feature *proto = malloc(ncols * sizeof *proto);
+    size_t *step = malloc(ncols * sizeof *step);
+    if (!proto || !step) {
+        free(proto);
+        free(step);
+        return st_error_set(err, ST_ENOMEM, "out of memory assembling %zu rows", nrows);
+    }
     for (size_t j = 0; j < ncols; j++) {
         const st_pq_row_column *c = &cols[j];
-        st_feature proto = {.name = c->name, .kind = c->kind, .count = 1};
-        st_feature *f = feats + j;
-        const uint8_t *v = c->data.values;
-        size_t step = c->kind == ST_KIND_INT64 ? sizeof(int64_t)
-                      : c->kind == ST_KIND_FLOAT ? sizeof(float) : sizeof(st_bytes);
-        for (size_t r = 0; r < nrows; r++, f += ncols, v += step) {
-            *f = proto;
-            f->v.i64 = (const int64_t *)(const void *)v;
-        }
+        proto[j] = (st_feature){.name = c->name, .kind = c->kind, .count = 1, .v.i64 = c->data.values};
+        step[j] = c->kind == ST_KIND_INT64 ? sizeof(int64_t)
+                  : c->kind == ST_KIND_FLOAT ? sizeof(float) : sizeof(st_bytes);
     }
+    st_feature *f = feats;
+    for (size_t r = 0; r < nrows; r++)
+        for (size_t j = 0; j < ncols; j++, f++) {
+            *f = proto[j];
+            f->v.i64 = (const int64_t *)(const void *)((const uint8_t *)proto[j].v.i64 + r * step[j]);
+        }
+    free(proto);
+    free(step);
     for (size_t r = 0; r < nrows; r++) {
         st_record *rec = &out->records[first + r];
         rec->is_sequence = sequence;
