@@ -487,24 +487,15 @@ static bool flat_and_full(const st_pq_row_column *cols, size_t ncols, size_t nro
     return true;
 }
 
-/* The flat case written column by column into one block of the arena:
- * no per-row gather and copy, no per-cell dispatch on the column's shape. */
+/* The flat case written straight into the arena: no per-row gather and
+ * copy, no per-cell dispatch on the column's shape. */
 static int rows_build_flat(const st_pq_row_column *cols, size_t ncols, size_t nrows, bool sequence,
                            st_batch *out, st_error *err)
 {
     size_t first = out->count;
-    if (nrows > SIZE_MAX / sizeof(st_feature) / ncols)
-        return st_error_set(err, ST_ENOMEM, "out of memory assembling %zu rows", nrows);
-    st_feature *feats = st_arena_alloc(&out->arena, nrows * ncols * sizeof *feats);
-    if (!feats)
-        return st_error_set(err, ST_ENOMEM, "out of memory assembling %zu rows", nrows);
     for (size_t r = 0; r < nrows; r++)
         if (!st_batch_add(out))
             return st_error_set(err, ST_ENOMEM, "out of memory assembling %zu rows", nrows);
-    /* Row by row, so that the block is written front to back (column by
-     * column, every store would land on another cache line); a feature's
-     * value pointer is its column's base plus the row times the value's
-     * size, no load needed. */
     st_feature *proto = malloc(ncols * sizeof *proto);
     size_t *step = malloc(ncols * sizeof *step);
     if (!proto || !step) {
@@ -518,21 +509,36 @@ static int rows_build_flat(const st_pq_row_column *cols, size_t ncols, size_t nr
         step[j] = c->kind == ST_KIND_INT64 ? sizeof(int64_t)
                   : c->kind == ST_KIND_FLOAT ? sizeof(float) : sizeof(st_bytes);
     }
-    st_feature *f = feats;
-    for (size_t r = 0; r < nrows; r++)
-        for (size_t j = 0; j < ncols; j++, f++) {
-            *f = proto[j];
-            f->v.i64 = (const int64_t *)(const void *)((const uint8_t *)proto[j].v.i64 + r * step[j]);
+    /* Blocks of as many rows as fill one of the arena's standard chunks
+     * (the memory the row-by-row copies took), each written front to back:
+     * a feature's value pointer is its column's base plus the row times
+     * the value's size, no load needed. */
+    size_t row_bytes = ncols * sizeof(st_feature);
+    size_t per_block = out->arena.chunk_size / row_bytes;
+    if (!per_block)
+        per_block = 1;
+    int rc = 0;
+    for (size_t r0 = 0; r0 < nrows && !rc; r0 += per_block) {
+        size_t n = nrows - r0 < per_block ? nrows - r0 : per_block;
+        st_feature *f = st_arena_alloc(&out->arena, n * row_bytes);
+        if (!f) {
+            rc = st_error_set(err, ST_ENOMEM, "out of memory assembling %zu rows", nrows);
+            break;
         }
+        for (size_t r = r0; r < r0 + n; r++) {
+            st_record *rec = &out->records[first + r];
+            rec->is_sequence = sequence;
+            rec->features = f;
+            rec->nfeatures = (uint32_t)ncols;
+            for (size_t j = 0; j < ncols; j++, f++) {
+                *f = proto[j];
+                f->v.i64 = (const int64_t *)(const void *)((const uint8_t *)proto[j].v.i64 + r * step[j]);
+            }
+        }
+    }
     free(proto);
     free(step);
-    for (size_t r = 0; r < nrows; r++) {
-        st_record *rec = &out->records[first + r];
-        rec->is_sequence = sequence;
-        rec->features = feats + r * ncols;
-        rec->nfeatures = (uint32_t)ncols;
-    }
-    return 0;
+    return rc;
 }
 
 int st_pq_rows_build(st_pq_row_column *cols, size_t ncols, size_t nrows, bool sequence, st_batch *out,
