@@ -19,10 +19,59 @@ static double scaled(double m, int e)
     return e >= 0 ? m * pow10_exact[e] : m / pow10_exact[-e];
 }
 
+/* floor(log10(a)) for 1e-14 <= a < 1e15 without libm: the binary exponent
+ * E gives floor(E * log10(2)) (1233 / 4096, exact for |E| < 100), and a is
+ * below the next power of ten or not.  Off by one only for an a within an
+ * ulp of a power of ten, which shortest9_near copes with. */
+static int decimal_top(double a)
+{
+    uint64_t bits;
+    memcpy(&bits, &a, sizeof bits);
+    int E = (int)((bits >> 52) & 0x7ff) - 1023;
+    int t = (E * 1233) >> 12;
+    int next = t + 1;
+    bool above = next >= 0 ? a >= pow10_exact[next] : a * pow10_exact[-next] >= 1.0;
+    return above ? next : t;
+}
+
+/* shortest9 for 1e-14 <= a < 1e15 (every exponent below within Clinger's
+ * range): the nine-digit decimal nearest a is the only one that can read
+ * back (a double's rounding interval is far narrower than their spacing),
+ * so the shortest decimal is it less its trailing zeros. */
+static bool shortest9_near(double a, uint64_t *m_out, int *e_out, int *digits)
+{
+    int e = decimal_top(a) - 8;
+    double m = nearbyint(scaled(a, -e));
+    if (!(m >= 1) || scaled(m, e) != a)
+        return false;
+    uint64_t mi = (uint64_t)m;
+    int n = 9;
+    if (mi >= 1000000000u) {            /* a rounded up to the next power of ten */
+        mi /= 10;
+        e++;
+    } else if (mi < 100000000u) {       /* top one too high: a is a power of ten */
+        while (mi < 100000000u) {
+            mi *= 10;
+            e--;
+        }
+    }
+    while (n > 1 && mi % 10 == 0) {
+        mi /= 10;
+        e++;
+        n--;
+    }
+    *m_out = mi;
+    *e_out = e;
+    *digits = n;
+    return true;
+}
+
 /* The shortest decimal m * 10^e (m with `digits` <= 9 significant digits)
  * that reads back as a (> 0, finite); false when it needs 10 or more. */
 static bool shortest9(double a, uint64_t *m_out, int *e_out, int *digits)
 {
+    if (a >= 1e-14 && a < 1e15)
+        return shortest9_near(a, m_out, e_out, digits);
     int top = (int)floor(log10(a));
     /* Nine digits first: a value they cannot give (most measured doubles)
      * is decided in one step. */
@@ -62,9 +111,17 @@ static bool prints_back(float f, uint64_t m, int e, int digits)
     if (e >= -22 && e <= 22) {
         /* f * 10^-e is f's digits: one rounding, far from a tie unless the
          * fraction is near one half (then let printf decide). */
-        double x = scaled((double)fabsf(f), -e);
+        double af = (double)fabsf(f);
+        double x = scaled(af, -e);
         double frac = x - floor(x);
         if (fabs(frac - 0.5) > 1e-6)
+            return nearbyint(x) == (double)m;
+        /* A float's digits often end in exactly 5 (628007.25 to 8 digits):
+         * when x is f * 10^-e exactly and holds `digits` digits before the
+         * point, printf rounds the tie to even, as nearbyint does. */
+        double p = pow10_exact[e >= 0 ? e : -e];
+        bool exact = e <= 0 ? fma(af, p, -x) == 0 : fma(x, p, -af) == 0;
+        if (exact && digits <= 9 && x >= pow10_exact[digits - 1])
             return nearbyint(x) == (double)m;
     }
     char buf[48];

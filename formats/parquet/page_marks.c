@@ -61,24 +61,31 @@ typedef struct source {
     st_error *err;
 } source;
 
+/* bytes_at's refill of the window: out of line, so that the common case
+ * (bytes in memory or in the window) inlines into the walk's loop. */
+static __attribute__((noinline)) const uint8_t *window_refill(source *s, size_t i)
+{
+    size_t want = s->len - i < WINDOW ? s->len - i : WINDOW;
+    if (!s->win && !(s->win = malloc(WINDOW))) {
+        s->read_rc = ST_ENOMEM;
+        return NULL;
+    }
+    if ((s->read_rc = st_stream_pread_full(s->in, s->win, want, s->in_off + i, s->err)))
+        return NULL;
+    s->win_at = i;
+    s->win_len = want;
+    return s->win;
+}
+
 /* n (<= 5) bytes at i, or NULL past the end or on a read error. */
-static const uint8_t *bytes_at(source *s, size_t i, size_t n)
+static inline const uint8_t *bytes_at(source *s, size_t i, size_t n)
 {
     if (i > s->len || n > s->len - i)
         return NULL;
     if (s->mem)
         return s->mem + i;
-    if (i < s->win_at || i + n > s->win_at + s->win_len) {
-        size_t want = s->len - i < WINDOW ? s->len - i : WINDOW;
-        if (!s->win && !(s->win = malloc(WINDOW))) {
-            s->read_rc = ST_ENOMEM;
-            return NULL;
-        }
-        if ((s->read_rc = st_stream_pread_full(s->in, s->win, want, s->in_off + i, s->err)))
-            return NULL;
-        s->win_at = i;
-        s->win_len = want;
-    }
+    if (i < s->win_at || i + n > s->win_at + s->win_len)
+        return window_refill(s, i);
     return s->win + (i - s->win_at);
 }
 

@@ -463,11 +463,91 @@ static int emit_by_key(build *b, st_pq_row_column *c, size_t e0, size_t e1, curs
     return 0;
 }
 
+/* Every column a scalar (no list, no map, no key column) with a value in
+ * each of the nrows rows: then row r's features are value r of each column
+ * in column order, exactly what emit gives row by row. */
+static bool flat_and_full(const st_pq_row_column *cols, size_t ncols, size_t nrows)
+{
+    if (!ncols || ncols > UINT32_MAX)
+        return false;
+    for (size_t j = 0; j < ncols; j++) {
+        const st_pq_row_column *c = &cols[j];
+        if (c->keys_only || c->base || c->depth || c->leaf->max_rep || !c->data.values ||
+            c->data.nentries != nrows || c->data.nvalues != nrows)
+            return false;
+        if (c->data.def) {
+            uint16_t max = (uint16_t)c->leaf->max_def;
+            unsigned differ = 0;
+            for (size_t e = 0; e < nrows; e++)
+                differ |= c->data.def[e] ^ max;
+            if (differ)
+                return false;
+        }
+    }
+    return true;
+}
+
+/* The flat case written straight into the arena: no per-row gather and
+ * copy, no per-cell dispatch on the column's shape. */
+static int rows_build_flat(const st_pq_row_column *cols, size_t ncols, size_t nrows, bool sequence,
+                           st_batch *out, st_error *err)
+{
+    size_t first = out->count;
+    for (size_t r = 0; r < nrows; r++)
+        if (!st_batch_add(out))
+            return st_error_set(err, ST_ENOMEM, "out of memory assembling %zu rows", nrows);
+    st_feature *proto = malloc(ncols * sizeof *proto);
+    size_t *step = malloc(ncols * sizeof *step);
+    if (!proto || !step) {
+        free(proto);
+        free(step);
+        return st_error_set(err, ST_ENOMEM, "out of memory assembling %zu rows", nrows);
+    }
+    for (size_t j = 0; j < ncols; j++) {
+        const st_pq_row_column *c = &cols[j];
+        proto[j] = (st_feature){.name = c->name, .kind = c->kind, .count = 1, .v.i64 = c->data.values};
+        step[j] = c->kind == ST_KIND_INT64 ? sizeof(int64_t)
+                  : c->kind == ST_KIND_FLOAT ? sizeof(float) : sizeof(st_bytes);
+    }
+    /* Blocks of as many rows as fill one of the arena's standard chunks
+     * (the memory the row-by-row copies took), each written front to back:
+     * a feature's value pointer is its column's base plus the row times
+     * the value's size, no load needed. */
+    size_t row_bytes = ncols * sizeof(st_feature);
+    size_t per_block = out->arena.chunk_size / row_bytes;
+    if (!per_block)
+        per_block = 1;
+    int rc = 0;
+    for (size_t r0 = 0; r0 < nrows && !rc; r0 += per_block) {
+        size_t n = nrows - r0 < per_block ? nrows - r0 : per_block;
+        st_feature *f = st_arena_alloc(&out->arena, n * row_bytes);
+        if (!f) {
+            rc = st_error_set(err, ST_ENOMEM, "out of memory assembling %zu rows", nrows);
+            break;
+        }
+        for (size_t r = r0; r < r0 + n; r++) {
+            st_record *rec = &out->records[first + r];
+            rec->is_sequence = sequence;
+            rec->features = f;
+            rec->nfeatures = (uint32_t)ncols;
+            for (size_t j = 0; j < ncols; j++, f++) {
+                *f = proto[j];
+                f->v.i64 = (const int64_t *)(const void *)((const uint8_t *)proto[j].v.i64 + r * step[j]);
+            }
+        }
+    }
+    free(proto);
+    free(step);
+    return rc;
+}
+
 int st_pq_rows_build(st_pq_row_column *cols, size_t ncols, size_t nrows, bool sequence, st_batch *out,
                      st_error *err)
 {
     if (!nrows)
         return 0;
+    if (flat_and_full(cols, ncols, nrows))
+        return rows_build_flat(cols, ncols, nrows, sequence, out, err);
     cursor *cur = ncols ? calloc(ncols, sizeof *cur) : NULL;
     if (ncols && !cur)
         return st_error_set(err, ST_ENOMEM, "out of memory assembling %zu rows", nrows);
