@@ -26,6 +26,15 @@ static void report(st_verify_report *rep, const char *kind, uint64_t record, uin
     snprintf(rep->failure_detail, sizeof rep->failure_detail, "%.500s", detail);
 }
 
+/* A chunk whose data did not check or decode, with why. */
+static void report_chunk(st_verify_report *rep, const ar_unit_chunk *ch, const st_error *why)
+{
+    char detail[512];
+    snprintf(detail, sizeof detail, "chunk %llu: %.400s", (unsigned long long)ch->index, why->msg);
+    report(rep, why->code == ST_EUNSUPPORTED ? "unsupported codec" : "bad chunk", ch->first_record, ch->offset,
+           detail);
+}
+
 /* One unit's chunks decoded; returns false after reporting a failure. */
 static bool check_unit(const ar_reader *a, const ar_unit *u, const st_verify_options *opt, st_verify_report *rep)
 {
@@ -48,10 +57,7 @@ static bool check_unit(const ar_reader *a, const ar_unit *u, const st_verify_opt
         if (!opt->decode) {
             if (st_riegeli_simple_check(u->data.data + ch->at, (size_t)ch->h.data_size, &ch->h, a->max_record * 4,
                                         &why) < 0) {
-                char detail[512];
-                snprintf(detail, sizeof detail, "chunk %llu: %.400s", (unsigned long long)ch->index, why.msg);
-                report(rep, why.code == ST_EUNSUPPORTED ? "unsupported codec" : "bad chunk", ch->first_record,
-                       ch->offset, detail);
+                report_chunk(rep, ch, &why);
                 return false;
             }
             rep->records += ch->h.num_records;
@@ -60,10 +66,7 @@ static bool check_unit(const ar_reader *a, const ar_unit *u, const st_verify_opt
         st_riegeli_simple s;
         if (st_riegeli_simple_decode(u->data.data + ch->at, (size_t)ch->h.data_size, &ch->h, a->max_record * 4, &s,
                                      &why) < 0) {
-            char detail[512];
-            snprintf(detail, sizeof detail, "chunk %llu: %.400s", (unsigned long long)ch->index, why.msg);
-            report(rep, why.code == ST_EUNSUPPORTED ? "unsupported codec" : "bad chunk", ch->first_record,
-                   ch->offset, detail);
+            report_chunk(rep, ch, &why);
             return false;
         }
         const uint8_t *p;
