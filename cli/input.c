@@ -133,6 +133,8 @@ int cli_input_init(const cli_command *cmd, const cli_values *v, cli_input *in)
     in->csv.widen_mixed_kinds = true;
     in->csv.note = cli_has(v, "quiet") ? NULL : reader_note_once;
     in->csv.note_ctx = (void *)cmd;
+    in->ro.note = in->csv.note;
+    in->ro.note_ctx = in->csv.note_ctx;
 
     const char *from = cli_text(v, "from", NULL);
     if (from) {

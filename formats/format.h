@@ -89,6 +89,11 @@ typedef struct st_read_options {
      * formats' callers set payload_only meaning TFRecord only, so the
      * WebDataset reader decodes whatever payload_only says.) */
     bool members_only;
+    /* A reader that read something other than the bytes say (WebDataset:
+     * "%2F" in a member name read as '/') tells it here, once per input,
+     * when the input is closed.  NULL: said nowhere. */
+    void (*note)(void *ctx, const char *text);
+    void *note_ctx;
 } st_read_options;
 
 void st_read_options_init(st_read_options *o);

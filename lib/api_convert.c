@@ -22,6 +22,7 @@
 #include "../src/url_redact.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,16 @@ static void set_refusal(void *ctx, const char *msg)
 static void run_note(void *ctx, const char *line)
 {
     say((api_convert *)ctx, "%s", line);
+}
+
+/* A reader's note (st_read_options.note): inputs are read on several
+ * threads, and the caller's callback need not be safe for that. */
+static void reader_note(void *ctx, const char *line)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    say((api_convert *)ctx, "%s", line);
+    pthread_mutex_unlock(&lock);
 }
 
 static void run_starting(void *ctx, const convert_job *job)
@@ -296,6 +307,8 @@ int shardtool_convert(const char *const *inputs, size_t n, const shardtool_conve
     /* As convert reads them: a TFRecord's records decoded, not passed on as
      * the reader passes them (api_read_options_init is the reader's). */
     ro.ro.payload_only = false;
+    ro.ro.note = reader_note;
+    ro.ro.note_ctx = &c;
     uint64_t task = opts->task_count > 1 ? opts->task_index : 0;
     uint64_t tasks = opts->task_count > 1 ? opts->task_count : 1;
     char infix[64] = "";

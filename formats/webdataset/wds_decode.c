@@ -269,8 +269,11 @@ static int decode_member(const wds_decoder *d, const wds_group *g, const wds_mem
         uint8_t *plain = st_arena_alloc(&out->arena, name_len);
         if (!plain)
             return st_error_set(err, ST_ENOMEM, "out of memory");
+        size_t written_len = name_len;
         name_len = wds_name_unescape(plain, name, name_len);
         uname = plain;
+        if (d->names)
+            wds_name_log_add(d->names, name, written_len, uname, name_len);
     }
     if (ext_is(ext, ext_len, "cls")) {
         int64_t *v = st_arena_alloc(&out->arena, sizeof *v);

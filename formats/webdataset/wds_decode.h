@@ -19,6 +19,7 @@
 #define ST_WDS_DECODE_H
 
 #include "wds_group.h"
+#include "wds_name_log.h"
 
 #include <locale.h>
 
@@ -28,6 +29,7 @@ typedef struct wds_decoder {
     uint64_t max_member;
     const char *key_feature;  /* NULL: the key is not a feature */
     const char *path;         /* for messages */
+    wds_name_log *names;      /* names unescaped, counted (NULL: not counted) */
 } wds_decoder;
 
 int wds_decoder_init(wds_decoder *d, const st_read_options *opt, const char *path, st_error *err);

@@ -16,6 +16,9 @@
 typedef struct wds_reader {
     wds_grouper grouper;
     wds_decoder decoder;
+    wds_name_log names;
+    void (*note)(void *ctx, const char *text);
+    void *note_ctx;
     bool members_only;
     size_t unit_samples;
     size_t unit_bytes;
@@ -30,7 +33,12 @@ static int wds_open(void *priv, st_stream *in, const st_read_options *opt, st_er
     r->members_only = opt->members_only;
     r->unit_samples = opt->unit_records ? opt->unit_records : 256;
     r->unit_bytes = opt->unit_bytes ? opt->unit_bytes : (size_t)4 << 20;
-    return wds_decoder_init(&r->decoder, opt, r->grouper.path, err);
+    r->note = opt->note;
+    r->note_ctx = opt->note_ctx;
+    wds_name_log_init(&r->names);
+    int rc = wds_decoder_init(&r->decoder, opt, r->grouper.path, err);
+    r->decoder.names = &r->names;
+    return rc;
 }
 
 static int wds_next_unit(void *priv, st_unit *unit, st_error *err)
@@ -94,6 +102,10 @@ static void wds_free_unit(const void *priv, st_unit *unit)
 static void wds_close(void *priv)
 {
     wds_reader *r = priv;
+    char note[512];
+    if (r->note && wds_name_log_note(&r->names, r->decoder.path, note, sizeof note))
+        r->note(r->note_ctx, note);
+    wds_name_log_free(&r->names);
     wds_grouper_free(&r->grouper);
     wds_decoder_free(&r->decoder);
 }

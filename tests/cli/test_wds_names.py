@@ -167,6 +167,10 @@ def round_trip(d, src, want):
     check(obj[0] == "json" and json.loads(obj[1]) == {"obj/text": ["cat", "dog"]},
           "a .json member's key is the name unescaped: %r" % (obj,))
 
+    escaped = sum("%2F" in m or "%25" in m for m in NAMES.values())
+    r = st("convert", shard, "--to", "tfrecord", "-o", os.path.join(d, "back-noted", "b"))
+    check(r.returncode == 0 and ("note: %s: %d members (%d names)" % (shard, escaped * len(want), escaped)) in r.stderr.decode(),
+          "WebDataset -> TFRecord says how many member names were unescaped: %s" % said(r.stderr))
     back = os.path.join(d, "back", "b")
     r = st("convert", "-q", shard, "--to", "tfrecord", "-o", back)
     got = read_tfrecord(back + "-00000-of-00001.tfrecord") if r.returncode == 0 else None
@@ -222,6 +226,22 @@ def foreign(d):
                   "c/d": ["f"]},
           "another tool's tar: '%%' that is no escape kept, %%2f and %%25 decoded (.gz too): %s %s"
           % (row, said(r.stderr)))
+    note = ("shardtool cat: note: %s: 3 members (3 names) had %%2F or %%25 in the name, read as '/' and '%%' "
+            "(the escapes of shardtool's WebDataset output): '100%%25' is the feature '100%%'\n" % shard)
+    check(r.stderr.decode() == note, "another tool's tar: one note names the file, the 3 members and the first "
+          "name as written and as read: %r" % r.stderr.decode())
+    r = st("cat", "-q", shard)
+    check(r.returncode == 0 and r.stderr == b"", "cat -q: no note (%r)" % r.stderr)
+    r = st("convert", shard, "-o", os.path.join(d, "foreign-out", "f"))
+    check(r.returncode == 0 and r.stderr.decode().count("note: %s: 3 members (3 names)" % shard) == 1,
+          "convert says the same note once: %s" % said(r.stderr))
+    plain = os.path.join(d, "plain.tar")
+    with tarfile.open(plain, "w", format=tarfile.PAX_FORMAT) as t:
+        info = tarfile.TarInfo("k1.50%off.txt")
+        info.size = 1
+        t.addfile(info, io.BytesIO(b"a"))
+    r = st("cat", plain)
+    check(r.returncode == 0 and r.stderr == b"", "a tar with no escape gets no note (%r)" % r.stderr)
     r = st("stat", "--json", shard)
     by_field = json.loads(r.stdout)["files"][0]["details"]["members_by_field"] if r.returncode == 0 else {}
     check({k: v.get("feature") for k, v in by_field.items()} ==
