@@ -4,7 +4,7 @@
  * and stat's inspect, on arbitrary bytes.  None may crash, hang or
  * allocate beyond the limits. */
 #include "../../formats/arrayrecord/ar_internal.h"
-#include "../support/lending_stream.h"
+#include "../support/fuzz_read.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,34 +27,10 @@ static void verify_bytes(const uint8_t *data, size_t size, bool decode)
 
 static void read_all(const uint8_t *data, size_t size, size_t block)
 {
-    st_stream *in;
-    st_error err;
-    if (block)
-        in = lending_stream_open(data, size, block);
-    else if (st_stream_open_memory(data, size, "fuzz", &in, &err) < 0)
-        in = NULL;
-    if (!in)
-        return;
     st_read_options ro;
     memset(&ro, 0, sizeof ro);
     ro.max_record_size = 1 << 20;
-    const st_reader_ops *ops = st_format_arrayrecord.reader;
-    void *priv = calloc(1, ops->priv_size);
-    st_batch batch;
-    st_batch_init(&batch);
-    if (priv && ops->open(priv, in, &ro, &err) == ST_OK) {
-        st_unit unit;
-        while (ops->next_unit(priv, &unit, &err) > 0) {
-            ops->decode_unit(priv, &unit, &batch, &err);
-            ops->free_unit(priv, &unit);
-            st_batch_reset(&batch);
-        }
-    }
-    if (priv)
-        ops->close(priv);
-    free(priv);
-    st_batch_free(&batch);
-    st_stream_close(in);
+    fuzz_read_all(st_format_arrayrecord.reader, fuzz_stream(data, size, block, "fuzz"), &ro, 0, NULL, NULL);
 }
 
 static void lookups(const uint8_t *data, size_t size)

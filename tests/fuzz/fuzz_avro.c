@@ -6,6 +6,7 @@
  * codec, record count from the datum bytes' length) so that the fuzzer
  * reaches the datum decoder without having to build the framing. */
 #include "avro_internal.h"
+#include "../support/fuzz_read.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,37 +15,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void run_reader(const uint8_t *data, size_t size, bool decimal_text, st_map_mode maps)
 {
-    st_stream *in;
-    st_error err;
-    if (st_stream_open_memory(data, size, "fuzz.avro", &in, &err))
-        return;
-    const st_reader_ops *ops = st_format_avro.reader;
-    void *priv = calloc(1, ops->priv_size);
     st_read_options opt;
     memset(&opt, 0, sizeof opt);
     opt.max_record_size = 1 << 22;
     opt.decimal_text = decimal_text;
     opt.maps = maps;
-    st_batch b;
-    st_batch_init(&b);
-    if (priv && ops->open(priv, in, &opt, &err) == 0) {
-        st_schema schema = {0};
-        ops->schema(priv, &schema, &err);
-        st_schema_free(&schema);
-        for (int units = 0; units < 10000; units++) {
-            st_unit u = {0};
-            if (ops->next_unit(priv, &u, &err) <= 0)
-                break;
-            st_batch_reset(&b);
-            ops->decode_unit(priv, &u, &b, &err);
-            ops->free_unit(priv, &u);
-        }
-    }
-    st_batch_free(&b);
-    if (priv)
-        ops->close(priv);
-    free(priv);
-    st_stream_close(in);
+    fuzz_read_all(st_format_avro.reader, fuzz_stream(data, size, 0, "fuzz.avro"), &opt, FUZZ_READ_SCHEMA, NULL,
+                  NULL);
 }
 
 static void run_checks(const uint8_t *data, size_t size)

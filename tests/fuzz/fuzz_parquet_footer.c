@@ -10,6 +10,7 @@
 #include "../../formats/parquet/chunk_cache.h"
 #include "../../formats/parquet/parquet.h"
 #include "../../formats/parquet/sparse_page.h"
+#include "../support/fuzz_read.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,37 +20,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void read_all(const uint8_t *data, size_t size, bool decimal_text, st_map_mode maps)
 {
-    st_error err;
-    st_stream *in;
-    if (st_stream_open_memory(data, size, "fuzz.parquet", &in, &err))
-        return;
     st_read_options o;
     memset(&o, 0, sizeof o);
     o.max_record_size = 16u << 20;
     o.unit_records = 100;
     o.decimal_text = decimal_text;
     o.maps = maps;
-    const st_reader_ops *ops = st_format_parquet.reader;
-    void *priv = calloc(1, ops->priv_size);
-    if (priv && ops->open(priv, in, &o, &err) == 0) {
-        st_schema s = {0};
-        ops->schema(priv, &s, &err);
-        st_schema_free(&s);
-        st_batch b;
-        st_batch_init(&b);
-        st_unit u;
-        while (ops->next_unit(priv, &u, &err) == 1) {
-            int rc = ops->decode_unit(priv, &u, &b, &err);
-            ops->free_unit(priv, &u);
-            st_batch_reset(&b);
-            if (rc)
-                break;
-        }
-        st_batch_free(&b);
-        ops->close(priv);
-    }
-    free(priv);
-    st_stream_close(in);
+    fuzz_read_all(st_format_parquet.reader, fuzz_stream(data, size, 0, "fuzz.parquet"), &o,
+                  FUZZ_READ_SCHEMA | FUZZ_READ_STOP_AT_ERROR, NULL, NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -5,7 +5,7 @@
  * reading whole and from a stream that lends small blocks.  None may crash,
  * hang or allocate beyond the member limit. */
 #include "../../formats/webdataset/wds_read.h"
-#include "../support/lending_stream.h"
+#include "../support/fuzz_read.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -46,14 +46,6 @@ static void inspect_bytes(const uint8_t *data, size_t size)
 /* block 0: a memory stream; else lent in blocks of that many bytes. */
 static void read_samples(const uint8_t *data, size_t size, size_t block, bool skip, bool members_only)
 {
-    st_stream *in;
-    st_error err;
-    if (block)
-        in = lending_stream_open(data, size, block);
-    else if (st_stream_open_memory(data, size, "fuzz", &in, &err) < 0)
-        in = NULL;
-    if (!in)
-        return;
     st_read_options ro;
     memset(&ro, 0, sizeof ro);
     ro.skip_corrupt = skip;
@@ -61,24 +53,7 @@ static void read_samples(const uint8_t *data, size_t size, size_t block, bool sk
     ro.max_record_size = 1 << 20;
     ro.unit_records = 3; /* units end often: samples carried across them */
     ro.key_feature = "__key__";
-    const st_reader_ops *ops = &st_wds_reader_ops;
-    void *priv = calloc(1, ops->priv_size);
-    st_batch batch;
-    st_batch_init(&batch);
-    if (priv && ops->open(priv, in, &ro, &err) == ST_OK) {
-        st_unit unit;
-        /* Bounded: every unit consumes input or ends the stream. */
-        while (ops->next_unit(priv, &unit, &err) > 0) {
-            ops->decode_unit(priv, &unit, &batch, &err);
-            ops->free_unit(priv, &unit);
-            st_batch_reset(&batch);
-        }
-    }
-    if (priv)
-        ops->close(priv);
-    free(priv);
-    st_batch_free(&batch);
-    st_stream_close(in);
+    fuzz_read_all(&st_wds_reader_ops, fuzz_stream(data, size, block, "fuzz"), &ro, 0, NULL, NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -5,7 +5,7 @@
  * bytes.  Neither
  * may crash, hang or allocate beyond the record limit. */
 #include "../../formats/tfrecord/tfrecord.h"
-#include "../support/lending_stream.h"
+#include "../support/fuzz_read.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -29,36 +29,11 @@ static void verify_bytes(const uint8_t *data, size_t size)
  * bytes, so that records cross blocks and are gathered. */
 static void read_skipping_damage(const uint8_t *data, size_t size, size_t block)
 {
-    st_stream *in;
-    st_error err;
-    if (block)
-        in = lending_stream_open(data, size, block);
-    else if (st_stream_open_memory(data, size, "fuzz", &in, &err) < 0)
-        in = NULL;
-    if (!in)
-        return;
     st_read_options ro;
     memset(&ro, 0, sizeof ro);
     ro.skip_corrupt = true;
     ro.max_record_size = 1 << 20;
-    const st_reader_ops *ops = st_format_tfrecord.reader;
-    void *priv = calloc(1, ops->priv_size);
-    st_batch batch;
-    st_batch_init(&batch);
-    if (priv && ops->open(priv, in, &ro, &err) == ST_OK) {
-        st_unit unit;
-        /* Bounded: every unit consumes input or ends the stream. */
-        while (ops->next_unit(priv, &unit, &err) > 0) {
-            ops->decode_unit(priv, &unit, &batch, &err);
-            ops->free_unit(priv, &unit);
-            st_batch_reset(&batch);
-        }
-    }
-    if (priv)
-        ops->close(priv);
-    free(priv);
-    st_batch_free(&batch);
-    st_stream_close(in);
+    fuzz_read_all(st_format_tfrecord.reader, fuzz_stream(data, size, block, "fuzz"), &ro, 0, NULL, NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
