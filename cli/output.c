@@ -248,27 +248,7 @@ void cli_output_free(cli_output *out)
     output_run_free(out);
 }
 
-int cli_output_finish_undecoded(cli_output *out, const char *format_name, st_error *err)
+int cli_output_parse(const cli_command *cmd, const cli_values *v, const st_format *format, output_settings *s)
 {
-    int rc = cli_output_publish(out, err);
-    if (rc == ST_OK && out->want_manifest) {
-        const char *path = out->manifest_path;
-        /* Records are not decoded, so the manifest lists no features. */
-        st_feature_stats none;
-        st_feature_stats_init(&none);
-        rc = cli_output_check_path(out, path, err);
-        if (rc == ST_OK) {
-            char *skipped = out->skips ? skip_log_json(out->skips) : NULL;
-            rc = st_manifest_write_skipped(cli_output_side_path(out, path), out->sink, format_name, ST_COMPRESSION_NONE,
-                                           &none,
-                                           "{\"command\":\"split\"}", skipped, out->force, err);
-            free(skipped);
-        }
-        st_feature_stats_free(&none);
-        if (rc < 0)
-            return st_error_at(err, path);
-    }
-    if (rc == ST_OK)
-        rc = cli_output_commit(out, err);
-    return rc;
+    return parse_settings(cmd, v, format, NULL, s);
 }

@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "../lib/convert_pipeline.h"
+#include "../lib/output_claim.h"
 #include "../lib/output_run.h"
 #include "../lib/output_set.h"
 
@@ -51,12 +52,13 @@ int cli_output_status(const cli_command *cmd, int rc, int stage, const st_error 
 void cli_output_note_empty(const cli_command *cmd, const cli_output *out);
 void cli_output_summary(const cli_command *cmd, const cli_output *out, const convert_job *job,
                         size_t ninputs, double seconds);
-/* The end of a split that copied records undecoded (Avro blocks,
- * ArrayRecord chunks): finishes the shards, writes a manifest with no
- * features (and what --skip-corrupt skipped) and commits. */
-int cli_output_finish_undecoded(cli_output *out, const char *format_name, st_error *err);
 /* Releases the lock; after a run that did not commit, also removes the
  * directories it created for the prefix, where they are empty. */
 void cli_output_free(cli_output *out);
+
+/* The output options as output_claim takes them (lib/output_claim.h),
+ * for a command that claims the set itself (split); EXIT_USAGE after
+ * saying which one is not a number or out of range. */
+int cli_output_parse(const cli_command *cmd, const cli_values *v, const st_format *format, output_settings *s);
 
 #endif
