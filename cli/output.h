@@ -22,24 +22,6 @@ typedef output_run cli_output;
  * there, before any input is read.  infix: "-taskIIIII-of-NNNNN" or NULL. */
 int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format *format,
                     const char *infix, cli_output *out);
-/* The sink's part of the commit: finishes every shard under its temporary
- * name.  The caller then writes the manifest and feature spec (at
- * cli_output_side_path) and calls cli_output_commit(), which journals and
- * makes every rename; on failure, cli_output_abort(). */
-int cli_output_publish(cli_output *out, st_error *err);
-/* Where to write the manifest or feature spec whose final path is path
- * (a temporary name until the commit when it is in the prefix's own
- * directory: output_set_side_path). */
-const char *cli_output_side_path(const cli_output *out, const char *path);
-/* Checks that the manifest (or feature spec) may be written at path. */
-int cli_output_check_path(const cli_output *out, const char *path, st_error *err);
-int cli_output_commit(cli_output *out, st_error *err);
-void cli_output_abort(cli_output *out);
-/* Runs the job into shards: derives a schema first when the writer needs
- * one, shuffles when asked, then finishes the shards and writes the
- * manifest and feature spec.  On failure everything written is removed. */
-int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bool shuffle,
-                   uint64_t seed, const char *options_json);
 /* convert_job.progress for the progress line: ctx is the cli_progress,
  * which also shows the drain after a shuffle. */
 void cli_output_progress(void *ctx, const convert_progress *p);

@@ -63,6 +63,11 @@ static int failed(shardtool_error *err, const api_split *c, const split_run *r)
     case SPLIT_FAIL_SAID:
         snprintf(e.msg, sizeof e.msg, "%s", c->refusal[0] ? c->refusal : "the output set is refused");
         return api_fail(err, NULL, &e);
+    case SPLIT_FAIL_RUN:
+        /* OUTPUT_RUN_REFUSED: the inputs overlap the outputs, said through the voice */
+        if (r->run_stage == OUTPUT_RUN_REFUSED && c->refusal[0])
+            snprintf(e.msg, sizeof e.msg, "%s", c->refusal);
+        return api_fail(err, NULL, &e);
     default:
         return api_fail(err, r->path[0] ? r->path : NULL, &e);
     }
