@@ -8,10 +8,8 @@
 
 #include "../lib/error_text.h"
 #include "../lib/output_claim.h"
-#include "../lib/skip_log.h"
 #include "../lib/task_infix.h"
 
-#include "../src/manifest.h"
 #include "../src/pipeline.h"
 
 #include <inttypes.h>
@@ -132,31 +130,6 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
     }
 }
 
-int cli_output_publish(cli_output *out, st_error *err)
-{
-    return output_run_publish(out, err);
-}
-
-const char *cli_output_side_path(const cli_output *out, const char *path)
-{
-    return output_run_side_path(out, path);
-}
-
-int cli_output_check_path(const cli_output *out, const char *path, st_error *err)
-{
-    return output_run_check_path(out, path, err);
-}
-
-int cli_output_commit(cli_output *out, st_error *err)
-{
-    return output_run_commit(out, err);
-}
-
-void cli_output_abort(cli_output *out)
-{
-    output_run_abort(out);
-}
-
 void cli_output_progress(void *ctx, const convert_progress *p)
 {
     cli_progress_update(ctx, p->records, p->bytes_in);
@@ -189,17 +162,6 @@ int cli_output_status(const cli_command *cmd, int rc, int stage, const st_error 
          * only while the run reads (remote inputs are opened then). */
         return rc == ST_EUSAGE || cli_exit_for(rc) == EXIT_USAGE ? EXIT_USAGE : EXIT_DAMAGED;
     }
-}
-
-int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bool shuffle,
-                   uint64_t seed, const char *options_json)
-{
-    st_error err = {0};
-    int stage;
-    void *progress = job->progress == cli_output_progress ? job->progress_ctx : NULL;
-    int rc = output_run_job(out, job, shuffle, seed, options_json, progress ? cli_output_drain_progress : NULL,
-                            progress, &stage, &err);
-    return cli_output_status(cmd, rc, stage, &err);
 }
 
 void cli_output_note_empty(const cli_command *cmd, const cli_output *out)
@@ -248,27 +210,7 @@ void cli_output_free(cli_output *out)
     output_run_free(out);
 }
 
-int cli_output_finish_undecoded(cli_output *out, const char *format_name, st_error *err)
+int cli_output_parse(const cli_command *cmd, const cli_values *v, const st_format *format, output_settings *s)
 {
-    int rc = cli_output_publish(out, err);
-    if (rc == ST_OK && out->want_manifest) {
-        const char *path = out->manifest_path;
-        /* Records are not decoded, so the manifest lists no features. */
-        st_feature_stats none;
-        st_feature_stats_init(&none);
-        rc = cli_output_check_path(out, path, err);
-        if (rc == ST_OK) {
-            char *skipped = out->skips ? skip_log_json(out->skips) : NULL;
-            rc = st_manifest_write_skipped(cli_output_side_path(out, path), out->sink, format_name, ST_COMPRESSION_NONE,
-                                           &none,
-                                           "{\"command\":\"split\"}", skipped, out->force, err);
-            free(skipped);
-        }
-        st_feature_stats_free(&none);
-        if (rc < 0)
-            return st_error_at(err, path);
-    }
-    if (rc == ST_OK)
-        rc = cli_output_commit(out, err);
-    return rc;
+    return parse_settings(cmd, v, format, NULL, s);
 }

@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "../lib/convert_pipeline.h"
+#include "../lib/output_claim.h"
 #include "../lib/output_run.h"
 #include "../lib/output_set.h"
 
@@ -21,24 +22,6 @@ typedef output_run cli_output;
  * there, before any input is read.  infix: "-taskIIIII-of-NNNNN" or NULL. */
 int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format *format,
                     const char *infix, cli_output *out);
-/* The sink's part of the commit: finishes every shard under its temporary
- * name.  The caller then writes the manifest and feature spec (at
- * cli_output_side_path) and calls cli_output_commit(), which journals and
- * makes every rename; on failure, cli_output_abort(). */
-int cli_output_publish(cli_output *out, st_error *err);
-/* Where to write the manifest or feature spec whose final path is path
- * (a temporary name until the commit when it is in the prefix's own
- * directory: output_set_side_path). */
-const char *cli_output_side_path(const cli_output *out, const char *path);
-/* Checks that the manifest (or feature spec) may be written at path. */
-int cli_output_check_path(const cli_output *out, const char *path, st_error *err);
-int cli_output_commit(cli_output *out, st_error *err);
-void cli_output_abort(cli_output *out);
-/* Runs the job into shards: derives a schema first when the writer needs
- * one, shuffles when asked, then finishes the shards and writes the
- * manifest and feature spec.  On failure everything written is removed. */
-int cli_output_run(const cli_command *cmd, cli_output *out, convert_job *job, bool shuffle,
-                   uint64_t seed, const char *options_json);
 /* convert_job.progress for the progress line: ctx is the cli_progress,
  * which also shows the drain after a shuffle. */
 void cli_output_progress(void *ctx, const convert_progress *p);
@@ -51,12 +34,13 @@ int cli_output_status(const cli_command *cmd, int rc, int stage, const st_error 
 void cli_output_note_empty(const cli_command *cmd, const cli_output *out);
 void cli_output_summary(const cli_command *cmd, const cli_output *out, const convert_job *job,
                         size_t ninputs, double seconds);
-/* The end of a split that copied records undecoded (Avro blocks,
- * ArrayRecord chunks): finishes the shards, writes a manifest with no
- * features (and what --skip-corrupt skipped) and commits. */
-int cli_output_finish_undecoded(cli_output *out, const char *format_name, st_error *err);
 /* Releases the lock; after a run that did not commit, also removes the
  * directories it created for the prefix, where they are empty. */
 void cli_output_free(cli_output *out);
+
+/* The output options as output_claim takes them (lib/output_claim.h),
+ * for a command that claims the set itself (split); EXIT_USAGE after
+ * saying which one is not a number or out of range. */
+int cli_output_parse(const cli_command *cmd, const cli_values *v, const st_format *format, output_settings *s);
 
 #endif

@@ -497,6 +497,62 @@ SHARDTOOL_API int shardtool_convert(const char *const *inputs, size_t n, const s
                                     void (*note)(void *ctx, const char *line), void *ctx,
                                     shardtool_convert_report *report, shardtool_error *err);
 
+/* ---- splitting ----------------------------------------------------------- */
+
+/* The options of `shardtool split` (shardtool(1), SPLIT), each checked as
+ * the command line checks it; 0 and NULL (or what
+ * shardtool_split_options_init sets) leave each at the command line's
+ * default.  New members are only ever added at the end. */
+typedef struct shardtool_split_options {
+    const char *output;             /* -o PREFIX (required) */
+    uint64_t shards;                /* --shards N (0: 1 unless another of these three is given) */
+    uint64_t records_per_shard;     /* --records-per-shard N */
+    uint64_t shard_size;            /* --shard-size, in bytes */
+    const char *compression;        /* --compression: "none" (NULL), "gzip", "zlib" (TFRecord and
+                                       WebDataset shards) */
+    int compression_level;          /* --compression-level 0-9 (-1, set by _init: 6) */
+    int index;                      /* --index */
+    const char *manifest;           /* --manifest PATH (NULL: PREFIX.manifest.json) */
+    int no_manifest;                /* --no-manifest */
+    const char *feature_spec;       /* --feature-spec FILE (TFRecord inputs; NULL: none) */
+    int force;                      /* --force */
+    const char *input_compression;  /* --input-compression: "auto" (NULL), "none", "gzip", "zlib" */
+    int skip_corrupt;               /* --skip-corrupt: damaged records, Avro blocks or WebDataset
+                                       samples are skipped, counted and listed in the manifest */
+    uint64_t max_record_size;       /* --max-record-size in bytes (0: the readers' own) */
+    /* When *cancel becomes non-zero, the run stops soon after, removes what
+     * it wrote and returns SHARDTOOL_ECANCELED.  NULL: never. */
+    const volatile int *cancel;
+} shardtool_split_options;
+
+/* Sets the defaults (those of the command line). */
+SHARDTOOL_API void shardtool_split_options_init(shardtool_split_options *opts);
+
+typedef struct shardtool_split_report {
+    char format[16];                /* the inputs' kind, and the shards': "tfrecord", "avro",
+                                       "webdataset" or "arrayrecord" */
+    uint64_t records;               /* records copied */
+    uint64_t units;                 /* Avro blocks or ArrayRecord chunks copied (0 otherwise) */
+    uint64_t skipped;               /* damaged records, blocks or samples skipped (skip_corrupt) */
+    uint64_t shards;                /* shards written */
+    uint64_t bytes;                 /* the shards' size */
+    char manifest[4096];            /* the manifest's path, or "" with no_manifest */
+} shardtool_split_report;
+
+/* Re-shards `inputs` (n of them, expanded as shardtool_reader_open expands
+ * them) as `shardtool split` does, with the same engine: TFRecord records,
+ * Avro blocks, WebDataset samples or ArrayRecord chunks copied without
+ * decoding, every check on the way, the same shards and manifest, and
+ * nothing left under a final name by a run that fails.  progress (may be
+ * NULL; total_bytes is 0) is called with ctx as records are copied; note
+ * (may be NULL) with each note the command line would print, without its
+ * "shardtool split: " prefix.  report (may be NULL) is filled on success.
+ * An existing output set is refused (SHARDTOOL_EUSAGE) unless force. */
+SHARDTOOL_API int shardtool_split(const char *const *inputs, size_t n, const shardtool_split_options *opts,
+                                  void (*progress)(void *ctx, const shardtool_convert_progress *p),
+                                  void (*note)(void *ctx, const char *line), void *ctx,
+                                  shardtool_split_report *report, shardtool_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -22,7 +22,7 @@ import os
 from . import _columns, _lib
 from ._lib import lib
 
-__all__ = ["Error", "Reader", "open", "configure_remote", "convert", "expand", "feature_spec", "verify",
+__all__ = ["Error", "Reader", "open", "configure_remote", "convert", "expand", "feature_spec", "split", "verify",
            "verify_manifest", "version", "VerifyReport", "ManifestReport"]
 
 _CODE_NAMES = {
@@ -607,3 +607,79 @@ def convert(inputs, output=None, *, to="tfrecord", shards=None, records_per_shar
     return {"records": report.records, "shards": report.shards, "bytes": report.bytes,
             "manifest": report.manifest.decode("utf-8", "surrogateescape"),
             "resumed_finished": bool(report.resumed_finished)}
+
+
+def split(inputs, output, *, shards=None, records_per_shard=None, shard_size=None, compression=None,
+          compression_level=None, index=False, manifest=None, no_manifest=False, feature_spec=None, force=False,
+          input_compression=None, skip_corrupt=False, max_record_size=None, progress=None, note=None):
+    """Re-shards `inputs` into shards with the prefix `output`, as `shardtool
+    split INPUTS -o OUTPUT` does, through the same engine: TFRecord records,
+    Avro blocks, WebDataset samples or ArrayRecord chunks copied without
+    decoding (every check on the way), into the same shards and manifest.
+    shards, records_per_shard, shard_size (bytes), compression ("gzip",
+    "zlib"), compression_level, index, manifest, no_manifest, feature_spec,
+    force, input_compression ("auto", "none", "gzip", "zlib"), skip_corrupt
+    and max_record_size (bytes) are split's options of those names.
+
+    progress and note are called as convert's are (total_bytes is 0); an
+    exception raised by either stops the run, which removes what it wrote,
+    and is raised again.  Returns a dict {"format" (the inputs' kind:
+    "tfrecord", "avro", "webdataset" or "arrayrecord"), "records", "units"
+    (Avro blocks or ArrayRecord chunks), "skipped", "shards", "bytes",
+    "manifest"}.  Raises Error with the command line's message (an existing
+    output set without force, a mix of kinds, a bad option, bad data)."""
+    arr, n = _c_inputs(inputs)
+    opts = _lib.SplitOptions()
+    lib.shardtool_split_options_init(ctypes.byref(opts))
+    texts = {"output": output, "compression": compression, "manifest": manifest, "feature_spec": feature_spec,
+             "input_compression": input_compression}
+    for name, value in texts.items():
+        if value is not None:
+            if hasattr(value, "__fspath__"):
+                value = value.__fspath__()
+            setattr(opts, name, value.encode() if isinstance(value, str) else bytes(value))
+    for name, value in (("shards", shards), ("records_per_shard", records_per_shard), ("shard_size", shard_size)):
+        if value is not None:
+            if int(value) < 1:
+                raise ValueError("%s must be at least 1, not %r" % (name, value))
+            setattr(opts, name, int(value))
+    if compression_level is not None:
+        opts.compression_level = int(compression_level)
+    if max_record_size is not None:
+        opts.max_record_size = int(max_record_size)
+    opts.index, opts.no_manifest = int(bool(index)), int(bool(no_manifest))
+    opts.force, opts.skip_corrupt = int(bool(force)), int(bool(skip_corrupt))
+    cancel = ctypes.c_int(0)
+    opts.cancel = ctypes.pointer(cancel)
+    raised = []
+
+    def on_progress(ctx, p):
+        if progress is not None and not raised:
+            try:
+                progress({"records": p.contents.records, "bytes_in": p.contents.bytes_in,
+                          "total_bytes": p.contents.total_bytes})
+            except BaseException as e:  # raised again once the run returns
+                raised.append(e)
+                cancel.value = 1
+
+    def on_note(ctx, line):
+        if note is not None and not raised:
+            try:
+                note(line.decode("utf-8", "replace"))
+            except BaseException as e:
+                raised.append(e)
+                cancel.value = 1
+
+    progress_cb = _lib.CONVERT_PROGRESS_CALLBACK(on_progress)
+    note_cb = _lib.CONVERT_NOTE_CALLBACK(on_note)
+    report = _lib.SplitReport()
+    err = _lib.Error()
+    rc = lib.shardtool_split(arr, n, ctypes.byref(opts), progress_cb, note_cb, None, ctypes.byref(report),
+                             ctypes.byref(err))
+    if raised:
+        raise raised[0]
+    if rc < 0:
+        _raise(err)
+    return {"format": report.format.decode(), "records": report.records, "units": report.units,
+            "skipped": report.skipped, "shards": report.shards, "bytes": report.bytes,
+            "manifest": report.manifest.decode("utf-8", "surrogateescape")}

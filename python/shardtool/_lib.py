@@ -208,3 +208,26 @@ lib.shardtool_convert.restype = ctypes.c_int
 lib.shardtool_convert.argtypes = [_P(ctypes.c_char_p), ctypes.c_size_t, _P(ConvertOptions),
                                   CONVERT_PROGRESS_CALLBACK, CONVERT_NOTE_CALLBACK, ctypes.c_void_p,
                                   _P(ConvertReport), _P(Error)]
+
+
+class SplitOptions(ctypes.Structure):
+    _fields_ = [("output", ctypes.c_char_p), ("shards", ctypes.c_uint64), ("records_per_shard", ctypes.c_uint64),
+                ("shard_size", ctypes.c_uint64), ("compression", ctypes.c_char_p),
+                ("compression_level", ctypes.c_int), ("index", ctypes.c_int), ("manifest", ctypes.c_char_p),
+                ("no_manifest", ctypes.c_int), ("feature_spec", ctypes.c_char_p), ("force", ctypes.c_int),
+                ("input_compression", ctypes.c_char_p), ("skip_corrupt", ctypes.c_int),
+                ("max_record_size", ctypes.c_uint64), ("cancel", ctypes.POINTER(ctypes.c_int))]
+
+
+class SplitReport(ctypes.Structure):
+    _fields_ = [("format", ctypes.c_char * 16), ("records", ctypes.c_uint64), ("units", ctypes.c_uint64),
+                ("skipped", ctypes.c_uint64), ("shards", ctypes.c_uint64), ("bytes", ctypes.c_uint64),
+                ("manifest", ctypes.c_char * 4096)]
+
+
+lib.shardtool_split_options_init.restype = None
+lib.shardtool_split_options_init.argtypes = [_P(SplitOptions)]
+lib.shardtool_split.restype = ctypes.c_int
+lib.shardtool_split.argtypes = [_P(ctypes.c_char_p), ctypes.c_size_t, _P(SplitOptions),
+                                CONVERT_PROGRESS_CALLBACK, CONVERT_NOTE_CALLBACK, ctypes.c_void_p,
+                                _P(SplitReport), _P(Error)]

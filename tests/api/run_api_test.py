@@ -13,7 +13,8 @@ missing, unlisted, unusable, unreadable, uneven) the line and the JSON member
 of `shardtool verify --manifest`; misuse must get error codes.  A conversion through the API must give the
 shards `shardtool convert` gives with the same options, a report that
 agrees with its manifest, progress calls, and the command line's refusal
-of an existing output set.  Inputs behind a local HTTP
+of an existing output set; a split through the API the shards and
+manifest of `shardtool split` (cmp).  Inputs behind a local HTTP
 server are read too, where the build has remote support.
 
 SHARDTOOL=path overrides the command line compared with."""
@@ -320,6 +321,98 @@ def convert_cases(exe, env, shardtool, data, tmp):
           "convert misuse: %s" % (r.stdout + r.stderr).decode(errors="replace"))
 
 
+def split_cases(exe, env, shardtool, data, tmp):
+    """shardtool_split against `shardtool split` with the same options, for
+    each kind of input: the same prefix (an Avro shard's sync marker comes
+    from its name), written by the command line and moved aside, then by
+    the API; every shard and the manifest must be byte for byte the
+    command line's, the report must agree with the manifest, and a refusal
+    must be the command line's message."""
+    tfx = os.path.join(data, "tfrecord", "tfx", "external", "tfrecord")
+    avro_copy = os.path.join(tmp, "split-in", "weather-again.avro")
+    os.makedirs(os.path.dirname(avro_copy), exist_ok=True)
+    shutil.copyfile(os.path.join(data, "avro", "weather.avro"), avro_copy)
+    ar = os.path.join(data, "arrayrecord")
+    kinds = (
+        ("tfrecord", 3, [], sorted(os.path.join(tfx, f) for f in os.listdir(tfx) if f.endswith(".gz"))),
+        ("tfrecord", 2, ["@skip_corrupt=1"], [os.path.join(data, "tfrecord", "corrupt", "pets_examples.record")]),
+        ("avro", 2, [], [os.path.join(data, "avro", "weather.avro"), avro_copy]),
+        ("webdataset", 2, [], [os.path.join(data, "webdataset", n) for n in ("tendata.tar", "mpdata.tar")]),
+        ("arrayrecord", 2, [], sorted(os.path.join(ar, f) for f in os.listdir(ar))),
+    )
+    for n, (kind, shards, api_args, inputs) in enumerate(kinds):
+        base = os.path.join(tmp, "split-%d" % n)
+        prefix = os.path.join(base, "out", "part")
+        cli_args = ["--skip-corrupt" if a == "@skip_corrupt=1" else a for a in api_args]
+        cli = run([shardtool, "split"] + inputs + ["-o", prefix, "-s", str(shards)] + cli_args)
+        check(cli.returncode == 0, "split %s: %s" % (kind, cli.stderr.decode(errors="replace")))
+        os.rename(os.path.join(base, "out"), os.path.join(base, "cli"))
+        r = run([exe, "split", str(shards), prefix, "0"] + api_args + inputs, env=env)
+        out = r.stdout.decode(errors="replace")
+        check(r.returncode == 0, "the API's split %s: %s %s" % (kind, out, r.stderr.decode(errors="replace")))
+        made = sorted(os.listdir(os.path.join(base, "cli")))
+        got = sorted(os.listdir(os.path.join(base, "out"))) if os.path.isdir(os.path.join(base, "out")) else []
+        check(made == got and len(made) == shards + 1, "split %s: files %r vs %r" % (kind, made, got))
+        for name in made:
+            a, b = os.path.join(base, "cli", name), os.path.join(base, "out", name)
+            same = os.path.exists(b) and subprocess.run(["cmp", "-s", a, b]).returncode == 0
+            check(same, "split %s: the API's %s is the command line's (cmp)" % (kind, name))
+        report = [line.split("\t") for line in out.splitlines() if line.startswith("REPORT\t")]
+        progress = [line.split("\t") for line in out.splitlines() if line.startswith("PROGRESS\t")]
+        check(len(report) == 1 and len(progress) == 1, "split %s: report and progress lines: %r" % (kind, out))
+        if len(report) == 1 and len(progress) == 1:
+            fmt, records, units, skipped, nshards = report[0][1], *(int(x) for x in report[0][2:6])
+            manifest = report[0][7]
+            check(fmt == kind and manifest == prefix + ".manifest.json", "split %s: report %r" % (kind, report[0]))
+            with open(os.path.join(base, "cli", "part.manifest.json")) as f:
+                m = json.load(f)
+            listed = m.get("shards", [])
+            total = sum(s.get("records", 0) for s in listed)
+            check(records == total > 0 and nshards == len(listed) == shards,
+                  "split %s: report %d records, %d shards; manifest %d, %d" % (kind, records, nshards, total,
+                                                                             len(listed)))
+            want_skipped = m.get("skipped", {}).get("count", 0)
+            check(skipped == want_skipped and (skipped > 0) == bool(api_args),
+                  "split %s: %d skipped, the manifest %d" % (kind, skipped, want_skipped))
+            check((units > 0) == (kind in ("avro", "arrayrecord")), "split %s: %d units" % (kind, units))
+            calls, decreased, last = (int(x) for x in progress[0][1:])
+            check(calls > 0 and decreased == 0 and last == records,
+                  "split %s progress: %d calls, %d decreasing, last %d" % (kind, calls, decreased, last))
+        # Again: refused with the command line's message, unless forced.
+        again_cli = run([shardtool, "split"] + inputs + ["-o", prefix, "-s", str(shards)] + cli_args)
+        again = run([exe, "split", str(shards), prefix, "0"] + api_args + inputs, env=env)
+        lines = again_cli.stderr.decode().splitlines()
+        cli_msg = lines[0][len("shardtool split: "):] if lines else None
+        got = again.stdout.decode().splitlines()
+        check(again_cli.returncode == 2 and again.returncode == 1 and got and got[0].split("\t")[1] == "-3" and
+              got[0].split("\t", 2)[2] == cli_msg, "split %s, an existing set: %r vs %r" % (kind, got[:1], cli_msg))
+        forced = run([exe, "split", str(shards), prefix, "1"] + api_args + inputs, env=env)
+        check(forced.returncode == 0, "split %s, force: %s" % (kind, forced.stdout.decode(errors="replace")))
+
+    # A mix of kinds: the command line's usage error, word for word.
+    mix = [os.path.join(data, "avro", "weather.avro"), os.path.join(data, "tfrecord", "sequence", "events.tfrecord")]
+    prefix = os.path.join(tmp, "split-mix", "part")
+    cli = run([shardtool, "split"] + mix + ["-o", prefix])
+    api = run([exe, "split", "1", prefix, "0"] + mix, env=env)
+    lines = cli.stderr.decode().splitlines()
+    got = api.stdout.decode().splitlines()
+    check(cli.returncode == 2 and lines and got and got[0] == "ERROR\t-3\t" + lines[0][len("shardtool split: "):],
+          "split of a mix: %r vs %r" % (got[:1], lines[:1]))
+
+    # Cancelled through the flag: ECANCELED, and nothing left behind.
+    for kind, inputs in (("tfrecord", kinds[0][3]), ("avro", [os.path.join(data, "avro", "tfx", "chicago_taxi_data.avro")])):
+        cancel_dir = os.path.join(tmp, "split-cancel-" + kind)
+        r = run([exe, "split", "2", os.path.join(cancel_dir, "part"), "0", "@cancel_after=1"] + inputs, env=env)
+        out = r.stdout.decode(errors="replace")
+        check(r.returncode == 1 and out.startswith("ERROR\t-8\t"), "split %s cancelled: %r" % (kind, out))
+        check(not os.path.exists(cancel_dir) or not os.listdir(cancel_dir),
+              "split %s cancelled: left %r" % (kind, os.listdir(cancel_dir) if os.path.exists(cancel_dir) else None))
+
+    r = run([exe, "split-misuse", kinds[0][3][0], os.path.join(tmp, "split-misuse", "x")], env=env)
+    check(r.returncode == 0 and b"split-misuse: ok" in r.stdout,
+          "split misuse: %s" % (r.stdout + r.stderr).decode(errors="replace"))
+
+
 def example_int64(name_values):
     """A tf.train.Example of {name: [bytes, ...] or [int, ...]} (an
     Int64List, packed, for ints): what example_shards writes, with ints."""
@@ -603,6 +696,7 @@ def main():
         payload_cases(exe, env, shardtool, a.source, tmp)
         manifest_cases(exe, env, shardtool, data, tmp)
         convert_cases(exe, env, shardtool, data, tmp)
+        split_cases(exe, env, shardtool, data, tmp)
         format_option_cases(exe, env, shardtool, a.source, data, tmp)
 
         # Remote inputs (http://, served from tests/data here): the same records

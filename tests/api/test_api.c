@@ -533,8 +533,90 @@ static int convert_misuse(const char *file, const char *prefix)
     return 0;
 }
 
+/* split SHARDS PREFIX FORCE [@skip_corrupt=1] [@cancel_after=N] INPUT...:
+ * shardtool_split, printing NOTE lines, then REPORT format records units
+ * skipped shards bytes manifest and PROGRESS calls decreased last, or
+ * ERROR code message. */
+static int split(char **argv, size_t n)
+{
+    shardtool_split_options opts;
+    shardtool_split_options_init(&opts);
+    opts.shards = strtoull(argv[0], NULL, 10);
+    opts.output = argv[1];
+    opts.force = atoi(argv[2]);
+    cancelling c = {{0}, 0, 0};
+    size_t first = 3;
+    for (; first < n && argv[first][0] == '@'; first++) {
+        if (strncmp(argv[first], "@skip_corrupt=", 14) == 0)
+            opts.skip_corrupt = atoi(argv[first] + 14);
+        else if (strncmp(argv[first], "@cancel_after=", 14) == 0)
+            c.after = strtoull(argv[first] + 14, NULL, 10);
+        else
+            break;
+    }
+    if (c.after)
+        opts.cancel = &c.flag;
+    shardtool_split_report rep;
+    shardtool_error err;
+    int rc = shardtool_split((const char *const *)argv + first, n - first, &opts, on_progress_cancel, on_note, &c,
+                             &rep, &err);
+    if (rc < 0) {
+        printf("ERROR\t%d\t%s\n", err.code, err.message);
+        return 1;
+    }
+    printf("REPORT\t%s\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%s\n", rep.format,
+           rep.records, rep.units, rep.skipped, rep.shards, rep.bytes, rep.manifest);
+    printf("PROGRESS\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n", c.seen.calls, c.seen.decreased, c.seen.last);
+    return 0;
+}
+
+/* Misuse of shardtool_split: error codes, never a crash. */
+static int split_misuse(const char *file, const char *prefix)
+{
+    shardtool_split_options opts;
+    shardtool_split_options_init(NULL);
+    shardtool_split_options_init(&opts);
+    shardtool_error err;
+    const char *inputs[] = {file};
+    const char *none[] = {NULL};
+    CHECK(shardtool_split(inputs, 1, NULL, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    CHECK(err.code == SHARDTOOL_EUSAGE && strstr(err.message, "shardtool_split") != NULL);
+    CHECK(shardtool_split(inputs, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE); /* no output */
+    opts.output = prefix;
+    CHECK(shardtool_split(NULL, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    CHECK(shardtool_split(inputs, 0, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    CHECK(shardtool_split(none, 1, &opts, NULL, NULL, NULL, NULL, NULL) == SHARDTOOL_EUSAGE);
+    opts.shards = 2;
+    opts.records_per_shard = 5;
+    CHECK(shardtool_split(inputs, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    CHECK(strstr(err.message, "give only one of") != NULL);
+    opts.records_per_shard = 0;
+    opts.compression = "lzw";
+    CHECK(shardtool_split(inputs, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    opts.compression = NULL;
+    opts.input_compression = "rar";
+    CHECK(shardtool_split(inputs, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    opts.input_compression = NULL;
+    opts.compression_level = 10;
+    CHECK(shardtool_split(inputs, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    opts.compression_level = -1;
+    const char *twice[] = {file, file};
+    CHECK(shardtool_split(twice, 2, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_EUSAGE);
+    CHECK(strstr(err.message, "given twice") != NULL);
+    const char *missing[] = {"/nonexistent/dir/file.tfrecord"};
+    CHECK(shardtool_split(missing, 1, &opts, NULL, NULL, NULL, NULL, &err) == SHARDTOOL_ENOTFOUND);
+    if (failures)
+        return 1;
+    printf("split-misuse: ok\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 6 && strcmp(argv[1], "split") == 0)
+        return split(argv + 2, (size_t)argc - 2);
+    if (argc == 4 && strcmp(argv[1], "split-misuse") == 0)
+        return split_misuse(argv[2], argv[3]);
     if (argc >= 4 && strcmp(argv[1], "records") == 0)
         return records(argv[2], argv + 3, (size_t)argc - 3);
     if (argc >= 3 && strcmp(argv[1], "error") == 0)
@@ -553,6 +635,6 @@ int main(int argc, char **argv)
         return convert_misuse(argv[2], argv[3]);
     fprintf(stderr, "usage: test_api records OUT INPUT... | error INPUT... | verify FILE | "
                     "manifest MANIFEST [trust] [F] | payloads FILE full|headers|MAX_PIXELS | misuse FILE | convert TO SHARDS PREFIX FORCE INPUT... | "
-                    "convert-misuse FILE PREFIX\n");
+                    "convert-misuse FILE PREFIX | split SHARDS PREFIX FORCE INPUT... | split-misuse FILE PREFIX\n");
     return 2;
 }

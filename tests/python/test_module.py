@@ -709,6 +709,69 @@ def converts_format_options(tmp, pb2):
             pass
 
 
+def splits(tmp):
+    """shardtool.split against `shardtool split`: into the same prefix (an
+    Avro shard's sync marker comes from its name), the command's output
+    moved aside first, every file byte for byte the command's."""
+    tfx = os.path.join(DATA, "tfrecord", "tfx", "external", "tfrecord")
+    avro_copy = os.path.join(tmp, "split-in", "weather-again.avro")
+    os.makedirs(os.path.dirname(avro_copy))
+    shutil.copyfile(os.path.join(DATA, "avro", "weather.avro"), avro_copy)
+    kinds = (("tfrecord", sorted(os.path.join(tfx, f) for f in os.listdir(tfx) if f.endswith(".gz")), 3),
+             ("avro", [os.path.join(DATA, "avro", "weather.avro"), avro_copy], 2),
+             ("webdataset", [os.path.join(DATA, "webdataset", "tendata.tar")], 2))
+    for kind, inputs, shards in kinds:
+        base = os.path.join(tmp, "split-" + kind)
+        prefix = os.path.join(base, "out", "part")
+        tool.ok(["split"] + inputs + ["-o", prefix, "--shards", str(shards)])
+        os.rename(os.path.join(base, "out"), os.path.join(base, "cli"))
+        seen = []
+        report = shardtool.split(inputs, prefix, shards=shards, progress=seen.append)
+        names = sorted(os.listdir(os.path.join(base, "cli")))
+        check(names == sorted(os.listdir(os.path.join(base, "out"))) and len(names) == shards + 1,
+              "split %s: the same files" % kind)
+        for name in names:
+            check(same_bytes(os.path.join(base, "cli", name), os.path.join(base, "out", name)),
+                  "split %s: %s is the command line's" % (kind, name))
+        with open(report["manifest"]) as f:
+            m = json.load(f)
+        check(report["format"] == kind and report["manifest"] == prefix + ".manifest.json", "report %r" % report)
+        check(report["records"] == sum(s["records"] for s in m["shards"]) > 0 and
+              report["shards"] == len(m["shards"]) == shards, "the report's counts are the manifest's: %r" % report)
+        records = [p["records"] for p in seen]
+        check(records and records == sorted(records) and records[-1] == report["records"],
+              "split %s progress calls: %r" % (kind, records[-5:]))
+        try:
+            shardtool.split(inputs, prefix, shards=shards)
+            check(False, "split %s: an existing set is refused" % kind)
+        except shardtool.Error as e:
+            cli = tool.run(["split"] + inputs + ["-o", prefix, "--shards", str(shards)])
+            want = cli.stderr.decode().splitlines()[0][len("shardtool split: "):]
+            check(e.code_name == "EUSAGE" and str(e) == want, "split %s, an existing set: %r vs %r" % (kind, str(e), want))
+        check(shardtool.split(inputs, prefix, shards=shards, force=True)["records"] == report["records"],
+              "split %s: force=True replaces the set" % kind)
+    mix = [os.path.join(DATA, "avro", "weather.avro"), os.path.join(DATA, "tfrecord", "sequence", "events.tfrecord")]
+    try:
+        shardtool.split(mix, os.path.join(tmp, "split-mix", "p"))
+        check(False, "split of a mix raises")
+    except shardtool.Error as e:
+        cli = tool.run(["split"] + mix + ["-o", os.path.join(tmp, "split-mix", "p")])
+        want = cli.stderr.decode().splitlines()[0][len("shardtool split: "):]
+        check(e.code_name == "EUSAGE" and str(e) == want, "split of a mix: %r vs %r" % (str(e), want))
+    stopped = os.path.join(tmp, "split-stopped")
+
+    def stop(p):
+        raise KeyboardInterrupt
+
+    try:
+        shardtool.split(kinds[0][1], os.path.join(stopped, "p"), shards=2, progress=stop)
+        check(False, "split: an exception in progress is raised again")
+    except KeyboardInterrupt:
+        pass
+    check(not os.path.exists(stopped) or not os.listdir(stopped),
+          "a stopped split leaves nothing: %r" % (os.listdir(stopped) if os.path.exists(stopped) else None))
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="st-python-")
     try:
@@ -726,6 +789,7 @@ def main():
         misuse(tmp)
         converts(tmp)
         converts_format_options(tmp, pb2)
+        splits(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return ps.finish("python-module")
