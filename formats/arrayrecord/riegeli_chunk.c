@@ -165,8 +165,10 @@ int st_riegeli_write_chunk(uint64_t *pos, const uint8_t header[ST_RIEGELI_CHUNK_
     if (!st_riegeli_chunk_end(*pos, h.data_size, num_records, &l.end))
         return st_error_set(err, ST_EUSAGE, "a chunk of %llu bytes does not fit in a file",
                             (unsigned long long)h.data_size);
-    int rc = layout_bytes(&l, header, ST_RIEGELI_CHUNK_HEADER_SIZE, err);
-    if (rc == ST_OK)
+    int rc;
+    if (data == header + ST_RIEGELI_CHUNK_HEADER_SIZE) /* one piece: one write where no block header falls */
+        rc = layout_bytes(&l, header, ST_RIEGELI_CHUNK_HEADER_SIZE + h.data_size, err);
+    else if ((rc = layout_bytes(&l, header, ST_RIEGELI_CHUNK_HEADER_SIZE, err)) == ST_OK)
         rc = layout_bytes(&l, data, h.data_size, err);
     /* The padding: zeros up to the end (block headers included). */
     while (rc == ST_OK && *pos < l.end) {

@@ -4,6 +4,7 @@
  * footer found by the reader. */
 #include "../../formats/arrayrecord/ar_internal.h"
 #include "../../formats/arrayrecord/highwayhash.h"
+#include "../../formats/arrayrecord/zstd_small.h"
 
 #include <CUnit/CUnit.h>
 #include <zstd.h>
@@ -293,6 +294,78 @@ static void test_zstd_literals_by_size(void)
     CU_ASSERT(huffman_large > 3);
 }
 
+/* Input of a kind for the small zstd encoder: 0 random bytes, 1 text with
+ * some randomness, 2 runs (matches that overlap their own output: offset
+ * below the length), 3 a period of 1 to 40 bytes, 4 zeros, 5 records like
+ * a serialized Example (names repeated, varied values), 6 short matches
+ * every few bytes (over 127 sequences in a block: a 2-byte count). */
+static void small_input(int kind, size_t n, uint64_t seed, uint8_t *in)
+{
+    static const char words[] = "feature label image/encoded score tokens the quick brown fox jumps ";
+    uint64_t x = seed * 0x9e3779b97f4a7c15ull + n + 1;
+    size_t period = 1 + seed % 40;
+    for (size_t i = 0; i < n; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        uint8_t r = (uint8_t)(x >> 56);
+        switch (kind) {
+        case 0: in[i] = r; break;
+        case 1: in[i] = (x >> 60) < 3 ? r : (uint8_t)words[(i + seed) % (sizeof words - 1)]; break;
+        case 2: in[i] = (x >> 61) == 0 || i == 0 ? r : in[i - 1]; break;
+        case 3: in[i] = i < period ? r : in[i - period]; break;
+        case 4: in[i] = 0; break;
+        case 5: in[i] = (i % 23) < 12 ? (uint8_t)words[i % 23] : r; break;
+        default: /* one of four 4-byte words, then a random byte: a sequence every 5 bytes */
+            in[i] = i % 5 == 4 ? r : (uint8_t)"abcdefghijklmnop"[((i / 5) * 2654435761u >> 13) % 4 * 4 + i % 5];
+            break;
+        }
+    }
+}
+
+/* The small encoder's frames, for every size up to its maximum and
+ * inputs of every kind, decode with libzstd's ZSTD_decompress to the
+ * input and state its size; frames holding a compressed block (not only
+ * raw ones) are among them, and they are smaller than their input. */
+static void test_small_zstd_encoder_against_libzstd(void)
+{
+    static uint8_t in[ST_ZSTD_SMALL_MAX], frame[ST_ZSTD_SMALL_BOUND(ST_ZSTD_SMALL_MAX)], out[ST_ZSTD_SMALL_MAX + 1];
+    size_t compressed = 0, frames = 0, bad = 0, many_sequences = 0;
+    for (int kind = 0; kind < 7; kind++) {
+        for (size_t n = 0; n <= ST_ZSTD_SMALL_MAX; n++) {
+            for (uint64_t seed = 0; seed < (n < 64 ? 4u : 1u); seed++) {
+                small_input(kind, n, seed + n * 7, in);
+                size_t len = st_zstd_small_compress(frame, in, n);
+                CU_ASSERT_FATAL(len <= ST_ZSTD_SMALL_BOUND(n));
+                frames++;
+                unsigned long long stated = ZSTD_getFrameContentSize(frame, len);
+                size_t got = ZSTD_decompress(out, sizeof out, frame, len);
+                if (ZSTD_isError(got) || got != n || memcmp(out, in, n) != 0 || stated != n) {
+                    if (bad++ < 5)
+                        fprintf(stderr, "kind %d, %zu bytes: %s\n", kind, n,
+                                ZSTD_isError(got) ? ZSTD_getErrorName(got) : "decodes to other bytes");
+                    continue;
+                }
+                /* the block header after a 6 or 7 byte frame header */
+                size_t at = n < 256 ? 6 : 7;
+                if (((frame[at] >> 1) & 3) == 2) {
+                    compressed++;
+                    CU_ASSERT(len < n + at + 3);
+                    /* raw literals (RFC 8878, 3.1.1.3.1.1): their header's
+                     * size format, then the sequence count's first byte */
+                    const uint8_t *lit = frame + at + 3;
+                    size_t lh = (lit[0] >> 2 & 1) == 0 ? 1 : (lit[0] >> 2 & 3) == 1 ? 2 : 3;
+                    size_t nlit = lh == 1 ? lit[0] >> 3 : lh == 2 ? (lit[0] >> 4) + ((size_t)lit[1] << 4)
+                                                                  : (lit[0] >> 4) + ((size_t)lit[1] << 4) + ((size_t)lit[2] << 12);
+                    many_sequences += lit[lh + nlit] >= 128;
+                }
+            }
+        }
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    /* random bytes and the tiniest inputs go raw; the rest compress */
+    CU_ASSERT(compressed > frames / 2);
+    CU_ASSERT(many_sequences > 100);
+}
+
 #define SUITE_NAME "arrayrecord"
 static const CU_TestInfo suite_tests[] = {
     {"HighwayHash gives the signature's hashes", test_hash_of_the_signature},
@@ -301,6 +374,7 @@ static const CU_TestInfo suite_tests[] = {
     {"the reader ops read every record in order", test_reader_reads_every_record},
     {"small buffers are zstd frames libzstd reads", test_small_zstd_frames_are_zstd},
     {"a record's zstd frame keeps raw literals up to 512 bytes", test_zstd_literals_by_size},
+    {"the small zstd encoder's frames decode with libzstd", test_small_zstd_encoder_against_libzstd},
     CU_TEST_INFO_NULL,
 };
 #include "cunit_main.h"
