@@ -15,14 +15,14 @@
 # handshake and the first request cost at least (target: remote part
 # under 2 x DELAY + 5 ms).
 #
-# With CONVERT=1 it also times `shardtool convert s3://... -o s3://...`
-# through the proxy at 40 ms against the same convert between local files.
+# `convert s3://... -o s3://...` through the same proxy, against the same
+# convert between local files: bench/remote_convert.sh.
 #
 # A benchmark, not a test: nothing here passes or fails.
 #
 # usage: bench/remote_latency.sh [RUNS]
 #   ST=path/to/shardtool (default build/cli/shardtool), COUNT=64,
-#   DELAYS="0 10 40 80", PARALLEL=16, TARGETS="http s3", CONVERT=0|1
+#   DELAYS="0 10 40 80", PARALLEL=16, TARGETS="http s3"
 set -euo pipefail
 
 source "$(dirname "$0")/lib.sh"
@@ -31,7 +31,6 @@ count=${COUNT:-64}
 delays=${DELAYS:-0 10 40 80}
 parallel=${PARALLEL:-16}
 targets=${TARGETS:-http s3}
-convert=${CONVERT:-0}
 nginx=$(command -v nginx || echo /usr/sbin/nginx)
 s3rver=$ROOT/tests/remote/node_modules/.bin/s3rver
 key=S3RVER # the one key id s3rver knows
@@ -185,24 +184,3 @@ for target in $targets; do
         stop_proxy
     done
 done
-
-if [ "$convert" = 1 ] && [ -n "$s3_port" ]; then
-    # convert: the same inputs to TFRecord shards, from and to S3 through
-    # the proxy at 40 ms, and between local files
-    d=${CONVERT_DELAY:-40}
-    start_proxy "$s3_port" "$d"
-    base="http://127.0.0.1:$proxy_port"
-    in_urls=(); for f in "$work"/www/*.tfrecord; do in_urls+=("s3://bench/in/$(basename "$f")"); done
-    best_r=; best_l=; cpu_r=; cpu_l=
-    for run in $(seq "$runs"); do
-        timed "$ST" convert --parallel "$parallel" --endpoint "$base" "${in_urls[@]}" \
-            -o "s3://bench/out$run/part" --shards 8 -q
-        if [ -z "$best_r" ] || awk "BEGIN{exit !($wall < $best_r)}"; then best_r=$wall; cpu_r=$cpu; fi
-        rm -rf "$work/local-out"; mkdir -p "$work/local-out"
-        timed "$ST" convert "$work"/www/*.tfrecord -o "$work/local-out/part" --shards 8 -q
-        if [ -z "$best_l" ] || awk "BEGIN{exit !($wall < $best_l)}"; then best_l=$wall; cpu_l=$cpu; fi
-    done
-    stop_proxy
-    printf '\nconvert %d objects, s3 -> s3 through %s ms: %.3f s (cpu %s s); local -> local: %.3f s (cpu %s s); ratio local/remote %.2f\n' \
-        "$count" "$d" "$best_r" "$cpu_r" "$best_l" "$cpu_l" "$(awk "BEGIN{print $best_l / $best_r}")"
-fi
