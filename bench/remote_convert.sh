@@ -116,11 +116,11 @@ best() {
 in_urls=(); for f in "$work"/www/*.tfrecord; do in_urls+=("s3://bench/in/$(basename "$f")"); done
 printf '%d objects, %.1f MiB in all, to 8 shards; --parallel %d; best of %d; machine shared with other work (load %s)\n' \
     "$count" "$(awk "BEGIN{print $total_bytes / 1048576}")" "$parallel" "$runs" "$(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-34s %8s %8s %10s %8s %8s\n' what wall cpu s3rver_cpu local/it it/peer
+printf '%-38s %8s %8s %10s %8s %8s\n' what wall cpu s3rver_cpu local/it it/peer
 
 best local "$ST" convert "$work"/www/*.tfrecord -o "$work/local-out/part" --shards 8 -q
 local_wall=$best_wall
-printf '%-34s %7.3fs %7.2fs %10s %8s %8s\n' "local -> local" "$best_wall" "$best_cpu" - 1.00 -
+printf '%-38s %7.3fs %7.2fs %10s %8s %8s\n' "local -> local" "$best_wall" "$best_cpu" - 1.00 -
 # the shards every upload below sends
 "$ST" convert "$work"/www/*.tfrecord -o "$work/shards/part" --shards 8 -q
 
@@ -131,21 +131,21 @@ for d in $delays; do
     if [ -n "$aws" ]; then
         best "aws$d-" "$aws" --endpoint-url "$base" s3 cp --recursive --quiet "$work/shards/" "s3://bench/{RUN}/"
         peer_wall=$best_wall
-        printf '%-34s %7.3fs %7.2fs %9.2fs %8.2f %8s\n' "peer: aws s3 cp of the shards, ${d} ms" "$best_wall" \
+        printf '%-38s %7.3fs %7.2fs %9.2fs %8.2f %8s\n' "peer: aws s3 cp of the shards, ${d} ms" "$best_wall" \
             "$best_cpu" "$best_srv" "$(ratio "$local_wall" "$best_wall")" 1.00
     fi
     vs_peer() { [ -n "$peer_wall" ] && ratio "$best_wall" "$peer_wall" || echo -; }
     best "up$d-" "$ST" convert --parallel "$parallel" --endpoint "$base" "$work"/www/*.tfrecord \
         -o "s3://bench/{RUN}/part" --shards 8 -q
-    printf '%-34s %7.3fs %7.2fs %9.2fs %8.2f %8s\n' "local -> s3, ${d} ms" "$best_wall" "$best_cpu" "$best_srv" \
+    printf '%-38s %7.3fs %7.2fs %9.2fs %8.2f %8s\n' "local -> s3, ${d} ms" "$best_wall" "$best_cpu" "$best_srv" \
         "$(ratio "$local_wall" "$best_wall")" "$(vs_peer)"
     best "s3$d-" "$ST" convert --parallel "$parallel" --endpoint "$base" "${in_urls[@]}" \
         -o "s3://bench/{RUN}/part" --shards 8 -q
-    printf '%-34s %7.3fs %7.2fs %9.2fs %8.2f %8s\n' "s3 -> s3, ${d} ms" "$best_wall" "$best_cpu" "$best_srv" \
+    printf '%-38s %7.3fs %7.2fs %9.2fs %8.2f %8s\n' "s3 -> s3, ${d} ms" "$best_wall" "$best_cpu" "$best_srv" \
         "$(ratio "$local_wall" "$best_wall")" "$(vs_peer)"
     best "down$d-" "$ST" convert --parallel "$parallel" --endpoint "$base" "${in_urls[@]}" \
         -o "$work/local-out/part" --shards 8 -q
-    printf '%-34s %7.3fs %7.2fs %9.2fs %8.2f %8s\n' "s3 -> local, ${d} ms" "$best_wall" "$best_cpu" "$best_srv" \
+    printf '%-38s %7.3fs %7.2fs %9.2fs %8.2f %8s\n' "s3 -> local, ${d} ms" "$best_wall" "$best_cpu" "$best_srv" \
         "$(ratio "$local_wall" "$best_wall")" -
     stop_proxy
 done

@@ -10,6 +10,9 @@ completes an upload.
     byte for byte, and the manifest lists them;
   - the run ends with no upload left open (s3rver's uploads directory is
     empty: every upload completed or aborted);
+  - a refused CreateMultipartUpload (sent with the first part, its answer
+    not waited for while the next parts fill) fails the run with a message
+    naming the object, and leaves no object and no open upload;
   - the uploads of the shards are completed side by side, not one after
     another: a proxy in front holds each CompleteMultipartUpload until a
     second one arrives (or 5 s pass), and counts how many were in flight
@@ -176,6 +179,33 @@ def main():
                                     % hold.most)
         res.check("%d shards uploaded at once through faults equal a local convert, completed side by side"
                   % SHARDS, many_at_once)
+
+        def create_refused():
+            # CreateMultipartUpload is sent with the first part and not
+            # waited for; the parts filled meanwhile wait for its answer.
+            # Refused, the run fails naming the object, and nothing is left.
+            def refuse_create(method, path):
+                return "500" if method == "POST" and path.endswith("?uploads") else None
+            bad = servers.FaultProxy(sig.port, ["ok"], fail_when=refuse_create)
+            started.append(bad)
+            p = subprocess.run([exe, "convert", big, "-o", "s3://%s/refused/train" % BUCKET, "--shards", "2",
+                                "--chunk-size", "1M", "--retries", "0", "--endpoint",
+                                "http://127.0.0.1:%d" % bad.port], capture_output=True, env=env, timeout=600)
+            err = p.stderr.decode()
+            if p.returncode != 1:
+                raise rtest.Failure("exit %d (1 expected): %s" % (p.returncode, err[-2000:]))
+            if "500" not in err or "s3://%s/refused/train-0000" % BUCKET not in err:
+                raise rtest.Failure("the message does not name the object and the HTTP status: %s" % err)
+            if not any(m == "POST" and f == "500" for m, _, f in bad.log):
+                raise rtest.Failure("no CreateMultipartUpload was refused: %s" % bad.log)
+            st, body = srv.request("GET", "/" + BUCKET, "list-type=2&prefix=refused/")
+            if b"<Key>" in body:
+                raise rtest.Failure("objects under refused/: %s" % body[:500])
+            uploads = os.path.join(tmp, "s3rver", BUCKET, "._S3rver_uploads")
+            if os.path.isdir(uploads) and os.listdir(uploads):
+                raise rtest.Failure("multipart uploads left open: %s" % os.listdir(uploads))
+        res.check("a refused CreateMultipartUpload fails the run, naming the object; nothing is left",
+                  create_refused)
         return res.finish()
     finally:
         if env:
