@@ -2,10 +2,12 @@
  *
  * S3: bytes are gathered into parts of max(chunk_size, 5 MiB).  An object
  * that fits in one part is one PUT at commit.  A larger one becomes a
- * multipart upload: CreateMultipartUpload when the first part is full,
- * UploadPart for each part with at most MAX_INFLIGHT parts in flight (the
- * memory bound), CompleteMultipartUpload at commit, AbortMultipartUpload on
- * abort or failure.
+ * multipart upload: CreateMultipartUpload when the first part is full (not
+ * waited for: the parts filled until it answers wait for its UploadId),
+ * UploadPart for each part with at most MAX_INFLIGHT parts in flight or
+ * waiting (the memory bound: MAX_INFLIGHT + 2 part buffers, the one being
+ * filled and a sent part's, kept for the next), CompleteMultipartUpload at
+ * commit, AbortMultipartUpload on abort or failure.
  *
  * GCS: one part or less is a simple media upload at commit; larger objects
  * use a resumable upload session whose chunks are sent one after another
