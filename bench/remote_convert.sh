@@ -26,62 +26,22 @@
 set -euo pipefail
 
 source "$(dirname "$0")/lib.sh"
+source "$BENCH_DIR/remote_lib.sh"
 runs=${1:-3}
 count=${COUNT:-64}
 delays=${DELAYS:-0 40}
 parallel=${PARALLEL:-16}
-s3rver=$ROOT/tests/remote/node_modules/.bin/s3rver
-key=S3RVER # the one key id s3rver knows
 
-[ -x "$s3rver" ] || { echo "s3rver is not installed (npm ci in tests/remote)"; exit 1; }
+[ -x "$S3RVER" ] || { echo "s3rver is not installed (npm ci in tests/remote)"; exit 1; }
 command -v curl >/dev/null || { echo "curl is not installed"; exit 1; }
 aws=$(command -v aws || true)
 
-work=$(mktemp -d /tmp/st-bench-rconvert-XXXXXX)
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done; echo "nothing listens on $1" >&2; return 1; }
-now_ns() { date +%s%N; }
 # CPU seconds (user + system) a process has used so far
 proc_cpu() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$1/stat"; }
 
-mkdir -p "$work/www"
-for i in $(seq -w 0 $((count - 1))); do
-    for _ in 1 2 3 4 5; do cat "$ROOT/tests/data/tfrecord/tfx/mnist/mnist.tfrecord"; done > "$work/www/obj-$i.tfrecord"
-done
-total_bytes=$(du -cb "$work"/www/*.tfrecord | tail -1 | cut -f1)
-
-s3_port=$(free_port)
-NODE_OPTIONS=--openssl-legacy-provider "$s3rver" -d "$work/s3rver" -a 127.0.0.1 -p "$s3_port" -s \
-    > /dev/null 2> "$work/s3rver.err" &
-s3pid=$!
-pids+=("$s3pid")
-wait_port "$s3_port"
-s3curl=(curl -s -f --aws-sigv4 "aws:amz:us-east-1:s3" -u "$key:$key" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD")
-"${s3curl[@]}" -X PUT "http://127.0.0.1:$s3_port/bench" > /dev/null
-for f in "$work"/www/*.tfrecord; do
-    "${s3curl[@]}" -T "$f" "http://127.0.0.1:$s3_port/bench/in/$(basename "$f")" > /dev/null
-done
-
-# start_proxy DELAY_MS: sets proxy_port
-start_proxy() {
-    proxy_port=$(free_port)
-    /usr/bin/python3 "$BENCH_DIR/delay_proxy.py" "$proxy_port" "$s3_port" "$1" > "$work/proxy.out" 2>&1 &
-    proxy_pid=$!
-    pids+=("$proxy_pid")
-    wait_port "$proxy_port"
-}
-stop_proxy() { kill "$proxy_pid" 2>/dev/null || true; wait "$proxy_pid" 2>/dev/null || true; }
-
-export AWS_ACCESS_KEY_ID=$key AWS_SECRET_ACCESS_KEY=$key AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1
-unset AWS_PROFILE AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 || true
+work_dir rconvert
+make_objects "$count"
+start_s3rver
 
 # timed CMD...: runs CMD to /dev/null; sets wall (s), cpu (its user+sys s)
 # and srv (s3rver's CPU s meanwhile)
@@ -125,7 +85,7 @@ printf '%-38s %7.3fs %7.2fs %10s %8s %8s\n' "local -> local" "$best_wall" "$best
 "$ST" convert "$work"/www/*.tfrecord -o "$work/shards/part" --shards 8 -q
 
 for d in $delays; do
-    start_proxy "$d"
+    start_proxy "$s3_port" "$d"
     base="http://127.0.0.1:$proxy_port"
     peer_wall=
     if [ -n "$aws" ]; then
