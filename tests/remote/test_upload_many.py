@@ -13,10 +13,12 @@ completes an upload.
   - a refused CreateMultipartUpload (sent with the first part, its answer
     not waited for while the next parts fill) fails the run with a message
     naming the object, and leaves no object and no open upload;
-  - the uploads of the shards are completed side by side, not one after
-    another: a proxy in front holds each CompleteMultipartUpload until a
-    second one arrives (or 5 s pass), and counts how many were in flight
-    at once.  Completed one by one, no second one can come while the first
+  - the writer does not wait for CreateMultipartUpload's answer, and the
+    uploads of the shards are completed side by side, not one after
+    another: a proxy in front holds each CreateMultipartUpload, and each
+    CompleteMultipartUpload, until a second one of its kind arrives (or
+    5 s pass), and counts how many were in flight at once.  Sent one by
+    one, waiting for each answer, no second one can come while the first
     is held, and the count stays 1.
 
 usage: test_upload_many.py SHARDTOOL SOURCE_ROOT
@@ -24,7 +26,6 @@ exit 77 when s3rver cannot be started."""
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -53,36 +54,42 @@ class _HoldHandler(BaseHTTPRequestHandler):
     def _handle(self):
         p = self.server.owner
         body = servers._read_body(self)
-        completing = self.command == "POST" and "uploadId=" in self.path
-        if completing:
+        kind = None
+        if self.command == "POST" and "uploadId=" in self.path:
+            kind = "complete"
+        elif self.command == "POST" and self.path.endswith("?uploads"):
+            kind = "create"
+        if kind:
             with p.cond:
-                p.arrived += 1
-                p.in_flight += 1
-                p.most = max(p.most, p.in_flight)
+                p.arrived[kind] += 1
+                p.in_flight[kind] += 1
+                p.most[kind] = max(p.most[kind], p.in_flight[kind])
                 p.cond.notify_all()
-                p.cond.wait_for(lambda: p.arrived >= 2, timeout=5)
+                p.cond.wait_for(lambda: p.arrived[kind] >= 2, timeout=5)
         try:
             status, hdrs, data = servers._forward(p.upstream, self.command, self.path,
                                                   list(self.headers.items()), body)
         finally:
-            if completing:
+            if kind:
                 with p.cond:
-                    p.in_flight -= 1
+                    p.in_flight[kind] -= 1
         servers._reply(self, status, hdrs, data, self.command == "HEAD")
 
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle
 
 
-class HoldCompletes(servers._Base):
-    """Passes everything on; holds each request that completes a multipart
-    upload until a second one has arrived (at most 5 s)."""
+class HoldUploads(servers._Base):
+    """Passes everything on; holds each request that creates a multipart
+    upload until a second one has arrived (at most 5 s), and so each one
+    that completes an upload; counts how many of each kind were in flight
+    at once."""
 
     def __init__(self, upstream_port):
         self.upstream = upstream_port
         self.cond = threading.Condition()
-        self.arrived = 0
-        self.in_flight = 0
-        self.most = 0
+        self.arrived = {"create": 0, "complete": 0}
+        self.in_flight = {"create": 0, "complete": 0}
+        self.most = {"create": 0, "complete": 0}
         super().__init__(_HoldHandler)
 
 
@@ -117,7 +124,7 @@ def main():
             return None
         fp = servers.FaultProxy(sig.port, ["ok"], fail_when=faults)
         started.append(fp)
-        hold = HoldCompletes(fp.port)
+        hold = HoldUploads(fp.port)
         started.append(hold)
         st, answer = srv.request("PUT", "/" + BUCKET)
         if st != 200:
@@ -172,13 +179,16 @@ def main():
             left = os.listdir(uploads) if os.path.isdir(uploads) else []
             if left:
                 raise rtest.Failure("multipart uploads left open: %s" % left)
-            print("parts %d, completes %d (one reset), most completes in flight at once: %d"
-                  % (count["part"], count["complete"], hold.most))
-            if hold.most < 2:
+            print("parts %d, completes %d (one reset); in flight at once: %d creates, %d completes"
+                  % (count["part"], count["complete"], hold.most["create"], hold.most["complete"]))
+            if hold.most["create"] < 2:
+                raise rtest.Failure("each upload was created only once the one before was (at most %d "
+                                    "CreateMultipartUpload in flight)" % hold.most["create"])
+            if hold.most["complete"] < 2:
                 raise rtest.Failure("the uploads were completed one after another (at most %d in flight)"
-                                    % hold.most)
-        res.check("%d shards uploaded at once through faults equal a local convert, completed side by side"
-                  % SHARDS, many_at_once)
+                                    % hold.most["complete"])
+        res.check("%d shards uploaded at once through faults equal a local convert, created and completed "
+                  "side by side" % SHARDS, many_at_once)
 
         def create_refused():
             # CreateMultipartUpload is sent with the first part and not
