@@ -15,48 +15,31 @@
 # handshake and the first request cost at least (target: remote part
 # under 2 x DELAY + 5 ms).
 #
-# With CONVERT=1 it also times `shardtool convert s3://... -o s3://...`
-# through the proxy at 40 ms against the same convert between local files.
+# `convert s3://... -o s3://...` through the same proxy, against the same
+# convert between local files: bench/remote_convert.sh.
 #
 # A benchmark, not a test: nothing here passes or fails.
 #
 # usage: bench/remote_latency.sh [RUNS]
 #   ST=path/to/shardtool (default build/cli/shardtool), COUNT=64,
-#   DELAYS="0 10 40 80", PARALLEL=16, TARGETS="http s3", CONVERT=0|1
+#   DELAYS="0 10 40 80", PARALLEL=16, TARGETS="http s3"
 set -euo pipefail
 
 source "$(dirname "$0")/lib.sh"
+source "$BENCH_DIR/remote_lib.sh"
 runs=${1:-3}
 count=${COUNT:-64}
 delays=${DELAYS:-0 10 40 80}
 parallel=${PARALLEL:-16}
 targets=${TARGETS:-http s3}
-convert=${CONVERT:-0}
 nginx=$(command -v nginx || echo /usr/sbin/nginx)
-s3rver=$ROOT/tests/remote/node_modules/.bin/s3rver
-key=S3RVER # the one key id s3rver knows
 
 [ -x "$nginx" ] || { echo "nginx is not installed"; exit 1; }
 command -v curl >/dev/null || { echo "curl is not installed"; exit 1; }
 
-work=$(mktemp -d /tmp/st-bench-latency-XXXXXX)
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done; echo "nothing listens on $1" >&2; return 1; }
-now_ns() { date +%s%N; }
-
-mkdir -p "$work/www" "$work/nginx"
-for i in $(seq -w 0 $((count - 1))); do
-    for _ in 1 2 3 4 5; do cat "$ROOT/tests/data/tfrecord/tfx/mnist/mnist.tfrecord"; done > "$work/www/obj-$i.tfrecord"
-done
-total_bytes=$(du -cb "$work"/www/*.tfrecord | tail -1 | cut -f1)
+work_dir latency
+mkdir -p "$work/nginx"
+make_objects "$count"
 cat "$work"/www/*.tfrecord > /dev/null # the page cache: both readers see the same server
 
 # ---- servers ----
@@ -88,36 +71,13 @@ wait_port "$ngx_port"
 
 s3_port=
 if [[ " $targets " == *" s3 "* ]]; then
-    if [ -x "$s3rver" ]; then
-        s3_port=$(free_port)
-        NODE_OPTIONS=--openssl-legacy-provider "$s3rver" -d "$work/s3rver" -a 127.0.0.1 -p "$s3_port" -s \
-            > /dev/null 2> "$work/s3rver.err" &
-        pids+=($!)
-        wait_port "$s3_port"
-        # curl signs, but leaves S3's payload hash header to the caller
-        s3curl=(curl -s -f --aws-sigv4 "aws:amz:us-east-1:s3" -u "$key:$key" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD")
-        "${s3curl[@]}" -X PUT "http://127.0.0.1:$s3_port/bench" > /dev/null
-        for f in "$work"/www/*.tfrecord; do
-            "${s3curl[@]}" -T "$f" "http://127.0.0.1:$s3_port/bench/in/$(basename "$f")" > /dev/null
-        done
+    if [ -x "$S3RVER" ]; then
+        start_s3rver
     else
         echo "s3rver is not installed (npm ci in tests/remote): S3 rows left out"
         targets=${targets/s3/}
     fi
 fi
-
-# start_proxy UPSTREAM_PORT DELAY_MS: sets proxy_port
-start_proxy() {
-    proxy_port=$(free_port)
-    /usr/bin/python3 "$BENCH_DIR/delay_proxy.py" "$proxy_port" "$1" "$2" > "$work/proxy.out" 2>&1 &
-    proxy_pid=$!
-    pids+=("$proxy_pid")
-    wait_port "$proxy_port"
-}
-stop_proxy() { kill "$proxy_pid" 2>/dev/null || true; wait "$proxy_pid" 2>/dev/null || true; }
-
-export AWS_ACCESS_KEY_ID=$key AWS_SECRET_ACCESS_KEY=$key AWS_REGION=us-east-1
-unset AWS_PROFILE AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 || true
 
 # timed CMD...: runs CMD to /dev/null; sets wall (s) and cpu (user+sys s)
 timed() {
@@ -161,7 +121,7 @@ for target in $targets; do
                 curl_args+=(-o /dev/null "$base/bench/in/$(basename "$f")")
             done
             ours=("$ST" cat --format tfrecord --parallel "$parallel" --endpoint "$base")
-            curl_one=(curl -s -f --aws-sigv4 "aws:amz:us-east-1:s3" -u "$key:$key"
+            curl_one=(curl -s -f --aws-sigv4 "aws:amz:us-east-1:s3" -u "$S3_KEY:$S3_KEY"
                       -H "x-amz-content-sha256: UNSIGNED-PAYLOAD")
         fi
         curl_cmd=("${curl_one[@]}" --parallel --parallel-max "$parallel")
@@ -185,24 +145,3 @@ for target in $targets; do
         stop_proxy
     done
 done
-
-if [ "$convert" = 1 ] && [ -n "$s3_port" ]; then
-    # convert: the same inputs to TFRecord shards, from and to S3 through
-    # the proxy at 40 ms, and between local files
-    d=${CONVERT_DELAY:-40}
-    start_proxy "$s3_port" "$d"
-    base="http://127.0.0.1:$proxy_port"
-    in_urls=(); for f in "$work"/www/*.tfrecord; do in_urls+=("s3://bench/in/$(basename "$f")"); done
-    best_r=; best_l=; cpu_r=; cpu_l=
-    for run in $(seq "$runs"); do
-        timed "$ST" convert --parallel "$parallel" --endpoint "$base" "${in_urls[@]}" \
-            -o "s3://bench/out$run/part" --shards 8 -q
-        if [ -z "$best_r" ] || awk "BEGIN{exit !($wall < $best_r)}"; then best_r=$wall; cpu_r=$cpu; fi
-        rm -rf "$work/local-out"; mkdir -p "$work/local-out"
-        timed "$ST" convert "$work"/www/*.tfrecord -o "$work/local-out/part" --shards 8 -q
-        if [ -z "$best_l" ] || awk "BEGIN{exit !($wall < $best_l)}"; then best_l=$wall; cpu_l=$cpu; fi
-    done
-    stop_proxy
-    printf '\nconvert %d objects, s3 -> s3 through %s ms: %.3f s (cpu %s s); local -> local: %.3f s (cpu %s s); ratio local/remote %.2f\n' \
-        "$count" "$d" "$best_r" "$cpu_r" "$best_l" "$cpu_l" "$(awk "BEGIN{print $best_l / $best_r}")"
-fi

@@ -455,7 +455,8 @@ static int finish_one(void *ctx, size_t k, st_error *err)
  * threads leave them idle while its chunks are written and at its last
  * columns, while shards side by side keep them busy.  The shards left over
  * (fewer than the threads) then get the threads among their columns.
- * Local files only: each shard's stream is then its own. */
+ * Local files only: each shard's stream is then its own.  Remote shards
+ * are all finished side by side (see below). */
 static int finish_writers(st_shard_sink *s, bool *finished, st_error *err)
 {
     size_t *which = malloc((s->nopen ? s->nopen : 1) * sizeof *which);
@@ -469,8 +470,19 @@ static int finish_writers(st_shard_sink *s, bool *finished, st_error *err)
     size_t together = 0;
     if (s->opt.writer->finish_threads && threads > 1 && s->local && !s->pool && n >= (size_t)threads)
         together = n - n % (size_t)threads;
+    if (!s->local && !s->pool && n > 1) {
+        /* Remote shards: each commit waits on the store (its last parts,
+         * then the request that completes the upload, which a store may
+         * take a while to answer, as it assembles the object), so all of
+         * them wait side by side, not one after another.  The threads
+         * mostly sleep.  Not with a compressor pool, which the shards'
+         * streams share. */
+        threads = n > 64 ? 64 : (int)n;
+        together = n;
+    }
     for (size_t k = 0; k < together; k++)
-        s->opt.writer->finish_threads(s->open[which[k]].writer_priv, 1);
+        if (s->opt.writer->finish_threads)
+            s->opt.writer->finish_threads(s->open[which[k]].writer_priv, 1);
     finish_many f = {.s = s, .which = which, .finished = finished};
     int rc = together ? st_parallel_for(together, threads, finish_one, &f, err) : ST_OK;
     for (size_t k = together; k < n && rc == ST_OK; k++)

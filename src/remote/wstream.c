@@ -2,10 +2,12 @@
  *
  * S3: bytes are gathered into parts of max(chunk_size, 5 MiB).  An object
  * that fits in one part is one PUT at commit.  A larger one becomes a
- * multipart upload: CreateMultipartUpload when the first part is full,
- * UploadPart for each part with at most MAX_INFLIGHT parts in flight (the
- * memory bound), CompleteMultipartUpload at commit, AbortMultipartUpload on
- * abort or failure.
+ * multipart upload: CreateMultipartUpload when the first part is full (not
+ * waited for: the parts filled until it answers wait for its UploadId),
+ * UploadPart for each part with at most MAX_INFLIGHT parts in flight or
+ * waiting (the memory bound: MAX_INFLIGHT + 2 part buffers, the one being
+ * filled and a sent part's, kept for the next), CompleteMultipartUpload at
+ * commit, AbortMultipartUpload on abort or failure.
  *
  * GCS: one part or less is a simple media upload at commit; larger objects
  * use a resumable upload session whose chunks are sent one after another
@@ -31,9 +33,16 @@ typedef struct wstream {
     size_t part_size;
     uint8_t *buf;
     size_t len;
+    uint8_t *spare;          /* a sent part's buffer, taken back for the next part */
     uint64_t total;          /* bytes handed to parts so far */
     /* S3 multipart */
     char *upload_id;
+    /* CreateMultipartUpload, sent when the first part is full and not
+     * waited for: the parts filled meanwhile wait here for its UploadId
+     * (they count towards MAX_INFLIGHT). */
+    st_xfer *create;
+    struct parked_part { uint8_t *data; size_t len; int number; } parked[MAX_INFLIGHT];
+    int nparked;
     st_xfer *inflight[MAX_INFLIGHT]; /* oldest first */
     int ninflight;
     char **etags;            /* by part number - 1 */
@@ -86,13 +95,35 @@ static int run_and_free(wstream *w, st_xfer *x, st_error *err)
 
 /* ---- S3 ---------------------------------------------------------------- */
 
-static int s3_create_upload(wstream *w, st_error *err)
+/* Sends CreateMultipartUpload without waiting for its answer. */
+static int s3_start_upload(wstream *w, st_error *err)
 {
     st_xfer *x = s3_xfer(w, "POST", "uploads", err);
     if (!x)
         return err->code;
-    int rc = st_fetch_run(w->c->f, x, err);
-    if (rc == ST_OK) {
+    st_fetch_lock(w->c->f);
+    st_fetch_submit_locked(w->c->f, x);
+    st_fetch_unlock(w->c->f);
+    w->create = x;
+    return ST_OK;
+}
+
+/* Waits for CreateMultipartUpload's answer and takes its UploadId. */
+static int s3_finish_create(wstream *w, st_error *err)
+{
+    st_xfer *x = w->create;
+    st_fetcher *f = w->c->f;
+    st_fetch_lock(f);
+    while (!st_xfer_finished(x))
+        st_fetch_wait(f);
+    st_fetch_unlock(f);
+    w->create = NULL;
+    int rc = ST_OK;
+    if (x->state == ST_XS_FAILED) {
+        rc = x->err.code;
+        if (err)
+            *err = x->err;
+    } else {
         st_buf id = {0};
         size_t pos = 0;
         int found = st_xml_next((const char *)x->resp.data, x->resp.len, "UploadId", &pos, &id);
@@ -108,15 +139,12 @@ static int s3_create_upload(wstream *w, st_error *err)
     return rc;
 }
 
-/* Waits for the oldest part in flight and records its ETag. */
-static int s3_wait_oldest(wstream *w, st_error *err)
+/* Takes the oldest part in flight off the list (it has finished) and
+ * records its ETag; its buffer is kept for the next part, so that parts
+ * do not each cost a fresh mapping and its page faults. */
+static int s3_take_oldest(wstream *w, st_error *err)
 {
-    st_fetcher *f = w->c->f;
     st_xfer *x = w->inflight[0];
-    st_fetch_lock(f);
-    while (!st_xfer_finished(x))
-        st_fetch_wait(f);
-    st_fetch_unlock(f);
     memmove(w->inflight, w->inflight + 1, (size_t)(w->ninflight - 1) * sizeof *w->inflight);
     w->ninflight--;
     int rc = ST_OK;
@@ -132,22 +160,101 @@ static int s3_wait_oldest(wstream *w, st_error *err)
         if (!w->etags[number - 1])
             rc = st_error_set(err, ST_ENOMEM, "out of memory");
     }
+    if (x->body_owned && x->body_len == w->part_size && !w->spare) {
+        w->spare = (uint8_t *)x->body;
+        x->body = NULL;
+        x->body_owned = false;
+    }
     st_xfer_free(x);
     return rc;
 }
 
+/* Waits for the oldest part in flight and records its ETag. */
+static int s3_wait_oldest(wstream *w, st_error *err)
+{
+    st_fetcher *f = w->c->f;
+    st_xfer *x = w->inflight[0];
+    st_fetch_lock(f);
+    while (!st_xfer_finished(x))
+        st_fetch_wait(f);
+    st_fetch_unlock(f);
+    return s3_take_oldest(w, err);
+}
+
+/* Records the parts that have finished, oldest first, without waiting. */
+static int s3_reap_finished(wstream *w, st_error *err)
+{
+    st_fetcher *f = w->c->f;
+    while (w->ninflight) {
+        st_fetch_lock(f);
+        bool done = st_xfer_finished(w->inflight[0]);
+        st_fetch_unlock(f);
+        if (!done)
+            return ST_OK;
+        int rc = s3_take_oldest(w, err);
+        if (rc)
+            return rc;
+    }
+    return ST_OK;
+}
+
+/* Sends part `number` (its buffer, malloc'ed, goes to the request). */
+static int s3_submit_part(wstream *w, uint8_t *data, size_t len, int number, st_error *err)
+{
+    st_buf q = {0};
+    char num[16];
+    snprintf(num, sizeof num, "%d", number);
+    int rc = st_query_append(&q, "partNumber", num);
+    rc = rc ? rc : st_query_append(&q, "uploadId", w->upload_id);
+    st_xfer *x = rc ? NULL : s3_xfer(w, "PUT", (const char *)q.data, err);
+    st_buf_free(&q);
+    if (!x) {
+        free(data);
+        return rc ? st_error_set(err, rc, "out of memory") : err->code;
+    }
+    give_body(x, data, len, true);
+    x->owner = (void *)(intptr_t)number;
+    st_fetch_lock(w->c->f);
+    st_fetch_submit_locked(w->c->f, x);
+    st_fetch_unlock(w->c->f);
+    w->inflight[w->ninflight++] = x;
+    return ST_OK;
+}
+
+/* Takes CreateMultipartUpload's answer (waiting for it) and sends the
+ * parts that waited for it. */
+static int s3_upload_created(wstream *w, st_error *err)
+{
+    int rc = s3_finish_create(w, err);
+    int i = 0;
+    for (; i < w->nparked && rc == ST_OK; i++)
+        rc = s3_submit_part(w, w->parked[i].data, w->parked[i].len, w->parked[i].number, err);
+    for (; i < w->nparked; i++)
+        free(w->parked[i].data);
+    w->nparked = 0;
+    return rc;
+}
+
+/* Hands the full buffer on as the next part: sent at once when the upload
+ * exists, else kept until CreateMultipartUpload (sent with the first part)
+ * answers, so that the writer does not wait a round trip for it. */
 static int s3_send_part(wstream *w, st_error *err)
 {
-    if (!w->upload_id) {
-        int rc = s3_create_upload(w, err);
-        if (rc)
-            return rc;
+    int rc = ST_OK;
+    if (!w->upload_id && !w->create)
+        rc = s3_start_upload(w, err);
+    else if (w->create) {
+        st_fetch_lock(w->c->f);
+        bool answered = st_xfer_finished(w->create);
+        st_fetch_unlock(w->c->f);
+        if (answered || w->nparked == MAX_INFLIGHT)
+            rc = s3_upload_created(w, err);
     }
-    if (w->ninflight == MAX_INFLIGHT) {
-        int rc = s3_wait_oldest(w, err);
-        if (rc)
-            return rc;
-    }
+    rc = rc ? rc : s3_reap_finished(w, err);
+    if (rc == ST_OK && w->ninflight == MAX_INFLIGHT)
+        rc = s3_wait_oldest(w, err);
+    if (rc)
+        return rc;
     char **grown = realloc(w->etags, (size_t)(w->nparts + 1) * sizeof *grown);
     if (!grown)
         return st_error_set(err, ST_ENOMEM, "out of memory");
@@ -157,29 +264,25 @@ static int s3_send_part(wstream *w, st_error *err)
     if (number > 10000)
         return st_error_set(err, ST_EUNSUPPORTED,
                             "%s: more than 10000 parts; use a larger --chunk-size", w->addr.url);
-    st_buf q = {0};
-    char num[16];
-    snprintf(num, sizeof num, "%d", number);
-    int rc = st_query_append(&q, "partNumber", num);
-    rc = rc ? rc : st_query_append(&q, "uploadId", w->upload_id);
-    st_xfer *x = rc ? NULL : s3_xfer(w, "PUT", (const char *)q.data, err);
-    st_buf_free(&q);
-    if (!x)
-        return rc ? st_error_set(err, rc, "out of memory") : err->code;
-    give_body(x, w->buf, w->len, true);
-    x->owner = (void *)(intptr_t)number;
-    w->total += w->len;
+    uint8_t *data = w->buf;
+    size_t len = w->len;
+    w->total += len;
     w->buf = NULL;
     w->len = 0;
-    st_fetch_lock(w->c->f);
-    st_fetch_submit_locked(w->c->f, x);
-    st_fetch_unlock(w->c->f);
-    w->inflight[w->ninflight++] = x;
-    return ST_OK;
+    if (w->create) {
+        w->parked[w->nparked++] = (struct parked_part){data, len, number};
+        return ST_OK;
+    }
+    return s3_submit_part(w, data, len, number, err);
 }
 
 static int s3_complete(wstream *w, char *etag, size_t etag_cap, st_error *err)
 {
+    if (w->create) {
+        int rc = s3_upload_created(w, err);
+        if (rc)
+            return rc;
+    }
     while (w->ninflight) {
         int rc = s3_wait_oldest(w, err);
         if (rc)
@@ -254,6 +357,14 @@ static void s3_abort(wstream *w)
         st_fetch_release_locked(f, w->inflight[i]);
     st_fetch_unlock(f);
     w->ninflight = 0;
+    for (int i = 0; i < w->nparked; i++)
+        free(w->parked[i].data);
+    w->nparked = 0;
+    if (w->create) {
+        /* Its answer names the upload to abort. */
+        st_error ignored;
+        s3_finish_create(w, &ignored);
+    }
     if (w->upload_id) {
         st_buf q = {0};
         st_error ignored;
@@ -383,6 +494,11 @@ static void gcs_abort(wstream *w)
 
 static int ensure_buf(wstream *w, st_error *err)
 {
+    if (!w->buf && w->spare) {
+        w->buf = w->spare;
+        w->spare = NULL;
+        w->len = 0;
+    }
     if (!w->buf) {
         w->buf = malloc(w->part_size);
         if (!w->buf)
@@ -428,6 +544,8 @@ static void release(wstream *w)
     w->released = true;
     free(w->buf);
     w->buf = NULL;
+    free(w->spare);
+    w->spare = NULL;
     if (w->etags)
         for (int i = 0; i < w->nparts; i++)
             free(w->etags[i]);
@@ -445,7 +563,7 @@ static int ws_commit(st_ostream *o, st_error *err)
     wstream *w = ws_of(o);
     int rc;
     if (w->addr.kind == ST_RURL_S3) {
-        if (!w->upload_id) {
+        if (!w->upload_id && !w->create) {
             rc = ensure_buf(w, err);
             rc = rc ? rc : s3_put_whole(w, o->etag, sizeof o->etag, err);
         } else {
