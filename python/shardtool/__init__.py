@@ -268,6 +268,19 @@ class Reader:
             return _packed.plan(self._batch, self._names, self._pad_value, self._bytes_layout)
         self._stop(rc)
 
+    def _decoded_records(self):
+        """A generator of the decoded records (decode=True, no batch_size):
+        what iterating the reader gives, without a call of __next__ per
+        record."""
+        for rec in self._pending:
+            yield rec
+        while self._handle:
+            try:
+                n, cols = self._next_columns(1024)
+            except StopIteration:
+                return
+            yield from _columns.records(n, cols)
+
     def _stop(self, rc):
         if rc == 0:
             self.close()
@@ -287,7 +300,9 @@ class Reader:
                 return rec
             if not self._handle:
                 raise StopIteration
-            n, cols = self._next_columns(256)
+            # Records are decoded 1024 at a time: the per-batch work of
+            # cutting columns into records is then a small share of it.
+            n, cols = self._next_columns(1024)
             self._pending = _columns.records(n, cols)
             return next(self._pending)
         if not self._handle:

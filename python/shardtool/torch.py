@@ -22,8 +22,10 @@ else 0 and 1."""
 import os
 import random
 import warnings
+import weakref
 
-from operator import attrgetter, itemgetter
+from itertools import chain
+from operator import attrgetter, itemgetter, methodcaller
 
 import numpy as np
 import torch
@@ -156,15 +158,18 @@ class ShardDataset(torch.utils.data.IterableDataset):
                                 skip_corrupt=self.skip_corrupt, batch_size=self.batch_size,
                                 pad_value=self.pad_value, bytes_layout=self.bytes_layout, **self.reader_options)
         if self.batch_size is None:
-            records = reader
+            records = reader._decoded_records() if self.decode else reader
         else:
             records = _batches(reader, torch.utils.data.get_worker_info() is not None)
         if self.shuffle_buffer > 0:
             rng = random.Random("records/%d/%d/%d/%d" % (self.seed, self.epoch, index, count))
             records = _buffer_shuffle(reader, self.shuffle_buffer, rng)
         try:
-            for rec in records:
-                yield self.transform(rec) if self.transform else rec
+            if self.transform:
+                for rec in records:
+                    yield self.transform(rec)
+            else:
+                yield from records
         finally:
             reader.close()
             self.skipped = reader.skipped
@@ -219,7 +224,7 @@ def _rebuild(buffer, entries):
             nbytes *= d
         out[name] = t[at:at + nbytes].view(dt).view(shape)
     out._packed = (buffer, entries, {e[1]: out[e[1]] for e in entries if e[0] == "a"})
-    _Batch._last = out
+    _Batch._last = weakref.ref(out)
     return out
 
 
@@ -230,13 +235,13 @@ class _Batch(dict):
     longer those views pickles as a plain dict.  default_convert, which
     the DataLoader applies in the worker, makes a new dict of the same
     tensors: that copy keeps the packing."""
-    __slots__ = ("_packed",)
-    _last = None   # the last batch rebuilt in this process
+    __slots__ = ("_packed", "__weakref__")
+    _last = None   # a weak reference to the last batch rebuilt in this process
 
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
         self._packed = None
-        last = _Batch._last
+        last = _Batch._last() if _Batch._last is not None else None
         if last is not None and args and len(self) == len(last) and last._packed is not None and self._views_of(last):
             self._packed = last._packed
 
@@ -312,12 +317,17 @@ def _one_dtype(name, values, fallback):
 
 
 def _joined(values, dtype, count):
-    """The arrays `values` end to end, joined as raw bytes: several times
-    faster than np.concatenate over many small arrays.  None unless all
-    are C-contiguous numeric arrays of `dtype` (read-only: collate copies
+    """The arrays `values` end to end, joined as raw bytes (object arrays:
+    their objects in one pass): several times faster than np.concatenate
+    over many small arrays.  None unless all are arrays of `dtype`, and
+    C-contiguous when numeric (the result is then read-only: collate copies
     it into the batch's buffer)."""
-    if dtype == object or set(map(_dtype_of, values)) != {dtype}:
+    if set(map(_dtype_of, values)) != {dtype}:
         return None
+    if dtype == object:
+        # Bytes: the objects themselves, one pass, no cast.
+        flat = np.fromiter(chain.from_iterable(values), object, count)
+        return flat if len(flat) == count else None
     try:
         raw = b"".join(values)
     except (TypeError, BufferError, ValueError):
@@ -328,6 +338,7 @@ def _joined(values, dtype, count):
 
 
 _dtype_of = attrgetter("dtype")
+_keys_of = methodcaller("keys")
 
 
 def collate(samples, pad_value=0):
@@ -342,7 +353,7 @@ def collate(samples, pad_value=0):
         return {}
     n = len(samples)
     keys = samples[0].keys()
-    same_keys = all(s.keys() == keys for s in samples)
+    same_keys = all(map(keys.__eq__, map(_keys_of, samples)))
     if same_keys:
         names = list(keys)
     else:
@@ -357,6 +368,16 @@ def collate(samples, pad_value=0):
             continue
         # (`None in values` would compare arrays with None, value by value.)
         absent = not same_keys and any(v is None for v in values)
+        if not absent:
+            # The common case: every record has the feature with one count
+            # and one kind, joined as raw bytes (else as below).
+            counts = set(map(len, values))
+            if len(counts) == 1 and 0 not in counts:
+                width = counts.pop()
+                flat = _joined(values, first.dtype, n * width)
+                if flat is not None:
+                    out[name] = flat.reshape(n, width)
+                    continue
         if absent:
             lengths = np.fromiter((len(v) if v is not None else 0 for v in values), np.int64, n)
         else:
