@@ -81,7 +81,8 @@ def main():
     elif a.mode == "records":
         loader = DataLoader(ShardDataset(files), batch_size=a.batch, num_workers=a.workers, collate_fn=collate)
     else:
-        loader = DataLoader(ShardDataset(files, batch_size=a.batch, bytes_layout=a.bytes_layout), batch_size=None, num_workers=a.workers)
+        loader = DataLoader(ShardDataset(files, batch_size=a.batch, bytes_layout=a.bytes_layout), batch_size=None,
+                            num_workers=a.workers)
     start = time.time()
     t0 = os.times()
     n = 0

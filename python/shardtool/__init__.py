@@ -214,9 +214,8 @@ class Reader:
     block) of one input at a time, plus the remote fetcher's read-ahead."""
 
     def __init__(self, inputs, *, decode=False, batch_size=None, pad_value=0, bytes_layout="objects", format=None,
-                 compression=None,
-                 max_record_size=0, share=None, skip_corrupt=False, columns=None, exclude=None, types=None,
-                 decimal=None, strict_float=False, nested=None, maps=None, delimiter=None, quote=None,
+                 compression=None, max_record_size=0, share=None, skip_corrupt=False, columns=None, exclude=None,
+                 types=None, decimal=None, strict_float=False, nested=None, maps=None, delimiter=None, quote=None,
                  no_header=False, header=None, skip_bad_rows=False, empty=None, infer_rows=0, max_columns=0,
                  key_feature=None):
         if bytes_layout not in _packed.LAYOUTS:
