@@ -11,9 +11,21 @@ static const uint8_t *column_name_at(const void *array, size_t i, size_t *len)
     return cols[i].name.data;
 }
 
-static int push_u64(st_buf *b, uint64_t v)
+/* st_buf_append inline while the buffer has room, as it has once the
+ * first batch has grown it: a batch appends a few small pieces per feature
+ * per record, and the call would cost more than the copy. */
+static inline int put(st_buf *b, const void *data, size_t n)
 {
-    return st_buf_append(b, &v, sizeof v);
+    if (n == 0 || b->cap - b->len < n)
+        return st_buf_append(b, data, n);
+    memcpy(b->data + b->len, data, n);
+    b->len += n;
+    return ST_OK;
+}
+
+static inline int push_u64(st_buf *b, uint64_t v)
+{
+    return put(b, &v, sizeof v);
 }
 
 static void builder_clear(column_builder *c)
@@ -62,7 +74,7 @@ static int fill_absent(column_builder *c, uint64_t upto)
 {
     for (; c->filled < upto; c->filled++) {
         uint8_t no = 0;
-        if (st_buf_append(&c->present, &no, 1) || push_u64(&c->offsets, c->is_list ? c->nsteps : c->nvalues))
+        if (put(&c->present, &no, 1) || push_u64(&c->offsets, c->is_list ? c->nsteps : c->nvalues))
             return ST_ENOMEM;
     }
     return ST_OK;
@@ -138,12 +150,12 @@ static int agree_kind(column_builder *c, st_kind kind, uint64_t record, st_error
 static int append_values(column_builder *c, const st_feature *f)
 {
     if (f->kind == ST_KIND_INT64)
-        return st_buf_append(&c->values, f->v.i64, (size_t)f->count * sizeof(int64_t));
+        return put(&c->values, f->v.i64, (size_t)f->count * sizeof(int64_t));
     if (f->kind == ST_KIND_FLOAT)
-        return st_buf_append(&c->values, f->v.f32, (size_t)f->count * sizeof(float));
+        return put(&c->values, f->v.f32, (size_t)f->count * sizeof(float));
     if (f->kind == ST_KIND_BYTES) {
         for (uint32_t i = 0; i < f->count; i++)
-            if (st_buf_append(&c->bytes_data, f->v.bytes[i].data, f->v.bytes[i].len) ||
+            if (put(&c->bytes_data, f->v.bytes[i].data, f->v.bytes[i].len) ||
                 push_u64(&c->bytes_offsets, c->bytes_data.len))
                 return ST_ENOMEM;
     }
@@ -156,7 +168,7 @@ static int start_record_in(column_builder *c, uint64_t record, st_error *err)
         return st_error_set(err, ST_EDATA, "feature '%.*s' appears twice in one record",
                             (int)(c->name.len > 200 ? 200 : c->name.len), (const char *)c->name.data);
     uint8_t yes = 1;
-    if (fill_absent(c, record) || st_buf_append(&c->present, &yes, 1))
+    if (fill_absent(c, record) || put(&c->present, &yes, 1))
         return ST_ENOMEM;
     c->filled = record + 1;
     return ST_OK;

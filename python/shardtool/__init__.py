@@ -19,7 +19,9 @@ reader (imported only when used: this module needs NumPy, not torch)."""
 import ctypes
 import os
 
-from . import _columns, _lib
+import numpy as np
+
+from . import _columns, _lib, _packed
 from ._lib import lib
 
 __all__ = ["Error", "Reader", "open", "configure_remote", "convert", "expand", "feature_spec", "split", "verify",
@@ -171,10 +173,21 @@ class Reader:
     SequenceExample) bytes, or with decode=True dicts of feature name ->
     NumPy array (int64, float32, or an object array of bytes; a
     SequenceExample's FeatureLists as lists of arrays, one per step), or
-    with batch_size=N dicts of whole batches of up to N records (see
-    shardtool._columns.padded: (records, width) arrays, padded where
-    records differ, with NAME + "/length").  Decoding runs in C, a batch
-    of records at a time.
+    with batch_size=N dicts of whole batches of up to N records
+    ((records, width) arrays, padded with pad_value where records differ,
+    NAME + "/length" then holding each record's count; bytes features as
+    bytes_layout says, see shardtool._packed).  Decoding runs in C, a
+    batch of records at a time.
+
+    bytes_layout     batches: "objects" (default) gives bytes features as
+                     object arrays of bytes (or a list per record when
+                     records differ) and FeatureLists as a list per record of
+                     its steps' arrays; "offsets" gives no Python object per
+                     value: NAME (uint8, the values' bytes end to end), NAME +
+                     "/offsets" (int64, values + 1) and NAME + "/length"
+                     (int64, values per record); FeatureLists as NAME (the
+                     steps' values end to end), NAME + "/length" (steps per
+                     record) and NAME + "/step_length" (values per step)
 
     Options (those of the command line):
       format           "tfrecord", "csv", "tsv", "jsonl", "parquet", "avro",
@@ -200,11 +213,14 @@ class Reader:
     Memory: one unit (a batch of records, a Parquet row group or Avro
     block) of one input at a time, plus the remote fetcher's read-ahead."""
 
-    def __init__(self, inputs, *, decode=False, batch_size=None, pad_value=0, format=None, compression=None,
-                 max_record_size=0, share=None, skip_corrupt=False, columns=None, exclude=None, types=None,
-                 decimal=None, strict_float=False, nested=None, maps=None, delimiter=None, quote=None,
+    def __init__(self, inputs, *, decode=False, batch_size=None, pad_value=0, bytes_layout="objects", format=None,
+                 compression=None, max_record_size=0, share=None, skip_corrupt=False, columns=None, exclude=None,
+                 types=None, decimal=None, strict_float=False, nested=None, maps=None, delimiter=None, quote=None,
                  no_header=False, header=None, skip_bad_rows=False, empty=None, infer_rows=0, max_columns=0,
                  key_feature=None):
+        if bytes_layout not in _packed.LAYOUTS:
+            raise ValueError("bytes_layout must be one of %s, not %r" % (", ".join(_packed.LAYOUTS), bytes_layout))
+        self._bytes_layout = bytes_layout
         arr, n = _c_inputs(inputs)
         opts, keep = _options(format=format, compression=compression, max_record_size=max_record_size, share=share,
                               skip_corrupt=skip_corrupt, columns=columns, exclude=exclude, types=types,
@@ -239,6 +255,31 @@ class Reader:
             return _columns.columns(self._batch, self._names)
         self._stop(rc)
 
+    def _next_plan(self):
+        """(n, _packed._Plan) of the next batch of batch_size records: its
+        arrays still in the library's memory, to be copied out by
+        _packed.fill before the next call.  StopIteration at the end."""
+        if not self._handle:
+            raise StopIteration
+        rc = lib.shardtool_reader_next_batch(self._handle, self._batch_size, ctypes.byref(self._batch),
+                                             ctypes.byref(self._err))
+        if rc == 1:
+            return _packed.plan(self._batch, self._names, self._pad_value, self._bytes_layout)
+        self._stop(rc)
+
+    def _decoded_records(self):
+        """A generator of the decoded records (decode=True, no batch_size):
+        what iterating the reader gives, without a call of __next__ per
+        record."""
+        for rec in self._pending:
+            yield rec
+        while self._handle:
+            try:
+                n, cols = self._next_columns(1024)
+            except StopIteration:
+                return
+            yield from _columns.records(n, cols)
+
     def _stop(self, rc):
         if rc == 0:
             self.close()
@@ -249,14 +290,18 @@ class Reader:
 
     def __next__(self):
         if self._decode:
-            if self._batch_size is None:
-                for rec in self._pending:
-                    return rec
+            if self._batch_size is not None:
+                n, p = self._next_plan()
+                buf = bytearray(p.size)
+                _packed.fill(p, buf, np.frombuffer(buf, np.uint8) if p.size else np.empty(0, np.uint8))
+                return _packed.unpack(buf, p.entries)
+            for rec in self._pending:
+                return rec
             if not self._handle:
                 raise StopIteration
-            n, cols = self._next_columns(self._batch_size or 256)
-            if self._batch_size is not None:
-                return _columns.padded(n, cols, self._pad_value)
+            # Records are decoded 1024 at a time: the per-batch work of
+            # cutting columns into records is then a small share of it.
+            n, cols = self._next_columns(1024)
             self._pending = _columns.records(n, cols)
             return next(self._pending)
         if not self._handle:

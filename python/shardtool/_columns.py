@@ -1,6 +1,6 @@
 """A shardtool_batch (columns of decoded records, shardtool.h) as NumPy
-arrays: one copy per feature per batch, then records or padded batches are
-cut from those arrays without going back to C."""
+arrays: one copy per feature per batch, then records are cut from those
+arrays without going back to C (whole batches: _packed)."""
 
 import ctypes
 import struct
@@ -75,12 +75,16 @@ _ABSENT = object()
 def _per_record(n, c):
     """Column c cut into one view per record (a list of steps' views for a
     FeatureList), _ABSENT where the record lacks the feature."""
-    off = c.offsets.tolist()
     values = c.values
     if c.is_feature_list:
+        off = c.offsets.tolist()
         steps = c.steps.tolist()
         cut = [[values[steps[s]:steps[s + 1]] for s in range(off[i], off[i + 1])] for i in range(n)]
+    elif n and len(values) % n == 0 and (c.offsets == np.arange(n + 1) * (len(values) // n)).all():
+        # One count for every record: the rows of a 2-D view, cut in C.
+        cut = list(values.reshape(n, len(values) // n))
     else:
+        off = c.offsets.tolist()
         cut = [values[a:b] for a, b in zip(off, off[1:])]
     if not c.present.all():
         cut = [v if p else _ABSENT for v, p in zip(cut, c.present.tolist())]
@@ -112,39 +116,3 @@ def _clash(name):
     from . import Error
     return Error(_lib.EDATA, "feature list %r has the name of a context feature: read the raw records "
                  "(decode=False) to keep both" % name)
-
-
-def padded(n, cols, pad_value=0):
-    """The batch as one dict: a feature every record has with the same
-    number of values, as an (n, width) array (an object array of bytes for
-    bytes features); otherwise int64 / float32 features padded with
-    pad_value to the longest (NAME + "/length" then holds each record's
-    count, 0 where absent) and bytes features as a list per record of
-    bytes; FeatureLists as a list per record of its steps' arrays."""
-    out = {}
-    context = {c.name for c in cols if not c.is_feature_list}
-    for c in cols:
-        if c.is_feature_list:
-            if c.name in context:
-                raise _clash(c.name)
-            off, steps = c.offsets.tolist(), c.steps.tolist()
-            out[c.name] = [[c.values[steps[s]:steps[s + 1]] for s in range(off[i], off[i + 1])]
-                           for i in range(n)]
-            continue
-        lengths = np.diff(c.offsets)
-        width = int(lengths.max()) if n else 0
-        if n and c.present.all() and (lengths == width).all():
-            out[c.name] = c.values.reshape(n, width)
-            continue
-        if c.values.dtype == object:
-            off = c.offsets.tolist()
-            out[c.name] = [list(c.values[off[i]:off[i + 1]]) for i in range(n)]
-            continue
-        batch = np.full((n, width), pad_value, dtype=c.values.dtype)
-        # Row of each value, and its column within the row.
-        rows = np.repeat(np.arange(n), lengths)
-        cols_in_row = np.arange(len(c.values)) - np.repeat(c.offsets[:-1], lengths)
-        batch[rows, cols_in_row] = c.values
-        out[c.name] = batch
-        out[c.name + "/length"] = lengths
-    return out

@@ -225,6 +225,13 @@ def decoded_batches(sets):
     empty_then_int = collate([{"x": np.empty(0, dtype=object)}, {"x": np.array([7])}])
     check(empty_then_int["x"].dtype == torch.int64 and empty_then_int["x"].tolist() == [[0], [7]],
           "an empty list takes the kind of the others: %r" % empty_then_int)
+    grid = np.arange(20).reshape(10, 2)
+    strided = collate([{"x": grid[:, 0]}, {"x": grid[:, 1]}, {"x": grid[:, 0].copy()}])
+    check(strided["x"].tolist() == [list(range(0, 20, 2)), list(range(1, 20, 2)), list(range(0, 20, 2))],
+          "collate stacks strided and contiguous arrays alike: %r" % strided)
+    halves = collate([{"x": np.array([0.5, 1], np.float32)}, {"x": np.array([2, 3.5], np.float32)}])
+    check(halves["x"].dtype == torch.float32 and halves["x"].tolist() == [[0.5, 1], [2, 3.5]],
+          "collate stacks float32 pairs: %r" % halves)
     padded = collate([{"x": np.array([1, 2, 3])}, {"x": np.array([4])}, {}])
     check(padded["x"].tolist() == [[1, 2, 3], [4, 0, 0], [0, 0, 0]] and padded["x/length"].tolist() == [3, 1, 0],
           "collate pads ragged lists and gives their lengths: %r" % padded)
@@ -244,6 +251,185 @@ def decoded_batches(sets):
          else want[k] == got[k]) for k in want),
           "batch_size=500 over ragged, absent and bytes features is collate of the records: %s / %s"
           % (sorted(want), sorted(got)))
+
+
+def offsets_rows(batch):
+    """The records of a batch of bytes_layout="offsets", cut apart by this
+    test's own reading of the layout: [{name: (kind, values)}] with
+    FeatureLists as {name: [(kind, values), ...]}; a feature with no values
+    (absent, or an empty list: the layout gives both a length of 0) and a
+    FeatureList of no steps are left out, as offsets_ref leaves them."""
+    b = {k: (v.numpy() if isinstance(v, torch.Tensor) else v) for k, v in batch.items()}
+    for k, v in b.items():
+        check(isinstance(v, np.ndarray) and v.dtype != object,
+              "offsets layout: %s is an array of numbers, not Python objects (%s)" % (k, type(v)))
+    names = [k for k in b if "/" not in k]
+    n = None
+    for k in names:
+        n = len(b[k + "/length"]) if k + "/length" in b else len(b[k])
+        break
+    rows = [dict() for _ in range(n or 0)]
+
+    def kind_of(name):
+        if name + "/offsets" in b:
+            return "bytes"
+        return {"int64": "int64", "float32": "float"}[str(b[name].dtype)]
+
+    def values(name, kind, lo, hi):
+        if kind != "bytes":
+            return b[name][lo:hi].tolist()
+        off = b[name + "/offsets"]
+        return [b[name][off[j]:off[j + 1]].tobytes() for j in range(lo, hi)]
+
+    for name in names:
+        kind = kind_of(name)
+        if name + "/step_length" in b:
+            steps = np.concatenate([[0], np.cumsum(b[name + "/length"])])
+            ends = np.concatenate([[0], np.cumsum(b[name + "/step_length"])])
+            for i in range(n):
+                got = [(kind, values(name, kind, ends[s], ends[s + 1])) for s in range(steps[i], steps[i + 1])]
+                if got:
+                    rows[i][name] = got
+        elif kind == "bytes":
+            ends = np.concatenate([[0], np.cumsum(b[name + "/length"])])
+            for i in range(n):
+                if ends[i + 1] > ends[i]:
+                    rows[i][name] = (kind, values(name, kind, ends[i], ends[i + 1]))
+        else:
+            arr = b[name]
+            lengths = b[name + "/length"] if name + "/length" in b else [arr.shape[1]] * n
+            for i in range(n):
+                if lengths[i]:
+                    rows[i][name] = (kind, arr[i, :lengths[i]].tolist())
+    return rows
+
+
+def offsets_ref(pb2, payload):
+    """protobuf_view of a record without its empty features and FeatureLists,
+    an empty step's kind (it has none in a batch) as the FeatureList's."""
+    out = {}
+    for k, v in ps.protobuf_view(pb2, payload).items():
+        if isinstance(v, list):
+            kinds = {kind for kind, vals in v if vals}
+            if v:
+                kind = kinds.pop() if kinds else None
+                out[k] = [(kind, vals) for _, vals in v]
+        elif v[1]:
+            out[k] = v
+    return out
+
+
+def same_rows(got, want):
+    """offsets_rows against offsets_ref: a FeatureList all of whose steps
+    are empty has no kind to compare."""
+    if got.keys() != want.keys():
+        return False
+    for k, w in want.items():
+        g = got[k]
+        if isinstance(w, list):
+            if [vals for _, vals in g] != [vals for _, vals in w]:
+                return False
+            if w[0][0] is not None and any(kind != w[0][0] for kind, _ in g):
+                return False
+        elif g != w:
+            return False
+    return True
+
+
+def offsets_layout(tmp, sets, pb2):
+    """Batches with bytes_layout="offsets": every value as python3-protobuf
+    decodes the record (int64, float32, bytes, ragged and empty lists,
+    absent features, FeatureLists with empty steps), batch sizes 1, 7 and
+    500; and through DataLoader workers, where each batch crosses as one
+    buffer, the same records as read in one process."""
+    jsonl = os.path.join(tmp, "layout.jsonl")
+    with open(jsonl, "w") as f:
+        for i in range(300):
+            row = {"id": i, "ints": list(range(i % 4)), "vals": [i * 0.5] * (i % 3),
+                   "words": ["w%d" % j * (j + 1) for j in range(i % 3)], "one": "x%d" % i}
+            if i % 5 == 0:
+                del row["vals"]
+            if i % 7 == 0:
+                del row["one"]
+            f.write(json.dumps(row) + "\n")
+    inputs = {"jsonl": jsonl,
+              "sequence": os.path.join(DATA, "tfrecord", "sequence", "events.tfrecord"),
+              "sequence-gzip": os.path.join(DATA, "tfrecord", "sequence", "events.tfrecord.gz"),
+              "mnist": os.path.join(DATA, "tfrecord", "tfx", "mnist", "mnist.tfrecord"),
+              "shards": sets["3"]}
+    for label, path in inputs.items():
+        want = [offsets_ref(pb2, r) for r in tool.cat_records([path])]
+        for size in (1, 7, 500):
+            got = []
+            for batch in shardtool.open(path, batch_size=size, bytes_layout="offsets"):
+                got.extend(offsets_rows(batch))
+            bad = [i for i, (g, w) in enumerate(zip(got, want)) if not same_rows(g, w)]
+            check(len(got) == len(want) and not bad,
+                  "%s, batches of %d, bytes_layout='offsets': python3-protobuf's values (%d of %d records; "
+                  "first differing %s: %s / %s)" % (label, size, len(got), len(want), bad[:3],
+                                                     got[bad[0]] if bad else None, want[bad[0]] if bad else None))
+    # A FeatureList and its steps: the counts the layout gives.
+    seq = inputs["sequence"]
+    batch = next(shardtool.open(seq, batch_size=1000, bytes_layout="offsets"))
+    lists = [k[:-len("/step_length")] for k in batch if k.endswith("/step_length")]
+    check(lists, "the sequence file gives FeatureLists in the offsets layout: %s" % sorted(batch))
+    for name in lists:
+        check(int(batch[name + "/step_length"].sum()) == len(batch[name]) or name + "/offsets" in batch,
+              "%s: the steps' lengths add up to its values" % name)
+    # Through workers: the same records, every value a tensor.
+    for label in ("sequence", "shards"):
+        path = inputs[label]
+        want = ps.multiset(repr(sorted(r.items())) for r in (offsets_ref(pb2, p) for p in tool.cat_records([path])))
+        for workers in (0, 2):
+            got = []
+            for batch in DataLoader(ShardDataset(path, batch_size=16, bytes_layout="offsets"), batch_size=None,
+                                    num_workers=workers):
+                check(all(isinstance(v, torch.Tensor) for v in batch.values()),
+                      "%s, %d workers: every value of an offsets batch is a tensor" % (label, workers))
+                got.extend(repr(sorted(r.items())) for r in offsets_rows(batch))
+            check(ps.multiset(got) == want, "%s, %d workers, offsets layout: every record once, python3-protobuf's "
+                  "values (%d of %d)" % (label, workers, len(got), sum(want.values())))
+    # Batches of more than 512 KiB cross as one tensor in shared memory
+    # (smaller ones through the worker's pipe): the same values.
+    wide = os.path.join(tmp, "wide.jsonl")
+    with open(wide, "w") as f:
+        for i in range(400):
+            f.write(json.dumps({"id": i, "v": [i * 1000 + j for j in range(600)], "s": "r%d" % i}) + "\n")
+    got = {}
+    for batch in DataLoader(ShardDataset(wide, batch_size=400), batch_size=None, num_workers=2):
+        check(batch["v"].shape[1] == 600 and batch["v"].numel() * 8 > 512 << 10,
+              "a wide batch holds more than 512 KiB: %s" % (tuple(batch["v"].shape),))
+        for i, row in zip(batch["id"][:, 0].tolist(), batch["v"].tolist()):
+            got[i] = row
+    check(sorted(got) == list(range(400)) and all(got[i] == [i * 1000 + j for j in range(600)] for i in got),
+          "wide batches through 2 workers: every record's values (%d records)" % len(got))
+    # The objects layout through workers: the batches of one process.
+    def rows(batch):
+        if "name/offsets" in batch:
+            return [repr(sorted(r.items())) for r in offsets_rows(batch)]
+        n = len(batch["id"])
+        return [repr([(k, (v[i].tolist() if hasattr(v[i], "tolist") else v[i])) for k, v in sorted(batch.items())])
+                for i in range(n)]
+    for ds_kw in ({"batch_size": 64}, {"batch_size": 64, "bytes_layout": "offsets"}):
+        one = ps.multiset(r for b in DataLoader(ShardDataset(sets["3"], **ds_kw), batch_size=None, num_workers=0)
+                          for r in rows(b))
+        two = ps.multiset(r for b in DataLoader(ShardDataset(sets["3"], **ds_kw), batch_size=None, num_workers=2)
+                          for r in rows(b))
+        check(one == two and sum(one.values()) == 3000,
+              "%s: 2 workers give the rows of one process (%d, %d)" % (ds_kw, sum(one.values()), sum(two.values())))
+    # A batch dict changed after it was made pickles as the dict it is.
+    import pickle
+    b = next(iter(ShardDataset(sets["3"], batch_size=4)))
+    b["extra"] = torch.zeros(2)
+    again = pickle.loads(pickle.dumps(b))
+    check(again.keys() == b.keys() and torch.equal(again["extra"], b["extra"]) and torch.equal(again["id"], b["id"]),
+          "a changed batch pickles whole: %s" % sorted(again))
+    for bad in ("tensors", None):
+        try:
+            shardtool.open(jsonl, batch_size=4, bytes_layout=bad)
+            check(False, "bytes_layout=%r is refused" % bad)
+        except ValueError as e:
+            check("bytes_layout" in str(e), "bytes_layout=%r: %s" % (bad, e))
 
 
 RANK_SCRIPT = r"""
@@ -782,6 +968,7 @@ def main():
         _, sets = make_shards(tmp)
         dataloader_epochs(sets)
         decoded_batches(sets)
+        offsets_layout(tmp, sets, pb2)
         ranks(sets)
         distributed_ranks(sets)
         damage(tmp, sets)
