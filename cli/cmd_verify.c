@@ -1,19 +1,15 @@
 /* shardtool verify: prove the integrity of shards, for people and for CI. */
 #include "verify.h"
 #include "verify_tfds.h"
-#include "../lib/side_files.h"
+#include "../lib/verify_pool.h"
 #include "input.h"
 #include "json_version.h"
 
-#include "../formats/tfrecord/tfrecord.h"
-#include "../src/crc32c.h"
 #include "../src/json.h"
 #include "../src/pipeline.h"
 #include "../src/url_redact.h"
 
-#include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,7 +92,7 @@ void verify_opened(verify_ctx *vc, const char *path, st_verify_opener open, void
     memset(res, 0, sizeof *res);
     st_verify_options opt = vc->opt;
     opt.compression = compression;
-    verify_tfds_image_rules(vc, path, &opt);
+    tfds_set_image_rules(&vc->tfds, path, &opt);
     gpu_offload g = {vc, res};
     st_verify_offload offload = verify_gpu_offload(&g);
     st_verify_opened(path, open, arg, format, &opt, want_crc, &offload, &res->c);
@@ -237,7 +233,7 @@ void account(verify_ctx *vc, const char *path, const file_result *res,
         vc->unreadable++;
     else if (!res->c.rep.ok || manifest_problem)
         vc->damaged++;
-    verify_tfds_seen(vc, path, res);
+    tfds_set_seen(&vc->tfds, path, res->c.readable && res->c.rep.ok, res->c.rep.records, res->c.rep.file_bytes);
     if (res->c.readable) {
         vc->records += res->c.rep.records;
         vc->bytes += res->c.rep.file_bytes;
@@ -251,119 +247,45 @@ void account(verify_ctx *vc, const char *path, const file_result *res,
 
 /* ---- several files at once ---------------------------------------------------- */
 
-/* Workers take the files in turn and check them; the main thread reports
- * each as soon as it and every file before it are done, so the output is
- * the same as one file after another.  A worker runs at most `window`
- * files ahead of the report, so results held stay few. */
-typedef struct verify_pool {
+/* The files of one run, checked `jobs` at a time and reported in their
+ * order (lib/verify_pool.h). */
+typedef struct verify_list {
     verify_ctx *vc;
     char **paths;
     const char **unexpanded;
-    size_t npaths;
-    file_result *res;     /* window slots: file i in res[i % window] */
-    bool *done;
-    size_t window;
-    size_t next;          /* the next file a worker takes */
-    size_t reported;      /* files reported so far */
-    pthread_mutex_t lock;
-    pthread_cond_t changed;
-} verify_pool;
+} verify_list;
 
-static void check_one(verify_ctx *vc, const char *path, const char *unexpanded, file_result *res)
+static void check_one(void *ctx, size_t i, void *result)
 {
-    if (unexpanded) {
+    verify_list *l = ctx;
+    file_result *res = result;
+    if (l->unexpanded[i]) {
         /* Its expansion failed and said why on stderr; it is still one of the files. */
         memset(res, 0, sizeof *res);
-        st_error_set(&res->c.err, ST_ENOTFOUND, "%s", unexpanded);
+        st_error_set(&res->c.err, ST_ENOTFOUND, "%s", l->unexpanded[i]);
         res->reported = true;
     } else {
-        verify_file(vc, path, res);
+        verify_file(l->vc, l->paths[i], res);
     }
 }
 
-static void *verify_worker(void *arg)
+static void report_one(void *ctx, size_t i, void *result)
 {
-    verify_pool *p = arg;
-    pthread_mutex_lock(&p->lock);
-    for (;;) {
-        while (p->next < p->npaths && p->next >= p->reported + p->window && !cli_interrupted)
-            pthread_cond_wait(&p->changed, &p->lock);
-        if (p->next >= p->npaths || cli_interrupted)
-            break;
-        size_t i = p->next++;
-        pthread_mutex_unlock(&p->lock);
-        file_result res;
-        check_one(p->vc, p->paths[i], p->unexpanded[i], &res);
-        pthread_mutex_lock(&p->lock);
-        p->res[i % p->window] = res;
-        p->done[i % p->window] = true;
-        pthread_cond_broadcast(&p->changed);
-    }
-    pthread_cond_broadcast(&p->changed);
-    pthread_mutex_unlock(&p->lock);
-    return NULL;
+    verify_list *l = ctx;
+    file_result *res = result;
+    account(l->vc, l->paths[i], res, NULL);
+    st_file_check_free(&res->c);
+    if (!l->vc->json)
+        fflush(stdout);
 }
 
 /* Checks and reports every file, `jobs` at a time. */
 static void verify_files(verify_ctx *vc, char **paths, const char **unexpanded, size_t npaths,
                          int jobs)
 {
-    if (jobs > (int)npaths)
-        jobs = (int)npaths;
-    verify_pool p = {.vc = vc, .paths = paths, .unexpanded = unexpanded, .npaths = npaths,
-                     .window = (size_t)(jobs > 1 ? jobs : 1) * 4};
-    pthread_t *threads = NULL;
-    int started = 0;
-    if (jobs > 1) {
-        p.res = calloc(p.window, sizeof *p.res);
-        p.done = calloc(p.window, sizeof *p.done);
-        threads = calloc((size_t)jobs, sizeof *threads);
-        pthread_mutex_init(&p.lock, NULL);
-        pthread_cond_init(&p.changed, NULL);
-        if (p.res && p.done && threads)
-            for (; started < jobs; started++)
-                if (pthread_create(&threads[started], NULL, verify_worker, &p) != 0)
-                    break;
-    }
-    if (started == 0) { /* one at a time (or no threads to be had) */
-        for (size_t i = 0; i < npaths && !cli_interrupted; i++) {
-            file_result res;
-            check_one(vc, paths[i], unexpanded[i], &res);
-            account(vc, paths[i], &res, NULL);
-            st_file_check_free(&res.c);
-            if (!vc->json)
-                fflush(stdout);
-        }
-    } else {
-        pthread_mutex_lock(&p.lock);
-        while (p.reported < npaths) {
-            size_t slot = p.reported % p.window;
-            while (!p.done[slot] && !(cli_interrupted && p.next <= p.reported))
-                pthread_cond_wait(&p.changed, &p.lock);
-            if (!p.done[slot])
-                break; /* interrupted: no worker will take it */
-            file_result res = p.res[slot];
-            p.done[slot] = false;
-            pthread_mutex_unlock(&p.lock);
-            account(vc, paths[p.reported], &res, NULL);
-            st_file_check_free(&res.c);
-            if (!vc->json)
-                fflush(stdout);
-            pthread_mutex_lock(&p.lock);
-            p.reported++;
-            pthread_cond_broadcast(&p.changed);
-        }
-        pthread_mutex_unlock(&p.lock);
-        for (int t = 0; t < started; t++)
-            pthread_join(threads[t], NULL);
-    }
-    if (jobs > 1) {
-        pthread_cond_destroy(&p.changed);
-        pthread_mutex_destroy(&p.lock);
-    }
-    free(threads);
-    free(p.res);
-    free(p.done);
+    verify_list l = {vc, paths, unexpanded};
+    verify_pool_fns fns = {check_one, report_one, &l, sizeof(file_result)};
+    verify_pool_run(npaths, jobs, &fns);
 }
 
 /* ---- the command ---------------------------------------------------------------- */
@@ -614,7 +536,7 @@ static int run_verify(const cli_command *cmd, cli_values *v)
         printf("\n");
     }
     st_buf_free(&vc.out);
-    verify_tfds_close(&vc);
+    tfds_set_free(&vc.tfds);
     cli_free_list(paths, npaths);
     free(unexpanded);
 #if ST_HAVE_GPU_MODULE
