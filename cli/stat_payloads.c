@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const st_payload_options stat_payload_options = {.depth = ST_PAYLOAD_HEADERS, .max_pixels = 0};
-
 /* How many of the most common sizes are shown. */
 #define COMMON_SIZES 5
 
