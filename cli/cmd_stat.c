@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "../lib/empty_columns.h"
 #include "../lib/stat_file.h"
+#include "../lib/stat_json.h"
 #include "input.h"
 #include "stat_details.h"
 #include "json_version.h"
@@ -40,56 +41,6 @@ static int stat_file(const cli_command *cmd, const cli_input *in, file_stats *fs
         return EXIT_OK;
     cli_error_at(cmd, fs->path, &err);
     return fs->format ? EXIT_DAMAGED : cli_exit_for_input(err.code);
-}
-
-static void json_file(st_jsonw *w, const file_stats *fs)
-{
-    char shown[4096];
-    st_json_begin_object(w);
-    st_json_member_string(w, "path", st_url_shown(fs->path, shown, sizeof shown));
-    st_json_member_string(w, "format", fs->format ? fs->format->name : "unknown");
-    st_json_member_string(w, "compression", st_compression_name(fs->compression));
-    st_json_member_uint(w, "records", fs->records);
-    st_json_member_uint(w, "bytes", fs->bytes);
-    st_json_member_uint(w, "file_bytes", fs->bytes); /* the name verify --json gives it too */
-    if (fs->decompressed_bytes)
-        st_json_member_uint(w, "decompressed_bytes", fs->decompressed_bytes);
-    if (fs->bytes_counted)
-        st_json_member_bool(w, "bytes_read", true); /* size unknown: bytes counts what was read */
-    if (fs->error[0])
-        st_json_member_string(w, "error", fs->error);
-    if (fs->not_examples) {
-        st_json_member_bool(w, "not_examples", true);
-        st_json_member_string(w, "not_examples_detail", fs->not_examples_why);
-    }
-    if (fs->payloads) {
-        st_json_key(w, "record_bytes");
-        st_json_begin_object(w);
-        st_json_member_uint(w, "min", fs->payload_min);
-        st_json_member_double(w, "mean", (double)fs->payload_sum / (double)fs->payloads);
-        st_json_member_uint(w, "max", fs->payload_max);
-        st_json_end_object(w);
-    }
-    if (fs->features.sequence_records)
-        st_json_member_uint(w, "sequence_examples", fs->features.sequence_records);
-    st_json_key(w, "features");
-    st_feature_stats_json(&fs->features, w);
-    size_t nempty;
-    const char **empty = empty_columns_find(&fs->columns, &fs->features, &nempty);
-    if (nempty) {
-        st_json_key(w, "empty_columns");
-        st_json_begin_array(w);
-        for (size_t i = 0; i < nempty; i++)
-            st_json_string(w, empty[i]);
-        st_json_end_array(w);
-    }
-    free((void *)empty);
-    stat_json_payloads(w, &fs->payloads_seen);
-    if (fs->details.len) {
-        st_json_key(w, "details");
-        st_json_raw(w, (const char *)fs->details.data, fs->details.len);
-    }
-    st_json_end_object(w);
 }
 
 /* "3" when min and max agree, else "1..4". */
@@ -291,7 +242,7 @@ static int run_stat(const cli_command *cmd, cli_values *v)
             if (stat_totals_add(&total, &fs) < 0)
                 status = EXIT_DAMAGED;
             if (json)
-                json_file(&w, &fs);
+                stat_json_file(&w, &fs);
             else if (!quiet && !totals_only && !fs.error[0])
                 print_file(&fs); /* a damaged file: its error says it, not a count of part of it */
         }
