@@ -1,6 +1,7 @@
 /* shardtool verify: prove the integrity of shards, for people and for CI. */
 #include "verify.h"
 #include "verify_tfds.h"
+#include "../lib/verify_inputs.h"
 #include "../lib/verify_pool.h"
 #include "input.h"
 #include "json_version.h"
@@ -13,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #if ST_HAVE_GPU_MODULE
@@ -322,91 +322,25 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The files named on the command line, for verify: an argument that names
- * nothing (a missing path, a pattern that matches nothing) is reported among
- * the files, in its place, while every other file is still checked.  A
- * missing plain path is kept as it is (opening it gives the error);
- * patterns are expanded one by one; the other arguments (files, directories,
- * URLs, -) in runs, as every command expands them. */
-typedef struct verify_inputs {
-    char **paths;
-    const char **why;      /* why[i]: its expansion failed (said on stderr), else NULL */
-    size_t n;
-} verify_inputs;
+/* The files named on the command line (lib/verify_inputs.h), expanded as
+ * every command expands them, saying what is missing. */
+typedef struct expander {
+    const cli_command *cmd;
+    bool verbose;
+} expander;
 
-static bool is_pattern(const char *a)
+static int expand_run(void *ctx, char **args, size_t n, char ***got, size_t *ngot)
 {
-    return strpbrk(a, "*?[") != NULL;
-}
-
-static bool names_nothing(const char *a)
-{
-    struct stat st;
-    return strcmp(a, "-") != 0 && !st_path_is_remote(a) && !is_pattern(a) && stat(a, &st) != 0;
-}
-
-/* Takes the strings of items[0..count) (not the array). */
-static int add_inputs(verify_inputs *in, char **items, size_t count, const char *why)
-{
-    char **paths = realloc(in->paths, (in->n + count + 1) * sizeof *paths);
-    if (paths)
-        in->paths = paths;
-    const char **whys = paths ? realloc(in->why, (in->n + count + 1) * sizeof *whys) : NULL;
-    if (whys)
-        in->why = whys;
-    if (!paths || !whys) {
-        for (size_t k = 0; k < count; k++)
-            free(items[k]);
-        return ST_ENOMEM;
-    }
-    for (size_t k = 0; k < count; k++) {
-        in->paths[in->n] = items[k];
-        in->why[in->n++] = why;
-    }
-    return ST_OK;
-}
-
-/* Adds args[0..count) as they are, unexpanded. */
-static int add_literal(verify_inputs *in, char **args, size_t count, const char *why)
-{
-    for (size_t k = 0; k < count; k++) {
-        char *copy = strdup(args[k]);
-        if (!copy || add_inputs(in, &copy, 1, why))
-            return ST_ENOMEM;
-    }
-    return ST_OK;
+    const expander *x = ctx;
+    return cli_expand_inputs(x->cmd, args, n, x->verbose, got, ngot) != EXIT_OK;
 }
 
 static int expand_for_verify(const cli_command *cmd, const cli_values *v, char ***paths,
                              const char ***unexpanded, size_t *npaths)
 {
-    verify_inputs in = {0};
-    bool verbose = cli_has(v, "verbose");
-    int rc = ST_OK;
-    for (size_t i = 0; i < v->npositional && rc == ST_OK;) {
-        char **args = v->positional + i;
-        size_t run = 1;
-        if (names_nothing(args[0])) {
-            rc = add_literal(&in, args, 1, NULL);
-        } else {
-            if (!is_pattern(args[0]))
-                while (i + run < v->npositional && !is_pattern(args[run]) && !names_nothing(args[run]))
-                    run++;
-            char **got;
-            size_t ngot;
-            if (cli_expand_inputs(cmd, args, run, verbose, &got, &ngot) == EXIT_OK) {
-                rc = add_inputs(&in, got, ngot, NULL);
-                free(got);
-            } else {
-                rc = add_literal(&in, args, run, is_pattern(args[0]) ? "no files match"
-                                                                    : "cannot list this input");
-            }
-        }
-        i += run;
-    }
-    if (rc != ST_OK) {
-        cli_free_list(in.paths, in.n);
-        free(in.why);
+    verify_inputs in;
+    expander x = {cmd, cli_has(v, "verbose")};
+    if (verify_inputs_build(&in, v->positional, v->npositional, expand_run, &x) != ST_OK) {
         cli_error(cmd, "out of memory");
         return EXIT_USAGE;
     }
