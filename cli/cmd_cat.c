@@ -3,8 +3,9 @@
 #include "cli.h"
 #include "input.h"
 
+#include "../lib/record_at.h"
 #include "../lib/record_bytes.h"
-#include "../formats/arrayrecord/arrayrecord.h"
+#include "../lib/record_walk.h"
 #include "../formats/example/example.h"
 #include "../formats/tfrecord/tfrecord.h"
 #include "../src/record_json.h"
@@ -128,102 +129,76 @@ static int cat_record(cat_state *cs, const st_record *rec)
     return emit(cs, cs->line.data, cs->line.len);
 }
 
-/* TFRecord in, framed records or raw payloads out: the frames are written
- * straight from the record reader's buffer (their CRCs just checked), with
- * no batch, no decoding and no re-framing.  Returns 1 when the input ended,
- * 0 when the limit or a closed pipe stopped it, < 0 on a read error. */
-static int cat_frames(cat_state *cs, st_stream *in, uint64_t max_record, st_error *err)
+/* ---- the walk's callbacks (lib/record_walk.h) ---------------------------------- */
+
+/* The walk's stop values: a write failed (its errno in write_errno), or
+ * standard output was closed (head(1) has read what it wanted). */
+enum { STOP_WRITE_FAILED = 1, STOP_PIPE_CLOSED = 2 };
+
+typedef struct cat_walk {
+    cat_state *cs;
+    int write_errno;
+} cat_walk;
+
+static int walk_record(void *ctx, const st_record *rec, st_error *err)
 {
-    st_tfrecord_reader rr;
-    int rc = st_tfrecord_reader_init(&rr, in, max_record, err);
-    if (rc < 0)
-        return rc;
-    /* Framed records that lie back to back in the reader's buffer are
-     * written as one run, straight from there, until the reader is about to
-     * move its buffer. */
-    const uint8_t *run = NULL;
-    size_t run_len = 0;
-    int written = 0;
-    while (cs->emitted < cs->limit && !cli_interrupted) {
-        if (run_len && !st_tfrecord_next_is_buffered(&rr)) {
-            written = emit(cs, run, run_len);
-            run_len = 0;
-            if (written < 0)
-                break;
-        }
-        const uint8_t *data, *framed;
-        size_t len;
-        rc = st_tfrecord_next(&rr, &data, &len, &framed, err);
-        if (rc <= 0)
-            break;
-        if (cs->skip) {
-            cs->skip--;
-            continue;
-        }
-        if (cs->mode == CAT_TFRECORD) {
-            if (run_len && framed != run + run_len) {
-                written = emit(cs, run, run_len);
-                run_len = 0;
-                if (written < 0)
-                    break;
-            }
-            if (!run_len)
-                run = framed;
-            run_len += len + ST_TFRECORD_OVERHEAD;
-        } else {
-            st_buf_clear(&cs->line);
-            if (st_buf_reserve(&cs->line, 10)) {
-                rc = st_error_set(err, ST_ENOMEM, "out of memory");
-                break;
-            }
-            put_varint(&cs->line, len);
-            written = emit(cs, cs->line.data, cs->line.len);
-            if (written == 0)
-                written = emit(cs, data, len);
-            if (written < 0)
-                break;
-        }
-        cs->emitted++;
-        rc = 0;
-    }
-    if (run_len && written == 0 && rc >= 0)
-        written = emit(cs, run, run_len);
-    if (written < 0)
-        rc = cs->pipe_closed ? 0 : st_error_errno(err, errno, "writing to standard output");
-    st_tfrecord_reader_free(&rr);
-    return rc == 0 && cs->emitted < cs->limit && !cs->pipe_closed && !cli_interrupted ? 1 : rc;
+    (void)err;
+    cat_walk *cw = ctx;
+    if (cat_record(cw->cs, rec) == 0)
+        return 0;
+    cw->write_errno = errno;
+    return cw->cs->pipe_closed ? STOP_PIPE_CLOSED : STOP_WRITE_FAILED;
+}
+
+/* A failed write of frames or payloads is the input's error, as a read
+ * error is. */
+static int frames_written(cat_state *cs, int written, st_error *err)
+{
+    if (written == 0)
+        return 0;
+    return cs->pipe_closed ? STOP_PIPE_CLOSED : st_error_errno(err, errno, "writing to standard output");
+}
+
+/* Framed records, written straight from the record reader's buffer (their
+ * CRCs just checked). */
+static int walk_frames(void *ctx, const uint8_t *framed, size_t len, st_error *err)
+{
+    cat_walk *cw = ctx;
+    return frames_written(cw->cs, emit(cw->cs, framed, len), err);
+}
+
+/* --format raw: the payload after its length. */
+static int walk_payload(void *ctx, const uint8_t *data, size_t len, st_error *err)
+{
+    cat_walk *cw = ctx;
+    cat_state *cs = cw->cs;
+    st_buf_clear(&cs->line);
+    if (st_buf_reserve(&cs->line, 10))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    put_varint(&cs->line, len);
+    int written = emit(cs, cs->line.data, cs->line.len);
+    if (written == 0)
+        written = emit(cs, data, len);
+    return frames_written(cs, written, err);
 }
 
 /* cat --at N: record N of an ArrayRecord file, read through its footer
- * (the postscript, the footer chunk and the one chunk that holds the
- * record), not by reading the records before it. */
+ * (lib/record_at.h). */
 static int cat_at(const cli_command *cmd, cat_state *cs, const char *path, uint64_t at)
 {
-    st_stream *s;
+    uint8_t *data;
+    size_t len;
+    int stage;
     st_error err = {0};
-    if (st_stream_open(path, &s, &err) < 0) {
-        cli_error_at(cmd, path, &err);
-        return cli_exit_for_input(err.code);
-    }
-    uint8_t head[ST_RIEGELI_SIGNATURE_SIZE];
-    ssize_t n = st_stream_peek(&s, head, sizeof head, &err);
-    if (n < 0 || !st_format_arrayrecord.probe(head, (size_t)n)) {
-        st_stream_close(s);
-        if (n < 0) {
-            cli_error_at(cmd, path, &err);
-            return cli_exit_for_input(err.code);
-        }
+    int rc = record_at(path, at, &data, &len, &stage, &err);
+    if (rc < 0 && stage == RECORD_AT_NOT_ARRAYRECORD) {
         cli_error(cmd, "%s: --at reads ArrayRecord files by their index; this is not one (use --skip N "
                        "--lines 1 for other formats)", path);
         return EXIT_USAGE;
     }
-    uint8_t *data;
-    size_t len;
-    int rc = st_ar_read_record_at(s, at, 0, &data, &len, NULL, &err);
-    st_stream_close(s);
     if (rc < 0) {
         cli_error_at(cmd, path, &err);
-        return rc == ST_EUSAGE ? EXIT_USAGE : cli_exit_for_input(err.code);
+        return stage == RECORD_AT_READ && rc == ST_EUSAGE ? EXIT_USAGE : cli_exit_for_input(err.code);
     }
     st_record rec;
     memset(&rec, 0, sizeof rec);
@@ -251,54 +226,32 @@ static int cat_at(const cli_command *cmd, cat_state *cs, const char *path, uint6
 /* Returns EXIT_OK, or the status for this file's failure (already printed). */
 static int cat_file(const cli_command *cmd, cat_state *cs, const cli_input *in, const char *path)
 {
-    st_read_options ro = in->ro;
-    ro.payload_only = cs->mode != CAT_JSON;
-    st_reader *r = NULL;
+    cat_walk cw = {cs, 0};
+    record_walk w = {
+        .skip = cs->skip,
+        .limit = cs->limit,
+        .emitted = cs->emitted,
+        .undecoded = cs->mode != CAT_JSON,
+        .runs = cs->mode == CAT_TFRECORD,
+        .record = walk_record,
+        .frames = walk_frames,
+        .payload = walk_payload,
+        .ctx = &cw,
+    };
+    bool opened;
     st_error err = {0};
-    if (st_reader_open(path, in->format, &ro, &r, &err) < 0) {
+    int rc = record_walk_file(&w, path, in->format, &in->ro, &opened, &err);
+    cs->skip = w.skip;
+    cs->emitted = w.emitted;
+    if (rc < 0) {
         cli_error_at(cmd, path, &err);
-        return cli_exit_for_input(err.code);
+        return opened ? EXIT_DAMAGED : cli_exit_for_input(err.code);
     }
-    int status = EXIT_OK;
-    if (cs->mode != CAT_JSON && strcmp(r->format->name, "tfrecord") == 0) {
-        /* The reader has not read a byte of its stream yet: walk it ourselves. */
-        int rc = cat_frames(cs, r->in, ro.max_record_size, &err);
-        if (rc < 0) {
-            cli_error_at(cmd, path, &err);
-            status = EXIT_DAMAGED;
-        }
-        st_reader_close(r);
-        return status;
+    if (rc == STOP_WRITE_FAILED) {
+        cli_error(cmd, "writing to standard output: %s", strerror(cw.write_errno));
+        return EXIT_DAMAGED;
     }
-    st_batch batch;
-    st_batch_init(&batch);
-    while (cs->emitted < cs->limit && !cli_interrupted) {
-        int rc = st_reader_next_batch(r, &batch, &err);
-        if (rc < 0) {
-            cli_error_at(cmd, path, &err);
-            status = EXIT_DAMAGED;
-            break;
-        }
-        if (rc == 0)
-            break;
-        for (size_t i = 0; i < batch.count && cs->emitted < cs->limit; i++) {
-            if (cs->skip) {
-                cs->skip--;
-                continue;
-            }
-            if (cat_record(cs, &batch.records[i]) < 0) {
-                if (!cs->pipe_closed)
-                    cli_error(cmd, "writing to standard output: %s", strerror(errno));
-                status = cs->pipe_closed ? EXIT_OK : EXIT_DAMAGED;
-                goto done;
-            }
-            cs->emitted++;
-        }
-    }
-done:
-    st_batch_free(&batch);
-    st_reader_close(r);
-    return status;
+    return EXIT_OK;
 }
 
 static int run_cat(const cli_command *cmd, cli_values *v)

@@ -1,23 +1,19 @@
 /* shardtool verify: prove the integrity of shards, for people and for CI. */
 #include "verify.h"
 #include "verify_tfds.h"
-#include "../lib/side_files.h"
+#include "../lib/verify_inputs.h"
+#include "../lib/verify_pool.h"
 #include "input.h"
 #include "json_version.h"
 
-#include "../formats/tfrecord/tfrecord.h"
-#include "../src/crc32c.h"
 #include "../src/json.h"
 #include "../src/pipeline.h"
 #include "../src/url_redact.h"
 
-#include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #if ST_HAVE_GPU_MODULE
@@ -96,7 +92,7 @@ void verify_opened(verify_ctx *vc, const char *path, st_verify_opener open, void
     memset(res, 0, sizeof *res);
     st_verify_options opt = vc->opt;
     opt.compression = compression;
-    verify_tfds_image_rules(vc, path, &opt);
+    tfds_set_image_rules(&vc->tfds, path, &opt);
     gpu_offload g = {vc, res};
     st_verify_offload offload = verify_gpu_offload(&g);
     st_verify_opened(path, open, arg, format, &opt, want_crc, &offload, &res->c);
@@ -237,7 +233,7 @@ void account(verify_ctx *vc, const char *path, const file_result *res,
         vc->unreadable++;
     else if (!res->c.rep.ok || manifest_problem)
         vc->damaged++;
-    verify_tfds_seen(vc, path, res);
+    tfds_set_seen(&vc->tfds, path, res->c.readable && res->c.rep.ok, res->c.rep.records, res->c.rep.file_bytes);
     if (res->c.readable) {
         vc->records += res->c.rep.records;
         vc->bytes += res->c.rep.file_bytes;
@@ -251,119 +247,45 @@ void account(verify_ctx *vc, const char *path, const file_result *res,
 
 /* ---- several files at once ---------------------------------------------------- */
 
-/* Workers take the files in turn and check them; the main thread reports
- * each as soon as it and every file before it are done, so the output is
- * the same as one file after another.  A worker runs at most `window`
- * files ahead of the report, so results held stay few. */
-typedef struct verify_pool {
+/* The files of one run, checked `jobs` at a time and reported in their
+ * order (lib/verify_pool.h). */
+typedef struct verify_list {
     verify_ctx *vc;
     char **paths;
     const char **unexpanded;
-    size_t npaths;
-    file_result *res;     /* window slots: file i in res[i % window] */
-    bool *done;
-    size_t window;
-    size_t next;          /* the next file a worker takes */
-    size_t reported;      /* files reported so far */
-    pthread_mutex_t lock;
-    pthread_cond_t changed;
-} verify_pool;
+} verify_list;
 
-static void check_one(verify_ctx *vc, const char *path, const char *unexpanded, file_result *res)
+static void check_one(void *ctx, size_t i, void *result)
 {
-    if (unexpanded) {
+    verify_list *l = ctx;
+    file_result *res = result;
+    if (l->unexpanded[i]) {
         /* Its expansion failed and said why on stderr; it is still one of the files. */
         memset(res, 0, sizeof *res);
-        st_error_set(&res->c.err, ST_ENOTFOUND, "%s", unexpanded);
+        st_error_set(&res->c.err, ST_ENOTFOUND, "%s", l->unexpanded[i]);
         res->reported = true;
     } else {
-        verify_file(vc, path, res);
+        verify_file(l->vc, l->paths[i], res);
     }
 }
 
-static void *verify_worker(void *arg)
+static void report_one(void *ctx, size_t i, void *result)
 {
-    verify_pool *p = arg;
-    pthread_mutex_lock(&p->lock);
-    for (;;) {
-        while (p->next < p->npaths && p->next >= p->reported + p->window && !cli_interrupted)
-            pthread_cond_wait(&p->changed, &p->lock);
-        if (p->next >= p->npaths || cli_interrupted)
-            break;
-        size_t i = p->next++;
-        pthread_mutex_unlock(&p->lock);
-        file_result res;
-        check_one(p->vc, p->paths[i], p->unexpanded[i], &res);
-        pthread_mutex_lock(&p->lock);
-        p->res[i % p->window] = res;
-        p->done[i % p->window] = true;
-        pthread_cond_broadcast(&p->changed);
-    }
-    pthread_cond_broadcast(&p->changed);
-    pthread_mutex_unlock(&p->lock);
-    return NULL;
+    verify_list *l = ctx;
+    file_result *res = result;
+    account(l->vc, l->paths[i], res, NULL);
+    st_file_check_free(&res->c);
+    if (!l->vc->json)
+        fflush(stdout);
 }
 
 /* Checks and reports every file, `jobs` at a time. */
 static void verify_files(verify_ctx *vc, char **paths, const char **unexpanded, size_t npaths,
                          int jobs)
 {
-    if (jobs > (int)npaths)
-        jobs = (int)npaths;
-    verify_pool p = {.vc = vc, .paths = paths, .unexpanded = unexpanded, .npaths = npaths,
-                     .window = (size_t)(jobs > 1 ? jobs : 1) * 4};
-    pthread_t *threads = NULL;
-    int started = 0;
-    if (jobs > 1) {
-        p.res = calloc(p.window, sizeof *p.res);
-        p.done = calloc(p.window, sizeof *p.done);
-        threads = calloc((size_t)jobs, sizeof *threads);
-        pthread_mutex_init(&p.lock, NULL);
-        pthread_cond_init(&p.changed, NULL);
-        if (p.res && p.done && threads)
-            for (; started < jobs; started++)
-                if (pthread_create(&threads[started], NULL, verify_worker, &p) != 0)
-                    break;
-    }
-    if (started == 0) { /* one at a time (or no threads to be had) */
-        for (size_t i = 0; i < npaths && !cli_interrupted; i++) {
-            file_result res;
-            check_one(vc, paths[i], unexpanded[i], &res);
-            account(vc, paths[i], &res, NULL);
-            st_file_check_free(&res.c);
-            if (!vc->json)
-                fflush(stdout);
-        }
-    } else {
-        pthread_mutex_lock(&p.lock);
-        while (p.reported < npaths) {
-            size_t slot = p.reported % p.window;
-            while (!p.done[slot] && !(cli_interrupted && p.next <= p.reported))
-                pthread_cond_wait(&p.changed, &p.lock);
-            if (!p.done[slot])
-                break; /* interrupted: no worker will take it */
-            file_result res = p.res[slot];
-            p.done[slot] = false;
-            pthread_mutex_unlock(&p.lock);
-            account(vc, paths[p.reported], &res, NULL);
-            st_file_check_free(&res.c);
-            if (!vc->json)
-                fflush(stdout);
-            pthread_mutex_lock(&p.lock);
-            p.reported++;
-            pthread_cond_broadcast(&p.changed);
-        }
-        pthread_mutex_unlock(&p.lock);
-        for (int t = 0; t < started; t++)
-            pthread_join(threads[t], NULL);
-    }
-    if (jobs > 1) {
-        pthread_cond_destroy(&p.changed);
-        pthread_mutex_destroy(&p.lock);
-    }
-    free(threads);
-    free(p.res);
-    free(p.done);
+    verify_list l = {vc, paths, unexpanded};
+    verify_pool_fns fns = {check_one, report_one, &l, sizeof(file_result)};
+    verify_pool_run(npaths, jobs, &fns);
 }
 
 /* ---- the command ---------------------------------------------------------------- */
@@ -400,91 +322,25 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The files named on the command line, for verify: an argument that names
- * nothing (a missing path, a pattern that matches nothing) is reported among
- * the files, in its place, while every other file is still checked.  A
- * missing plain path is kept as it is (opening it gives the error);
- * patterns are expanded one by one; the other arguments (files, directories,
- * URLs, -) in runs, as every command expands them. */
-typedef struct verify_inputs {
-    char **paths;
-    const char **why;      /* why[i]: its expansion failed (said on stderr), else NULL */
-    size_t n;
-} verify_inputs;
+/* The files named on the command line (lib/verify_inputs.h), expanded as
+ * every command expands them, saying what is missing. */
+typedef struct expander {
+    const cli_command *cmd;
+    bool verbose;
+} expander;
 
-static bool is_pattern(const char *a)
+static int expand_run(void *ctx, char **args, size_t n, char ***got, size_t *ngot)
 {
-    return strpbrk(a, "*?[") != NULL;
-}
-
-static bool names_nothing(const char *a)
-{
-    struct stat st;
-    return strcmp(a, "-") != 0 && !st_path_is_remote(a) && !is_pattern(a) && stat(a, &st) != 0;
-}
-
-/* Takes the strings of items[0..count) (not the array). */
-static int add_inputs(verify_inputs *in, char **items, size_t count, const char *why)
-{
-    char **paths = realloc(in->paths, (in->n + count + 1) * sizeof *paths);
-    if (paths)
-        in->paths = paths;
-    const char **whys = paths ? realloc(in->why, (in->n + count + 1) * sizeof *whys) : NULL;
-    if (whys)
-        in->why = whys;
-    if (!paths || !whys) {
-        for (size_t k = 0; k < count; k++)
-            free(items[k]);
-        return ST_ENOMEM;
-    }
-    for (size_t k = 0; k < count; k++) {
-        in->paths[in->n] = items[k];
-        in->why[in->n++] = why;
-    }
-    return ST_OK;
-}
-
-/* Adds args[0..count) as they are, unexpanded. */
-static int add_literal(verify_inputs *in, char **args, size_t count, const char *why)
-{
-    for (size_t k = 0; k < count; k++) {
-        char *copy = strdup(args[k]);
-        if (!copy || add_inputs(in, &copy, 1, why))
-            return ST_ENOMEM;
-    }
-    return ST_OK;
+    const expander *x = ctx;
+    return cli_expand_inputs(x->cmd, args, n, x->verbose, got, ngot) != EXIT_OK;
 }
 
 static int expand_for_verify(const cli_command *cmd, const cli_values *v, char ***paths,
                              const char ***unexpanded, size_t *npaths)
 {
-    verify_inputs in = {0};
-    bool verbose = cli_has(v, "verbose");
-    int rc = ST_OK;
-    for (size_t i = 0; i < v->npositional && rc == ST_OK;) {
-        char **args = v->positional + i;
-        size_t run = 1;
-        if (names_nothing(args[0])) {
-            rc = add_literal(&in, args, 1, NULL);
-        } else {
-            if (!is_pattern(args[0]))
-                while (i + run < v->npositional && !is_pattern(args[run]) && !names_nothing(args[run]))
-                    run++;
-            char **got;
-            size_t ngot;
-            if (cli_expand_inputs(cmd, args, run, verbose, &got, &ngot) == EXIT_OK) {
-                rc = add_inputs(&in, got, ngot, NULL);
-                free(got);
-            } else {
-                rc = add_literal(&in, args, run, is_pattern(args[0]) ? "no files match"
-                                                                    : "cannot list this input");
-            }
-        }
-        i += run;
-    }
-    if (rc != ST_OK) {
-        cli_free_list(in.paths, in.n);
-        free(in.why);
+    verify_inputs in;
+    expander x = {cmd, cli_has(v, "verbose")};
+    if (verify_inputs_build(&in, v->positional, v->npositional, expand_run, &x) != ST_OK) {
         cli_error(cmd, "out of memory");
         return EXIT_USAGE;
     }
@@ -614,7 +470,7 @@ static int run_verify(const cli_command *cmd, cli_values *v)
         printf("\n");
     }
     st_buf_free(&vc.out);
-    verify_tfds_close(&vc);
+    tfds_set_free(&vc.tfds);
     cli_free_list(paths, npaths);
     free(unexpanded);
 #if ST_HAVE_GPU_MODULE

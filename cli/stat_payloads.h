@@ -1,20 +1,13 @@
 /* stat: what the image and audio columns hold, from the payloads' headers
- * (lib/payload_check.h gathers it): formats and counts, sizes, channels,
- * bit depths, sample rates and durations, in text and in --json. */
+ * (lib/stat_file.c gathers it): formats and counts, sizes, channels,
+ * bit depths, sample rates and durations, in text (lib/stat_json.c has the --json members). */
 #ifndef ST_CLI_STAT_PAYLOADS_H
 #define ST_CLI_STAT_PAYLOADS_H
 
-#include "../lib/payload_check.h"
-#include "../src/json.h"
-
-/* The options stat reads headers with: headers only, no pixel limit (a
- * size is described, never decoded). */
-extern const st_payload_options stat_payload_options;
+#include "../lib/stat_json.h"
 
 /* "  payloads:" and a line or two per column holding payloads; nothing
  * when no column does. */
 void stat_print_payloads(const payload_tally *t);
-/* "payload_columns": {NAME: {...}} when a column holds payloads. */
-void stat_json_payloads(st_jsonw *w, const payload_tally *t);
 
 #endif

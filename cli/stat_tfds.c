@@ -3,55 +3,15 @@
 
 #include "stat_details.h"
 
-#include "../lib/json_read.h"
 #include "../lib/tfds_check.h"
+#include "../lib/tfds_describe.h"
 
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-/* One feature of features.json, as stat shows it. */
-typedef struct shown_feature {
-    const char *name;
-    const char *kind;       /* the class's short name: Tensor, Text, Image, ClassLabel, ... */
-    const char *dtype;      /* or "" */
-    char shape[128];        /* "[]", "[-1]", "[28, 28, 1]", or "" */
-} shown_feature;
-
-static void describe(const char *name, const json_value *f, shown_feature *out)
+static void report_one(const tfds_expect *e, const tfds_features *features, bool json, st_jsonw *w)
 {
-    memset(out, 0, sizeof *out);
-    out->name = name;
-    out->dtype = "";
-    const json_value *cls = json_get(f, "pythonClassName");
-    const char *dot = cls && cls->type == JSON_STRING ? strrchr(cls->text, '.') : NULL;
-    out->kind = dot ? dot + 1 : cls && cls->type == JSON_STRING ? cls->text : "?";
-    const char *members[] = {"tensor", "image", "text", "classLabel", "sequence"};
-    const json_value *body = NULL;
-    for (size_t i = 0; i < sizeof members / sizeof *members && !body; i++)
-        body = json_get(f, members[i]);
-    if (body && json_get(body, "dtype") && json_get(body, "dtype")->type == JSON_STRING)
-        out->dtype = json_get(body, "dtype")->text;
-    else if (json_get(f, "text"))
-        out->dtype = "string";
-    const json_value *shape = body ? json_get(body, "shape") : NULL;
-    if (!shape && !json_get(f, "text"))
-        return;
-    const json_value *dims = shape ? json_get(shape, "dimensions") : NULL;
-    size_t used = (size_t)snprintf(out->shape, sizeof out->shape, "[");
-    for (size_t i = 0; dims && dims->type == JSON_ARRAY && i < dims->count && used < sizeof out->shape; i++)
-        used += (size_t)snprintf(out->shape + used, sizeof out->shape - used, "%s%s", i ? ", " : "",
-                                 dims->items[i].text ? dims->items[i].text : "?");
-    if (used < sizeof out->shape)
-        snprintf(out->shape + used, sizeof out->shape - used, "]");
-}
-
-static void report_one(const tfds_expect *e, const json_value *features, bool json, st_jsonw *w)
-{
-    const json_value *dict = features ? json_get(features, "featuresDict") : NULL;
-    const json_value *map = dict ? json_get(dict, "features") : NULL;
-    size_t nfeatures = map && map->type == JSON_OBJECT ? map->count : 0;
     if (json) {
         st_json_begin_object(w);
         st_json_member_string(w, "directory", e->dir);
@@ -71,16 +31,15 @@ static void report_one(const tfds_expect *e, const json_value *features, bool js
         st_json_end_array(w);
         st_json_key(w, "features");
         st_json_begin_array(w);
-        for (size_t i = 0; i < nfeatures; i++) {
-            shown_feature f;
-            describe(map->keys[i], &map->items[i], &f);
+        for (size_t i = 0; i < features->n; i++) {
+            const tfds_feature_desc *f = &features->items[i];
             st_json_begin_object(w);
-            st_json_member_string(w, "name", f.name);
-            st_json_member_string(w, "class", f.kind);
-            if (f.dtype[0])
-                st_json_member_string(w, "dtype", f.dtype);
-            if (f.shape[0])
-                st_json_member_string(w, "shape", f.shape);
+            st_json_member_string(w, "name", f->name);
+            st_json_member_string(w, "class", f->kind);
+            if (f->dtype[0])
+                st_json_member_string(w, "dtype", f->dtype);
+            if (f->shape[0])
+                st_json_member_string(w, "shape", f->shape);
             st_json_end_object(w);
         }
         st_json_end_array(w);
@@ -96,10 +55,9 @@ static void report_one(const tfds_expect *e, const json_value *features, bool js
                size);
     }
     printf("  %-24s %-12s %-8s %s\n", "feature", "class", "dtype", "shape");
-    for (size_t i = 0; i < nfeatures; i++) {
-        shown_feature f;
-        describe(map->keys[i], &map->items[i], &f);
-        printf("  %-24s %-12s %-8s %s\n", f.name, f.kind, f.dtype, f.shape);
+    for (size_t i = 0; i < features->n; i++) {
+        const tfds_feature_desc *f = &features->items[i];
+        printf("  %-24s %-12s %-8s %s\n", f->name, f->kind, f->dtype, f->shape);
     }
 }
 
@@ -117,14 +75,9 @@ int stat_tfds_report(const cli_command *cmd, char *const *args, size_t nargs, bo
             status = EXIT_DAMAGED;
             continue;
         }
-        char path[4200], msg[256];
-        snprintf(path, sizeof path, "%sfeatures.json", e.dir);
-        size_t len = 0;
-        char *text = json_read_file(path, &len, &err);
-        json_value features = {0};
-        bool parsed = text && json_parse(text, len, &features, msg, sizeof msg) == 0;
-        if (!parsed) {
-            cli_error(cmd, "%s: %s", path, text ? msg : err.msg);
+        tfds_features features;
+        if (tfds_features_load(&features, e.dir) < 0) {
+            cli_error(cmd, "%s: %s", features.path, features.why);
             status = EXIT_DAMAGED;
         }
         if (json && !any) {
@@ -132,10 +85,8 @@ int stat_tfds_report(const cli_command *cmd, char *const *args, size_t nargs, bo
             st_json_begin_array(w);
         }
         any = true;
-        report_one(&e, parsed ? &features : NULL, json, w);
-        if (parsed)
-            json_free(&features);
-        free(text);
+        report_one(&e, &features, json, w);
+        tfds_features_free(&features);
         tfds_expect_free(&e);
     }
     if (json && any)

@@ -7,6 +7,7 @@
 
 #include "../formats/format.h"
 #include "../src/json.h"
+#include "../lib/tfds_set.h"
 #include "../lib/verify_file.h"
 
 #if ST_HAVE_GPU_MODULE
@@ -29,8 +30,7 @@ typedef struct verify_ctx {
 #if ST_HAVE_GPU_MODULE
     st_gpu_session *gpu;           /* open when the GPU verifies TFRecords */
 #endif
-    struct tfds_expect *tfds;      /* the TFDS directories among the arguments (verify_tfds.h) */
-    size_t ntfds;
+    tfds_set tfds;                 /* the TFDS directories among the arguments (verify_tfds.h) */
 } verify_ctx;
 
 /* One file's check (lib/verify_file.h), and what the command line adds. */

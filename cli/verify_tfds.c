@@ -1,53 +1,17 @@
 /* verify of a prepared TFDS directory (verify_tfds.h). */
 #include "verify_tfds.h"
 
-#include "../lib/tfds_check.h"
-
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 int verify_tfds_open(verify_ctx *vc, char *const *args, size_t nargs)
 {
-    for (size_t i = 0; i < nargs; i++) {
-        if (!tfds_is_dir(args[i]))
-            continue;
-        tfds_expect *more = realloc(vc->tfds, (vc->ntfds + 1) * sizeof *more);
-        if (!more) {
-            cli_error(vc->cmd, "out of memory");
-            return EXIT_DAMAGED;
-        }
-        vc->tfds = more;
-        st_error err = {0};
-        if (tfds_expect_load(&vc->tfds[vc->ntfds], args[i], &err) < 0) {
-            cli_error(vc->cmd, "%s", err.msg);
-            return EXIT_DAMAGED;
-        }
-        vc->ntfds++;
-        /* --payloads holds each Image feature's images to features.json. */
-        if (vc->opt.payloads && tfds_expect_load_images(&vc->tfds[vc->ntfds - 1], &err) < 0) {
-            cli_error(vc->cmd, "%s", err.msg);
-            return EXIT_DAMAGED;
-        }
+    st_error err = {0};
+    if (tfds_set_load(&vc->tfds, args, nargs, vc->opt.payloads, &err) < 0) {
+        cli_error(vc->cmd, "%s", err.msg);
+        return EXIT_DAMAGED;
     }
     return EXIT_OK;
-}
-
-void verify_tfds_image_rules(const verify_ctx *vc, const char *path, st_verify_options *opt)
-{
-    for (size_t i = 0; i < vc->ntfds; i++)
-        if (vc->tfds[i].nimage_rules && tfds_expect_lists(&vc->tfds[i], path)) {
-            opt->image_rules = vc->tfds[i].image_rules;
-            opt->nimage_rules = vc->tfds[i].nimage_rules;
-            return;
-        }
-}
-
-void verify_tfds_seen(verify_ctx *vc, const char *path, const file_result *res)
-{
-    for (size_t i = 0; i < vc->ntfds; i++)
-        tfds_expect_seen(&vc->tfds[i], path, res->c.readable && res->c.rep.ok, res->c.rep.records,
-                         res->c.rep.file_bytes);
 }
 
 typedef struct report {
@@ -77,12 +41,12 @@ static void problem(void *ctx, const char *split, const char *path, const char *
 size_t verify_tfds_report(verify_ctx *vc)
 {
     size_t found = 0;
-    if (vc->json && vc->ntfds) {
+    if (vc->json && vc->tfds.n) {
         st_json_key(&vc->w, "tfds");
         st_json_begin_array(&vc->w);
     }
-    for (size_t i = 0; i < vc->ntfds; i++) {
-        const tfds_expect *e = &vc->tfds[i];
+    for (size_t i = 0; i < vc->tfds.n; i++) {
+        const tfds_expect *e = &vc->tfds.dirs[i];
         report r = {vc, e};
         if (vc->json) {
             st_json_begin_object(&vc->w);
@@ -104,16 +68,7 @@ size_t verify_tfds_report(verify_ctx *vc)
                    e->nsplits, e->nsplits == 1 ? "" : "s");
         }
     }
-    if (vc->json && vc->ntfds)
+    if (vc->json && vc->tfds.n)
         st_json_end_array(&vc->w);
     return found;
-}
-
-void verify_tfds_close(verify_ctx *vc)
-{
-    for (size_t i = 0; i < vc->ntfds; i++)
-        tfds_expect_free(&vc->tfds[i]);
-    free(vc->tfds);
-    vc->tfds = NULL;
-    vc->ntfds = 0;
 }

@@ -267,7 +267,8 @@ SHARDTOOL_API void shardtool_inputs_free(char **paths, size_t npaths);
  * are SequenceExamples.  *json is NUL-terminated, freed with shardtool_free. */
 SHARDTOOL_API int shardtool_feature_spec(const char *const *inputs, size_t n, const shardtool_reader_options *opts,
                                          char **json, shardtool_error *err);
-/* Frees memory the library handed out (shardtool_feature_spec's text). */
+/* Frees memory the library handed out (shardtool_feature_spec's and
+ * shardtool_stat_file_json's text). */
 SHARDTOOL_API void shardtool_free(void *p);
 
 /* ---- verifying ----------------------------------------------------------- */
@@ -552,6 +553,20 @@ SHARDTOOL_API int shardtool_split(const char *const *inputs, size_t n, const sha
                                   void (*progress)(void *ctx, const shardtool_convert_progress *p),
                                   void (*note)(void *ctx, const char *line), void *ctx,
                                   shardtool_split_report *report, shardtool_error *err);
+/* ---- statistics ---------------------------------------------------------- */
+
+/* Reads every record of one input (a path, "-" or a URL; opts as for
+ * shardtool_reader_open, may be NULL) and sets *json to its statistics as
+ * `shardtool stat --json` holds them in its "files" array: format,
+ * compression, records, bytes, record sizes, per feature its kinds, counts,
+ * lengths and range, the image and audio columns from their headers, and
+ * the format's own details.  *json is NUL-terminated, freed with
+ * shardtool_free.  An input that cannot be opened is an error with no
+ * *json; a damaged one is an error too (the message stat prints), with
+ * *json set to what was read before the damage (its "error" member says
+ * why), as stat --json reports it. */
+SHARDTOOL_API int shardtool_stat_file_json(const char *path, const shardtool_reader_options *opts, char **json,
+                                           shardtool_error *err);
 
 #ifdef __cplusplus
 }

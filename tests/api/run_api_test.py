@@ -625,6 +625,57 @@ def payload_cases(exe, env, shardtool, source, tmp):
         check(lines and cli and lines[-1] == cli[0], "payloads %s: %r vs verify's %r" % (mode, lines[-1:], cli[:1]))
 
 
+def stat_cases(exe, env, shardtool, data, tmp):
+    """shardtool_stat_file_json holds what stat --json says of each file, and
+    a damaged or missing input is stat's message."""
+    good = [os.path.join(data, "tfrecord", "tfx", "mnist", "mnist.tfrecord"),
+            os.path.join(data, "tfrecord", "sequence", "events.tfrecord.gz"),
+            os.path.join(data, "tfrecord", "tensorflow-models", "deeplab", "val-00000-of-00001.tfrecord"),
+            os.path.join(data, "parquet", "alltypes_tiny_pages.parquet"),
+            os.path.join(data, "avro", "weather-snappy.avro"),
+            os.path.join(data, "arrayrecord", "digits.array_record-00000-of-00002"),
+            os.path.join(data, "webdataset", "sample.tgz"),
+            os.path.join(data, "csv", "arrow-testing", "aggregate_test_100.csv")]
+    for path in good:
+        r = run([exe, "stat", path], env=env)
+        out = r.stdout.decode()
+        status, message, text = (out.split("\n", 2) + ["", ""])[:3]
+        cli = run([shardtool, "stat", "--json", path])
+        want = json.loads(cli.stdout)["files"][0]
+        got = json.loads(text) if text.strip() else None
+        check(r.returncode == 0 and status == "0" and message == "", "stat %s: %r %r" % (path, out[:200], r.stderr))
+        check(got == want, "stat %s: the API's JSON is stat --json's file" % path)
+        check(want["records"] > 0, "stat --json %s: records" % path)
+    # Only some columns, as stat --columns reads them.
+    path = os.path.join(data, "parquet", "alltypes_plain.parquet")
+    r = run([exe, "stat", path, "id"], env=env)
+    cli = run([shardtool, "stat", "--json", "--columns", "id", path])
+    got = r.stdout.decode().split("\n", 2)
+    check(len(got) == 3 and json.loads(got[2]) == json.loads(cli.stdout)["files"][0] and
+          [f["name"] for f in json.loads(got[2])["features"]] == ["id"], "stat --columns id through the API: %r" % got[:2])
+    # Damaged: stat's message, and the JSON of what was read before it.
+    trunc = os.path.join(tmp, "trunc.tfrecord")
+    with open(good[0], "rb") as f, open(trunc, "wb") as o:
+        o.write(f.read()[:30000])
+    for path in [trunc, os.path.join(data, "parquet", "bad_data", "ARROW-GH-41321.parquet")]:
+        r = run([exe, "stat", path], env=env)
+        status, message, text = (r.stdout.decode().split("\n", 2) + ["", ""])[:3]
+        cli = run([shardtool, "stat", "--json", path])
+        cli_msg = cli.stderr.decode().splitlines()[0]
+        check(cli.returncode == 1 and status == "-2" and message == cli_msg[len("shardtool stat: "):],
+              "damaged %s: %r vs stat's %r" % (path, message, cli_msg))
+        check(text.strip() and json.loads(text) == json.loads(cli.stdout)["files"][0] and
+              json.loads(text)["error"], "damaged %s: the JSON of what was read, with its error" % path)
+    # Missing or not an input: no JSON, stat's message.
+    for path in [os.path.join(tmp, "no-such.parquet"), os.path.join(data, "avro", "weather.avsc")]:
+        r = run([exe, "stat", path], env=env)
+        status, message, text = (r.stdout.decode().split("\n", 2) + ["", ""])[:3]
+        cli = run([shardtool, "stat", "--json", path])
+        check(r.returncode == 0 and int(status) < 0 and text == "" and
+              message == cli.stderr.decode().splitlines()[0][len("shardtool stat: "):],
+              "stat of %s: %r vs %r" % (path, r.stdout, cli.stderr))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shardtool", required=True)
@@ -694,6 +745,7 @@ def main():
                       "damage data crc" in lines, "damage of %s: %r" % (path, lines))
 
         payload_cases(exe, env, shardtool, a.source, tmp)
+        stat_cases(exe, env, shardtool, data, tmp)
         manifest_cases(exe, env, shardtool, data, tmp)
         convert_cases(exe, env, shardtool, data, tmp)
         split_cases(exe, env, shardtool, data, tmp)

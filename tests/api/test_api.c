@@ -27,6 +27,9 @@
  *                                            prefix), @cancel_after=N raises the
  *                                            cancel flag at N records
  *   test_api convert-misuse FILE PREFIX      misuse of shardtool_convert
+ *   test_api stat FILE [COLUMN]              the status, the message and the
+ *                                            JSON of shardtool_stat_file_json
+ *                                            (COLUMN: read only that column)
  *
  * The TFRecord framing (and its CRC32C) is written here, independently of
  * the library, so that `shardtool cat` of the file checks it. */
@@ -611,6 +614,33 @@ static int split_misuse(const char *file, const char *prefix)
     return 0;
 }
 
+/* shardtool_stat_file_json: "STATUS\nMESSAGE\n" then the JSON (none when
+ * it gave none); misuse is checked first. */
+static int stat_json(const char *path, const char *column)
+{
+    shardtool_error err;
+    char *json = (char *)"untouched";
+    CHECK(shardtool_stat_file_json(NULL, NULL, &json, &err) == SHARDTOOL_EUSAGE && json == NULL);
+    CHECK(shardtool_stat_file_json(path, NULL, NULL, &err) == SHARDTOOL_EUSAGE &&
+          strstr(err.message, "shardtool_stat_file_json") != NULL);
+    shardtool_reader_options opts;
+    shardtool_reader_options_init(&opts);
+    opts.format = "no-such-format";
+    json = (char *)"untouched";
+    CHECK(shardtool_stat_file_json(path, &opts, &json, &err) == SHARDTOOL_EUSAGE && json == NULL);
+    shardtool_reader_options_init(&opts);
+    const char *columns[1] = {column};
+    if (column) {
+        opts.columns = columns;
+        opts.ncolumns = 1;
+    }
+    int rc = shardtool_stat_file_json(path, &opts, &json, &err);
+    CHECK(err.code == rc);
+    printf("%d\n%s\n%s", rc, err.message, json ? json : "");
+    shardtool_free(json);
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 6 && strcmp(argv[1], "split") == 0)
@@ -633,8 +663,11 @@ int main(int argc, char **argv)
         return convert(argv + 2, (size_t)argc - 2);
     if (argc == 4 && strcmp(argv[1], "convert-misuse") == 0)
         return convert_misuse(argv[2], argv[3]);
+    if ((argc == 3 || argc == 4) && strcmp(argv[1], "stat") == 0)
+        return stat_json(argv[2], argc == 4 ? argv[3] : NULL);
     fprintf(stderr, "usage: test_api records OUT INPUT... | error INPUT... | verify FILE | "
                     "manifest MANIFEST [trust] [F] | payloads FILE full|headers|MAX_PIXELS | misuse FILE | convert TO SHARDS PREFIX FORCE INPUT... | "
-                    "convert-misuse FILE PREFIX | split SHARDS PREFIX FORCE INPUT... | split-misuse FILE PREFIX\n");
+                    "convert-misuse FILE PREFIX | split SHARDS PREFIX FORCE INPUT... | split-misuse FILE PREFIX | "
+                    "stat FILE [COLUMN]\n");
     return 2;
 }
