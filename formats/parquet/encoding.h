@@ -40,8 +40,9 @@ typedef struct st_pq_rle {
 } st_pq_rle;
 
 /* `count` values of bw (0..32) bits from value index `first` of little-
- * endian packed bits, nbytes of them readable (values past them read their
- * missing bits as 0): st_pq_unpack32 takes groups of 8 with the width's
+ * endian packed bits, nbytes of them readable, which hold every bit of the
+ * values asked for (the RLE decoder asks for no more than a run's bytes
+ * hold): st_pq_unpack32 takes groups of 8 with the width's
  * own code, st_pq_unpack32_scalar one value at a time (the reference the
  * unit tests hold the other to).  st_pq_unpack32 is -1 for a bad width. */
 int st_pq_unpack32(const uint8_t *bits, size_t nbytes, int bw, size_t first, uint32_t *out, size_t count);
