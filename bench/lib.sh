@@ -71,3 +71,31 @@ median_of() {
   printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'
 }
 cpu_s() { cat "$WORK/.cpu"; }
+
+# Rounds of a peer comparison: `round_timed NAME CMD...` appends "NAME wall cpu
+# rss_kb" to $WORK/.rounds (cleared by rounds_reset); the scripts run
+# shardtool and its peer in turns, and a round's ratio compares two runs
+# made under about the same load.  round_median NAME FIELD gives the median
+# of a field (2 wall, 3 CPU), round_max_mb NAME the largest peak RSS, and
+# round_ratio A B FIELD the median over rounds of A's figure / B's.
+rounds_reset() { : > "$WORK/.rounds"; }
+round_timed() {
+  local name=$1 start end; shift
+  start=$(date +%s%N)
+  /usr/bin/time -f "%M %U %S" -o "$WORK/.time" "$@" > /dev/null 2> "$WORK/.stderr" || {
+    cat "$WORK/.stderr" >&2; return 1; }
+  end=$(date +%s%N)
+  read -r rss usr sys < <(tail -n 1 "$WORK/.time")
+  awk -v n="$name" -v w="$(( end - start ))" -v u="$usr" -v s="$sys" -v m="$rss" \
+    'BEGIN{printf "%s %.3f %.2f %d\n", n, w / 1e9, u + s, m}' >> "$WORK/.rounds"
+}
+median_stdin() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+round_col() { awk -v n="$1" -v c="$2" '$1==n{print $c}' "$WORK/.rounds"; }
+round_median() { round_col "$1" "$2" | median_stdin; }
+round_max_mb() { echo $(( $(round_col "$1" 4 | sort -g | tail -n 1) / 1024 )); }
+round_ratio() {
+  paste <(round_col "$1" "$3") <(round_col "$2" "$3") | awk '{print $1 / $2}' | median_stdin |
+    xargs printf '%.2f'
+}
+# The load on the machine while the figures were taken.
+load_avg() { cut -d' ' -f1-3 /proc/loadavg; }

@@ -8,11 +8,18 @@
  * caller's cap, so a small block cannot expand without bound. */
 #include "avro_internal.h"
 
+#include "st_config.h"
+
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+
+#if ST_HAVE_ISAL
+#include <isa-l/igzip_lib.h>
+#endif
 
 #if AV_HAVE_SNAPPY
 #include <snappy-c.h>
@@ -115,7 +122,7 @@ static int corrupt(const char **kind, st_error *err, const char *codec, const ch
     return st_error_set(err, ST_EDATA, "%s block: %s", codec, what);
 }
 
-static int inflate_block(const uint8_t *in, size_t n, st_buf *out, uint64_t max, const char **kind,
+int st_avro_inflate_zlib(const uint8_t *in, size_t n, st_buf *out, uint64_t max, const char **kind,
                          st_error *err)
 {
     z_stream z;
@@ -152,6 +159,62 @@ static int inflate_block(const uint8_t *in, size_t n, st_buf *out, uint64_t max,
     }
     inflateEnd(&z);
     return rc;
+}
+
+/* ISA-L's inflate, about twice zlib's speed: a third of converting a
+ * deflate Avro file went into zlib's inflate.  It only ever answers for a
+ * block that ends cleanly below the cap; anything else (a corrupt or short
+ * stream, a block at the cap, no memory) is decided again by zlib from the
+ * start, so that what is refused, and the words saying why, stay zlib's.
+ * A stream zlib refuses must not come back as data: tests/unit/test_avro.c
+ * compares the two on edge cases and on corrupted streams. */
+int st_avro_inflate(const uint8_t *in, size_t n, st_buf *out, uint64_t max, const char **kind,
+                    st_error *err)
+{
+#if ST_HAVE_ISAL
+    struct inflate_state *z = n <= UINT32_MAX ? malloc(sizeof *z) : NULL;
+    if (z) {
+        isal_inflate_init(z);
+        z->crc_flag = ISAL_DEFLATE;
+        z->next_in = (uint8_t *)(uintptr_t)in;
+        z->avail_in = (uint32_t)n;
+        bool done = false;
+        for (;;) {
+            /* Room as the zlib path grows it, never past the cap. */
+            size_t want = out->cap - out->len;
+            if (want < 64 * 1024) {
+                uint64_t target = out->cap ? (uint64_t)out->cap * 2 : 64 * 1024;
+                if (target > max)
+                    target = max;
+                if (target <= out->len || st_buf_reserve(out, (size_t)(target - out->len)))
+                    break;
+            }
+            size_t avail = out->cap - out->len;
+            if ((uint64_t)out->len + avail > max)
+                avail = (size_t)(max - out->len);
+            if (avail == 0)
+                break;
+            z->next_out = out->data + out->len;
+            z->avail_out = (uint32_t)(avail > UINT32_MAX ? UINT32_MAX : avail);
+            uint32_t before = z->avail_out;
+            int r = isal_inflate(z);
+            out->len += before - z->avail_out;
+            if (r != ISAL_DECOMP_OK)
+                break;
+            if (z->block_state == ISAL_BLOCK_FINISH) {
+                done = out->len < max;
+                break;
+            }
+            if (z->avail_out > 0) /* input used up before the stream's end */
+                break;
+        }
+        free(z);
+        if (done)
+            return 0;
+        st_buf_clear(out);
+    }
+#endif
+    return st_avro_inflate_zlib(in, n, out, max, kind, err);
 }
 
 #if AV_HAVE_SNAPPY
@@ -322,7 +385,7 @@ int st_avro_decompress(av_codec c, const uint8_t *in, size_t n, st_buf *out, uin
         }
         return st_buf_append(out, in, n) ? st_error_set(err, ST_ENOMEM, "out of memory") : 0;
     case AVC_DEFLATE:
-        return inflate_block(in, n, out, max, kind, err);
+        return st_avro_inflate(in, n, out, max, kind, err);
 #if AV_HAVE_SNAPPY
     case AVC_SNAPPY:
         return unsnappy_block(in, n, out, max, kind, err);

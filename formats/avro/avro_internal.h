@@ -260,6 +260,14 @@ const char *st_avro_codec_name(av_codec c);
  * On failure *kind is "bad compressed block" or "block crc". */
 int st_avro_decompress(av_codec c, const uint8_t *in, size_t n, st_buf *out, uint64_t max,
                   const char **kind, st_error *err);
+/* A deflate block (raw deflate) into out, which is empty, at most `max`
+ * bytes: st_avro_inflate with ISA-L where the build has it, deciding every
+ * failure with zlib; st_avro_inflate_zlib with zlib alone (the reference
+ * the unit tests hold the fast path to). */
+int st_avro_inflate(const uint8_t *in, size_t n, st_buf *out, uint64_t max, const char **kind,
+                    st_error *err);
+int st_avro_inflate_zlib(const uint8_t *in, size_t n, st_buf *out, uint64_t max, const char **kind,
+                         st_error *err);
 /* Compresses a block into out (cleared first); level -1 = codec default. */
 int st_avro_compress(av_codec c, int level, const uint8_t *in, size_t n, st_buf *out, st_error *err);
 

@@ -58,8 +58,9 @@ static inline uint64_t load64(const uint8_t *p, size_t avail)
 }
 
 /* Unpacks `count` values of bw <= 32 bits, starting at value index `first`,
- * from little-endian packed bits (nbytes readable). */
-static void unpack32(const uint8_t *bits, size_t nbytes, int bw, size_t first, uint32_t *out, size_t count)
+ * from little-endian packed bits (nbytes readable), one value at a time. */
+static inline void unpack_one_by_one(const uint8_t *bits, size_t nbytes, int bw, size_t first,
+                                     uint32_t *out, size_t count)
 {
     if (bw == 0) {
         memset(out, 0, count * sizeof *out);
@@ -80,6 +81,77 @@ static void unpack32(const uint8_t *bits, size_t nbytes, int bw, size_t first, u
         out[i] = (uint32_t)((load64(bits + byte, nbytes - byte) >> (bitpos & 7)) & mask);
         bitpos += (size_t)bw;
     }
+}
+
+void st_pq_unpack32_scalar(const uint8_t *bits, size_t nbytes, int bw, size_t first, uint32_t *out,
+                           size_t count)
+{
+    unpack_one_by_one(bits, nbytes, bw, first, out, count);
+}
+
+/* Eight values of a width known when compiling, from a group's first byte
+ * (a group of 8 values is bw bytes): every offset and shift is a constant
+ * and no value waits on the one before, where the loop above carries the
+ * bit position from value to value.  Reads at most bw + 7 bytes from g. */
+static inline __attribute__((always_inline)) void unpack_group(const uint8_t *g, int bw, uint32_t *out)
+{
+    const uint64_t mask = bw == 32 ? 0xffffffffu : ((uint64_t)1 << bw) - 1;
+    for (int k = 0; k < 8; k++) {
+        uint64_t w;
+        memcpy(&w, g + (k * bw) / 8, 8);
+        out[k] = (uint32_t)((w >> ((k * bw) & 7)) & mask);
+    }
+}
+
+#define UNPACK_GROUPS(BW)                                                     \
+    case BW:                                                                  \
+        for (size_t k = 0; k < groups; k++)                                   \
+            unpack_group(bits + (g0 + k) * (BW), BW, out + i + k * 8);        \
+        break;
+
+/* As st_pq_unpack32_scalar: values up to the next multiple of 8 one by
+ * one, then whole groups of 8 while their loads stay inside nbytes, then
+ * the rest one by one.  Levels and dictionary indices of nested columns
+ * are most of what a page holds. */
+static void unpack32(const uint8_t *bits, size_t nbytes, int bw, size_t first, uint32_t *out, size_t count)
+{
+    size_t head = (8 - (first & 7)) & 7;
+    if (bw == 0 || count < head + 8) {
+        unpack_one_by_one(bits, nbytes, bw, first, out, count);
+        return;
+    }
+    unpack_one_by_one(bits, nbytes, bw, first, out, head);
+    size_t i = head;
+    size_t g0 = (first + head) >> 3;
+    size_t groups = (count - head) >> 3;
+    /* Group g reads bytes [g * bw, g * bw + bw + 7): the last one that
+     * fits is (nbytes - 7) / bw - 1. */
+    size_t fit = nbytes >= 7 + (size_t)bw ? (nbytes - 7) / (size_t)bw : 0;
+    if (g0 + groups > fit)
+        groups = fit > g0 ? fit - g0 : 0;
+    switch (bw) {
+        UNPACK_GROUPS(1) UNPACK_GROUPS(2) UNPACK_GROUPS(3) UNPACK_GROUPS(4)
+        UNPACK_GROUPS(5) UNPACK_GROUPS(6) UNPACK_GROUPS(7) UNPACK_GROUPS(8)
+        UNPACK_GROUPS(9) UNPACK_GROUPS(10) UNPACK_GROUPS(11) UNPACK_GROUPS(12)
+        UNPACK_GROUPS(13) UNPACK_GROUPS(14) UNPACK_GROUPS(15) UNPACK_GROUPS(16)
+        UNPACK_GROUPS(17) UNPACK_GROUPS(18) UNPACK_GROUPS(19) UNPACK_GROUPS(20)
+        UNPACK_GROUPS(21) UNPACK_GROUPS(22) UNPACK_GROUPS(23) UNPACK_GROUPS(24)
+        UNPACK_GROUPS(25) UNPACK_GROUPS(26) UNPACK_GROUPS(27) UNPACK_GROUPS(28)
+        UNPACK_GROUPS(29) UNPACK_GROUPS(30) UNPACK_GROUPS(31) UNPACK_GROUPS(32)
+    default:
+        groups = 0;
+    }
+    i += groups * 8;
+    unpack_one_by_one(bits, nbytes, bw, first + i, out + i, count - i);
+}
+#undef UNPACK_GROUPS
+
+int st_pq_unpack32(const uint8_t *bits, size_t nbytes, int bw, size_t first, uint32_t *out, size_t count)
+{
+    if (bw < 0 || bw > 32)
+        return -1;
+    unpack32(bits, nbytes, bw, first, out, count);
+    return 0;
 }
 
 /* As unpack32 for widths up to 64 (delta encoding). */

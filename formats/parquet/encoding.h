@@ -39,6 +39,16 @@ typedef struct st_pq_rle {
     size_t idx;
 } st_pq_rle;
 
+/* `count` values of bw (0..32) bits from value index `first` of little-
+ * endian packed bits, nbytes of them readable, which hold every bit of the
+ * values asked for (the RLE decoder asks for no more than a run's bytes
+ * hold): st_pq_unpack32 takes groups of 8 with the width's
+ * own code, st_pq_unpack32_scalar one value at a time (the reference the
+ * unit tests hold the other to).  st_pq_unpack32 is -1 for a bad width. */
+int st_pq_unpack32(const uint8_t *bits, size_t nbytes, int bw, size_t first, uint32_t *out, size_t count);
+void st_pq_unpack32_scalar(const uint8_t *bits, size_t nbytes, int bw, size_t first, uint32_t *out,
+                           size_t count);
+
 /* bit_width 0..32 (ST_EDATA otherwise). */
 int st_pq_rle_init(st_pq_rle *r, const uint8_t *data, size_t len, int bit_width, st_error *err);
 int st_pq_rle_get(st_pq_rle *r, uint32_t *out, size_t n, st_error *err);

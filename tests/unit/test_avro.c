@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #ifndef TEST_DATA_DIR
 #define TEST_DATA_DIR "tests/data"
@@ -1413,6 +1414,149 @@ static void test_names_and_codecs(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "deflate"));
 }
 
+/* ---- deflate blocks: the fast inflate against zlib's ------------------- */
+
+/* Raw deflate of data by zlib itself (an encoder independent of both
+ * decoders), at a level and strategy, with an optional preset dictionary
+ * (which a decoder without it must refuse: distances reach before the
+ * start). */
+static void zdeflate(st_buf *out, const uint8_t *data, size_t n, int level, int strategy,
+                     const char *dict)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    CU_ASSERT_FATAL(deflateInit2(&z, level, Z_DEFLATED, -15, 8, strategy) == Z_OK);
+    if (dict)
+        deflateSetDictionary(&z, (const Bytef *)dict, (uInt)strlen(dict));
+    st_buf_clear(out);
+    CU_ASSERT_FATAL(st_buf_reserve(out, deflateBound(&z, (uLong)n) + 16) == 0);
+    z.next_in = (Bytef *)(uintptr_t)data;
+    z.avail_in = (uInt)n;
+    z.next_out = out->data;
+    z.avail_out = (uInt)out->cap;
+    CU_ASSERT_FATAL(deflate(&z, Z_FINISH) == Z_STREAM_END);
+    out->len = z.total_out;
+    deflateEnd(&z);
+}
+
+/* The dispatching inflate and zlib's alone agree on in[0..n) with cap max:
+ * the same status, kind and message, and the same bytes.  Returns the
+ * status (and the length in *len). */
+static int same_inflate(const uint8_t *in, size_t n, uint64_t max, size_t *len)
+{
+    st_buf a = {0}, b = {0};
+    st_error ea, eb;
+    memset(&ea, 0, sizeof ea);
+    memset(&eb, 0, sizeof eb);
+    const char *ka = NULL, *kb = NULL;
+    int ra = st_avro_inflate(in, n, &a, max, &ka, &ea);
+    int rb = st_avro_inflate_zlib(in, n, &b, max, &kb, &eb);
+    CU_ASSERT_EQUAL(ra, rb);
+    if (ra == 0 && rb == 0) {
+        CU_ASSERT_EQUAL(a.len, b.len);
+        CU_ASSERT_TRUE(a.len == b.len && (a.len == 0 || memcmp(a.data, b.data, a.len) == 0));
+    } else {
+        CU_ASSERT_STRING_EQUAL(ea.msg, eb.msg);
+        CU_ASSERT_TRUE(ka && kb && strcmp(ka, kb) == 0);
+    }
+    if (len)
+        *len = b.len;
+    st_buf_free(&a);
+    st_buf_free(&b);
+    return rb;
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static void test_inflate_paths(void)
+{
+    uint64_t seed = 0x9e3779b97f4a7c15u;
+    /* Text with repeats (dynamic Huffman blocks, long matches) and noise
+     * (stored blocks at level 0, literals). */
+    size_t big = 700000;
+    uint8_t *text = malloc(big), *noise = malloc(big);
+    CU_ASSERT_FATAL(text && noise);
+    for (size_t i = 0; i < big; i++) {
+        text[i] = (uint8_t)("row,12345,-0.25,papa-29,fegieihe\n"[i % 33] + (i % 997 == 0));
+        noise[i] = (uint8_t)xorshift(&seed);
+    }
+    st_buf z = {0};
+    size_t len;
+
+    /* Whole streams: empty, small, stored, fixed and dynamic Huffman,
+     * outputs that grow the buffer many times. */
+    const struct { const uint8_t *d; size_t n; int level, strategy; } ok[] = {
+        {text, 0, 6, Z_DEFAULT_STRATEGY},      {text, 1, 6, Z_DEFAULT_STRATEGY},
+        {text, 100, 6, Z_FIXED},                {text, big, 9, Z_DEFAULT_STRATEGY},
+        {text, big, 1, Z_HUFFMAN_ONLY},         {text, big, 6, Z_RLE},
+        {noise, big, 0, Z_DEFAULT_STRATEGY},    {noise, big, 6, Z_DEFAULT_STRATEGY},
+        {noise, 65536, 0, Z_DEFAULT_STRATEGY},  {text, 65536, 6, Z_DEFAULT_STRATEGY},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        zdeflate(&z, ok[i].d, ok[i].n, ok[i].level, ok[i].strategy, NULL);
+        CU_ASSERT_EQUAL(same_inflate(z.data, z.len, 1u << 30, &len), 0);
+        CU_ASSERT_EQUAL(len, ok[i].n);
+        /* Bytes after the stream's end (Python's writer leaves zlib's
+         * Adler-32 there) are ignored by both. */
+        uint8_t tail[3] = {0x12, 0x34, 0x56};
+        st_buf_append(&z, tail, 3);
+        CU_ASSERT_EQUAL(same_inflate(z.data, z.len, 1u << 30, &len), 0);
+        CU_ASSERT_EQUAL(len, ok[i].n);
+        z.len -= 3;
+        /* Caps at, just above and just below the output's size, and small
+         * ones. */
+        const uint64_t caps[] = {ok[i].n + 1, ok[i].n, ok[i].n ? ok[i].n - 1 : 0, 1, 65536, 65537};
+        for (size_t c = 0; c < sizeof caps / sizeof *caps; c++)
+            same_inflate(z.data, z.len, caps[c], NULL);
+        /* Cut short at several points. */
+        for (size_t cut = 0; cut < z.len; cut += z.len / 7 + 1)
+            CU_ASSERT_NOT_EQUAL(same_inflate(z.data, cut, 1u << 30, NULL), 0);
+        CU_ASSERT_NOT_EQUAL(same_inflate(z.data, z.len - 1, 1u << 30, NULL), 0);
+    }
+
+    /* Streams zlib refuses. */
+    static const uint8_t type3[] = {0x07, 0x00};                       /* block type 3 */
+    static const uint8_t bad_len[] = {0x01, 5, 0, 0, 0, 'h', 'e', 'l', 'l', 'o'}; /* NLEN != ~LEN */
+    static const uint8_t not_final[] = {0x00, 0, 0, 0xff, 0xff};       /* a stored block, no last one */
+    CU_ASSERT_NOT_EQUAL(same_inflate(type3, sizeof type3, 1u << 20, NULL), 0);
+    CU_ASSERT_NOT_EQUAL(same_inflate(bad_len, sizeof bad_len, 1u << 20, NULL), 0);
+    CU_ASSERT_NOT_EQUAL(same_inflate(not_final, sizeof not_final, 1u << 20, NULL), 0);
+    CU_ASSERT_NOT_EQUAL(same_inflate(NULL, 0, 1u << 20, NULL), 0);
+    /* Distances into a preset dictionary the decoder does not have. */
+    zdeflate(&z, text, 5000, 6, Z_DEFAULT_STRATEGY, "row,12345,-0.25,papa-29,fegieihe\n");
+    CU_ASSERT_NOT_EQUAL(same_inflate(z.data, z.len, 1u << 20, NULL), 0);
+
+    /* Damaged streams: bytes changed at random in fixed and dynamic
+     * Huffman blocks (bad code sets, codes past the alphabet, lengths
+     * and distances out of range, a missing end of block).  The fast
+     * path must never turn what zlib refuses into data. */
+    int refused = 0;
+    for (int round = 0; round < 4000; round++) {
+        size_t n = 200 + xorshift(&seed) % 3000;
+        zdeflate(&z, round & 1 ? text + round : noise + round, n, round % 3 ? 9 : 1,
+                 round % 5 == 0 ? Z_FIXED : Z_DEFAULT_STRATEGY, NULL);
+        int hits = 1 + (int)(xorshift(&seed) % 3);
+        for (int h = 0; h < hits; h++) {
+            uint64_t r = xorshift(&seed);
+            /* Half in the first bytes, where the code tables are. */
+            size_t span = (r >> 40) & 1 ? z.len : z.len < 64 ? z.len : 64;
+            size_t at = (size_t)((r >> 16) % span);
+            z.data[at] ^= (uint8_t)(1u << (r >> 8) % 8);
+        }
+        refused += same_inflate(z.data, z.len, 1u << 20, NULL) != 0;
+    }
+    CU_ASSERT_TRUE(refused > 100); /* the damage mostly shows */
+    st_buf_free(&z);
+    free(text);
+    free(noise);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -1436,6 +1580,7 @@ int main(int argc, char **argv)
     CU_add_test(s, "write then read in every codec", test_round_trip);
     CU_add_test(s, "encode errors", test_encode_errors);
     CU_add_test(s, "field names and codec names", test_names_and_codecs);
+    CU_add_test(s, "deflate blocks: ISA-L inflate equals zlib's", test_inflate_paths);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();

@@ -1739,6 +1739,56 @@ static void test_snappy_marks(void)
     free(part);
 }
 
+/* The unpacking of bit-packed runs by groups of 8 against one value at a
+ * time, and against values read bit by bit here: every width, start
+ * offsets around group edges, counts around the group size, buffers cut
+ * exactly where the values end (the groups must stop before their 8-byte
+ * loads pass the end: ASan catches a read past the copy), and longer. */
+static void test_unpack_groups(void)
+{
+    uint64_t seed = 88172645463325252u;
+    uint8_t src[400]; /* more than the most a case reads: (19 + 70) * 4 + 9 */
+    for (size_t i = 0; i < sizeof src; i++) {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        src[i] = (uint8_t)seed;
+    }
+    uint32_t fast[80], slow[80];
+    size_t checked = 0;
+    for (int bw = 0; bw <= 32; bw++)
+        for (size_t first = 0; first < 20; first++)
+            for (size_t count = 0; count <= 70; count += count < 20 ? 1 : 7) {
+                size_t need = ((first + count) * (size_t)bw + 7) / 8;
+                const size_t sizes[] = {need, need + 1, need + 7, need + 8, need + 9};
+                for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+                    size_t nbytes = sizes[z];
+                    uint8_t *copy = malloc(nbytes ? nbytes : 1);
+                    CU_ASSERT_FATAL(copy != NULL);
+                    memcpy(copy, src, nbytes);
+                    memset(fast, 0xa5, sizeof fast);
+                    memset(slow, 0x5a, sizeof slow);
+                    CU_ASSERT_EQUAL(st_pq_unpack32(copy, nbytes, bw, first, fast, count), 0);
+                    st_pq_unpack32_scalar(copy, nbytes, bw, first, slow, count);
+                    CU_ASSERT_EQUAL(memcmp(fast, slow, count * sizeof *fast), 0);
+                    /* Bit by bit. */
+                    for (size_t i = 0; i < count; i++) {
+                        uint32_t v = 0;
+                        for (int b = 0; b < bw; b++) {
+                            size_t bit = (first + i) * (size_t)bw + (size_t)b;
+                            v |= (uint32_t)(copy[bit >> 3] >> (bit & 7) & 1) << b;
+                        }
+                        CU_ASSERT_EQUAL(fast[i], v);
+                    }
+                    CU_ASSERT_EQUAL(fast[count], 0xa5a5a5a5u); /* nothing past count */
+                    free(copy);
+                    checked++;
+                }
+            }
+    CU_ASSERT_TRUE(checked > 10000);
+    CU_ASSERT_EQUAL(st_pq_unpack32(src, sizeof src, 33, 0, fast, 8), -1);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -1751,6 +1801,7 @@ int main(int argc, char **argv)
     CU_add_test(s, "page header", test_page_header);
     CU_add_test(s, "RLE / bit-packed hybrid", test_rle_hybrid);
     CU_add_test(s, "RLE / bit-packed, resumable and skipped", test_rle_resumable);
+    CU_add_test(s, "bit-packed values by groups of 8 equal one by one", test_unpack_groups);
     CU_add_test(s, "DELTA_BINARY_PACKED, resumable and skipped", test_delta_resumable);
     CU_add_test(s, "snappy restart marks and sparse pages", test_snappy_marks);
     CU_add_test(s, "legacy BIT_PACKED levels", test_bit_packed_levels);
