@@ -15,6 +15,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
+source "$here/bench/nginx_conf.sh"
 build=${1:-$here/build-remote}
 runs=${2:-3}
 count=${COUNT:-64}
@@ -45,27 +46,7 @@ for i in $(seq -w 0 $((count - 1))); do
     fi > "$work/www/obj-$i.tfrecord"
 done
 port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-user=""
-[ "$(id -u)" = 0 ] && user="user root root;"
-cat > "$work/nginx/nginx.conf" <<EOF
-$user
-worker_processes 2;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log warn;
-events { worker_connections 512; }
-http {
-    access_log off;
-    client_body_temp_path $work/nginx/body;
-    proxy_temp_path $work/nginx/proxy;
-    fastcgi_temp_path $work/nginx/fastcgi;
-    uwsgi_temp_path $work/nginx/uwsgi;
-    scgi_temp_path $work/nginx/scgi;
-    sendfile on;
-    keepalive_requests 100000;
-    server { listen 127.0.0.1:$port; root $work/www; location / { } }
-}
-EOF
+nginx_conf "$work" "$port"
 "$nginx" -c "$work/nginx/nginx.conf" -p "$work/nginx" &
 ngx_pid=$!
 for _ in $(seq 50); do

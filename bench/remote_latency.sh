@@ -27,6 +27,7 @@ set -euo pipefail
 
 source "$(dirname "$0")/lib.sh"
 source "$BENCH_DIR/remote_lib.sh"
+source "$BENCH_DIR/nginx_conf.sh"
 runs=${1:-3}
 count=${COUNT:-64}
 delays=${DELAYS:-0 10 40 80}
@@ -44,27 +45,7 @@ cat "$work"/www/*.tfrecord > /dev/null # the page cache: both readers see the sa
 
 # ---- servers ----
 ngx_port=$(free_port)
-user=""
-[ "$(id -u)" = 0 ] && user="user root root;"
-cat > "$work/nginx/nginx.conf" <<EOF
-$user
-worker_processes 2;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log warn;
-events { worker_connections 512; }
-http {
-    access_log off;
-    client_body_temp_path $work/nginx/body;
-    proxy_temp_path $work/nginx/proxy;
-    fastcgi_temp_path $work/nginx/fastcgi;
-    uwsgi_temp_path $work/nginx/uwsgi;
-    scgi_temp_path $work/nginx/scgi;
-    sendfile on;
-    keepalive_requests 100000;
-    server { listen 127.0.0.1:$ngx_port; root $work/www; location / { } }
-}
-EOF
+nginx_conf "$work" "$ngx_port"
 "$nginx" -c "$work/nginx/nginx.conf" -p "$work/nginx" &
 pids+=($!)
 wait_port "$ngx_port"

@@ -530,6 +530,44 @@ def _convert_format_options(opts, key, wds_member, mtime, arrayrecord_codec, arr
     return keep
 
 
+class _RunCallbacks:
+    """The progress and note callbacks of a run (convert, split).  An
+    exception raised by either (KeyboardInterrupt included) stops the run
+    through opts.cancel and is raised again by raise_again() once the run
+    has returned: it cannot cross the C library."""
+
+    def __init__(self, opts, progress, note):
+        self.raised = []
+        self._cancel = ctypes.c_int(0)
+        opts.cancel = ctypes.pointer(self._cancel)
+
+        def on_progress(ctx, p):
+            if progress is not None and not self.raised:
+                try:
+                    progress({"records": p.contents.records, "bytes_in": p.contents.bytes_in,
+                              "total_bytes": p.contents.total_bytes})
+                except BaseException as e:
+                    self._stop(e)
+
+        def on_note(ctx, line):
+            if note is not None and not self.raised:
+                try:
+                    note(line.decode("utf-8", "replace"))
+                except BaseException as e:
+                    self._stop(e)
+
+        self.progress = _lib.CONVERT_PROGRESS_CALLBACK(on_progress)
+        self.note = _lib.CONVERT_NOTE_CALLBACK(on_note)
+
+    def _stop(self, e):
+        self.raised.append(e)
+        self._cancel.value = 1
+
+    def raise_again(self):
+        if self.raised:
+            raise self.raised[0]
+
+
 def convert(inputs, output=None, *, to="tfrecord", shards=None, records_per_shard=None, shard_size=None,
             compression=None, shuffle=False, seed=0, jobs=0, index=False, no_manifest=False, force=False,
             resume=False, task=None, progress=None, note=None, manifest=None, feature_spec=None,
@@ -617,36 +655,13 @@ def convert(inputs, output=None, *, to="tfrecord", shards=None, records_per_shar
             setattr(opts, name, int(value))
     opts.widen, opts.union_by_name, opts.strict = int(bool(widen)), int(bool(union_by_name)), int(bool(strict))
     opts.reader = ctypes.pointer(ropts)
-    cancel = ctypes.c_int(0)
-    opts.cancel = ctypes.pointer(cancel)
-    raised = []
-
-    def on_progress(ctx, p):
-        if progress is not None and not raised:
-            try:
-                progress({"records": p.contents.records, "bytes_in": p.contents.bytes_in,
-                          "total_bytes": p.contents.total_bytes})
-            except BaseException as e:  # raised again once the run returns
-                raised.append(e)
-                cancel.value = 1
-
-    def on_note(ctx, line):
-        if note is not None and not raised:
-            try:
-                note(line.decode("utf-8", "replace"))
-            except BaseException as e:
-                raised.append(e)
-                cancel.value = 1
-
-    progress_cb = _lib.CONVERT_PROGRESS_CALLBACK(on_progress)
-    note_cb = _lib.CONVERT_NOTE_CALLBACK(on_note)
+    calls = _RunCallbacks(opts, progress, note)
     report = _lib.ConvertReport()
     err = _lib.Error()
-    rc = lib.shardtool_convert(arr, n, ctypes.byref(opts), progress_cb, note_cb, None, ctypes.byref(report),
+    rc = lib.shardtool_convert(arr, n, ctypes.byref(opts), calls.progress, calls.note, None, ctypes.byref(report),
                                ctypes.byref(err))
     del keep, keep_lists
-    if raised:
-        raise raised[0]
+    calls.raise_again()
     if rc < 0:
         _raise(err)
     return {"records": report.records, "shards": report.shards, "bytes": report.bytes,
@@ -694,35 +709,12 @@ def split(inputs, output, *, shards=None, records_per_shard=None, shard_size=Non
         opts.max_record_size = int(max_record_size)
     opts.index, opts.no_manifest = int(bool(index)), int(bool(no_manifest))
     opts.force, opts.skip_corrupt = int(bool(force)), int(bool(skip_corrupt))
-    cancel = ctypes.c_int(0)
-    opts.cancel = ctypes.pointer(cancel)
-    raised = []
-
-    def on_progress(ctx, p):
-        if progress is not None and not raised:
-            try:
-                progress({"records": p.contents.records, "bytes_in": p.contents.bytes_in,
-                          "total_bytes": p.contents.total_bytes})
-            except BaseException as e:  # raised again once the run returns
-                raised.append(e)
-                cancel.value = 1
-
-    def on_note(ctx, line):
-        if note is not None and not raised:
-            try:
-                note(line.decode("utf-8", "replace"))
-            except BaseException as e:
-                raised.append(e)
-                cancel.value = 1
-
-    progress_cb = _lib.CONVERT_PROGRESS_CALLBACK(on_progress)
-    note_cb = _lib.CONVERT_NOTE_CALLBACK(on_note)
+    calls = _RunCallbacks(opts, progress, note)
     report = _lib.SplitReport()
     err = _lib.Error()
-    rc = lib.shardtool_split(arr, n, ctypes.byref(opts), progress_cb, note_cb, None, ctypes.byref(report),
+    rc = lib.shardtool_split(arr, n, ctypes.byref(opts), calls.progress, calls.note, None, ctypes.byref(report),
                              ctypes.byref(err))
-    if raised:
-        raise raised[0]
+    calls.raise_again()
     if rc < 0:
         _raise(err)
     return {"format": report.format.decode(), "records": report.records, "units": report.units,
