@@ -290,7 +290,7 @@ static int run_convert(const cli_command *cmd, cli_values *v)
      * write the same name and each owns its shards, manifest and lock. */
     char infix[64] = "";
     if (tasks > 1)
-        cli_task_infix_format(infix, sizeof infix, task, tasks);
+        st_task_infix_format(infix, sizeof infix, task, tasks);
     cli_output out;
     int status = cli_output_init(cmd, v, out_format, infix[0] ? infix : NULL, &out);
     if (status)

@@ -105,7 +105,7 @@ int cli_output_init(const cli_command *cmd, const cli_values *v, const st_format
         return status;
     }
     unsigned long long task = 0, tasks = 0;
-    if (infix && cli_task_infix_parse(infix, "", &task, &tasks) && tasks > 0) {
+    if (infix && st_task_infix_parse(infix, "", &task, &tasks) && tasks > 0) {
         s.task = task;
         s.tasks = tasks;
     }

@@ -313,7 +313,7 @@ int shardtool_convert(const char *const *inputs, size_t n, const shardtool_conve
     uint64_t tasks = opts->task_count > 1 ? opts->task_count : 1;
     char infix[64] = "";
     if (tasks > 1)
-        cli_task_infix_format(infix, sizeof infix, task, tasks);
+        st_task_infix_format(infix, sizeof infix, task, tasks);
     /* The remote module, before a URL is read or written (the output set's
      * claim looks at a remote prefix already). */
     for (size_t i = 0; i < n && rc == ST_OK; i++)

@@ -20,7 +20,7 @@ int combine_find_tasks(combine_state *c)
     while (status == COMBINE_OK && (e = readdir(d))) {
         unsigned long long i, n;
         if (strncmp(e->d_name, c->base, blen) != 0 ||
-            !cli_task_infix_parse(e->d_name + blen, ".manifest.json", &i, &n) || n == 0 || i >= n)
+            !st_task_infix_parse(e->d_name + blen, ".manifest.json", &i, &n) || n == 0 || i >= n)
             continue;
         char path[8400];
         snprintf(path, sizeof path, "%s%s", c->dir, e->d_name);

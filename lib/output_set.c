@@ -587,7 +587,7 @@ static int refuse_other_distributed_run(const output_set *set)
     while (status == ST_OK && (e = readdir(d))) {
         unsigned long long i, n;
         const char *name = e->d_name;
-        if (strncmp(name, set->base, blen) != 0 || !cli_task_infix_parse(name + blen, ".lock", &i, &n) ||
+        if (strncmp(name, set->base, blen) != 0 || !st_task_infix_parse(name + blen, ".lock", &i, &n) ||
             n == set->tasks)
             continue;
         char path[8400];
@@ -625,7 +625,7 @@ int output_set_open(output_set *set, const output_set_voice *voice, const char *
     snprintf(set->dir, sizeof set->dir, "%.*s", (int)dirlen, set->prefix);
     set->base = set->prefix + dirlen;
     snprintf(set->infix, sizeof set->infix, "%s", infix ? infix : "");
-    if (infix && !cli_task_infix_parse(infix, "", &set->task, &set->tasks))
+    if (infix && !st_task_infix_parse(infix, "", &set->task, &set->tasks))
         set->tasks = 0;
     if (set->tasks && task_shards) {
         set->shard_count = task_shards;

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-void cli_task_infix_format(char *out, size_t cap, unsigned long long task, unsigned long long tasks)
+void st_task_infix_format(char *out, size_t cap, unsigned long long task, unsigned long long tasks)
 {
     snprintf(out, cap, "-task%05llu-of-%05llu", task, tasks);
 }
@@ -27,7 +27,7 @@ static bool take_number(const char **s, unsigned long long *v)
     return true;
 }
 
-bool cli_task_infix_parse(const char *s, const char *suffix, unsigned long long *task, unsigned long long *tasks)
+bool st_task_infix_parse(const char *s, const char *suffix, unsigned long long *task, unsigned long long *tasks)
 {
     if (strncmp(s, "-task", 5) != 0)
         return false;

@@ -10,10 +10,10 @@
 
 /* "-task00003-of-00016" into out[cap] (at least five digits each, as the
  * shard numbers). */
-void cli_task_infix_format(char *out, size_t cap, unsigned long long task, unsigned long long tasks);
+void st_task_infix_format(char *out, size_t cap, unsigned long long task, unsigned long long tasks);
 
 /* Whether s is exactly "-task<digits>-of-<digits>" followed by suffix
  * ("" for the bare infix); the numbers go to *task and *tasks. */
-bool cli_task_infix_parse(const char *s, const char *suffix, unsigned long long *task, unsigned long long *tasks);
+bool st_task_infix_parse(const char *s, const char *suffix, unsigned long long *task, unsigned long long *tasks);
 
 #endif
