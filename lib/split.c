@@ -62,6 +62,25 @@ int split_claim(split_run *r, const split_settings *s, const st_format *format)
     return rc;
 }
 
+int split_claim_copied(split_run *r, const st_format *format)
+{
+    int rc = split_claim(r, r->s, format);
+    if (rc == ST_OK) {
+        rc = output_set_check_inputs(&r->out.set, r->out.want_manifest ? r->out.manifest_path : NULL, NULL,
+                                     r->s->paths, r->s->npaths);
+        if (rc < 0)
+            return split_fail(r, SPLIT_FAIL_SAID, rc, NULL, &r->err);
+    }
+    return rc;
+}
+
+int split_open_sink(split_run *r)
+{
+    st_error err = {0};
+    int rc = st_shard_sink_open(&r->out.sopt, &r->out.sink, &err);
+    return rc < 0 ? split_fail(r, SPLIT_FAIL_COPY, rc, NULL, &err) : rc;
+}
+
 /* WebDataset inputs: every local one must be a tar shard too. */
 static int check_webdataset_inputs(split_run *r)
 {

@@ -104,6 +104,12 @@ void split_init(split_run *r);
  * r->out (output_claim.h), before any input is read.  On failure r->fail
  * says how (SPLIT_FAIL_USAGE, _REFUSAL or _SAID). */
 int split_claim(split_run *r, const split_settings *s, const st_format *format);
+/* For shards whose blocks or chunks are copied (Avro, ArrayRecord):
+ * split_claim with r->s, then no input may be a file of the claimed set. */
+int split_claim_copied(split_run *r, const st_format *format);
+/* Opens the claimed set's sink (r->out.sopt, r->out.wopt set); a failure
+ * is SPLIT_FAIL_COPY. */
+int split_open_sink(split_run *r);
 
 /* Tells what the inputs are, refuses a mix of kinds or options that do
  * not fit them, claims the set again for the shards' own format and, for

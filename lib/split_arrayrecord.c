@@ -46,20 +46,11 @@ int split_arrayrecord_open(split_run *r)
 {
     int rc = check_usage(r);
     if (rc == ST_OK)
-        rc = split_claim(r, r->s, &st_format_arrayrecord);
-    if (rc == ST_OK) {
-        rc = output_set_check_inputs(&r->out.set, r->out.want_manifest ? r->out.manifest_path : NULL, NULL,
-                                     r->s->paths, r->s->npaths);
-        if (rc < 0)
-            return split_fail(r, SPLIT_FAIL_SAID, rc, NULL, &r->err);
-    }
+        rc = split_claim_copied(r, &st_format_arrayrecord);
     if (rc == ST_OK) {
         r->arrayrecord = (st_ar_write_options){.codec = "zstd", .level = -1, .group_size = 1, .copy_chunks = true};
         r->out.wopt.format_options = &r->arrayrecord;
-        st_error err = {0};
-        rc = st_shard_sink_open(&r->out.sopt, &r->out.sink, &err);
-        if (rc < 0)
-            return split_fail(r, SPLIT_FAIL_COPY, rc, NULL, &err);
+        rc = split_open_sink(r);
     }
     return rc;
 }

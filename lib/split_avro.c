@@ -131,22 +131,14 @@ int split_avro_open(split_run *r)
 {
     int rc = check_usage(r);
     if (rc == ST_OK)
-        rc = split_claim(r, r->s, st_format_by_name("avro"));
-    if (rc == ST_OK) {
-        rc = output_set_check_inputs(&r->out.set, r->out.want_manifest ? r->out.manifest_path : NULL, NULL,
-                                     r->s->paths, r->s->npaths);
-        if (rc < 0)
-            return split_fail(r, SPLIT_FAIL_SAID, rc, NULL, &r->err);
-    }
+        rc = split_claim_copied(r, st_format_by_name("avro"));
     st_error err = {0};
     if (rc == ST_OK && st_avro_copy_header_new(r->first, &r->header, &err) < 0)
         return split_fail(r, SPLIT_FAIL_HEADER, err.code, NULL, &err);
     if (rc == ST_OK) {
         r->out.sopt.writer = &st_avro_block_writer_ops;
         r->out.wopt.format_options = r->header;
-        rc = st_shard_sink_open(&r->out.sopt, &r->out.sink, &err);
-        if (rc < 0)
-            return split_fail(r, SPLIT_FAIL_COPY, rc, NULL, &err);
+        rc = split_open_sink(r);
     }
     return rc;
 }
