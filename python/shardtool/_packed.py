@@ -26,22 +26,18 @@ bytes features, with NAME + "/offsets" as above), NAME + "/length" the
 steps of each record and NAME + "/step_length" the values of each step."""
 
 import ctypes
-import struct
 
 import numpy as np
 
 from . import _lib
+from ._columns import _COLUMN, _DTYPES, _clash
 
-# shardtool_column: name (data, len), kind, is_feature_list, then seven pointers.
-_COLUMN = struct.Struct("=QQii7Q")
-assert _COLUMN.size == ctypes.sizeof(_lib.Column)
 _string_at = ctypes.string_at
 _memmove = ctypes.memmove
 _c_char = ctypes.c_char
 _I64 = np.dtype("<i8")
 _F32 = np.dtype("<f4")
 _U8 = np.dtype("u1")
-_DTYPES = {_lib.KIND_INT64: _I64, _lib.KIND_FLOAT: _F32}
 LAYOUTS = ("objects", "offsets")
 
 
@@ -51,12 +47,6 @@ def _view(addr, count, dtype):
     if not count:
         return np.empty(0, dtype)
     return np.frombuffer((_c_char * (count * dtype.itemsize)).from_address(addr), dtype)
-
-
-def _clash(name):
-    from . import Error
-    return Error(_lib.EDATA, "feature list %r has the name of a context feature: read the raw records "
-                 "(decode=False) to keep both" % name)
 
 
 def _bytes_values(boff, bdata, count):
