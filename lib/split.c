@@ -35,16 +35,45 @@ static void release(split_run *r)
     memset(&r->out, 0, sizeof r->out);
 }
 
+/* The settings' voice, but a note said before the inputs' kind is known
+ * is held (r->held_note) until split_open knows it.  ctx: the run. */
+static void note(void *ctx, const char *line)
+{
+    split_run *r = ctx;
+    if (!r->kind_known)
+        snprintf(r->held_note, sizeof r->held_note, "%s", line);
+    else if (r->s->voice.note)
+        r->s->voice.note(r->s->voice.ctx, line);
+}
+
+static void refuse(void *ctx, const char *msg)
+{
+    split_run *r = ctx;
+    if (r->s->voice.refuse)
+        r->s->voice.refuse(r->s->voice.ctx, msg);
+}
+
+/* The inputs' kind is known: the held note is said when the set claimed
+ * first is kept (say), dropped when it is claimed again. */
+static void kind_known(split_run *r, bool say)
+{
+    r->kind_known = true;
+    if (say && r->held_note[0] && r->s->voice.note)
+        r->s->voice.note(r->s->voice.ctx, r->held_note);
+    r->held_note[0] = '\0';
+}
+
 int split_claim(split_run *r, const split_settings *s, const st_format *format)
 {
     r->s = s;
+    r->voice = (output_set_voice){note, refuse, r};
     release(r);
     output_settings o = *s->output;
     o.dataset = NULL; /* split writes no dataset files */
     o.task = o.tasks = 0;
     st_error err = {0};
     int stage;
-    int rc = output_claim(&o, format, NULL, &s->voice, &r->out, &stage, &err);
+    int rc = output_claim(&o, format, NULL, &r->voice, &r->out, &stage, &err);
     if (rc >= 0)
         return ST_OK;
     release(r);
@@ -114,6 +143,7 @@ int split_open(split_run *r, const split_settings *s)
     size_t npaths = s->npaths;
     if (npaths && split_is_arrayrecord(paths[0])) {
         r->kind = SPLIT_ARRAYRECORD;
+        kind_known(r, false);
         release(r);
         int rc = split_arrayrecord_open(r);
         r->out.inputs = paths;
@@ -124,6 +154,7 @@ int split_open(split_run *r, const split_settings *s)
      * TFRecords are, into .tar shards (formats/webdataset/wds_copy.c). */
     if (npaths && split_is_webdataset(paths[0])) {
         r->kind = SPLIT_WEBDATASET;
+        kind_known(r, false);
         release(r);
         int rc = check_webdataset_inputs(r);
         if (rc == ST_OK)
@@ -137,10 +168,13 @@ int split_open(split_run *r, const split_settings *s)
     }
     bool avro = false;
     int rc = split_avro_classify(r, &avro);
-    if (rc < 0)
+    if (rc < 0) {
+        kind_known(r, true); /* as the claim made first said it */
         return rc;
+    }
     if (avro) {
         r->kind = SPLIT_AVRO;
+        kind_known(r, false);
         release(r);
         r->skips.unit = "block";
         rc = split_avro_open(r);
@@ -149,6 +183,7 @@ int split_open(split_run *r, const split_settings *s)
         return rc;
     }
     r->kind = SPLIT_TFRECORD;
+    kind_known(r, true);
     return ST_OK;
 }
 

@@ -75,6 +75,13 @@ typedef struct split_run {
      * input is read (split_claim), claimed again by split_open for shards of
      * another format. */
     output_run out;
+    /* The note about -o from the claim made before the inputs' kind is
+     * known (its extension may be the wrong one): said by split_open when
+     * the shards are TFRecords, dropped when the set is claimed again, so
+     * that it is said once, with the shards' own extension. */
+    output_set_voice voice;           /* the settings' voice, holding that note */
+    bool kind_known;
+    char held_note[3 * 4096 + 256];
     convert_job job;                  /* TFRecord and WebDataset: the pipeline's run */
     /* Avro: the first named input, open from split_open on, and the shards' header. */
     st_avro_blocks *first;
