@@ -3,8 +3,8 @@
 #ifndef ST_CLI_H
 #define ST_CLI_H
 
-#include "../src/error.h"
 #include "../src/stream.h"
+#include "../src/url_redact.h" /* every message masks the secrets of the URLs it names */
 
 #include <signal.h>
 #include <stdbool.h>

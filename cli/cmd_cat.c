@@ -5,10 +5,8 @@
 
 #include "../lib/record_at.h"
 #include "../lib/record_bytes.h"
+#include "../lib/record_out.h"
 #include "../lib/record_walk.h"
-#include "../formats/example/example.h"
-#include "../formats/tfrecord/tfrecord.h"
-#include "../src/record_json.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -32,7 +30,7 @@ static const cli_option *const cat_groups[] = {
     cat_options, cli_input_options, cli_input_compression_option, cli_text_options, cli_remote_options, cli_common_options, NULL,
 };
 
-enum cat_mode { CAT_JSON, CAT_TFRECORD, CAT_RAW };
+enum cat_mode { CAT_JSON = RECORD_OUT_JSON, CAT_TFRECORD = RECORD_OUT_TFRECORD, CAT_RAW = RECORD_OUT_RAW };
 
 typedef struct cat_state {
     enum cat_mode mode;
@@ -80,52 +78,19 @@ static int emit(cat_state *cs, const void *data, size_t len)
     return 0;
 }
 
-static void put_varint(st_buf *b, uint64_t v)
-{
-    while (v >= 0x80) {
-        st_buf_put_unchecked(b, (uint8_t)(v | 0x80));
-        v >>= 7;
-    }
-    st_buf_put_unchecked(b, (uint8_t)v);
-}
-
-/* Bytes values this large are written as they are encoded, not built
- * whole in the line first (see st_record_to_json_stream). */
-#define STREAM_VALUE ((size_t)1 << 20)
-
 static int emit_piece(void *ctx, const uint8_t *data, size_t len)
 {
     return emit(ctx, data, len) < 0 ? ST_EIO : ST_OK;
 }
 
-/* Writes one record in the chosen form. */
+/* Writes one record in the chosen form (lib/record_out.h). */
 static int cat_record(cat_state *cs, const st_record *rec)
 {
-    st_buf_clear(&cs->line);
-    if (cs->mode == CAT_JSON) {
-        st_jsonw w;
-        st_jsonw_init(&w, &cs->line, false);
-        int rc = st_record_to_json_stream(rec, &w, STREAM_VALUE, emit_piece, cs);
-        if (rc == ST_EIO)
-            return -1; /* emit's failure: errno and pipe_closed tell */
-        if (rc || st_buf_append(&cs->line, "\n", 1))
-            return ST_ENOMEM;
-        return emit(cs, cs->line.data, cs->line.len);
-    }
-    const uint8_t *payload;
-    size_t len;
-    if (st_record_example_bytes(rec, &cs->encoded, &payload, &len))
+    int rc = record_out((record_out_form)cs->mode, rec, &cs->line, &cs->encoded, emit_piece, cs);
+    if (rc == ST_EIO)
+        return -1; /* emit's failure: errno and pipe_closed tell */
+    if (rc)
         return ST_ENOMEM;
-    if (cs->mode == CAT_TFRECORD) {
-        if (st_tfrecord_append(&cs->line, payload, len))
-            return ST_ENOMEM;
-    } else {
-        if (st_buf_reserve(&cs->line, 10) )
-            return ST_ENOMEM;
-        put_varint(&cs->line, len);
-        if (st_buf_append(&cs->line, payload, len))
-            return ST_ENOMEM;
-    }
     return emit(cs, cs->line.data, cs->line.len);
 }
 
@@ -172,10 +137,8 @@ static int walk_payload(void *ctx, const uint8_t *data, size_t len, st_error *er
 {
     cat_walk *cw = ctx;
     cat_state *cs = cw->cs;
-    st_buf_clear(&cs->line);
-    if (st_buf_reserve(&cs->line, 10))
+    if (record_out_length(&cs->line, len))
         return st_error_set(err, ST_ENOMEM, "out of memory");
-    put_varint(&cs->line, len);
     int written = emit(cs, cs->line.data, cs->line.len);
     if (written == 0)
         written = emit(cs, data, len);
@@ -205,7 +168,7 @@ static int cat_at(const cli_command *cmd, cat_state *cs, const char *path, uint6
     st_arena arena;
     st_arena_init(&arena, 64 << 10);
     int status = EXIT_OK;
-    if (cs->mode == CAT_JSON && st_example_decode(data, len, &arena, &rec, &err) < 0) {
+    if (cs->mode == CAT_JSON && record_out_example(data, len, &arena, &rec, &err) < 0) {
         cli_error(cmd, "%s: record %llu: not an Example: %s (--format raw shows its bytes)", path,
                   (unsigned long long)at, err.msg);
         status = EXIT_DAMAGED;

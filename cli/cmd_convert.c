@@ -1,7 +1,6 @@
 /* shardtool convert: any supported input into sharded output. */
 #include "cli.h"
 #include "convert_verbose.h"
-#include "../lib/convert_whole.h"
 #include "../lib/run_options.h"
 #include "../lib/arrayrecord_settings.h"
 #include "../lib/payload_settings.h"
@@ -12,11 +11,6 @@
 #include "output_tfds.h"
 #include "progress.h"
 
-#include "../formats/parquet/write.h"
-#include "../formats/webdataset/wds_write.h"
-#include "../src/json.h"
-#include "../src/pipeline.h"
-#include "../src/url_redact.h"
 #include "../lib/task_infix.h"
 
 #include <stdio.h>

@@ -1,8 +1,6 @@
 /* shardtool stat: counts, sizes and the feature schema of inputs. */
 #include "cli.h"
 #include "../lib/empty_columns.h"
-#include "../lib/stat_file.h"
-#include "../lib/stat_json.h"
 #include "input.h"
 #include "stat_details.h"
 #include "json_version.h"
@@ -10,9 +8,6 @@
 #include "stat_tfds.h"
 #include "stat_spec.h"
 
-#include "../src/feature_stats.h"
-#include "../src/json.h"
-#include "../src/url_redact.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -6,19 +6,12 @@
 #include "input.h"
 #include "json_version.h"
 
-#include "../src/json.h"
-#include "../src/pipeline.h"
-#include "../src/url_redact.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#if ST_HAVE_GPU_MODULE
-#include "../formats/example/example.h"
-#endif
 
 static const char *const verify_devices[] = {"auto", "cpu", "cuda", NULL};
 static const char *const verify_formats[] = {"tfrecord", "parquet", "avro", "webdataset", "arrayrecord", NULL};
@@ -48,43 +41,6 @@ static const cli_option *const verify_groups[] = {
 
 /* ---- verifying one file ---------------------------------------------------- */
 
-/* Uncompressed TFRecords go to the GPU when a session is open; everything
- * else (and anything the GPU pass declines) is checked on the CPU. */
-static int offload_to_gpu(void *ctx, st_file_check *check, const st_verify_options *opt, st_stream *in,
-                          const uint8_t *head, size_t n, bool *taken)
-{
-#if ST_HAVE_GPU_MODULE
-    gpu_offload *g = ctx;
-    bool plain = opt->compression == ST_COMPRESSION_NONE ||
-                 (opt->compression == ST_COMPRESSION_AUTO &&
-                  st_compression_sniff(head, n) == ST_COMPRESSION_NONE);
-    if (g->vc->gpu && plain && strcmp(check->format->name, "tfrecord") == 0) {
-        st_gpu_verify_options gopt;
-        st_gpu_verify_options_init(&gopt);
-        gopt.decode = opt->decode;
-        gopt.compression = ST_COMPRESSION_NONE;
-        gopt.max_record_size = opt->max_record_size;
-        gopt.example_check = st_example_check;
-        gopt.stats = &g->res->gpu;
-        *taken = true;
-        int rc = st_gpu_session_verify(g->vc->gpu, in, &gopt, &check->rep, &check->err);
-        g->res->on_gpu = rc != ST_EUNSUPPORTED;
-        if (!g->res->on_gpu) /* declined: checked again on the CPU */
-            memset(&g->res->gpu, 0, sizeof g->res->gpu);
-        return rc;
-    }
-#else
-    (void)ctx, (void)check, (void)opt, (void)in, (void)head, (void)n;
-#endif
-    *taken = false;
-    return ST_EUNSUPPORTED;
-}
-
-st_verify_offload verify_gpu_offload(gpu_offload *g)
-{
-    return (st_verify_offload){offload_to_gpu, g};
-}
-
 void verify_opened(verify_ctx *vc, const char *path, st_verify_opener open, void *arg,
                    const st_format *format, st_compression compression, bool want_crc,
                    file_result *res)
@@ -93,7 +49,7 @@ void verify_opened(verify_ctx *vc, const char *path, st_verify_opener open, void
     st_verify_options opt = vc->opt;
     opt.compression = compression;
     tfds_set_image_rules(&vc->tfds, path, &opt);
-    gpu_offload g = {vc, res};
+    verify_gpu_pass g = {vc->gpu, &res->gpu};
     st_verify_offload offload = verify_gpu_offload(&g);
     st_verify_opened(path, open, arg, format, &opt, want_crc, &offload, &res->c);
 }
@@ -148,9 +104,8 @@ static void report_json_file(verify_ctx *vc, const char *path, const file_result
         return;
     }
     st_json_member_string(w, "format", res->c.format->name);
-    st_json_member_string(w, "device", res->on_gpu ? "cuda" : "cpu");
-#if ST_HAVE_GPU_MODULE
-    if (res->on_gpu) {
+    st_json_member_string(w, "device", res->gpu.on_gpu ? "cuda" : "cpu");
+    if (res->gpu.on_gpu) {
         st_json_key(w, "gpu");
         st_json_begin_object(w);
         st_json_member_string(w, "name", res->gpu.device);
@@ -161,7 +116,6 @@ static void report_json_file(verify_ctx *vc, const char *path, const file_result
         st_json_member_uint(w, "disagreements", res->gpu.disagreements);
         st_json_end_object(w);
     }
-#endif
     st_json_member_uint(w, "records", res->c.rep.records);
     st_json_member_uint(w, "bytes", res->c.rep.bytes);
     st_json_member_uint(w, "file_bytes", res->c.rep.file_bytes);
@@ -290,31 +244,6 @@ static void verify_files(verify_ctx *vc, char **paths, const char **unexpanded, 
 
 /* ---- the command ---------------------------------------------------------------- */
 
-static int choose_device(const cli_command *cmd, const char *device, bool *use_gpu)
-{
-    *use_gpu = false;
-    if (strcmp(device, "cpu") == 0)
-        return EXIT_OK;
-#if ST_HAVE_GPU_MODULE
-    char why[256];
-    int usable = st_gpu_probe(why, sizeof why);
-    if (usable > 0) {
-        *use_gpu = true;
-        return EXIT_OK;
-    }
-    if (strcmp(device, "cuda") == 0) {
-        cli_error(cmd, "--device cuda: no usable GPU was found (%s)", why);
-        return EXIT_USAGE;
-    }
-#else
-    if (strcmp(device, "cuda") == 0) {
-        cli_error(cmd, "--device cuda: no usable GPU was found (built without CUDA support)");
-        return EXIT_USAGE;
-    }
-#endif
-    return EXIT_OK;
-}
-
 static double now_seconds(void)
 {
     struct timespec ts;
@@ -389,24 +318,12 @@ static int run_verify(const cli_command *cmd, cli_values *v)
     if (v->npositional == 0 && !manifest)
         return cli_usage_error(cmd, "no input files (use - for standard input, or --manifest FILE)");
     vc.device = cli_text(v, "device", "auto");
-    bool use_gpu;
-    if (choose_device(cmd, vc.device, &use_gpu))
+    st_error device_err = {0};
+    if (verify_gpu_open(vc.device, &vc.gpu, &device_err) < 0) {
+        cli_error(cmd, "--device %s: %s", vc.device, device_err.msg);
         return EXIT_USAGE;
-
-#if ST_HAVE_GPU_MODULE
-    if (use_gpu) {
-        st_gpu_verify_options gopt;
-        st_gpu_verify_options_init(&gopt);
-        st_error err = {0};
-        if (st_gpu_session_open(&gopt, &vc.gpu, &err) < 0) {
-            if (strcmp(vc.device, "cuda") == 0) {
-                cli_error(cmd, "--device cuda: cannot use the GPU: %s", err.msg);
-                return EXIT_USAGE;
-            }
-            use_gpu = false; /* auto: the CPU does it */
-        }
     }
-#endif
+    bool use_gpu = vc.gpu != NULL;
     char **paths = NULL;
     const char **unexpanded = NULL;
     size_t npaths = 0;
@@ -423,12 +340,11 @@ static int run_verify(const cli_command *cmd, cli_values *v)
     int status = verify_tfds_open(&vc, v->positional, v->npositional);
     if (manifest && status == EXIT_OK)
         status = verify_manifest(&vc, manifest, cli_has(v, "trust-manifest-paths"));
-    /* The GPU session serves one file at a time. */
-    int jobs = use_gpu ? 1 : (int)(njobs ? njobs : (uint64_t)st_cpu_count());
-    /* --payloads: the threads are shared out between the files checked at
-     * once and the units of each (one large file still uses them all). */
-    int files_at_once = jobs < (int)npaths ? jobs : (int)(npaths ? npaths : 1);
-    vc.opt.payload_jobs = jobs / files_at_once > 1 ? jobs / files_at_once : 1;
+    /* The GPU session serves one file at a time; --payloads: the threads
+     * are shared out between the files checked at once and the units of
+     * each (lib/verify_pool.h). */
+    int jobs;
+    verify_pool_plan(njobs, use_gpu, npaths, &jobs, &vc.opt.payload_jobs);
     verify_files(&vc, paths, unexpanded, npaths, jobs);
     double seconds = now_seconds() - start;
     if (vc.json)
@@ -473,9 +389,7 @@ static int run_verify(const cli_command *cmd, cli_values *v)
     tfds_set_free(&vc.tfds);
     cli_free_list(paths, npaths);
     free(unexpanded);
-#if ST_HAVE_GPU_MODULE
-    st_gpu_session_close(vc.gpu);
-#endif
+    verify_gpu_close(vc.gpu);
     if (cli_interrupted)
         return EXIT_DAMAGED;
     if (status)

@@ -6,19 +6,14 @@
 
 #include "st_config.h"
 #include "remote.h"
-#include "../formats/format.h"
 #include "../src/crc32c.h"
-#include "../src/payload/payload.h"
+#include "../lib/verify_gpu.h"
 
 #include <stdio.h>
 
 static const char *gpu_name(void)
 {
-#if defined(ST_HAVE_CUDA) && ST_HAVE_CUDA
-    return "cuda";
-#else
-    return NULL;
-#endif
+    return verify_gpu_backend();
 }
 
 static void print_text(void)

@@ -2,7 +2,6 @@
  * expansion (the library's, lib/input_expand.c, worded for a command),
  * remote set-up. */
 #include "cli.h"
-#include "../src/url_redact.h"
 #include "../lib/input_expand.h"
 
 #include <errno.h>

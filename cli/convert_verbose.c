@@ -1,48 +1,22 @@
 #include "convert_verbose.h"
 
-#include "../src/pipeline.h"
-#include "../src/stream.h"
+#include "../lib/input_detect.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-/* Whether an excluded name leaves out one of these columns: the column
- * itself or, for a dotted name ("address"), the columns below it. */
-static bool excludes_any(const char *name, const st_schema *columns)
-{
-    size_t len = strlen(name);
-    for (size_t i = 0; i < columns->count; i++) {
-        const char *c = columns->columns[i].name;
-        if (strcmp(c, name) == 0 || (strncmp(c, name, len) == 0 && c[len] == '.'))
-            return true;
-    }
-    return false;
-}
+/* An --exclude name this input has no column for. */
+typedef struct missing_ctx {
+    const cli_command *cmd;
+    const char *path;
+} missing_ctx;
 
-/* Names the --exclude names this input has no column for.  Reads its
- * schema a second time without the projection (which hides the columns
- * it leaves out); an input that cannot be opened so says nothing here. */
-static void say_missing_excluded(const cli_command *cmd, const cli_input *in, const char *path,
-                                 const st_format *format)
+static void say_missing_excluded(void *ctx, const char *name)
 {
-    if (!in->ro.nexclude || !format->reader || !format->reader->schema)
-        return;
-    st_read_options all = in->ro;
-    all.exclude = all.columns = NULL;
-    all.nexclude = all.ncolumns = 0;
-    st_reader *r;
-    st_error err = {0};
-    if (st_reader_open(path, format, &all, &r, &err) < 0)
-        return;
-    st_schema columns = {0};
-    if (r->format->reader->schema(r->priv, &columns, &err) == ST_OK)
-        for (size_t k = 0; k < in->ro.nexclude; k++)
-            if (!excludes_any(in->ro.exclude[k], &columns))
-                fprintf(stderr, "shardtool %s: %s: --exclude %s: this input has no such column "
-                        "(nothing to leave out here)\n", cmd->name, path, in->ro.exclude[k]);
-    st_schema_free(&columns);
-    st_reader_close(r);
+    const missing_ctx *m = ctx;
+    fprintf(stderr, "shardtool %s: %s: --exclude %s: this input has no such column "
+            "(nothing to leave out here)\n", m->cmd->name, m->path, name);
 }
 
 void convert_say_inputs(const cli_command *cmd, const cli_input *in)
@@ -51,25 +25,24 @@ void convert_say_inputs(const cli_command *cmd, const cli_input *in)
         const char *path = in->paths[i];
         if (strcmp(path, "-") == 0 || st_path_is_remote(path))
             continue;
-        st_reader *r;
-        st_error err = {0};
-        /* Opened as the run opens it; its errors are the run's to report. */
-        if (st_reader_open(path, in->format, &in->ro, &r, &err) < 0)
+        const st_format *format;
+        st_compression compression;
+        /* Opened as the run opens it (lib/input_detect.h); its errors are the run's to report. */
+        if (input_detect(path, in->format, &in->ro, &format, &compression) < 0)
             continue;
-        const st_format *format = r->format;
         fprintf(stderr, "shardtool %s: %s: %s (%s), %s (%s)\n", cmd->name, path, format->name,
                 in->format ? "--from" : "detected",
-                r->compression > ST_COMPRESSION_NONE ? st_compression_name(r->compression) : "not compressed",
+                compression > ST_COMPRESSION_NONE ? st_compression_name(compression) : "not compressed",
                 in->ro.compression != ST_COMPRESSION_AUTO ? "--input-compression" : "detected");
-        st_reader_close(r);
-        say_missing_excluded(cmd, in, path, format);
+        missing_ctx m = {cmd, path};
+        input_missing_excluded(path, format, &in->ro, say_missing_excluded, &m);
     }
 }
 
 void convert_say_plan(const cli_command *cmd, const cli_input *in, const cli_output *out, uint64_t jobs,
                       uint64_t task, uint64_t tasks, const char *dealing, bool shuffle)
 {
-    int threads = jobs > 0 ? (int)jobs : st_cpu_count();
+    int threads = convert_threads(jobs);
     fprintf(stderr, "shardtool %s: plan: %zu input%s", cmd->name, in->npaths, in->npaths == 1 ? "" : "s");
     if (tasks > 1)
         fprintf(stderr, " for task %" PRIu64 " of %" PRIu64 " (%s)", task, tasks,

@@ -1,11 +1,9 @@
 #include "input.h"
 
 #include "../lib/duplicate_inputs.h"
-#include "../lib/json_read.h"
+#include "../lib/schema_file.h"
 #include "reader_notes.h"
 #include "suggest.h"
-
-#include "../src/url_redact.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -77,38 +75,45 @@ static int add_type(const cli_command *cmd, cli_input *in, const char *name, con
     return EXIT_OK;
 }
 
+/* A column of --schema FILE (lib/schema_file.h); EXIT_USAGE after saying why not. */
+typedef struct schema_ctx {
+    const cli_command *cmd;
+    cli_input *in;
+    const char *path;
+} schema_ctx;
+
+static int schema_entry(void *ctx, const char *column, const char *word)
+{
+    schema_ctx *sc = ctx;
+    if (!word) {
+        cli_error(sc->cmd, "%s: the type of '%s' must be a string", sc->path, column);
+        return EXIT_USAGE;
+    }
+    return add_type(sc->cmd, sc->in, column, word);
+}
+
 static int load_schema_file(const cli_command *cmd, cli_input *in, const char *path)
 {
-    size_t len;
     st_error err = {0};
-    char *text = json_read_file(path, &len, &err);
-    if (!text) {
+    char msg[256];
+    int stopped;
+    schema_ctx sc = {cmd, in, path};
+    switch (schema_file_read(path, schema_entry, &sc, &stopped, msg, sizeof msg, &err)) {
+    case SCHEMA_FILE_READ:
+        return EXIT_OK;
+    case SCHEMA_FILE_UNREADABLE:
         cli_error_at(cmd, path, &err);
         return EXIT_USAGE;
-    }
-    json_value root;
-    char msg[256];
-    int rc = EXIT_OK;
-    if (json_parse(text, len, &root, msg, sizeof msg)) {
+    case SCHEMA_FILE_NOT_JSON:
         cli_error(cmd, "%s: %s", path, msg);
-        free(text);
         return EXIT_USAGE;
-    }
-    if (root.type != JSON_OBJECT) {
+    case SCHEMA_FILE_NOT_OBJECT:
         cli_error(cmd, "%s: expected an object {\"column\": \"int64\", ...}", path);
-        rc = EXIT_USAGE;
+        return EXIT_USAGE;
+    case SCHEMA_FILE_STOPPED:
+        return stopped;
     }
-    for (size_t i = 0; rc == EXIT_OK && i < root.count; i++) {
-        if (root.items[i].type != JSON_STRING) {
-            cli_error(cmd, "%s: the type of '%s' must be a string", path, root.keys[i]);
-            rc = EXIT_USAGE;
-        } else {
-            rc = add_type(cmd, in, root.keys[i], root.items[i].text);
-        }
-    }
-    json_free(&root);
-    free(text);
-    return rc;
+    return EXIT_USAGE;
 }
 
 static int parse_char_option(const cli_command *cmd, const char *name, const char *text, char *out)

@@ -6,7 +6,6 @@
 #include "cli.h"
 
 #include "../formats/csv/csv.h"
-#include "../formats/format.h"
 #include "../src/schema_index.h"
 
 extern const cli_option cli_input_options[];  /* --from, --compression, --columns, ... */

@@ -3,7 +3,6 @@
 #include "hints.h"
 #include "suggest.h"
 #include "progress.h"
-#include "../src/url_redact.h"
 #include "../lib/error_text.h"
 
 #include <errno.h>

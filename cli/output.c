@@ -7,10 +7,8 @@
 #include "progress.h"
 
 #include "../lib/error_text.h"
-#include "../lib/output_claim.h"
 #include "../lib/task_infix.h"
 
-#include "../src/pipeline.h"
 
 #include <inttypes.h>
 #include <stdint.h>

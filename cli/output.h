@@ -4,13 +4,8 @@
 #define ST_CLI_OUTPUT_H
 
 #include "cli.h"
-#include "../lib/convert_pipeline.h"
 #include "../lib/output_claim.h"
-#include "../lib/output_run.h"
-#include "../lib/output_set.h"
 
-#include "../formats/format.h"
-#include "../src/shard.h"
 
 extern const cli_option cli_output_options[];
 

@@ -4,7 +4,7 @@
 #ifndef ST_CLI_OUTPUT_NAME_NOTES_H
 #define ST_CLI_OUTPUT_NAME_NOTES_H
 
-#include "../src/record.h"
+#include "../lib/output_renames.h"
 
 void cli_output_name_notes(const char *cmd, const char *format, const st_schema *schema);
 

@@ -7,7 +7,6 @@
 #include "cli.h"
 #include "../lib/output_run.h"
 
-#include "../formats/format.h"
 
 extern const cli_option cli_tfds_options[];
 

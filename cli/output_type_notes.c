@@ -1,19 +1,16 @@
 #include "output_type_notes.h"
 
-#include "../formats/parquet/write.h"
+#include "../lib/output_type_notes.h"
 
 #include <stdio.h>
-#include <string.h>
+
+static void say(void *ctx, const char *column, const char *what)
+{
+    const cli_command *cmd = ctx;
+    fprintf(stderr, "shardtool %s: note: column '%s': %s\n", cmd->name, column, what);
+}
 
 void cli_output_type_notes(const cli_command *cmd, const cli_output *out)
 {
-    if (strcmp(out->format->name, "parquet") != 0)
-        return;
-    const st_pq_write_options *po = out->wopt.format_options;
-    bool bytes_binary = po && po->bytes_binary;
-    for (size_t i = 0; i < out->schema.count; i++) {
-        char what[256];
-        if (st_pq_write_type_note(&out->schema.columns[i], bytes_binary, what, sizeof what))
-            fprintf(stderr, "shardtool %s: note: column '%s': %s\n", cmd->name, out->schema.columns[i].name, what);
-    }
+    output_type_notes(out, say, (void *)cmd);
 }

@@ -1,8 +1,5 @@
 #include "stat_spec.h"
 
-#include "../src/json.h"
-#include "../src/stream.h"
-
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,36 +21,20 @@ static int build_spec(const cli_command *cmd, const st_feature_stats *stats, con
 int stat_spec_write(const cli_command *cmd, const char *path, const st_feature_stats *stats,
                     const st_spec_defaults *defaults)
 {
-    st_spec spec;
-    int rc = build_spec(cmd, stats, defaults, &spec);
-    if (rc)
-        return rc;
     st_buf b = {0};
-    st_jsonw w;
-    st_jsonw_init(&w, &b, true);
-    rc = st_spec_json(&spec, &w) || st_buf_append(&b, "\n", 1) ? ST_ENOMEM : ST_OK;
-    st_spec_free(&spec);
+    st_error err = {0};
+    int rc = spec_file_text(stats, defaults, &b, &err);
     if (rc) {
         st_buf_free(&b);
-        cli_error(cmd, "out of memory");
-        return EXIT_DAMAGED;
+        cli_error(cmd, "%s", err.msg);
+        return cli_exit_for(rc);
     }
     if (strcmp(path, "-") == 0) {
         fwrite(b.data, 1, b.len, stdout);
         st_buf_free(&b);
         return EXIT_OK;
     }
-    st_ostream *o;
-    st_error err = {0};
-    rc = st_ostream_create(path, 0, &o, &err);
-    if (rc == ST_OK) {
-        rc = st_ostream_write(o, b.data, b.len, &err);
-        if (rc == ST_OK)
-            rc = st_ostream_commit(o, &err);
-        else
-            st_ostream_abort(o);
-        st_ostream_close(o);
-    }
+    rc = spec_file_write(path, &b, &err);
     st_buf_free(&b);
     if (rc == ST_EEXIST) {
         cli_error(cmd, "--feature-spec %s: the file exists; remove it first, or give - to print the spec",

@@ -7,7 +7,7 @@
 #include "cli.h"
 
 #include "../formats/format.h"
-#include "../src/feature_spec.h"
+#include "../lib/spec_file.h"
 
 typedef struct stat_spec_inputs {
     char **paths;

@@ -5,14 +5,8 @@
 
 #include "cli.h"
 
-#include "../formats/format.h"
-#include "../src/json.h"
 #include "../lib/tfds_set.h"
-#include "../lib/verify_file.h"
-
-#if ST_HAVE_GPU_MODULE
-#include "../src/gpu/gpu_verify.h"
-#endif
+#include "../lib/verify_gpu.h"
 
 typedef struct verify_ctx {
     const cli_command *cmd;
@@ -27,31 +21,16 @@ typedef struct verify_ctx {
     st_buf out;
     uint64_t files, damaged, unreadable, records, bytes;
     uint64_t decompressed_bytes;   /* the record streams read (bytes: the files as stored) */
-#if ST_HAVE_GPU_MODULE
-    st_gpu_session *gpu;           /* open when the GPU verifies TFRecords */
-#endif
+    verify_gpu *gpu;               /* open when the GPU verifies TFRecords (lib/verify_gpu.h) */
     tfds_set tfds;                 /* the TFDS directories among the arguments (verify_tfds.h) */
 } verify_ctx;
 
 /* One file's check (lib/verify_file.h), and what the command line adds. */
 typedef struct file_result {
     st_file_check c;
-    bool on_gpu;
     bool reported;        /* its error is on stderr already (text mode prints nothing more) */
-#if ST_HAVE_GPU_MODULE
-    st_gpu_stats gpu;
-#endif
+    verify_gpu_figures gpu;
 } file_result;
-
-
-/* The GPU pass offered to the checks of one file at a time (st_verify_opened):
- * it records in g->res whether it took the file, and its figures.  g must
- * outlive the offload's use. */
-typedef struct gpu_offload {
-    verify_ctx *vc;
-    file_result *res;
-} gpu_offload;
-st_verify_offload verify_gpu_offload(gpu_offload *g);
 
 /* Checks one file as `format` (NULL: detected) with `compression`, on the
  * GPU when a session is open and it takes the file (st_verify_opened). */

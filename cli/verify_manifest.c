@@ -63,7 +63,7 @@ int verify_manifest(verify_ctx *vc, const char *given_path, bool trust_paths)
     static printer zero;
     printer p = zero;
     p.vc = vc;
-    gpu_offload g = {vc, &p.cur};
+    verify_gpu_pass g = {vc->gpu, &p.cur.gpu};
     st_verify_offload offload = verify_gpu_offload(&g);
     st_manifest_verify_options opt = {
         .verify = vc->opt,

@@ -2,7 +2,6 @@
  * payloads are (lib/payload_check.h has the findings). */
 #include "verify.h"
 
-#include "../src/url_redact.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -932,3 +932,8 @@ int convert_scan_schema_head(const convert_job *job, uint64_t units, st_feature_
     convert_job_free_results(&scan);
     return rc;
 }
+
+int convert_threads(uint64_t jobs)
+{
+    return jobs > 0 ? (int)jobs : st_cpu_count();
+}

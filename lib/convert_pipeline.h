@@ -150,6 +150,9 @@ struct convert_job {
 /* Frees the results (statistics, lossy columns). */
 void convert_job_free_results(convert_job *job);
 
+/* The threads a run of `jobs` (--jobs; 0: every core) reads on. */
+int convert_threads(uint64_t jobs);
+
 /* Runs the whole conversion; errors name the input path. */
 int convert_run(convert_job *job, st_error *err);
 

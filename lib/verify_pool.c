@@ -1,6 +1,7 @@
 /* verify FILE... over several threads, reported in order (verify_pool.h). */
 #include "verify_pool.h"
 
+#include "../src/pipeline.h"
 #include "../src/stream.h"
 
 #include <pthread.h>
@@ -122,4 +123,11 @@ void verify_pool_run(size_t n, int jobs, const verify_pool_fns *fns)
     free(own);
     free(p.res);
     free(p.done);
+}
+
+void verify_pool_plan(uint64_t njobs, bool one_at_a_time, size_t nfiles, int *jobs, int *payload_jobs)
+{
+    *jobs = one_at_a_time ? 1 : (int)(njobs ? njobs : (uint64_t)st_cpu_count());
+    int files_at_once = *jobs < (int)nfiles ? *jobs : (int)(nfiles ? nfiles : 1);
+    *payload_jobs = *jobs / files_at_once > 1 ? *jobs / files_at_once : 1;
 }

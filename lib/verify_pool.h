@@ -7,7 +7,9 @@
 #ifndef ST_LIB_VERIFY_POOL_H
 #define ST_LIB_VERIFY_POOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct verify_pool_fns {
     /* Checks file i into result (result_size bytes); on a worker thread. */
@@ -23,5 +25,11 @@ typedef struct verify_pool_fns {
  * jobs <= 1 or no thread can be had).  Once st_interrupted(), no file is
  * started and the files not done are not reported. */
 void verify_pool_run(size_t n, int jobs, const verify_pool_fns *fns);
+
+/* How a run of nfiles is shared out: *jobs files checked at once (njobs,
+ * or 0: every core; one when one_at_a_time, as for a GPU session, which
+ * serves one file at a time), and the threads each file's payload checks
+ * get, so that one large file still uses them all. */
+void verify_pool_plan(uint64_t njobs, bool one_at_a_time, size_t nfiles, int *jobs, int *payload_jobs);
 
 #endif
