@@ -8,7 +8,6 @@
 #include "stat_tfds.h"
 #include "stat_spec.h"
 
-
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,7 +6,6 @@
 #include "input.h"
 #include "json_version.h"
 
-
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,7 +9,6 @@
 #include "../lib/error_text.h"
 #include "../lib/task_infix.h"
 
-
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>

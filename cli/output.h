@@ -6,7 +6,6 @@
 #include "cli.h"
 #include "../lib/output_claim.h"
 
-
 extern const cli_option cli_output_options[];
 
 /* The settings and state of a run into an output set (lib/output_run.h). */

@@ -7,7 +7,6 @@
 #include "cli.h"
 #include "../lib/output_run.h"
 
-
 extern const cli_option cli_tfds_options[];
 
 /* Whether this run writes a TFDS directory (--tfds given). */

@@ -2,7 +2,6 @@
  * payloads are (lib/payload_check.h has the findings). */
 #include "verify.h"
 
-
 #include <inttypes.h>
 #include <stdio.h>
 
