@@ -268,7 +268,7 @@ size_t tfds_expect_check(const tfds_expect *e, tfds_problem_fn problem, void *ct
         }
         uint64_t bytes = 0;
         bool all = true;
-        size_t missing = 0;
+        size_t missing = 0, damaged = 0;
         for (size_t i = 0; i < e->nshards; i++) {
             const tfds_shard_expect *sh = &e->shards[i];
             if (sh->split != s)
@@ -288,6 +288,7 @@ size_t tfds_expect_check(const tfds_expect *e, tfds_problem_fn problem, void *ct
             bytes += sh->got_bytes;
             if (!sh->intact) {
                 all = false; /* said by its own check */
+                damaged++;
                 continue;
             }
             if (sh->got_records != sh->records) {
@@ -299,6 +300,14 @@ size_t tfds_expect_check(const tfds_expect *e, tfds_problem_fn problem, void *ct
         }
         if (missing > 10) {
             snprintf(msg, sizeof msg, "%zu more of its %zu shards are missing", missing - 10, x->shards);
+            problem(ctx, x->name, NULL, msg);
+            found++;
+        }
+        /* A damaged shard's records and bytes prove nothing either way: the
+         * directory cannot be called as dataset_info.json says. */
+        if (damaged) {
+            snprintf(msg, sizeof msg, "%zu of its %zu shards %s damaged (said above), so its records and bytes "
+                     "cannot be held to dataset_info.json", damaged, x->shards, damaged == 1 ? "is" : "are");
             problem(ctx, x->name, NULL, msg);
             found++;
         }

@@ -354,6 +354,22 @@ def lies(d, to, ff):
     check(r.returncode == 1 and (shard1 + ": DAMAGED: split train: missing").encode() in r.stdout,
           "%s: verify catches a missing shard" % to)
     os.rename(moved, os.path.join(base, shard1))
+    # A truncated shard is damaged, and so is the directory: dataset_info.json
+    # is never called OK beside it.
+    whole = open(os.path.join(base, shard1), "rb").read()
+    with open(os.path.join(base, shard1), "wb") as f:
+        f.write(whole[:len(whole) - 3])
+    r = st("verify", base)
+    check(r.returncode == 1 and b"dataset_info.json: OK" not in r.stdout and
+          b"dataset_info.json: DAMAGED: split train: 1 of its 3 shards is damaged" in r.stdout,
+          "%s: a truncated shard: dataset_info.json is not called OK (%s)" % (to, said(r.stdout)))
+    r = st("verify", "--json", base)
+    doc = json.loads(r.stdout)
+    check(r.returncode == 1 and not doc["tfds"][0]["ok"] and
+          any("damaged" in p["problem"] for p in doc["tfds"][0]["problems"]),
+          "%s: verify --json: the directory of a truncated shard is not ok" % to)
+    with open(os.path.join(base, shard1), "wb") as f:
+        f.write(whole)
     shutil.copy(os.path.join(base, shard1), os.path.join(base, "mydata-train.%s-00003-of-00004" % ff))
     r = st("verify", base)
     check(r.returncode == 1 and b"does not list it" in r.stdout, "%s: verify names a shard the split does not list" % to)
