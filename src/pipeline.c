@@ -43,15 +43,22 @@ typedef struct pipeline {
     bool end;                  /* the producer has no more items */
     bool consuming;            /* a worker is consuming (consume_ready) */
     bool failed;               /* stop everything */
-    st_error first_error;      /* the error that set failed */
+    st_error first_error;      /* the error of the earliest item that failed */
+    uint64_t first_error_seq;  /* that item's sequence number */
+    bool produce_failed;       /* the producer stopped on produce_error */
+    st_error produce_error;    /* said once the items before it are through */
 } pipeline;
 
-static void fail_locked(pipeline *p, const st_error *err)
+/* The error reported is the one of the earliest item in sequence order, not
+ * the first in time: items before a failed one may still be in a worker's
+ * hands, and the run must name the same record whatever the timing. */
+static void fail_locked(pipeline *p, const st_error *err, uint64_t seq)
 {
-    if (!p->failed) {
-        p->failed = true;
+    if (!p->failed || seq < p->first_error_seq) {
         p->first_error = *err;
+        p->first_error_seq = seq;
     }
+    p->failed = true;
     pthread_cond_broadcast(&p->produced);
     pthread_cond_broadcast(&p->done);
     pthread_cond_broadcast(&p->freed);
@@ -60,7 +67,7 @@ static void fail_locked(pipeline *p, const st_error *err)
 static void fail(pipeline *p, const st_error *err)
 {
     pthread_mutex_lock(&p->lock);
-    fail_locked(p, err);
+    fail_locked(p, err, UINT64_MAX);
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -88,7 +95,14 @@ static void *producer_main(void *arg)
                             : p->ops->produce(p->ctx, &item, &err);
         pthread_mutex_lock(&p->lock);
         if (r < 0) {
-            fail_locked(p, &err);
+            /* Like the end of the input, with an error to say once the
+             * items produced before it are processed and consumed: one of
+             * them may hold an earlier error, which is the one to report. */
+            p->produce_failed = true;
+            p->produce_error = err;
+            p->end = true;
+            pthread_cond_broadcast(&p->produced);
+            pthread_cond_broadcast(&p->done);
         } else if (r == 0) {
             p->end = true;
             pthread_cond_broadcast(&p->produced);
@@ -129,9 +143,9 @@ static void consume_ready_locked(pipeline *p)
         pthread_mutex_lock(&p->lock);
         s->item = NULL;
         s->state = SLOT_FREE;
-        p->next_consume++;
         if (r < 0)
-            fail_locked(p, &err);
+            fail_locked(p, &err, p->next_consume);
+        p->next_consume++;
         pthread_cond_broadcast(&p->freed);
     }
     p->consuming = false;
@@ -147,8 +161,8 @@ static void *worker_main(void *arg)
             pthread_cond_wait(&p->produced, &p->lock);
         if (p->failed || p->next_claim == p->next_produce)
             break; /* failure, or end with nothing left to claim */
-        slot *s = &p->slots[p->next_claim % p->depth];
-        p->next_claim++;
+        uint64_t seq = p->next_claim++;
+        slot *s = &p->slots[seq % p->depth];
         s->state = SLOT_CLAIMED;
         pthread_mutex_unlock(&p->lock);
 
@@ -157,7 +171,7 @@ static void *worker_main(void *arg)
 
         pthread_mutex_lock(&p->lock);
         if (r < 0)
-            fail_locked(p, &err);
+            fail_locked(p, &err, seq);
         s->state = SLOT_DONE;
         if (!p->consuming)
             consume_ready_locked(p);
@@ -179,6 +193,9 @@ static void wait_all(pipeline *p)
     pthread_mutex_lock(&p->lock);
     while (!p->failed && !(p->end && p->next_consume == p->next_produce))
         pthread_cond_wait(&p->done, &p->lock);
+    /* Every item before the producer's error went through without one. */
+    if (!p->failed && p->produce_failed)
+        fail_locked(p, &p->produce_error, p->next_produce);
     pthread_mutex_unlock(&p->lock);
 }
 

@@ -13,6 +13,8 @@ typedef struct ctx {
     int produced;
     int next_expected;     /* consume order check */
     int fail_at;           /* process fails on this item (-1: never) */
+    int fail_late;         /* process fails on this item too, after a wait (0: none) */
+    int produce_fail_at;   /* produce fails instead of making this item (0: never) */
     atomic_int live;       /* items in existence */
     int max_live;
     bool out_of_order;
@@ -26,6 +28,8 @@ static int produce(void *c, void **item, st_error *err)
     ctx *x = c;
     if (x->produced == x->n)
         return 0;
+    if (x->produce_fail_at && x->produced == x->produce_fail_at)
+        return st_error_set(err, ST_EDATA, "input broken before item %d", x->produced);
     int *v = malloc(sizeof *v);
     *v = x->produced++;
     int live = atomic_fetch_add(&x->live, 1) + 1;
@@ -44,6 +48,11 @@ static int process(void *c, void *item, st_error *err)
     nanosleep(&ts, NULL);
     if (v == x->fail_at)
         return st_error_set(err, ST_EDATA, "item %d is bad", v);
+    if (x->fail_late && v == x->fail_late) {
+        struct timespec slow = {0, 20000000}; /* fails after the later item has */
+        nanosleep(&slow, NULL);
+        return st_error_set(err, ST_EDATA, "item %d is bad", v);
+    }
     return 0;
 }
 
@@ -97,6 +106,36 @@ static void test_error_stops(void)
     CU_ASSERT_TRUE(x.next_expected <= 100);
     CU_ASSERT_FALSE(x.out_of_order);
     CU_ASSERT_EQUAL(atomic_load(&x.live), 0); /* nothing leaked */
+}
+
+/* Whatever the timing, the error said is the earliest item's: an item
+ * failing later in time but earlier in order wins, and so does any item
+ * produced before the producer's own error. */
+static void test_earliest_error_wins(void)
+{
+    for (int jobs = 2; jobs <= 4; jobs++) {
+        ctx x = {.n = 1000, .fail_at = 101, .fail_late = 100};
+        st_error err = {0};
+        CU_ASSERT_EQUAL(st_pipeline_run(&ops, &x, jobs, 0, NULL, &err), ST_EDATA);
+        CU_ASSERT_STRING_EQUAL(err.msg, "item 100 is bad");
+        CU_ASSERT_EQUAL(atomic_load(&x.live), 0);
+    }
+    for (int jobs = 1; jobs <= 4; jobs++) {
+        ctx x = {.n = 1000, .fail_at = -1, .fail_late = 40, .produce_fail_at = 45};
+        st_error err = {0};
+        CU_ASSERT_EQUAL(st_pipeline_run(&ops, &x, jobs, 0, NULL, &err), ST_EDATA);
+        CU_ASSERT_STRING_EQUAL(err.msg, "item 40 is bad");
+        CU_ASSERT_EQUAL(atomic_load(&x.live), 0);
+    }
+    for (int jobs = 1; jobs <= 4; jobs++) {
+        ctx x = {.n = 1000, .fail_at = -1, .produce_fail_at = 45};
+        st_error err = {0};
+        CU_ASSERT_EQUAL(st_pipeline_run(&ops, &x, jobs, 0, NULL, &err), ST_EDATA);
+        CU_ASSERT_STRING_EQUAL(err.msg, "input broken before item 45");
+        CU_ASSERT_EQUAL(x.next_expected, 45); /* everything before it went through */
+        CU_ASSERT_FALSE(x.out_of_order);
+        CU_ASSERT_EQUAL(atomic_load(&x.live), 0);
+    }
 }
 
 static void test_cancel(void)
@@ -159,6 +198,7 @@ static void test_parallel_for(void)
 static const CU_TestInfo suite_tests[] = {
     {"order kept with 1..4 workers, bounded items", test_order_kept},
     {"an error stops the run and nothing leaks", test_error_stops},
+    {"the earliest item's error is said, whatever the timing", test_earliest_error_wins},
     {"cancel", test_cancel},
     {"empty input", test_empty_input},
     {"parallel for: every task once, the first failure", test_parallel_for},
