@@ -252,6 +252,10 @@ int st_riegeli_reader_init(st_riegeli_reader *r, st_stream *in, bool random_acce
     r->buf = malloc(r->cap);
     if (!r->buf)
         return st_error_set(err, ST_ENOMEM, "out of memory for a read buffer");
+    r->view = r->buf;
+    /* A mapped file read in order is read where it lies: through read(2)
+     * the kernel's copy of every byte into buf cost more than the hashes. */
+    r->lend = !random_access && st_stream_can_lend(in);
     return ST_OK;
 }
 
@@ -263,10 +267,73 @@ void st_riegeli_reader_free(st_riegeli_reader *r)
 
 void st_riegeli_reader_seek(st_riegeli_reader *r, uint64_t pos, uint64_t chunk_index)
 {
+    r->view = r->buf; /* (random access: never lent) */
     r->pos = pos;
     r->start = r->end = 0;
     r->eof = false;
     r->chunks = chunk_index;
+}
+
+/* Lent bytes may be lent again: bytes_read counts each byte once. */
+static void note_read_upto(st_riegeli_reader *r, uint64_t upto)
+{
+    if (upto > r->bytes_read)
+        r->bytes_read = upto;
+}
+
+/* fill() from a stream that lends: the bytes in place when the stream
+ * has `need` of them in one piece, else gathered into buf (the end of a
+ * piece the stream lends, such as the peeked first bytes). */
+static ssize_t fill_lent(st_riegeli_reader *r, size_t need, st_error *err)
+{
+    size_t avail = r->end - r->start;
+    const uint8_t *p;
+    ssize_t got;
+    if (r->lent) {
+        /* What was passed over is consumed; the rest is lent again. */
+        st_stream_consume(r->in, r->start);
+        r->lent = false;
+        r->view = r->buf;
+        r->start = r->end = 0;
+        avail = 0;
+    }
+    if (avail == 0) {
+        got = st_stream_lend(r->in, need, &p, err);
+        if (got < 0)
+            return got;
+        if (got == 0) {
+            r->eof = true;
+            return 0;
+        }
+        if ((size_t)got >= need) {
+            r->view = p;
+            r->start = 0;
+            r->end = (size_t)got;
+            r->lent = true;
+            note_read_upto(r, r->in->pos + (uint64_t)got);
+            return got;
+        }
+    }
+    /* Gathered: buf holds bytes already consumed from the stream. */
+    memmove(r->buf, r->view + r->start, avail);
+    r->view = r->buf;
+    r->start = 0;
+    r->end = avail;
+    while (r->end < need) {
+        got = st_stream_lend(r->in, need - r->end, &p, err);
+        if (got < 0)
+            return got;
+        if (got == 0) {
+            r->eof = true;
+            break;
+        }
+        size_t k = (size_t)got < need - r->end ? (size_t)got : need - r->end;
+        memcpy(r->buf + r->end, p, k);
+        st_stream_consume(r->in, k);
+        r->end += k;
+        note_read_upto(r, r->in->pos);
+    }
+    return (ssize_t)r->end;
 }
 
 /* At least `need` (<= cap) unread bytes unless the file ends first;
@@ -276,6 +343,8 @@ static ssize_t fill(st_riegeli_reader *r, size_t need, st_error *err)
     size_t avail = r->end - r->start;
     if (avail >= need || r->eof)
         return (ssize_t)avail;
+    if (r->lend)
+        return fill_lent(r, need, err);
     memmove(r->buf, r->buf + r->start, avail);
     r->start = 0;
     r->end = avail;
@@ -351,7 +420,7 @@ static int read_block_header(st_riegeli_reader *r, block_seen *b, st_error *err)
         return (int)avail;
     if (avail < (ssize_t)ST_RIEGELI_BLOCK_HEADER_SIZE)
         return reader_fault(r, "truncated", r->pos, err, "the file ends inside a block header");
-    const uint8_t *p = r->buf + r->start;
+    const uint8_t *p = r->view + r->start;
     b->any = true;
     b->at = r->pos;
     b->previous = st_get_le64(p + 8);
@@ -388,7 +457,7 @@ static int read_content(st_riegeli_reader *r, uint8_t *dst, uint64_t n, uint64_t
             return reader_fault(r, "truncated", r->pos + (uint64_t)avail, err,
                                 "the file ends %llu bytes before the chunk does", (unsigned long long)(end - r->pos - (uint64_t)avail));
         if (dst) {
-            memcpy(dst, r->buf + r->start, (size_t)k);
+            memcpy(dst, r->view + r->start, (size_t)k);
             dst += k;
         }
         r->start += (size_t)k;
@@ -431,7 +500,7 @@ int st_riegeli_next_chunk(st_riegeli_reader *r, st_riegeli_chunk *c, st_buf *dat
             return (int)avail;
         if ((size_t)avail < k)
             return reader_fault(r, "truncated", c->offset, err, "the file ends inside a chunk header");
-        memcpy(header + got, r->buf + r->start, k);
+        memcpy(header + got, r->view + r->start, k);
         r->start += k;
         r->pos += k;
         got += k;
