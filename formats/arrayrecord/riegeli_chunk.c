@@ -505,7 +505,28 @@ int st_riegeli_next_chunk(st_riegeli_reader *r, st_riegeli_chunk *c, st_buf *dat
         r->pos += k;
         got += k;
     }
-    if (!st_riegeli_chunk_header_decode(header, &c->h))
+    /* A chunk whose data follows its header in the bytes at hand, with no
+     * block header inside (a record's chunk, mostly): the data is copied
+     * at once, and both hashes computed together.  The size used is not
+     * yet proved by the header's hash, so it is trusted no further than
+     * the bytes really there and the largest chunk accepted; the verdicts
+     * come in the same order as on the way below. */
+    st_riegeli_chunk_header_parse(header, &c->h);
+    size_t data_at = data ? data->len : 0;
+    bool whole = data && c->h.data_size <= r->end - r->start && c->h.data_size <= r->max_chunk &&
+                 c->h.data_size <= st_riegeli_remaining_in_block(r->pos);
+    uint64_t hashes[2] = {0, 0};
+    if (whole) {
+        if (st_buf_reserve(data, (size_t)c->h.data_size))
+            return st_error_set(err, ST_ENOMEM, "out of memory for a chunk of %llu bytes",
+                                (unsigned long long)c->h.data_size);
+        memcpy(data->data + data_at, r->view + r->start, (size_t)c->h.data_size);
+        st_highwayhash64_pair(st_riegeli_hash_key, header + 8, ST_RIEGELI_CHUNK_HEADER_SIZE - 8, data->data + data_at,
+                              (size_t)c->h.data_size, hashes);
+    } else {
+        hashes[0] = st_riegeli_hash(header + 8, ST_RIEGELI_CHUNK_HEADER_SIZE - 8);
+    }
+    if (hashes[0] != c->h.header_hash)
         return reader_fault(r, "chunk header hash", c->offset, err, "the 40-byte chunk header is damaged");
     if (c->offset == 0 && memcmp(header, st_riegeli_signature + ST_RIEGELI_BLOCK_HEADER_SIZE, sizeof header) != 0)
         return reader_fault(r, "signature", 0, err, "not a Riegeli/records file: the first chunk is not the "
@@ -532,7 +553,12 @@ int st_riegeli_next_chunk(st_riegeli_reader *r, st_riegeli_chunk *c, st_buf *dat
     /* The data, grown as it arrives so that a lying size from a stream of
      * unknown length costs no more memory than the bytes really there. */
     uint64_t left = c->h.data_size;
-    size_t data_at = data ? data->len : 0;
+    if (whole) {
+        r->start += (size_t)left;
+        r->pos += left;
+        data->len += (size_t)left;
+        left = 0;
+    }
     while (left) {
         size_t piece = left < ST_RIEGELI_USABLE_BLOCK_SIZE ? (size_t)left : (size_t)ST_RIEGELI_USABLE_BLOCK_SIZE;
         uint8_t *dst = NULL;
@@ -550,7 +576,7 @@ int st_riegeli_next_chunk(st_riegeli_reader *r, st_riegeli_chunk *c, st_buf *dat
         left -= piece;
     }
     if (data) {
-        uint64_t hash = st_riegeli_hash(data->data + data_at, (size_t)c->h.data_size);
+        uint64_t hash = whole ? hashes[1] : st_riegeli_hash(data->data + data_at, (size_t)c->h.data_size);
         if (hash != c->h.data_hash)
             return reader_fault(r, "data hash", c->offset, err, "the chunk's %llu bytes of data are damaged",
                                 (unsigned long long)c->h.data_size);
