@@ -38,9 +38,12 @@ static void report_chunk(st_verify_report *rep, const ar_unit_chunk *ch, const s
 /* One unit's chunks decoded; returns false after reporting a failure. */
 static bool check_unit(const ar_reader *a, const ar_unit *u, const st_verify_options *opt, st_verify_report *rep)
 {
+    /* Set by whatever fails; not cleared per chunk (a kilobyte each). */
+    st_error why;
+    why.code = ST_OK;
+    why.msg[0] = '\0';
     for (size_t k = 0; k < u->count; k++) {
         const ar_unit_chunk *ch = &u->chunks[k];
-        st_error why = {0};
         if (ch->h.type == ST_RIEGELI_CHUNK_TRANSPOSED) {
             /* Intact as far as its hashes and the footer tell; its records
              * are not decoded: said beside the verdict, not as damage. */

@@ -437,7 +437,7 @@ static int read_content(st_riegeli_reader *r, uint8_t *dst, uint64_t n, uint64_t
 {
     while (n) {
         if (st_riegeli_is_block_boundary(r->pos)) {
-            block_seen b;
+            block_seen b = {0};
             int rc = read_block_header(r, &b, err);
             if (rc < 0)
                 return rc;

@@ -292,7 +292,7 @@ static int decompress_buffer(uint8_t compression, const uint8_t *in, size_t n, u
         return ST_OK;
     }
     uint64_t size;
-    size_t plen = st_riegeli_get_varint(in, n, &size);
+    size_t plen = st_riegeli_get_varint_inline(in, n, &size);
     if (plen == 0)
         return st_error_set(err, ST_EDATA, "the %s' decompressed size is malformed", what);
     if (expect != UINT64_MAX && size != expect)
@@ -373,7 +373,7 @@ static int decode_sizes(const uint8_t *data, size_t len, const st_riegeli_chunk_
         return st_error_set(err, ST_EDATA, "a simple chunk's data is empty");
     out->compression = data[0];
     uint64_t sizes_size;
-    size_t vlen = st_riegeli_get_varint(data + 1, len - 1, &sizes_size);
+    size_t vlen = st_riegeli_get_varint_inline(data + 1, len - 1, &sizes_size);
     if (vlen == 0 || sizes_size > len - 1 - vlen)
         return st_error_set(err, ST_EDATA, "the size of the record sizes is malformed or past the chunk's data");
     const uint8_t *sizes = data + 1 + vlen;
@@ -421,8 +421,8 @@ static int decode_sizes(const uint8_t *data, size_t len, const st_riegeli_chunk_
 int st_riegeli_simple_decode(const uint8_t *data, size_t len, const st_riegeli_chunk_header *h, uint64_t max_decoded,
                              st_riegeli_simple *out, st_error *err)
 {
-    const uint8_t *values;
-    size_t values_size;
+    const uint8_t *values = NULL;
+    size_t values_size = 0;
     int rc = decode_sizes(data, len, h, max_decoded, NULL, 0, out, &values, &values_size, err);
     if (rc < 0)
         return rc;
@@ -486,8 +486,8 @@ int st_riegeli_simple_check(const uint8_t *data, size_t len, const st_riegeli_ch
                             st_error *err)
 {
     st_riegeli_simple s;
-    const uint8_t *values;
-    size_t values_size;
+    const uint8_t *values = NULL;
+    size_t values_size = 0;
     uint8_t scratch[256];
     int rc = decode_sizes(data, len, h, max_decoded, scratch, sizeof scratch, &s, &values, &values_size, err);
     if (rc < 0)
