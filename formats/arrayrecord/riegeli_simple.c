@@ -502,7 +502,7 @@ int st_riegeli_simple_check(const uint8_t *data, size_t len, const st_riegeli_ch
     }
     /* (the sizes decompressed, so the codec is known and available) */
     uint64_t size;
-    size_t plen = st_riegeli_get_varint(values, values_size, &size);
+    size_t plen = st_riegeli_get_varint_inline(values, values_size, &size);
     if (plen == 0)
         return st_error_set(err, ST_EDATA, "the record values' decompressed size is malformed");
     if (size != h->decoded_data_size)

@@ -510,6 +510,50 @@ static void test_verify_lent_and_read_agree(void)
     }
 }
 
+/* Footer entries in the order writers use (read straight through) and in
+ * any other valid form (read field by field) give the same entry; broken
+ * ones are refused either way. */
+static void test_footer_entry_forms(void)
+{
+    static const struct {
+        uint8_t bytes[40];
+        size_t len;
+        bool ok;
+        uint64_t offset, size, records;
+    } cases[] = {
+        {{0x08, 0x40, 0x10, 0xdc, 0x01, 0x18, 0x01}, 7, true, 64, 220, 1},
+        {{0x08, 0x80, 0x80, 0x04, 0x10, 0x05, 0x18, 0x02}, 8, true, 65536, 5, 2},
+        /* reordered, an overlong key, an unknown field, a field repeated */
+        {{0x18, 0x01, 0x10, 0xdc, 0x01, 0x08, 0x40}, 7, true, 64, 220, 1},
+        {{0x88, 0x00, 0x40, 0x10, 0x05, 0x18, 0x01}, 7, true, 64, 5, 1},
+        {{0x08, 0x40, 0x10, 0x05, 0x18, 0x01, 0x20, 0x07}, 8, true, 64, 5, 1},
+        {{0x08, 0x40, 0x10, 0x05, 0x18, 0x01, 0x08, 0x41}, 8, true, 65, 5, 1},
+        /* no offset; cut inside a varint; a bad key */
+        {{0x10, 0x05, 0x18, 0x01, 0x10, 0x06}, 6, false, 0, 0, 0},
+        {{0x08, 0x40, 0x10, 0x05, 0x18, 0x81}, 6, false, 0, 0, 0},
+        {{0x08, 0x40, 0x10, 0x05, 0x18, 0x01, 0x00}, 7, false, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        st_ar_chunk_entry e;
+        st_error err = {0};
+        int rc = st_ar_decode_chunk_entry(cases[i].bytes, cases[i].len, &e, &err);
+        CU_ASSERT_EQUAL(rc == ST_OK, cases[i].ok);
+        if (rc == ST_OK && cases[i].ok) {
+            CU_ASSERT_EQUAL(e.offset, cases[i].offset);
+            CU_ASSERT_EQUAL(e.decoded_data_size, cases[i].size);
+            CU_ASSERT_EQUAL(e.num_records, cases[i].records);
+        }
+    }
+    /* and what the writer encodes reads back */
+    st_ar_chunk_entry in = {123456789012ull, 300, 1}, out;
+    st_buf b = {0};
+    st_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(st_ar_encode_chunk_entry(&b, &in), ST_OK);
+    CU_ASSERT_EQUAL(st_ar_decode_chunk_entry(b.data, b.len, &out, &err), ST_OK);
+    CU_ASSERT_EQUAL(memcmp(&in, &out, sizeof in), 0);
+    st_buf_free(&b);
+}
+
 #define SUITE_NAME "arrayrecord"
 static const CU_TestInfo suite_tests[] = {
     {"HighwayHash gives the signature's hashes", test_hash_of_the_signature},
@@ -520,6 +564,7 @@ static const CU_TestInfo suite_tests[] = {
     {"a record's zstd frame keeps raw literals up to 512 bytes", test_zstd_literals_by_size},
     {"the small zstd encoder's frames decode with libzstd", test_small_zstd_encoder_against_libzstd},
     {"verify gives the same verdicts on lent and read bytes", test_verify_lent_and_read_agree},
+    {"footer entries read the same in every valid form", test_footer_entry_forms},
     CU_TEST_INFO_NULL,
 };
 #include "cunit_main.h"
