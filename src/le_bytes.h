@@ -25,10 +25,10 @@ static inline uint32_t st_get_le32(const uint8_t *p)
 
 static inline uint64_t st_get_le64(const uint8_t *p)
 {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
+    /* Spelled out (not a loop): compilers see the whole expression as one
+     * 8-byte load on little-endian hosts; the loop they left as eight. */
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
 }
 
 #endif

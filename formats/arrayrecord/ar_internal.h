@@ -46,6 +46,12 @@ typedef struct ar_unit {
 } ar_unit;
 
 extern const st_reader_ops st_ar_reader_ops;
+
+/* next_unit's work into a unit the caller keeps (emptied first), so that
+ * verify reuses one unit's memory for the whole file instead of a fresh
+ * unit, grown from nothing, for every few thousand chunks: 1 = chunks,
+ * 0 = the end, < 0 = error. */
+int st_ar_fill_unit(ar_reader *a, ar_unit *u, st_error *err);
 extern const st_writer_ops st_ar_writer_ops;
 
 /* Set by next_unit for damage found at the file's end (footer and

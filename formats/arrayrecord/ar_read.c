@@ -63,6 +63,42 @@ static int note_seen(ar_reader *a, const held_chunk *h)
     return ST_OK;
 }
 
+/* The footer's entries, compared with the data chunks read as they are
+ * decoded; the first disagreement is kept (a footer that is malformed
+ * further on, or whose counts disagree, is reported as that instead). */
+typedef struct footer_check {
+    const ar_reader *a;
+    st_ar_footer f;              /* its metadata, decoded before the entries */
+    bool mismatch;
+    st_error why;
+} footer_check;
+
+static void compare_entry(void *ctx, uint64_t i, const st_ar_chunk_entry *e)
+{
+    footer_check *fc = ctx;
+    const ar_reader *a = fc->a;
+    if (fc->mismatch || fc->f.num_chunks != a->nseen || i >= a->nseen)
+        return;
+    const st_ar_chunk_entry *s = &a->seen[i];
+    if (e->offset != s->offset || e->num_records != s->num_records || e->decoded_data_size != s->decoded_data_size) {
+        fc->mismatch = true;
+        st_error_set(&fc->why, ST_EDATA, "footer entry %llu (chunk_offset %llu, %llu records of %llu bytes) does "
+                                         "not describe data chunk %llu at byte offset %llu (%llu records of %llu "
+                                         "bytes)",
+                     (unsigned long long)i, (unsigned long long)e->offset, (unsigned long long)e->num_records,
+                     (unsigned long long)e->decoded_data_size, (unsigned long long)i,
+                     (unsigned long long)s->offset, (unsigned long long)s->num_records,
+                     (unsigned long long)s->decoded_data_size);
+    } else if (i + 1 < a->nseen && s->num_records != a->seen[0].num_records) {
+        fc->mismatch = true;
+        st_error_set(&fc->why, ST_EDATA, "data chunk %llu at byte offset %llu holds %llu records where the "
+                                         "first holds %llu: ArrayRecord readers find record i in chunk i / "
+                                         "group size",
+                     (unsigned long long)i, (unsigned long long)s->offset, (unsigned long long)s->num_records,
+                     (unsigned long long)a->seen[0].num_records);
+    }
+}
+
 /* At the end of the file: the two chunks held back must be the footer and
  * the postscript, and agree with the data chunks read. */
 static int check_end(ar_reader *a, st_error *err)
@@ -90,42 +126,29 @@ static int check_end(ar_reader *a, st_error *err)
                             (unsigned long long)post->c.index, (unsigned long long)post->c.offset,
                             (unsigned long long)footer_offset, (unsigned long long)footer->c.offset);
     a->end_offset = footer->c.offset;
-    st_ar_footer f;
+    footer_check fc = {.a = a};
     uint8_t compression;
-    int rc = st_ar_footer_parse(footer->data.data, footer->data.len, &footer->c.h, a->max_record * 4, &f,
-                                &compression, err);
+    int rc = st_ar_footer_parse_each(footer->data.data, footer->data.len, &footer->c.h, a->max_record * 4, &fc.f,
+                                     &compression, compare_entry, &fc, err);
     if (rc < 0)
         return st_error_prefix(err, "chunk %llu at byte offset %llu: ", (unsigned long long)footer->c.index,
                                (unsigned long long)footer->c.offset);
-    if (f.num_chunks != a->nseen || f.num_records != a->records)
-        rc = st_error_set(err, ST_EDATA, "the footer at byte offset %llu says %llu chunks of %llu records, but the "
-                                         "file holds %zu data chunks of %llu records",
-                          (unsigned long long)footer->c.offset, (unsigned long long)f.num_chunks,
-                          (unsigned long long)f.num_records, a->nseen, (unsigned long long)a->records);
-    for (size_t i = 0; rc == ST_OK && i < a->nseen; i++) {
-        const st_ar_chunk_entry *e = &f.chunks[i], *s = &a->seen[i];
-        if (e->offset != s->offset || e->num_records != s->num_records ||
-            e->decoded_data_size != s->decoded_data_size)
-            rc = st_error_set(err, ST_EDATA, "footer entry %zu (chunk_offset %llu, %llu records of %llu bytes) does "
-                                             "not describe data chunk %zu at byte offset %llu (%llu records of %llu "
-                                             "bytes)",
-                              i, (unsigned long long)e->offset, (unsigned long long)e->num_records,
-                              (unsigned long long)e->decoded_data_size, i, (unsigned long long)s->offset,
-                              (unsigned long long)s->num_records, (unsigned long long)s->decoded_data_size);
-        else if (i + 1 < a->nseen && s->num_records != a->seen[0].num_records)
-            rc = st_error_set(err, ST_EDATA, "data chunk %zu at byte offset %llu holds %llu records where the "
-                                             "first holds %llu: ArrayRecord readers find record i in chunk i / "
-                                             "group size",
-                              i, (unsigned long long)s->offset, (unsigned long long)s->num_records,
-                              (unsigned long long)a->seen[0].num_records);
+    if (fc.f.num_chunks != a->nseen || fc.f.num_records != a->records)
+        return st_error_set(err, ST_EDATA, "the footer at byte offset %llu says %llu chunks of %llu records, but "
+                                           "the file holds %zu data chunks of %llu records",
+                            (unsigned long long)footer->c.offset, (unsigned long long)fc.f.num_chunks,
+                            (unsigned long long)fc.f.num_records, a->nseen, (unsigned long long)a->records);
+    if (fc.mismatch) {
+        *err = fc.why;
+        return err->code;
     }
-    free(f.chunks);
-    return rc;
+    return ST_OK;
 }
 
-static int ar_next_unit(void *priv, st_unit *unit, st_error *err)
+int st_ar_fill_unit(ar_reader *a, ar_unit *u, st_error *err)
 {
-    ar_reader *a = priv;
+    u->count = 0;
+    u->data.len = 0;
     if (a->held_rc < 0) {
         int rc = a->held_rc;
         a->held_rc = 0;
@@ -134,11 +157,6 @@ static int ar_next_unit(void *priv, st_unit *unit, st_error *err)
     }
     if (a->done)
         return 0;
-    ar_unit *u = calloc(1, sizeof *u);
-    if (!u)
-        return st_error_set(err, ST_ENOMEM, "out of memory");
-    unit->first_record = a->records;
-    unit->offset = a->rr.pos;
     uint64_t records = 0;
     int rc = ST_OK;
     while (records < a->unit_records && u->data.len < a->unit_bytes) {
@@ -196,9 +214,23 @@ static int ar_next_unit(void *priv, st_unit *unit, st_error *err)
         a->held[1].data = a->incoming;
         a->incoming = oldest.data;
     }
-    if (rc < 0 || u->count == 0) {
+    return rc < 0 ? rc : u->count > 0;
+}
+
+static int ar_next_unit(void *priv, st_unit *unit, st_error *err)
+{
+    ar_reader *a = priv;
+    if (a->held_rc == 0 && a->done)
+        return 0;
+    ar_unit *u = calloc(1, sizeof *u);
+    if (!u)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    unit->first_record = a->records;
+    unit->offset = a->rr.pos;
+    int rc = st_ar_fill_unit(a, u, err);
+    if (rc <= 0) {
         unit_free(u);
-        return rc < 0 ? rc : 0;
+        return rc;
     }
     unit->data = u;
     unit->bytes = u->data.cap;

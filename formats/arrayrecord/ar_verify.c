@@ -38,9 +38,12 @@ static void report_chunk(st_verify_report *rep, const ar_unit_chunk *ch, const s
 /* One unit's chunks decoded; returns false after reporting a failure. */
 static bool check_unit(const ar_reader *a, const ar_unit *u, const st_verify_options *opt, st_verify_report *rep)
 {
+    /* Set by whatever fails; not cleared per chunk (a kilobyte each). */
+    st_error why;
+    why.code = ST_OK;
+    why.msg[0] = '\0';
     for (size_t k = 0; k < u->count; k++) {
         const ar_unit_chunk *ch = &u->chunks[k];
-        st_error why = {0};
         if (ch->h.type == ST_RIEGELI_CHUNK_TRANSPOSED) {
             /* Intact as far as its hashes and the footer tell; its records
              * are not decoded: said beside the verdict, not as damage. */
@@ -98,6 +101,9 @@ int st_ar_verify(st_stream *in, const st_verify_options *opt, st_verify_report *
     memset(&ro, 0, sizeof ro);
     ro.payload_only = true;
     ro.max_record_size = opt->max_record_size;
+    /* Units of a few hundred KiB: the chunks copied into one are checked
+     * while they are still in the core's cache. */
+    ro.unit_bytes = (size_t)256 << 10;
     ar_reader *a = calloc(1, sizeof *a);
     if (!a) {
         st_stream_close(in);
@@ -105,10 +111,10 @@ int st_ar_verify(st_stream *in, const st_verify_options *opt, st_verify_report *
     }
     int rc = st_ar_reader_ops.open(a, in, &ro, err);
     rep->ok = true;
+    ar_unit unit = {0}; /* one, reused for the whole file */
     while (rc == ST_OK) {
-        st_unit unit;
         st_error why = {0};
-        int r = st_ar_reader_ops.next_unit(a, &unit, &why);
+        int r = st_ar_fill_unit(a, &unit, &why);
         if (r == 0)
             break;
         if (r < 0) {
@@ -123,11 +129,11 @@ int st_ar_verify(st_stream *in, const st_verify_options *opt, st_verify_report *
             }
             break;
         }
-        bool ok = check_unit(a, unit.data, opt, rep);
-        st_ar_reader_ops.free_unit(a, &unit);
-        if (!ok)
+        if (!check_unit(a, &unit, opt, rep))
             break;
     }
+    st_buf_free(&unit.data);
+    free(unit.chunks);
     rep->bytes = a->rr.pos;
     if (rep->file_bytes == 0)
         rep->file_bytes = a->rr.pos;

@@ -85,6 +85,13 @@ void st_ar_index_free(st_ar_index *ix);
 /* Parses a footer chunk's data (already hash-checked) into f. */
 int st_ar_footer_parse(const uint8_t *data, size_t len, const st_riegeli_chunk_header *h, uint64_t max_decoded,
                        st_ar_footer *f, uint8_t *compression, st_error *err);
+/* The same, with each entry handed to each(ctx, i, entry) as it is
+ * decoded instead of kept (f->chunks stays NULL): verify compares them with
+ * the chunks it read without holding a second copy of the index. */
+typedef void (*st_ar_footer_entry_fn)(void *ctx, uint64_t i, const st_ar_chunk_entry *e);
+int st_ar_footer_parse_each(const uint8_t *data, size_t len, const st_riegeli_chunk_header *h, uint64_t max_decoded,
+                            st_ar_footer *f, uint8_t *compression, st_ar_footer_entry_fn each, void *ctx,
+                            st_error *err);
 /* Parses a postscript chunk's data: three equal copies with the magic. */
 int st_ar_postscript_parse(const uint8_t *data, size_t len, const st_riegeli_chunk_header *h,
                            uint64_t *footer_offset, st_error *err);

@@ -130,6 +130,13 @@ uint64_t st_highwayhash64_portable(const uint64_t key[4], const void *data, size
     return s.v0[0] + s.v1[0] + s.mul0[0] + s.mul1[0];
 }
 
+void st_highwayhash64_pair_portable(const uint64_t key[4], const void *a, size_t alen, const void *b, size_t blen,
+                                    uint64_t out[2])
+{
+    out[0] = st_highwayhash64_portable(key, a, alen);
+    out[1] = st_highwayhash64_portable(key, b, blen);
+}
+
 int st_highwayhash_avx2_usable(void)
 {
 #if ST_HIGHWAYHASH_HAVE_AVX2
@@ -162,6 +169,26 @@ uint64_t st_highwayhash64(const uint64_t key[4], const void *data, size_t len)
         atomic_store_explicit(&chosen, f, memory_order_relaxed);
     }
     return f(key, data, len);
+}
+
+typedef void (*hh_pair_fn)(const uint64_t key[4], const void *a, size_t alen, const void *b, size_t blen,
+                           uint64_t out[2]);
+
+static _Atomic(hh_pair_fn) chosen_pair;
+
+void st_highwayhash64_pair(const uint64_t key[4], const void *a, size_t alen, const void *b, size_t blen,
+                           uint64_t out[2])
+{
+    hh_pair_fn f = atomic_load_explicit(&chosen_pair, memory_order_relaxed);
+    if (!f) {
+        f = st_highwayhash64_pair_portable;
+#if ST_HIGHWAYHASH_HAVE_AVX2
+        if (choose() == st_highwayhash64_avx2)
+            f = st_highwayhash64_pair_avx2;
+#endif
+        atomic_store_explicit(&chosen_pair, f, memory_order_relaxed);
+    }
+    f(key, a, alen, b, blen, out);
 }
 
 const char *st_highwayhash_impl(void)

@@ -12,14 +12,22 @@
 #include <stdint.h>
 
 uint64_t st_highwayhash64(const uint64_t key[4], const void *data, size_t len);
+/* Two hashes at once, out[0] of a and out[1] of b (a Riegeli chunk's
+ * header and its data): their independent rounds overlap in the core. */
+void st_highwayhash64_pair(const uint64_t key[4], const void *a, size_t alen, const void *b, size_t blen,
+                           uint64_t out[2]);
 
 /* The implementations st_highwayhash64 chooses from, once, by the CPU:
  * AVX2 where the CPU has it, else the portable code.  Both give the same
  * values; the tests call each. */
 uint64_t st_highwayhash64_portable(const uint64_t key[4], const void *data, size_t len);
+void st_highwayhash64_pair_portable(const uint64_t key[4], const void *a, size_t alen, const void *b, size_t blen,
+                                    uint64_t out[2]);
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define ST_HIGHWAYHASH_HAVE_AVX2 1
 uint64_t st_highwayhash64_avx2(const uint64_t key[4], const void *data, size_t len);
+void st_highwayhash64_pair_avx2(const uint64_t key[4], const void *a, size_t alen, const void *b, size_t blen,
+                                uint64_t out[2]);
 #else
 #define ST_HIGHWAYHASH_HAVE_AVX2 0
 #endif
@@ -29,7 +37,8 @@ int st_highwayhash_avx2_usable(void);
 const char *st_highwayhash_impl(void);
 
 /* The last len & 31 (1..31) bytes of an input as the algorithm's final
- * zero-padded packet (shared by the implementations). */
+ * zero-padded packet (the portable code's; the AVX2 code builds the same
+ * in a register). */
 void st_highwayhash_remainder_packet(const uint8_t *bytes, size_t size_mod32, uint8_t packet[32]);
 
 /* The key of the Riegeli/records file format. */

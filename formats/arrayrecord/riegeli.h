@@ -108,7 +108,14 @@ typedef struct st_riegeli_reader {
     st_stream *in;               /* not owned */
     bool random_access;          /* pread at pos instead of reading in order */
     uint8_t *buf;
-    size_t cap, start, end;      /* unread bytes buf[start, end) begin at file offset pos */
+    size_t cap;
+    /* Unread bytes view[start, end) begin at file offset pos.  view is buf,
+     * or (lent) bytes the stream lends in place (a mapped file): those are
+     * consumed from the stream only when the next are asked for. */
+    const uint8_t *view;
+    size_t start, end;
+    bool lend;                   /* the stream lends: read without copying */
+    bool lent;                   /* view is the stream's */
     uint64_t pos;
     bool eof;
     bool size_known;
@@ -141,5 +148,15 @@ int st_riegeli_next_chunk(st_riegeli_reader *r, st_riegeli_chunk *c, st_buf *dat
 size_t st_riegeli_put_varint(uint8_t *p, uint64_t v);
 /* Reads a varint64 from p[0, n); returns its length, 0 when malformed. */
 size_t st_riegeli_get_varint(const uint8_t *p, size_t n, uint64_t *v);
+/* The same, with the one-byte case inline (keys, record sizes under 128,
+ * most footer fields: millions of calls in a file). */
+static inline size_t st_riegeli_get_varint_inline(const uint8_t *p, size_t n, uint64_t *v)
+{
+    if (n > 0 && p[0] < 0x80) {
+        *v = p[0];
+        return 1;
+    }
+    return st_riegeli_get_varint(p, n, v);
+}
 
 #endif

@@ -252,6 +252,10 @@ int st_riegeli_reader_init(st_riegeli_reader *r, st_stream *in, bool random_acce
     r->buf = malloc(r->cap);
     if (!r->buf)
         return st_error_set(err, ST_ENOMEM, "out of memory for a read buffer");
+    r->view = r->buf;
+    /* A mapped file read in order is read where it lies: through read(2)
+     * the kernel's copy of every byte into buf cost more than the hashes. */
+    r->lend = !random_access && st_stream_can_lend(in);
     return ST_OK;
 }
 
@@ -263,10 +267,73 @@ void st_riegeli_reader_free(st_riegeli_reader *r)
 
 void st_riegeli_reader_seek(st_riegeli_reader *r, uint64_t pos, uint64_t chunk_index)
 {
+    r->view = r->buf; /* (random access: never lent) */
     r->pos = pos;
     r->start = r->end = 0;
     r->eof = false;
     r->chunks = chunk_index;
+}
+
+/* Lent bytes may be lent again: bytes_read counts each byte once. */
+static void note_read_upto(st_riegeli_reader *r, uint64_t upto)
+{
+    if (upto > r->bytes_read)
+        r->bytes_read = upto;
+}
+
+/* fill() from a stream that lends: the bytes in place when the stream
+ * has `need` of them in one piece, else gathered into buf (the end of a
+ * piece the stream lends, such as the peeked first bytes). */
+static ssize_t fill_lent(st_riegeli_reader *r, size_t need, st_error *err)
+{
+    size_t avail = r->end - r->start;
+    const uint8_t *p;
+    ssize_t got;
+    if (r->lent) {
+        /* What was passed over is consumed; the rest is lent again. */
+        st_stream_consume(r->in, r->start);
+        r->lent = false;
+        r->view = r->buf;
+        r->start = r->end = 0;
+        avail = 0;
+    }
+    if (avail == 0) {
+        got = st_stream_lend(r->in, need, &p, err);
+        if (got < 0)
+            return got;
+        if (got == 0) {
+            r->eof = true;
+            return 0;
+        }
+        if ((size_t)got >= need) {
+            r->view = p;
+            r->start = 0;
+            r->end = (size_t)got;
+            r->lent = true;
+            note_read_upto(r, r->in->pos + (uint64_t)got);
+            return got;
+        }
+    }
+    /* Gathered: buf holds bytes already consumed from the stream. */
+    memmove(r->buf, r->view + r->start, avail);
+    r->view = r->buf;
+    r->start = 0;
+    r->end = avail;
+    while (r->end < need) {
+        got = st_stream_lend(r->in, need - r->end, &p, err);
+        if (got < 0)
+            return got;
+        if (got == 0) {
+            r->eof = true;
+            break;
+        }
+        size_t k = (size_t)got < need - r->end ? (size_t)got : need - r->end;
+        memcpy(r->buf + r->end, p, k);
+        st_stream_consume(r->in, k);
+        r->end += k;
+        note_read_upto(r, r->in->pos);
+    }
+    return (ssize_t)r->end;
 }
 
 /* At least `need` (<= cap) unread bytes unless the file ends first;
@@ -276,6 +343,8 @@ static ssize_t fill(st_riegeli_reader *r, size_t need, st_error *err)
     size_t avail = r->end - r->start;
     if (avail >= need || r->eof)
         return (ssize_t)avail;
+    if (r->lend)
+        return fill_lent(r, need, err);
     memmove(r->buf, r->buf + r->start, avail);
     r->start = 0;
     r->end = avail;
@@ -351,7 +420,7 @@ static int read_block_header(st_riegeli_reader *r, block_seen *b, st_error *err)
         return (int)avail;
     if (avail < (ssize_t)ST_RIEGELI_BLOCK_HEADER_SIZE)
         return reader_fault(r, "truncated", r->pos, err, "the file ends inside a block header");
-    const uint8_t *p = r->buf + r->start;
+    const uint8_t *p = r->view + r->start;
     b->any = true;
     b->at = r->pos;
     b->previous = st_get_le64(p + 8);
@@ -368,7 +437,7 @@ static int read_content(st_riegeli_reader *r, uint8_t *dst, uint64_t n, uint64_t
 {
     while (n) {
         if (st_riegeli_is_block_boundary(r->pos)) {
-            block_seen b;
+            block_seen b = {0};
             int rc = read_block_header(r, &b, err);
             if (rc < 0)
                 return rc;
@@ -388,7 +457,7 @@ static int read_content(st_riegeli_reader *r, uint8_t *dst, uint64_t n, uint64_t
             return reader_fault(r, "truncated", r->pos + (uint64_t)avail, err,
                                 "the file ends %llu bytes before the chunk does", (unsigned long long)(end - r->pos - (uint64_t)avail));
         if (dst) {
-            memcpy(dst, r->buf + r->start, (size_t)k);
+            memcpy(dst, r->view + r->start, (size_t)k);
             dst += k;
         }
         r->start += (size_t)k;
@@ -431,12 +500,33 @@ int st_riegeli_next_chunk(st_riegeli_reader *r, st_riegeli_chunk *c, st_buf *dat
             return (int)avail;
         if ((size_t)avail < k)
             return reader_fault(r, "truncated", c->offset, err, "the file ends inside a chunk header");
-        memcpy(header + got, r->buf + r->start, k);
+        memcpy(header + got, r->view + r->start, k);
         r->start += k;
         r->pos += k;
         got += k;
     }
-    if (!st_riegeli_chunk_header_decode(header, &c->h))
+    /* A chunk whose data follows its header in the bytes at hand, with no
+     * block header inside (a record's chunk, mostly): the data is copied
+     * at once, and both hashes computed together.  The size used is not
+     * yet proved by the header's hash, so it is trusted no further than
+     * the bytes really there and the largest chunk accepted; the verdicts
+     * come in the same order as on the way below. */
+    st_riegeli_chunk_header_parse(header, &c->h);
+    size_t data_at = data ? data->len : 0;
+    bool whole = data && c->h.data_size <= r->end - r->start && c->h.data_size <= r->max_chunk &&
+                 c->h.data_size <= st_riegeli_remaining_in_block(r->pos);
+    uint64_t hashes[2] = {0, 0};
+    if (whole) {
+        if (st_buf_reserve(data, (size_t)c->h.data_size))
+            return st_error_set(err, ST_ENOMEM, "out of memory for a chunk of %llu bytes",
+                                (unsigned long long)c->h.data_size);
+        memcpy(data->data + data_at, r->view + r->start, (size_t)c->h.data_size);
+        st_highwayhash64_pair(st_riegeli_hash_key, header + 8, ST_RIEGELI_CHUNK_HEADER_SIZE - 8, data->data + data_at,
+                              (size_t)c->h.data_size, hashes);
+    } else {
+        hashes[0] = st_riegeli_hash(header + 8, ST_RIEGELI_CHUNK_HEADER_SIZE - 8);
+    }
+    if (hashes[0] != c->h.header_hash)
         return reader_fault(r, "chunk header hash", c->offset, err, "the 40-byte chunk header is damaged");
     if (c->offset == 0 && memcmp(header, st_riegeli_signature + ST_RIEGELI_BLOCK_HEADER_SIZE, sizeof header) != 0)
         return reader_fault(r, "signature", 0, err, "not a Riegeli/records file: the first chunk is not the "
@@ -463,7 +553,12 @@ int st_riegeli_next_chunk(st_riegeli_reader *r, st_riegeli_chunk *c, st_buf *dat
     /* The data, grown as it arrives so that a lying size from a stream of
      * unknown length costs no more memory than the bytes really there. */
     uint64_t left = c->h.data_size;
-    size_t data_at = data ? data->len : 0;
+    if (whole) {
+        r->start += (size_t)left;
+        r->pos += left;
+        data->len += (size_t)left;
+        left = 0;
+    }
     while (left) {
         size_t piece = left < ST_RIEGELI_USABLE_BLOCK_SIZE ? (size_t)left : (size_t)ST_RIEGELI_USABLE_BLOCK_SIZE;
         uint8_t *dst = NULL;
@@ -481,7 +576,7 @@ int st_riegeli_next_chunk(st_riegeli_reader *r, st_riegeli_chunk *c, st_buf *dat
         left -= piece;
     }
     if (data) {
-        uint64_t hash = st_riegeli_hash(data->data + data_at, (size_t)c->h.data_size);
+        uint64_t hash = whole ? hashes[1] : st_riegeli_hash(data->data + data_at, (size_t)c->h.data_size);
         if (hash != c->h.data_hash)
             return reader_fault(r, "data hash", c->offset, err, "the chunk's %llu bytes of data are damaged",
                                 (unsigned long long)c->h.data_size);

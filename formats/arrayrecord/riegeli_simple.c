@@ -279,7 +279,8 @@ int st_riegeli_simple_encode(uint8_t compression, int level, const uint8_t *size
 /* Decompresses one buffer whose stored decompressed size must be at most
  * max (and exactly `expect` unless that is UINT64_MAX). */
 static int decompress_buffer(uint8_t compression, const uint8_t *in, size_t n, uint64_t expect, uint64_t max,
-                             const char *what, const uint8_t **out, size_t *out_len, uint8_t **owned, st_error *err)
+                             const char *what, uint8_t *scratch, size_t scratch_cap, const uint8_t **out,
+                             size_t *out_len, uint8_t **owned, st_error *err)
 {
     *owned = NULL;
     if (compression == ST_RIEGELI_COMPRESSION_NONE) {
@@ -291,7 +292,7 @@ static int decompress_buffer(uint8_t compression, const uint8_t *in, size_t n, u
         return ST_OK;
     }
     uint64_t size;
-    size_t plen = st_riegeli_get_varint(in, n, &size);
+    size_t plen = st_riegeli_get_varint_inline(in, n, &size);
     if (plen == 0)
         return st_error_set(err, ST_EDATA, "the %s' decompressed size is malformed", what);
     if (expect != UINT64_MAX && size != expect)
@@ -302,7 +303,10 @@ static int decompress_buffer(uint8_t compression, const uint8_t *in, size_t n, u
                             what, (unsigned long long)size, (unsigned long long)max);
     in += plen;
     n -= plen;
-    uint8_t *dst = malloc(size ? (size_t)size : 1);
+    /* The caller's scratch when it is large enough (a chunk's few bytes of
+     * record sizes, checked and let go): no malloc per chunk. */
+    bool own = !scratch || size > scratch_cap;
+    uint8_t *dst = own ? malloc(size ? (size_t)size : 1) : scratch;
     if (!dst)
         return st_error_set(err, ST_ENOMEM, "out of memory for %llu decompressed bytes", (unsigned long long)size);
     bool ok = false;
@@ -336,7 +340,8 @@ static int decompress_buffer(uint8_t compression, const uint8_t *in, size_t n, u
     }
 #endif
     default:
-        free(dst);
+        if (own)
+            free(dst);
         if (!st_riegeli_codec_available(compression) &&
             (compression == ST_RIEGELI_COMPRESSION_ZSTD || compression == ST_RIEGELI_COMPRESSION_BROTLI ||
              compression == ST_RIEGELI_COMPRESSION_SNAPPY))
@@ -345,13 +350,14 @@ static int decompress_buffer(uint8_t compression, const uint8_t *in, size_t n, u
         return st_error_set(err, ST_EDATA, "unknown compression type 0x%02x", compression);
     }
     if (!ok) {
-        free(dst);
+        if (own)
+            free(dst);
         return st_error_set(err, ST_EDATA, "the %s do not decompress (%s) to the %llu bytes stated", what,
                             st_riegeli_codec_name(compression), (unsigned long long)size);
     }
     *out = dst;
     *out_len = (size_t)size;
-    *owned = dst;
+    *owned = own ? dst : NULL;
     return ST_OK;
 }
 
@@ -359,14 +365,15 @@ static int decompress_buffer(uint8_t compression, const uint8_t *in, size_t n, u
  * their count and sum checked against the header; *values and *values_size
  * get the (still compressed) values buffer. */
 static int decode_sizes(const uint8_t *data, size_t len, const st_riegeli_chunk_header *h, uint64_t max_decoded,
-                        st_riegeli_simple *out, const uint8_t **values, size_t *values_size, st_error *err)
+                        uint8_t *scratch, size_t scratch_cap, st_riegeli_simple *out, const uint8_t **values,
+                        size_t *values_size, st_error *err)
 {
     memset(out, 0, sizeof *out);
     if (len < 1)
         return st_error_set(err, ST_EDATA, "a simple chunk's data is empty");
     out->compression = data[0];
     uint64_t sizes_size;
-    size_t vlen = st_riegeli_get_varint(data + 1, len - 1, &sizes_size);
+    size_t vlen = st_riegeli_get_varint_inline(data + 1, len - 1, &sizes_size);
     if (vlen == 0 || sizes_size > len - 1 - vlen)
         return st_error_set(err, ST_EDATA, "the size of the record sizes is malformed or past the chunk's data");
     const uint8_t *sizes = data + 1 + vlen;
@@ -375,7 +382,7 @@ static int decode_sizes(const uint8_t *data, size_t len, const st_riegeli_chunk_
     /* A record's size takes 1 to 10 bytes as a varint. */
     uint64_t max_sizes = h->num_records > UINT64_MAX / 10 ? UINT64_MAX : h->num_records * 10;
     int rc = decompress_buffer(out->compression, sizes, (size_t)sizes_size, UINT64_MAX, max_sizes, "record sizes",
-                               &out->sizes, &out->sizes_len, &out->owned_sizes, err);
+                               scratch, scratch_cap, &out->sizes, &out->sizes_len, &out->owned_sizes, err);
     if (rc < 0)
         return rc;
     if (h->decoded_data_size > max_decoded) {
@@ -387,7 +394,7 @@ static int decode_sizes(const uint8_t *data, size_t len, const st_riegeli_chunk_
     uint64_t count = 0, total = 0;
     for (size_t at = 0; at < out->sizes_len;) {
         uint64_t size;
-        size_t n = st_riegeli_get_varint(out->sizes + at, out->sizes_len - at, &size);
+        size_t n = st_riegeli_get_varint_inline(out->sizes + at, out->sizes_len - at, &size);
         if (n == 0) {
             st_riegeli_simple_free(out);
             return st_error_set(err, ST_EDATA, "record size %llu is malformed", (unsigned long long)count);
@@ -414,13 +421,13 @@ static int decode_sizes(const uint8_t *data, size_t len, const st_riegeli_chunk_
 int st_riegeli_simple_decode(const uint8_t *data, size_t len, const st_riegeli_chunk_header *h, uint64_t max_decoded,
                              st_riegeli_simple *out, st_error *err)
 {
-    const uint8_t *values;
-    size_t values_size;
-    int rc = decode_sizes(data, len, h, max_decoded, out, &values, &values_size, err);
+    const uint8_t *values = NULL;
+    size_t values_size = 0;
+    int rc = decode_sizes(data, len, h, max_decoded, NULL, 0, out, &values, &values_size, err);
     if (rc < 0)
         return rc;
     rc = decompress_buffer(out->compression, values, values_size, h->decoded_data_size, max_decoded, "record values",
-                           &out->values, &out->values_len, &out->owned_values, err);
+                           NULL, 0, &out->values, &out->values_len, &out->owned_values, err);
     if (rc < 0)
         st_riegeli_simple_free(out);
     return rc;
@@ -479,9 +486,10 @@ int st_riegeli_simple_check(const uint8_t *data, size_t len, const st_riegeli_ch
                             st_error *err)
 {
     st_riegeli_simple s;
-    const uint8_t *values;
-    size_t values_size;
-    int rc = decode_sizes(data, len, h, max_decoded, &s, &values, &values_size, err);
+    const uint8_t *values = NULL;
+    size_t values_size = 0;
+    uint8_t scratch[256];
+    int rc = decode_sizes(data, len, h, max_decoded, scratch, sizeof scratch, &s, &values, &values_size, err);
     if (rc < 0)
         return rc;
     st_riegeli_simple_free(&s);
@@ -494,7 +502,7 @@ int st_riegeli_simple_check(const uint8_t *data, size_t len, const st_riegeli_ch
     }
     /* (the sizes decompressed, so the codec is known and available) */
     uint64_t size;
-    size_t plen = st_riegeli_get_varint(values, values_size, &size);
+    size_t plen = st_riegeli_get_varint_inline(values, values_size, &size);
     if (plen == 0)
         return st_error_set(err, ST_EDATA, "the record values' decompressed size is malformed");
     if (size != h->decoded_data_size)
@@ -508,7 +516,7 @@ bool st_riegeli_simple_next(st_riegeli_simple *s, const uint8_t **data, size_t *
     uint64_t size;
     if (s->sizes_at >= s->sizes_len)
         return false;
-    s->sizes_at += st_riegeli_get_varint(s->sizes + s->sizes_at, s->sizes_len - s->sizes_at, &size);
+    s->sizes_at += st_riegeli_get_varint_inline(s->sizes + s->sizes_at, s->sizes_len - s->sizes_at, &size);
     *data = s->values + s->values_at;
     *len = (size_t)size;
     s->values_at += (size_t)size;

@@ -14,7 +14,9 @@
   - TFRecord -> ArrayRecord -> TFRecord gives the same bytes for every codec
     and group sizes 1 and 7;
   - sharding (--shards, --shard-size, --records-per-shard, --task + combine),
-    split by whole chunks, cat --at, and the options' refusals.
+    split by whole chunks, cat --at, and the options' refusals;
+  - verify of a file through its memory map and through read(2): the same
+    report, intact, with bits flipped anywhere, and cut short.
 
 Usage: test_arrayrecord.py SHARDTOOL SOURCE_ROOT  (Debian's python3: protobuf)
 Prints "N passed, M failed".
@@ -317,6 +319,52 @@ def refusals(d, tfr):
     check(r.returncode != 0 and b"transposed" in r.stderr, "cat --at refuses it too (%s)" % r.stderr[-200:])
 
 
+def mapped_and_read(d):
+    """A file of 1 MiB or more is verified through a memory map, lent to the
+    chunk reader in windows of 8 MiB (the reader gathers a chunk across a
+    window's end); flipped bits anywhere (data, chunk and block headers, the
+    window's edges, footer, postscript) and cuts give the same report as the
+    same file read with read(2) (SHARDTOOL_MMAP=0)."""
+    import random
+    rnd = random.Random(29)
+    csv = os.path.join(d, "wide.csv")
+    with open(csv, "w") as f:
+        f.write("id,s\n")
+        for i in range(1100):
+            f.write("%d,%s\n" % (i, "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(6000 + i * 7 % 5000))))
+    out = os.path.join(d, "wide", "w")
+    r = st("convert", csv, "--to", "arrayrecord", "--arrayrecord-codec", "none", "-o", out, "--shards", "1", "-q")
+    check(r.returncode == 0, "a 9 MB ArrayRecord file written (%s)" % r.stderr.decode()[:200])
+    path = out + "-00000-of-00001.array_record"
+    with open(path, "rb") as f:
+        intact = f.read()
+    window = 8 << 20
+    check(len(intact) > window + 4 * 65536, "the file spans more than one window (%d bytes)" % len(intact))
+
+    def both(data, what):
+        with open(path, "wb") as f:
+            f.write(data)
+        m = st("verify", "--jobs", "1", path)
+        r = subprocess.run([ST, "verify", "--jobs", "1", path], capture_output=True,
+                           env=dict(os.environ, SHARDTOOL_MMAP="0"))
+        check(m.stdout == r.stdout and m.returncode == r.returncode,
+              "mapped and read(2) agree, %s: %s" % (what, m.stdout.decode().strip()[:160]))
+        return m
+
+    m = both(intact, "intact")
+    check(m.returncode == 0 and b"1100 records" in m.stdout, "intact through the map: %s" % m.stdout.decode().strip())
+    n = len(intact)
+    for at in (70, 100, 5000, 65536 + 3, 3 * 65536 + 30, window - 1, window, window + 1, window + 65536 + 10,
+               n // 2, n - 65536 - 200, n - 65536 + 20, n - 65536 + 300):
+        damaged = bytearray(intact)
+        damaged[at] ^= 0x01
+        m = both(bytes(damaged), "flip at %d" % at)
+        check(m.returncode == 1 and b"DAMAGED" in m.stdout, "flip at %d found: %s" % (at, m.stdout.decode().strip()[:160]))
+    for cut in ((1 << 20) + 1, window - 3, window + 7, n - 1):
+        m = both(intact[:cut], "cut at %d" % cut)
+        check(m.returncode == 1, "cut at %d found: %s" % (cut, m.stdout.decode().strip()[:160]))
+
+
 def main():
     global ST, SRC, R, L
     ST, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
@@ -335,6 +383,7 @@ def main():
         sharding(d, tfr)
         resume_other_codec(d, tfr)
         refusals(d, tfr)
+        mapped_and_read(d)
     print("%d passed, %d failed" % (results["passed"], results["failed"]))
     return 1 if results["failed"] else 0
 

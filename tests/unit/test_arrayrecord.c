@@ -366,6 +366,194 @@ static void test_small_zstd_encoder_against_libzstd(void)
     CU_ASSERT(many_sequences > 100);
 }
 
+/* A stream over memory that lends its bytes in pieces of sizes that vary
+ * (1 byte to several blocks), as a mapped file's peeked first bytes and a
+ * remote object's chunks are lent: the reader must gather what crosses a
+ * piece's end. */
+typedef struct piece_in {
+    const uint8_t *data;
+    size_t len;
+    size_t calls;
+} piece_in;
+
+static ssize_t piece_read(st_stream *s, void *buf, size_t n, st_error *err)
+{
+    (void)err;
+    piece_in *m = (piece_in *)(s + 1);
+    size_t left = m->len - (size_t)s->pos;
+    if (n > left)
+        n = left;
+    memcpy(buf, m->data + s->pos, n);
+    return (ssize_t)n;
+}
+
+static int piece_size(st_stream *s, uint64_t *size, st_error *err)
+{
+    (void)err;
+    *size = ((piece_in *)(s + 1))->len;
+    return ST_OK;
+}
+
+static ssize_t piece_lend(st_stream *s, size_t want, const uint8_t **data, st_error *err)
+{
+    (void)want;
+    (void)err;
+    piece_in *m = (piece_in *)(s + 1);
+    /* A piece ends at the next multiple of a size picked by the position,
+     * so a second lend from the same place gives the same piece. */
+    static const size_t sizes[] = {1, 7, 23, 40, 1000, 4096, 65536 + 5, 200000};
+    size_t step = sizes[(s->pos / 997) % (sizeof sizes / sizeof *sizes)];
+    size_t end = ((size_t)s->pos / step + 1) * step;
+    if (end > m->len)
+        end = m->len;
+    m->calls++;
+    *data = m->data + s->pos;
+    return (ssize_t)(end - (size_t)s->pos);
+}
+
+static void piece_consume(st_stream *s, size_t n)
+{
+    (void)s;
+    (void)n;
+}
+
+static const st_stream_ops piece_ops = {"pieces", piece_read, NULL, piece_size, NULL, piece_lend, piece_consume};
+
+static st_stream *open_pieces(const uint8_t *data, size_t len)
+{
+    st_stream *s = st_stream_alloc(&piece_ops, "pieces", sizeof(piece_in));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    *(piece_in *)(s + 1) = (piece_in){data, len, 0};
+    return s;
+}
+
+static int verify_stream(st_stream *in, st_verify_report *rep)
+{
+    st_verify_options opt;
+    memset(&opt, 0, sizeof opt);
+    st_error err = {0};
+    return st_ar_verify(in, &opt, rep, &err);
+}
+
+static bool same_verdict(const st_verify_report *a, const st_verify_report *b)
+{
+    return a->ok == b->ok && a->records == b->records && a->bytes == b->bytes &&
+           (a->ok || (strcmp(a->failure_kind, b->failure_kind) == 0 && a->failure_offset == b->failure_offset &&
+                      a->failure_record == b->failure_record && strcmp(a->failure_detail, b->failure_detail) == 0));
+}
+
+/* verify reads a stream that lends (a mapped file) in place and one that
+ * does not through its buffer: the same verdict either way, on intact
+ * files and on damage anywhere (block headers, chunk headers, data,
+ * footer entries, the postscript). */
+static void test_verify_lent_and_read_agree(void)
+{
+    static const struct {
+        size_t n, size;
+        uint64_t group;
+        const char *codec;
+    } files[] = {{20000, 220, 1, "zstd"}, {3000, 50, 7, "zstd"}, {500, 70000, 1, "none"}};
+    for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
+        const char *path = write_file(files[f].n, files[f].size, files[f].group, files[f].codec);
+        FILE *fp = fopen(path, "rb");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
+        fseek(fp, 0, SEEK_END);
+        size_t len = (size_t)ftell(fp);
+        rewind(fp);
+        uint8_t *bytes = malloc(len);
+        CU_ASSERT_EQUAL_FATAL(fread(bytes, 1, len, fp), len);
+        fclose(fp);
+        /* intact, then one byte changed at places spread over the file,
+         * its first blocks and its end */
+        size_t places[40];
+        size_t nplaces = 0;
+        places[nplaces++] = (size_t)-1;
+        for (size_t i = 0; i < 30; i++)
+            places[nplaces++] = (size_t)(((uint64_t)len * (2 * i + 1)) / 61);
+        size_t fixed[] = {3, 30, 70, 65536 + 2, 65536 + 30, len - 65536 + 10, len - 65536 - 5, len - 1};
+        for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+            places[nplaces++] = fixed[i];
+        for (size_t k = 0; k < nplaces; k++) {
+            if (places[k] != (size_t)-1)
+                bytes[places[k]] ^= 0x40;
+            /* the file, read(2) into the reader's buffer */
+            char *tmp = strdup("/tmp/st-ar-lend-XXXXXX");
+            int fd = mkstemp(tmp);
+            CU_ASSERT_EQUAL_FATAL((size_t)write(fd, bytes, len), len);
+            close(fd);
+            st_stream *in;
+            st_error err = {0};
+            CU_ASSERT_EQUAL_FATAL(st_stream_open_file(tmp, &in, &err), ST_OK);
+            CU_ASSERT_FALSE(st_stream_can_lend(in));
+            st_verify_report by_read, by_memory, by_pieces;
+            CU_ASSERT_EQUAL(verify_stream(in, &by_read), ST_OK);
+            unlink(tmp);
+            free(tmp);
+            /* lent whole, and lent in pieces */
+            CU_ASSERT_EQUAL_FATAL(st_stream_open_memory(bytes, len, "memory", &in, &err), ST_OK);
+            CU_ASSERT_TRUE(st_stream_can_lend(in));
+            CU_ASSERT_EQUAL(verify_stream(in, &by_memory), ST_OK);
+            in = open_pieces(bytes, len);
+            CU_ASSERT_EQUAL(verify_stream(in, &by_pieces), ST_OK);
+            CU_ASSERT_TRUE(same_verdict(&by_read, &by_memory));
+            CU_ASSERT_TRUE(same_verdict(&by_read, &by_pieces));
+            if (places[k] == (size_t)-1) {
+                CU_ASSERT_TRUE(by_read.ok);
+                CU_ASSERT_EQUAL(by_read.records, files[f].n);
+            } else {
+                CU_ASSERT_FALSE(by_read.ok);
+                bytes[places[k]] ^= 0x40;
+            }
+        }
+        free(bytes);
+        unlink(path);
+    }
+}
+
+/* Footer entries in the order writers use (read straight through) and in
+ * any other valid form (read field by field) give the same entry; broken
+ * ones are refused either way. */
+static void test_footer_entry_forms(void)
+{
+    static const struct {
+        uint8_t bytes[40];
+        size_t len;
+        bool ok;
+        uint64_t offset, size, records;
+    } cases[] = {
+        {{0x08, 0x40, 0x10, 0xdc, 0x01, 0x18, 0x01}, 7, true, 64, 220, 1},
+        {{0x08, 0x80, 0x80, 0x04, 0x10, 0x05, 0x18, 0x02}, 8, true, 65536, 5, 2},
+        /* reordered, an overlong key, an unknown field, a field repeated */
+        {{0x18, 0x01, 0x10, 0xdc, 0x01, 0x08, 0x40}, 7, true, 64, 220, 1},
+        {{0x88, 0x00, 0x40, 0x10, 0x05, 0x18, 0x01}, 7, true, 64, 5, 1},
+        {{0x08, 0x40, 0x10, 0x05, 0x18, 0x01, 0x20, 0x07}, 8, true, 64, 5, 1},
+        {{0x08, 0x40, 0x10, 0x05, 0x18, 0x01, 0x08, 0x41}, 8, true, 65, 5, 1},
+        /* no offset; cut inside a varint; a bad key */
+        {{0x10, 0x05, 0x18, 0x01, 0x10, 0x06}, 6, false, 0, 0, 0},
+        {{0x08, 0x40, 0x10, 0x05, 0x18, 0x81}, 6, false, 0, 0, 0},
+        {{0x08, 0x40, 0x10, 0x05, 0x18, 0x01, 0x00}, 7, false, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        st_ar_chunk_entry e;
+        st_error err = {0};
+        int rc = st_ar_decode_chunk_entry(cases[i].bytes, cases[i].len, &e, &err);
+        CU_ASSERT_EQUAL(rc == ST_OK, cases[i].ok);
+        if (rc == ST_OK && cases[i].ok) {
+            CU_ASSERT_EQUAL(e.offset, cases[i].offset);
+            CU_ASSERT_EQUAL(e.decoded_data_size, cases[i].size);
+            CU_ASSERT_EQUAL(e.num_records, cases[i].records);
+        }
+    }
+    /* and what the writer encodes reads back */
+    st_ar_chunk_entry in = {123456789012ull, 300, 1}, out;
+    st_buf b = {0};
+    st_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(st_ar_encode_chunk_entry(&b, &in), ST_OK);
+    CU_ASSERT_EQUAL(st_ar_decode_chunk_entry(b.data, b.len, &out, &err), ST_OK);
+    CU_ASSERT_EQUAL(memcmp(&in, &out, sizeof in), 0);
+    st_buf_free(&b);
+}
+
 #define SUITE_NAME "arrayrecord"
 static const CU_TestInfo suite_tests[] = {
     {"HighwayHash gives the signature's hashes", test_hash_of_the_signature},
@@ -375,6 +563,8 @@ static const CU_TestInfo suite_tests[] = {
     {"small buffers are zstd frames libzstd reads", test_small_zstd_frames_are_zstd},
     {"a record's zstd frame keeps raw literals up to 512 bytes", test_zstd_literals_by_size},
     {"the small zstd encoder's frames decode with libzstd", test_small_zstd_encoder_against_libzstd},
+    {"verify gives the same verdicts on lent and read bytes", test_verify_lent_and_read_agree},
+    {"footer entries read the same in every valid form", test_footer_entry_forms},
     CU_TEST_INFO_NULL,
 };
 #include "cunit_main.h"
