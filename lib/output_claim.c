@@ -182,6 +182,11 @@ int output_claim(const output_settings *s, const st_format *format, const char *
         return rc;
     }
     out->sopt.tmp_prefix = out->set.local ? out->set.tmp_prefix : NULL;
+    /* In object storage the set has listed the prefix with its lock held
+     * and, without --force, refused any object of its names
+     * (output_remote.c): no shard needs a request of its own to find its
+     * name free, a round trip each before the data moves. */
+    out->sopt.names_listed_free = !out->set.local && !out->force;
     out->sopt.defer_publish = true;
     return ST_OK;
 }

@@ -277,7 +277,11 @@ static int open_output(st_shard_sink *s, const char *final, const char *tmp, int
                        st_ostream **out, st_error *err)
 {
     if (!s->local)
-        return st_ostream_create(final, s->opt.force ? ST_OSTREAM_FORCE : 0, out, err);
+        return st_ostream_create(final,
+                                 s->opt.force               ? ST_OSTREAM_FORCE
+                                 : s->opt.names_listed_free ? ST_OSTREAM_LISTED_FREE
+                                                            : 0,
+                                 out, err);
     int rc = create_tmp(tmp, final ? final : tmp, fd, err);
     if (rc < 0)
         return rc;

@@ -58,6 +58,11 @@ typedef struct st_shard_options {
     uint64_t max_records;            /* BY_RECORDS */
     bool index;                      /* write SHARD.idx (DALI) beside each uncompressed shard */
     bool force;                      /* replace existing outputs */
+    /* Remote outputs: the caller listed the prefix under its output set's
+     * lock and found no object of the set's names (shards and their
+     * indexes among them), so creating each one asks no more
+     * (ST_OSTREAM_LISTED_FREE). */
+    bool names_listed_free;
     /* Local output: temporary names are TMP_PREFIX + "%05u" (+ ".idx"),
      * e.g. "out/.tmp-st1a2b3c-".  NULL: the sink makes one from its pid. */
     const char *tmp_prefix;

@@ -157,6 +157,10 @@ struct st_ostream {
 
 enum st_ostream_flags {
     ST_OSTREAM_FORCE = 1,     /* replace an existing final file */
+    /* The caller has found the name free in object storage (a listing of
+     * its prefix made under the output set's lock): the remote creator
+     * does not ask for the object again.  Local files are checked anyway. */
+    ST_OSTREAM_LISTED_FREE = 2,
 };
 
 /* Creates an output: "-" is stdout (committed as it goes); local paths are

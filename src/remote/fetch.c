@@ -15,10 +15,14 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define EMPTY_SHA256 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 #define ERROR_BODY_CAP 16384
 #define EASY_POOL 64
+#define STREAM_COPY_MIN ((size_t)16 << 10)
 
 struct st_fetcher {
     st_remote_config cfg;
@@ -697,6 +701,42 @@ static int accept_headers(st_fetcher *f, st_xfer *x)
     return 0;
 }
 
+/* Copies a received block into a range's destination (a chunk buffer, or
+ * a pread's own buffer).  A chunk is read by the reader later, often after
+ * megabytes more have arrived, so its lines are not in cache: ordinary
+ * stores first read every line from memory (a read for ownership), which
+ * made this copy cost nearly twice the kernel's copy out of the socket in a
+ * profile of the transfer thread, the one that limits throughput on a fast
+ * link.  Streaming stores write whole lines without reading them (the copy
+ * fell to 0.6 of the kernel's). */
+static void copy_to_chunk(uint8_t *to, const char *from, size_t n)
+{
+#ifdef __SSE2__
+    if (n >= STREAM_COPY_MIN) {
+        size_t head = (size_t)(-(uintptr_t)to & 15);
+        memcpy(to, from, head);
+        to += head;
+        from += head;
+        n -= head;
+        size_t body = n & ~(size_t)63;
+        for (size_t i = 0; i < body; i += 64) {
+            __m128i a = _mm_loadu_si128((const __m128i *)(from + i));
+            __m128i b = _mm_loadu_si128((const __m128i *)(from + i + 16));
+            __m128i c = _mm_loadu_si128((const __m128i *)(from + i + 32));
+            __m128i d = _mm_loadu_si128((const __m128i *)(from + i + 48));
+            _mm_stream_si128((__m128i *)(to + i), a);
+            _mm_stream_si128((__m128i *)(to + i + 16), b);
+            _mm_stream_si128((__m128i *)(to + i + 32), c);
+            _mm_stream_si128((__m128i *)(to + i + 48), d);
+        }
+        _mm_sfence(); /* ordered before the lock that publishes x->got */
+        memcpy(to + body, from + body, n - body);
+        return;
+    }
+#endif
+    memcpy(to, from, n);
+}
+
 /* Copies what fits of p into x's range (lock held; dropped while copying).
  * The destination stays valid: an owned buffer is freed only by this
  * thread, and an owner that lends its own buffer (pread) cancels and waits
@@ -709,7 +749,7 @@ static size_t copy_in(st_fetcher *f, st_xfer *x, const char *p, size_t n)
     if (take) {
         uint8_t *to = x->dest + x->got;
         pthread_mutex_unlock(&f->mu);
-        memcpy(to, p, take);
+        copy_to_chunk(to, p, take);
         pthread_mutex_lock(&f->mu);
     }
     x->got += take;

@@ -661,7 +661,9 @@ int st_wstream_create(st_remote_ctx *c, const char *url, int flags, st_ostream *
         st_rurl_free(&u);
         return rc;
     }
-    if (!(flags & ST_OSTREAM_FORCE)) {
+    /* One request (a round trip) per output before any data moves, unless
+     * the caller's listing has already found the name free. */
+    if (!(flags & (ST_OSTREAM_FORCE | ST_OSTREAM_LISTED_FREE))) {
         rc = object_exists(c, &u, err);
         if (rc == 1)
             rc = st_error_set(err, ST_EEXIST, "%s: object exists (use --force to replace it)", url);

@@ -150,6 +150,33 @@ def main():
             lens = range_lengths(p)
             if any(n != 3 * CHUNK for _, n in lens[:-1]) or not lens:
                 raise rtest.Failure("--chunk-size not kept: %s" % lens)
+        def runs_on_a_near_link():
+            # A store that answers at once: ranges stay 1 MiB (they follow
+            # the link), but a run is still at least 16 of them, so that the
+            # reader does not wait for a new request's answer every few
+            # megabytes.  40 MiB: the first read, then 3 runs.
+            p = servers.FaultProxy(ngx.port, ["ok"])
+            proxies.append(p)
+            out, _ = d.ok(["--parallel", "4", url(p, "large.bin")])
+            if out != data["large.bin"]:
+                raise rtest.Failure("bytes differ")
+            lens = range_lengths(p)
+            if not lens or lens[0] != (0, CHUNK):
+                raise rtest.Failure("the first read is not 1 MiB: %s" % lens[:3])
+            short = [r for r in lens[1:-1] if r[1] < 16 * CHUNK]
+            if short:
+                raise rtest.Failure("runs shorter than 16 ranges before the object's end: %s" % lens)
+            if len(lens) > 4:
+                raise rtest.Failure("%d requests for 40 MiB (want at most 4): %s" % (len(lens), lens))
+            at = 0
+            for start, n in lens:
+                if start != at:
+                    raise rtest.Failure("ranges do not tile the object at %d: %s" % (at, lens))
+                at += n
+            if at != len(data["large.bin"]):
+                raise rtest.Failure("ranges end at %d of %d" % (at, len(data["large.bin"])))
+        res.check("runs of at least 16 ranges on a near link", runs_on_a_near_link)
+
         def runs_survive_faults_and_a_slow_reader():
             # Runs at 40 ms a request, with bodies cut and connections reset
             # mid-run, on 2 connections, read by a reader slow enough that

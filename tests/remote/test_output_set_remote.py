@@ -174,6 +174,28 @@ def run_cases(exe, tmp, env, srv, proxy, fault, killer, hooks, gcs):
     res.check("a second set under an s3 prefix is refused before any input is read, the bucket untouched",
               refuse_earlier)
 
+    def no_head_per_shard():
+        # The set lists the prefix under its lock and refuses any object of
+        # its names, so no shard (nor its index) asks for its own name again
+        # before writing: no HEAD of a shard through the fault proxy, which
+        # logs every request.  --force asks for none either; without a
+        # listing that found them free the check stands (refuse_earlier).
+        p = "heads/"
+        del fault.log[:]
+        ok(["convert", src, "-o", url(p), "--shards", "4", "--index", "-q"], through_fault)
+        names = objects(p)
+        want = shard_names("train", 4) + [n + ".idx" for n in shard_names("train", 4)] + ["train.manifest.json"]
+        if sorted(names) != sorted(want):
+            raise rtest.Failure("the run wrote %s" % sorted(names))
+        heads = [(m, path) for m, path, _ in fault.log if m == "HEAD" and "/heads/train-" in path]
+        if heads:
+            raise rtest.Failure("%d requests for shard names the listing had found free: %s" % (len(heads), heads))
+        lists = [path for m, path, _ in fault.log if m == "GET" and "list-type=2" in path]
+        if not lists:
+            raise rtest.Failure("no listing of the prefix: %s" % fault.log[:8])
+    res.check("shards in object storage are created without a HEAD each: the set's listing found them free",
+              no_head_per_shard)
+
     def force_replaces():
         p = "force/"
         ok(["convert", src, "-o", url(p), "--shards", "8", "-q"])
