@@ -197,12 +197,11 @@ def _torch_dtype(dtype):
 
 
 def _alloc(size):
-    """(buffer, uint8 NumPy view of it) for a packed batch of `size` bytes."""
+    """A buffer for a packed batch of `size` bytes: a bytearray, or a
+    tensor from _PIPE_MAX bytes."""
     if size >= _PIPE_MAX:
-        t = torch.empty(size, dtype=torch.uint8)
-        return t, t.numpy()
-    b = bytearray(size)
-    return b, np.frombuffer(b, np.uint8) if size else np.empty(0, np.uint8)
+        return torch.empty(size, dtype=torch.uint8)
+    return bytearray(size)
 
 
 def _rebuild(buffer, entries):
@@ -267,7 +266,8 @@ def _pack(arrays):
             size += (v.nbytes + 7) & ~7
         else:
             entries.append(("o", k, v))
-    buf, u8 = _alloc(size)
+    buf = _alloc(size)
+    u8 = (buf.numpy() if isinstance(buf, torch.Tensor) else np.frombuffer(buf, np.uint8)) if size else np.empty(0, np.uint8)
     for at, v in fills:
         u8[at:at + v.nbytes].view(v.dtype).reshape(v.shape)[...] = v
     return _rebuild(buf, entries)
@@ -282,8 +282,8 @@ def _batches(reader, ship):
             n, plan = reader._next_plan()
         except StopIteration:
             return
-        buf, u8 = _alloc(plan.size)
-        _packed.fill(plan, buf, u8)
+        buf = _alloc(plan.size)
+        reader._packer.fill(plan, buf.data_ptr() if isinstance(buf, torch.Tensor) else buf)
         entries = plan.entries
         if ship:
             entries = [e if e[0] == "a" else ("o", e[1], default_convert(e[2])) for e in entries]
