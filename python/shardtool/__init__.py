@@ -19,7 +19,6 @@ reader (imported only when used: this module needs NumPy, not torch)."""
 import ctypes
 import os
 
-import numpy as np
 
 from . import _columns, _lib, _packed
 from ._lib import lib

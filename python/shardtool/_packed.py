@@ -1,10 +1,10 @@
 """A shardtool_batch (shardtool.h) as one packed buffer: every array of the
 batch dict laid end to end, 8-byte aligned, written by the library itself
 (shardtool_batch_pack: no Python work per record or value), plus a short
-list of entries that say where each array lies.  From a DataLoader worker such a batch crosses
-to the main process as one buffer and rebuilds there as views of it:
-torch passes each tensor of a dict through its own shared-memory file
-descriptor, which costs far more than the copy.
+list of entries that say where each array lies.  From a DataLoader worker
+such a batch crosses to the main process as one buffer and rebuilds there
+as views of it: torch passes each tensor of a dict through its own
+shared-memory file descriptor, which costs far more than the copy.
 
 Entries, in the order of the batch dict's keys:
   ("a", name, dtype string, shape, byte offset)   an array in the buffer
@@ -172,7 +172,7 @@ class Packer:
                         entries.append(("o", self._name(raw), _objects(n, f)))
                         last = column
                     continue
-            if padded:
+            if padded and s0 * s1:
                 if dtype == _lib.PACK_INT64:
                     pad_i64 = self._pad(_I64)
                 else:

@@ -31,7 +31,6 @@ import torch
 import torch.utils.data
 
 import shardtool
-from shardtool import _packed
 from torch.utils.data._utils.collate import default_convert
 
 __all__ = ["ShardDataset", "collate", "rank_and_world_size"]
