@@ -276,7 +276,10 @@ def _pack(arrays):
         else:
             entries.append(("o", k, v))
     buf = _alloc(size)
-    u8 = (buf.numpy() if isinstance(buf, torch.Tensor) else np.frombuffer(buf, np.uint8)) if size else np.empty(0, np.uint8)
+    if not size:
+        u8 = np.empty(0, np.uint8)
+    else:
+        u8 = buf.numpy() if isinstance(buf, torch.Tensor) else np.frombuffer(buf, np.uint8)
     for at, v in fills:
         u8[at:at + v.nbytes].view(v.dtype).reshape(v.shape)[...] = v
     return _rebuild(buf, entries)
