@@ -214,6 +214,57 @@ typedef struct shardtool_batch {
 SHARDTOOL_API int shardtool_reader_next_batch(shardtool_reader *reader, size_t max_records,
                                               const shardtool_batch **batch, shardtool_error *err);
 
+/* ---- packed batches ------------------------------------------------------ */
+
+/* A batch laid out as one buffer of arrays, each 8-byte aligned, ready to
+ * be viewed in place (NumPy's frombuffer, a tensor): per column, in the
+ * batch's order,
+ *   int64 / float feature, every record with one count W:
+ *       VALUES (nrecords, W)
+ *   int64 / float feature, records differ (or lack it):
+ *       VALUES (nrecords, W) padded with the pad value, W the longest;
+ *       LENGTH (nrecords) int64, each record's count (0 where absent)
+ *   bytes feature (or one no record gave a kind):
+ *       VALUES uint8, every value's bytes end to end; OFFSETS (values + 1)
+ *       int64, value j is VALUES[OFFSETS[j] .. OFFSETS[j + 1]); LENGTH
+ *   FeatureList: VALUES (every step's values end to end; uint8 for bytes,
+ *       with OFFSETS), LENGTH (steps per record), STEP_LENGTH (values per
+ *       step). */
+enum {
+    SHARDTOOL_PACK_VALUES = 0,
+    SHARDTOOL_PACK_OFFSETS = 1,
+    SHARDTOOL_PACK_LENGTH = 2,
+    SHARDTOOL_PACK_STEP_LENGTH = 3,
+};
+enum { SHARDTOOL_PACK_INT64 = 1, SHARDTOOL_PACK_FLOAT32 = 2, SHARDTOOL_PACK_UINT8 = 3 };
+
+typedef struct shardtool_pack_array {
+    uint32_t column;    /* index in batch->columns */
+    uint32_t role;      /* SHARDTOOL_PACK_VALUES, _OFFSETS, _LENGTH, _STEP_LENGTH */
+    uint32_t dtype;     /* SHARDTOOL_PACK_INT64, _FLOAT32, _UINT8 (little-endian) */
+    uint32_t padded;    /* VALUES filled out with the pad value */
+    uint32_t ndim;      /* 1 or 2 */
+    uint32_t reserved;
+    uint64_t shape[2];  /* shape[1] is 1 when ndim is 1 */
+    uint64_t offset;    /* bytes from the buffer's start, a multiple of 8 */
+    uint64_t nbytes;
+} shardtool_pack_array;
+
+/* Most arrays a batch of `ncolumns` columns packs into. */
+#define SHARDTOOL_PACK_MAX_ARRAYS(ncolumns) ((size_t)(ncolumns) * 4)
+
+/* The layout of `batch` packed: its arrays into arrays[0 .. *narrays)
+ * (cap at least SHARDTOOL_PACK_MAX_ARRAYS(batch->ncolumns)) and the bytes
+ * the buffer needs into *size.  0 or SHARDTOOL_EUSAGE. */
+SHARDTOOL_API int shardtool_batch_pack_layout(const shardtool_batch *batch, shardtool_pack_array *arrays,
+                                              size_t cap, size_t *narrays, uint64_t *size, shardtool_error *err);
+/* Writes `batch` into `buffer` (size bytes, at least the layout's size,
+ * 8-byte aligned) as shardtool_batch_pack_layout lays it out; padded int64
+ * arrays are filled with pad_int64, float ones with pad_float.  0 or
+ * SHARDTOOL_EUSAGE. */
+SHARDTOOL_API int shardtool_batch_pack(const shardtool_batch *batch, int64_t pad_int64, float pad_float,
+                                       void *buffer, uint64_t size, shardtool_error *err);
+
 /* Damaged records skipped so far (skip_corrupt); 0 for a NULL reader. */
 SHARDTOOL_API uint64_t shardtool_reader_skipped(const shardtool_reader *reader);
 

@@ -103,14 +103,30 @@ static int new_column(record_columns *rc, st_bytes name, bool is_list, size_t *p
     return fill_absent(c, rc->nrecords);
 }
 
+/* Whether two names are equal: inline, as the names of table columns are a
+ * few bytes, for which a call of memcmp costs more than the comparison (it
+ * is made for every feature of every record). */
+static inline bool same_bytes(const uint8_t *a, const uint8_t *b, size_t len, size_t blen)
+{
+    if (len != blen)
+        return false;
+    if (len <= 16) {
+        for (size_t i = 0; i < len; i++)
+            if (a[i] != b[i])
+                return false;
+        return true;
+    }
+    return memcmp(a, b, len) == 0;
+}
+
 /* The column of a feature (or FeatureList) named `name`, made if new. */
 static int find_column(record_columns *rc, st_bytes name, bool is_list, column_builder **out)
 {
     size_t pos = rc->hint;
     /* Records of one input name their features in the same order: the
      * column after the last one used is the usual answer. */
-    if (!(pos < rc->ncols && rc->cols[pos].is_list == is_list && rc->cols[pos].name.len == name.len &&
-          memcmp(rc->cols[pos].name.data, name.data, name.len) == 0)) {
+    if (!(pos < rc->ncols && rc->cols[pos].is_list == is_list && same_bytes(rc->cols[pos].name.data, name.data,
+                                                                          name.len, rc->cols[pos].name.len))) {
         if (!st_name_index_find(is_list ? &rc->lists : &rc->features, name.data, name.len, column_name_at,
                                 rc->cols, &pos)) {
             int e = new_column(rc, name, is_list, &pos);

@@ -19,7 +19,6 @@ reader (imported only when used: this module needs NumPy, not torch)."""
 import ctypes
 import os
 
-import numpy as np
 
 from . import _columns, _lib, _packed
 from ._lib import lib
@@ -240,6 +239,7 @@ class Reader:
         self._len = ctypes.c_size_t()
         self._batch = ctypes.POINTER(_lib.Batch)()
         self._pending = iter(())
+        self._packer = _packed.Packer(pad_value, bytes_layout)
         if lib.shardtool_reader_open(arr, n, ctypes.byref(opts), ctypes.byref(self._handle),
                                      ctypes.byref(self._err)) < 0:
             _raise(self._err)
@@ -257,14 +257,14 @@ class Reader:
 
     def _next_plan(self):
         """(n, _packed._Plan) of the next batch of batch_size records: its
-        arrays still in the library's memory, to be copied out by
-        _packed.fill before the next call.  StopIteration at the end."""
+        arrays still in the library's memory, to be packed by
+        self._packer.fill before the next call.  StopIteration at the end."""
         if not self._handle:
             raise StopIteration
         rc = lib.shardtool_reader_next_batch(self._handle, self._batch_size, ctypes.byref(self._batch),
                                              ctypes.byref(self._err))
         if rc == 1:
-            return _packed.plan(self._batch, self._names, self._pad_value, self._bytes_layout)
+            return self._packer.plan(self._batch)
         self._stop(rc)
 
     def _decoded_records(self):
@@ -293,7 +293,7 @@ class Reader:
             if self._batch_size is not None:
                 n, p = self._next_plan()
                 buf = bytearray(p.size)
-                _packed.fill(p, buf, np.frombuffer(buf, np.uint8) if p.size else np.empty(0, np.uint8))
+                self._packer.fill(p, buf)
                 return _packed.unpack(buf, p.entries)
             for rec in self._pending:
                 return rec

@@ -67,6 +67,17 @@ class Batch(ctypes.Structure):
     _fields_ = [("nrecords", ctypes.c_uint64), ("ncolumns", ctypes.c_uint32), ("columns", ctypes.c_void_p)]
 
 
+class PackArray(ctypes.Structure):
+    _fields_ = [("column", ctypes.c_uint32), ("role", ctypes.c_uint32), ("dtype", ctypes.c_uint32),
+                ("padded", ctypes.c_uint32), ("ndim", ctypes.c_uint32), ("reserved", ctypes.c_uint32),
+                ("shape", ctypes.c_uint64 * 2), ("offset", ctypes.c_uint64), ("nbytes", ctypes.c_uint64)]
+
+
+# shardtool_pack_array's role and dtype
+PACK_VALUES, PACK_OFFSETS, PACK_LENGTH, PACK_STEP_LENGTH = range(4)
+PACK_INT64, PACK_FLOAT32, PACK_UINT8 = 1, 2, 3
+
+
 class RemoteOptions(ctypes.Structure):
     _fields_ = [("parallel", ctypes.c_int), ("chunk_size", ctypes.c_uint64), ("retries", ctypes.c_int),
                 ("endpoint", ctypes.c_char_p), ("no_sign_request", ctypes.c_int), ("cacert", ctypes.c_char_p),
@@ -175,6 +186,12 @@ lib.shardtool_reader_next_record.restype = ctypes.c_int
 lib.shardtool_reader_next_record.argtypes = [ctypes.c_void_p, _P(_P(Record)), _P(Error)]
 lib.shardtool_reader_next_batch.restype = ctypes.c_int
 lib.shardtool_reader_next_batch.argtypes = [ctypes.c_void_p, ctypes.c_size_t, _P(_P(Batch)), _P(Error)]
+lib.shardtool_batch_pack_layout.restype = ctypes.c_int
+lib.shardtool_batch_pack_layout.argtypes = [_P(Batch), _P(PackArray), ctypes.c_size_t, _P(ctypes.c_size_t),
+                                            _P(ctypes.c_uint64), _P(Error)]
+lib.shardtool_batch_pack.restype = ctypes.c_int
+lib.shardtool_batch_pack.argtypes = [_P(Batch), ctypes.c_int64, ctypes.c_float, ctypes.c_void_p, ctypes.c_uint64,
+                                     _P(Error)]
 lib.shardtool_reader_skipped.restype = ctypes.c_uint64
 lib.shardtool_reader_skipped.argtypes = [ctypes.c_void_p]
 lib.shardtool_reader_input.restype = ctypes.c_char_p

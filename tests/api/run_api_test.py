@@ -798,6 +798,21 @@ def main():
             server.shutdown()
             server.server_close()
 
+        # Batches packed into one buffer (shardtool_batch_pack), each array
+        # checked against the batch's columns: FeatureLists and context
+        # features (events, TFX's sequence split), ragged numeric features
+        # padded (TFX's splits), bytes (mnist).
+        tfx = os.path.join(data, "tfrecord", "tfx")
+        for inputs, padded in (([os.path.join(data, "tfrecord", "sequence", "events.tfrecord")], True),
+                               ([os.path.join(tfx, "tfrecord_sequence", "Split-eval", "data_tfrecord_eval.gz")], True),
+                               ([os.path.join(tfx, "csv_example_gen", "Split-eval", "data_tfrecord-00000-of-00012.gz")],
+                                True),
+                               ([os.path.join(tfx, "mnist", "mnist.tfrecord")], False)):
+            r = run([exe, "pack"] + inputs, env=env)
+            out = r.stdout.decode(errors="replace")
+            check(r.returncode == 0 and "pack: ok" in out and ", 0 batches" not in out and
+                  (", 0 padded" not in out) == padded,
+                  "pack %s: %s" % (inputs, out + r.stderr.decode(errors="replace")))
         r = run([exe, "misuse", os.path.join(data, "tfrecord", "sequence", "events.tfrecord")], env=env)
         check(r.returncode == 0 and b"misuse: ok" in r.stdout,
               "misuse: %s" % (r.stdout + r.stderr).decode(errors="replace"))

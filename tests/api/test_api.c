@@ -38,6 +38,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -614,6 +615,135 @@ static int split_misuse(const char *file, const char *prefix)
     return 0;
 }
 
+/* One packed array checked against the batch's columns: what
+ * shardtool_batch_pack wrote is each record's values (padded with the pad
+ * values), the counts, or the bytes and their offsets. */
+static void check_packed(const shardtool_batch *b, const shardtool_pack_array *a, const uint8_t *buf)
+{
+    const shardtool_column *c = &b->columns[a->column];
+    uint64_t n = b->nrecords;
+    const uint8_t *at = buf + a->offset;
+    if (a->role == SHARDTOOL_PACK_LENGTH || a->role == SHARDTOOL_PACK_STEP_LENGTH) {
+        const uint64_t *off = a->role == SHARDTOOL_PACK_LENGTH ? c->offsets : c->step_offsets;
+        CHECK(a->dtype == SHARDTOOL_PACK_INT64 && a->ndim == 1);
+        for (uint64_t i = 0; i < a->shape[0]; i++) {
+            int64_t v;
+            memcpy(&v, at + i * 8, 8);
+            CHECK(v == (int64_t)(off[i + 1] - off[i]));
+        }
+        return;
+    }
+    if (a->role == SHARDTOOL_PACK_OFFSETS) {
+        CHECK(a->dtype == SHARDTOOL_PACK_INT64 && c->kind != SHARDTOOL_KIND_INT64 && c->kind != SHARDTOOL_KIND_FLOAT);
+        for (uint64_t j = 0; j < a->shape[0]; j++) {
+            uint64_t v;
+            memcpy(&v, at + j * 8, 8);
+            CHECK(v == (c->kind == SHARDTOOL_KIND_BYTES ? c->bytes_offsets[j] : 0));
+        }
+        return;
+    }
+    if (a->dtype == SHARDTOOL_PACK_UINT8) {
+        CHECK(a->nbytes == 0 || memcmp(at, c->bytes_data, a->nbytes) == 0);
+        return;
+    }
+    size_t elem = a->dtype == SHARDTOOL_PACK_INT64 ? 8 : 4;
+    const uint8_t *src = a->dtype == SHARDTOOL_PACK_INT64 ? (const uint8_t *)c->int64s : (const uint8_t *)c->floats;
+    if (c->is_feature_list) {
+        CHECK(a->ndim == 1 && !a->padded);
+        CHECK(a->nbytes == 0 || memcmp(at, src, a->nbytes) == 0);
+        return;
+    }
+    CHECK(a->ndim == 2 && a->shape[0] == n);
+    uint64_t width = a->shape[1];
+    bool whole = true;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t len = c->offsets[i + 1] - c->offsets[i];
+        whole = whole && c->present[i] && len == c->offsets[1] - c->offsets[0];
+        CHECK(len <= width);
+        const uint8_t *row = at + i * width * elem;
+        CHECK(len == 0 || memcmp(row, src + c->offsets[i] * elem, len * elem) == 0);
+        for (uint64_t j = len; j < width; j++) {
+            if (elem == 8) {
+                int64_t v;
+                memcpy(&v, row + j * 8, 8);
+                CHECK(v == -7);
+            } else {
+                float v;
+                memcpy(&v, row + j * 4, 4);
+                CHECK(v == -0.5f);
+            }
+        }
+    }
+    CHECK(a->padded == !whole);
+}
+
+/* shardtool_batch_pack over the batches (of 7 records) of the inputs: every
+ * array where the layout says, 8-byte aligned, in order and not
+ * overlapping, holding what the columns hold; then its misuse. */
+static int pack(char **inputs, size_t n)
+{
+    shardtool_reader *r = NULL;
+    shardtool_error err;
+    if (shardtool_reader_open((const char *const *)inputs, n, NULL, &r, &err) < 0) {
+        fprintf(stderr, "%s\n", err.message);
+        return 1;
+    }
+    const shardtool_batch *b;
+    int rc;
+    uint64_t batches = 0, arrays_seen = 0, padded = 0;
+    while ((rc = shardtool_reader_next_batch(r, 7, &b, &err)) == 1) {
+        size_t cap = SHARDTOOL_PACK_MAX_ARRAYS(b->ncolumns), k = 0;
+        shardtool_pack_array *arrays = calloc(cap ? cap : 1, sizeof *arrays);
+        uint64_t size = 0;
+        CHECK(arrays != NULL);
+        if (!arrays)
+            break;
+        CHECK(shardtool_batch_pack_layout(b, arrays, cap, &k, &size, &err) == SHARDTOOL_OK);
+        CHECK(size % 8 == 0);
+        uint64_t end = 0;
+        for (size_t i = 0; i < k; i++) {
+            CHECK(arrays[i].offset % 8 == 0 && arrays[i].offset >= end);
+            CHECK(arrays[i].offset + arrays[i].nbytes <= size);
+            CHECK(i == 0 || arrays[i].column >= arrays[i - 1].column);
+            end = arrays[i].offset + arrays[i].nbytes;
+        }
+        uint64_t *buf = malloc(size ? size : 8);
+        CHECK(buf != NULL);
+        if (!buf) {
+            free(arrays);
+            break;
+        }
+        CHECK(shardtool_batch_pack(b, -7, -0.5f, buf, size, &err) == SHARDTOOL_OK && err.code == SHARDTOOL_OK);
+        for (size_t i = 0; i < k; i++) {
+            check_packed(b, &arrays[i], (const uint8_t *)buf);
+            padded += arrays[i].padded;
+        }
+        /* misuse */
+        CHECK(shardtool_batch_pack_layout(NULL, arrays, cap, &k, &size, &err) == SHARDTOOL_EUSAGE);
+        CHECK(shardtool_batch_pack_layout(b, NULL, cap, &k, &size, &err) == SHARDTOOL_EUSAGE);
+        if (b->ncolumns)
+            CHECK(shardtool_batch_pack_layout(b, arrays, cap - 1, &k, &size, &err) == SHARDTOOL_EUSAGE &&
+                  strstr(err.message, "shardtool_batch_pack_layout") != NULL);
+        CHECK(shardtool_batch_pack(NULL, 0, 0, buf, size, &err) == SHARDTOOL_EUSAGE);
+        if (size) {
+            CHECK(shardtool_batch_pack(b, 0, 0, NULL, size, &err) == SHARDTOOL_EUSAGE);
+            CHECK(shardtool_batch_pack(b, 0, 0, buf, size - 8, &err) == SHARDTOOL_EUSAGE);
+            CHECK(shardtool_batch_pack(b, 0, 0, (uint8_t *)buf + 1, size - 8, NULL) == SHARDTOOL_EUSAGE);
+        }
+        batches++;
+        arrays_seen += k;
+        free(buf);
+        free(arrays);
+    }
+    CHECK(rc == 0);
+    shardtool_reader_close(&r);
+    if (failures)
+        return 1;
+    printf("pack: ok, %llu batches, %llu arrays, %llu padded\n", (unsigned long long)batches,
+           (unsigned long long)arrays_seen, (unsigned long long)padded);
+    return 0;
+}
+
 /* shardtool_stat_file_json: "STATUS\nMESSAGE\n" then the JSON (none when
  * it gave none); misuse is checked first. */
 static int stat_json(const char *path, const char *column)
@@ -657,6 +787,8 @@ int main(int argc, char **argv)
         return manifest(argc, argv);
     if (argc == 4 && strcmp(argv[1], "payloads") == 0)
         return verify_payloads(argv[2], argv[3]);
+    if (argc >= 3 && strcmp(argv[1], "pack") == 0)
+        return pack(argv + 2, (size_t)argc - 2);
     if (argc == 3 && strcmp(argv[1], "misuse") == 0)
         return misuse(argv[2]);
     if (argc >= 7 && strcmp(argv[1], "convert") == 0)
@@ -668,6 +800,6 @@ int main(int argc, char **argv)
     fprintf(stderr, "usage: test_api records OUT INPUT... | error INPUT... | verify FILE | "
                     "manifest MANIFEST [trust] [F] | payloads FILE full|headers|MAX_PIXELS | misuse FILE | convert TO SHARDS PREFIX FORCE INPUT... | "
                     "convert-misuse FILE PREFIX | split SHARDS PREFIX FORCE INPUT... | split-misuse FILE PREFIX | "
-                    "stat FILE [COLUMN]\n");
+                    "stat FILE [COLUMN] | pack INPUT...\n");
     return 2;
 }
