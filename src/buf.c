@@ -60,13 +60,6 @@ void st_buf_free(st_buf *b)
     b->len = b->cap = 0;
 }
 
-struct st_arena_chunk {
-    st_arena_chunk *next;
-    size_t size;
-    size_t used;
-    _Alignas(16) uint8_t mem[];
-};
-
 void st_arena_init(st_arena *a, size_t chunk_size)
 {
     a->head = a->spare = a->spare_big = NULL;
@@ -106,7 +99,7 @@ static st_arena_chunk *arena_new_chunk(st_arena *a, size_t n)
     return c;
 }
 
-void *st_arena_alloc(st_arena *a, size_t n)
+void *st_arena_alloc_chunk(st_arena *a, size_t n)
 {
     size_t rounded = (n + 15) & ~(size_t)15;
     if (rounded < n)

@@ -30,6 +30,15 @@ static inline void st_buf_clear(st_buf *b) { b->len = 0; }
 static inline void st_buf_put_unchecked(st_buf *b, uint8_t c) { b->data[b->len++] = c; }
 
 typedef struct st_arena_chunk st_arena_chunk;
+/* In the header so that st_arena_alloc's common case (room in the chunk
+ * being carved) is a few inline instructions: decoding calls it for every
+ * feature of every record. */
+struct st_arena_chunk {
+    st_arena_chunk *next;
+    size_t size;
+    size_t used;
+    _Alignas(16) uint8_t mem[];
+};
 
 typedef struct st_arena {
     st_arena_chunk *head;   /* chunk being carved */
@@ -40,8 +49,20 @@ typedef struct st_arena {
 } st_arena;
 
 void st_arena_init(st_arena *a, size_t chunk_size);
+/* st_arena_alloc when the chunk being carved has no room (a new chunk). */
+void *st_arena_alloc_chunk(st_arena *a, size_t n);
 /* 16-byte aligned; NULL only when memory is exhausted. */
-void *st_arena_alloc(st_arena *a, size_t n);
+static inline void *st_arena_alloc(st_arena *a, size_t n)
+{
+    size_t rounded = (n + 15) & ~(size_t)15;
+    st_arena_chunk *c = a->head;
+    if (rounded < n || !c || c->size - c->used < rounded)
+        return st_arena_alloc_chunk(a, n);
+    void *p = c->mem + c->used;
+    c->used += rounded;
+    a->used += rounded;
+    return p;
+}
 void *st_arena_memdup(st_arena *a, const void *src, size_t n);
 /* Forgets every allocation but keeps the memory for reuse: the chunks of
  * this use, not spares left unused by it (they are freed). */

@@ -58,6 +58,14 @@ int st_pq_sparse_expose(st_pq_sparse_page *sp, size_t lo, size_t hi, st_error *e
         hi = sp->map_len;
     if (mprotect(sp->base + lo, hi - lo, PROT_READ | PROT_WRITE))
         return st_error_set(err, ST_ENOMEM, "out of memory for a page segment");
+#ifdef MADV_POPULATE_WRITE
+    /* Every byte exposed is written next (decompressed or copied into):
+     * its memory pages are allocated in one call rather than one fault
+     * each, the page fault's entry and exit being a good part of what a
+     * fresh page costs.  A kernel without it (before 5.14) says EINVAL
+     * and the pages fault in as they are written. */
+    (void)madvise(sp->base + lo, hi - lo, MADV_POPULATE_WRITE);
+#endif
     return 0;
 }
 

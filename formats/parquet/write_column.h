@@ -89,6 +89,34 @@ static inline st_pqw_shape st_pqw_shape_of(const st_column *sc)
 /* Appends the row form of f (or of fl for a sequence; NULL = absent). */
 int st_pqw_row_encode(const st_column *c, const st_feature *f, const st_feature_list *fl,
                       st_buf *out, st_error *err);
+/* st_pqw_row_encode's most common case, inline in the writer's loop over
+ * the columns: a scalar column's one INT64 or FLOAT value of its own kind,
+ * or its absence.  0 when done, 1 when the general call is needed (nothing
+ * written); the room for it is the caller's (at least 9 bytes). */
+static inline int st_pqw_row_encode_scalar(const st_column *c, const st_feature *f, st_buf *out)
+{
+    if (st_pqw_shape_of(c) != PQW_SCALAR || c->logical.type != ST_LOGICAL_NONE)
+        return 1;
+    if (!f) {
+        out->data[out->len++] = 0;
+        return 0;
+    }
+    if (f->count != 1 || f->kind != c->kind)
+        return 1;
+    if (f->kind == ST_KIND_INT64) {
+        out->data[out->len++] = 2;
+        memcpy(out->data + out->len, f->v.i64, 8);
+        out->len += 8;
+        return 0;
+    }
+    if (f->kind == ST_KIND_FLOAT) {
+        out->data[out->len++] = 2;
+        memcpy(out->data + out->len, f->v.f32, 4);
+        out->len += 4;
+        return 0;
+    }
+    return 1;
+}
 /* Reads one column's row form at *p (advanced) into the chunk. */
 int st_pqw_row_add(st_pqw_column *c, const uint8_t **p, const uint8_t *end, st_error *err);
 /* The same for the n columns of a record in turn (one call per record). */

@@ -99,6 +99,8 @@ static int encode(const st_write_options *opt, const st_record *rec, st_buf *out
             lists += (fl = find_list(rec, sc->name, strlen(sc->name))) != NULL;
         else
             features += (f = find_feature(rec, &cursor, sc->name)) != NULL;
+        if (out->cap - out->len >= 9 && st_pqw_row_encode_scalar(sc, f, out) == 0)
+            continue;
         int rc = st_pqw_row_encode(sc, f, fl, out, err);
         if (rc)
             return rc;
