@@ -114,6 +114,16 @@ def main():
                     out.append((int(m.group(1)), int(m.group(2)) - int(m.group(1)) + 1))
             return sorted(out)
 
+        def ranges_tile(lens, size):
+            # Ranges tile the object: no byte twice, none missing.
+            at = 0
+            for start, n in lens:
+                if start != at:
+                    raise rtest.Failure("ranges do not tile the object at %d: %s" % (at, lens))
+                at += n
+            if at != size:
+                raise rtest.Failure("ranges end at %d of %d" % (at, size))
+
         def read_sizes_follow_the_link():
             # A store that takes 40 ms to answer: the first read is 1 MiB;
             # then requests ask for runs of many chunks (20 answer times at
@@ -133,14 +143,7 @@ def main():
             if len(lens) > 3:
                 raise rtest.Failure("%d requests for 40 MiB at 40 ms (want at most 3): %s"
                                     % (len(lens), lens))
-            # Ranges tile the object: no byte twice, none missing.
-            at = 0
-            for start, n in lens:
-                if start != at:
-                    raise rtest.Failure("ranges do not tile the object at %d: %s" % (at, lens))
-                at += n
-            if at != len(data["large.bin"]):
-                raise rtest.Failure("ranges end at %d of %d" % (at, len(data["large.bin"])))
+            ranges_tile(lens, len(data["large.bin"]))
             # A chunk size that is named is used for every read.
             p = servers.FaultProxy(ngx.port, ["ok"], delay_seconds=0.04)
             proxies.append(p)
@@ -168,13 +171,7 @@ def main():
                 raise rtest.Failure("runs shorter than 16 ranges before the object's end: %s" % lens)
             if len(lens) > 4:
                 raise rtest.Failure("%d requests for 40 MiB (want at most 4): %s" % (len(lens), lens))
-            at = 0
-            for start, n in lens:
-                if start != at:
-                    raise rtest.Failure("ranges do not tile the object at %d: %s" % (at, lens))
-                at += n
-            if at != len(data["large.bin"]):
-                raise rtest.Failure("ranges end at %d of %d" % (at, len(data["large.bin"])))
+            ranges_tile(lens, len(data["large.bin"]))
         res.check("runs of at least 16 ranges on a near link", runs_on_a_near_link)
 
         def runs_survive_faults_and_a_slow_reader():
