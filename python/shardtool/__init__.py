@@ -302,7 +302,7 @@ class Reader:
             # Records are decoded 1024 at a time: the per-batch work of
             # cutting columns into records is then a small share of it.
             n, cols = self._next_columns(1024)
-            self._pending = _columns.records(n, cols)
+            self._pending = iter(_columns.records(n, cols))
             return next(self._pending)
         if not self._handle:
             raise StopIteration

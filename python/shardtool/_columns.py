@@ -5,6 +5,8 @@ arrays without going back to C (whole batches: _packed)."""
 import ctypes
 import struct
 
+from itertools import repeat
+
 import numpy as np
 
 from . import _lib
@@ -64,15 +66,24 @@ def columns(batch, names):
             if kind == _lib.KIND_BYTES and count:
                 ends = _array(boff, count + 1, np.dtype("<u8")).tolist()
                 blob = _string_at(bdata, ends[-1]) if ends[-1] else b""
-                c.values[:] = [blob[a:b] for a, b in zip(ends, ends[1:])]
+                c.values[:] = list(map(blob.__getitem__, map(slice, ends, ends[1:])))
         out.append(c)
     return n, out
 
 
 _ABSENT = object()
 
+# The columns of the last two batches cut into rows of one count (id of
+# the column's values -> (values, the rows as a 2-D view, the list of row
+# views handed out)): collate finds a batch's values there, consecutive
+# rows of one column, and takes them as one slice instead of joining a view
+# per record.  Two batches, as a collated batch spans the end of one and
+# the start of the next; their records hold those columns alive anyway.
+recent_rows = {}
+_recent_keys = []
 
-def _per_record(n, c):
+
+def _per_record(n, c, keys):
     """Column c cut into one view per record (a list of steps' views for a
     FeatureList), _ABSENT where the record lacks the feature."""
     values = c.values
@@ -82,7 +93,11 @@ def _per_record(n, c):
         cut = [[values[steps[s]:steps[s + 1]] for s in range(off[i], off[i + 1])] for i in range(n)]
     elif n and len(values) % n == 0 and (c.offsets == np.arange(n + 1) * (len(values) // n)).all():
         # One count for every record: the rows of a 2-D view, cut in C.
-        cut = list(values.reshape(n, len(values) // n))
+        rows = values.reshape(n, len(values) // n)
+        cut = list(rows)
+        if rows.shape[1]:
+            recent_rows[id(values)] = (values, rows, cut)
+            keys.append(id(values))
     else:
         off = c.offsets.tolist()
         cut = [values[a:b] for a, b in zip(off, off[1:])]
@@ -92,24 +107,26 @@ def _per_record(n, c):
 
 
 def records(n, cols):
-    """The batch as n dicts of feature name -> array (views of the column
-    arrays), as Reader(decode=True) yields them.  Cut column by column, then
-    zipped into dicts: the loops that run per record stay in C."""
+    """The batch as a list of n dicts of feature name -> array (views of
+    the column arrays), as Reader(decode=True) yields them.  Cut column by
+    column, then zipped into dicts: the loops that run per record stay in
+    C, and a list (not a generator) costs no Python frame per record."""
     context = {c.name for c in cols if not c.is_feature_list}
     for c in cols:
         if c.is_feature_list and c.name in context:
             raise _clash(c.name)
     names = [c.name for c in cols]
-    cuts = [_per_record(n, c) for c in cols]
+    keys = []
+    cuts = [_per_record(n, c, keys) for c in cols]
+    _recent_keys.append(keys)
+    while len(_recent_keys) > 2:
+        for k in _recent_keys.pop(0):
+            recent_rows.pop(k, None)
     if not all(c.present.all() for c in cols):
-        for row in zip(*cuts):
-            yield {k: v for k, v in zip(names, row) if v is not _ABSENT}
-    elif cuts:
-        for row in zip(*cuts):
-            yield dict(zip(names, row))
-    else:
-        for _ in range(n):
-            yield {}
+        return [{k: v for k, v in zip(names, row) if v is not _ABSENT} for row in zip(*cuts)]
+    if cuts:
+        return list(map(dict, map(zip, repeat(names), zip(*cuts))))
+    return [{} for _ in range(n)]
 
 
 def _clash(name):

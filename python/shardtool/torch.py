@@ -24,13 +24,14 @@ import random
 import warnings
 import weakref
 
-from operator import attrgetter, itemgetter, methodcaller
+from operator import attrgetter, is_, itemgetter, methodcaller
 
 import numpy as np
 import torch
 import torch.utils.data
 
 import shardtool
+from shardtool import _columns
 from torch.utils.data._utils.collate import default_convert
 
 __all__ = ["ShardDataset", "collate", "rank_and_world_size"]
@@ -358,6 +359,44 @@ def _joined(values, dtype, count):
     return np.frombuffer(raw, dtype)
 
 
+def _address(a):
+    return a.__array_interface__["data"][0]
+
+
+def _rows_taken(values):
+    """The arrays `values` as one (records, width) array when they are
+    consecutive rows, in order, of columns the reader cut into rows of one
+    count and one dtype (_columns.recent_rows): a slice per column (one or
+    two per batch) instead of a view per record.  None otherwise (any
+    value not such a row, rows out of order, widths or dtypes that differ),
+    and collate joins them one by one."""
+    parts = []
+    i = 0
+    n = len(values)
+    recent = _columns.recent_rows
+    while i < n:
+        v = values[i]
+        if type(v) is not np.ndarray:
+            return None
+        owner = v.base
+        entry = recent.get(id(owner))
+        if entry is None or entry[0] is not owner:
+            return None
+        _, rows, cut = entry
+        start, off = divmod(_address(v) - _address(rows), rows.strides[0])
+        if off or not 0 <= start < len(cut) or cut[start] is not v:
+            return None
+        k = min(n - i, len(cut) - start)
+        if k > 1 and not all(map(is_, values[i + 1:i + k], cut[start + 1:start + k])):
+            return None
+        part = rows[start:start + k]
+        if parts and (part.dtype != parts[0].dtype or part.shape[1] != parts[0].shape[1]):
+            return None
+        parts.append(part)
+        i += k
+    return parts[0].copy() if len(parts) == 1 else np.concatenate(parts)
+
+
 _dtype_of = attrgetter("dtype")
 _first = itemgetter(0)
 _keys_of = methodcaller("keys")
@@ -391,6 +430,10 @@ def collate(samples, pad_value=0):
         # (`None in values` would compare arrays with None, value by value.)
         absent = not same_keys and any(v is None for v in values)
         if not absent:
+            rows = _rows_taken(values)
+            if rows is not None:
+                out[name] = rows
+                continue
             # The common case: every record has the feature with one count
             # and one kind, joined as raw bytes (else as below).
             counts = set(map(len, values))

@@ -235,6 +235,26 @@ def decoded_batches(sets):
     padded = collate([{"x": np.array([1, 2, 3])}, {"x": np.array([4])}, {}])
     check(padded["x"].tolist() == [[1, 2, 3], [4, 0, 0], [0, 0, 0]] and padded["x/length"].tolist() == [3, 1, 0],
           "collate pads ragged lists and gives their lengths: %r" % padded)
+    # Records as the reader cuts them (rows of its columns, which collate
+    # takes a slice at a time) against copies of them (joined one by one):
+    # windows spanning the reader's batches, out of order, and with one
+    # value replaced, which must not be taken from the column.
+    read = list(ShardDataset(sets["3"]))
+    last = read[-100:]
+    check(shardtool.torch._rows_taken([r["id"] for r in last]) is not None,
+          "collate takes the last records' ids as rows of their column")
+    changed = [dict(r) for r in last]
+    changed[5]["id"] = np.array([-1])
+    for label, window in (("0-700", read[:700]), ("700-2500", read[700:2500]), ("2500-", read[2500:]),
+                          ("reversed", last[::-1]), ("every other", last[::2]), ("one replaced", changed)):
+        got = collate(window)
+        want = collate([{k: v.copy() for k, v in r.items()} for r in window])
+        same = got.keys() == want.keys() and all(
+            got[k].dtype == want[k].dtype and (torch.equal(got[k], want[k]) if isinstance(got[k], torch.Tensor)
+                                               else np.array_equal(got[k], want[k]))
+            for k in got)
+        check(same, "collate of the reader's records (%s) is collate of copies of them" % label)
+    check(collate(changed)["id"][5].tolist() == [-1], "collate keeps a replaced value")
     # A ragged, partly absent table, batched in C, against the records one by one.
     jsonl = os.path.join(os.path.dirname(sets["3"]), "ragged.jsonl")
     with open(jsonl, "w") as f:
