@@ -63,6 +63,7 @@ void st_buf_free(st_buf *b)
 void st_arena_init(st_arena *a, size_t chunk_size)
 {
     a->head = a->spare = a->spare_big = NULL;
+    a->adopted = NULL;
     a->chunk_size = chunk_size ? chunk_size : 64 * 1024;
     a->used = 0;
 }
@@ -126,10 +127,26 @@ void *st_arena_memdup(st_arena *a, const void *src, size_t n)
     return p;
 }
 
+void *st_arena_adopt(st_arena *a, void *mem, size_t n)
+{
+    st_arena_block *b = st_arena_alloc(a, sizeof *b);
+    if (!b)
+        return NULL;
+    b->mem = mem;
+    b->next = a->adopted;
+    a->adopted = b;
+    a->used += n;
+    return mem;
+}
+
 static void free_chunks(st_arena_chunk *c);
 
 void st_arena_reset(st_arena *a)
 {
+    /* The nodes live in the chunks below, still readable here. */
+    for (st_arena_block *b = a->adopted; b; b = b->next)
+        free(b->mem);
+    a->adopted = NULL;
     /* Spares that stayed unused through a whole use of the arena are more
      * than its batches need (a larger batch once, or big chunks of sizes
      * no longer asked for): freed, so that a recycled arena holds about

@@ -40,8 +40,15 @@ struct st_arena_chunk {
     _Alignas(16) uint8_t mem[];
 };
 
+/* A malloc'd block the arena owns (st_arena_adopt); the node lives in the arena. */
+typedef struct st_arena_block {
+    struct st_arena_block *next;
+    void *mem;
+} st_arena_block;
+
 typedef struct st_arena {
     st_arena_chunk *head;   /* chunk being carved */
+    st_arena_block *adopted; /* malloc'd blocks freed at reset */
     st_arena_chunk *spare;  /* chunk_size chunks kept after reset, reused before malloc */
     st_arena_chunk *spare_big; /* larger chunks (for one big allocation each) kept likewise */
     size_t chunk_size;      /* default size of a new chunk */
@@ -64,6 +71,11 @@ static inline void *st_arena_alloc(st_arena *a, size_t n)
     return p;
 }
 void *st_arena_memdup(st_arena *a, const void *src, size_t n);
+/* Takes ownership of `mem` (from malloc, n bytes used): it is freed at the
+ * next reset like any allocation of the arena.  Lets a buffer grown
+ * elsewhere join a batch without a copy.  Returns mem, or NULL when memory
+ * is exhausted (the caller still owns mem then). */
+void *st_arena_adopt(st_arena *a, void *mem, size_t n);
 /* Forgets every allocation but keeps the memory for reuse: the chunks of
  * this use, not spares left unused by it (they are freed). */
 void st_arena_reset(st_arena *a);

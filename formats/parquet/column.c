@@ -578,14 +578,14 @@ static int page_body(st_pq_decoder *d, const st_pq_page *pg, int *stage, st_pq_p
     return st_pq_page_body_get(pg, d->cc->meta.codec, d->rq.file->max_page, &d->body, body, err);
 }
 
-static int append_levels(st_buf *b, const uint16_t *v, size_t n, st_error *err)
+/* Keeps levels [a, b) of a window decoded at the end of `out` (at v). */
+static void keep_levels(st_buf *out, const uint16_t *v, size_t a, size_t b)
 {
-    int rc = append_reserve(b, n, 2, err);
-    if (!rc) {
-        memcpy(b->data + b->len, v, n * 2);
-        b->len += n * 2;
-    }
-    return rc;
+    if (!v)
+        return;
+    if (a)
+        memmove(out->data + out->len, v + a, (b - a) * 2);
+    out->len += (b - a) * 2;
 }
 
 /* A data page, a window of levels at a time: entries before the wanted
@@ -656,6 +656,22 @@ static int data_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, st_erro
     while (i < end && (!found1 || d->discard)) {
         size_t w = end - i < step ? end - i : step;
         step = step < LEVEL_WINDOW / 2 ? step * 2 : LEVEL_WINDOW;
+        if (!d->discard) {
+            /* Levels are decoded straight onto the end of the results, not
+             * into a window copied there: entries before the wanted rows
+             * are dropped below by moving the kept ones down (only in the
+             * window where the wanted rows begin). */
+            if (rep) {
+                if ((rc = append_reserve(&d->out_rep, w, 2, err)))
+                    return rc;
+                rep = (uint16_t *)(d->out_rep.data + d->out_rep.len);
+            }
+            if (def) {
+                if ((rc = append_reserve(&d->out_def, w, 2, err)))
+                    return rc;
+                def = (uint16_t *)(d->out_def.data + d->out_def.len);
+            }
+        }
         if (rep && (rc = st_pq_levels_get(&ps.rep, rep, w, err)))
             return st_error_prefix(err, "repetition levels: ");
         if (def && (rc = st_pq_levels_get(&ps.def, def, w, err)))
@@ -686,9 +702,8 @@ static int data_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, st_erro
             nn += !def || def[j] == maxd;
         }
         if (!d->discard && b > a) {
-            if ((def && (rc = append_levels(&d->out_def, def + a, b - a, err))) ||
-                (rep && (rc = append_levels(&d->out_rep, rep + a, b - a, err))))
-                return rc;
+            keep_levels(&d->out_def, def, a, b);
+            keep_levels(&d->out_rep, rep, a, b);
             kept += b - a;
         }
         i += w;
@@ -780,9 +795,17 @@ int st_pq_decoder_page(st_pq_decoder *d, const st_pq_page *pg, int *stage, st_er
     }
 }
 
-static void *arena_copy(st_arena *a, const st_buf *b)
+/* The accumulated buffer is handed to the arena, not copied into it: for
+ * a large unit these are tens of MB, and the copy was a measurable share of
+ * the reader's CPU time.  The decoder's buffer is left empty. */
+static void *arena_take(st_arena *a, st_buf *b)
 {
-    return b->len ? st_arena_memdup(a, b->data, b->len) : NULL;
+    if (!b->len || !st_arena_adopt(a, b->data, b->len))
+        return NULL;
+    void *p = b->data;
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return p;
 }
 
 int st_pq_decoder_finish(st_pq_decoder *d, st_pq_column_data *out, st_error *err)
@@ -792,9 +815,9 @@ int st_pq_decoder_finish(st_pq_decoder *d, st_pq_column_data *out, st_error *err
     out->nvalues = d->out_values;
     out->nrows = d->out_rows;
     st_arena *a = d->rq.arena;
-    if ((d->out_def.len && !(out->def = arena_copy(a, &d->out_def))) ||
-        (d->out_rep.len && !(out->rep = arena_copy(a, &d->out_rep))) ||
-        (d->out_vals.len && !(out->values = arena_copy(a, &d->out_vals))))
+    if ((d->out_def.len && !(out->def = arena_take(a, &d->out_def))) ||
+        (d->out_rep.len && !(out->rep = arena_take(a, &d->out_rep))) ||
+        (d->out_vals.len && !(out->values = arena_take(a, &d->out_vals))))
         return st_error_set(err, ST_ENOMEM, "out of memory assembling a column");
     return 0;
 }
