@@ -520,8 +520,15 @@ int st_riegeli_next_chunk(st_riegeli_reader *r, st_riegeli_chunk *c, st_buf *dat
         if (st_buf_reserve(data, (size_t)c->h.data_size))
             return st_error_set(err, ST_ENOMEM, "out of memory for a chunk of %llu bytes",
                                 (unsigned long long)c->h.data_size);
-        memcpy(data->data + data_at, r->view + r->start, (size_t)c->h.data_size);
-        st_highwayhash64_pair(st_riegeli_hash_key, header + 8, ST_RIEGELI_CHUNK_HEADER_SIZE - 8, data->data + data_at,
+        /* An empty chunk (a padding chunk, mostly) reserves nothing, and
+         * data->data may still be NULL: nothing to copy, nothing offset. */
+        static const uint8_t none[1];
+        const uint8_t *copied = none;
+        if (c->h.data_size) {
+            memcpy(data->data + data_at, r->view + r->start, (size_t)c->h.data_size);
+            copied = data->data + data_at;
+        }
+        st_highwayhash64_pair(st_riegeli_hash_key, header + 8, ST_RIEGELI_CHUNK_HEADER_SIZE - 8, copied,
                               (size_t)c->h.data_size, hashes);
     } else {
         hashes[0] = st_riegeli_hash(header + 8, ST_RIEGELI_CHUNK_HEADER_SIZE - 8);
