@@ -224,7 +224,7 @@ static int add_directory(expander *x, const char *dir, const struct stat *st)
     }
     DIR *d = opendir(dir);
     if (!d)
-        return st_error_set(x->err, errno == ENOENT ? ST_ENOTFOUND : ST_EIO, "%s: %s", dir, strerror(errno));
+        return st_error_errno(x->err, errno, "%s", dir);
     path_list entries = {0};
     struct dirent *e;
     int rc = ST_OK;
@@ -401,7 +401,7 @@ int st_expand_inputs(char *const *args, size_t nargs, const st_expand_options *o
         } else if (is_glob(a)) {
             rc = add_glob(&x, a);
         } else {
-            rc = st_error_set(err, errno == ENOENT ? ST_ENOTFOUND : ST_EIO, "%s: %s", a, strerror(errno));
+            rc = st_error_errno(err, errno, "%s", a);
         }
     }
     if (rc == ST_OK && l.count == 0) {

@@ -47,7 +47,9 @@ int st_error_errno(st_error *err, int errnum, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    return st_error_set(err, code, "%s: %s", what, strerror(errnum));
+    /* An empty name (`shardtool cat ''`) would read as ": No such file":
+     * shown quoted, the way coreutils shows it. */
+    return st_error_set(err, code, "%s: %s", what[0] ? what : "''", strerror(errnum));
 }
 
 void st_error_clear(st_error *err)
