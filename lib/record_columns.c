@@ -190,8 +190,71 @@ static int start_record_in(column_builder *c, uint64_t record, st_error *err)
     return ST_OK;
 }
 
+/* Whether a buffer has room for n more bytes. */
+static inline bool has_room(const st_buf *b, size_t n)
+{
+    return b->cap - b->len >= n;
+}
+
+/* add_feature's common case, done in place: the feature is the column
+ * after the last one used (the hint), of the column's kind (not a list), the
+ * first of its name in this record, and every buffer it goes into has
+ * room (as it has once the first batch has grown them).  Returns false,
+ * having changed nothing, when any of that does not hold.  It runs for
+ * every feature of every record: the general path's calls and checks cost
+ * more than the values' copy. */
+static inline bool add_feature_fast(record_columns *rc, const st_feature *f)
+{
+    size_t pos = rc->hint;
+    if (pos >= rc->ncols)
+        return false;
+    column_builder *c = &rc->cols[pos];
+    if (c->is_list || c->kind != (int)f->kind || c->filled != rc->nrecords || f->kind == ST_KIND_NONE)
+        return false;
+    if (!same_bytes(c->name.data, f->name.data, f->name.len, c->name.len))
+        return false;
+    if (!has_room(&c->present, 1) || !has_room(&c->offsets, sizeof(uint64_t)))
+        return false;
+    if (f->kind == ST_KIND_BYTES) {
+        size_t total = 0;
+        for (uint32_t i = 0; i < f->count; i++)
+            total += f->v.bytes[i].len;
+        if (!has_room(&c->bytes_data, total) || !has_room(&c->bytes_offsets, (size_t)f->count * sizeof(uint64_t)))
+            return false;
+        uint8_t *data = c->bytes_data.data;
+        size_t len = c->bytes_data.len;
+        uint8_t *ends = c->bytes_offsets.data + c->bytes_offsets.len;
+        for (uint32_t i = 0; i < f->count; i++) {
+            if (f->v.bytes[i].len)
+                memcpy(data + len, f->v.bytes[i].data, f->v.bytes[i].len);
+            len += f->v.bytes[i].len;
+            uint64_t end = len;
+            memcpy(ends + (size_t)i * sizeof end, &end, sizeof end);
+        }
+        c->bytes_data.len = len;
+        c->bytes_offsets.len += (size_t)f->count * sizeof(uint64_t);
+    } else {
+        size_t nbytes = (size_t)f->count * (f->kind == ST_KIND_INT64 ? sizeof(int64_t) : sizeof(float));
+        if (!has_room(&c->values, nbytes))
+            return false;
+        if (nbytes) {
+            memcpy(c->values.data + c->values.len, (const void *)f->v.i64, nbytes);
+            c->values.len += nbytes;
+        }
+    }
+    c->present.data[c->present.len++] = 1;
+    c->filled = rc->nrecords + 1;
+    c->nvalues += f->count;
+    memcpy(c->offsets.data + c->offsets.len, &c->nvalues, sizeof(uint64_t));
+    c->offsets.len += sizeof(uint64_t);
+    rc->hint = pos + 1;
+    return true;
+}
+
 static int add_feature(record_columns *rc, const st_feature *f, st_error *err)
 {
+    if (add_feature_fast(rc, f))
+        return ST_OK;
     column_builder *c;
     int e = find_column(rc, f->name, false, &c);
     if (!e)

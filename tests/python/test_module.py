@@ -780,6 +780,65 @@ def same_bytes(a, b):
     return os.path.exists(a) and os.path.exists(b) and open(a, "rb").read() == open(b, "rb").read()
 
 
+def batch_column_order(tmp, pb2):
+    """Batches cut in C from records written by python3-protobuf whose
+    features come in different orders, are absent from some records, and
+    hold bytes values of 0-19 bytes: every value as python3-protobuf reads
+    it, batch sizes 1, 7, 64 and 200.  A feature that is int64 in some
+    records of a batch and float in another is refused, naming it and both
+    kinds; in batches of its own kind it reads."""
+    sys.path.insert(0, os.path.join(ps.ROOT, "tests", "support"))
+    import example_shards
+    d = os.path.join(tmp, "column-order")
+    os.makedirs(d)
+    mixed = os.path.join(d, "mixed.tfrecord")
+    with open(mixed, "wb") as f:
+        for i in range(200):
+            ex = pb2.Example()
+            names = ["id", "f", "s", "k"] if i % 2 else ["k", "s", "f", "id"]
+            for name in names:
+                feat = ex.features.feature
+                if name == "id":
+                    feat["id"].int64_list.value.append(i)
+                elif name == "f" and i % 7:
+                    feat["f"].float_list.value.extend([i * 0.25] * (i % 3))
+                elif name == "s":
+                    feat["s"].bytes_list.value.extend([b"%d" % i + b"x" * (i % 20), b"y" * (i % 9)][:1 + i % 2])
+                elif name == "k" and i % 11:
+                    feat["k"].int64_list.value.extend(range(i % 4))
+            f.write(example_shards.frame(ex.SerializeToString()))
+    want = [offsets_ref(pb2, r) for r in tool.cat_records([mixed])]
+    check(len(want) == 200, "cat reads the 200 records written by python3-protobuf")
+    for size in (1, 7, 64, 200):
+        got = []
+        for batch in shardtool.open(mixed, batch_size=size, bytes_layout="offsets"):
+            got.extend(offsets_rows(batch))
+        bad = [i for i, (g, w) in enumerate(zip(got, want)) if not same_rows(g, w)]
+        check(len(got) == len(want) and not bad,
+              "features in changing order, batches of %d: python3-protobuf's values (%d of %d records; first "
+              "differing %s: %s / %s)" % (size, len(got), len(want), bad[:3],
+                                          got[bad[0]] if bad else None, want[bad[0]] if bad else None))
+    kinds = os.path.join(d, "kinds.tfrecord")
+    with open(kinds, "wb") as f:
+        for i in range(3):
+            ex = pb2.Example()
+            ex.features.feature["id"].int64_list.value.append(i)
+            if i < 2:
+                ex.features.feature["k"].int64_list.value.append(i + 5)
+            else:
+                ex.features.feature["k"].float_list.value.append(0.5)
+            f.write(example_shards.frame(ex.SerializeToString()))
+    try:
+        list(shardtool.open(kinds, batch_size=3))
+        check(False, "a feature int64 and float in one batch is refused")
+    except shardtool.Error as e:
+        check("'k'" in str(e) and "int64" in str(e) and "float" in str(e) and e.code_name == "EDATA",
+              "a feature int64 and float in one batch: EDATA naming it and both kinds: %s" % e)
+    two = [{k: v.tolist() for k, v in b.items()} for b in shardtool.open(kinds, batch_size=2)]
+    check(two == [{"id": [[0], [1]], "k": [[5], [6]]}, {"id": [[2]], "k": [[0.5]]}],
+          "the same feature int64 in one batch and float in the next: %s" % two)
+
+
 def converts_format_options(tmp, pb2):
     """convert(to="webdataset", key=..., mtime=...), arrayrecord_codec and
     arrayrecord_group_size, tfds=DIR with image and label, check_payloads
@@ -989,6 +1048,7 @@ def main():
         dataloader_epochs(sets)
         decoded_batches(sets)
         offsets_layout(tmp, sets, pb2)
+        batch_column_order(tmp, pb2)
         ranks(sets)
         distributed_ranks(sets)
         damage(tmp, sets)
