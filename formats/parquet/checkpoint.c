@@ -22,6 +22,7 @@ typedef struct scan {
     uint64_t rows;                 /* rows begun so far */
     uint16_t *rep, *def;
     int codec;                     /* the chunk's */
+    bool small_row_group;          /* its pages are kept whole (ST_PQ_WHOLE_ROW_GROUP_BYTES) */
     st_error err;
 } scan;
 
@@ -240,6 +241,24 @@ static int walk_plain_bytes(st_pq_sparse_page *sp, size_t vals_at, size_t len, s
 }
 
 size_t st_pq_mark_always_bytes = ST_PQ_MARK_ALWAYS_BYTES;
+size_t st_pq_whole_row_group_bytes = ST_PQ_WHOLE_ROW_GROUP_BYTES;
+
+/* The row group's column chunks decompressed, all columns counted (an
+ * upper bound of what the selected ones keep); false when a size is not
+ * to be believed. */
+static bool row_group_small(const st_pq_row_group *g)
+{
+    uint64_t total = 0;
+    for (uint32_t c = 0; c < g->ncolumns; c++) {
+        int64_t size = g->columns[c].meta.total_uncompressed_size;
+        if (size < 0 || (uint64_t)size > st_pq_whole_row_group_bytes)
+            return false;
+        total += (uint64_t)size;
+        if (total > st_pq_whole_row_group_bytes)
+            return false;
+    }
+    return true;
+}
 
 /* What becomes of a data page that units start inside. */
 enum page_plan {
@@ -255,12 +274,14 @@ enum page_plan {
  * (they are many, and hardly shared).  Smaller ones are shared: units read
  * a few kilobytes of them each, so each segment is decompressed once and
  * held until the units have passed it.  Stored bytes are marked: a unit
- * reads its part of the page from the file, there is nothing to share. */
+ * reads its part of the page from the file, there is nothing to share.
+ * In a small row group (ST_PQ_WHOLE_ROW_GROUP_BYTES) snappy pages are kept
+ * whole instead: cheaper than the walk that marks them, and small to hold. */
 static enum page_plan page_plan(const scan *s, const st_pq_page *pg)
 {
     bool plain = s->codec == PQ_CODEC_UNCOMPRESSED && !s->src->chunk_bytes;
     if (pg->h.type != PQ_PAGE_DATA || (s->codec != PQ_CODEC_SNAPPY && !plain) ||
-        (size_t)pg->h.uncompressed_size <= ST_PQ_MARK_EVERY)
+        (size_t)pg->h.uncompressed_size <= ST_PQ_MARK_EVERY || (s->small_row_group && !plain))
         return PAGE_WHOLE;
     return plain || (size_t)pg->h.uncompressed_size >= st_pq_mark_always_bytes ? PAGE_MARKED : PAGE_SHARED;
 }
@@ -333,6 +354,25 @@ static int scan_entries(scan *s, const st_pq_page *pg, size_t n, const st_pq_str
         st_pq_levels r = rep0, d = def0;
         size_t at = 0;
         for (size_t j = 0; j < w; j++) {
+            if (!ps.has_rep && s->rows != s->next) {
+                /* Every entry begins a row: the entries before the next
+                 * checkpoint are passed over at once, their values counted
+                 * by a loop with no branch (an entry at a time was most of
+                 * the scan of a flat column). */
+                size_t run = w - j;
+                if (s->next > s->rows && s->next - s->rows < run)
+                    run = (size_t)(s->next - s->rows);
+                size_t present = run;
+                if (ps.has_def) {
+                    present = 0;
+                    for (size_t k = j; k < j + run; k++)
+                        present += s->def[k] == maxd;
+                }
+                nn += present;
+                s->rows += run;
+                j += run - 1;
+                continue;
+            }
             bool begins = !ps.has_rep || s->rep[j] == 0;
             if (begins) {
                 if (s->rows == s->next) {
@@ -461,7 +501,8 @@ st_pq_chunk_index *st_pq_chunk_index_build(const st_pq_index_source *src)
     const st_pq_column_chunk *cc = &g->columns[src->leaf->column];
     if (src->units < 2 || g->num_rows <= 0)
         return NULL;
-    scan s = {.src = src, .nrows = (uint64_t)g->num_rows, .codec = cc->meta.codec};
+    scan s = {.src = src, .nrows = (uint64_t)g->num_rows, .codec = cc->meta.codec,
+              .small_row_group = row_group_small(g)};
     s.every = (s.nrows + src->units - 1) / src->units;
     s.next = s.every;
     s.ix = calloc(1, sizeof *s.ix);

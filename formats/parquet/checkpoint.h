@@ -39,6 +39,20 @@
 #define ST_PQ_MARK_ALWAYS_BYTES ((size_t)8 << 20)
 extern size_t st_pq_mark_always_bytes;
 
+/* A row group whose column chunks decompress to no more than this in all
+ * keeps its pages that units start inside decompressed whole (within the
+ * allowance below) rather than marked and shared: decompressed at once,
+ * with no walk over the snappy stream to find where it can be cut and no
+ * copy of each unit's part, for at most this much held per row group in
+ * flight (DuckDB's row groups of 122,880 rows of a dozen columns are about
+ * 10 MB; 64 MB is a quarter of the 256 MB a run stays under).  Marks are
+ * for the row groups of hundreds of megabytes, where pages kept whole for
+ * all their units would be too much to hold.  The tests lower it to 0
+ * (parquet_dump --whole-max) to reach the marked and shared pages with
+ * small files. */
+#define ST_PQ_WHOLE_ROW_GROUP_BYTES ((size_t)64 << 20)
+extern size_t st_pq_whole_row_group_bytes;
+
 typedef struct st_pq_checkpoint {
     uint64_t row;              /* the row that begins at this entry (rows before it) */
     uint32_t page;             /* page number in the chunk */

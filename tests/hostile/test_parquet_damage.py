@@ -58,10 +58,12 @@ BIG = (1 << 31) - 1
 # segments decompressed once and shared (the default below 8 MiB), or each
 # unit decompressing its own (--mark-always 0); either way through a
 # mapping that faults on any byte the unit did not ask for
-# (--sparse-map-min 0).
+# (--sparse-map-min 0).  Row groups as small as these keep such pages
+# whole by default; --whole-max 0 has them read in pieces.
 DUMP_WAYS = [["--unit-rows", "300"],
-             ["--unit-rows", "300", "--share-max", "0", "--jobs", "3", "--mark-always", "0", "--sparse-map-min", "0"],
-             ["--unit-rows", "300", "--jobs", "2", "--sparse-map-min", "0"],
+             ["--unit-rows", "300", "--share-max", "0", "--jobs", "3", "--mark-always", "0", "--sparse-map-min", "0",
+              "--whole-max", "0"],
+             ["--unit-rows", "300", "--jobs", "2", "--sparse-map-min", "0", "--whole-max", "0"],
              []]
 # DuckDB's files of the fuzz corpus (tests/fuzz/corpus/parquet_nested): one
 # data page per column chunk, no page CRC; marked_pages' pages of strings

@@ -15,7 +15,8 @@
  *          larger are not held in memory)  --sparse-map-min BYTES (marked pages
  *          this large are mapped, so a stray read faults)  --mark-always BYTES
  *          (pages this large have each unit decompress its own segments;
- *          smaller ones share segments decompressed once)  --max-page BYTES  --jobs N (decode units in
+ *          smaller ones share segments decompressed once)  --whole-max BYTES (row
+ *          groups this small keep such pages whole instead; 0: never)  --max-page BYTES  --jobs N (decode units in
  *          parallel through the pipeline; output order is kept)
  *          --lossy (at the end, to stderr, per column: the values changed
  *          by narrowing to float32, the whole numbers among them and the
@@ -229,6 +230,8 @@ int main(int argc, char **argv)
             st_pq_sparse_map_min = strtoull(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--mark-always") == 0 && i + 1 < argc) {
             st_pq_mark_always_bytes = strtoull(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--whole-max") == 0 && i + 1 < argc) {
+            st_pq_whole_row_group_bytes = strtoull(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--max-page") == 0 && i + 1 < argc) {
             opt.max_record_size = strtoull(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc) {
