@@ -93,6 +93,7 @@ static void tap_init(crc_tap *t, st_stream *inner, bool checksum)
     if (st_stream_can_lend(inner)) {
         t->ops.lend = tap_lend;
         t->ops.consume = tap_consume;
+        t->ops.lend_lasts = inner->ops->lend_lasts;
     }
 }
 

@@ -493,6 +493,7 @@ ssize_t st_stream_peek(st_stream **sp, void *buf, size_t n, st_error *err)
     if (inner->ops->lend) {
         p->ops.lend = peek_lend;
         p->ops.consume = peek_consume;
+        p->ops.lend_lasts = inner->ops->lend_lasts; /* its own copy lasts until close */
     }
     s->ops = &p->ops;
     s->pos = start;

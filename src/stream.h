@@ -38,6 +38,9 @@ typedef struct st_stream_ops {
      * memory (remote chunks, peeked bytes, memory): see st_stream_lend(). */
     ssize_t (*lend)(st_stream *s, size_t want, const uint8_t **data, st_error *err);
     void (*consume)(st_stream *s, size_t n);
+    /* Lent bytes stay valid until the stream is closed, not only until the
+     * next consume (a mapped file): a reader may keep pointers into them. */
+    bool lend_lasts;
 } st_stream_ops;
 
 struct st_stream {
@@ -75,6 +78,11 @@ static inline ssize_t st_stream_read(st_stream *s, void *buf, size_t n, st_error
 static inline bool st_stream_can_lend(const st_stream *s)
 {
     return s->ops->lend != NULL;
+}
+/* Whether bytes lent may be kept until the stream closes (lend_lasts). */
+static inline bool st_stream_lends_until_close(const st_stream *s)
+{
+    return s->ops->lend != NULL && s->ops->lend_lasts;
 }
 static inline ssize_t st_stream_lend(st_stream *s, size_t want, const uint8_t **data, st_error *err)
 {

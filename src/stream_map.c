@@ -248,6 +248,7 @@ static const st_stream_ops map_ops = {
     .close = map_close,
     .lend = map_lend,
     .consume = map_consume,
+    .lend_lasts = true, /* the whole file stays mapped until close */
 };
 
 /* Off unless the program allows it: a library must not take the process's

@@ -51,7 +51,7 @@ int st_ar_chunks_next(st_ar_chunks *c, const uint8_t **image, size_t *len, uint6
                 if (st_buf_reserve(&c->image, ST_RIEGELI_CHUNK_HEADER_SIZE + (size_t)ch->h.data_size))
                     return st_error_set(err, ST_ENOMEM, "out of memory");
                 st_riegeli_chunk_header_pack(&ch->h, c->image.data);
-                memcpy(c->image.data + ST_RIEGELI_CHUNK_HEADER_SIZE, u->data.data + ch->at, (size_t)ch->h.data_size);
+                memcpy(c->image.data + ST_RIEGELI_CHUNK_HEADER_SIZE, ar_unit_chunk_bytes(u, ch), (size_t)ch->h.data_size);
                 c->image.len = ST_RIEGELI_CHUNK_HEADER_SIZE + (size_t)ch->h.data_size;
                 if (ch->h.type == ST_RIEGELI_CHUNK_TRANSPOSED)
                     return st_error_set(err, ST_EUNSUPPORTED, "chunk %llu at byte offset %llu is a transposed "

@@ -7,8 +7,13 @@
 
 typedef struct held_chunk {
     st_riegeli_chunk c;
-    st_buf data;
+    st_buf data;                  /* its data, unless c.in_place */
 } held_chunk;
+
+static inline const uint8_t *held_chunk_bytes(const held_chunk *h)
+{
+    return h->c.in_place ? h->c.in_place : h->data.data;
+}
 
 typedef struct ar_reader {
     st_riegeli_reader rr;
@@ -35,7 +40,8 @@ typedef struct ar_unit_chunk {
     st_riegeli_chunk_header h;
     uint64_t offset;
     uint64_t index;               /* the chunk's index in the file */
-    size_t at;                    /* its data in the unit's buffer */
+    size_t at;                    /* its data in the unit's buffer ... */
+    const uint8_t *in_place;      /* ... or where the stream lent it */
     uint64_t first_record;
 } ar_unit_chunk;
 
@@ -44,6 +50,11 @@ typedef struct ar_unit {
     ar_unit_chunk *chunks;
     size_t count, cap;
 } ar_unit;
+
+static inline const uint8_t *ar_unit_chunk_bytes(const ar_unit *u, const ar_unit_chunk *ch)
+{
+    return ch->in_place ? ch->in_place : u->data.data + ch->at;
+}
 
 extern const st_reader_ops st_ar_reader_ops;
 

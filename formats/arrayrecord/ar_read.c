@@ -45,7 +45,10 @@ static int unit_push(ar_unit *u, const held_chunk *h, uint64_t first_record)
         u->chunks = grown;
         u->cap = cap;
     }
-    u->chunks[u->count++] = (ar_unit_chunk){h->c.h, h->c.offset, h->c.index, u->data.len, first_record};
+    u->chunks[u->count++] = (ar_unit_chunk){h->c.h, h->c.offset, h->c.index, u->data.len, h->c.in_place,
+                                            first_record};
+    if (h->c.in_place)
+        return ST_OK;
     return st_buf_append(&u->data, h->data.data, h->data.len) ? ST_ENOMEM : ST_OK;
 }
 
@@ -117,7 +120,7 @@ static int check_end(ar_reader *a, st_error *err)
                             (unsigned long long)post->c.index, (unsigned long long)post->c.offset,
                             (unsigned long long)end);
     uint64_t footer_offset;
-    if (st_ar_postscript_parse(post->data.data, post->data.len, &post->c.h, &footer_offset, err) < 0)
+    if (st_ar_postscript_parse(held_chunk_bytes(post), (size_t)post->c.h.data_size, &post->c.h, &footer_offset, err) < 0)
         return st_error_prefix(err, "chunk %llu at byte offset %llu: ", (unsigned long long)post->c.index,
                                (unsigned long long)post->c.offset);
     if (footer_offset != footer->c.offset)
@@ -128,7 +131,7 @@ static int check_end(ar_reader *a, st_error *err)
     a->end_offset = footer->c.offset;
     footer_check fc = {.a = a};
     uint8_t compression;
-    int rc = st_ar_footer_parse_each(footer->data.data, footer->data.len, &footer->c.h, a->max_record * 4, &fc.f,
+    int rc = st_ar_footer_parse_each(held_chunk_bytes(footer), (size_t)footer->c.h.data_size, &footer->c.h, a->max_record * 4, &fc.f,
                                      &compression, compare_entry, &fc, err);
     if (rc < 0)
         return st_error_prefix(err, "chunk %llu at byte offset %llu: ", (unsigned long long)footer->c.index,
@@ -157,9 +160,9 @@ int st_ar_fill_unit(ar_reader *a, ar_unit *u, st_error *err)
     }
     if (a->done)
         return 0;
-    uint64_t records = 0;
+    uint64_t records = 0, bytes = 0; /* (bytes: those in place too) */
     int rc = ST_OK;
-    while (records < a->unit_records && u->data.len < a->unit_bytes) {
+    while (records < a->unit_records && bytes < a->unit_bytes) {
         st_riegeli_chunk c;
         a->incoming.len = 0;
         rc = st_riegeli_next_chunk(&a->rr, &c, &a->incoming, err);
@@ -209,6 +212,7 @@ int st_ar_fill_unit(ar_reader *a, ar_unit *u, st_error *err)
         }
         a->records += oldest.c.h.num_records;
         records += oldest.c.h.num_records;
+        bytes += oldest.c.h.data_size;
         a->held[0] = a->held[1];
         a->held[1].c = c;
         a->held[1].data = a->incoming;
@@ -243,7 +247,7 @@ static int ar_decode_unit(const void *priv, const st_unit *unit, st_batch *out, 
     const ar_unit *u = unit->data;
     for (size_t k = 0; k < u->count; k++) {
         const ar_unit_chunk *ch = &u->chunks[k];
-        const uint8_t *data = u->data.data + ch->at;
+        const uint8_t *data = ar_unit_chunk_bytes(u, ch);
         if (ch->h.type == ST_RIEGELI_CHUNK_TRANSPOSED)
             return st_error_set(err, ST_EUNSUPPORTED, "chunk %llu at byte offset %llu is a transposed chunk ('t'), "
                                                       "which shardtool does not read: write the file with "

@@ -58,7 +58,7 @@ static bool check_unit(const ar_reader *a, const ar_unit *u, const st_verify_opt
             continue;
         }
         if (!opt->decode) {
-            if (st_riegeli_simple_check(u->data.data + ch->at, (size_t)ch->h.data_size, &ch->h, a->max_record * 4,
+            if (st_riegeli_simple_check(ar_unit_chunk_bytes(u, ch), (size_t)ch->h.data_size, &ch->h, a->max_record * 4,
                                         &why) < 0) {
                 report_chunk(rep, ch, &why);
                 return false;
@@ -67,7 +67,7 @@ static bool check_unit(const ar_reader *a, const ar_unit *u, const st_verify_opt
             continue;
         }
         st_riegeli_simple s;
-        if (st_riegeli_simple_decode(u->data.data + ch->at, (size_t)ch->h.data_size, &ch->h, a->max_record * 4, &s,
+        if (st_riegeli_simple_decode(ar_unit_chunk_bytes(u, ch), (size_t)ch->h.data_size, &ch->h, a->max_record * 4, &s,
                                      &why) < 0) {
             report_chunk(rep, ch, &why);
             return false;
@@ -110,6 +110,9 @@ int st_ar_verify(st_stream *in, const st_verify_options *opt, st_verify_report *
         return st_error_set(err, ST_ENOMEM, "out of memory");
     }
     int rc = st_ar_reader_ops.open(a, in, &ro, err);
+    /* A mapped file: the chunks are checked where they lie, not copied
+     * into the unit (the unit is checked before the stream closes). */
+    a->rr.in_place = rc == ST_OK && st_stream_lends_until_close(in);
     rep->ok = true;
     ar_unit unit = {0}; /* one, reused for the whole file */
     while (rc == ST_OK) {

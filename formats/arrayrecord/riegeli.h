@@ -102,6 +102,10 @@ typedef struct st_riegeli_chunk {
     uint64_t end;                /* where it ends (the next chunk's offset) */
     st_riegeli_chunk_header h;
     uint64_t index;              /* 0 for the signature chunk */
+    /* With the reader's in_place: the data where the stream lent it (not
+     * appended to `data`), valid until the stream closes; NULL when it was
+     * copied (a chunk that crosses a block header or a lent piece's end). */
+    const uint8_t *in_place;
 } st_riegeli_chunk;
 
 typedef struct st_riegeli_reader {
@@ -116,6 +120,10 @@ typedef struct st_riegeli_reader {
     size_t start, end;
     bool lend;                   /* the stream lends: read without copying */
     bool lent;                   /* view is the stream's */
+    /* Set by the caller after init, for a stream whose lent bytes last
+     * until it closes (st_stream_lends_until_close): a chunk's data lying
+     * whole in them is left there (st_riegeli_chunk.in_place), not copied. */
+    bool in_place;
     uint64_t pos;
     bool eof;
     bool size_known;
@@ -137,8 +145,8 @@ void st_riegeli_reader_free(st_riegeli_reader *r);
 /* Random access only: the next chunk is read at pos. */
 void st_riegeli_reader_seek(st_riegeli_reader *r, uint64_t pos, uint64_t chunk_index);
 /* Reads the chunk at r->pos: its header into c, its data appended to
- * `data` (the hash checked), the padding and block headers passed over and
- * checked.  1 = a chunk; 0 = the file ends cleanly at a chunk boundary;
+ * `data` or left in place (r->in_place, c->in_place), the hash checked,
+ * the padding and block headers passed over and checked.  1 = a chunk; 0 = the file ends cleanly at a chunk boundary;
  * < 0 = error (fault set for damage).  The first chunk must be the
  * signature (checked when r->pos is 0). */
 int st_riegeli_next_chunk(st_riegeli_reader *r, st_riegeli_chunk *c, st_buf *data, st_error *err);
@@ -155,6 +163,10 @@ static inline size_t st_riegeli_get_varint_inline(const uint8_t *p, size_t n, ui
     if (n > 0 && p[0] < 0x80) {
         *v = p[0];
         return 1;
+    }
+    if (n > 1 && p[1] < 0x80) { /* (a record's size of 128 bytes to 16 KiB) */
+        *v = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+        return 2;
     }
     return st_riegeli_get_varint(p, n, v);
 }

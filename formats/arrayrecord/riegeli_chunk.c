@@ -515,8 +515,15 @@ int st_riegeli_next_chunk(st_riegeli_reader *r, st_riegeli_chunk *c, st_buf *dat
     size_t data_at = data ? data->len : 0;
     bool whole = data && c->h.data_size <= r->end - r->start && c->h.data_size <= r->max_chunk &&
                  c->h.data_size <= st_riegeli_remaining_in_block(r->pos);
+    /* Left where the stream lent it when those bytes last: no copy, and
+     * the hash reads them first. */
+    bool keep = whole && r->in_place && r->lent;
     uint64_t hashes[2] = {0, 0};
-    if (whole) {
+    if (keep) {
+        c->in_place = r->view + r->start;
+        st_highwayhash64_pair(st_riegeli_hash_key, header + 8, ST_RIEGELI_CHUNK_HEADER_SIZE - 8, c->in_place,
+                              (size_t)c->h.data_size, hashes);
+    } else if (whole) {
         if (st_buf_reserve(data, (size_t)c->h.data_size))
             return st_error_set(err, ST_ENOMEM, "out of memory for a chunk of %llu bytes",
                                 (unsigned long long)c->h.data_size);
@@ -563,7 +570,8 @@ int st_riegeli_next_chunk(st_riegeli_reader *r, st_riegeli_chunk *c, st_buf *dat
     if (whole) {
         r->start += (size_t)left;
         r->pos += left;
-        data->len += (size_t)left;
+        if (!keep)
+            data->len += (size_t)left;
         left = 0;
     }
     while (left) {

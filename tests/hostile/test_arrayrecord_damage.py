@@ -143,6 +143,20 @@ def compressed_damage(st, R, d, asan):
         def riegeli_size(b):
             b[v] ^= 1  # Riegeli's decompressed-size prefix of the values
         cases.append(("zstd-riegeli-size", rewrite_first_chunk(R, made["zstd"], riegeli_size), True))
+
+        # The record sizes as shardtool writes a few bytes with zstd: a frame of one raw block
+        # (checked in place by plain verify): type byte, their length, their decompressed size,
+        # magic, descriptor, content size, block header, then the record's size as a varint.
+        check(data[0] == 0x7a and data[3:7] == b"\x28\xb5\x2f\xfd" and (data[9] >> 1) & 3 == 0,
+              "the zstd chunk's record sizes are a raw zstd block (the premise below)")
+
+        def record_size(b):
+            b[12] ^= 1  # the record's size, one more than the values hold
+        cases.append(("zstd-record-size", rewrite_first_chunk(R, made["zstd"], record_size), True))
+
+        def sizes_block(b):
+            b[9] ^= 0x10  # the raw block's length, two more than the sizes hold
+        cases.append(("zstd-sizes-block", rewrite_first_chunk(R, made["zstd"], sizes_block), True))
     if "snappy" in made:
         data = R.read_chunks(made["snappy"])[1].data
         _, pre = R.read_varint(data, values_at(R, data))
@@ -167,6 +181,11 @@ def compressed_damage(st, R, d, asan):
             check(r is not None and r.returncode == 1 and b"offset 64" in r.stdout,
                   "%s: plain verify finds it at offset 64, undecompressed (%s)"
                   % (name, r.stdout[-300:] if r else None))
+            said = {"zstd-record-size": b"record 0's size 299 runs past the 298 bytes",
+                    "zstd-sizes-block": b"the record sizes do not decompress (zstd)"}.get(name)
+            if said:
+                check(r is not None and said in r.stdout, "%s: plain verify says why (%s)"
+                      % (name, r.stdout[-300:] if r else None))
         else:
             # the documented limit: found by --decode (above) and by every reader, not by plain verify
             check(r is not None and r.returncode == 0,
