@@ -37,7 +37,8 @@
  * a run only once it has its buffer, and a run with no chunk to take its
  * bytes waits; it holds at most two receive blocks (1 MiB each) meanwhile,
  * the one curl keeps while paused and the rest of the block that filled
- * the last chunk. */
+ * the last chunk.  Heralds (requests sent ahead of their buffers on a far
+ * link, see send_heralds) add no buffers either, only such blocks. */
 #include "remote_internal.h"
 
 #include <inttypes.h>
@@ -82,6 +83,7 @@ struct st_robj {
     size_t carry_len, carry_pos;
     uint64_t carry_off;
     bool no_ranges;              /* the server answered a range with the whole object */
+    bool herald;                 /* ring[head] is a herald (see send_heralds) */
     bool whole_ready;            /* whole holds the object (ident.size bytes) */
     uint8_t *whole;
 };
@@ -230,6 +232,8 @@ static void sched_stream(st_robj *o)
  * open object's rest came on one connection, and the next objects'
  * requests waited in the queue for a free connection (0.1-0.5 s of the
  * reader's waits for 977 MiB through an 80 ms link). */
+static void send_heralds(st_remote_ctx *c);
+
 static void sched_prefetch(st_remote_ctx *c)
 {
     size_t budget = (size_t)st_fetch_config(c->f)->parallel;
@@ -240,6 +244,84 @@ static void sched_prefetch(st_remote_ctx *c)
                 return;
             c->pf_chunks++;
         }
+    }
+    send_heralds(c);
+}
+
+/* ---- heralds ------------------------------------------------------------
+ *
+ * The budget above bounds the bytes read ahead, so on a far link whose
+ * connections are each slower than the reader (s3rver behind an 80 ms
+ * proxy: ~30 MB/s each) it holds about budget x chunk_size / object size
+ * objects in flight: 8 of 15 MiB with 8 MiB chunks.  Those arrive side by
+ * side and end together, the reader then takes them at once, and the next
+ * objects' requests all go out together and all wait their round trip
+ * while the server has nothing to send: a pause of one answer time every
+ * few objects.  A herald is an object's request sent before its object has
+ * a buffer: a chunk of no bytes whose run asks for the object's next bytes
+ * (as any run, they wait, curl paused, until a chunk with a buffer follows
+ * it).  So when the budget lets the object's first chunk go, its bytes
+ * flow at once, the round trip already paid.  Heralds go to the objects
+ * after those in the budget, while connections are free (one per object,
+ * up to `parallel` runs in all), and only once the answer time is long
+ * enough to matter (HERALD_ANSWER): on a near link a request costs less
+ * than the connection it would hold.  They add no buffers; each holds at
+ * most the one receive block curl keeps while paused. */
+#define HERALD_ANSWER 0.02 /* seconds */
+
+static int issue_herald(st_robj *o)
+{
+    st_remote_ctx *c = o->c;
+    uint64_t run = st_chunk_run_len(c);
+    if (o->ident.known && o->next_off + run > o->ident.size)
+        run = o->ident.size - o->next_off;
+    if (run == 0)
+        return ISSUE_LATER;
+    st_xfer *x = st_xfer_new("GET", o->addr.url);
+    st_error err;
+    if (!x)
+        return ST_ENOMEM;
+    if (st_xfer_set_object(c->f, x, &o->addr, &err)) {
+        st_xfer_free(x);
+        return ST_ENOMEM;
+    }
+    x->ranged = true;
+    x->range_start = o->next_off;
+    x->range_len = 0;
+    x->request_end = o->next_off + run;
+    x->ident = &o->ident;
+    x->on_event = chunk_event;
+    x->owner = o;
+    x->priority = 1;
+    x->may_pause = true;
+    o->ring[(o->head + o->count) % MAX_WINDOW] = x;
+    o->count++;
+    o->herald = true;
+    st_fetch_submit_locked(c->f, x);
+    return ST_OK;
+}
+
+static void send_heralds(st_remote_ctx *c)
+{
+    if (!c->sequential || !c->read_len || c->answer_floor < HERALD_ANSWER)
+        return;
+    size_t parallel = (size_t)st_fetch_config(c->f)->parallel;
+    /* Objects with chunks come first in the list (the budget goes in
+     * order), so a look at its start finds them all: the scan stays short
+     * with thousands of objects announced. */
+    size_t scan = 4 * parallel;
+    size_t runs = 1; /* the open stream's */
+    size_t i = 0;
+    for (st_robj *o = c->pf_head; o && i < scan; o = o->pnext, i++)
+        if (o->count && !st_xfer_finished(o->ring[(o->head + o->count - 1) % MAX_WINDOW]))
+            runs++; /* its run holds a connection */
+    i = 0;
+    for (st_robj *o = c->pf_head; o && i < scan && runs < parallel; o = o->pnext, i++) {
+        if (o->count || !more_to_issue(o) || o->no_ranges || o->carry)
+            continue;
+        if (issue_herald(o))
+            return;
+        runs++;
     }
 }
 
@@ -300,6 +382,7 @@ static void pop_head(st_robj *o)
     o->head = (o->head + 1) % MAX_WINDOW;
     o->count--;
     o->consumed = 0;
+    o->herald = false; /* a herald is only ever the head */
     /* The buffer just given back may carry the next background chunk: on
      * a far link a request waits a round trip before its first byte, so it
      * must go out now, not at the next chunk's event. */
@@ -707,7 +790,7 @@ static st_robj *claim(st_remote_ctx *c, const char *url)
         if (c->pf_tail == o)
             c->pf_tail = prev;
         o->pnext = NULL;
-        c->pf_chunks -= o->count;
+        c->pf_chunks -= o->count - (o->herald ? 1 : 0); /* a herald holds no budget */
         o->claimed = true;
         for (size_t i = 0; i < o->count; i++)
             st_fetch_set_priority_locked(c->f, o->ring[(o->head + i) % MAX_WINDOW], 0);

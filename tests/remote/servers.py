@@ -289,6 +289,18 @@ class _FaultHandler(BaseHTTPRequestHandler):
         p = self.server.owner
         body = _read_body(self)
         with p.lock:
+            p.in_flight[self.path] = p.in_flight.get(self.path, 0) + 1
+            p.arrivals.append((self.path, len(p.in_flight)))
+        try:
+            self._answer(p, body)
+        finally:
+            with p.lock:
+                p.in_flight[self.path] -= 1
+                if not p.in_flight[self.path]:
+                    del p.in_flight[self.path]
+
+    def _answer(self, p, body):
+        with p.lock:
             n = p.count
             p.count += 1
             fault = p.schedule[n % len(p.schedule)] if p.schedule else "ok"
@@ -379,6 +391,11 @@ class FaultProxy(_Base):
         self.count = 0
         self.seen = []
         self.log = []  # (method, path, fault)
+        # Requests being answered, by path (an answer stays in flight while
+        # the client holds its bytes back), and for each request as it came
+        # its path and how many paths were then in flight, its own included.
+        self.in_flight = {}
+        self.arrivals = []
         super().__init__(_FaultHandler)
 
 

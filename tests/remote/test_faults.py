@@ -6,6 +6,9 @@ connections, on a fixed schedule.  Every read must still be byte-identical
 reads must grow from 1 MiB ranges to runs of many chunks on one request
 when answers are slow, and runs must survive faults mid-run and a slow
 reader (transfers paused for want of buffers, not taken for stalled);
+on a far link the objects past the read-ahead budget must have their
+requests out before they have buffers, every connection but the open
+object's carrying one, through faults;
 an object whose ETag changes between ranges must fail with "object changed
 while being read", and so must one whose size changes when the server
 sends neither ETag nor Last-Modified (growing, shrinking, shrinking below
@@ -37,6 +40,7 @@ def main():
     root = os.path.join(tmp, "www")
     sizes = {"multi.bin": 6 * CHUNK + 4321, "small.bin": 5000, "one.bin": 1,
              "mid.bin": 2 * CHUNK + 3, "large.bin": 40 * CHUNK + 17}
+    sizes.update({"obj%d.bin" % i: 12 * CHUNK + i for i in range(8)})
     data = rtest.make_data(root, sizes, seed=11)
     res = rtest.Results("faults")
     ngx = rtest.Nginx(root, os.path.join(tmp, "nginx"))
@@ -198,6 +202,36 @@ def main():
                 raise rtest.Failure("no run longer than a chunk: %s" % range_lengths(p))
         res.check("runs of chunks survive faults mid-run, few connections and a slow reader",
                   runs_survive_faults_and_a_slow_reader)
+
+        def requests_sent_ahead_of_buffers():
+            # Eight objects of two chunks each (8 MiB at 40 ms) on 4
+            # connections, read slowly: the read-ahead budget (4 chunks)
+            # holds two objects besides the open one, so the objects after
+            # those must have their requests out already, waiting for
+            # buffers (heralds): every connection but the one kept for the
+            # open object carries an object's request.  Faults
+            # mid-way hit such requests too; every byte must be the same, in
+            # order.
+            names = ["obj%d.bin" % i for i in range(8)]
+            p = servers.FaultProxy(ngx.port, ["ok", "ok", "ok", "cut", "ok", "ok", "reset", "ok"],
+                                   delay_seconds=0.04)
+            proxies.append(p)
+            out, err = d.ok(["--parallel", "4", "--retries", "8", "--read-pause", "10"]
+                            + [url(p, n) for n in names], timeout=240)
+            if out != b"".join(data[n] for n in names):
+                raise rtest.Failure("bytes differ with requests sent ahead")
+            for f in ("cut", "reset"):
+                if f not in p.seen:
+                    raise rtest.Failure("fault %s never happened (%s)" % (f, p.seen))
+            # The first chunks of the first objects go out together before
+            # any budget applies: look at the later objects' requests.
+            late = [n for path, n in p.arrivals if path in ("/obj%d.bin" % i for i in range(4, 8))]
+            print("paths in flight as the later objects' requests came:", late)
+            if max(late, default=0) < 3:
+                raise rtest.Failure("the later objects' requests came with at most %d objects in "
+                                    "flight on 4 connections (want 3): %s" % (max(late, default=0), late))
+        res.check("requests sent ahead of the read-ahead budget on a far link",
+                  requests_sent_ahead_of_buffers)
 
         def pread_amid_a_paused_run():
             # One connection, held by a run that waits for the slow reader;
