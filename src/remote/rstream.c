@@ -146,6 +146,30 @@ static int chunk_from_leftover(st_robj *o, st_xfer *x, uint64_t len)
     return ST_OK;
 }
 
+/* A ranged GET of the object from next_off, owned by it and answered to
+ * chunk_event: what a chunk and a herald have in common (NULL when out of
+ * memory). */
+static st_xfer *new_object_get(st_robj *o, uint64_t len, int priority)
+{
+    st_xfer *x = st_xfer_new("GET", o->addr.url);
+    st_error err;
+    if (!x)
+        return NULL;
+    if (st_xfer_set_object(o->c->f, x, &o->addr, &err)) {
+        st_xfer_free(x);
+        return NULL;
+    }
+    x->ranged = true;
+    x->range_start = o->next_off;
+    x->range_len = len;
+    x->ident = &o->ident;
+    x->on_event = chunk_event;
+    x->owner = o;
+    x->priority = priority;
+    x->may_pause = true;
+    return x;
+}
+
 static int issue_chunk(st_robj *o, int priority)
 {
     st_remote_ctx *c = o->c;
@@ -164,24 +188,11 @@ static int issue_chunk(st_robj *o, int priority)
                   tail->range_start + tail->range_len == o->next_off && tail->request_end > o->next_off;
     if (follow && o->next_off + len > tail->request_end)
         len = tail->request_end - o->next_off;
-    st_xfer *x = st_xfer_new("GET", o->addr.url);
-    st_error err;
+    st_xfer *x = new_object_get(o, len, priority); /* paused until a reader waits on it (lend_locked) */
     if (!x)
         return ST_ENOMEM;
-    if (st_xfer_set_object(c->f, x, &o->addr, &err)) {
-        st_xfer_free(x);
-        return ST_ENOMEM;
-    }
-    x->ranged = true;
-    x->range_start = o->next_off;
-    x->range_len = len;
     x->dest = st_chunk_buffer_take(c);
     x->dest_owned = true;
-    x->ident = &o->ident;
-    x->on_event = chunk_event;
-    x->owner = o;
-    x->priority = priority;
-    x->may_pause = true; /* until a reader waits on it (lend_locked) */
     if (!x->dest) {
         st_xfer_free(x);
         return ST_ENOMEM;
@@ -277,23 +288,10 @@ static int issue_herald(st_robj *o)
         run = o->ident.size - o->next_off;
     if (run == 0)
         return ISSUE_LATER;
-    st_xfer *x = st_xfer_new("GET", o->addr.url);
-    st_error err;
+    st_xfer *x = new_object_get(o, 0, 1);
     if (!x)
         return ST_ENOMEM;
-    if (st_xfer_set_object(c->f, x, &o->addr, &err)) {
-        st_xfer_free(x);
-        return ST_ENOMEM;
-    }
-    x->ranged = true;
-    x->range_start = o->next_off;
-    x->range_len = 0;
     x->request_end = o->next_off + run;
-    x->ident = &o->ident;
-    x->on_event = chunk_event;
-    x->owner = o;
-    x->priority = 1;
-    x->may_pause = true;
     o->ring[(o->head + o->count) % MAX_WINDOW] = x;
     o->count++;
     o->herald = true;
