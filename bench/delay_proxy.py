@@ -14,7 +14,10 @@ connection costs one more DELAY_MS before its first request (the TCP
 handshake a far store costs; TLS would add more), so a client that opens
 connections anew pays for it, as it would over a real link.
 
-Prints "ready" on stdout once it listens.  Runs until killed."""
+Prints "ready" on stdout once it listens.  Runs until killed.  With
+DELAY_PROXY_LOG=FILE set, appends a line per request to FILE: the time it
+was read (after a new connection's handshake delay), its connection (1, 2,
+...), its request line and Range header: to see what a reader waits for."""
 
 import fcntl
 import os
@@ -25,6 +28,15 @@ import time
 
 F_SETPIPE_SZ = 1031
 PIPE_SIZE = 1 << 20
+LOG = open(os.environ["DELAY_PROXY_LOG"], "a", buffering=1) if os.environ.get("DELAY_PROXY_LOG") else None
+LOG_LOCK = threading.Lock()
+
+
+def log_request(conn, head):
+    lines = head.split(b"\r\n")
+    rng = next((ln.split(b":", 1)[1].strip() for ln in lines[1:] if ln.lower().startswith(b"range:")), b"-")
+    with LOG_LOCK:
+        LOG.write("%.6f %d %s %s\n" % (time.time(), conn, lines[0].decode("latin-1"), rng.decode("latin-1")))
 
 
 def pump_answers(up, client):
@@ -66,7 +78,7 @@ def body_length(head):
     return 0
 
 
-def serve(client, upstream_port, delay):
+def serve(client, upstream_port, delay, conn=0):
     up = None
     pump = None
     try:
@@ -89,6 +101,8 @@ def serve(client, upstream_port, delay):
             if n is None:
                 sys.stderr.write("delay_proxy: chunked request bodies are not supported\n")
                 return
+            if LOG:
+                log_request(conn, head)
             time.sleep(delay)
             up.sendall(head)
             # The body follows the head without a further delay (a client
@@ -125,9 +139,11 @@ def main():
     ls.bind(("127.0.0.1", listen_port))
     ls.listen(256)
     print("ready", flush=True)
+    n = 0
     while True:
         c, _ = ls.accept()
-        threading.Thread(target=serve, args=(c, upstream_port, delay_ms / 1000.0), daemon=True).start()
+        n += 1
+        threading.Thread(target=serve, args=(c, upstream_port, delay_ms / 1000.0, n), daemon=True).start()
 
 
 if __name__ == "__main__":
