@@ -356,6 +356,20 @@ def same_rows(got, want):
     return True
 
 
+def check_offset_batches(path, want, sizes, label):
+    """Batches of each size, bytes_layout="offsets", give `want` (rows as
+    offsets_ref made them from python3-protobuf's parse)."""
+    for size in sizes:
+        got = []
+        for batch in shardtool.open(path, batch_size=size, bytes_layout="offsets"):
+            got.extend(offsets_rows(batch))
+        bad = [i for i, (g, w) in enumerate(zip(got, want)) if not same_rows(g, w)]
+        check(len(got) == len(want) and not bad,
+              "%s, batches of %d: python3-protobuf's values (%d of %d records; first differing %s: %s / %s)"
+              % (label, size, len(got), len(want), bad[:3],
+                 got[bad[0]] if bad else None, want[bad[0]] if bad else None))
+
+
 def offsets_layout(tmp, sets, pb2):
     """Batches with bytes_layout="offsets": every value as python3-protobuf
     decodes the record (int64, float32, bytes, ragged and empty lists,
@@ -379,15 +393,7 @@ def offsets_layout(tmp, sets, pb2):
               "shards": sets["3"]}
     for label, path in inputs.items():
         want = [offsets_ref(pb2, r) for r in tool.cat_records([path])]
-        for size in (1, 7, 500):
-            got = []
-            for batch in shardtool.open(path, batch_size=size, bytes_layout="offsets"):
-                got.extend(offsets_rows(batch))
-            bad = [i for i, (g, w) in enumerate(zip(got, want)) if not same_rows(g, w)]
-            check(len(got) == len(want) and not bad,
-                  "%s, batches of %d, bytes_layout='offsets': python3-protobuf's values (%d of %d records; "
-                  "first differing %s: %s / %s)" % (label, size, len(got), len(want), bad[:3],
-                                                     got[bad[0]] if bad else None, want[bad[0]] if bad else None))
+        check_offset_batches(path, want, (1, 7, 500), "%s, bytes_layout='offsets'" % label)
     # A FeatureList and its steps: the counts the layout gives.
     seq = inputs["sequence"]
     batch = next(shardtool.open(seq, batch_size=1000, bytes_layout="offsets"))
@@ -809,15 +815,7 @@ def batch_column_order(tmp, pb2):
             f.write(example_shards.frame(ex.SerializeToString()))
     want = [offsets_ref(pb2, r) for r in tool.cat_records([mixed])]
     check(len(want) == 200, "cat reads the 200 records written by python3-protobuf")
-    for size in (1, 7, 64, 200):
-        got = []
-        for batch in shardtool.open(mixed, batch_size=size, bytes_layout="offsets"):
-            got.extend(offsets_rows(batch))
-        bad = [i for i, (g, w) in enumerate(zip(got, want)) if not same_rows(g, w)]
-        check(len(got) == len(want) and not bad,
-              "features in changing order, batches of %d: python3-protobuf's values (%d of %d records; first "
-              "differing %s: %s / %s)" % (size, len(got), len(want), bad[:3],
-                                          got[bad[0]] if bad else None, want[bad[0]] if bad else None))
+    check_offset_batches(mixed, want, (1, 7, 64, 200), "features in changing order")
     kinds = os.path.join(d, "kinds.tfrecord")
     with open(kinds, "wb") as f:
         for i in range(3):
