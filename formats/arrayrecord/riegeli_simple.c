@@ -482,8 +482,26 @@ static int check_stated_size(uint8_t compression, const uint8_t *in, size_t n, u
     return ST_OK;
 }
 
+/* The values' part of st_riegeli_simple_check, once the sizes are proved. */
 static int check_values(uint8_t compression, const uint8_t *values, size_t values_size,
-                        const st_riegeli_chunk_header *h, st_error *err);
+                        const st_riegeli_chunk_header *h, st_error *err)
+{
+    if (compression == ST_RIEGELI_COMPRESSION_NONE) {
+        if (values_size != h->decoded_data_size)
+            return st_error_set(err, ST_EDATA, "the record values are %zu bytes, not the %llu the header says",
+                                values_size, (unsigned long long)h->decoded_data_size);
+        return ST_OK;
+    }
+    /* (the sizes decompressed, so the codec is known and available) */
+    uint64_t size;
+    size_t plen = st_riegeli_get_varint_inline(values, values_size, &size);
+    if (plen == 0)
+        return st_error_set(err, ST_EDATA, "the record values' decompressed size is malformed");
+    if (size != h->decoded_data_size)
+        return st_error_set(err, ST_EDATA, "the record values decompress to %llu bytes, not the %llu the header says",
+                            (unsigned long long)size, (unsigned long long)h->decoded_data_size);
+    return check_stated_size(compression, values + plen, values_size - plen, size, err);
+}
 
 /* The record sizes of a zstd chunk as this writer and zstd itself store a
  * few bytes (zstd_raw_frame: a frame of one raw block), read where they
@@ -532,7 +550,7 @@ int st_riegeli_simple_check(const uint8_t *data, size_t len, const st_riegeli_ch
     if (raw_zstd_sizes_intact(data, len, h, max_decoded, &values, &values_size))
         return check_values(ST_RIEGELI_COMPRESSION_ZSTD, values, values_size, h, err);
     st_riegeli_simple s;
-    values = NULL;
+    values = NULL; /* decode_sizes sets them */
     values_size = 0;
     uint8_t scratch[256];
     int rc = decode_sizes(data, len, h, max_decoded, scratch, sizeof scratch, &s, &values, &values_size, err);
@@ -542,26 +560,6 @@ int st_riegeli_simple_check(const uint8_t *data, size_t len, const st_riegeli_ch
     return check_values(data[0], values, values_size, h, err);
 }
 
-/* The values' part of st_riegeli_simple_check, once the sizes are proved. */
-static int check_values(uint8_t compression, const uint8_t *values, size_t values_size,
-                        const st_riegeli_chunk_header *h, st_error *err)
-{
-    if (compression == ST_RIEGELI_COMPRESSION_NONE) {
-        if (values_size != h->decoded_data_size)
-            return st_error_set(err, ST_EDATA, "the record values are %zu bytes, not the %llu the header says",
-                                values_size, (unsigned long long)h->decoded_data_size);
-        return ST_OK;
-    }
-    /* (the sizes decompressed, so the codec is known and available) */
-    uint64_t size;
-    size_t plen = st_riegeli_get_varint_inline(values, values_size, &size);
-    if (plen == 0)
-        return st_error_set(err, ST_EDATA, "the record values' decompressed size is malformed");
-    if (size != h->decoded_data_size)
-        return st_error_set(err, ST_EDATA, "the record values decompress to %llu bytes, not the %llu the header says",
-                            (unsigned long long)size, (unsigned long long)h->decoded_data_size);
-    return check_stated_size(compression, values + plen, values_size - plen, size, err);
-}
 
 bool st_riegeli_simple_next(st_riegeli_simple *s, const uint8_t **data, size_t *len)
 {
