@@ -14,6 +14,7 @@ usage: python_reader_remote.py DELAY MODE SHARDS... [python_reader.py options]""
 import os
 import subprocess
 import sys
+import shutil
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -58,6 +59,7 @@ def main():
         delayed.terminate()
         delayed.wait()
         srv.stop()
+        shutil.rmtree(tmp, ignore_errors=True)  # the uploaded copy of the shards (hundreds of MB)
 
 
 if __name__ == "__main__":
