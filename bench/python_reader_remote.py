@@ -12,9 +12,9 @@ that bench/remote_latency.sh uses.
 usage: python_reader_remote.py DELAY MODE SHARDS... [python_reader.py options]"""
 
 import os
+import shutil
 import subprocess
 import sys
-import shutil
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
