@@ -340,6 +340,103 @@ static void sort_unique_earlier(output_set *set)
     set->nearlier = kept;
 }
 
+/* The shards (by device and inode) that the task manifests of the other
+ * tasks of this distributed run list. */
+typedef struct listed_files {
+    dev_t *dev;
+    ino_t *ino;
+    size_t n, cap;
+    bool failed;
+} listed_files;
+
+static void add_listed_file(void *ctx, const char *path)
+{
+    listed_files *l = ctx;
+    struct stat st;
+    if (l->failed || lstat(path, &st) != 0)
+        return;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        dev_t *dev = realloc(l->dev, cap * sizeof *dev);
+        if (dev)
+            l->dev = dev;
+        ino_t *ino = dev ? realloc(l->ino, cap * sizeof *ino) : NULL;
+        if (ino)
+            l->ino = ino;
+        if (!dev || !ino) {
+            l->failed = true;
+            return;
+        }
+        l->cap = cap;
+    }
+    l->dev[l->n] = st.st_dev;
+    l->ino[l->n++] = st.st_ino;
+}
+
+static bool is_listed(const listed_files *l, const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return false;
+    for (size_t i = 0; i < l->n; i++)
+        if (l->dev[i] == st.st_dev && l->ino[i] == st.st_ino)
+            return true;
+    return false;
+}
+
+/* Under --task, a shard of another total than this run's (a task run
+ * again with another --shards) is an earlier run's by its name, yet
+ * another task of this run may still list it in its task manifest (that
+ * task's files are left alone, see classify).  Removing it would leave
+ * that manifest, and the manifest combine makes from it, naming a missing
+ * shard with exit 0; so it stays, with its index, until its own task is
+ * run again (combine refuses the tasks' differing --shards meanwhile).
+ * Returns false when out of memory. */
+static bool keep_other_tasks_listed(output_set *set)
+{
+    if (!set->tasks || !set->nearlier)
+        return true;
+    DIR *d = opendir(dir_or_dot(set));
+    if (!d)
+        return true;
+    listed_files l = {0};
+    size_t blen = strlen(set->base);
+    struct dirent *e;
+    char path[8400];
+    while ((e = readdir(d))) {
+        unsigned long long i, n;
+        if (strncmp(e->d_name, set->base, blen) != 0 ||
+            !st_task_infix_parse(e->d_name + blen, ".manifest.json", &i, &n) || n != set->tasks || i == set->task)
+            continue;
+        join(path, sizeof path, set->dir, e->d_name);
+        manifest_shards_each(path, add_listed_file, &l);
+    }
+    closedir(d);
+    size_t kept = 0;
+    for (size_t i = 0; !l.failed && i < set->nearlier; i++) {
+        /* the shard itself, or its DALI index ("SHARD.idx") */
+        char shard[8400];
+        snprintf(shard, sizeof shard, "%s", set->earlier[i]);
+        size_t len = strlen(shard);
+        if (len > 4 && strcmp(shard + len - 4, ".idx") == 0)
+            shard[len - 4] = '\0';
+        const char *slash = strrchr(set->earlier[i], '/');
+        const char *name = slash ? slash + 1 : set->earlier[i];
+        unsigned long long num, total;
+        bool other_total = strncmp(name, set->base, blen) == 0 &&
+                           st_shard_numbers(name + blen, &num, &total, NULL) && total != set->shard_total;
+        if (other_total && (is_listed(&l, set->earlier[i]) || is_listed(&l, shard)))
+            free(set->earlier[i]);
+        else
+            set->earlier[kept++] = set->earlier[i];
+    }
+    if (!l.failed)
+        set->nearlier = kept;
+    free(l.dev);
+    free(l.ino);
+    return !l.failed;
+}
+
 /* Lists every output of an earlier run with this prefix.  Any of them that
  * is not a regular file is refused outright. */
 static int find_earlier(output_set *set, const char *manifest, const char *feature_spec)
@@ -385,6 +482,8 @@ static int find_earlier(output_set *set, const char *manifest, const char *featu
                                  "writes %s-taskIIIII-of-NNNNN.manifest.json",
                                  manifest, set->other_task, set->prefix);
     }
+    if (!keep_other_tasks_listed(set))
+        return output_set_refuse(set, ST_ENOMEM, "out of memory");
 
     return output_set_check_earlier(set);
 }

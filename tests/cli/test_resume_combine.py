@@ -17,7 +17,9 @@
     rerun with --resume, or a finished task one of whose shards was
     removed and rerun with --resume, gives the clean run's files byte for
     byte once combined (the kept shards are proven by encoding their
-    records again, through that format's writer).
+    records again, through that format's writer);
+  - a task rerun with another --shards leaves the other tasks' shards
+    (their task manifests list them) for combine to refuse, not remove.
 Every check reads the records back (distinct ids against the rows
 written), so a count that happens to match proves nothing here.
 Prints "N passed, M failed".
@@ -304,11 +306,47 @@ def resume_kills_every_format(d):
               "clean set byte for byte (%s %s)" % (fmt, shards, r.stderr.strip()[-200:]))
 
 
+def task_rerun_other_shards(d):
+    """One task of a finished run rerun with another --shards (--resume,
+    then --force): the other tasks' shards, which their task manifests
+    still list, stay.  Before, the task removed every shard of the other
+    total, and once it was rerun as before, combine (which reads only the
+    task manifests) wrote a manifest of 8 shards, 6 of them missing, with
+    exit 0."""
+    paths = write_inputs(d, files=4, rows=1500)
+    want = sorted(range(4 * 1500))
+    for mode in ("--resume", "--force"):
+        prefix = os.path.join(d, "rerun" + mode, "t")
+        r = run_tasks(paths, prefix, tasks=4, shards=2)
+        assert all(x.returncode == 0 for x in r.values()), r
+        out = os.path.dirname(prefix)
+        before = {n: os.stat(os.path.join(out, n)).st_ino for n in os.listdir(out) if "-of-00008." in n}
+        one = st("convert", *paths, "-o", prefix, "--shards", "3", "--task", "1/4", mode, "-q")
+        kept = [n for n in before if os.path.exists(os.path.join(out, n))]
+        check(one.returncode == 0 and sorted(kept) == sorted(n for n in before if not n.startswith("t-0000%d" % 2)
+                                                                and not n.startswith("t-0000%d" % 3)),
+              "%s: task 1 rerun with --shards 3 removes only its own earlier shards (2, 3 of 8), not the other "
+              "tasks' (%s; left %s)" % (mode, one.stderr.strip()[-200:], sorted(kept)))
+        c = st("combine", prefix)
+        check(c.returncode == 1 and "--shards" in c.stderr and not os.path.exists(prefix + ".manifest.json"),
+              "%s: combine refuses tasks of other --shards (%s)" % (mode, c.stderr.strip()[-200:]))
+        again = st("convert", *paths, "-o", prefix, "--shards", "2", "--task", "1/4", mode, "-q")
+        c = st("combine", prefix)
+        listed = json.load(open(prefix + ".manifest.json"))["shards"] if c.returncode == 0 else []
+        missing = [s["path"] for s in listed if not os.path.exists(os.path.join(out, s["path"]))]
+        ids = combined_ids(prefix) if c.returncode == 0 and not missing else None
+        check(again.returncode == 0 and c.returncode == 0 and not missing and ids is not None and sorted(ids) == want,
+              "%s: task 1 rerun as before, combine: every listed shard there, every record once (missing %s; %s)"
+              % (mode, missing, (again.stderr + c.stderr).strip()[-200:]))
+        v = st("verify", "--manifest", prefix + ".manifest.json", "-q")
+        check(v.returncode == 0, "%s: verify --manifest of the combined set passes (%s)" % (mode, v.stderr.strip()[-200:]))
+
+
 def main():
     global ST
     ST = os.path.abspath(sys.argv[1])
     for case in (item1_kept_shard_records_moved, item2_inputs_order_and_identity, item2_file_dealing_extra_input,
-                 resume_kills_every_format):
+                 resume_kills_every_format, task_rerun_other_shards):
         with tempfile.TemporaryDirectory() as d:
             print("# " + case.__name__)
             case(d)
