@@ -268,7 +268,9 @@ bool resume_plan(const char *manifest_path, const st_shard_options *o, const cha
     st_shard_extension(ext, sizeof ext, extension, compression);
     uint64_t total = o->number_total ? o->number_total : o->count;
     for (size_t i = 0; names && k && i < n; i++) {
-        if (st_shard_name(name, sizeof name, o->prefix, NULL, o->number_base + i, total, ext) ||
+        /* spelled as the sink spells them (a TFDS split's PREFIX.tfrecord-00000-of-00008) */
+        if (st_shard_name_styled(name, sizeof name, o->naming, o->prefix, o->infix, o->number_base + i, total, ext,
+                                 "") ||
             !(names[i] = strdup(name)))
             break;
         named++;
@@ -276,6 +278,17 @@ bool resume_plan(const char *manifest_path, const st_shard_options *o, const cha
     bool complete = named == n && names && k;
     bool finished = resume_check(manifest_path, options_json, o->index, complete ? names : NULL,
                                  complete ? n : 0, k, kept, inputs_changed, why, whycap);
+    /* A manifest is a file anyone may edit: every shard it lists being
+     * intact proves nothing of a shard it does not list (an entry taken
+     * out, or renamed to a file outside the set, with the shard gone).
+     * Finished needs each shard this run names to be a listed one; the
+     * others are written again. */
+    for (size_t i = 0; finished && complete && i < n; i++) {
+        if (!k[i].keep) {
+            finished = false;
+            snprintf(why, whycap, "%s does not list %s", manifest_path, names[i]);
+        }
+    }
     for (size_t i = 0; i < named; i++)
         free(names[i]);
     free(names);

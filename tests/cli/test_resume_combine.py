@@ -19,7 +19,9 @@
     byte once combined (the kept shards are proven by encoding their
     records again, through that format's writer);
   - a task rerun with another --shards leaves the other tasks' shards
-    (their task manifests list them) for combine to refuse, not remove.
+    (their task manifests list them) for combine to refuse, not remove;
+  - a manifest edited to no longer list a shard (gone) is not a finished
+    run; a TFDS split's intact shards are kept by --resume.
 Every check reads the records back (distinct ids against the rows
 written), so a count that happens to match proves nothing here.
 Prints "N passed, M failed".
@@ -342,11 +344,74 @@ def task_rerun_other_shards(d):
         check(v.returncode == 0, "%s: verify --manifest of the combined set passes (%s)" % (mode, v.stderr.strip()[-200:]))
 
 
+def resume_edited_manifest(d):
+    """--resume with a manifest whose every listed shard is intact, but
+    that no longer lists one of the run's shards (the entry taken out, the
+    shard gone): before, the run counted as finished and exited 0 with the
+    shard missing.  Each shard the run names must be a listed one; the
+    others are written again.  Also a TFDS split: its shards are spelled
+    PREFIX.tfrecord-NNNNN-of-NNNNN, and an intact one is kept by --resume."""
+    paths = write_inputs(d, files=4, rows=1500)
+    want = sorted(range(4 * 1500))
+    prefix = os.path.join(d, "edited", "t")
+    r = st("convert", *paths, "-o", prefix, "--shards", "4", "-q")
+    assert r.returncode == 0, r.stderr
+    with open(prefix + ".manifest.json") as f:
+        m = json.load(f)
+    gone = m["shards"].pop(3)
+    os.unlink(os.path.join(d, "edited", gone["path"]))
+    with open(prefix + ".manifest.json", "w") as f:
+        json.dump(m, f, indent=2)
+    r = st("convert", *paths, "-o", prefix, "--shards", "4", "--resume", "-q")
+    shards = sorted(n for n in os.listdir(os.path.join(d, "edited")) if n.endswith(".tfrecord"))
+    ids = ids_of([os.path.join(d, "edited", n) for n in shards])
+    check(r.returncode == 0 and len(shards) == 4 and ids is not None and sorted(ids) == want,
+          "a manifest that no longer lists shard 3 (gone): --resume writes it again, every record once (%s, %s)"
+          % (shards, r.stderr.strip()[-200:]))
+
+    prefix = os.path.join(d, "edited-task", "t")
+    r = run_tasks(paths, prefix, tasks=2, shards=2)
+    assert all(x.returncode == 0 for x in r.values()), r
+    tm = "%s-task%05d-of-%05d.manifest.json" % (prefix, 1, 2)
+    with open(tm) as f:
+        m = json.load(f)
+    gone = m["shards"].pop(1)
+    os.unlink(os.path.join(d, "edited-task", gone["path"]))
+    with open(tm, "w") as f:
+        json.dump(m, f, indent=2)
+    r = run_tasks(paths, prefix, tasks=2, shards=2, only=[1])[1]
+    c = st("combine", prefix)
+    ids = combined_ids(prefix) if c.returncode == 0 else None
+    check(r.returncode == 0 and c.returncode == 0 and ids is not None and sorted(ids) == want,
+          "a task manifest that no longer lists one of its shards: --resume writes it again, combine has every "
+          "record once (%s)" % (r.stderr + c.stderr).strip()[-200:])
+
+    version = os.path.join(d, "tfds", "ds", "1.0.0")
+    ref = os.path.join(d, "tfds-ref", "ds", "1.0.0")
+    for root in ("tfds", "tfds-ref"):
+        r = st("convert", *paths, "--tfds", os.path.join(d, root), "--name", "ds", "--split", "train",
+               "--shards", "3", "-q")
+        assert r.returncode == 0, r.stderr
+    r = st("convert", *paths, "--tfds", os.path.join(d, "tfds"), "--name", "ds", "--split", "train", "--shards", "3",
+           "--resume", "-v")
+    check(r.returncode == 0 and "finished before" in r.stderr,
+          "TFDS split: --resume of a finished run keeps it (%s)" % r.stderr.strip()[-200:])
+    os.unlink(os.path.join(version, "ds-train.tfrecord-00001-of-00003"))
+    inode = os.stat(os.path.join(version, "ds-train.tfrecord-00000-of-00003")).st_ino
+    r = st("convert", *paths, "--tfds", os.path.join(d, "tfds"), "--name", "ds", "--split", "train", "--shards", "3",
+           "--resume", "-q")
+    check(r.returncode == 0 and os.stat(os.path.join(version, "ds-train.tfrecord-00000-of-00003")).st_ino == inode
+          and snapshot(version) == snapshot(ref),
+          "TFDS split, a shard removed: --resume keeps the intact ones (same file) and gives the clean run's files "
+          "byte for byte (%s)" % r.stderr.strip()[-200:])
+
+
 def main():
     global ST
     ST = os.path.abspath(sys.argv[1])
     for case in (item1_kept_shard_records_moved, item2_inputs_order_and_identity, item2_file_dealing_extra_input,
-                 resume_kills_every_format, task_rerun_other_shards):
+                 resume_kills_every_format, task_rerun_other_shards,
+                 resume_edited_manifest):
         with tempfile.TemporaryDirectory() as d:
             print("# " + case.__name__)
             case(d)
