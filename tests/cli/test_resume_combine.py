@@ -21,7 +21,8 @@
   - a task rerun with another --shards leaves the other tasks' shards
     (their task manifests list them) for combine to refuse, not remove;
   - a manifest edited to no longer list a shard (gone) is not a finished
-    run; a TFDS split's intact shards are kept by --resume.
+    run; a TFDS split's intact shards are kept by --resume;
+  - combine refuses a listed shard that is gone or of another size.
 Every check reads the records back (distinct ids against the rows
 written), so a count that happens to match proves nothing here.
 Prints "N passed, M failed".
@@ -406,12 +407,43 @@ def resume_edited_manifest(d):
           "byte for byte (%s)" % r.stderr.strip()[-200:])
 
 
+def combine_missing_shard(d):
+    """combine reads the task manifests only, but a shard they list that
+    is gone (renamed away) or of another size (cut short) is refused,
+    naming it and the task to run again; before, combine exited 0 with a
+    manifest of the whole set listing the missing shard."""
+    paths = write_inputs(d, files=4, rows=1500)
+    want = sorted(range(4 * 1500))
+    prefix = os.path.join(d, "gone", "t")
+    r = run_tasks(paths, prefix, tasks=4, shards=2)
+    assert all(x.returncode == 0 for x in r.values()), r
+    shard = prefix + "-00003-of-00008.tfrecord"
+    os.rename(shard, os.path.join(d, "gone", "renamed.tfrecord"))
+    c = st("combine", prefix)
+    check(c.returncode == 1 and shard in c.stderr and "task 1 of 4" in c.stderr and "missing" in c.stderr
+          and not os.path.exists(prefix + ".manifest.json"),
+          "combine refuses a listed shard renamed away, naming it and the task to run again (%s)"
+          % c.stderr.strip()[-250:])
+    os.rename(os.path.join(d, "gone", "renamed.tfrecord"), shard)
+    size = os.path.getsize(shard)
+    os.truncate(shard, size - 7)
+    c = st("combine", prefix)
+    check(c.returncode == 1 and shard in c.stderr and "%d bytes" % (size - 7) in c.stderr
+          and not os.path.exists(prefix + ".manifest.json"),
+          "combine refuses a listed shard cut short (%s)" % c.stderr.strip()[-250:])
+    r = run_tasks(paths, prefix, tasks=4, shards=2, only=[1])[1]
+    c = st("combine", prefix)
+    ids = combined_ids(prefix) if c.returncode == 0 else None
+    check(r.returncode == 0 and c.returncode == 0 and ids is not None and sorted(ids) == want,
+          "task 1 rerun with --resume, combine: every record once (%s)" % (r.stderr + c.stderr).strip()[-200:])
+
+
 def main():
     global ST
     ST = os.path.abspath(sys.argv[1])
     for case in (item1_kept_shard_records_moved, item2_inputs_order_and_identity, item2_file_dealing_extra_input,
                  resume_kills_every_format, task_rerun_other_shards,
-                 resume_edited_manifest):
+                 resume_edited_manifest, combine_missing_shard):
         with tempfile.TemporaryDirectory() as d:
             print("# " + case.__name__)
             case(d)
