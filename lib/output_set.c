@@ -235,6 +235,28 @@ static size_t remove_dead_temps(const output_set *set, const char *tag, long pid
     return removed;
 }
 
+/* How many of the earlier set's files the dead run moved aside (its
+ * ".tmp-stTAG-oldK", a TFDS dataset's "...-datasetK-old") are still under
+ * those names. */
+static size_t earlier_files_aside(const output_set *set, const char *tag)
+{
+    if (!tag[0])
+        return 0;
+    DIR *d = opendir(dir_or_dot(set));
+    if (!d)
+        return 0;
+    char mark[96];
+    snprintf(mark, sizeof mark, TMP_MARK "%s-", tag);
+    size_t n = 0, mlen = strlen(mark);
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strncmp(e->d_name, mark, mlen) == 0 &&
+            (strncmp(e->d_name + mlen, "old", 3) == 0 || ends_with(e->d_name + mlen, "-old")))
+            n++;
+    closedir(d);
+    return n;
+}
+
 /* ---- the earlier run's files ----------------------------------------------------- */
 
 /* "DIR/NAME" with DIR's links resolved, so that two spellings of one name
@@ -792,6 +814,21 @@ int output_set_open(output_set *set, const output_set_voice *voice, const char *
             /* Left under the dead run's temporary names: those stay. */
             output_set_note(set, "%zu file%s of the earlier set could not be moved back (another file holds the "
                             "name): left under %s" TMP_MARK "*-old*", r.stuck, r.stuck == 1 ? "" : "s", set->dir);
+            set->took_over = false;
+        }
+        /* A journal entry whose inode or size is not the file's (the
+         * journal edited, or cut short) moves nothing back, and the file is
+         * then the only copy of an earlier shard under the dead run's
+         * temporary name: removing it with the dead run's temporaries
+         * would lose the earlier set.  Those stay, said with the way out. */
+        size_t aside = r.stuck ? 0 : earlier_files_aside(set, set->dead_tag);
+        if (aside) {
+            output_set_note(set, "%zu file%s of the earlier set, moved aside by the run that was stopped, could not "
+                            "be moved back: %s does not record %s as moved (edited or cut short?); left under %s"
+                            TMP_MARK "%s-*old*: look at %s, then rename %s back to %s name%s or remove %s",
+                            aside, aside == 1 ? "" : "s", set->journal, aside == 1 ? "it" : "them", set->dir,
+                            set->dead_tag, aside == 1 ? "it" : "them", aside == 1 ? "it" : "them",
+                            aside == 1 ? "its" : "their", aside == 1 ? "" : "s", aside == 1 ? "it" : "them");
             set->took_over = false;
         }
     }
