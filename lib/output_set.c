@@ -459,6 +459,29 @@ static bool keep_other_tasks_listed(output_set *set)
     return !l.failed;
 }
 
+/* Whether PREFIX.manifest.json is a plain run's (its options have no
+ * "tasks"), not the one `combine` made of a distributed run's tasks. */
+static bool plain_run_manifest(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (64 << 20))
+        return false;
+    size_t len;
+    st_error err = {0};
+    char *text = json_read_file(path, &len, &err);
+    json_value v;
+    char msg[64];
+    if (!text || json_parse(text, len, &v, msg, sizeof msg) != 0) {
+        free(text);
+        return false;
+    }
+    free(text);
+    const json_value *options = json_get(&v, "options");
+    bool plain = options && options->type == JSON_OBJECT && !json_get(options, "tasks");
+    json_free(&v);
+    return plain;
+}
+
 /* Lists every output of an earlier run with this prefix.  Any of them that
  * is not a regular file is refused outright. */
 static int find_earlier(output_set *set, const char *manifest, const char *feature_spec)
@@ -478,6 +501,23 @@ static int find_earlier(output_set *set, const char *manifest, const char *featu
         }
     }
     closedir(d);
+    /* Under --task, PREFIX.manifest.json is left to combine (classify); but
+     * a plain run's lists the shards of that run, which go with the earlier
+     * set: left behind, it would list shards that are gone. */
+    if (set->tasks) {
+        static const char *const sides[] = {".manifest.json", ".wids.json"};
+        join(path, sizeof path, set->dir, set->base);
+        size_t plen = strlen(path);
+        snprintf(path + plen, sizeof path - plen, "%s", sides[0]);
+        if (plain_run_manifest(path)) {
+            for (size_t i = 0; i < 2; i++) {
+                struct stat st;
+                snprintf(path + plen, sizeof path - plen, "%s", sides[i]);
+                if (lstat(path, &st) == 0 && output_set_add_earlier(set, path) != ST_OK)
+                    return output_set_refuse(set, ST_ENOMEM, "out of memory");
+            }
+        }
+    }
     const char *named[] = {manifest, feature_spec};
     for (size_t i = 0; i < 2; i++) {
         struct stat st;

@@ -22,7 +22,8 @@
     (their task manifests list them) for combine to refuse, not remove;
   - a manifest edited to no longer list a shard (gone) is not a finished
     run; a TFDS split's intact shards are kept by --resume;
-  - combine refuses a listed shard that is gone or of another size.
+  - combine refuses a listed shard that is gone or of another size;
+  - tasks over a plain run's set replace its PREFIX.manifest.json too.
 Every check reads the records back (distinct ids against the rows
 written), so a count that happens to match proves nothing here.
 Prints "N passed, M failed".
@@ -438,12 +439,38 @@ def combine_missing_shard(d):
           "task 1 rerun with --resume, combine: every record once (%s)" % (r.stderr + c.stderr).strip()[-200:])
 
 
+def tasks_over_plain_run(d):
+    """Tasks run with --resume over a plain run's set on the same prefix
+    replace it, its PREFIX.manifest.json included: before, that manifest
+    stayed behind listing the plain run's shards, which were gone (exit 0),
+    and combine refused to replace it without --force."""
+    paths = write_inputs(d, files=4, rows=1500)
+    want = sorted(range(4 * 1500))
+    prefix = os.path.join(d, "plain-then-tasks", "t")
+    r = st("convert", *paths, "-o", prefix, "--shards", "5", "-q")
+    assert r.returncode == 0, r.stderr
+    r = run_tasks(paths, prefix, tasks=2, shards=2, only=[0])[0]
+    listed = []
+    if os.path.exists(prefix + ".manifest.json"):
+        with open(prefix + ".manifest.json") as f:
+            listed = [x["path"] for x in json.load(f)["shards"]]
+    missing = [p for p in listed if not os.path.exists(os.path.join(d, "plain-then-tasks", p))]
+    check(r.returncode == 0 and not missing,
+          "task 0 over a plain run's set: no manifest is left listing shards that are gone (%s; %s)"
+          % (missing, r.stderr.strip()[-200:]))
+    r = run_tasks(paths, prefix, tasks=2, shards=2, only=[1])[1]
+    c = st("combine", prefix)
+    ids = combined_ids(prefix) if c.returncode == 0 else None
+    check(r.returncode == 0 and c.returncode == 0 and ids is not None and sorted(ids) == want,
+          "then task 1 and combine (no --force): every record once (%s)" % (r.stderr + c.stderr).strip()[-200:])
+
+
 def main():
     global ST
     ST = os.path.abspath(sys.argv[1])
     for case in (item1_kept_shard_records_moved, item2_inputs_order_and_identity, item2_file_dealing_extra_input,
                  resume_kills_every_format, task_rerun_other_shards,
-                 resume_edited_manifest, combine_missing_shard):
+                 resume_edited_manifest, combine_missing_shard, tasks_over_plain_run):
         with tempfile.TemporaryDirectory() as d:
             print("# " + case.__name__)
             case(d)
