@@ -170,6 +170,17 @@ static bool same_options(const char *manifest_text, size_t len, const char *opti
                                                          "this run", why, whycap);
         *inputs_changed = r == INPUTS_DIFFER;
         same = r == INPUTS_SAME;
+        /* Standard input is recorded by its name only, and another stream
+         * on it would pass for the one read: the earlier run's shards are
+         * not proved its records, so the run converts what it reads now. */
+        const json_value *list = json_get(&now, "input_files");
+        for (size_t i = 0; same && list && list->type == JSON_ARRAY && i < list->count; i++) {
+            const json_value *path = json_get(&list->items[i], "path");
+            if (path && path->type == JSON_STRING && strcmp(path->text, "-") == 0) {
+                snprintf(why, whycap, "standard input cannot be proved the stream the earlier run read");
+                same = false;
+            }
+        }
     }
     free(a);
     free(b);
@@ -205,7 +216,8 @@ bool resume_check(const char *manifest_path, const char *options_json, bool inde
         return false;
     }
     if (!same || manifest_parse(text, len, &m, msg, sizeof msg) != 0) {
-        snprintf(why, whycap, "%s was written with other options", manifest_path);
+        if (same || !why[0]) /* else same_options said why */
+            snprintf(why, whycap, "%s was written with other options", manifest_path);
         free(text);
         return false;
     }

@@ -23,7 +23,8 @@
   - a manifest edited to no longer list a shard (gone) is not a finished
     run; a TFDS split's intact shards are kept by --resume;
   - combine refuses a listed shard that is gone or of another size;
-  - tasks over a plain run's set replace its PREFIX.manifest.json too.
+  - tasks over a plain run's set replace its PREFIX.manifest.json too;
+  - --resume of a run that read standard input converts what it reads.
 Every check reads the records back (distinct ids against the rows
 written), so a count that happens to match proves nothing here.
 Prints "N passed, M failed".
@@ -465,12 +466,30 @@ def tasks_over_plain_run(d):
           "then task 1 and combine (no --force): every record once (%s)" % (r.stderr + c.stderr).strip()[-200:])
 
 
+def resume_standard_input(d):
+    """--resume of a run that read standard input, given another stream:
+    standard input is recorded by its name only, and before, the run
+    counted as finished and exited 0 with the shards of the first stream."""
+    paths = write_inputs(d, files=2, rows=1500)
+    prefix = os.path.join(d, "stdin", "t")
+    for k, path in enumerate(paths):
+        with open(path) as f:
+            r = subprocess.run([ST, "convert", "-", "--from", "csv", "-o", prefix, "--shards", "2", "-q"]
+                               + (["--resume"] if k else []), stdin=f, capture_output=True, text=True)
+        shards = [os.path.join(d, "stdin", n) for n in sorted(os.listdir(os.path.join(d, "stdin")))
+                  if n.endswith(".tfrecord")]
+        ids = ids_of(shards)
+        check(r.returncode == 0 and ids is not None and sorted(ids) == list(range(k * 1500, (k + 1) * 1500)),
+              "standard input, stream %d%s: the shards hold its records (%s)"
+              % (k, " with --resume" if k else "", r.stderr.strip()[-200:]))
+
+
 def main():
     global ST
     ST = os.path.abspath(sys.argv[1])
     for case in (item1_kept_shard_records_moved, item2_inputs_order_and_identity, item2_file_dealing_extra_input,
                  resume_kills_every_format, task_rerun_other_shards,
-                 resume_edited_manifest, combine_missing_shard, tasks_over_plain_run):
+                 resume_edited_manifest, combine_missing_shard, tasks_over_plain_run, resume_standard_input):
         with tempfile.TemporaryDirectory() as d:
             print("# " + case.__name__)
             case(d)
