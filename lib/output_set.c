@@ -532,9 +532,20 @@ static int find_earlier(output_set *set, const char *manifest, const char *featu
     /* The files an earlier manifest lists belong to its set, wherever the
      * pattern above would not find them. */
     size_t scanned = set->nearlier;
-    for (size_t i = 0; i < scanned; i++)
-        if (ends_with(set->earlier[i], ".manifest.json") || (manifest && strcmp(set->earlier[i], manifest) == 0))
-            add_manifest_shards(set, set->earlier[i]);
+    for (size_t i = 0; i < scanned; i++) {
+        bool own = manifest && strcmp(set->earlier[i], manifest) == 0;
+        if (!own && !ends_with(set->earlier[i], ".manifest.json"))
+            continue;
+        char before[sizeof set->other_task];
+        memcpy(before, set->other_task, sizeof before);
+        add_manifest_shards(set, set->earlier[i]);
+        /* Another task's shard listed by an earlier run's task manifest (of
+         * another task count: --task 0/4 over a run of --task I/2) is left
+         * to that task, and is no reason to refuse: the refusal below is
+         * for the manifest this run writes. */
+        if (!own)
+            memcpy(set->other_task, before, sizeof before);
+    }
     /* Under --task, a --manifest that every task names alike holds another
      * task's list: replacing it would lose that task's manifest. */
     if (set->other_task[0] && manifest) {

@@ -24,7 +24,8 @@
     run; a TFDS split's intact shards are kept by --resume;
   - combine refuses a listed shard that is gone or of another size;
   - tasks over a plain run's set replace its PREFIX.manifest.json too;
-  - --resume of a run that read standard input converts what it reads.
+  - --resume of a run that read standard input converts what it reads;
+  - tasks of another task count over a distributed run replace it.
 Every check reads the records back (distinct ids against the rows
 written), so a count that happens to match proves nothing here.
 Prints "N passed, M failed".
@@ -484,12 +485,36 @@ def resume_standard_input(d):
               % (k, " with --resume" if k else "", r.stderr.strip()[-200:]))
 
 
+def tasks_over_other_task_count(d):
+    """A run of --task I/4 --shards 2 over one of --task I/2 --shards 4 (the
+    same 8 shard numbers), with --force or --resume: before, every task was
+    refused (exit 2) as if all named one --manifest, even with --force, with
+    no way out but removing files by hand.  The new run replaces the old."""
+    paths = write_inputs(d, files=4, rows=1500)
+    want = sorted(range(4 * 1500))
+    for mode in ("--force", "--resume"):
+        prefix = os.path.join(d, "recount" + mode, "t")
+        r = run_tasks(paths, prefix, tasks=2, shards=4)
+        assert all(x.returncode == 0 for x in r.values()), r
+        rs = [st("convert", *paths, "-o", prefix, "--shards", "2", "--task", "%d/4" % t, mode, "-q")
+              for t in range(4)]
+        c = st("combine", prefix)
+        ids = combined_ids(prefix) if c.returncode == 0 else None
+        left = [n for n in os.listdir(os.path.dirname(prefix)) if "-of-00002." in n]
+        check(all(x.returncode == 0 for x in rs) and c.returncode == 0 and ids is not None and sorted(ids) == want
+              and not left,
+              "%s: 4 tasks over a run of 2 tasks with the same shard numbers replace it; combine has every record "
+              "once (%s; left %s)" % (mode, [(x.returncode, x.stderr.strip()[-120:]) for x in rs if x.returncode]
+                                      or c.stderr.strip()[-150:], left))
+
+
 def main():
     global ST
     ST = os.path.abspath(sys.argv[1])
     for case in (item1_kept_shard_records_moved, item2_inputs_order_and_identity, item2_file_dealing_extra_input,
                  resume_kills_every_format, task_rerun_other_shards,
-                 resume_edited_manifest, combine_missing_shard, tasks_over_plain_run, resume_standard_input):
+                 resume_edited_manifest, combine_missing_shard, tasks_over_plain_run, resume_standard_input,
+                 tasks_over_other_task_count):
         with tempfile.TemporaryDirectory() as d:
             print("# " + case.__name__)
             case(d)
