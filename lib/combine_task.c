@@ -8,8 +8,10 @@
 #include "../src/shard_names.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The options that shaped every task alike, as compact JSON (malloc'd). */
 static char *shared_options(const json_value *options)
@@ -157,6 +159,23 @@ int combine_add_task(combine_state *c, unsigned long long index, const task_doc 
             return combine_fail(c, doc->path, "%s is listed twice", path);
         if (strlen(crc) != 8)
             return combine_fail(c, doc->path, "%s: crc32c '%s' is not 8 hex digits", path, crc);
+        /* A listed shard that is gone (removed, renamed, or replaced by
+         * another run of this task's number) or of another size would make
+         * the combined manifest claim a set that is not there, with exit
+         * 0.  One lstat each: no shard is opened (its bytes are verify's). */
+        char full[8400], what[96] = "";
+        struct stat st;
+        snprintf(full, sizeof full, "%s%s", c->dir, path);
+        if (lstat(full, &st) != 0)
+            snprintf(what, sizeof what, "is missing");
+        else if (!S_ISREG(st.st_mode))
+            snprintf(what, sizeof what, "is not a regular file");
+        else if ((uint64_t)st.st_size != bytes)
+            snprintf(what, sizeof what, "has %llu bytes, not the %" PRIu64 " listed", (unsigned long long)st.st_size,
+                     bytes);
+        if (what[0])
+            return combine_fail(c, doc->path, "it lists %s, which %s; run task %llu of %llu again (--resume writes "
+                                "only what is missing), then combine", full, what, index, c->tasks);
         *s = (shard_ref){.path = strdup(path), .records = records, .bytes = bytes, .seen = true};
         memcpy(s->crc, crc, 9);
         if (!s->path)

@@ -235,6 +235,28 @@ static size_t remove_dead_temps(const output_set *set, const char *tag, long pid
     return removed;
 }
 
+/* How many of the earlier set's files the dead run moved aside (its
+ * ".tmp-stTAG-oldK", a TFDS dataset's "...-datasetK-old") are still under
+ * those names. */
+static size_t earlier_files_aside(const output_set *set, const char *tag)
+{
+    if (!tag[0])
+        return 0;
+    DIR *d = opendir(dir_or_dot(set));
+    if (!d)
+        return 0;
+    char mark[96];
+    snprintf(mark, sizeof mark, TMP_MARK "%s-", tag);
+    size_t n = 0, mlen = strlen(mark);
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strncmp(e->d_name, mark, mlen) == 0 &&
+            (strncmp(e->d_name + mlen, "old", 3) == 0 || ends_with(e->d_name + mlen, "-old")))
+            n++;
+    closedir(d);
+    return n;
+}
+
 /* ---- the earlier run's files ----------------------------------------------------- */
 
 /* "DIR/NAME" with DIR's links resolved, so that two spellings of one name
@@ -340,6 +362,126 @@ static void sort_unique_earlier(output_set *set)
     set->nearlier = kept;
 }
 
+/* The shards (by device and inode) that the task manifests of the other
+ * tasks of this distributed run list. */
+typedef struct listed_files {
+    dev_t *dev;
+    ino_t *ino;
+    size_t n, cap;
+    bool failed;
+} listed_files;
+
+static void add_listed_file(void *ctx, const char *path)
+{
+    listed_files *l = ctx;
+    struct stat st;
+    if (l->failed || lstat(path, &st) != 0)
+        return;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        dev_t *dev = realloc(l->dev, cap * sizeof *dev);
+        if (dev)
+            l->dev = dev;
+        ino_t *ino = dev ? realloc(l->ino, cap * sizeof *ino) : NULL;
+        if (ino)
+            l->ino = ino;
+        if (!dev || !ino) {
+            l->failed = true;
+            return;
+        }
+        l->cap = cap;
+    }
+    l->dev[l->n] = st.st_dev;
+    l->ino[l->n++] = st.st_ino;
+}
+
+static bool is_listed(const listed_files *l, const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return false;
+    for (size_t i = 0; i < l->n; i++)
+        if (l->dev[i] == st.st_dev && l->ino[i] == st.st_ino)
+            return true;
+    return false;
+}
+
+/* Under --task, a shard of another total than this run's (a task run
+ * again with another --shards) is an earlier run's by its name, yet
+ * another task of this run may still list it in its task manifest (that
+ * task's files are left alone, see classify).  Removing it would leave
+ * that manifest, and the manifest combine makes from it, naming a missing
+ * shard with exit 0; so it stays, with its index, until its own task is
+ * run again (combine refuses the tasks' differing --shards meanwhile).
+ * Returns false when out of memory. */
+static bool keep_other_tasks_listed(output_set *set)
+{
+    if (!set->tasks || !set->nearlier)
+        return true;
+    DIR *d = opendir(dir_or_dot(set));
+    if (!d)
+        return true;
+    listed_files l = {0};
+    size_t blen = strlen(set->base);
+    struct dirent *e;
+    char path[8400];
+    while ((e = readdir(d))) {
+        unsigned long long i, n;
+        if (strncmp(e->d_name, set->base, blen) != 0 ||
+            !st_task_infix_parse(e->d_name + blen, ".manifest.json", &i, &n) || n != set->tasks || i == set->task)
+            continue;
+        join(path, sizeof path, set->dir, e->d_name);
+        manifest_shards_each(path, add_listed_file, &l);
+    }
+    closedir(d);
+    size_t kept = 0;
+    for (size_t i = 0; !l.failed && i < set->nearlier; i++) {
+        /* the shard itself, or its DALI index ("SHARD.idx") */
+        char shard[8400];
+        snprintf(shard, sizeof shard, "%s", set->earlier[i]);
+        size_t len = strlen(shard);
+        if (len > 4 && strcmp(shard + len - 4, ".idx") == 0)
+            shard[len - 4] = '\0';
+        const char *slash = strrchr(set->earlier[i], '/');
+        const char *name = slash ? slash + 1 : set->earlier[i];
+        unsigned long long num, total;
+        bool other_total = strncmp(name, set->base, blen) == 0 &&
+                           st_shard_numbers(name + blen, &num, &total, NULL) && total != set->shard_total;
+        if (other_total && (is_listed(&l, set->earlier[i]) || is_listed(&l, shard)))
+            free(set->earlier[i]);
+        else
+            set->earlier[kept++] = set->earlier[i];
+    }
+    if (!l.failed)
+        set->nearlier = kept;
+    free(l.dev);
+    free(l.ino);
+    return !l.failed;
+}
+
+/* Whether PREFIX.manifest.json is a plain run's (its options have no
+ * "tasks"), not the one `combine` made of a distributed run's tasks. */
+static bool plain_run_manifest(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (64 << 20))
+        return false;
+    size_t len;
+    st_error err = {0};
+    char *text = json_read_file(path, &len, &err);
+    json_value v;
+    char msg[64];
+    if (!text || json_parse(text, len, &v, msg, sizeof msg) != 0) {
+        free(text);
+        return false;
+    }
+    free(text);
+    const json_value *options = json_get(&v, "options");
+    bool plain = options && options->type == JSON_OBJECT && !json_get(options, "tasks");
+    json_free(&v);
+    return plain;
+}
+
 /* Lists every output of an earlier run with this prefix.  Any of them that
  * is not a regular file is refused outright. */
 static int find_earlier(output_set *set, const char *manifest, const char *feature_spec)
@@ -359,6 +501,23 @@ static int find_earlier(output_set *set, const char *manifest, const char *featu
         }
     }
     closedir(d);
+    /* Under --task, PREFIX.manifest.json is left to combine (classify); but
+     * a plain run's lists the shards of that run, which go with the earlier
+     * set: left behind, it would list shards that are gone. */
+    if (set->tasks) {
+        static const char *const sides[] = {".manifest.json", ".wids.json"};
+        join(path, sizeof path, set->dir, set->base);
+        size_t plen = strlen(path);
+        snprintf(path + plen, sizeof path - plen, "%s", sides[0]);
+        if (plain_run_manifest(path)) {
+            for (size_t i = 0; i < 2; i++) {
+                struct stat st;
+                snprintf(path + plen, sizeof path - plen, "%s", sides[i]);
+                if (lstat(path, &st) == 0 && output_set_add_earlier(set, path) != ST_OK)
+                    return output_set_refuse(set, ST_ENOMEM, "out of memory");
+            }
+        }
+    }
     const char *named[] = {manifest, feature_spec};
     for (size_t i = 0; i < 2; i++) {
         struct stat st;
@@ -373,9 +532,20 @@ static int find_earlier(output_set *set, const char *manifest, const char *featu
     /* The files an earlier manifest lists belong to its set, wherever the
      * pattern above would not find them. */
     size_t scanned = set->nearlier;
-    for (size_t i = 0; i < scanned; i++)
-        if (ends_with(set->earlier[i], ".manifest.json") || (manifest && strcmp(set->earlier[i], manifest) == 0))
-            add_manifest_shards(set, set->earlier[i]);
+    for (size_t i = 0; i < scanned; i++) {
+        bool own = manifest && strcmp(set->earlier[i], manifest) == 0;
+        if (!own && !ends_with(set->earlier[i], ".manifest.json"))
+            continue;
+        char before[sizeof set->other_task];
+        memcpy(before, set->other_task, sizeof before);
+        add_manifest_shards(set, set->earlier[i]);
+        /* Another task's shard listed by an earlier run's task manifest (of
+         * another task count: --task 0/4 over a run of --task I/2) is left
+         * to that task, and is no reason to refuse: the refusal below is
+         * for the manifest this run writes. */
+        if (!own)
+            memcpy(set->other_task, before, sizeof before);
+    }
     /* Under --task, a --manifest that every task names alike holds another
      * task's list: replacing it would lose that task's manifest. */
     if (set->other_task[0] && manifest) {
@@ -385,6 +555,8 @@ static int find_earlier(output_set *set, const char *manifest, const char *featu
                                  "writes %s-taskIIIII-of-NNNNN.manifest.json",
                                  manifest, set->other_task, set->prefix);
     }
+    if (!keep_other_tasks_listed(set))
+        return output_set_refuse(set, ST_ENOMEM, "out of memory");
 
     return output_set_check_earlier(set);
 }
@@ -693,6 +865,21 @@ int output_set_open(output_set *set, const output_set_voice *voice, const char *
             /* Left under the dead run's temporary names: those stay. */
             output_set_note(set, "%zu file%s of the earlier set could not be moved back (another file holds the "
                             "name): left under %s" TMP_MARK "*-old*", r.stuck, r.stuck == 1 ? "" : "s", set->dir);
+            set->took_over = false;
+        }
+        /* A journal entry whose inode or size is not the file's (the
+         * journal edited, or cut short) moves nothing back, and the file is
+         * then the only copy of an earlier shard under the dead run's
+         * temporary name: removing it with the dead run's temporaries
+         * would lose the earlier set.  Those stay, said with the way out. */
+        size_t aside = r.stuck ? 0 : earlier_files_aside(set, set->dead_tag);
+        if (aside) {
+            output_set_note(set, "%zu file%s of the earlier set, moved aside by the run that was stopped, could not "
+                            "be moved back: %s does not record %s as moved (edited or cut short?); left under %s"
+                            TMP_MARK "%s-*old*: look at %s, then rename %s back to %s name%s or remove %s",
+                            aside, aside == 1 ? "" : "s", set->journal, aside == 1 ? "it" : "them", set->dir,
+                            set->dead_tag, aside == 1 ? "it" : "them", aside == 1 ? "it" : "them",
+                            aside == 1 ? "its" : "their", aside == 1 ? "" : "s", aside == 1 ? "it" : "them");
             set->took_over = false;
         }
     }

@@ -170,6 +170,17 @@ static bool same_options(const char *manifest_text, size_t len, const char *opti
                                                          "this run", why, whycap);
         *inputs_changed = r == INPUTS_DIFFER;
         same = r == INPUTS_SAME;
+        /* Standard input is recorded by its name only, and another stream
+         * on it would pass for the one read: the earlier run's shards are
+         * not proved its records, so the run converts what it reads now. */
+        const json_value *list = json_get(&now, "input_files");
+        for (size_t i = 0; same && list && list->type == JSON_ARRAY && i < list->count; i++) {
+            const json_value *path = json_get(&list->items[i], "path");
+            if (path && path->type == JSON_STRING && strcmp(path->text, "-") == 0) {
+                snprintf(why, whycap, "standard input cannot be proved the stream the earlier run read");
+                same = false;
+            }
+        }
     }
     free(a);
     free(b);
@@ -205,7 +216,8 @@ bool resume_check(const char *manifest_path, const char *options_json, bool inde
         return false;
     }
     if (!same || manifest_parse(text, len, &m, msg, sizeof msg) != 0) {
-        snprintf(why, whycap, "%s was written with other options", manifest_path);
+        if (same || !why[0]) /* else same_options said why */
+            snprintf(why, whycap, "%s was written with other options", manifest_path);
         free(text);
         return false;
     }
@@ -268,7 +280,9 @@ bool resume_plan(const char *manifest_path, const st_shard_options *o, const cha
     st_shard_extension(ext, sizeof ext, extension, compression);
     uint64_t total = o->number_total ? o->number_total : o->count;
     for (size_t i = 0; names && k && i < n; i++) {
-        if (st_shard_name(name, sizeof name, o->prefix, NULL, o->number_base + i, total, ext) ||
+        /* spelled as the sink spells them (a TFDS split's PREFIX.tfrecord-00000-of-00008) */
+        if (st_shard_name_styled(name, sizeof name, o->naming, o->prefix, o->infix, o->number_base + i, total, ext,
+                                 "") ||
             !(names[i] = strdup(name)))
             break;
         named++;
@@ -276,6 +290,17 @@ bool resume_plan(const char *manifest_path, const st_shard_options *o, const cha
     bool complete = named == n && names && k;
     bool finished = resume_check(manifest_path, options_json, o->index, complete ? names : NULL,
                                  complete ? n : 0, k, kept, inputs_changed, why, whycap);
+    /* A manifest is a file anyone may edit: every shard it lists being
+     * intact proves nothing of a shard it does not list (an entry taken
+     * out, or renamed to a file outside the set, with the shard gone).
+     * Finished needs each shard this run names to be a listed one; the
+     * others are written again. */
+    for (size_t i = 0; finished && complete && i < n; i++) {
+        if (!k[i].keep) {
+            finished = false;
+            snprintf(why, whycap, "%s does not list %s", manifest_path, names[i]);
+        }
+    }
     for (size_t i = 0; i < named; i++)
         free(names[i]);
     free(names);

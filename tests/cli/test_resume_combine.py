@@ -17,7 +17,15 @@
     rerun with --resume, or a finished task one of whose shards was
     removed and rerun with --resume, gives the clean run's files byte for
     byte once combined (the kept shards are proven by encoding their
-    records again, through that format's writer).
+    records again, through that format's writer);
+  - a task rerun with another --shards leaves the other tasks' shards
+    (their task manifests list them) for combine to refuse, not remove;
+  - a manifest edited to no longer list a shard (gone) is not a finished
+    run; a TFDS split's intact shards are kept by --resume;
+  - combine refuses a listed shard that is gone or of another size;
+  - tasks over a plain run's set replace its PREFIX.manifest.json too;
+  - --resume of a run that read standard input converts what it reads;
+  - tasks of another task count over a distributed run replace it.
 Every check reads the records back (distinct ids against the rows
 written), so a count that happens to match proves nothing here.
 Prints "N passed, M failed".
@@ -304,11 +312,209 @@ def resume_kills_every_format(d):
               "clean set byte for byte (%s %s)" % (fmt, shards, r.stderr.strip()[-200:]))
 
 
+def task_rerun_other_shards(d):
+    """One task of a finished run rerun with another --shards (--resume,
+    then --force): the other tasks' shards, which their task manifests
+    still list, stay.  Before, the task removed every shard of the other
+    total, and once it was rerun as before, combine (which reads only the
+    task manifests) wrote a manifest of 8 shards, 6 of them missing, with
+    exit 0."""
+    paths = write_inputs(d, files=4, rows=1500)
+    want = sorted(range(4 * 1500))
+    for mode in ("--resume", "--force"):
+        prefix = os.path.join(d, "rerun" + mode, "t")
+        r = run_tasks(paths, prefix, tasks=4, shards=2)
+        assert all(x.returncode == 0 for x in r.values()), r
+        out = os.path.dirname(prefix)
+        before = {n: os.stat(os.path.join(out, n)).st_ino for n in os.listdir(out) if "-of-00008." in n}
+        one = st("convert", *paths, "-o", prefix, "--shards", "3", "--task", "1/4", mode, "-q")
+        kept = [n for n in before if os.path.exists(os.path.join(out, n))]
+        check(one.returncode == 0 and sorted(kept) == sorted(n for n in before if not n.startswith("t-0000%d" % 2)
+                                                                and not n.startswith("t-0000%d" % 3)),
+              "%s: task 1 rerun with --shards 3 removes only its own earlier shards (2, 3 of 8), not the other "
+              "tasks' (%s; left %s)" % (mode, one.stderr.strip()[-200:], sorted(kept)))
+        c = st("combine", prefix)
+        check(c.returncode == 1 and "--shards" in c.stderr and not os.path.exists(prefix + ".manifest.json"),
+              "%s: combine refuses tasks of other --shards (%s)" % (mode, c.stderr.strip()[-200:]))
+        again = st("convert", *paths, "-o", prefix, "--shards", "2", "--task", "1/4", mode, "-q")
+        c = st("combine", prefix)
+        listed = json.load(open(prefix + ".manifest.json"))["shards"] if c.returncode == 0 else []
+        missing = [s["path"] for s in listed if not os.path.exists(os.path.join(out, s["path"]))]
+        ids = combined_ids(prefix) if c.returncode == 0 and not missing else None
+        check(again.returncode == 0 and c.returncode == 0 and not missing and ids is not None and sorted(ids) == want,
+              "%s: task 1 rerun as before, combine: every listed shard there, every record once (missing %s; %s)"
+              % (mode, missing, (again.stderr + c.stderr).strip()[-200:]))
+        v = st("verify", "--manifest", prefix + ".manifest.json", "-q")
+        check(v.returncode == 0, "%s: verify --manifest of the combined set passes (%s)" % (mode, v.stderr.strip()[-200:]))
+
+
+def resume_edited_manifest(d):
+    """--resume with a manifest whose every listed shard is intact, but
+    that no longer lists one of the run's shards (the entry taken out, the
+    shard gone): before, the run counted as finished and exited 0 with the
+    shard missing.  Each shard the run names must be a listed one; the
+    others are written again.  Also a TFDS split: its shards are spelled
+    PREFIX.tfrecord-NNNNN-of-NNNNN, and an intact one is kept by --resume."""
+    paths = write_inputs(d, files=4, rows=1500)
+    want = sorted(range(4 * 1500))
+    prefix = os.path.join(d, "edited", "t")
+    r = st("convert", *paths, "-o", prefix, "--shards", "4", "-q")
+    assert r.returncode == 0, r.stderr
+    with open(prefix + ".manifest.json") as f:
+        m = json.load(f)
+    gone = m["shards"].pop(3)
+    os.unlink(os.path.join(d, "edited", gone["path"]))
+    with open(prefix + ".manifest.json", "w") as f:
+        json.dump(m, f, indent=2)
+    r = st("convert", *paths, "-o", prefix, "--shards", "4", "--resume", "-q")
+    shards = sorted(n for n in os.listdir(os.path.join(d, "edited")) if n.endswith(".tfrecord"))
+    ids = ids_of([os.path.join(d, "edited", n) for n in shards])
+    check(r.returncode == 0 and len(shards) == 4 and ids is not None and sorted(ids) == want,
+          "a manifest that no longer lists shard 3 (gone): --resume writes it again, every record once (%s, %s)"
+          % (shards, r.stderr.strip()[-200:]))
+
+    prefix = os.path.join(d, "edited-task", "t")
+    r = run_tasks(paths, prefix, tasks=2, shards=2)
+    assert all(x.returncode == 0 for x in r.values()), r
+    tm = "%s-task%05d-of-%05d.manifest.json" % (prefix, 1, 2)
+    with open(tm) as f:
+        m = json.load(f)
+    gone = m["shards"].pop(1)
+    os.unlink(os.path.join(d, "edited-task", gone["path"]))
+    with open(tm, "w") as f:
+        json.dump(m, f, indent=2)
+    r = run_tasks(paths, prefix, tasks=2, shards=2, only=[1])[1]
+    c = st("combine", prefix)
+    ids = combined_ids(prefix) if c.returncode == 0 else None
+    check(r.returncode == 0 and c.returncode == 0 and ids is not None and sorted(ids) == want,
+          "a task manifest that no longer lists one of its shards: --resume writes it again, combine has every "
+          "record once (%s)" % (r.stderr + c.stderr).strip()[-200:])
+
+    version = os.path.join(d, "tfds", "ds", "1.0.0")
+    ref = os.path.join(d, "tfds-ref", "ds", "1.0.0")
+    for root in ("tfds", "tfds-ref"):
+        r = st("convert", *paths, "--tfds", os.path.join(d, root), "--name", "ds", "--split", "train",
+               "--shards", "3", "-q")
+        assert r.returncode == 0, r.stderr
+    r = st("convert", *paths, "--tfds", os.path.join(d, "tfds"), "--name", "ds", "--split", "train", "--shards", "3",
+           "--resume", "-v")
+    check(r.returncode == 0 and "finished before" in r.stderr,
+          "TFDS split: --resume of a finished run keeps it (%s)" % r.stderr.strip()[-200:])
+    os.unlink(os.path.join(version, "ds-train.tfrecord-00001-of-00003"))
+    inode = os.stat(os.path.join(version, "ds-train.tfrecord-00000-of-00003")).st_ino
+    r = st("convert", *paths, "--tfds", os.path.join(d, "tfds"), "--name", "ds", "--split", "train", "--shards", "3",
+           "--resume", "-q")
+    check(r.returncode == 0 and os.stat(os.path.join(version, "ds-train.tfrecord-00000-of-00003")).st_ino == inode
+          and snapshot(version) == snapshot(ref),
+          "TFDS split, a shard removed: --resume keeps the intact ones (same file) and gives the clean run's files "
+          "byte for byte (%s)" % r.stderr.strip()[-200:])
+
+
+def combine_missing_shard(d):
+    """combine reads the task manifests only, but a shard they list that
+    is gone (renamed away) or of another size (cut short) is refused,
+    naming it and the task to run again; before, combine exited 0 with a
+    manifest of the whole set listing the missing shard."""
+    paths = write_inputs(d, files=4, rows=1500)
+    want = sorted(range(4 * 1500))
+    prefix = os.path.join(d, "gone", "t")
+    r = run_tasks(paths, prefix, tasks=4, shards=2)
+    assert all(x.returncode == 0 for x in r.values()), r
+    shard = prefix + "-00003-of-00008.tfrecord"
+    os.rename(shard, os.path.join(d, "gone", "renamed.tfrecord"))
+    c = st("combine", prefix)
+    check(c.returncode == 1 and shard in c.stderr and "task 1 of 4" in c.stderr and "missing" in c.stderr
+          and not os.path.exists(prefix + ".manifest.json"),
+          "combine refuses a listed shard renamed away, naming it and the task to run again (%s)"
+          % c.stderr.strip()[-250:])
+    os.rename(os.path.join(d, "gone", "renamed.tfrecord"), shard)
+    size = os.path.getsize(shard)
+    os.truncate(shard, size - 7)
+    c = st("combine", prefix)
+    check(c.returncode == 1 and shard in c.stderr and "%d bytes" % (size - 7) in c.stderr
+          and not os.path.exists(prefix + ".manifest.json"),
+          "combine refuses a listed shard cut short (%s)" % c.stderr.strip()[-250:])
+    r = run_tasks(paths, prefix, tasks=4, shards=2, only=[1])[1]
+    c = st("combine", prefix)
+    ids = combined_ids(prefix) if c.returncode == 0 else None
+    check(r.returncode == 0 and c.returncode == 0 and ids is not None and sorted(ids) == want,
+          "task 1 rerun with --resume, combine: every record once (%s)" % (r.stderr + c.stderr).strip()[-200:])
+
+
+def tasks_over_plain_run(d):
+    """Tasks run with --resume over a plain run's set on the same prefix
+    replace it, its PREFIX.manifest.json included: before, that manifest
+    stayed behind listing the plain run's shards, which were gone (exit 0),
+    and combine refused to replace it without --force."""
+    paths = write_inputs(d, files=4, rows=1500)
+    want = sorted(range(4 * 1500))
+    prefix = os.path.join(d, "plain-then-tasks", "t")
+    r = st("convert", *paths, "-o", prefix, "--shards", "5", "-q")
+    assert r.returncode == 0, r.stderr
+    r = run_tasks(paths, prefix, tasks=2, shards=2, only=[0])[0]
+    listed = []
+    if os.path.exists(prefix + ".manifest.json"):
+        with open(prefix + ".manifest.json") as f:
+            listed = [x["path"] for x in json.load(f)["shards"]]
+    missing = [p for p in listed if not os.path.exists(os.path.join(d, "plain-then-tasks", p))]
+    check(r.returncode == 0 and not missing,
+          "task 0 over a plain run's set: no manifest is left listing shards that are gone (%s; %s)"
+          % (missing, r.stderr.strip()[-200:]))
+    r = run_tasks(paths, prefix, tasks=2, shards=2, only=[1])[1]
+    c = st("combine", prefix)
+    ids = combined_ids(prefix) if c.returncode == 0 else None
+    check(r.returncode == 0 and c.returncode == 0 and ids is not None and sorted(ids) == want,
+          "then task 1 and combine (no --force): every record once (%s)" % (r.stderr + c.stderr).strip()[-200:])
+
+
+def resume_standard_input(d):
+    """--resume of a run that read standard input, given another stream:
+    standard input is recorded by its name only, and before, the run
+    counted as finished and exited 0 with the shards of the first stream."""
+    paths = write_inputs(d, files=2, rows=1500)
+    prefix = os.path.join(d, "stdin", "t")
+    for k, path in enumerate(paths):
+        with open(path) as f:
+            r = subprocess.run([ST, "convert", "-", "--from", "csv", "-o", prefix, "--shards", "2", "-q"]
+                               + (["--resume"] if k else []), stdin=f, capture_output=True, text=True)
+        shards = [os.path.join(d, "stdin", n) for n in sorted(os.listdir(os.path.join(d, "stdin")))
+                  if n.endswith(".tfrecord")]
+        ids = ids_of(shards)
+        check(r.returncode == 0 and ids is not None and sorted(ids) == list(range(k * 1500, (k + 1) * 1500)),
+              "standard input, stream %d%s: the shards hold its records (%s)"
+              % (k, " with --resume" if k else "", r.stderr.strip()[-200:]))
+
+
+def tasks_over_other_task_count(d):
+    """A run of --task I/4 --shards 2 over one of --task I/2 --shards 4 (the
+    same 8 shard numbers), with --force or --resume: before, every task was
+    refused (exit 2) as if all named one --manifest, even with --force, with
+    no way out but removing files by hand.  The new run replaces the old."""
+    paths = write_inputs(d, files=4, rows=1500)
+    want = sorted(range(4 * 1500))
+    for mode in ("--force", "--resume"):
+        prefix = os.path.join(d, "recount" + mode, "t")
+        r = run_tasks(paths, prefix, tasks=2, shards=4)
+        assert all(x.returncode == 0 for x in r.values()), r
+        rs = [st("convert", *paths, "-o", prefix, "--shards", "2", "--task", "%d/4" % t, mode, "-q")
+              for t in range(4)]
+        c = st("combine", prefix)
+        ids = combined_ids(prefix) if c.returncode == 0 else None
+        left = [n for n in os.listdir(os.path.dirname(prefix)) if "-of-00002." in n]
+        check(all(x.returncode == 0 for x in rs) and c.returncode == 0 and ids is not None and sorted(ids) == want
+              and not left,
+              "%s: 4 tasks over a run of 2 tasks with the same shard numbers replace it; combine has every record "
+              "once (%s; left %s)" % (mode, [(x.returncode, x.stderr.strip()[-120:]) for x in rs if x.returncode]
+                                      or c.stderr.strip()[-150:], left))
+
+
 def main():
     global ST
     ST = os.path.abspath(sys.argv[1])
     for case in (item1_kept_shard_records_moved, item2_inputs_order_and_identity, item2_file_dealing_extra_input,
-                 resume_kills_every_format):
+                 resume_kills_every_format, task_rerun_other_shards,
+                 resume_edited_manifest, combine_missing_shard, tasks_over_plain_run, resume_standard_input,
+                 tasks_over_other_task_count):
         with tempfile.TemporaryDirectory() as d:
             print("# " + case.__name__)
             case(d)
