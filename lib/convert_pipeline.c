@@ -532,6 +532,8 @@ static int check_payloads(const convert_job *job, item *it, st_error *err)
     return ST_OK;
 }
 
+#define STATS_BLOCK 256
+
 static int process_item(run_state *rs, item *it, st_error *err)
 {
     convert_job *job = rs->job;
@@ -564,7 +566,7 @@ static int process_item(run_state *rs, item *it, st_error *err)
     st_feature_stats_new_batch(&it->stats);
     if (job->writer && start_groups(job, it, r->format, err) < 0)
         return err->code;
-    size_t group = 0;
+    size_t group = 0, stats_from = 0;
     for (size_t i = 0; i < it->batch.count; i++) {
         st_record *rec = &it->batch.records[i];
         project(job->ro, rec);
@@ -608,8 +610,13 @@ static int process_item(run_state *rs, item *it, st_error *err)
                                        (unsigned long long)(it->unit.first_record + i));
         }
         it->ends[i] = it->encoded.len;
-        if (st_feature_stats_add(&it->stats, rec))
-            return st_error_set(err, ST_ENOMEM, "out of memory");
+        /* Statistics a block of records at a time, while they are in
+         * cache: a table's rows are added a feature at a time. */
+        if (i + 1 - stats_from == STATS_BLOCK || i + 1 == it->batch.count) {
+            if (st_feature_stats_add_many(&it->stats, &it->batch.records[stats_from], i + 1 - stats_from))
+                return st_error_set(err, ST_ENOMEM, "out of memory");
+            stats_from = i + 1;
+        }
     }
     return ST_OK;
 }

@@ -78,6 +78,10 @@ void st_feature_stats_free(st_feature_stats *s);
  * one that never does is still right, only slower. */
 void st_feature_stats_new_batch(st_feature_stats *s);
 int st_feature_stats_add(st_feature_stats *s, const st_record *rec);
+/* st_feature_stats_add of recs[0..n) in order, the same statistics; n
+ * records of one shape (a table's flat rows) are added a feature at a
+ * time. */
+int st_feature_stats_add_many(st_feature_stats *s, const st_record *recs, size_t n);
 int st_feature_stats_merge(st_feature_stats *into, const st_feature_stats *from);
 /* The features in order of first appearance (caller frees the array). */
 const st_feature_stat **st_feature_stats_sorted(const st_feature_stats *s);

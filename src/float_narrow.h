@@ -20,6 +20,18 @@
 bool st_double_narrow_changes(double d);
 bool st_int64_narrow_changes(int64_t v);
 
+/* The same over n doubles at once, as a Parquet page stores them (little
+ * endian, any alignment): out[i] = (float)d[i] and changed[i] =
+ * st_double_narrow_changes(d[i]) (0 or 1).  On CPUs with AVX-512 eight
+ * values are decided at a time, with AVX2 four; the values the vector steps cannot settle
+ * exactly as the one-at-a-time rule would (far exponents, ties in the
+ * float's digits) go to it, so the answers are the same bit for bit. */
+void st_double_narrow_bulk(const void *src, size_t n, float *out, uint8_t *changed);
+/* One implementation by name ("avx512", "avx2", "scalar"), for tests that check
+ * every path this CPU can run; false (nothing written) when it cannot run
+ * that one. */
+bool st_double_narrow_bulk_with(const char *impl, const void *src, size_t n, float *out, uint8_t *changed);
+
 /* What a value became, for messages: whole numbers in full (17031832576),
  * others as the shortest text of the float32 (3.1415927). */
 void st_format_narrowed(char *out, size_t cap, float f);

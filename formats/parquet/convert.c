@@ -378,14 +378,31 @@ int st_pq_convert_fixed(const st_pq_convert *c, const uint8_t *raw, size_t n, vo
         if (c->lossy_flags)
             memset(c->lossy_flags, 0, n);
         return 0;
-    case PQ_CONV_DOUBLE:
-        for (size_t i = 0; i < n; i++) {
-            double d;
-            memcpy(&d, raw + 8 * i, 8);
-            if ((rc = narrow(c, d, &f32[i], i)))
-                return rc;
+    case PQ_CONV_DOUBLE: {
+        /* Narrowed and judged in bulk (vector code where the CPU has it),
+         * then counted as narrow() counts them. */
+        uint8_t changed[512];
+        for (size_t at = 0; at < n; at += sizeof changed) {
+            size_t k = n - at < sizeof changed ? n - at : sizeof changed;
+            st_double_narrow_bulk(raw + 8 * at, k, f32 + at, changed);
+            if (c->lossy_flags) {
+                memcpy(c->lossy_src + at, raw + 8 * at, k * 8);
+                for (size_t j = 0; j < k; j++) {
+                    double d = c->lossy_src[at + j];
+                    c->lossy_flags[at + j] = changed[j] ? 1 + (d == nearbyint(d)) : 0;
+                }
+                continue;
+            }
+            for (size_t j = 0; j < k; j++) {
+                if (!changed[j])
+                    continue;
+                double d;
+                memcpy(&d, raw + 8 * (at + j), 8);
+                st_pq_lossy_add(c->lossy, d, d == nearbyint(d), c->value_base + at + j);
+            }
         }
         return 0;
+    }
     case PQ_CONV_DECIMAL:
         if (leaf->physical == PQ_INT32 || leaf->physical == PQ_INT64) {
             size_t w = leaf->physical == PQ_INT32 ? 4 : 8;

@@ -1523,6 +1523,128 @@ static void test_feature_stats_batches(void)
     }
 }
 
+/* st_feature_stats_add_many against st_feature_stats_add record by record:
+ * the same entries in the same order with the same counts, lengths, ranges
+ * (bit for bit: which zero ends a range), NaN counts and UTF-8 flags, over
+ * batches of one shape (a table's rows), a name twice in a record, records
+ * that differ (a missing feature, two values, another kind, a feature
+ * list), cut into blocks of every size. */
+static uint64_t many_state = 88172645463325252ull;
+static uint64_t many_next(void)
+{
+    many_state ^= many_state << 13;
+    many_state ^= many_state >> 7;
+    many_state ^= many_state << 17;
+    return many_state;
+}
+
+static void same_stats(const st_feature_stats *a, const st_feature_stats *b)
+{
+    CU_ASSERT_EQUAL_FATAL(a->count, b->count);
+    CU_ASSERT_EQUAL(a->records, b->records);
+    CU_ASSERT_EQUAL(a->sequence_records, b->sequence_records);
+    for (size_t i = 0; i < a->count; i++) {
+        const st_feature_stat *x = &a->items[i], *y = &b->items[i];
+        CU_ASSERT_EQUAL(x->name_len, y->name_len);
+        CU_ASSERT(memcmp(x->name, y->name, x->name_len) == 0);
+        CU_ASSERT_EQUAL(x->sequence, y->sequence);
+        CU_ASSERT_EQUAL(x->present, y->present);
+        CU_ASSERT_EQUAL(x->values, y->values);
+        CU_ASSERT_EQUAL(x->steps, y->steps);
+        CU_ASSERT_EQUAL(x->kinds, y->kinds);
+        CU_ASSERT_EQUAL(x->min_len, y->min_len);
+        CU_ASSERT_EQUAL(x->max_len, y->max_len);
+        CU_ASSERT_EQUAL(x->min_int, y->min_int);
+        CU_ASSERT_EQUAL(x->max_int, y->max_int);
+        CU_ASSERT(memcmp(&x->min_float, &y->min_float, sizeof(double)) == 0);
+        CU_ASSERT(memcmp(&x->max_float, &y->max_float, sizeof(double)) == 0);
+        CU_ASSERT_EQUAL(x->nan_count, y->nan_count);
+        CU_ASSERT_EQUAL(x->has_int, y->has_int);
+        CU_ASSERT_EQUAL(x->has_float, y->has_float);
+        CU_ASSERT_EQUAL(x->not_utf8, y->not_utf8);
+        CU_ASSERT_EQUAL(x->first_seen, y->first_seen);
+    }
+}
+
+static void test_feature_stats_add_many(void)
+{
+    enum { ROWS = 600, COLS = 5 };
+    static int64_t iv[ROWS][2];
+    static float fv[ROWS][2];
+    static st_bytes bv[ROWS];
+    static st_feature feats[ROWS][COLS + 1];
+    static st_record recs[ROWS];
+    static st_feature step;
+    static st_feature_list list;
+    static const uint8_t good[] = "caf\xc3\xa9", bad[] = "ab\xff";
+    static const float specials[] = {NAN, -0.0f, 0.0f, INFINITY, -INFINITY, 1.5f};
+    for (int shape = 0; shape < 6; shape++) {
+        /* names: "a".."e";
+         * shape 1 makes column 3 "b" again (same pointer), shape 2 "b"
+         * again from other memory */
+        static char other_b[2] = "b";
+        for (int r = 0; r < ROWS; r++) {
+            iv[r][0] = (int64_t)many_next() >> (many_next() % 64);
+            iv[r][1] = -iv[r][0];
+            float fx = many_next() % 4 ? (float)(int64_t)many_next() * 0x1p-40f : specials[many_next() % 6];
+            /* zeros and NaN only where order decides which zero stays */
+            static const float zeros[] = {NAN, -0.0f, 0.0f};
+            fv[r][0] = shape == 1 || shape == 2 ? zeros[many_next() % 3] : fx;
+            fv[r][1] = zeros[many_next() % 3];
+            bv[r] = many_next() % 50 ? (st_bytes){good, 5} : (st_bytes){bad, 3};
+            st_feature *f = feats[r];
+            f[0] = (st_feature){{(const uint8_t *)"a", 1}, ST_KIND_INT64, 1, {.i64 = iv[r]}};
+            f[1] = (st_feature){{(const uint8_t *)"b", 1}, ST_KIND_FLOAT, 1, {.f32 = fv[r]}};
+            f[2] = (st_feature){{(const uint8_t *)"c", 1}, ST_KIND_BYTES, 1, {.bytes = &bv[r]}};
+            f[3] = (st_feature){{(const uint8_t *)"d", 1}, ST_KIND_FLOAT, 1, {.f32 = &fv[r][1]}};
+            f[4] = (st_feature){{(const uint8_t *)"e", 1}, ST_KIND_INT64, 1, {.i64 = &iv[r][1]}};
+            if (shape == 1)
+                f[3].name = f[1].name;
+            if (shape == 2)
+                f[3].name = (st_bytes){(const uint8_t *)other_b, 1};
+            if (shape == 1 && r < 2) {
+                /* record by record -0.0 comes first, column by column 0.0 */
+                fv[r][0] = r == 0 ? NAN : 0.0f;
+                fv[r][1] = r == 0 ? -0.0f : NAN;
+            }
+            recs[r] = (st_record){.features = f, .nfeatures = COLS, .is_sequence = r % 7 == 0};
+            if (shape == 3 && r % 97 == 50)
+                recs[r].nfeatures = COLS - 1;                  /* a feature missing */
+            if (shape == 4 && r % 89 == 3)
+                f[0].count = 2;                                /* two values */
+            if (shape == 4 && r % 83 == 7)
+                f[1].kind = ST_KIND_INT64, f[1].v.i64 = iv[r]; /* another kind */
+            if (shape == 5 && r % 101 == 9) {
+                step = f[0];
+                step.name = (st_bytes){(const uint8_t *)"", 0};
+                list = (st_feature_list){{(const uint8_t *)"seq", 3}, 1, &step};
+                recs[r].lists = &list;
+                recs[r].nlists = 1;
+            }
+        }
+        for (int mode = 0; mode < 4; mode++) {
+            st_feature_stats one, many;
+            st_feature_stats_init(&one);
+            st_feature_stats_init(&many);
+            one.check_utf8 = many.check_utf8 = mode & 1;
+            one.shape_only = many.shape_only = (mode & 2) != 0;
+            st_feature_stats_new_batch(&one);
+            st_feature_stats_new_batch(&many);
+            for (int r = 0; r < ROWS; r++)
+                CU_ASSERT_EQUAL_FATAL(st_feature_stats_add(&one, &recs[r]), 0);
+            for (size_t r = 0, n; r < ROWS; r += n) {
+                n = r == 0 ? 7 : 1 + many_next() % 300;
+                if (r + n > ROWS)
+                    n = ROWS - r;
+                CU_ASSERT_EQUAL_FATAL(st_feature_stats_add_many(&many, &recs[r], n), 0);
+            }
+            same_stats(&one, &many);
+            st_feature_stats_free(&one);
+            st_feature_stats_free(&many);
+        }
+    }
+}
+
 /* Ranges: NaN moves neither end and alone makes no range, infinities and
  * the int64 limits are values like any other, -0.0 seen first stays. */
 static void test_feature_stats_ranges(void)
@@ -1728,6 +1850,7 @@ int main(int argc, char **argv)
     CU_add_test(s, "record helpers", test_record_helpers);
     CU_add_test(s, "feature stats: names once per batch", test_feature_stats_batches);
     CU_add_test(s, "feature stats: ranges", test_feature_stats_ranges);
+    CU_add_test(s, "feature stats: many records at once as one by one", test_feature_stats_add_many);
     CU_add_test(s, "feature stats: each record's own names", test_feature_stats_own_names);
     CU_add_test(s, "shape-only decode and stats: same schema", test_shape_only_schema);
     CU_basic_set_mode(CU_BRM_VERBOSE);

@@ -68,12 +68,25 @@ static double unit(void) { return (double)(next() >> 11) * 0x1p-53; }
 
 static unsigned long checked, wrong;
 
+/* Every value checked, with the reference's answer, for the bulk paths. */
+static double *seen;
+static uint8_t *seen_want;
+static size_t nseen, seen_cap;
+
 static void check(double d)
 {
     checked++;
     bool want = reference(d), got = st_double_narrow_changes(d);
     if (want != got && wrong++ < 10)
         fprintf(stderr, "\n  %.17g: changed %d, expected %d", d, got, want);
+    if (nseen == seen_cap) {
+        seen_cap = seen_cap ? seen_cap * 2 : 1 << 16;
+        seen = realloc(seen, seen_cap * sizeof *seen);
+        seen_want = realloc(seen_want, seen_cap);
+        CU_ASSERT_FATAL(seen && seen_want);
+    }
+    seen[nseen] = d;
+    seen_want[nseen++] = want;
 }
 
 static void check_text(const char *fmt, double v)
@@ -136,6 +149,62 @@ static void test_doubles(void)
     CU_ASSERT(checked > 400000);
 }
 
+/* st_double_narrow_bulk and each implementation this CPU runs, forced by
+ * name, over every value above: from an unaligned byte offset (a page's
+ * values), in runs of every length up to 40 (the vector loops' tails), the
+ * floats and the answers the reference gives. */
+static void test_bulk(void)
+{
+    CU_ASSERT_FATAL(nseen > 400000);
+    uint8_t *raw = malloc(nseen * 8 + 1);
+    float *out = malloc(nseen * sizeof *out);
+    uint8_t *changed = malloc(nseen);
+    CU_ASSERT_FATAL(raw && out && changed);
+    memcpy(raw + 1, seen, nseen * 8);
+    const char *impls[] = {"default", "scalar", "avx512", "avx2"};
+    for (size_t k = 0; k < sizeof impls / sizeof *impls; k++) {
+        bool ran = true;
+        size_t at = 0;
+        for (size_t len = 0; at < nseen; len = (len + 1) % 41) {
+            size_t n = nseen - at < len ? nseen - at : len;
+            memset(out + at, 0xa5, n * sizeof *out);
+            memset(changed + at, 0xa5, n);
+            if (k == 0)
+                st_double_narrow_bulk(raw + 1 + 8 * at, n, out + at, changed + at);
+            else
+                ran = st_double_narrow_bulk_with(impls[k], raw + 1 + 8 * at, n, out + at, changed + at);
+            if (!ran)
+                break;
+            at += n;
+        }
+#if defined(__x86_64__)
+        /* what this CPU offers must be what runs */
+        if (k == 2)
+            CU_ASSERT_EQUAL(ran, __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"));
+        if (k == 3)
+            CU_ASSERT_EQUAL(ran, __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
+#endif
+        if (!ran) {
+            printf("\n  %s: not on this CPU", impls[k]);
+            continue;
+        }
+        unsigned long bad = 0;
+        for (size_t i = 0; i < nseen; i++) {
+            float want_f = (float)seen[i];
+            bool same_f = memcmp(&out[i], &want_f, 4) == 0;
+            if ((changed[i] != seen_want[i] || !same_f) && bad++ < 10)
+                fprintf(stderr, "\n  %s: %.17g: changed %d, expected %d%s", impls[k], seen[i], changed[i],
+                        seen_want[i], same_f ? "" : ", float differs");
+        }
+        printf("\n  %s: %zu values", impls[k], nseen);
+        CU_ASSERT_EQUAL(bad, 0);
+    }
+    CU_ASSERT_FALSE(st_double_narrow_bulk_with("no-such", raw, 1, out, changed));
+    free(raw);
+    free(out);
+    free(changed);
+}
+
 static void test_int64(void)
 {
     unsigned long bad = 0;
@@ -163,6 +232,7 @@ int main(void)
         return 1;
     CU_pSuite s = CU_add_suite("float_narrow", NULL, NULL);
     CU_add_test(s, "doubles against printf and strtod", test_doubles);
+    CU_add_test(s, "bulk paths, each forced, against printf and strtod", test_bulk);
     CU_add_test(s, "int64 against printf", test_int64);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
