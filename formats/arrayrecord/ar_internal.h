@@ -63,6 +63,11 @@ extern const st_reader_ops st_ar_reader_ops;
  * unit, grown from nothing, for every few thousand chunks: 1 = chunks,
  * 0 = the end, < 0 = error. */
 int st_ar_fill_unit(ar_reader *a, ar_unit *u, st_error *err);
+/* After damage found mid-file (st_ar_fill_unit < 0, not at the end): the
+ * chunks still held back - data chunks, or the footer when the damage was
+ * the postscript's - added to u after the chunks it was filled with, so
+ * that verify checks every chunk before the damage first. */
+int st_ar_unit_add_held(ar_reader *a, ar_unit *u);
 extern const st_writer_ops st_ar_writer_ops;
 
 /* Set by next_unit for damage found at the file's end (footer and

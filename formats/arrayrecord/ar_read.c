@@ -221,6 +221,17 @@ int st_ar_fill_unit(ar_reader *a, ar_unit *u, st_error *err)
     return rc < 0 ? rc : u->count > 0;
 }
 
+int st_ar_unit_add_held(ar_reader *a, ar_unit *u)
+{
+    uint64_t first = a->records;
+    for (size_t i = 0; i < a->nheld; i++) {
+        if (unit_push(u, &a->held[i], first))
+            return ST_ENOMEM;
+        first += a->held[i].c.h.num_records;
+    }
+    return ST_OK;
+}
+
 static int ar_next_unit(void *priv, st_unit *unit, st_error *err)
 {
     ar_reader *a = priv;

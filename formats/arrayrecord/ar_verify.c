@@ -35,14 +35,16 @@ static void report_chunk(st_verify_report *rep, const ar_unit_chunk *ch, const s
            detail);
 }
 
-/* One unit's chunks decoded; returns false after reporting a failure. */
-static bool check_unit(const ar_reader *a, const ar_unit *u, const st_verify_options *opt, st_verify_report *rep)
+/* A unit's chunks [from, to) checked (with decode, decoded); returns
+ * false after reporting a failure. */
+static bool check_unit(const ar_reader *a, const ar_unit *u, size_t from, size_t to, bool decode,
+                       st_verify_report *rep)
 {
     /* Set by whatever fails; not cleared per chunk (a kilobyte each). */
     st_error why;
     why.code = ST_OK;
     why.msg[0] = '\0';
-    for (size_t k = 0; k < u->count; k++) {
+    for (size_t k = from; k < to; k++) {
         const ar_unit_chunk *ch = &u->chunks[k];
         if (ch->h.type == ST_RIEGELI_CHUNK_TRANSPOSED) {
             /* Intact as far as its hashes and the footer tell; its records
@@ -57,7 +59,7 @@ static bool check_unit(const ar_reader *a, const ar_unit *u, const st_verify_opt
             rep->records += ch->h.num_records;
             continue;
         }
-        if (!opt->decode) {
+        if (!decode) {
             if (st_riegeli_simple_check(ar_unit_chunk_bytes(u, ch), (size_t)ch->h.data_size, &ch->h, a->max_record * 4,
                                         &why) < 0) {
                 report_chunk(rep, ch, &why);
@@ -121,6 +123,22 @@ int st_ar_verify(st_stream *in, const st_verify_options *opt, st_verify_report *
         if (r == 0)
             break;
         if (r < 0) {
+            /* Damage met while the unit was being filled, past chunks whose
+             * record sizes are checked only once it is whole: those, and
+             * the chunks still held back, are checked first, so that the
+             * first damage in file order is the one reported.  The held
+             * ones may be the footer (when the damage is the postscript's),
+             * so their records are not parsed as Examples. */
+            if ((a->rr.fault || why.code == ST_EDATA) && !a->end_failed) {
+                size_t filled = unit.count;
+                if (st_ar_unit_add_held(a, &unit) < 0) {
+                    rc = st_error_set(err, ST_ENOMEM, "out of memory");
+                    break;
+                }
+                if (!check_unit(a, &unit, 0, filled, opt->decode, rep) ||
+                    !check_unit(a, &unit, filled, unit.count, false, rep))
+                    break;
+            }
             if (a->rr.fault)
                 report(rep, a->rr.fault, a->records, a->rr.fault_offset, why.msg);
             else if (why.code == ST_EDATA)
@@ -132,7 +150,7 @@ int st_ar_verify(st_stream *in, const st_verify_options *opt, st_verify_report *
             }
             break;
         }
-        if (!check_unit(a, &unit, opt, rep))
+        if (!check_unit(a, &unit, 0, unit.count, opt->decode, rep))
             break;
     }
     st_buf_free(&unit.data);
