@@ -30,6 +30,15 @@ typedef struct ar_reader {
     bool done;
     bool end_failed;              /* the footer or postscript check failed */
     uint64_t end_offset;          /* ... at the footer's or postscript's offset */
+    /* For verify: each simple chunk's record sizes and stated sizes
+     * checked (st_riegeli_simple_check) as it joins a unit, two chunks
+     * after its hashes, while its bytes are still in the nearest cache
+     * (checked with the whole unit, they were read again from further
+     * away).  A chunk that fails ends its unit, as its last chunk, with
+     * simple_failed set and the reason in simple_why. */
+    bool check_simple;
+    bool simple_failed;
+    st_error simple_why;
     /* An error at the end held back until the last unit has been handed
      * out, so that damage inside its chunks is reported first. */
     int held_rc;

@@ -217,6 +217,14 @@ int st_ar_fill_unit(ar_reader *a, ar_unit *u, st_error *err)
         a->held[1].c = c;
         a->held[1].data = a->incoming;
         a->incoming = oldest.data;
+        if (a->check_simple && oldest.c.h.type == ST_RIEGELI_CHUNK_SIMPLE) {
+            const ar_unit_chunk *ch = &u->chunks[u->count - 1];
+            if (st_riegeli_simple_check(ar_unit_chunk_bytes(u, ch), (size_t)ch->h.data_size, &ch->h,
+                                        a->max_record * 4, &a->simple_why) < 0) {
+                a->simple_failed = true;
+                break;
+            }
+        }
     }
     return rc < 0 ? rc : u->count > 0;
 }

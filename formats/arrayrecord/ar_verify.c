@@ -35,9 +35,10 @@ static void report_chunk(st_verify_report *rep, const ar_unit_chunk *ch, const s
            detail);
 }
 
-/* A unit's chunks [from, to) checked (with decode, decoded); returns
- * false after reporting a failure. */
-static bool check_unit(const ar_reader *a, const ar_unit *u, size_t from, size_t to, bool decode,
+/* A unit's chunks [from, to) checked (with decode, decoded; checked:
+ * their simple check passed as they were read); returns false after
+ * reporting a failure. */
+static bool check_unit(const ar_reader *a, const ar_unit *u, size_t from, size_t to, bool decode, bool checked,
                        st_verify_report *rep)
 {
     /* Set by whatever fails; not cleared per chunk (a kilobyte each). */
@@ -60,7 +61,7 @@ static bool check_unit(const ar_reader *a, const ar_unit *u, size_t from, size_t
             continue;
         }
         if (!decode) {
-            if (st_riegeli_simple_check(ar_unit_chunk_bytes(u, ch), (size_t)ch->h.data_size, &ch->h, a->max_record * 4,
+            if (!checked && st_riegeli_simple_check(ar_unit_chunk_bytes(u, ch), (size_t)ch->h.data_size, &ch->h, a->max_record * 4,
                                         &why) < 0) {
                 report_chunk(rep, ch, &why);
                 return false;
@@ -115,6 +116,7 @@ int st_ar_verify(st_stream *in, const st_verify_options *opt, st_verify_report *
     /* A mapped file: the chunks are checked where they lie, not copied
      * into the unit (the unit is checked before the stream closes). */
     a->rr.in_place = rc == ST_OK && st_stream_lends_until_close(in);
+    a->check_simple = !opt->decode;
     rep->ok = true;
     ar_unit unit = {0}; /* one, reused for the whole file */
     while (rc == ST_OK) {
@@ -135,8 +137,8 @@ int st_ar_verify(st_stream *in, const st_verify_options *opt, st_verify_report *
                     rc = st_error_set(err, ST_ENOMEM, "out of memory");
                     break;
                 }
-                if (!check_unit(a, &unit, 0, filled, opt->decode, rep) ||
-                    !check_unit(a, &unit, filled, unit.count, false, rep))
+                if (!check_unit(a, &unit, 0, filled, opt->decode, a->check_simple, rep) ||
+                    !check_unit(a, &unit, filled, unit.count, false, false, rep))
                     break;
             }
             if (a->rr.fault)
@@ -150,7 +152,13 @@ int st_ar_verify(st_stream *in, const st_verify_options *opt, st_verify_report *
             }
             break;
         }
-        if (!check_unit(a, &unit, 0, unit.count, opt->decode, rep))
+        if (a->simple_failed) {
+            /* (the unit's last chunk) */
+            if (check_unit(a, &unit, 0, unit.count - 1, false, true, rep))
+                report_chunk(rep, &unit.chunks[unit.count - 1], &a->simple_why);
+            break;
+        }
+        if (!check_unit(a, &unit, 0, unit.count, opt->decode, a->check_simple, rep))
             break;
     }
     st_buf_free(&unit.data);
