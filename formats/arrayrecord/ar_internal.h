@@ -58,6 +58,8 @@ typedef struct ar_unit {
     st_buf data;
     ar_unit_chunk *chunks;
     size_t count, cap;
+    uint64_t records;             /* in its chunks */
+    size_t transposed;            /* of its chunks, transposed ('t') */
 } ar_unit;
 
 static inline const uint8_t *ar_unit_chunk_bytes(const ar_unit *u, const ar_unit_chunk *ch)

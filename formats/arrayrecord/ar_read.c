@@ -152,6 +152,8 @@ int st_ar_fill_unit(ar_reader *a, ar_unit *u, st_error *err)
 {
     u->count = 0;
     u->data.len = 0;
+    u->records = 0;
+    u->transposed = 0;
     if (a->held_rc < 0) {
         int rc = a->held_rc;
         a->held_rc = 0;
@@ -212,6 +214,8 @@ int st_ar_fill_unit(ar_reader *a, ar_unit *u, st_error *err)
         }
         a->records += oldest.c.h.num_records;
         records += oldest.c.h.num_records;
+        u->records += oldest.c.h.num_records;
+        u->transposed += oldest.c.h.type == ST_RIEGELI_CHUNK_TRANSPOSED;
         bytes += oldest.c.h.data_size;
         a->held[0] = a->held[1];
         a->held[1].c = c;
