@@ -30,6 +30,15 @@ typedef struct ar_reader {
     bool done;
     bool end_failed;              /* the footer or postscript check failed */
     uint64_t end_offset;          /* ... at the footer's or postscript's offset */
+    /* For verify: each simple chunk's record sizes and stated sizes
+     * checked (st_riegeli_simple_check) as it joins a unit, two chunks
+     * after its hashes, while its bytes are still in the nearest cache
+     * (checked with the whole unit, they were read again from further
+     * away).  A chunk that fails ends its unit, as its last chunk, with
+     * simple_failed set and the reason in simple_why. */
+    bool check_simple;
+    bool simple_failed;
+    st_error simple_why;
     /* An error at the end held back until the last unit has been handed
      * out, so that damage inside its chunks is reported first. */
     int held_rc;
@@ -49,6 +58,8 @@ typedef struct ar_unit {
     st_buf data;
     ar_unit_chunk *chunks;
     size_t count, cap;
+    uint64_t records;             /* in its chunks */
+    size_t transposed;            /* of its chunks, transposed ('t') */
 } ar_unit;
 
 static inline const uint8_t *ar_unit_chunk_bytes(const ar_unit *u, const ar_unit_chunk *ch)
@@ -63,6 +74,11 @@ extern const st_reader_ops st_ar_reader_ops;
  * unit, grown from nothing, for every few thousand chunks: 1 = chunks,
  * 0 = the end, < 0 = error. */
 int st_ar_fill_unit(ar_reader *a, ar_unit *u, st_error *err);
+/* After damage found mid-file (st_ar_fill_unit < 0, not at the end): the
+ * chunks still held back - data chunks, or the footer when the damage was
+ * the postscript's - added to u after the chunks it was filled with, so
+ * that verify checks every chunk before the damage first. */
+int st_ar_unit_add_held(ar_reader *a, ar_unit *u);
 extern const st_writer_ops st_ar_writer_ops;
 
 /* Set by next_unit for damage found at the file's end (footer and

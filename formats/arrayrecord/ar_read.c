@@ -152,6 +152,8 @@ int st_ar_fill_unit(ar_reader *a, ar_unit *u, st_error *err)
 {
     u->count = 0;
     u->data.len = 0;
+    u->records = 0;
+    u->transposed = 0;
     if (a->held_rc < 0) {
         int rc = a->held_rc;
         a->held_rc = 0;
@@ -212,13 +214,34 @@ int st_ar_fill_unit(ar_reader *a, ar_unit *u, st_error *err)
         }
         a->records += oldest.c.h.num_records;
         records += oldest.c.h.num_records;
+        u->records += oldest.c.h.num_records;
+        u->transposed += oldest.c.h.type == ST_RIEGELI_CHUNK_TRANSPOSED;
         bytes += oldest.c.h.data_size;
         a->held[0] = a->held[1];
         a->held[1].c = c;
         a->held[1].data = a->incoming;
         a->incoming = oldest.data;
+        if (a->check_simple && oldest.c.h.type == ST_RIEGELI_CHUNK_SIMPLE) {
+            const ar_unit_chunk *ch = &u->chunks[u->count - 1];
+            if (st_riegeli_simple_check(ar_unit_chunk_bytes(u, ch), (size_t)ch->h.data_size, &ch->h,
+                                        a->max_record * 4, &a->simple_why) < 0) {
+                a->simple_failed = true;
+                break;
+            }
+        }
     }
     return rc < 0 ? rc : u->count > 0;
+}
+
+int st_ar_unit_add_held(ar_reader *a, ar_unit *u)
+{
+    uint64_t first = a->records;
+    for (size_t i = 0; i < a->nheld; i++) {
+        if (unit_push(u, &a->held[i], first))
+            return ST_ENOMEM;
+        first += a->held[i].c.h.num_records;
+    }
+    return ST_OK;
 }
 
 static int ar_next_unit(void *priv, st_unit *unit, st_error *err)

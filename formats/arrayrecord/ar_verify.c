@@ -35,14 +35,17 @@ static void report_chunk(st_verify_report *rep, const ar_unit_chunk *ch, const s
            detail);
 }
 
-/* One unit's chunks decoded; returns false after reporting a failure. */
-static bool check_unit(const ar_reader *a, const ar_unit *u, const st_verify_options *opt, st_verify_report *rep)
+/* A unit's chunks [from, to) checked (with decode, decoded; checked:
+ * their simple check passed as they were read); returns false after
+ * reporting a failure. */
+static bool check_unit(const ar_reader *a, const ar_unit *u, size_t from, size_t to, bool decode, bool checked,
+                       st_verify_report *rep)
 {
     /* Set by whatever fails; not cleared per chunk (a kilobyte each). */
     st_error why;
     why.code = ST_OK;
     why.msg[0] = '\0';
-    for (size_t k = 0; k < u->count; k++) {
+    for (size_t k = from; k < to; k++) {
         const ar_unit_chunk *ch = &u->chunks[k];
         if (ch->h.type == ST_RIEGELI_CHUNK_TRANSPOSED) {
             /* Intact as far as its hashes and the footer tell; its records
@@ -57,8 +60,8 @@ static bool check_unit(const ar_reader *a, const ar_unit *u, const st_verify_opt
             rep->records += ch->h.num_records;
             continue;
         }
-        if (!opt->decode) {
-            if (st_riegeli_simple_check(ar_unit_chunk_bytes(u, ch), (size_t)ch->h.data_size, &ch->h, a->max_record * 4,
+        if (!decode) {
+            if (!checked && st_riegeli_simple_check(ar_unit_chunk_bytes(u, ch), (size_t)ch->h.data_size, &ch->h, a->max_record * 4,
                                         &why) < 0) {
                 report_chunk(rep, ch, &why);
                 return false;
@@ -113,6 +116,7 @@ int st_ar_verify(st_stream *in, const st_verify_options *opt, st_verify_report *
     /* A mapped file: the chunks are checked where they lie, not copied
      * into the unit (the unit is checked before the stream closes). */
     a->rr.in_place = rc == ST_OK && st_stream_lends_until_close(in);
+    a->check_simple = !opt->decode;
     rep->ok = true;
     ar_unit unit = {0}; /* one, reused for the whole file */
     while (rc == ST_OK) {
@@ -121,6 +125,22 @@ int st_ar_verify(st_stream *in, const st_verify_options *opt, st_verify_report *
         if (r == 0)
             break;
         if (r < 0) {
+            /* Damage met while the unit was being filled, past chunks whose
+             * record sizes are checked only once it is whole: those, and
+             * the chunks still held back, are checked first, so that the
+             * first damage in file order is the one reported.  The held
+             * ones may be the footer (when the damage is the postscript's),
+             * so their records are not parsed as Examples. */
+            if ((a->rr.fault || why.code == ST_EDATA) && !a->end_failed) {
+                size_t filled = unit.count;
+                if (st_ar_unit_add_held(a, &unit) < 0) {
+                    rc = st_error_set(err, ST_ENOMEM, "out of memory");
+                    break;
+                }
+                if (!check_unit(a, &unit, 0, filled, opt->decode, a->check_simple, rep) ||
+                    !check_unit(a, &unit, filled, unit.count, false, false, rep))
+                    break;
+            }
             if (a->rr.fault)
                 report(rep, a->rr.fault, a->records, a->rr.fault_offset, why.msg);
             else if (why.code == ST_EDATA)
@@ -132,7 +152,18 @@ int st_ar_verify(st_stream *in, const st_verify_options *opt, st_verify_report *
             }
             break;
         }
-        if (!check_unit(a, &unit, opt, rep))
+        if (a->simple_failed) {
+            /* (the unit's last chunk) */
+            if (check_unit(a, &unit, 0, unit.count - 1, false, true, rep))
+                report_chunk(rep, &unit.chunks[unit.count - 1], &a->simple_why);
+            break;
+        }
+        if (a->check_simple && unit.transposed == 0) {
+            /* every chunk checked already: only their records counted */
+            rep->records += unit.records;
+            continue;
+        }
+        if (!check_unit(a, &unit, 0, unit.count, opt->decode, a->check_simple, rep))
             break;
     }
     st_buf_free(&unit.data);

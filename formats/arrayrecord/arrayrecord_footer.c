@@ -155,22 +155,22 @@ int st_ar_decode_metadata(const uint8_t *p, size_t n, st_ar_footer *f, st_error 
 static inline int decode_chunk_entry(const uint8_t *p, size_t n, st_ar_chunk_entry *e, st_error *err)
 {
     /* The three fields in order, as this writer and Google's write them:
-     * read straight through (the loop below takes any order). */
+     * read straight through (the loop below takes any order).  Each value
+     * is stored once, where it goes: gathered in a small array and copied
+     * out as one struct, the copy's wide loads waited on the narrow stores
+     * before them (no store forwarding), once per data chunk of the file. */
     if (n >= 6 && p[0] == 1 << 3) {
-        uint64_t v[3];
-        size_t at = 0;
-        int i;
-        for (i = 0; i < 3; i++) {
-            if (at >= n || p[at] != (uint8_t)((i + 1) << 3))
-                break;
-            size_t k = st_riegeli_get_varint_inline(p + at + 1, n - at - 1, &v[i]);
-            if (k == 0)
-                break;
+        size_t at = 1, k;
+        k = st_riegeli_get_varint_inline(p + at, n - at, &e->offset);
+        at += k;
+        if (k && at < n && p[at] == 2 << 3) {
+            k = st_riegeli_get_varint_inline(p + at + 1, n - at - 1, &e->decoded_data_size);
             at += 1 + k;
-        }
-        if (i == 3 && at == n) {
-            *e = (st_ar_chunk_entry){.offset = v[0], .decoded_data_size = v[1], .num_records = v[2]};
-            return ST_OK;
+            if (k && at < n && p[at] == 3 << 3) {
+                k = st_riegeli_get_varint_inline(p + at + 1, n - at - 1, &e->num_records);
+                if (k && at + 1 + k == n)
+                    return ST_OK;
+            }
         }
     }
     memset(e, 0, sizeof *e);

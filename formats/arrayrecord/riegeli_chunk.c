@@ -27,7 +27,8 @@ void st_riegeli_chunk_header_encode(uint8_t out[ST_RIEGELI_CHUNK_HEADER_SIZE], u
     st_put_le64(out, st_riegeli_hash(out + 8, ST_RIEGELI_CHUNK_HEADER_SIZE - 8));
 }
 
-void st_riegeli_chunk_header_parse(const uint8_t in[ST_RIEGELI_CHUNK_HEADER_SIZE], st_riegeli_chunk_header *h)
+/* (inlined in the chunk reader, which meets one per chunk) */
+static inline void parse_header(const uint8_t *in, st_riegeli_chunk_header *h)
 {
     h->header_hash = st_get_le64(in);
     h->data_size = st_get_le64(in + 8);
@@ -36,6 +37,11 @@ void st_riegeli_chunk_header_parse(const uint8_t in[ST_RIEGELI_CHUNK_HEADER_SIZE
     h->type = (uint8_t)type_and_count;
     h->num_records = type_and_count >> 8;
     h->decoded_data_size = st_get_le64(in + 32);
+}
+
+void st_riegeli_chunk_header_parse(const uint8_t in[ST_RIEGELI_CHUNK_HEADER_SIZE], st_riegeli_chunk_header *h)
+{
+    parse_header(in, h);
 }
 
 bool st_riegeli_chunk_header_decode(const uint8_t in[ST_RIEGELI_CHUNK_HEADER_SIZE], st_riegeli_chunk_header *h)
@@ -486,6 +492,16 @@ int st_riegeli_next_chunk(st_riegeli_reader *r, st_riegeli_chunk *c, st_buf *dat
     uint8_t header[ST_RIEGELI_CHUNK_HEADER_SIZE];
     block_seen seen = {0};
     size_t got = 0;
+    /* Read where it lies when it is whole in the bytes at hand, inside one
+     * block (most chunks): copied piece by piece below, each header cost
+     * a call to memcpy.  (hp is read only before anything more is read.) */
+    const uint8_t *hp = header;
+    if (st_riegeli_remaining_in_block(r->pos) >= sizeof header && r->end - r->start >= sizeof header) {
+        hp = r->view + r->start;
+        r->start += sizeof header;
+        r->pos += sizeof header;
+        got = sizeof header;
+    }
     while (got < sizeof header) {
         if (st_riegeli_is_block_boundary(r->pos)) {
             int rc = read_block_header(r, &seen, err);
@@ -511,7 +527,7 @@ int st_riegeli_next_chunk(st_riegeli_reader *r, st_riegeli_chunk *c, st_buf *dat
      * yet proved by the header's hash, so it is trusted no further than
      * the bytes really there and the largest chunk accepted; the verdicts
      * come in the same order as on the way below. */
-    st_riegeli_chunk_header_parse(header, &c->h);
+    parse_header(hp, &c->h);
     size_t data_at = data ? data->len : 0;
     bool whole = data && c->h.data_size <= r->end - r->start && c->h.data_size <= r->max_chunk &&
                  c->h.data_size <= st_riegeli_remaining_in_block(r->pos);
@@ -521,7 +537,7 @@ int st_riegeli_next_chunk(st_riegeli_reader *r, st_riegeli_chunk *c, st_buf *dat
     uint64_t hashes[2] = {0, 0};
     if (keep) {
         c->in_place = r->view + r->start;
-        st_highwayhash64_pair(st_riegeli_hash_key, header + 8, ST_RIEGELI_CHUNK_HEADER_SIZE - 8, c->in_place,
+        st_highwayhash64_pair(st_riegeli_hash_key, hp + 8, ST_RIEGELI_CHUNK_HEADER_SIZE - 8, c->in_place,
                               (size_t)c->h.data_size, hashes);
     } else if (whole) {
         if (st_buf_reserve(data, (size_t)c->h.data_size))
@@ -535,14 +551,14 @@ int st_riegeli_next_chunk(st_riegeli_reader *r, st_riegeli_chunk *c, st_buf *dat
             memcpy(data->data + data_at, r->view + r->start, (size_t)c->h.data_size);
             copied = data->data + data_at;
         }
-        st_highwayhash64_pair(st_riegeli_hash_key, header + 8, ST_RIEGELI_CHUNK_HEADER_SIZE - 8, copied,
+        st_highwayhash64_pair(st_riegeli_hash_key, hp + 8, ST_RIEGELI_CHUNK_HEADER_SIZE - 8, copied,
                               (size_t)c->h.data_size, hashes);
     } else {
-        hashes[0] = st_riegeli_hash(header + 8, ST_RIEGELI_CHUNK_HEADER_SIZE - 8);
+        hashes[0] = st_riegeli_hash(hp + 8, ST_RIEGELI_CHUNK_HEADER_SIZE - 8);
     }
     if (hashes[0] != c->h.header_hash)
         return reader_fault(r, "chunk header hash", c->offset, err, "the 40-byte chunk header is damaged");
-    if (c->offset == 0 && memcmp(header, st_riegeli_signature + ST_RIEGELI_BLOCK_HEADER_SIZE, sizeof header) != 0)
+    if (c->offset == 0 && memcmp(hp, st_riegeli_signature + ST_RIEGELI_BLOCK_HEADER_SIZE, sizeof header) != 0)
         return reader_fault(r, "signature", 0, err, "not a Riegeli/records file: the first chunk is not the "
                                                     "file signature");
     if (c->h.data_size > r->max_chunk)

@@ -154,6 +154,17 @@ def compressed_damage(st, R, d, asan):
             b[12] ^= 1  # the record's size, one more than the values hold
         cases.append(("zstd-record-size", rewrite_first_chunk(R, made["zstd"], record_size), True))
 
+        # The same, and a later chunk's data damaged too (its data hash fails): the first damage
+        # in file order is the one reported, whether the first chunk is still held back when
+        # the later one is read (the third data chunk) or already in the unit (the fourth).
+        sized = rewrite_first_chunk(R, made["zstd"], record_size)
+        for later in (3, 4):
+            c = R.read_chunks(made["zstd"])[later]
+            check(c.offset + 40 + 20 < R.BLOCK and len(c.data) > 20, "data chunk %d lies in the first block" % later)
+            b = bytearray(sized)
+            b[c.offset + 40 + 20] ^= 0x40
+            cases.append(("zstd-record-size-then-hash-%d" % later, bytes(b), True))
+
         def sizes_block(b):
             b[9] ^= 0x10  # the raw block's length, two more than the sizes hold
         cases.append(("zstd-sizes-block", rewrite_first_chunk(R, made["zstd"], sizes_block), True))
@@ -182,6 +193,8 @@ def compressed_damage(st, R, d, asan):
                   "%s: plain verify finds it at offset 64, undecompressed (%s)"
                   % (name, r.stdout[-300:] if r else None))
             said = {"zstd-record-size": b"record 0's size 299 runs past the 298 bytes",
+                    "zstd-record-size-then-hash-3": b"record 0's size 299 runs past the 298 bytes",
+                    "zstd-record-size-then-hash-4": b"record 0's size 299 runs past the 298 bytes",
                     "zstd-sizes-block": b"the record sizes do not decompress (zstd)"}.get(name)
             if said:
                 check(r is not None and said in r.stdout, "%s: plain verify says why (%s)"
