@@ -172,11 +172,34 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_values *v, bool
             if (eq)
                 inline_value = eq + 1;
         } else {
+            /* A long option given one dash ("-force", "-shards 4") would read
+             * as -f with the value "orce" or -s with "hards", or as an
+             * unknown -d: name the option meant instead. */
+            const char *name = arg + 1;
+            size_t len = strcspn(name, "=");
+            if (len > 1 && find_long(v, name, len))
+                return cli_usage_error(cmd, "unknown option '%.*s' (long options take two dashes: --%.*s)",
+                                       (int)(len + 1), arg, (int)len, name);
             val = find_short(v, arg[1]);
-            if (!val)
+            if (!val) {
+                const char *hint = len > 1 ? closest(v, name, len) : NULL;
+                if (hint)
+                    return cli_usage_error(cmd, "unknown option '%.*s' (did you mean --%s?)",
+                                           (int)(len + 1), arg, hint);
                 return cli_usage_error(cmd, "unknown option '-%c'", arg[1]);
-            if (arg[2])
-                inline_value = arg + 2;
+            }
+            /* Flags group as getopt groups them: -qf is -q -f, and the first
+             * option of the group that takes a value takes the rest (-qn3). */
+            const char *p = arg + 1;
+            while (val->option->arg == ARG_NONE && p[1]) {
+                val->via_short = true;
+                set_value(cmd, val, NULL);
+                val = find_short(v, *++p);
+                if (!val)
+                    return cli_usage_error(cmd, "unknown option '-%c' (in '%s')", *p, arg);
+            }
+            if (p[1])
+                inline_value = p + 1;
         }
         val->via_short = arg[1] != '-';
         if (val->option->arg == ARG_NONE) {
