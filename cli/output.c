@@ -21,7 +21,7 @@ const cli_option cli_output_options[] = {
     {"shards", 's', ARG_TEXT, "N", NULL, "write N shards, records dealt round robin (default 1)"},
     {"shard-size", 0, ARG_TEXT, "SIZE", NULL, "start a new shard before one passes SIZE (e.g. 256MiB)"},
     {"records-per-shard", 0, ARG_TEXT, "N", NULL, "start a new shard every N records"},
-    {"compression", 'z', ARG_TEXT, "TYPE", out_compressions, "compress each shard as one GZIP or ZLIB stream"},
+    {"compression", 'z', ARG_TEXT, "TYPE", out_compressions, "compress each shard as one GZIP or ZLIB stream (default none)"},
     {"compression-level", 0, ARG_TEXT, "N", NULL, "level of --compression, 0-9 (default 6)"},
     {"index", 0, ARG_NONE, NULL, NULL, "write SHARD.idx beside each shard (DALI: offset size per line; WebDataset: DALI's v1.2 index)"},
     {"manifest", 0, ARG_TEXT, "PATH", NULL, "where to write the manifest (default PREFIX.manifest.json)"},

@@ -211,7 +211,7 @@ def check_claims(binary, root, sources, problems):
                                env=dict(os.environ, COLUMNS="1000"), timeout=60).stdout
     with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
         readme = " ".join(f.read().split())
-    if re.search(r"--nested MODE .*FeatureLists \(default\)", help_text) and \
+    if re.search(r"--nested MODE .*FeatureLists \((sequence, the )?default\)", help_text) and \
             re.search(r"nested lists are refused", readme):
         problems.append("README.md: says nested lists are refused, but --nested sequence is the default")
     check_version_page(binary, sources.get("shardtool-version.1", ""), problems)
