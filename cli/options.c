@@ -433,6 +433,7 @@ void cli_error_at(const cli_command *cmd, const char *path, const st_error *err)
     st_error_text(path, err, text, sizeof text);
     cli_error(cmd, "%s", text);
     cli_hint_for(cmd, err);
+    cli_hint_side_file(cmd, path, err);
 }
 
 int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
