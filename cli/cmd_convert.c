@@ -11,6 +11,7 @@
 #include "output_tfds.h"
 #include "progress.h"
 
+#include "../lib/convert_whole.h"
 #include "../lib/task_infix.h"
 
 #include <stdio.h>
@@ -279,6 +280,8 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     if (parse_task(cmd, v, &task, &tasks) || cli_uint(v, cmd, "jobs", 0, &jobs) ||
         cli_uint(v, cmd, "seed", 0, &seed))
         return EXIT_USAGE;
+    if (jobs > CONVERT_MAX_JOBS)
+        return cli_usage_error(cmd, CONVERT_JOBS_RANGE);
 
     /* Each task's outputs carry its own infix, so tasks of one run never
      * write the same name and each owns its shards, manifest and lock. */
