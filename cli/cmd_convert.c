@@ -81,7 +81,9 @@ static int parse_task(const cli_command *cmd, const cli_values *v, uint64_t *ind
     }
     if (!cli_has(v, "tasks"))
         return EXIT_OK;
-    if (cli_uint(v, cmd, "tasks", 1, count) || *count == 0)
+    if (cli_uint(v, cmd, "tasks", 1, count))
+        return EXIT_USAGE;
+    if (*count == 0)
         return cli_usage_error(cmd, "--tasks must be a positive integer");
     const char *env = getenv("JOB_COMPLETION_INDEX");
     if (!env)
@@ -112,8 +114,9 @@ static int writer_options(const cli_command *cmd, const cli_values *v, const st_
     };
     if (cli_uint(v, cmd, "compression-level", 0, &s.level))
         return EXIT_USAGE;
-    if (cli_has(v, "row-group-size") &&
-        (cli_size(v, cmd, "row-group-size", 0, &s.row_group_size) || s.row_group_size == 0))
+    if (cli_size(v, cmd, "row-group-size", 0, &s.row_group_size))
+        return EXIT_USAGE;
+    if (cli_has(v, "row-group-size") && s.row_group_size == 0)
         return cli_usage_error(cmd, "--row-group-size must be a positive size");
     st_error err = {0};
     if (writer_settings_apply(&s, to, out, pq, &err) < 0)

@@ -6,6 +6,7 @@
 #include "../lib/error_text.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -285,6 +286,8 @@ int cli_uint(const cli_values *v, const cli_command *cmd, const char *name,
     char *end;
     errno = 0;
     unsigned long long n = strtoull(text, &end, 10);
+    if (errno == ERANGE && end != text && !*end && text[0] != '-')
+        return cli_usage_error(cmd, "--%s: '%s' is too large (at most %llu)", name, text, ULLONG_MAX);
     if (errno || end == text || *end || text[0] == '-')
         return cli_usage_error(cmd, "--%s: '%s' is not a non-negative integer", name, text);
     *out = n;
