@@ -163,6 +163,12 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_values *v, bool
             const char *eq = strchr(name, '=');
             size_t len = eq ? (size_t)(eq - name) : strlen(name);
             val = find_long(v, name, len);
+            if (!val && len == 4 && strncmp(name, "json", 4) == 0)
+                /* stat, verify and version take --json; say what the others give instead */
+                return cli_usage_error(cmd, "unknown option '--json' (%s)",
+                                       strcmp(cmd->name, "cat") == 0
+                                           ? "cat writes JSON lines by default: --format json"
+                                           : "the run's report in JSON is its manifest, PREFIX.manifest.json");
             if (!val) {
                 const char *hint = closest(v, name, len);
                 if (hint)
