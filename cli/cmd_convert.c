@@ -42,7 +42,7 @@ static const cli_option convert_options[] = {
     {"avro-codec", 0, ARG_TEXT, "CODEC", avro_codecs, "block codec of --to avro: deflate (default), null, snappy, zstandard, bzip2, xz"},
     {"widen", 0, ARG_NONE, NULL, NULL, "give a column whose kinds differ across inputs (or a JSON key holding text and numbers) the wider kind"},
     {"union-by-name", 0, ARG_NONE, NULL, NULL, "accept inputs whose columns differ, merging them by name"},
-    {"strict", 0, ARG_NONE, NULL, NULL, "an input with a header and no rows is an error, not a note"},
+    {"strict", 0, ARG_NONE, NULL, NULL, "a CSV or TSV input with no rows (a header only, or empty) is an error, not a note"},
     {"parquet-codec", 0, ARG_TEXT, "CODEC", parquet_codecs, "page codec of --to parquet: snappy (default), zstd, gzip, lz4_raw, uncompressed (--compression-level sets its level)"},
     {"row-group-size", 0, ARG_TEXT, "SIZE", NULL, "--to parquet: uncompressed bytes per row group (default 128MiB)"},
     {"page-version", 0, ARG_TEXT, "V", page_versions, "--to parquet: data page version 1 (default) or 2"},

@@ -29,7 +29,7 @@ complete -c shardtool -n '__fish_seen_subcommand_from convert' -l resume -d 'kee
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l avro-codec -x -a 'null deflate snappy zstandard bzip2 xz' -d 'block codec of --to avro: deflate (default), null, snappy, zstandard, bzip2, xz'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l widen -d 'give a column whose kinds differ across inputs (or a JSON key holding text and numbers) the wider kind'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l union-by-name -d 'accept inputs whose columns differ, merging them by name'
-complete -c shardtool -n '__fish_seen_subcommand_from convert' -l strict -d 'an input with a header and no rows is an error, not a note'
+complete -c shardtool -n '__fish_seen_subcommand_from convert' -l strict -d 'a CSV or TSV input with no rows (a header only, or empty) is an error, not a note'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l parquet-codec -x -a 'snappy zstd gzip lz4_raw uncompressed' -d 'page codec of --to parquet: snappy (default), zstd, gzip, lz4_raw, uncompressed (--compression-level sets its level)'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l row-group-size -x -d '--to parquet: uncompressed bytes per row group (default 128MiB)'
 complete -c shardtool -n '__fish_seen_subcommand_from convert' -l page-version -x -a '1 2' -d '--to parquet: data page version 1 (default) or 2'
