@@ -273,12 +273,13 @@ const cli_command cmd_cat = {
     .summary = "stream records out as JSON lines, TFRecords or raw payloads",
     .usage = "[OPTIONS] FILE...",
     .description =
-        "Reads TFRecord (plain, GZIP or ZLIB), ArrayRecord, CSV, TSV, JSON lines, Parquet or Avro inputs\n"
+        "Reads TFRecord (plain, GZIP or ZLIB), ArrayRecord, WebDataset tar (a record per sample), CSV,\n"
+        "TSV, JSON lines, Parquet or Avro inputs\n"
         "(local paths, globs, directories, - for standard input, or URLs) and writes their\n"
         "records to standard output.  JSON lines show each record as an object of feature\n"
         "name -> array of values.  --format tfrecord re-frames records, so\n"
         "'shardtool cat a.tfrecord.gz b.tfrecord --format tfrecord > all.tfrecord' merges files.\n"
-        "ArrayRecord files are read too; --at N prints their record N through the footer index.",
+        "--at N prints record N of each ArrayRecord file, found through its footer index.",
     .groups = cat_groups,
     .run = run_cat,
 };

@@ -11,6 +11,7 @@
 #include "output_tfds.h"
 #include "progress.h"
 
+#include "../lib/convert_whole.h"
 #include "../lib/task_infix.h"
 
 #include <stdio.h>
@@ -30,28 +31,28 @@ static const char *const payload_modes[] = {"full", "headers", NULL};
 
 static const cli_option convert_options[] = {
     {"output", 'o', ARG_TEXT, "PREFIX", NULL, "output path prefix: PREFIX-00000-of-00008.tfrecord (required, or --tfds)"},
-    {"to", 't', ARG_TEXT, "FORMAT", to_formats, "output format (default tfrecord)"},
-    {"input-compression", 0, ARG_TEXT, "TYPE", input_compressions, "input stream compression (default: auto)"},
+    {"to", 't', ARG_TEXT, "FORMAT", to_formats, "output format: tfrecord (default), arrayrecord, parquet, avro, webdataset (or wds), csv, tsv, jsonl"},
+    {"input-compression", 0, ARG_TEXT, "TYPE", input_compressions, "input stream compression: auto (default: detected), none, gzip, zlib"},
     {"jobs", 'j', ARG_TEXT, "N", NULL, "parse and encode with N threads (default: all cores)"},
     {"shuffle", 0, ARG_NONE, NULL, NULL, "shuffle records globally (deterministic with --seed; bounded memory)"},
     {"seed", 0, ARG_TEXT, "S", NULL, "seed of --shuffle (default 0)"},
     {"task", 0, ARG_TEXT, "I/N", NULL, "convert only task I's share of the inputs (0-based, of N)"},
     {"tasks", 0, ARG_TEXT, "N", NULL, "N tasks; this task's index from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID"},
     {"resume", 0, ARG_NONE, NULL, NULL, "keep a finished earlier run of this task (same options, shards intact); else replace it"},
-    {"avro-codec", 0, ARG_TEXT, "CODEC", avro_codecs, "block codec of --to avro (default deflate)"},
+    {"avro-codec", 0, ARG_TEXT, "CODEC", avro_codecs, "block codec of --to avro: deflate (default), null, snappy, zstandard, bzip2, xz"},
     {"widen", 0, ARG_NONE, NULL, NULL, "give a column whose kinds differ across inputs (or a JSON key holding text and numbers) the wider kind"},
     {"union-by-name", 0, ARG_NONE, NULL, NULL, "accept inputs whose columns differ, merging them by name"},
-    {"strict", 0, ARG_NONE, NULL, NULL, "an input with a header and no rows is an error, not a note"},
-    {"parquet-codec", 0, ARG_TEXT, "CODEC", parquet_codecs, "page codec of --to parquet (default snappy; --compression-level sets its level)"},
+    {"strict", 0, ARG_NONE, NULL, NULL, "a CSV or TSV input with no rows (a header only, or empty) is an error, not a note"},
+    {"parquet-codec", 0, ARG_TEXT, "CODEC", parquet_codecs, "page codec of --to parquet: snappy (default), zstd, gzip, lz4_raw, uncompressed (--compression-level sets its level)"},
     {"row-group-size", 0, ARG_TEXT, "SIZE", NULL, "--to parquet: uncompressed bytes per row group (default 128MiB)"},
     {"page-version", 0, ARG_TEXT, "V", page_versions, "--to parquet: data page version 1 (default) or 2"},
     {"bytes-as", 0, ARG_TEXT, "TYPE", bytes_as, "--to parquet: bytes as STRING when all UTF-8 (auto) or binary"},
     {"key", 0, ARG_TEXT, "COLUMN", NULL, "--to webdataset: each sample's key from COLUMN (default: the record's number)"},
     {"wds-member", 0, ARG_TEXT, "HOW", wds_members, "--to webdataset: a member per feature (default) or one KEY.json per sample (json)"},
     {"mtime", 0, ARG_TEXT, "SECONDS", NULL, "--to webdataset: every member's modification time (default 0)"},
-    {"arrayrecord-codec", 0, ARG_TEXT, "CODEC", arrayrecord_codecs, "chunk codec of --to arrayrecord (default zstd; --compression-level sets its level)"},
+    {"arrayrecord-codec", 0, ARG_TEXT, "CODEC", arrayrecord_codecs, "chunk codec of --to arrayrecord: zstd (default), brotli, snappy, none (--compression-level sets its level)"},
     {"arrayrecord-group-size", 0, ARG_TEXT, "N", NULL, "--to arrayrecord: records per chunk (default 1, as Grain reads them)"},
-    {"check-payloads", 0, ARG_OPTIONAL, "[=MODE]", payload_modes, "refuse records whose JPEG, PNG, WebP, GIF, WAV or FLAC values do not decode (=headers: headers only)"},
+    {"check-payloads", 0, ARG_OPTIONAL, "[=MODE]", payload_modes, "refuse records whose JPEG, PNG, WebP, GIF, WAV or FLAC values do not decode (=full, the default; =headers: headers only)"},
     {"skip-corrupt", 0, ARG_NONE, NULL, NULL, "with --check-payloads: leave such records out, listed in the manifest"},
     {"max-pixels", 0, ARG_TEXT, "N", NULL, "with --check-payloads: an image of more pixels is bad, unread (default 268435456)"},
     CLI_OPTIONS_END,
@@ -80,7 +81,9 @@ static int parse_task(const cli_command *cmd, const cli_values *v, uint64_t *ind
     }
     if (!cli_has(v, "tasks"))
         return EXIT_OK;
-    if (cli_uint(v, cmd, "tasks", 1, count) || *count == 0)
+    if (cli_uint(v, cmd, "tasks", 1, count))
+        return EXIT_USAGE;
+    if (*count == 0)
         return cli_usage_error(cmd, "--tasks must be a positive integer");
     const char *env = getenv("JOB_COMPLETION_INDEX");
     if (!env)
@@ -111,8 +114,9 @@ static int writer_options(const cli_command *cmd, const cli_values *v, const st_
     };
     if (cli_uint(v, cmd, "compression-level", 0, &s.level))
         return EXIT_USAGE;
-    if (cli_has(v, "row-group-size") &&
-        (cli_size(v, cmd, "row-group-size", 0, &s.row_group_size) || s.row_group_size == 0))
+    if (cli_size(v, cmd, "row-group-size", 0, &s.row_group_size))
+        return EXIT_USAGE;
+    if (cli_has(v, "row-group-size") && s.row_group_size == 0)
         return cli_usage_error(cmd, "--row-group-size must be a positive size");
     st_error err = {0};
     if (writer_settings_apply(&s, to, out, pq, &err) < 0)
@@ -279,6 +283,8 @@ static int run_convert(const cli_command *cmd, cli_values *v)
     if (parse_task(cmd, v, &task, &tasks) || cli_uint(v, cmd, "jobs", 0, &jobs) ||
         cli_uint(v, cmd, "seed", 0, &seed))
         return EXIT_USAGE;
+    if (jobs > CONVERT_MAX_JOBS)
+        return cli_usage_error(cmd, CONVERT_JOBS_RANGE);
 
     /* Each task's outputs carry its own infix, so tasks of one run never
      * write the same name and each owns its shards, manifest and lock. */
@@ -398,7 +404,7 @@ static int run_convert(const cli_command *cmd, cli_values *v)
 
 const cli_command cmd_convert = {
     .name = "convert",
-    .summary = "convert CSV, TSV, JSON lines, Parquet, Avro, TFRecord or ArrayRecord into shards",
+    .summary = "convert CSV, TSV, JSON lines, Parquet, Avro, TFRecord, WebDataset or ArrayRecord into shards",
     .usage = "[OPTIONS] INPUT... -o PREFIX",
     .description =
         "Reads every input (files, globs, directories, - for standard input, or URLs),\n"

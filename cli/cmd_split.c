@@ -20,7 +20,7 @@ static const char *const input_compressions[] = {"auto", "none", "gzip", "zlib",
 
 static const cli_option split_options[] = {
     {"output", 'o', ARG_TEXT, "PREFIX", NULL, "output path prefix: PREFIX-00000-of-00008.tfrecord (required)"},
-    {"input-compression", 0, ARG_TEXT, "TYPE", input_compressions, "input stream compression (default: auto)"},
+    {"input-compression", 0, ARG_TEXT, "TYPE", input_compressions, "input stream compression: auto (default: detected), none, gzip, zlib"},
     {"skip-corrupt", 0, ARG_NONE, NULL, NULL, "skip damaged records, Avro blocks or WebDataset samples (counted and reported) instead of stopping"},
     {"max-record-size", 0, ARG_TEXT, "SIZE", NULL, "largest TFRecord record (default 1GiB) or Avro block (256MiB)"},
     CLI_OPTIONS_END,

@@ -307,7 +307,8 @@ const cli_command cmd_stat = {
     .summary = "count records and bytes, and show the feature schema",
     .usage = "[OPTIONS] FILE...",
     .description =
-        "For each input and in total: records, bytes, compression, record sizes, and per\n"
+        "For each input (TFRecord, ArrayRecord, WebDataset, CSV, TSV, JSON lines, Parquet\n"
+        "or Avro) and in total: records, bytes, compression, record sizes, and per\n"
         "feature its kind, how many records have it, its list lengths and numeric range.\n"
         "Parquet and Avro inputs add their own details (row groups, codecs, blocks),\n"
         "ArrayRecord inputs their footer's (group size, chunks, codec, writer options).\n"

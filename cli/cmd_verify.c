@@ -23,13 +23,13 @@ static const char *const payload_modes[] = {"full", "headers", NULL};
 static const cli_option verify_options[] = {
     {"json", 0, ARG_NONE, NULL, NULL, "print one JSON document instead of a line per file"},
     {"decode", 0, ARG_NONE, NULL, NULL, "also parse every payload as a tf.train.Example"},
-    {"payloads", 0, ARG_OPTIONAL, "[=MODE]", payload_modes, "also decode every JPEG, PNG, WebP, GIF, WAV and FLAC value (=headers: their headers only)"},
+    {"payloads", 0, ARG_OPTIONAL, "[=MODE]", payload_modes, "also decode every JPEG, PNG, WebP, GIF, WAV and FLAC value (=full, the default; =headers: their headers only)"},
     {"max-pixels", 0, ARG_TEXT, "N", NULL, "with --payloads: an image of more pixels is refused unread (default 268435456)"},
     {"manifest", 0, ARG_TEXT, "FILE", NULL, "check the shards a manifest lists: presence, counts, checksums"},
     {"max-imbalance", 0, ARG_TEXT, "F", NULL, "with --manifest: fail when (max - min) / mean records per shard passes F"},
     {"trust-manifest-paths", 0, ARG_NONE, NULL, NULL, "let the manifest name shards outside its own directory"},
-    {"from", 0, ARG_TEXT, "FORMAT", verify_formats, "input format (default: detected)"},
-    {"input-compression", 0, ARG_TEXT, "TYPE", compression_names, "TFRecord stream compression (default: auto)"},
+    {"from", 0, ARG_TEXT, "FORMAT", verify_formats, "input format: tfrecord, arrayrecord, parquet, avro, webdataset (default: detected)"},
+    {"input-compression", 0, ARG_TEXT, "TYPE", compression_names, "TFRecord stream compression: auto (default: detected), none, gzip, zlib"},
     {"compression", 0, ARG_TEXT, "TYPE", compression_names, "older spelling of --input-compression"},
     {"max-record-size", 0, ARG_TEXT, "SIZE", NULL, "largest TFRecord record (default 1GiB), Parquet page or Avro block (256MiB)"},
     {"device", 0, ARG_TEXT, "DEVICE", verify_devices, "where to verify: auto (default), cpu or cuda"},
@@ -428,7 +428,9 @@ const cli_command cmd_verify = {
         "GZIP / ZLIB stream, truncation, and with --decode that each payload is a\n"
         "tf.train.Example.  Parquet and Avro files get their own structural checks;\n"
         "ArrayRecord files every HighwayHash, block header, chunk size, record sizes,\n"
-        "footer entry and the postscript (with --decode every chunk decompressed too).\n"
+        "footer entry and the postscript (with --decode every chunk decompressed too);\n"
+        "WebDataset tars every header and member, the end-of-archive marker and that each\n"
+        "sample's members are adjacent.\n"
         "With --payloads, every bytes value that is a JPEG, PNG, WebP, GIF, WAV or FLAC\n"
         "is decoded too (a bad one is damage), and a TFDS directory's Image features\n"
         "must have the shape its features.json declares.\n"

@@ -108,6 +108,9 @@ static void input_checks_notes(const char *cmd, const input_checks *c)
     for (size_t i = 0; i < c->nheader_only; i++)
         fprintf(stderr, "shardtool %s: note: %s: a header and no rows: no records from it (--strict "
                         "makes this an error)\n", cmd, c->header_only[i]);
+    for (size_t i = 0; i < c->nempty_only; i++)
+        fprintf(stderr, "shardtool %s: note: %s: empty, not even a header: no records from it (--strict "
+                        "makes this an error)\n", cmd, c->empty_only[i]);
     input_checks_lacking(c, lacking_note, (void *)cmd);
 }
 

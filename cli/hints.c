@@ -2,8 +2,12 @@
  * so that the error line stays the same for scripts that match it. */
 #include "hints.h"
 
+#include "../lib/side_files.h"
+#include "../src/stream.h"
+
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static bool offer_skip_corrupt;
 
@@ -43,4 +47,27 @@ void cli_hint_for(const cli_command *cmd, const st_error *err)
                 "shardtool%s%s: hint: --skip-corrupt skips damaged records (counted and "
                 "reported) and copies the rest\n",
                 sep, name);
+}
+
+void cli_hint_side_file(const cli_command *cmd, const char *path, const st_error *err)
+{
+    char named[1024];
+    if (!path) {
+        /* "PATH: what went wrong" */
+        const char *colon = strstr(err->msg, ": ");
+        if (!colon || (size_t)(colon - err->msg) >= sizeof named)
+            return;
+        snprintf(named, sizeof named, "%.*s", (int)(colon - err->msg), err->msg);
+        path = named;
+    }
+    struct stat st;
+    if (strstr(err->msg, "written by shardtool") || st_path_is_remote(path) || stat(path, &st) != 0 ||
+        !S_ISREG(st.st_mode))
+        return;
+    const char *side = st_side_file_kind(path);
+    if (side)
+        fprintf(stderr,
+                "shardtool%s%s: hint: %s is %s written by shardtool, not an input; name the inputs, or "
+                "quote the glob ('DIR/train-*') so that shardtool expands it and leaves such files out\n",
+                cmd ? " " : "", cmd ? cmd->name : "", path, side);
 }

@@ -13,4 +13,10 @@ void cli_hints_offer_skip_corrupt(bool offer);
  * damaged record where --skip-corrupt is offered. */
 void cli_hint_for(const cli_command *cmd, const st_error *err);
 
+/* Prints a hint when the input a failure names (`path`, else the start of
+ * the message) is a file shardtool writes beside its shards: a shell's glob
+ * of a shard directory names the manifest and indexes, which were then
+ * reported as tables that do not parse. */
+void cli_hint_side_file(const cli_command *cmd, const char *path, const st_error *err);
+
 #endif

@@ -18,20 +18,20 @@ static const char *const map_names[] = {"key-value", "by-key", NULL};
 static const char *const empty_names[] = {"omit", "empty", "error", NULL};
 
 const cli_option cli_input_options[] = {
-    {"from", 0, ARG_TEXT, "FORMAT", format_names, "input format (default: detected from content, then name)"},
+    {"from", 0, ARG_TEXT, "FORMAT", format_names, "input format: tfrecord, arrayrecord, csv, tsv, jsonl, parquet, avro, webdataset (default: detected from content, then name)"},
     {"columns", 0, ARG_LIST, "A,B,...", NULL, "read only these columns / features"},
     {"exclude", 0, ARG_LIST, "A,B,...", NULL, "leave these columns / features out"},
     {"decimal", 0, ARG_TEXT, "MODE", decimal_names, "decimals as float (default) or exact text"},
     {"strict-float", 0, ARG_NONE, NULL, NULL, "fail on values that change when narrowed to float32"},
-    {"nested", 0, ARG_TEXT, "MODE", nested_names, "lists of lists: SequenceExample FeatureLists (default) or refuse"},
-    {"maps", 0, ARG_TEXT, "MODE", map_names, "maps: parallel col.key/col.value lists (default) or by-key col.<key>"},
+    {"nested", 0, ARG_TEXT, "MODE", nested_names, "lists of lists: SequenceExample FeatureLists (sequence, the default) or refuse"},
+    {"maps", 0, ARG_TEXT, "MODE", map_names, "maps: parallel col.key/col.value lists (key-value, the default) or by-key col.<key>"},
     {"max-record-size", 0, ARG_TEXT, "SIZE", NULL, "largest TFRecord record (default 1GiB), Parquet page or Avro block (256MiB), CSV or JSON row (64MiB)"},
     {"key-feature", 0, ARG_TEXT, "NAME", NULL, "WebDataset: the sample's key as a bytes feature NAME"},
     CLI_OPTIONS_END,
 };
 
 const cli_option cli_input_compression_option[] = {
-    {"input-compression", 0, ARG_TEXT, "TYPE", compression_names, "input stream compression (default: auto)"},
+    {"input-compression", 0, ARG_TEXT, "TYPE", compression_names, "input stream compression: auto (default: detected), none, gzip, zlib"},
     {"compression", 0, ARG_TEXT, "TYPE", compression_names, "older spelling of --input-compression"},
     CLI_OPTIONS_END,
 };

@@ -92,7 +92,24 @@ static int not_a_command(const char *word)
         if (takers[0])
             fprintf(stderr, "shardtool: '%s' is an option of: %s (e.g. 'shardtool %.*s %s ...')\n",
                     word, takers, (int)strcspn(takers, ","), takers, word);
-        else
+        else if (word[1] == '-') {
+            /* "--verison": the nearest of shardtool's own options and every command's */
+            const char *known[512];
+            size_t n = 0;
+            known[n++] = "help";
+            known[n++] = "version";
+            for (size_t i = 0; commands[i]; i++)
+                for (const cli_option *const *g = commands[i]->groups; *g; g++)
+                    for (const cli_option *o = *g; o->name && n < sizeof known / sizeof *known; o++)
+                        known[n++] = o->name;
+            const char *name = word + 2;
+            const char *near = cli_suggest(name, strcspn(name, "="), known, n);
+            if (near)
+                fprintf(stderr, "shardtool: '%s' is not an option of any command (did you mean --%s?)\n", word,
+                        near);
+            else
+                fprintf(stderr, "shardtool: '%s' is not an option of any command\n", word);
+        } else
             fprintf(stderr, "shardtool: '%s' is not an option of any command\n", word);
     } else {
         const char *cands[16];

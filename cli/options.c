@@ -6,6 +6,7 @@
 #include "../lib/error_text.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,6 +163,12 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_values *v, bool
             const char *eq = strchr(name, '=');
             size_t len = eq ? (size_t)(eq - name) : strlen(name);
             val = find_long(v, name, len);
+            if (!val && len == 4 && strncmp(name, "json", 4) == 0)
+                /* stat, verify and version take --json; say what the others give instead */
+                return cli_usage_error(cmd, "unknown option '--json' (%s)",
+                                       strcmp(cmd->name, "cat") == 0
+                                           ? "cat writes JSON lines by default: --format json"
+                                           : "the run's report in JSON is its manifest, PREFIX.manifest.json");
             if (!val) {
                 const char *hint = closest(v, name, len);
                 if (hint)
@@ -172,11 +179,34 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_values *v, bool
             if (eq)
                 inline_value = eq + 1;
         } else {
+            /* A long option given one dash ("-force", "-shards 4") would read
+             * as -f with the value "orce" or -s with "hards", or as an
+             * unknown -d: name the option meant instead. */
+            const char *name = arg + 1;
+            size_t len = strcspn(name, "=");
+            if (len > 1 && find_long(v, name, len))
+                return cli_usage_error(cmd, "unknown option '%.*s' (long options take two dashes: --%.*s)",
+                                       (int)(len + 1), arg, (int)len, name);
             val = find_short(v, arg[1]);
-            if (!val)
+            if (!val) {
+                const char *hint = len > 1 ? closest(v, name, len) : NULL;
+                if (hint)
+                    return cli_usage_error(cmd, "unknown option '%.*s' (did you mean --%s?)",
+                                           (int)(len + 1), arg, hint);
                 return cli_usage_error(cmd, "unknown option '-%c'", arg[1]);
-            if (arg[2])
-                inline_value = arg + 2;
+            }
+            /* Flags group as getopt groups them: -qf is -q -f, and the first
+             * option of the group that takes a value takes the rest (-qn3). */
+            const char *p = arg + 1;
+            while (val->option->arg == ARG_NONE && p[1]) {
+                val->via_short = true;
+                set_value(cmd, val, NULL);
+                val = find_short(v, *++p);
+                if (!val)
+                    return cli_usage_error(cmd, "unknown option '-%c' (in '%s')", *p, arg);
+            }
+            if (p[1])
+                inline_value = p + 1;
         }
         val->via_short = arg[1] != '-';
         if (val->option->arg == ARG_NONE) {
@@ -262,6 +292,8 @@ int cli_uint(const cli_values *v, const cli_command *cmd, const char *name,
     char *end;
     errno = 0;
     unsigned long long n = strtoull(text, &end, 10);
+    if (errno == ERANGE && end != text && !*end && text[0] != '-')
+        return cli_usage_error(cmd, "--%s: '%s' is too large (at most %llu)", name, text, ULLONG_MAX);
     if (errno || end == text || *end || text[0] == '-')
         return cli_usage_error(cmd, "--%s: '%s' is not a non-negative integer", name, text);
     *out = n;
@@ -410,6 +442,7 @@ void cli_error_at(const cli_command *cmd, const char *path, const st_error *err)
     st_error_text(path, err, text, sizeof text);
     cli_error(cmd, "%s", text);
     cli_hint_for(cmd, err);
+    cli_hint_side_file(cmd, path, err);
 }
 
 int cli_usage_error(const cli_command *cmd, const char *fmt, ...)

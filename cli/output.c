@@ -21,7 +21,7 @@ const cli_option cli_output_options[] = {
     {"shards", 's', ARG_TEXT, "N", NULL, "write N shards, records dealt round robin (default 1)"},
     {"shard-size", 0, ARG_TEXT, "SIZE", NULL, "start a new shard before one passes SIZE (e.g. 256MiB)"},
     {"records-per-shard", 0, ARG_TEXT, "N", NULL, "start a new shard every N records"},
-    {"compression", 'z', ARG_TEXT, "TYPE", out_compressions, "compress each shard as one GZIP or ZLIB stream"},
+    {"compression", 'z', ARG_TEXT, "TYPE", out_compressions, "compress each shard as one GZIP or ZLIB stream (default none)"},
     {"compression-level", 0, ARG_TEXT, "N", NULL, "level of --compression, 0-9 (default 6)"},
     {"index", 0, ARG_NONE, NULL, NULL, "write SHARD.idx beside each shard (DALI: offset size per line; WebDataset: DALI's v1.2 index)"},
     {"manifest", 0, ARG_TEXT, "PATH", NULL, "where to write the manifest (default PREFIX.manifest.json)"},
@@ -60,10 +60,14 @@ static int parse_settings(const cli_command *cmd, const cli_values *v, const st_
         return cli_usage_error(cmd, "-o -: shards are files, not a stream; to write records to "
                                     "standard output use 'shardtool cat --format tfrecord FILE...' (or "
                                     "--format json), or give a prefix such as -o out/train");
-    if (cli_has(v, "shard-size") && (cli_size(v, cmd, "shard-size", 0, &s->shard_size) || s->shard_size == 0))
+    /* A value that does not parse is said once, by cli_size or cli_uint. */
+    if (cli_size(v, cmd, "shard-size", 0, &s->shard_size))
+        return EXIT_USAGE;
+    if (cli_has(v, "shard-size") && s->shard_size == 0)
         return cli_usage_error(cmd, "--shard-size must be a positive size");
-    if (cli_has(v, "records-per-shard") &&
-        (cli_uint(v, cmd, "records-per-shard", 0, &s->records_per_shard) || s->records_per_shard == 0))
+    if (cli_uint(v, cmd, "records-per-shard", 0, &s->records_per_shard))
+        return EXIT_USAGE;
+    if (cli_has(v, "records-per-shard") && s->records_per_shard == 0)
         return cli_usage_error(cmd, "--records-per-shard must be a positive integer");
     if (cli_has(v, "shards")) {
         if (cli_uint(v, cmd, "shards", 1, &s->shards))
@@ -75,7 +79,9 @@ static int parse_settings(const cli_command *cmd, const cli_values *v, const st_
     uint64_t level;
     /* zlib's levels; Parquet's zstd pages and ArrayRecord's zstd chunks take up to 22. */
     uint64_t max_level = strcmp(format->name, "parquet") == 0 || strcmp(format->name, "arrayrecord") == 0 ? 22 : 9;
-    if (cli_uint(v, cmd, "compression-level", 6, &level) || level > max_level)
+    if (cli_uint(v, cmd, "compression-level", 6, &level))
+        return EXIT_USAGE;
+    if (level > max_level)
         return cli_usage_error(cmd, "--compression-level must be 0 to %d", (int)max_level);
     s->compression_level = (int)level;
     s->index = cli_has(v, "index");

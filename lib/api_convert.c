@@ -398,7 +398,9 @@ int shardtool_convert(const char *const *inputs, size_t n, const shardtool_conve
             .max_pixels = opts->max_pixels,
             .skip_corrupt = opts->skip_corrupt != 0,
         };
-        if (opts->check_payloads < 0 || opts->check_payloads > 2)
+        if (opts->jobs > CONVERT_MAX_JOBS)
+            rc = st_error_set(&e, ST_EUSAGE, CONVERT_JOBS_RANGE);
+        else if (opts->check_payloads < 0 || opts->check_payloads > 2)
             rc = st_error_set(&e, ST_EUSAGE, "check_payloads must be 0 (none), 1 (full) or 2 (headers), not %d",
                               opts->check_payloads);
         else

@@ -202,14 +202,16 @@ int combine_run(const combine_settings *s, combine_summary *out, combine_error *
     char *out_path = out->manifest;
     snprintf(out_path, sizeof out->manifest, "%s.manifest.json", c.prefix);
     struct stat st;
-    if (!s->force && lstat(out_path, &st) == 0)
-        return combine_say(&c, COMBINE_REFUSED, "%s: already exists (use --force to replace it)", out_path);
     char wids_path[8400];
     snprintf(wids_path, sizeof wids_path, "%s%s", c.prefix, WIDS_INDEX_SUFFIX);
-    if (!s->force && lstat(wids_path, &st) == 0)
-        return combine_say(&c, COMBINE_REFUSED, "%s: already exists (use --force to replace it)", wids_path);
-
+    /* The task manifests first: the manifest of a run that had no tasks
+     * was "already exists (use --force to replace it)", and --force then
+     * found no task manifest. */
     int status = combine_find_tasks(&c);
+    if (status == COMBINE_OK && !s->force && lstat(out_path, &st) == 0)
+        status = combine_say(&c, COMBINE_REFUSED, "%s: already exists (use --force to replace it)", out_path);
+    else if (status == COMBINE_OK && !s->force && lstat(wids_path, &st) == 0)
+        status = combine_say(&c, COMBINE_REFUSED, "%s: already exists (use --force to replace it)", wids_path);
     combine_tfds_task *tfds_tasks = status == COMBINE_OK ? calloc(c.tasks, sizeof *tfds_tasks) : NULL;
     if (status == COMBINE_OK && !tfds_tasks)
         status = combine_fail(&c, c.prefix, "out of memory");

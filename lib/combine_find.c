@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int combine_find_tasks(combine_state *c)
 {
@@ -51,8 +52,15 @@ int combine_find_tasks(combine_state *c)
     if (status)
         return status;
     if (!c->tasks) {
+        /* A run without --task wrote the set's manifest itself. */
+        char whole[8400];
+        struct stat st;
+        snprintf(whole, sizeof whole, "%s.manifest.json", c->prefix);
+        bool have_whole = stat(whole, &st) == 0 && S_ISREG(st.st_mode);
         return combine_say(c, COMBINE_REFUSED, "%s: no task manifest (%s-taskIIIII-of-NNNNN.manifest.json); combine "
-                           "is for the task manifests that `convert --task I/N` writes", c->prefix, c->prefix);
+                           "is for the task manifests that `convert --task I/N` writes%s%s%s", c->prefix, c->prefix,
+                           have_whole ? "; " : "", have_whole ? whole : "",
+                           have_whole ? " is the manifest of a whole set already (verify --manifest checks it)" : "");
     }
     size_t missing = 0;
     char list[512] = "";

@@ -73,6 +73,12 @@ typedef struct convert_whole_settings {
     output_run_drain_fn drain;
 } convert_whole_settings;
 
+/* The most threads --jobs may ask for (verify's bound too): a larger
+ * count only costs memory, and one past INT_MAX wrapped to a negative
+ * count of threads. */
+#define CONVERT_MAX_JOBS 1024
+#define CONVERT_JOBS_RANGE "--jobs must be between 1 and 1024 (0 or no --jobs: all cores)"
+
 /* Where convert_whole_run stopped when it failed. */
 enum {
     CONVERT_WHOLE_NOMEM = 100, /* out of memory */

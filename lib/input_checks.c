@@ -248,6 +248,12 @@ int input_checks_opened(input_checks *c, const char *path, st_reader *r, st_erro
     int rc = columns_of(r, path, &here, err);
     if (rc < 0)
         return rc;
+    /* An empty input (no header, no rows: an export's empty part) has no
+     * columns to differ in; it gets its note when the run is counted. */
+    if (!here.keyed && here.count == 0) {
+        columns_free(&here);
+        return ST_OK;
+    }
     /* Declared columns are compared with the first input that declares
      * them; every input's names, for case alone, with the keys of every
      * JSON lines input before it too. */
@@ -277,17 +283,40 @@ int input_checks_ended(input_checks *c, size_t index, st_reader *r, st_error *er
     int rc = r->format->reader->schema(r->priv, &s, err);
     size_t ncolumns = s.count;
     st_schema_free(&s);
-    if (rc < 0 || ncolumns == 0)
+    if (rc < 0)
         return rc;
+    /* No columns: the input was empty (a 0-byte file, or blank lines). */
     if (c->nwith_header == c->with_header_cap) {
         size_t cap = c->with_header_cap ? 2 * c->with_header_cap : 8;
         size_t *more = realloc(c->with_header, cap * sizeof *more);
         if (!more)
             return st_error_set(err, ST_ENOMEM, "out of memory");
         c->with_header = more;
+        bool *had = realloc(c->had_header, cap * sizeof *had);
+        if (!had)
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        c->had_header = had;
         c->with_header_cap = cap;
     }
+    c->had_header[c->nwith_header] = ncolumns > 0;
     c->with_header[c->nwith_header++] = index;
+    return ST_OK;
+}
+
+/* Adds a copy of path to a list of the notes. */
+static int note_input(char ***list, size_t *n, size_t *cap, const char *path, st_error *err)
+{
+    if (*n == *cap) {
+        size_t more_cap = *cap ? 2 * *cap : 8;
+        char **more = realloc(*list, more_cap * sizeof *more);
+        if (!more)
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        *list = more;
+        *cap = more_cap;
+    }
+    if (!((*list)[*n] = strdup(path)))
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    (*n)++;
     return ST_OK;
 }
 
@@ -297,22 +326,16 @@ int input_checks_counted(input_checks *c, char *const *paths, const uint64_t *re
         size_t at = c->with_header[i];
         if (records[at] > 0)
             continue;
+        bool header = c->had_header[i];
         if (c->strict)
             return st_error_set(err, ST_EDATA,
-                                "%s: a header and no rows (--strict makes an input without records an "
+                                "%s: %s (--strict makes an input without records an "
                                 "error): the download or export that wrote it may have stopped early",
-                                paths[at]);
-        if (c->nheader_only == c->header_only_cap) {
-            size_t cap = c->header_only_cap ? 2 * c->header_only_cap : 8;
-            char **more = realloc(c->header_only, cap * sizeof *more);
-            if (!more)
-                return st_error_set(err, ST_ENOMEM, "out of memory");
-            c->header_only = more;
-            c->header_only_cap = cap;
-        }
-        if (!(c->header_only[c->nheader_only] = strdup(paths[at])))
-            return st_error_set(err, ST_ENOMEM, "out of memory");
-        c->nheader_only++;
+                                paths[at], header ? "a header and no rows" : "empty, not even a header");
+        int rc = header ? note_input(&c->header_only, &c->nheader_only, &c->header_only_cap, paths[at], err)
+                        : note_input(&c->empty_only, &c->nempty_only, &c->empty_only_cap, paths[at], err);
+        if (rc < 0)
+            return rc;
     }
     return ST_OK;
 }
@@ -361,6 +384,10 @@ void input_checks_free(input_checks *c)
     for (size_t i = 0; i < c->nheader_only; i++)
         free(c->header_only[i]);
     free(c->header_only);
+    for (size_t i = 0; i < c->nempty_only; i++)
+        free(c->empty_only[i]);
+    free(c->empty_only);
     free(c->with_header);
+    free(c->had_header);
     memset(c, 0, sizeof *c);
 }

@@ -6,8 +6,8 @@
  *     features, exit 0.  --union-by-name accepts differing columns (as
  *     DuckDB's union_by_name does) with a note per input of the columns
  *     it lacks;
- *   - a CSV or TSV input with a header and no rows is a note, and with
- *     --strict an error.
+ *   - a CSV or TSV input with a header and no rows, or empty, is a note,
+ *     and with --strict an error.
  *
  * The inputs are taken in order by the producer thread only: no lock. */
 #ifndef ST_LIB_INPUT_CHECKS_H
@@ -40,12 +40,17 @@ typedef struct input_checks {
     /* --union-by-name: every input's columns, for the notes. */
     input_columns *inputs;
     size_t ninputs, inputs_cap;
-    /* CSV and TSV inputs with a header, by index, read to their end. */
+    /* CSV and TSV inputs, by index, read to their end, and whether each
+     * had a header (no header: the input was empty). */
     size_t *with_header;
+    bool *had_header;
     size_t nwith_header, with_header_cap;
-    /* Of those, the ones with no rows, for the notes. */
+    /* Of those, the ones with no rows, for the notes: with a header, and
+     * empty (no header either). */
     char **header_only;
     size_t nheader_only, header_only_cap;
+    char **empty_only;
+    size_t nempty_only, empty_only_cap;
 } input_checks;
 
 /* A fresh state with the options of `like` (for a second pass). */

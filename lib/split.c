@@ -145,7 +145,9 @@ int split_open(split_run *r, const split_settings *s)
         r->kind = SPLIT_ARRAYRECORD;
         kind_known(r, false);
         release(r);
-        int rc = split_arrayrecord_open(r);
+        int rc = split_check_inputs(r, 0);
+        if (rc == ST_OK)
+            rc = split_arrayrecord_open(r);
         r->out.inputs = paths;
         r->out.ninputs = npaths;
         return rc;
@@ -156,7 +158,9 @@ int split_open(split_run *r, const split_settings *s)
         r->kind = SPLIT_WEBDATASET;
         kind_known(r, false);
         release(r);
-        int rc = check_webdataset_inputs(r);
+        int rc = split_check_inputs(r, 0);
+        if (rc == ST_OK)
+            rc = check_webdataset_inputs(r);
         if (rc == ST_OK)
             rc = split_claim(r, s, &st_wds_copy_format);
         if (rc < 0)

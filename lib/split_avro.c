@@ -68,6 +68,9 @@ int split_avro_classify(split_run *r, bool *avro)
     if (split_is_pipe_not_avro(paths[i0], r->s->cancel) || split_probe_avro(paths[i0], avro, &s, &err) < 0 ||
         !*avro) {
         *avro = false;
+        int rc = split_check_inputs(r, i0);
+        if (rc < 0)
+            return rc;
         for (size_t i = i0; i < npaths; i++) {
             const char *kind = split_not_a_shard(paths[i]);
             if (kind) {

@@ -5,6 +5,7 @@
 #include "split_inputs.h"
 
 #include "pipe_peek.h"
+#include "side_files.h"
 
 #include "../formats/arrayrecord/arrayrecord.h"
 #include "../formats/tfrecord/tfrecord.h"
@@ -185,4 +186,39 @@ bool split_is_arrayrecord(const char *path)
     ssize_t n = st_stream_peek(&s, head, sizeof head, &err);
     st_stream_close(s);
     return n > 0 && st_format_arrayrecord.probe(head, (size_t)n) > 0;
+}
+
+/* What split copies a local input as, for the messages. */
+static const char *copied_kind(const char *path)
+{
+    return split_is_arrayrecord(path) ? "an ArrayRecord file" : "a WebDataset tar shard";
+}
+
+int split_check_inputs(split_run *r, size_t first)
+{
+    char **paths = r->s->paths;
+    size_t npaths = r->s->npaths;
+    for (size_t i = first; i < npaths; i++) {
+        const char *side = split_is_local(paths[i]) ? st_side_file_kind(paths[i]) : NULL;
+        if (side)
+            return split_usage(r, "%s: this is %s written by shardtool, not a shard; name the shards, or quote "
+                                  "the glob ('DIR/train-*') so that shardtool expands it and leaves such "
+                                  "files out", paths[i], side);
+    }
+    if (first >= npaths || !split_is_local(paths[first]) || split_is_webdataset(paths[first]))
+        return ST_OK; /* tar shards: check_webdataset_inputs (split.c) */
+    /* The TFRecord way read a tar or an ArrayRecord file as a damaged
+     * record (exit 1, --skip-corrupt suggested), and the ArrayRecord way a
+     * TFRecord file as a damaged chunk header. */
+    bool arrayrecord = split_is_arrayrecord(paths[first]);
+    for (size_t i = first + 1; i < npaths; i++) {
+        if (!split_is_local(paths[i]))
+            continue;
+        bool other = arrayrecord ? !split_is_arrayrecord(paths[i])
+                                 : split_is_arrayrecord(paths[i]) || split_is_webdataset(paths[i]);
+        if (other)
+            return split_usage(r, "%s: %s, unlike %s; split copies one kind of input at a time", paths[i],
+                               arrayrecord ? "not an ArrayRecord file" : copied_kind(paths[i]), paths[first]);
+    }
+    return ST_OK;
 }

@@ -27,6 +27,15 @@ bool split_is_webdataset(const char *path);
  * a store or a pipe by its name). */
 bool split_is_arrayrecord(const char *path);
 
+/* A local input that is a file shardtool writes beside its shards (a
+ * manifest, an index: a shell's glob of the directory names them) is
+ * refused, naming it and the way out; likewise, when the first input is
+ * TFRecord (avro false) or ArrayRecord, a local input of another kind that
+ * the copy would read as damage (a tar or an ArrayRecord file among
+ * TFRecords, a TFRecord among ArrayRecord files).  first: the index of the
+ * first named input. */
+int split_check_inputs(split_run *r, size_t first);
+
 /* A failure of the run: how, the code it failed with, the input it names
  * (or NULL), and why.  Returns rc. */
 int split_fail(split_run *r, int how, int rc, const char *path, const st_error *err);

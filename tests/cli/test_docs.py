@@ -320,6 +320,74 @@ def check_help(binary, table, problems):
                                 f"{listed[long]}, the table says {(opt.short, opt.metavar)}")
         if listed.get(HELP[0], ("", ""))[0] != HELP[1]:
             problems.append(f"shardtool {cmd} --help: -h, --help is missing")
+        check_help_choices(binary, cmd, options, problems)
+        check_help_formats(r.stdout, cmd, options, problems)
+
+
+# The names the documentation gives the formats --from accepts.
+FORMAT_NAMES = {"tfrecord": "TFRecord", "arrayrecord": "ArrayRecord", "csv": "CSV", "tsv": "TSV",
+                "jsonl": "JSON lines", "parquet": "Parquet", "avro": "Avro", "webdataset": "WebDataset"}
+
+
+def formats_unnamed(text, options):
+    """The formats --from accepts that `text` does not name."""
+    flat = " ".join(text.split())
+    return [FORMAT_NAMES.get(c, c) for c in options["from"].choices
+            if not re.search(r"\b" + re.escape(FORMAT_NAMES.get(c, c)) + r"\b", flat)]
+
+
+def check_man_formats(cmd, source, options, problems):
+    """A reading command's page says in NAME or in DESCRIPTION's first
+    paragraph every format it reads."""
+    if "from" not in options:
+        return
+    parts = sections(source)
+    first = []
+    for line in parts.get("DESCRIPTION", []):
+        if line.startswith((".PP", ".SS", ".TP", ".IP")):
+            break
+        first.append(line)
+    text = " ".join(macro_text(line) for line in parts.get("NAME", []) + first)
+    lacking = formats_unnamed(text, options)
+    if lacking:
+        problems.append(f"shardtool-{cmd}.1: NAME and DESCRIPTION's first paragraph do not name "
+                        f"{', '.join(lacking)}, which --from accepts")
+
+
+def check_help_formats(text, cmd, options, problems):
+    """A command that reads inputs says, before its options, every format it
+    reads (`cat --help` left out WebDataset, which cat reads)."""
+    if "from" not in options:
+        return
+    lacking = formats_unnamed(text.split("\nOptions:")[0], options)
+    if lacking:
+        problems.append(f"shardtool {cmd} --help: the description does not name {', '.join(lacking)}, "
+                        "which --from accepts")
+
+
+def check_help_choices(binary, cmd, options, problems):
+    """An option's --help line names every value it accepts (any case), so
+    that `--to FORMAT` is not left to be learnt from an error message."""
+    wide = subprocess.run([binary, cmd, "--help"], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, COLUMNS="1000")).stdout
+    lines, current = {}, None
+    for line in wide.splitlines():
+        m = re.match(r"^  (?:-\w, |    )--([\w-]+)", line)
+        if m:
+            current = m.group(1)
+            lines[current] = line[m.end():].lower()
+        elif current and line.startswith("      "):
+            lines[current] += " " + line.strip().lower()  # a long name's description
+        else:
+            current = None
+    for long, opt in options.items():
+        text = lines.get(long)
+        if text is None or re.search(r"spelling of --", text):
+            continue  # an alias: its option's line names the values
+        lacking = [c for c in opt.choices
+                   if not re.search(r"(?<![\w-])" + re.escape(c.lower()) + r"(?![\w-])", text)]
+        if lacking:
+            problems.append(f"shardtool {cmd} --help: --{long} does not name {', '.join(lacking)}")
 
 
 # ---- completions: what each file declares -------------------------------------------
@@ -765,6 +833,7 @@ def main():
             pages[cmd] = f.read()
         page_paths.append(path)
         check_man_page(cmd, pages[cmd], table[cmd], problems)
+        check_man_formats(cmd, pages[cmd], table[cmd], problems)
     main_path = os.path.join(source_dir, "man", "shardtool.1")
     if os.path.exists(main_path):
         with open(main_path, encoding="utf-8") as f:

@@ -16,7 +16,8 @@
     right way;
   - no ENVIRONMENT variable is described twice in one page;
   - a few statements the binary can check: convert's EXIT STATUS and
-    "-o DIR/", the README and --nested's default.
+    "-o DIR/", the README and --nested's default, and shardtool-version(1)'s
+    example output and --json members against `shardtool version`.
 
 Then it checks itself: each rule must catch a page broken on purpose.
 Prints the problems and exits 1 when there are any.
@@ -210,9 +211,59 @@ def check_claims(binary, root, sources, problems):
                                env=dict(os.environ, COLUMNS="1000"), timeout=60).stdout
     with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
         readme = " ".join(f.read().split())
-    if re.search(r"--nested MODE .*FeatureLists \(default\)", help_text) and \
+    if re.search(r"--nested MODE .*FeatureLists \((sequence, the )?default\)", help_text) and \
             re.search(r"nested lists are refused", readme):
         problems.append("README.md: says nested lists are refused, but --nested sequence is the default")
+    check_version_page(binary, sources.get("shardtool-version.1", ""), problems)
+
+
+def check_version_page(binary, source, problems):
+    """shardtool-version(1)'s example output has the lines `shardtool version`
+    prints, in its order, and names every format this build lists; its --json
+    entry names every member of `version --json`."""
+    import json
+    out = subprocess.run([binary, "version"], capture_output=True, text=True, timeout=60).stdout
+    doc = json.loads(subprocess.run([binary, "version", "--json"], capture_output=True, text=True,
+                                    timeout=60).stdout)
+    example = sections_plain_lines(source, "EXAMPLES")
+    start = next((i for i, t in enumerate(example) if t.strip() == "$ shardtool version"), None)
+    if start is None:
+        problems.append("shardtool-version.1: EXAMPLES shows no '$ shardtool version'")
+        return
+    shown = []
+    for t in example[start + 1:]:
+        if not t.strip():
+            break
+        shown.append(t.strip())
+    printed = out.splitlines()
+
+    def keys(lines):
+        return [line.split(":")[0] if ":" in line else line.split()[0] for line in lines]
+    if keys(shown) != keys(printed):
+        problems.append(f"shardtool-version.1: EXAMPLES shows the lines {keys(shown)}, "
+                        f"shardtool version prints {keys(printed)}")
+    shown_formats = next((line.split()[1:] for line in shown if line.startswith("formats:")), [])
+    missing = [f for f in doc.get("formats", []) if f not in shown_formats]
+    if missing:
+        problems.append(f"shardtool-version.1: EXAMPLES' formats line lacks {missing}, which "
+                        "shardtool version lists")
+    options = sections_plain(source, "OPTIONS")
+    for key in doc:
+        if not re.search(r"\b" + re.escape(key) + r"\b", options):
+            problems.append(f"shardtool-version.1: --json does not name the member {key!r}")
+
+
+def sections_plain_lines(source, name):
+    """The plain lines of one .SH section, as they are."""
+    lines, inside = [], False
+    src = source.splitlines()
+    for n, t in plain_lines(source):
+        line = src[n - 1]
+        if line.startswith(".SH"):
+            inside = line[3:].strip().strip('"') == name
+        elif inside:
+            lines.append(t)
+    return lines
 
 
 def sections_plain(source, name):

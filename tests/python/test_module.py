@@ -780,6 +780,16 @@ def converts(tmp):
         check(False, "an unknown output format raises")
     except shardtool.Error as e:
         check(e.code_name == "EUSAGE" and "nosuch" in str(e), "an unknown output format: %s" % e)
+    # jobs is bounded as --jobs is, in the command line's words (100000
+    # threads were started, and a count past INT_MAX wrapped negative).
+    cli = tool.run(["convert", csv, "-o", os.path.join(tmp, "convert-jobs-cli", "x"), "--jobs", "100000"])
+    try:
+        shardtool.convert([csv], os.path.join(tmp, "convert-jobs", "x"), jobs=100000)
+        check(False, "jobs=100000 raises")
+    except shardtool.Error as e:
+        want = cli.stderr.decode().splitlines()[0][len("shardtool convert: "):]
+        check(cli.returncode == 2 and e.code_name == "EUSAGE" and str(e) == want,
+              "jobs=100000: %r vs %r" % (str(e), want))
 
 
 def same_bytes(a, b):
