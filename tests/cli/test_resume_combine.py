@@ -105,6 +105,16 @@ def combined_ids(prefix):
     return ids_of([os.path.join(d, s["path"]) for s in m["shards"]])
 
 
+def rerun_task_and_combine(paths, prefix, tasks, shards, task, want, what):
+    """Task TASK of TASKS runs again with --resume, then combine: every
+    record of the inputs must be in the combined set exactly once."""
+    r = run_tasks(paths, prefix, tasks=tasks, shards=shards, only=[task])[task]
+    c = st("combine", prefix)
+    ids = combined_ids(prefix) if c.returncode == 0 else None
+    check(r.returncode == 0 and c.returncode == 0 and ids is not None and sorted(ids) == want,
+          "%s (%s)" % (what, (r.stderr + c.stderr).strip()[-200:]))
+
+
 def edit_in_range(path, begin, end, base):
     """Two rows become one of the same bytes, inside [begin, end) of the
     inputs concatenated (this file starts at base): the row's newline and
@@ -383,12 +393,9 @@ def resume_edited_manifest(d):
     os.unlink(os.path.join(d, "edited-task", gone["path"]))
     with open(tm, "w") as f:
         json.dump(m, f, indent=2)
-    r = run_tasks(paths, prefix, tasks=2, shards=2, only=[1])[1]
-    c = st("combine", prefix)
-    ids = combined_ids(prefix) if c.returncode == 0 else None
-    check(r.returncode == 0 and c.returncode == 0 and ids is not None and sorted(ids) == want,
-          "a task manifest that no longer lists one of its shards: --resume writes it again, combine has every "
-          "record once (%s)" % (r.stderr + c.stderr).strip()[-200:])
+    rerun_task_and_combine(paths, prefix, 2, 2, 1, want,
+                           "a task manifest that no longer lists one of its shards: --resume writes it again, "
+                           "combine has every record once")
 
     version = os.path.join(d, "tfds", "ds", "1.0.0")
     ref = os.path.join(d, "tfds-ref", "ds", "1.0.0")
@@ -434,11 +441,8 @@ def combine_missing_shard(d):
     check(c.returncode == 1 and shard in c.stderr and "%d bytes" % (size - 7) in c.stderr
           and not os.path.exists(prefix + ".manifest.json"),
           "combine refuses a listed shard cut short (%s)" % c.stderr.strip()[-250:])
-    r = run_tasks(paths, prefix, tasks=4, shards=2, only=[1])[1]
-    c = st("combine", prefix)
-    ids = combined_ids(prefix) if c.returncode == 0 else None
-    check(r.returncode == 0 and c.returncode == 0 and ids is not None and sorted(ids) == want,
-          "task 1 rerun with --resume, combine: every record once (%s)" % (r.stderr + c.stderr).strip()[-200:])
+    rerun_task_and_combine(paths, prefix, 4, 2, 1, want,
+                           "task 1 rerun with --resume, combine: every record once")
 
 
 def tasks_over_plain_run(d):
@@ -460,11 +464,8 @@ def tasks_over_plain_run(d):
     check(r.returncode == 0 and not missing,
           "task 0 over a plain run's set: no manifest is left listing shards that are gone (%s; %s)"
           % (missing, r.stderr.strip()[-200:]))
-    r = run_tasks(paths, prefix, tasks=2, shards=2, only=[1])[1]
-    c = st("combine", prefix)
-    ids = combined_ids(prefix) if c.returncode == 0 else None
-    check(r.returncode == 0 and c.returncode == 0 and ids is not None and sorted(ids) == want,
-          "then task 1 and combine (no --force): every record once (%s)" % (r.stderr + c.stderr).strip()[-200:])
+    rerun_task_and_combine(paths, prefix, 2, 2, 1, want,
+                           "then task 1 and combine (no --force): every record once")
 
 
 def resume_standard_input(d):
