@@ -16,8 +16,10 @@
 /* The options that shaped every task alike, as compact JSON (malloc'd). */
 static char *shared_options(const json_value *options)
 {
-    /* "numbers" repeats the texts compared (and has "tasks") */
-    static const char *const per_task[] = {"inputs", "task", "tasks", "task_share", "numbers", NULL};
+    /* "numbers" repeats the texts compared (and has "tasks");
+     * "input_files" is compared by input_identity_compare, without the
+     * inodes and change times that differ from node to node */
+    static const char *const per_task[] = {"inputs", "input_files", "task", "tasks", "task_share", "numbers", NULL};
     return json_object_text(options, per_task);
 }
 
@@ -77,7 +79,7 @@ int combine_add_task(combine_state *c, unsigned long long index, const task_doc 
      * changed between them, dealt other records than their shards say. */
     char why[9000];
     if (input_identity_compare(json_get(json_get(&first->root, "options"), "input_files"),
-                               json_get(options, "input_files"), first->path, doc->path, why,
+                               json_get(options, "input_files"), false, first->path, doc->path, why,
                                sizeof why) != INPUTS_SAME)
         return combine_fail(c, doc->path, "the tasks did not read the same inputs: %s; run the differing tasks again "
                     "on the same inputs (--force)", why);

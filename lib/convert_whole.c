@@ -169,10 +169,11 @@ int convert_whole_run(convert_whole *r, const convert_whole_settings *s, int *st
     }
     char why[8800] = "";
     st_shard_keep *keep = NULL;
-    bool inputs_changed = false;
+    input_identity_result inputs = INPUTS_SAME;
     bool finished = out->resume && resume_plan(out->want_manifest ? out->manifest_path : NULL, &out->sopt,
                                                out->format->writer->extension, out->wopt.compression, opts,
-                                               &keep, &r->kept, &inputs_changed, why, sizeof why);
+                                               &keep, &r->kept, &inputs, why, sizeof why);
+    bool inputs_changed = inputs == INPUTS_DIFFER;
     int rc = ST_OK;
     if (inputs_changed) {
         rc = st_error_set(err, ST_EDATA, "%s: --resume: %s; the earlier run's shards hold the records as they "
@@ -199,7 +200,9 @@ int convert_whole_run(convert_whole *r, const convert_whole_settings *s, int *st
         if (!s->quiet)
                 say(s, "--resume: keeping %zu of %llu shards of the earlier run; writing the others again (%s)",
                 r->kept, (unsigned long long)out->sopt.count, why);
-    } else if (out->resume && s->verbose) {
+    } else if (out->resume && (s->verbose || (inputs == INPUTS_UNPROVED && !s->quiet))) {
+        /* (Inputs that cannot be proved the ones read are said even
+         * without --verbose: the whole run is read and written again.) */
         say(s, "--resume: converting again (%s)", why);
     }
     if (s->starting)

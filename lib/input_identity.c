@@ -41,6 +41,9 @@ char *input_identity_json(char *const *paths, size_t n, bool ask_remote)
                 st_json_member_uint(w, "bytes", (uint64_t)st.st_size);
                 st_json_member_uint(w, "mtime_ns",
                                     (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec);
+                st_json_member_uint(w, "inode", (uint64_t)st.st_ino);
+                st_json_member_uint(w, "ctime_ns",
+                                    (uint64_t)st.st_ctim.tv_sec * 1000000000u + (uint64_t)st.st_ctim.tv_nsec);
             }
         } else if (ask_remote && strncmp(paths[i], "s3://", 5) == 0) {
             uint64_t size = 0;
@@ -71,24 +74,36 @@ static const char *member(const json_value *entry, const char *key, char *buf, s
     return buf;
 }
 
-/* "123 bytes, modified at 1700000000.5 s" for a message. */
-static void describe(const json_value *entry, char *out, size_t cap)
+/* "1700000000.500000000" for a time in ns recorded as text. */
+static void append_time(char *out, size_t cap, size_t *n, const char *label, const char *ns_text)
 {
-    char bytes_buf[32], mtime_buf[32], etag_buf[200];
+    if (!ns_text[0] || *n >= cap)
+        return;
+    unsigned long long ns = strtoull(ns_text, NULL, 10);
+    *n += (size_t)snprintf(out + *n, cap - *n, "%s%s %llu.%09llu", *n ? ", " : "", label, ns / 1000000000u,
+                           ns % 1000000000u);
+}
+
+/* "123 bytes, modified at 1700000000.5, inode 42, changed at ..." for a
+ * message (the inode and change time only where they are compared). */
+static void describe(const json_value *entry, bool witnesses, char *out, size_t cap)
+{
+    char bytes_buf[32], mtime_buf[32], etag_buf[200], inode_buf[32], ctime_buf[32];
     const char *bytes = member(entry, "bytes", bytes_buf, sizeof bytes_buf);
     const char *mtime = member(entry, "mtime_ns", mtime_buf, sizeof mtime_buf);
     const char *etag = member(entry, "etag", etag_buf, sizeof etag_buf);
+    const char *inode = witnesses ? member(entry, "inode", inode_buf, sizeof inode_buf) : "";
+    const char *ctime = witnesses ? member(entry, "ctime_ns", ctime_buf, sizeof ctime_buf) : "";
     size_t n = 0;
     out[0] = '\0';
     if (bytes[0])
         n += (size_t)snprintf(out + n, cap - n, "%s bytes", bytes);
-    if (mtime[0] && n < cap) {
-        unsigned long long ns = strtoull(mtime, NULL, 10);
-        n += (size_t)snprintf(out + n, cap - n, "%smodified at %llu.%09llu", n ? ", " : "",
-                              ns / 1000000000u, ns % 1000000000u);
-    }
+    append_time(out, cap, &n, "modified at", mtime);
     if (etag[0] && n < cap)
         n += (size_t)snprintf(out + n, cap - n, "%sETag %s", n ? ", " : "", etag);
+    if (inode[0] && n < cap)
+        n += (size_t)snprintf(out + n, cap - n, "%sinode %s", n ? ", " : "", inode);
+    append_time(out, cap, &n, "changed at", ctime);
     if (!n)
         snprintf(out, cap, "nothing recorded");
 }
@@ -100,8 +115,47 @@ static bool recorded(const json_value *entry)
     return json_get(entry, "bytes") || json_get(entry, "mtime_ns") || json_get(entry, "etag");
 }
 
-input_identity_result input_identity_compare(const json_value *a, const json_value *b, const char *a_what,
-                                             const char *b_what, char *why, size_t whycap)
+/* What tells one version of an input from another, and how a message says
+ * that it differs.  The witnesses (inode, change time) are compared only
+ * where both entries have them: an entry without them is unproved. */
+static const struct {
+    const char *key, *changed;
+    bool witness;
+} identity_fields[] = {
+    {"bytes", "size changed", false},
+    {"mtime_ns", "mtime changed", false},
+    {"etag", "ETag changed", false},
+    {"inode", "inode changed: another file in its place", true},
+    {"ctime_ns", "ctime changed: written, renamed or its mode changed since", true},
+};
+
+/* How the two entries of one input differ ("size changed, ctime changed
+ * ..."); false when they do not. */
+static bool differences(const json_value *a, const json_value *b, bool witnesses, char *out, size_t cap)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (size_t k = 0; k < sizeof identity_fields / sizeof *identity_fields; k++) {
+        const char *key = identity_fields[k].key;
+        if (identity_fields[k].witness && (!witnesses || !json_get(a, key) || !json_get(b, key)))
+            continue;
+        char va[200], vb[200];
+        if (strcmp(member(a, key, va, sizeof va), member(b, key, vb, sizeof vb)) != 0 && n < cap)
+            n += (size_t)snprintf(out + n, cap - n, "%s%s", n ? ", " : "", identity_fields[k].changed);
+    }
+    return n > 0;
+}
+
+/* A local file (one with a modification time) whose entry lacks a witness. */
+static bool witness_missing(const json_value *a, const json_value *b)
+{
+    if (!json_get(a, "mtime_ns") && !json_get(b, "mtime_ns"))
+        return false;
+    return !json_get(a, "inode") || !json_get(a, "ctime_ns") || !json_get(b, "inode") || !json_get(b, "ctime_ns");
+}
+
+input_identity_result input_identity_compare(const json_value *a, const json_value *b, bool witnesses,
+                                             const char *a_what, const char *b_what, char *why, size_t whycap)
 {
     if (!a || !b || a->type != JSON_ARRAY || b->type != JSON_ARRAY) {
         if (!a && !b)
@@ -111,6 +165,11 @@ input_identity_result input_identity_compare(const json_value *a, const json_val
                  "proved the same as %s's", a_missing ? a_what : b_what, a_missing ? b_what : a_what);
         return INPUTS_UNPROVED;
     }
+    /* A change anywhere is reported before an input that is only
+     * unproved: the caller refuses a change, and converts an unproved
+     * run again. */
+    bool unproved = false;
+    char unproved_why[4600] = "";
     size_t n = a->count < b->count ? a->count : b->count;
     for (size_t i = 0; i < n; i++) {
         char pa_buf[4096], pb_buf[4096];
@@ -120,22 +179,30 @@ input_identity_result input_identity_compare(const json_value *a, const json_val
             snprintf(why, whycap, "input %zu is %s for %s but %s for %s", i + 1, pa, a_what, pb, b_what);
             return INPUTS_DIFFER;
         }
-        if (recorded(&a->items[i]) != recorded(&b->items[i])) {
-            snprintf(why, whycap, "%s recorded nothing that identifies %s (an object read without --resume or "
-                     "--task), so it cannot be proved the same as %s's", recorded(&a->items[i]) ? b_what : a_what,
-                     pa, recorded(&a->items[i]) ? a_what : b_what);
-            return INPUTS_UNPROVED;
+        bool ra = recorded(&a->items[i]), rb = recorded(&b->items[i]);
+        if (ra != rb) {
+            if (!unproved)
+                snprintf(unproved_why, sizeof unproved_why, "%s recorded nothing that identifies %s (an object "
+                         "read without --resume or --task), so it cannot be proved the same as %s's",
+                         ra ? b_what : a_what, pa, ra ? a_what : b_what);
+            unproved = true;
+            continue;
         }
-        static const char *const keys[] = {"bytes", "mtime_ns", "etag"};
-        for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
-            char va[200], vb[200];
-            if (strcmp(member(&a->items[i], keys[k], va, sizeof va), member(&b->items[i], keys[k], vb, sizeof vb))) {
-                char da[300], db[300];
-                describe(&a->items[i], da, sizeof da);
-                describe(&b->items[i], db, sizeof db);
-                snprintf(why, whycap, "%s changed: %s for %s, %s for %s", pa, da, a_what, db, b_what);
-                return INPUTS_DIFFER;
-            }
+        char how[300];
+        if (differences(&a->items[i], &b->items[i], witnesses, how, sizeof how)) {
+            char da[400], db[400];
+            describe(&a->items[i], witnesses, da, sizeof da);
+            describe(&b->items[i], witnesses, db, sizeof db);
+            snprintf(why, whycap, "%s changed (%s): %s for %s, %s for %s", pa, how, da, a_what, db, b_what);
+            return INPUTS_DIFFER;
+        }
+        if (witnesses && witness_missing(&a->items[i], &b->items[i])) {
+            bool a_lacks = !json_get(&a->items[i], "inode") || !json_get(&a->items[i], "ctime_ns");
+            if (!unproved)
+                snprintf(unproved_why, sizeof unproved_why, "%s recorded no inode and change time for %s (an older "
+                         "version), so its size and modification time, which anyone can set again, cannot prove "
+                         "it the file %s read", a_lacks ? a_what : b_what, pa, a_lacks ? b_what : a_what);
+            unproved = true;
         }
     }
     if (a->count != b->count) {
@@ -145,6 +212,10 @@ input_identity_result input_identity_compare(const json_value *a, const json_val
         snprintf(why, whycap, "%s read %zu inputs and %s %zu: %s is not read by %s", a_what, a->count, b_what,
                  b->count, p, longer == a ? b_what : a_what);
         return INPUTS_DIFFER;
+    }
+    if (unproved) {
+        snprintf(why, whycap, "%s", unproved_why);
+        return INPUTS_UNPROVED;
     }
     return INPUTS_SAME;
 }

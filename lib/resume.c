@@ -145,8 +145,8 @@ static const char *base_of(const char *path)
 /* Whether the earlier run's options (in the manifest's text) are this
  * run's: the same options, and then the same inputs.  An earlier run
  * that recorded no inputs (an older version) counts as other options. */
-static bool same_options(const char *manifest_text, size_t len, const char *options_json, bool *inputs_changed,
-                         char *why, size_t whycap)
+static bool same_options(const char *manifest_text, size_t len, const char *options_json,
+                         input_identity_result *inputs, char *why, size_t whycap)
 {
     json_value earlier, now;
     char msg[200];
@@ -164,12 +164,12 @@ static bool same_options(const char *manifest_text, size_t len, const char *opti
     bool same = a && b && strcmp(a, b) == 0;
     if (same) {
         /* Inputs that changed are refused; inputs that cannot be proved
-         * the same (recorded by an older version) are converted anew. */
-        input_identity_result r = input_identity_compare(json_get(old_options, "input_files"),
-                                                         json_get(&now, "input_files"), "the earlier run",
-                                                         "this run", why, whycap);
-        *inputs_changed = r == INPUTS_DIFFER;
-        same = r == INPUTS_SAME;
+         * the same (recorded by an older version) are converted anew.
+         * The same machine's files at two times: their inodes and change
+         * times are compared too. */
+        *inputs = input_identity_compare(json_get(old_options, "input_files"), json_get(&now, "input_files"), true,
+                                         "the earlier run", "this run", why, whycap);
+        same = *inputs == INPUTS_SAME;
         /* Standard input is recorded by its name only, and another stream
          * on it would pass for the one read: the earlier run's shards are
          * not proved its records, so the run converts what it reads now. */
@@ -190,10 +190,11 @@ static bool same_options(const char *manifest_text, size_t len, const char *opti
 }
 
 bool resume_check(const char *manifest_path, const char *options_json, bool indexes, char *const *names,
-                  size_t n, st_shard_keep *keep, size_t *kept, bool *inputs_changed, char *why, size_t whycap)
+                  size_t n, st_shard_keep *keep, size_t *kept, input_identity_result *inputs, char *why,
+                  size_t whycap)
 {
     *kept = 0;
-    *inputs_changed = false;
+    *inputs = INPUTS_SAME;
     why[0] = '\0';
     struct stat st;
     bool remote = st_path_is_remote(manifest_path);
@@ -210,8 +211,8 @@ bool resume_check(const char *manifest_path, const char *options_json, bool inde
     }
     manifest m;
     char msg[256];
-    bool same = same_options(text, len, options_json, inputs_changed, why, whycap);
-    if (*inputs_changed) {
+    bool same = same_options(text, len, options_json, inputs, why, whycap);
+    if (*inputs == INPUTS_DIFFER) {
         free(text);
         return false;
     }
@@ -261,9 +262,9 @@ bool resume_check(const char *manifest_path, const char *options_json, bool inde
 
 bool resume_plan(const char *manifest_path, const st_shard_options *o, const char *extension,
                  st_compression compression, const char *options_json, st_shard_keep **keep, size_t *kept,
-                 bool *inputs_changed, char *why, size_t whycap)
+                 input_identity_result *inputs, char *why, size_t whycap)
 {
-    *inputs_changed = false;
+    *inputs = INPUTS_SAME;
     *keep = NULL;
     *kept = 0;
     snprintf(why, whycap, "no manifest");
@@ -289,7 +290,7 @@ bool resume_plan(const char *manifest_path, const st_shard_options *o, const cha
     }
     bool complete = named == n && names && k;
     bool finished = resume_check(manifest_path, options_json, o->index, complete ? names : NULL,
-                                 complete ? n : 0, k, kept, inputs_changed, why, whycap);
+                                 complete ? n : 0, k, kept, inputs, why, whycap);
     /* A manifest is a file anyone may edit: every shard it lists being
      * intact proves nothing of a shard it does not list (an entry taken
      * out, or renamed to a file outside the set, with the shard gone).

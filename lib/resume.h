@@ -20,6 +20,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "input_identity.h"
+
 #include "../src/shard.h"
 #include "../src/stream.h"
 
@@ -30,12 +32,15 @@
  * intact.  Returns true when everything the manifest lists is intact (the
  * earlier run finished: nothing to do); false with the first reason in why
  * (no manifest, other options, a shard missing or changed).  *kept: how
- * many shards are intact.  *inputs_changed: the options are the same but
- * an input is not the one the earlier run read (why names it): nothing
- * may be kept, and converting anew would mix old and new records in a
- * distributed run, so the caller refuses. */
+ * many shards are intact.  *inputs: INPUTS_DIFFER when the options are
+ * the same but an input is not the one the earlier run read (why names it
+ * and says how it changed): nothing may be kept, and converting anew would
+ * mix old and new records in a distributed run, so the caller refuses;
+ * INPUTS_UNPROVED when an input cannot be proved the one read (recorded by
+ * an older version): nothing is kept, the run converts again. */
 bool resume_check(const char *manifest_path, const char *options_json, bool indexes, char *const *names,
-                  size_t n, st_shard_keep *keep, size_t *kept, bool *inputs_changed, char *why, size_t whycap);
+                  size_t n, st_shard_keep *keep, size_t *kept, input_identity_result *inputs, char *why,
+                  size_t whycap);
 
 /* --resume for the run about to be made with these options, its shards
  * as `o` names them (with the writer's extension and the compression) and
@@ -46,6 +51,6 @@ bool resume_check(const char *manifest_path, const char *options_json, bool inde
  * o->keep; why says what is missing or changed. */
 bool resume_plan(const char *manifest_path, const st_shard_options *o, const char *extension,
                  st_compression compression, const char *options_json, st_shard_keep **keep, size_t *kept,
-                 bool *inputs_changed, char *why, size_t whycap);
+                 input_identity_result *inputs, char *why, size_t whycap);
 
 #endif

@@ -3,10 +3,15 @@
 
   - a kept shard whose records moved (an input edited in place inside the
     task's range, two rows become one of the same bytes, its size and even
-    its modification time unchanged) is refused, not kept: the records
-    dealt to it would make other bytes than the manifest lists;
-  - the same edit with its modification time changed is refused up front,
-    naming the input;
+    its modification time unchanged, its change time forged in the task
+    manifest) is refused, not kept: the records dealt to it would make
+    other bytes than the manifest lists;
+  - the same edit, with its modification time restored or changed, is
+    refused up front, naming the input and how it changed (its change
+    time, which touch -r cannot restore and a chmod sets; an input
+    replaced by a file of the same size and time has another inode); a
+    manifest that records no inode and change time (an older version)
+    converts again; combine compares neither (other nodes see others);
   - tasks given the same inputs in another order (an unquoted glob in
     another locale) read them in one byte order and make one correct set;
   - combine refuses tasks that read other inputs (an extra file under file
@@ -30,6 +35,7 @@ Every check reads the records back (distinct ids against the rows
 written), so a count that happens to match proves nothing here.
 Prints "N passed, M failed".
 """
+import csv
 import gzip
 import json
 import os
@@ -157,10 +163,27 @@ def item1_kept_shard_records_moved(d):
     os.utime(p, ns=(times.st_atime_ns, times.st_mtime_ns))
     before = sorted(os.listdir(os.path.join(d, "out")))
     r = run_tasks(paths, prefix, only={1})[1]
-    check(r.returncode == 1 and "are not the ones it holds" in r.stderr and "--force" in r.stderr,
-          "--resume refuses to keep a shard whose records moved though its count matches "
+    check(r.returncode == 1 and os.path.basename(p) + " changed (ctime changed" in r.stderr and "--force" in r.stderr,
+          "--resume refuses the input whose change time the edit set, before anything is read "
           "(exit %d: %s)" % (r.returncode, r.stderr.strip()[-300:]))
     check(sorted(os.listdir(os.path.join(d, "out"))) == before, "the refused run leaves the directory as it was")
+    # The task manifest edited to the input's new change time: the records
+    # themselves are still proved.
+    mpath = "%s-task%05d-of-%05d.manifest.json" % (prefix, 1, 4)
+    with open(mpath) as f:
+        text = f.read()
+    forged = json.loads(text)
+    for entry in forged["options"]["input_files"]:
+        entry["ctime_ns"] = os.stat(entry["path"]).st_ctime_ns
+    with open(mpath, "w") as f:
+        json.dump(forged, f)
+    r = run_tasks(paths, prefix, only={1})[1]
+    check(r.returncode == 1 and "are not the ones it holds" in r.stderr and "--force" in r.stderr,
+          "with its change time forged in the manifest, --resume refuses to keep a shard whose records moved "
+          "though its count matches (exit %d: %s)" % (r.returncode, r.stderr.strip()[-300:]))
+    check(sorted(os.listdir(os.path.join(d, "out"))) == before, "the refused run leaves the directory as it was")
+    with open(mpath, "w") as f:
+        f.write(text)
     # The same edit with the time changed: refused before anything is read,
     # naming the input.
     os.utime(p, ns=(times.st_atime_ns, times.st_mtime_ns + 1_000_000_000))
@@ -509,13 +532,142 @@ def tasks_over_other_task_count(d):
                                       or c.stderr.strip()[-150:], left))
 
 
+def plain_run(d, name, paths):
+    prefix = os.path.join(d, name, "t")
+    r = st("convert", *paths, "-o", prefix, "--shards", "2", "-q")
+    assert r.returncode == 0, r.stderr
+    return prefix
+
+
+def shard_files(prefix):
+    d = os.path.dirname(prefix)
+    return sorted(os.path.join(d, n) for n in os.listdir(d) if n.endswith(".tfrecord"))
+
+
+def shard_stamps(prefix):
+    return {p: (os.stat(p).st_ino, os.stat(p).st_mtime_ns) for p in shard_files(prefix)}
+
+
+def ids_of_inputs(paths):
+    """Every id in the inputs as they are now, read by Python's csv."""
+    ids = []
+    for p in paths:
+        with open(p, newline="") as f:
+            ids += [int(row["id"]) for row in csv.DictReader(f)]
+    return ids
+
+
+def same_size_other_ids(path, first_id):
+    """The file's rows with other ids of the same width (same size)."""
+    with open(path) as f:
+        head, *rows = f.read().splitlines(True)
+    return head + "".join(ROW.format(first_id + k, "n%07d" % (first_id + k)) for k in range(len(rows)))
+
+
+def resume_input_witnesses(d):
+    """--resume of a finished run whose input was edited in place keeping
+    its size, its modification time restored (touch -r), or replaced by
+    another file of the same size and time (mv over it): before, the size
+    and time matched and the run exited 0 keeping the shards of the old
+    bytes.  The inode and change time, which touch -r cannot set, tell."""
+    paths = write_inputs(d, files=2, rows=1500)
+    # Edited in place, size kept, modification time restored.
+    prefix = plain_run(d, "inplace", paths)
+    before = shard_stamps(prefix)
+    times = os.stat(paths[1])
+    with open(paths[1], "r+") as f:
+        f.write(same_size_other_ids(paths[1], 50000))
+    os.utime(paths[1], ns=(times.st_atime_ns, times.st_mtime_ns))
+    check(os.stat(paths[1]).st_size == times.st_size and os.stat(paths[1]).st_mtime_ns == times.st_mtime_ns
+          and os.stat(paths[1]).st_ino == times.st_ino, "the edit keeps the input's size, time and inode")
+    r = st("convert", *paths, "-o", prefix, "--shards", "2", "--resume", "-q")
+    check(r.returncode == 1 and os.path.basename(paths[1]) + " changed (ctime changed" in r.stderr
+          and "--force" in r.stderr and shard_stamps(prefix) == before,
+          "--resume refuses an input edited in place with its size and time kept, saying how it changed, "
+          "leaving the shards (exit %d: %s)" % (r.returncode, r.stderr.strip()[-300:]))
+    r = st("convert", *paths, "-o", prefix, "--shards", "2", "--force", "-q")
+    ids = ids_of(shard_files(prefix))
+    check(r.returncode == 0 and ids is not None and sorted(ids) == sorted(ids_of_inputs(paths))
+          and 50000 in ids, "then --force: the shards hold the edited input's records (%s)" % r.stderr.strip()[-200:])
+
+    # Replaced by another file of the same size and time (write, touch -r, mv).
+    paths = write_inputs(d, files=2, rows=1500)
+    prefix = plain_run(d, "replaced", paths)
+    before = shard_stamps(prefix)
+    other = paths[0] + ".new"
+    with open(other, "w") as f:
+        f.write(same_size_other_ids(paths[0], 70000))
+    subprocess.run(["touch", "-r", paths[0], other], check=True)
+    os.rename(other, paths[0])
+    r = st("convert", *paths, "-o", prefix, "--shards", "2", "--resume", "-q")
+    check(r.returncode == 1 and os.path.basename(paths[0]) + " changed (inode changed" in r.stderr
+          and shard_stamps(prefix) == before,
+          "--resume refuses an input replaced by a file of the same size and time, naming it "
+          "(exit %d: %s)" % (r.returncode, r.stderr.strip()[-300:]))
+
+    # A chmod changes no byte but sets the change time: refused too.
+    prefix = plain_run(d, "chmod", paths)
+    os.chmod(paths[1], 0o600)
+    r = st("convert", *paths, "-o", prefix, "--shards", "2", "--resume", "-q")
+    check(r.returncode == 1 and os.path.basename(paths[1]) + " changed (ctime changed" in r.stderr,
+          "--resume refuses an input whose mode changed since (exit %d: %s)" % (r.returncode, r.stderr.strip()[-200:]))
+
+    # Untouched (read again, even opened for reading): everything kept, nothing rewritten.
+    prefix = plain_run(d, "untouched", paths)
+    before = shard_stamps(prefix)
+    ids_of_inputs(paths)
+    r = st("convert", *paths, "-o", prefix, "--shards", "2", "--resume")
+    check(r.returncode == 0 and "finished before" in r.stderr and shard_stamps(prefix) == before,
+          "--resume of a finished run over untouched inputs keeps every shard as it is (%s)" % r.stderr.strip()[-200:])
+
+    # A manifest written before inodes and change times were recorded:
+    # its inputs are unproved, so the run converts again, saying why.
+    with open(prefix + ".manifest.json") as f:
+        m = json.load(f)
+    for entry in m["options"]["input_files"]:
+        check("inode" in entry and "ctime_ns" in entry and entry["inode"] == os.stat(entry["path"]).st_ino,
+              "the manifest records %s's inode and change time" % os.path.basename(entry["path"]))
+        entry.pop("inode", None), entry.pop("ctime_ns", None)
+    with open(prefix + ".manifest.json", "w") as f:
+        json.dump(m, f)
+    r = st("convert", *paths, "-o", prefix, "--shards", "2", "--resume")
+    ids = ids_of(shard_files(prefix))
+    check(r.returncode == 0 and "converting again" in r.stderr and "no inode and change time" in r.stderr
+          and ids is not None and sorted(ids) == sorted(ids_of_inputs(paths)),
+          "--resume over a manifest without inodes and change times converts again, saying why (%s)"
+          % r.stderr.strip()[-300:])
+    r = st("convert", *paths, "-o", prefix, "--shards", "2", "--resume")
+    check(r.returncode == 0 and "finished before" in r.stderr,
+          "the manifest it writes proves the inputs: --resume then keeps the run (%s)" % r.stderr.strip()[-200:])
+
+    # combine compares no inode or change time: the tasks' nodes see
+    # others (node-local copies), and older task manifests have none.
+    prefix = os.path.join(d, "tasks", "t")
+    runs = run_tasks(paths, prefix, tasks=2, shards=2)
+    assert all(x.returncode == 0 for x in runs.values()), runs
+    for t, change in ((0, lambda e: e.update(inode=e["inode"] + 1, ctime_ns=e["ctime_ns"] + 7)),
+                      (1, lambda e: (e.pop("inode"), e.pop("ctime_ns")))):
+        mpath = "%s-task%05d-of-%05d.manifest.json" % (prefix, t, 2)
+        with open(mpath) as f:
+            m = json.load(f)
+        for entry in m["options"]["input_files"]:
+            change(entry)
+        with open(mpath, "w") as f:
+            json.dump(m, f)
+    c = st("combine", prefix)
+    ids = combined_ids(prefix) if c.returncode == 0 else None
+    check(c.returncode == 0 and ids is not None and sorted(ids) == sorted(ids_of_inputs(paths)),
+          "combine joins tasks whose manifests list other inodes and change times, or none (%s)"
+          % c.stderr.strip()[-200:])
+
+
 def main():
     global ST
     ST = os.path.abspath(sys.argv[1])
     for case in (item1_kept_shard_records_moved, item2_inputs_order_and_identity, item2_file_dealing_extra_input,
                  resume_kills_every_format, task_rerun_other_shards,
                  resume_edited_manifest, combine_missing_shard, tasks_over_plain_run, resume_standard_input,
-                 tasks_over_other_task_count):
+                 tasks_over_other_task_count, resume_input_witnesses):
         with tempfile.TemporaryDirectory() as d:
             print("# " + case.__name__)
             case(d)

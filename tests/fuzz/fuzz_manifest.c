@@ -3,7 +3,13 @@
  * locations, trusted and not, and its shard-name pattern derived.  Nothing
  * may crash, and the rules for untrusted manifests must hold for whatever
  * the parser returns: an accepted entry is never absolute, never has a ".."
- * segment, and is never a URL outside the manifest's own bucket. */
+ * segment, and is never a URL outside the manifest's own bucket.  The
+ * inputs it records ("input_files": sizes, times, inodes, change times,
+ * ETags) are compared as --resume and combine compare them
+ * (lib/input_identity.c): a list never differs from itself, and whatever
+ * is not the same says why. */
+#include "../../lib/input_identity.h"
+#include "../../lib/json_read.h"
 #include "../../lib/manifest_read.h"
 
 #include <stdint.h>
@@ -84,10 +90,37 @@ static void check_entry(const char *entry)
     }
 }
 
+/* The recorded inputs against themselves, with the witnesses (--resume)
+ * and without (combine), and against their first input alone. */
+static void check_inputs(const uint8_t *data, size_t size)
+{
+    json_value root;
+    char msg[256];
+    if (json_parse((const char *)data, size, &root, msg, sizeof msg) != 0)
+        return;
+    const json_value *list = json_get(json_get(&root, "options"), "input_files");
+    for (int witnesses = 0; witnesses < 2; witnesses++) {
+        char why[9000] = "";
+        input_identity_result r = input_identity_compare(list, list, witnesses, "a", "b", why, sizeof why);
+        if (r == INPUTS_DIFFER || (r != INPUTS_SAME && !why[0]))
+            abort();
+        if (list && list->type == JSON_ARRAY && list->count > 1) {
+            json_value first = *list;
+            first.count = 1;
+            why[0] = '\0';
+            r = input_identity_compare(list, &first, witnesses, "a", "b", why, sizeof why);
+            if (r != INPUTS_DIFFER || !why[0])
+                abort(); /* another number of inputs is never the same */
+        }
+    }
+    json_free(&root);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     manifest m;
     char msg[256];
+    check_inputs(data, size);
     if (manifest_parse((const char *)data, size, &m, msg, sizeof msg))
         return 0;
     for (size_t i = 0; i < m.count; i++) {
