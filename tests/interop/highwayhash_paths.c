@@ -9,20 +9,13 @@
 #include "highwayhash.h"
 
 #include <highwayhash/c_bindings.h>
+#include "../support/xorshift.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static xorshift64 rng = {0x9e3779b97f4a7c15ull};
 
 typedef uint64_t (*hh_fn)(const uint64_t key[4], const void *data, size_t len);
 
@@ -76,13 +69,13 @@ int main(void)
     if (!buf)
         return 2;
     for (size_t i = 0; i < 1100 + 32; i++)
-        buf[i] = (uint8_t)next();
+        buf[i] = (uint8_t)xorshift64_next(&rng);
     int failed = 0;
     long portable = 0, avx2 = 0, pairs_portable = 0, pairs_avx2 = 0;
     for (int k = 0; k < 6; k++) {
         uint64_t key[4];
         for (int i = 0; i < 4; i++)
-            key[i] = k == 0 ? st_riegeli_hash_key[i] : next();
+            key[i] = k == 0 ? st_riegeli_hash_key[i] : xorshift64_next(&rng);
         failed |= check("portable", st_highwayhash64_portable, key, buf, &portable);
 #if ST_HIGHWAYHASH_HAVE_AVX2
         if (st_highwayhash_avx2_usable())

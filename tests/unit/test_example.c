@@ -6,6 +6,7 @@
 #include "feature_stats.h"
 #include "schema_index.h"
 #include "example.pb-c.h"
+#include "../support/xorshift.h"
 
 #include <CUnit/Basic.h>
 #include <zlib.h>
@@ -1529,14 +1530,7 @@ static void test_feature_stats_batches(void)
  * batches of one shape (a table's rows), a name twice in a record, records
  * that differ (a missing feature, two values, another kind, a feature
  * list), cut into blocks of every size. */
-static uint64_t many_state = 88172645463325252ull;
-static uint64_t many_next(void)
-{
-    many_state ^= many_state << 13;
-    many_state ^= many_state >> 7;
-    many_state ^= many_state << 17;
-    return many_state;
-}
+static xorshift64 many_rng = {88172645463325252ull};
 
 static void same_stats(const st_feature_stats *a, const st_feature_stats *b)
 {
@@ -1584,14 +1578,14 @@ static void test_feature_stats_add_many(void)
          * again from other memory */
         static char other_b[2] = "b";
         for (int r = 0; r < ROWS; r++) {
-            iv[r][0] = (int64_t)many_next() >> (many_next() % 64);
+            iv[r][0] = (int64_t)xorshift64_next(&many_rng) >> (xorshift64_next(&many_rng) % 64);
             iv[r][1] = -iv[r][0];
-            float fx = many_next() % 4 ? (float)(int64_t)many_next() * 0x1p-40f : specials[many_next() % 6];
+            float fx = xorshift64_next(&many_rng) % 4 ? (float)(int64_t)xorshift64_next(&many_rng) * 0x1p-40f : specials[xorshift64_next(&many_rng) % 6];
             /* zeros and NaN only where order decides which zero stays */
             static const float zeros[] = {NAN, -0.0f, 0.0f};
-            fv[r][0] = shape == 1 || shape == 2 ? zeros[many_next() % 3] : fx;
-            fv[r][1] = zeros[many_next() % 3];
-            bv[r] = many_next() % 50 ? (st_bytes){good, 5} : (st_bytes){bad, 3};
+            fv[r][0] = shape == 1 || shape == 2 ? zeros[xorshift64_next(&many_rng) % 3] : fx;
+            fv[r][1] = zeros[xorshift64_next(&many_rng) % 3];
+            bv[r] = xorshift64_next(&many_rng) % 50 ? (st_bytes){good, 5} : (st_bytes){bad, 3};
             st_feature *f = feats[r];
             f[0] = (st_feature){{(const uint8_t *)"a", 1}, ST_KIND_INT64, 1, {.i64 = iv[r]}};
             f[1] = (st_feature){{(const uint8_t *)"b", 1}, ST_KIND_FLOAT, 1, {.f32 = fv[r]}};
@@ -1633,7 +1627,7 @@ static void test_feature_stats_add_many(void)
             for (int r = 0; r < ROWS; r++)
                 CU_ASSERT_EQUAL_FATAL(st_feature_stats_add(&one, &recs[r]), 0);
             for (size_t r = 0, n; r < ROWS; r += n) {
-                n = r == 0 ? 7 : 1 + many_next() % 300;
+                n = r == 0 ? 7 : 1 + xorshift64_next(&many_rng) % 300;
                 if (r + n > ROWS)
                     n = ROWS - r;
                 CU_ASSERT_EQUAL_FATAL(st_feature_stats_add_many(&many, &recs[r], n), 0);

@@ -7,6 +7,7 @@
  * and their neighbours, float32 values and their neighbours, exact ties in
  * a float's digits, random bit patterns; and int64 values likewise. */
 #include "float_narrow.h"
+#include "../support/xorshift.h"
 
 #include <CUnit/Basic.h>
 #include <float.h>
@@ -56,15 +57,8 @@ static bool reference_int(int64_t v)
     return strcmp(text, back) != 0;
 }
 
-static uint64_t state = 0x9E3779B97F4A7C15ull;
-static uint64_t next(void)
-{
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-}
-static double unit(void) { return (double)(next() >> 11) * 0x1p-53; }
+static xorshift64 rng = {0x9E3779B97F4A7C15ull};
+static double unit(void) { return (double)(xorshift64_next(&rng) >> 11) * 0x1p-53; }
 
 static unsigned long checked, wrong;
 
@@ -105,7 +99,7 @@ static void test_doubles(void)
         check_text("%.6f", unit());
         check_text("%.2f", unit() * 1e6);
         check_text("%.5f", unit() * 6 - 3);
-        int digits = 1 + (int)(next() % 12), e = (int)(next() % 90) - 45;
+        int digits = 1 + (int)(xorshift64_next(&rng) % 12), e = (int)(xorshift64_next(&rng) % 90) - 45;
         snprintf(buf, sizeof buf, "%.*e", digits - 1, (unit() * 2 - 1) * pow(10, e));
         check(strtod(buf, NULL));
         double fv = (double)(float)(unit() * pow(10, e));
@@ -113,10 +107,10 @@ static void test_doubles(void)
         check(nextafter(fv, 0));
         check(nextafter(fv, INFINITY));
         /* a float's own digits, cut short: often an exact tie */
-        snprintf(buf, sizeof buf, "%.*e", (int)(next() % 9), fv);
+        snprintf(buf, sizeof buf, "%.*e", (int)(xorshift64_next(&rng) % 9), fv);
         check(strtod(buf, NULL));
         check_text("%.2f", (double)(float)(unit() * 1e6));
-        uint64_t bits = next();
+        uint64_t bits = xorshift64_next(&rng);
         double r;
         memcpy(&r, &bits, sizeof r);
         check(r);
@@ -209,10 +203,10 @@ static void test_int64(void)
 {
     unsigned long bad = 0;
     for (int i = 0; i < 200000; i++) {
-        int64_t v = (int64_t)(next() >> (next() % 64));
-        if (next() & 1)
+        int64_t v = (int64_t)(xorshift64_next(&rng) >> (xorshift64_next(&rng) % 64));
+        if (xorshift64_next(&rng) & 1)
             v = -v;
-        for (int z = (int)(next() % 12); z > 0 && v < INT64_MAX / 10 && v > INT64_MIN / 10; z--)
+        for (int z = (int)(xorshift64_next(&rng) % 12); z > 0 && v < INT64_MAX / 10 && v > INT64_MIN / 10; z--)
             v *= 10;
         for (int d = -2; d <= 2; d++) {
             int64_t w = v + d;
