@@ -218,6 +218,8 @@ typedef struct removal {
     char patterns[4][512];
     size_t npatterns;
     bool more;
+    char kept_pattern[512]; /* the first kept file's, to name them in the note */
+    bool kept_more;         /* kept files of more than that one pattern */
 } removal;
 
 static void note_removed(const output_set *set, removal *r, const char *path)
@@ -258,16 +260,27 @@ static void remove_earlier(output_set *set, const st_shard_sink *sink, char *con
         for (size_t k = 0; k < OUTPUT_SET_SIDES; k++)
             ours = ours || same_file(set->side[k], &st);
         if (!ours && is_input(path, inputs, ninputs)) {
-            r.kept++;
+            char pat[512];
+            pattern_of(set, path, pat, sizeof pat);
+            if (r.kept++ == 0)
+                snprintf(r.kept_pattern, sizeof r.kept_pattern, "%s", pat);
+            else if (strcmp(pat, r.kept_pattern) != 0)
+                r.kept_more = true;
             continue;
         }
         if (!ours && unlink(path) == 0)
             note_removed(set, &r, path);
     }
     st_replaced_files_release(&set->released);
+    /* Kept, never removed: a run may read the set it replaces.  They are
+     * no longer listed by any manifest, so the note names them. */
     if (r.kept)
-        output_set_note(set, "--force: kept %zu file%s of the earlier output set that %s this run's input%s", r.kept,
-                        r.kept == 1 ? "" : "s", r.kept == 1 ? "was" : "were", r.kept == 1 ? "" : "s");
+        output_set_note(set,
+                        "--force: kept %zu file%s of the earlier output set that %s this run's input%s (%s%s): "
+                        "the new manifest does not list %s; remove %s when no longer needed",
+                        r.kept, r.kept == 1 ? "" : "s", r.kept == 1 ? "was" : "were", r.kept == 1 ? "" : "s",
+                        r.kept_pattern, r.kept_more ? ", ..." : "", r.kept == 1 ? "it" : "them",
+                        r.kept == 1 ? "it" : "them");
     if (!r.removed)
         return;
     char patterns[sizeof r.patterns + 2 * 4] = "";

@@ -205,6 +205,7 @@ def test_tasks_together(tmp, big):
     check(r.returncode == 2 and "train-0000" in r.stderr, "a plain run refuses the tasks' outputs as an earlier set")
     r = st("split", *shards, "-o", d + "/train", "--shards", "3", "-q", "-f")
     check(r.returncode == 0 and all(os.path.exists(p) for p in shards) and "kept 8 files" in r.stderr
+          and "(" + d + "/train-" in r.stderr and "the new manifest does not list them" in r.stderr
           and not glob.glob(d + "/train-task*.manifest.json"),
           f"split -f merging a prefix's task shards into that prefix never removes its inputs ({r.stderr.strip()})")
 
