@@ -287,7 +287,7 @@ int output_remote_commit(output_set *set, const st_shard_sink *sink, char *const
 {
     (void)err;
     size_t removed = 0, kept = 0, failed = 0;
-    const char *first = NULL, *failed_one = NULL;
+    const char *first = NULL, *failed_one = NULL, *first_kept = NULL;
     char why[1100] = "";
     for (size_t i = 0; i < set->nearlier; i++) {
         const char *url = set->earlier[i];
@@ -297,7 +297,8 @@ int output_remote_commit(output_set *set, const st_shard_sink *sink, char *const
         for (size_t k = 0; k < ninputs && !input; k++)
             input = strcmp(inputs[k], url) == 0;
         if (input) {
-            kept++;
+            if (!kept++)
+                first_kept = url;
             continue;
         }
         st_error e = {0};
@@ -313,9 +314,13 @@ int output_remote_commit(output_set *set, const st_shard_sink *sink, char *const
         if (set->verbose)
             output_set_note(set, "removed %s (earlier set)", url);
     }
+    /* As for local files (output_commit.c): named, since no manifest lists them now. */
     if (kept)
-        output_set_note(set, "--force: kept %zu object%s of the earlier output set that %s this run's input%s", kept,
-                        kept == 1 ? "" : "s", kept == 1 ? "was" : "were", kept == 1 ? "" : "s");
+        output_set_note(set,
+                        "--force: kept %zu object%s of the earlier output set that %s this run's input%s (%s%s): "
+                        "the new manifest does not list %s; remove %s when no longer needed",
+                        kept, kept == 1 ? "" : "s", kept == 1 ? "was" : "were", kept == 1 ? "" : "s", first_kept,
+                        kept > 1 ? ", ..." : "", kept == 1 ? "it" : "them", kept == 1 ? "it" : "them");
     if (removed)
         output_set_note(set, "--force: removed %zu object%s of the earlier output set (%s%s)%s", removed,
                         removed == 1 ? "" : "s", first, removed > 1 ? ", ..." : "",

@@ -217,6 +217,22 @@ def run_cases(exe, tmp, env, srv, proxy, fault, killer, hooks, gcs):
     res.check("--force replaces the earlier s3 set: exactly its objects go, others of other names stay",
               force_replaces)
 
+    def force_keeps_its_inputs():
+        # Re-sharding a set in place: its objects are this run's inputs, so
+        # --force keeps them, and the note names them (no manifest does).
+        p = "reshape/"
+        ok(["convert", src, "-o", url(p), "--shards", "4", "-q"])
+        old = ["s3://%s/%s%s" % (BUCKET, p, n) for n in shard_names("train", 4)]
+        err = ok(["convert"] + old + ["-o", url(p), "--shards", "2", "--force"])
+        after = objects(p)
+        want = sorted(shard_names("train", 4) + shard_names("train", 2) + ["train.manifest.json"])
+        if sorted(after) != want:
+            raise rtest.Failure("after re-sharding in place the prefix holds %s, not %s" % (sorted(after), want))
+        if ("kept 4 objects of the earlier output set that were this run's inputs (%s, ...)" % old[0] not in err
+                or "the new manifest does not list them" not in err):
+            raise rtest.Failure("--force does not name the inputs it kept: %s" % err.strip())
+    res.check("--force re-sharding an s3 set in place keeps its inputs and names them", force_keeps_its_inputs)
+
     def verify_unlisted():
         p = "verify/"
         ok(["convert", src, "-o", url(p), "--shards", "2", "-q"])
