@@ -89,6 +89,15 @@ static st_feature_stat *lookup(st_feature_stats *s, const uint8_t *name, size_t 
     return f;
 }
 
+/* One float value into a running range.  A NaN compares false: it moves
+ * neither end, and is counted. */
+static inline void fold_float(double v, double *lo, double *hi, uint64_t *nans)
+{
+    *nans += isnan(v);
+    *lo = v < *lo ? v : *lo;
+    *hi = v > *hi ? v : *hi;
+}
+
 static void add_values(st_feature_stat *f, const st_feature *feat, bool check_utf8, bool shape_only)
 {
     if (check_utf8 && feat->kind == ST_KIND_BYTES && !f->not_utf8)
@@ -118,11 +127,7 @@ static void add_values(st_feature_stat *f, const st_feature *feat, bool check_ut
         double lo = f->min_float, hi = f->max_float;
         uint64_t nans = 0;
         for (uint32_t i = 0; i < feat->count; i++) {
-            double v = feat->v.f32[i];
-            /* A NaN compares false: it moves neither end. */
-            nans += isnan(v);
-            lo = v < lo ? v : lo;
-            hi = v > hi ? v : hi;
+            fold_float(feat->v.f32[i], &lo, &hi, &nans);
         }
         f->min_float = lo;
         f->max_float = hi;
@@ -311,10 +316,7 @@ int st_feature_stats_add_many(st_feature_stats *s, const st_record *recs, size_t
             double lo = f->min_float, hi = f->max_float;
             uint64_t nans = 0;
             for (size_t r = 0; r < n; r++) {
-                double v = recs[r].features[j].v.f32[0];
-                nans += isnan(v);
-                lo = v < lo ? v : lo;
-                hi = v > hi ? v : hi;
+                fold_float(recs[r].features[j].v.f32[0], &lo, &hi, &nans);
             }
             f->min_float = lo;
             f->max_float = hi;

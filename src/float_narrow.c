@@ -193,6 +193,21 @@ static void narrow_bulk_scalar(const void *src, size_t n, float *out, uint8_t *c
     }
 }
 
+/* After a vector block of LANES values at P[I..]: each lane's "changed" flag
+ * from the YES mask, and the lanes in SLOW, which the vector code could not
+ * settle exactly, from the scalar rule. */
+static inline void settle_lanes(const uint8_t *p, size_t i, int lanes, unsigned yes, unsigned slow, uint8_t *changed)
+{
+    for (int j = 0; j < lanes; j++)
+        changed[i + (size_t)j] = (uint8_t)((yes >> j) & 1);
+    for (; slow; slow &= slow - 1) {
+        int j = __builtin_ctz(slow);
+        double v;
+        memcpy(&v, p + 8 * (i + (size_t)j), 8);
+        changed[i + (size_t)j] = st_double_narrow_changes(v);
+    }
+}
+
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
 #include <immintrin.h>
 #define ST_NARROW_AVX512 1
@@ -315,14 +330,7 @@ ST_TARGET_AVX512 static void narrow_bulk_avx512(const void *src, size_t n, float
                 done |= fast;
             }
         }
-        for (int j = 0; j < 8; j++)
-            changed[i + j] = (uint8_t)((yes >> j) & 1);
-        for (__mmask8 slow = todo & (__mmask8)~done; slow; slow &= (__mmask8)(slow - 1)) {
-            int j = __builtin_ctz(slow);
-            double v;
-            memcpy(&v, p + 8 * (i + (size_t)j), 8);
-            changed[i + (size_t)j] = st_double_narrow_changes(v);
-        }
+        settle_lanes(p, i, 8, yes, (unsigned)(todo & (__mmask8)~done), changed);
     }
     narrow_bulk_scalar(p + 8 * i, n - i, out + i, changed + i);
 }
@@ -434,15 +442,8 @@ ST_TARGET_AVX2 static void narrow_bulk_avx2(const void *src, size_t n, float *ou
                 done = _mm256_or_pd(done, fast);
             }
         }
-        int y = _mm256_movemask_pd(yes);
-        for (int j = 0; j < 4; j++)
-            changed[i + j] = (uint8_t)((y >> j) & 1);
-        for (int slow = todo & ~_mm256_movemask_pd(done); slow; slow &= slow - 1) {
-            int j = __builtin_ctz((unsigned)slow);
-            double v;
-            memcpy(&v, p + 8 * (i + (size_t)j), 8);
-            changed[i + (size_t)j] = st_double_narrow_changes(v);
-        }
+        settle_lanes(p, i, 4, (unsigned)_mm256_movemask_pd(yes), (unsigned)(todo & ~_mm256_movemask_pd(done)),
+                     changed);
     }
     narrow_bulk_scalar(p + 8 * i, n - i, out + i, changed + i);
 }
