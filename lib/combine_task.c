@@ -78,11 +78,18 @@ int combine_add_task(combine_state *c, unsigned long long index, const task_doc 
      * that read other files, or the same in another order, or a file
      * changed between them, dealt other records than their shards say. */
     char why[9000];
-    if (input_identity_compare(json_get(json_get(&first->root, "options"), "input_files"),
-                               json_get(options, "input_files"), false, first->path, doc->path, why,
-                               sizeof why) != INPUTS_SAME)
+    input_identity_result proof = input_identity_compare(json_get(json_get(&first->root, "options"), "input_files"),
+                                                        json_get(options, "input_files"), false, first->path,
+                                                        doc->path, why, sizeof why);
+    if (proof == INPUTS_DIFFER)
         return combine_fail(c, doc->path, "the tasks did not read the same inputs: %s; run the differing tasks again "
                     "on the same inputs (--force)", why);
+    /* Unproved is refused too: tasks that may have read two versions of
+     * an input dealt records that no set holds once. */
+    if (proof == INPUTS_UNPROVED)
+        return combine_fail(c, doc->path, "the tasks cannot be proved to have read the same inputs: %s; run the "
+                    "tasks again (--force) on inputs whose versions can be proved (files, s3://, gs://, or a "
+                    "server that sends an ETag or Last-Modified)", why);
     /* Dealt by bytes, each task owns exactly its range of the inputs'
      * total: together they cover it once, without gap or overlap. */
     uint64_t range_begin = 0, range_end = 0, want_begin, want_end;

@@ -12,6 +12,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* Recorded for an object whose server tells no version. */
+#define UNVERSIONED "the server sent neither ETag nor Last-Modified"
+
 static int by_bytes(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -21,6 +24,33 @@ void input_identity_sort(char **paths, size_t n)
 {
     if (n > 1)
         qsort(paths, n, sizeof *paths, by_bytes);
+}
+
+/* What the server says identifies the object's version (one HEAD): s3://
+ * its size and ETag; http(s):// and gs:// their size and ETag, else
+ * Last-Modified (and gs://'s generation).  A server that sends neither
+ * ETag nor Last-Modified cannot prove a version: that is recorded, and
+ * the entry counts as unproved.  An object that cannot be asked about
+ * (a refused HEAD) records nothing, unproved too. */
+static void record_version(st_jsonw *w, const char *url)
+{
+    st_remote_version v;
+    st_error err = {0};
+    if (st_remote_identify(url, &v, &err) != ST_OK)
+        return;
+    st_json_member_uint(w, "bytes", v.size);
+    if (strncmp(url, "s3://", 5) == 0) {
+        st_json_member_string(w, "etag", v.etag);
+        return;
+    }
+    if (v.etag[0])
+        st_json_member_string(w, "etag", v.etag);
+    else if (v.last_modified[0])
+        st_json_member_string(w, "last_modified", v.last_modified);
+    if (v.generation[0])
+        st_json_member_string(w, "generation", v.generation);
+    if (!v.etag[0] && !v.last_modified[0] && !v.generation[0])
+        st_json_member_string(w, "unproved", UNVERSIONED);
 }
 
 char *input_identity_json(char *const *paths, size_t n, bool ask_remote)
@@ -45,14 +75,8 @@ char *input_identity_json(char *const *paths, size_t n, bool ask_remote)
                 st_json_member_uint(w, "ctime_ns",
                                     (uint64_t)st.st_ctim.tv_sec * 1000000000u + (uint64_t)st.st_ctim.tv_nsec);
             }
-        } else if (ask_remote && strncmp(paths[i], "s3://", 5) == 0) {
-            uint64_t size = 0;
-            char etag[160] = "";
-            st_error err = {0};
-            if (st_remote_head(paths[i], &size, etag, sizeof etag, &err) == ST_OK) {
-                st_json_member_uint(w, "bytes", size);
-                st_json_member_string(w, "etag", etag);
-            }
+        } else if (ask_remote) {
+            record_version(w, paths[i]);
         }
         st_json_end_object(w);
     }
@@ -88,10 +112,12 @@ static void append_time(char *out, size_t cap, size_t *n, const char *label, con
  * message (the inode and change time only where they are compared). */
 static void describe(const json_value *entry, bool witnesses, char *out, size_t cap)
 {
-    char bytes_buf[32], mtime_buf[32], etag_buf[200], inode_buf[32], ctime_buf[32];
+    char bytes_buf[32], mtime_buf[32], etag_buf[200], lm_buf[200], gen_buf[64], inode_buf[32], ctime_buf[32];
     const char *bytes = member(entry, "bytes", bytes_buf, sizeof bytes_buf);
     const char *mtime = member(entry, "mtime_ns", mtime_buf, sizeof mtime_buf);
     const char *etag = member(entry, "etag", etag_buf, sizeof etag_buf);
+    const char *last_modified = member(entry, "last_modified", lm_buf, sizeof lm_buf);
+    const char *generation = member(entry, "generation", gen_buf, sizeof gen_buf);
     const char *inode = witnesses ? member(entry, "inode", inode_buf, sizeof inode_buf) : "";
     const char *ctime = witnesses ? member(entry, "ctime_ns", ctime_buf, sizeof ctime_buf) : "";
     size_t n = 0;
@@ -101,6 +127,10 @@ static void describe(const json_value *entry, bool witnesses, char *out, size_t 
     append_time(out, cap, &n, "modified at", mtime);
     if (etag[0] && n < cap)
         n += (size_t)snprintf(out + n, cap - n, "%sETag %s", n ? ", " : "", etag);
+    if (last_modified[0] && n < cap)
+        n += (size_t)snprintf(out + n, cap - n, "%sLast-Modified %s", n ? ", " : "", last_modified);
+    if (generation[0] && n < cap)
+        n += (size_t)snprintf(out + n, cap - n, "%sgeneration %s", n ? ", " : "", generation);
     if (inode[0] && n < cap)
         n += (size_t)snprintf(out + n, cap - n, "%sinode %s", n ? ", " : "", inode);
     append_time(out, cap, &n, "changed at", ctime);
@@ -112,7 +142,21 @@ static void describe(const json_value *entry, bool witnesses, char *out, size_t 
  * from another. */
 static bool recorded(const json_value *entry)
 {
-    return json_get(entry, "bytes") || json_get(entry, "mtime_ns") || json_get(entry, "etag");
+    return json_get(entry, "bytes") || json_get(entry, "mtime_ns") || json_get(entry, "etag") ||
+           json_get(entry, "last_modified") || json_get(entry, "generation");
+}
+
+/* An object (http(s)://, s3://, gs://) whose entry has no version from its
+ * server (no ETag, Last-Modified or generation): its size alone, which
+ * another object of the same length has too, proves nothing. */
+static bool unversioned(const json_value *entry)
+{
+    char p_buf[4096], e_buf[200], l_buf[200], g_buf[64];
+    if (!st_path_is_remote(member(entry, "path", p_buf, sizeof p_buf)))
+        return false;
+    return json_get(entry, "unproved") || (!member(entry, "etag", e_buf, sizeof e_buf)[0] &&
+                                           !member(entry, "last_modified", l_buf, sizeof l_buf)[0] &&
+                                           !member(entry, "generation", g_buf, sizeof g_buf)[0]);
 }
 
 /* What tells one version of an input from another, and how a message says
@@ -125,6 +169,8 @@ static const struct {
     {"bytes", "size changed", false},
     {"mtime_ns", "mtime changed", false},
     {"etag", "ETag changed", false},
+    {"last_modified", "Last-Modified changed", false},
+    {"generation", "generation changed", false},
     {"inode", "inode changed: another file in its place", true},
     {"ctime_ns", "ctime changed: written, renamed or its mode changed since", true},
 };
@@ -180,6 +226,17 @@ input_identity_result input_identity_compare(const json_value *a, const json_val
             return INPUTS_DIFFER;
         }
         bool ra = recorded(&a->items[i]), rb = recorded(&b->items[i]);
+        if (!ra && !rb && strcmp(pa, "-") != 0) {
+            /* Its name alone (an object read without --resume or --task
+             * or by an older version, or no regular file): another object
+             * or file under that name would pass for it. */
+            if (!unproved)
+                snprintf(unproved_why, sizeof unproved_why, "neither %s nor %s recorded more than the name of %s "
+                         "(an object read without --resume or --task or by an older version, or no regular file), "
+                         "so it cannot be proved the same", a_what, b_what, pa);
+            unproved = true;
+            continue;
+        }
         if (ra != rb) {
             if (!unproved)
                 snprintf(unproved_why, sizeof unproved_why, "%s recorded nothing that identifies %s (an object "
@@ -195,6 +252,15 @@ input_identity_result input_identity_compare(const json_value *a, const json_val
             describe(&b->items[i], witnesses, db, sizeof db);
             snprintf(why, whycap, "%s changed (%s): %s for %s, %s for %s", pa, how, da, a_what, db, b_what);
             return INPUTS_DIFFER;
+        }
+        bool ua = unversioned(&a->items[i]), ub = unversioned(&b->items[i]);
+        if (ua || ub) {
+            if (!unproved)
+                snprintf(unproved_why, sizeof unproved_why, "the server of %s sent neither ETag nor Last-Modified "
+                         "when %s read it, so nothing proves it the version %s read", pa, ua ? a_what : b_what,
+                         ua ? b_what : a_what);
+            unproved = true;
+            continue;
         }
         if (witnesses && witness_missing(&a->items[i], &b->items[i])) {
             bool a_lacks = !json_get(&a->items[i], "inode") || !json_get(&a->items[i], "ctime_ns");

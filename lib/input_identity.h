@@ -1,7 +1,8 @@
 /* Which inputs a run read, as its manifest records them ("input_files" in
  * its options): every input in the order read, with what tells a changed
  * file from the one read (local: size, modification time, inode and change
- * time; s3://: size and ETag).  --resume refuses to keep anything of an
+ * time; s3://: size and ETag; http(s):// and gs://: size and ETag, else
+ * Last-Modified, and gs://'s generation).  --resume refuses to keep anything of an
  * earlier run whose inputs differ, naming the input and what changed, and
  * combine refuses tasks of one distributed run that read different inputs
  * (by size, time and ETag: each node sees its own inodes and change
@@ -28,16 +29,20 @@ void input_identity_sort(char **paths, size_t n);
  * (another file moved over the path has another) and the change time
  * (every write, chmod, rename and touch sets it; touch -r cannot restore
  * it), one stat each; not the device, which differs between the NFS
- * clients of one file system.  s3:// objects, when `ask_remote` (one HEAD
- * request each, so only where it is needed: --resume and --task), their
- * size and ETag; other inputs (standard input, http(s)://, gs://) their
- * name only. */
+ * clients of one file system.  Objects, when `ask_remote` (one HEAD
+ * request each, so only where it is needed: --resume and --task): s3://
+ * their size and ETag; http(s):// and gs:// their size and ETag, else
+ * Last-Modified (gs:// its generation too), or, from a server that sends
+ * neither, "unproved" saying so.  Standard input, and objects when not
+ * `ask_remote`, their name only. */
 char *input_identity_json(char *const *paths, size_t n, bool ask_remote);
 
 typedef enum input_identity_result {
     INPUTS_SAME,
     INPUTS_DIFFER,     /* another input, another order, or an input changed */
-    INPUTS_UNPROVED,   /* one side recorded less (an older version; an object without its ETag) */
+    INPUTS_UNPROVED,   /* one side recorded less (an older version; an object read without --resume
+                          or --task), or an object's server tells no version (no ETag, no
+                          Last-Modified): a name or a size is no proof */
 } input_identity_result;
 
 /* Compares two "input_files" lists (either may be NULL: not recorded);

@@ -501,6 +501,7 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
     if (n >= 5 && memcmp(p, "HTTP/", 5) == 0) {
         /* A new response (after a redirect or 100 Continue): forget the last. */
         x->h_content_range[0] = x->h_etag[0] = x->h_last_modified[0] = x->h_retry_after[0] = '\0';
+        x->h_goog_generation[0] = '\0';
     x->h_content_type[0] = '\0';
         x->h_content_type[0] = '\0';
         x->h_content_length = -1;
@@ -526,6 +527,8 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
         copy_header_value(x->h_etag, sizeof x->h_etag, v, vlen);
     } else if (IS("last-modified")) {
         copy_header_value(x->h_last_modified, sizeof x->h_last_modified, v, vlen);
+    } else if (IS("x-goog-generation")) {
+        copy_header_value(x->h_goog_generation, sizeof x->h_goog_generation, v, vlen);
     } else if (IS("content-type")) {
         copy_header_value(x->h_content_type, sizeof x->h_content_type, v, vlen);
     } else if (IS("retry-after")) {
@@ -1014,6 +1017,7 @@ static int start_xfer(st_fetcher *f, st_xfer *x)
     x->fail_msg[0] = '\0';
     x->errbuf[0] = '\0';
     x->h_content_range[0] = x->h_etag[0] = x->h_last_modified[0] = x->h_retry_after[0] = '\0';
+    x->h_goog_generation[0] = '\0';
     x->h_content_type[0] = '\0';
     x->h_content_length = -1;
     x->status = 0;

@@ -132,6 +132,7 @@ struct st_xfer {
     long long h_content_length;
     char h_etag[160];
     char h_last_modified[64];
+    char h_goog_generation[32]; /* x-goog-generation: a gs:// object's version */
     char h_retry_after[64];
     char h_content_type[128];
     void *easy;

@@ -10,6 +10,7 @@
 
 #include "sigv4.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,6 +156,47 @@ int st_remote_delete(const char *url, st_error *err)
         x->accept_404 = true; /* gone already: what was asked */
         x->resp_cap = SMALL_OBJECT_CAP;
         rc = st_fetch_run(c->f, x, err);
+    }
+    st_xfer_free(x);
+    st_rurl_free(&u);
+    return rc;
+}
+
+int st_remote_identify(const char *url, st_remote_version *v, st_error *err)
+{
+    memset(v, 0, sizeof *v);
+    st_remote_ctx *c = st_remote_ctx_current();
+    if (!c)
+        return st_error_set(err, ST_EUNSUPPORTED, "remote access is not initialised");
+    st_rurl u;
+    int rc = st_rurl_parse(url, &u, err);
+    if (rc)
+        return rc;
+    char shown[1024];
+    st_rurl_display(url, shown, sizeof shown);
+    if (u.kind != ST_RURL_HTTP && (rc = st_fetch_auth_for_url(c->f, url, err)))
+        st_error_prefix(err, "%s: ", shown);
+    /* The address a read fetches (for gs://, the media download, whose
+     * answer carries the object's generation). */
+    st_xfer *x = rc ? NULL : st_xfer_new("HEAD", url);
+    if (!rc && !x)
+        rc = st_error_set(err, ST_ENOMEM, "out of memory");
+    if (!rc)
+        rc = st_xfer_set_object(c->f, x, &u, err);
+    if (!rc) {
+        x->accept_404 = true;
+        x->resp_cap = SMALL_OBJECT_CAP;
+        rc = st_fetch_run(c->f, x, err);
+        if (rc == ST_OK && x->status == 404)
+            rc = st_error_set(err, ST_ENOTFOUND, "%s: no such object", x->display);
+        else if (rc == ST_OK && x->h_content_length < 0)
+            rc = st_error_set(err, ST_EREMOTE, "%s: HEAD answered without a Content-Length", x->display);
+    }
+    if (rc == ST_OK) {
+        v->size = (uint64_t)x->h_content_length;
+        snprintf(v->etag, sizeof v->etag, "%s", x->h_etag);
+        snprintf(v->last_modified, sizeof v->last_modified, "%s", x->h_last_modified);
+        snprintf(v->generation, sizeof v->generation, "%s", x->h_goog_generation);
     }
     st_xfer_free(x);
     st_rurl_free(&u);

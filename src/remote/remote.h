@@ -97,6 +97,20 @@ void st_remote_get_stats(st_remote_stats *out);
  * Other URLs are ST_EUNSUPPORTED. */
 int st_remote_head(const char *url, uint64_t *size, char *etag, size_t etag_cap, st_error *err);
 
+/* What a server says tells one version of an object from another, from
+ * one HEAD request: its size (Content-Length) and whichever of ETag,
+ * Last-Modified and, for gs://, x-goog-generation it sends ("" where not).
+ * --resume and combine prove the inputs of http(s)://, s3:// and gs:// by
+ * it (lib/input_identity.c).  A missing object is ST_ENOTFOUND. */
+typedef struct st_remote_version {
+    uint64_t size;
+    char etag[160];
+    char last_modified[64];
+    char generation[32];
+} st_remote_version;
+
+int st_remote_identify(const char *url, st_remote_version *v, st_error *err);
+
 /* ---- an output set in object storage (objects.c) ---- */
 
 /* Every object whose key starts with url's key ("s3://b/out/train" gives

@@ -50,6 +50,12 @@ int st_remote_head(const char *url, uint64_t *size, char *etag, size_t etag_cap,
     return st_error_set(err, ST_EUNSUPPORTED, "%s: built without remote support", url);
 }
 
+int st_remote_identify(const char *url, st_remote_version *v, st_error *err)
+{
+    memset(v, 0, sizeof *v);
+    return st_error_set(err, ST_EUNSUPPORTED, "%s: built without remote support", url);
+}
+
 int st_remote_list_prefix(const char *url, char ***urls, size_t *n, st_error *err)
 {
     *urls = NULL;
