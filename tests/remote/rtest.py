@@ -128,9 +128,10 @@ def nginx_binary():
 
 class Nginx:
     """nginx serving `root` on a free port, plain or TLS, Range support on
-    (nginx answers 206 for byte ranges of static files)."""
+    (nginx answers 206 for byte ranges of static files); `locations`: more
+    location blocks for the server."""
 
-    def __init__(self, root, workdir, cert=None, key=None):
+    def __init__(self, root, workdir, cert=None, key=None, locations=""):
         self.root = root
         self.port = free_port()
         self.dir = workdir
@@ -159,6 +160,7 @@ http {{
         {tls}
         root {root};
         location / {{ }}
+        {locations}
     }}
 }}
 """

@@ -8,6 +8,8 @@ server says identifies a version, not by their name:
     another modification time, so another ETag), --resume refuses, exit 1,
     naming the URL and what changed, the shards untouched, --force the way
     out;
+  - a server that sends Last-Modified but no ETag (nginx's `etag off`):
+    the replaced input is refused by its Last-Modified;
   - a server that sends neither ETag nor Last-Modified cannot prove a
     version: the manifest says so, and --resume converts again with a note;
   - a manifest written before these were recorded (an http input listed by
@@ -106,7 +108,8 @@ def main():
     root = os.path.join(tmp, "www")
     os.makedirs(root)
     ca, cert, key = rtest.make_ca(tmp)
-    web = rtest.Nginx(root, os.path.join(tmp, "nginx"))
+    # /noetag/: Last-Modified only, as servers that send no ETag do
+    web = rtest.Nginx(root, os.path.join(tmp, "nginx"), locations="location /noetag/ { etag off; }")
     tls = rtest.Nginx(root, os.path.join(tmp, "nginx-tls"), cert, key)
     bare = servers.ChangingObject([csv_bytes(0)])  # no ETag, no Last-Modified
     gcs = servers.GcsServer(token="tok")
@@ -147,6 +150,29 @@ def main():
                     raise rtest.Failure("--force: exit %d, or shards not of the new bytes: %s" % (rc, err))
             res.check("%s: --resume keeps an untouched input's run and refuses one replaced on the server by "
                       "another of the same size, naming it" % scheme, replaced_on_server)
+
+        def last_modified_only():
+            os.makedirs(os.path.join(root, "noetag"), exist_ok=True)
+            path = os.path.join(root, "noetag", "lm.csv")
+            with open(path, "wb") as f:
+                f.write(first)
+            url = web.url("noetag/lm.csv")
+            prefix = os.path.join(tmp, "lm", "t")
+            cmd = ["convert", url, "-o", prefix, "--shards", "2", "--resume"]
+            rc, err = run(*cmd)
+            entry = input_entries(prefix)[0] if rc == 0 else {}
+            if rc != 0 or "etag" in entry or not entry.get("last_modified"):
+                raise rtest.Failure("first run: exit %d, entry %s: %s" % (rc, entry, err))
+            before = stamps(prefix)
+            rc, err = run(*cmd)
+            if rc != 0 or "finished before" not in err or stamps(prefix) != before:
+                raise rtest.Failure("untouched input: --resume did not keep the run (exit %d): %s" % (rc, err))
+            replace_same_size(path, other)
+            rc, err = run(*cmd)
+            if rc != 1 or url not in err or "Last-Modified changed" not in err or stamps(prefix) != before:
+                raise rtest.Failure("replaced input: --resume exit %d, wanted 1 naming %s: %s" % (rc, url, err))
+        res.check("a server that sends Last-Modified but no ETag: a replaced input is refused by it",
+                  last_modified_only)
 
         def unversioned_server():
             url = "http://127.0.0.1:%d/bare.csv" % bare.port
