@@ -2,7 +2,7 @@
 #ifndef ST_REMOTE_ANSWER_H
 #define ST_REMOTE_ANSWER_H
 
-#include <curl/curl.h>
+#include "curl_load.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -5,12 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/crypto.h>
-
 void st_secret_free(char *s)
 {
     if (s) {
-        OPENSSL_cleanse(s, strlen(s));
+        explicit_bzero(s, strlen(s));
         free(s);
     }
 }
@@ -74,7 +72,7 @@ int st_ini_lookup(const char *path, const char *section, const char *key, char *
      * for an empty file. */
     int read_errno = ferror(f) ? (errno ? errno : EIO) : 0;
     /* The line buffer may have held a secret. */
-    OPENSSL_cleanse(line, sizeof line);
+    explicit_bzero(line, sizeof line);
     fclose(f);
     if (found != ST_ENOMEM && read_errno) {
         free(*value);
@@ -234,7 +232,7 @@ int st_gcs_token_load(const char *token_file, char **token, st_error *err)
         if (*t)
             *token = strdup(t);
     }
-    OPENSSL_cleanse(line, sizeof line);
+    explicit_bzero(line, sizeof line);
     if (!*token)
         return st_error_set(err, ST_EUSAGE, "GCS token file %s is empty", token_file);
     return ST_OK;

@@ -4,7 +4,7 @@
 
 #include "sigv4.h"
 
-#include <curl/curl.h>
+#include "curl_load.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -1520,6 +1520,30 @@ static char *dup_or_null(const char *s)
     return s && *s ? strdup(s) : NULL;
 }
 
+/* The S3 endpoint the settings name, else the environment's (NULL: none). */
+static const char *s3_endpoint(const st_remote_config *cfg)
+{
+    const char *endpoint = cfg->endpoint;
+    if (!endpoint || !*endpoint)
+        endpoint = getenv("AWS_ENDPOINT_URL_S3");
+    if (!endpoint || !*endpoint)
+        endpoint = getenv("AWS_ENDPOINT_URL");
+    return endpoint && *endpoint ? endpoint : NULL;
+}
+
+int st_fetch_check_config(const st_remote_config *cfg, st_error *err)
+{
+    const char *endpoint = s3_endpoint(cfg);
+    if (endpoint && !strstr(endpoint, "://")) {
+        size_t n = strlen(endpoint);
+        while (n && endpoint[n - 1] == '/')
+            n--;
+        return st_error_set(err, ST_EUSAGE, "S3 endpoint '%.*s' is not a URL (http://HOST:PORT)",
+                            (int)n, endpoint);
+    }
+    return ST_OK;
+}
+
 int st_fetcher_start(const st_remote_config *cfg, st_fetcher **out, st_error *err)
 {
     *out = NULL;
@@ -1550,20 +1574,13 @@ int st_fetcher_start(const st_remote_config *cfg, st_fetcher **out, st_error *er
         cacert = getenv("SSL_CERT_FILE");
     f->cacert = dup_or_null(cacert);
 
-    const char *endpoint = cfg->endpoint;
-    if (!endpoint || !*endpoint)
-        endpoint = getenv("AWS_ENDPOINT_URL_S3");
-    if (!endpoint || !*endpoint)
-        endpoint = getenv("AWS_ENDPOINT_URL");
-    f->endpoint = dup_or_null(endpoint);
+    f->endpoint = dup_or_null(s3_endpoint(cfg));
     if (f->endpoint) {
         size_t n = strlen(f->endpoint);
         while (n && f->endpoint[n - 1] == '/')
             f->endpoint[--n] = '\0';
-        if (!strstr(f->endpoint, "://"))
-            rc = st_error_set(err, ST_EUSAGE, "S3 endpoint '%s' is not a URL (http://HOST:PORT)",
-                              f->endpoint);
     }
+    rc = st_fetch_check_config(cfg, err);
     if (!rc && cfg->gcs_token_file && *cfg->gcs_token_file &&
         !(f->gcs_token_file = strdup(cfg->gcs_token_file)))
         rc = st_error_set(err, ST_ENOMEM, "out of memory");

@@ -143,6 +143,9 @@ struct st_xfer {
 
 /* ---- engine ---- */
 
+/* The settings' mistakes st_fetcher_start() would refuse, found without
+ * starting anything (libcurl is not loaded yet). */
+int st_fetch_check_config(const st_remote_config *cfg, st_error *err);
 int st_fetcher_start(const st_remote_config *cfg, st_fetcher **out, st_error *err);
 void st_fetcher_stop(st_fetcher *f);
 

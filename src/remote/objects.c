@@ -18,11 +18,9 @@
 
 static st_remote_ctx *context(const char *url, st_rurl *u, st_error *err)
 {
-    st_remote_ctx *c = st_remote_ctx_current();
-    if (!c) {
-        st_error_set(err, ST_EUNSUPPORTED, "%s: remote access is not initialised", url);
+    st_remote_ctx *c = st_remote_ctx_ready(url, err);
+    if (!c)
         return NULL;
-    }
     if (st_rurl_parse(url, u, err))
         return NULL;
     if (u->kind == ST_RURL_HTTP) {
@@ -41,13 +39,13 @@ static st_remote_ctx *context(const char *url, st_rurl *u, st_error *err)
 
 int st_remote_list_prefix(const char *url, char ***urls, size_t *n, st_error *err)
 {
-    st_remote_ctx *c = st_remote_ctx_current();
     *urls = NULL;
     *n = 0;
-    if (!c)
-        return st_error_set(err, ST_EUNSUPPORTED, "%s: remote access is not initialised", url);
     if (strncmp(url, "s3://", 5) != 0 && strncmp(url, "gs://", 5) != 0)
         return st_error_set(err, ST_EUNSUPPORTED, "%s: only s3:// and gs:// prefixes can be listed", url);
+    st_remote_ctx *c = st_remote_ctx_ready(url, err);
+    if (!c)
+        return err->code;
     return st_remote_list_under(c, url, urls, n, err);
 }
 
@@ -165,9 +163,9 @@ int st_remote_delete(const char *url, st_error *err)
 int st_remote_identify(const char *url, st_remote_version *v, st_error *err)
 {
     memset(v, 0, sizeof *v);
-    st_remote_ctx *c = st_remote_ctx_current();
+    st_remote_ctx *c = st_remote_ctx_ready(url, err);
     if (!c)
-        return st_error_set(err, ST_EUNSUPPORTED, "remote access is not initialised");
+        return err->code;
     st_rurl u;
     int rc = st_rurl_parse(url, &u, err);
     if (rc)

@@ -1,8 +1,11 @@
 #include "remote_internal.h"
 #include "remote_common.h"
+#include "crypto_load.h"
 
-#include <curl/curl.h>
+#include "curl_load.h"
+#include "address.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,20 +28,81 @@ bool st_remote_available(void)
     return true;
 }
 
+/* Starting the transfer machinery (libcurl and libcrypto, loaded here:
+ * curl_load.h, crypto_load.h; curl's
+ * global state; the transfer thread) waits for the first remote operation,
+ * so that a command that reads and writes only local files never pays for
+ * it.  Once per context, whichever thread comes first; a failure is kept
+ * and answered to every later caller. */
+st_remote_ctx *st_remote_ctx_ready(const char *url, st_error *err)
+{
+    /* Messages show the address without its credentials or signature. */
+    char shown[1024];
+    st_rurl_display(url, shown, sizeof shown);
+    st_remote_ctx *c = st_remote_ctx_current();
+    if (!c) {
+        st_error_set(err, ST_EUNSUPPORTED, "%s: remote access is not initialised", shown);
+        return NULL;
+    }
+    pthread_mutex_lock(&c->start_mu);
+    if (!c->start_tried) {
+        c->start_tried = true;
+        int rc = st_curl_load(&c->start_err);
+        if (!rc)
+            rc = st_crypto_load(&c->start_err);
+        if (!rc && curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+            rc = st_error_set(&c->start_err, ST_EIO, "cannot initialise libcurl");
+        if (!rc) {
+            c->curl_started = true;
+            rc = st_fetcher_start(&c->cfg, &c->f, &c->start_err);
+        }
+        c->start_rc = rc;
+    }
+    int rc = c->start_rc;
+    pthread_mutex_unlock(&c->start_mu);
+    if (rc) {
+        *err = c->start_err;
+        st_error_prefix(err, "%s: ", shown);
+        return NULL;
+    }
+    return c;
+}
+
 static int hook_open(const char *url, st_stream **out, st_error *err)
 {
-    st_remote_ctx *c = st_remote_ctx_current();
+    st_remote_ctx *c = st_remote_ctx_ready(url, err);
     if (!c)
-        return st_error_set(err, ST_EUNSUPPORTED, "%s: remote access is not initialised", url);
+        return err->code;
     return st_rstream_open(c, url, out, err);
 }
 
 static int hook_create(const char *url, int flags, st_ostream **out, st_error *err)
 {
-    st_remote_ctx *c = st_remote_ctx_current();
+    st_remote_ctx *c = st_remote_ctx_ready(url, err);
     if (!c)
-        return st_error_set(err, ST_EUNSUPPORTED, "%s: remote access is not initialised", url);
+        return err->code;
     return st_wstream_create(c, url, flags, out, err);
+}
+
+static void ctx_free(st_remote_ctx *c)
+{
+    if (c->f)
+        st_fetcher_stop(c->f);
+    if (c->curl_started)
+        curl_global_cleanup();
+    pthread_mutex_destroy(&c->start_mu);
+    free(c->endpoint);
+    free(c->cacert);
+    free(c->gcs_token_file);
+    free(c->spare);
+    free(c);
+}
+
+/* A copy of s, or NULL for NULL; false when out of memory. */
+static bool copy_text(const char *s, char **out)
+{
+    *out = s ? strdup(s) : NULL;
+    return !s || *out;
 }
 
 int st_remote_init(const st_remote_config *cfg_in, st_error *err)
@@ -62,28 +126,26 @@ int st_remote_init(const st_remote_config *cfg_in, st_error *err)
     if (cfg.connect_timeout < 1 || cfg.connect_timeout > 3600)
         return st_error_set(err, ST_EUSAGE, "connect timeout %d s out of range (1..3600)",
                             cfg.connect_timeout);
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-        return st_error_set(err, ST_EIO, "cannot initialise libcurl");
+    int rc = st_fetch_check_config(&cfg, err);
+    if (rc)
+        return rc;
     st_remote_ctx *c = calloc(1, sizeof *c);
-    if (!c) {
-        curl_global_cleanup();
+    if (!c)
         return st_error_set(err, ST_ENOMEM, "out of memory");
-    }
+    pthread_mutex_init(&c->start_mu, NULL);
     c->window = cfg.parallel < 4 ? (cfg.parallel < 2 ? 2 : cfg.parallel) : 4;
     c->spare_cap = (size_t)cfg.parallel + (size_t)c->window;
     c->spare = calloc(c->spare_cap, sizeof *c->spare);
-    if (!c->spare) {
-        free(c);
-        curl_global_cleanup();
+    /* The caller's strings need not outlive this call: the start is later. */
+    if (!c->spare || !copy_text(cfg.endpoint, &c->endpoint) || !copy_text(cfg.cacert, &c->cacert) ||
+        !copy_text(cfg.gcs_token_file, &c->gcs_token_file)) {
+        ctx_free(c);
         return st_error_set(err, ST_ENOMEM, "out of memory");
     }
-    int rc = st_fetcher_start(&cfg, &c->f, err);
-    if (rc) {
-        free(c->spare);
-        free(c);
-        curl_global_cleanup();
-        return rc;
-    }
+    c->cfg = cfg;
+    c->cfg.endpoint = c->endpoint;
+    c->cfg.cacert = c->cacert;
+    c->cfg.gcs_token_file = c->gcs_token_file;
     atomic_store(&current, c);
     st_stream_set_remote(hook_open, hook_create);
     return ST_OK;
@@ -95,10 +157,9 @@ void st_remote_shutdown(void)
     if (!c)
         return;
     st_stream_set_remote(NULL, NULL);
-    st_rstream_forget_prefetch(c);
-    st_fetcher_stop(c->f);
-    free(c);
-    curl_global_cleanup();
+    if (c->f)
+        st_rstream_forget_prefetch(c);
+    ctx_free(c);
 }
 
 void st_remote_forget_after_fork(void)
@@ -112,9 +173,9 @@ int st_remote_expand(const char *url, char ***urls, size_t *n, st_error *err)
     *urls = NULL;
     *n = 0;
     if (st_remote_is_pattern(url)) {
-        st_remote_ctx *c = st_remote_ctx_current();
+        st_remote_ctx *c = st_remote_ctx_ready(url, err);
         if (!c)
-            return st_error_set(err, ST_EUNSUPPORTED, "%s: remote access is not initialised", url);
+            return err->code;
         return st_remote_list(c, url, urls, n, err);
     }
     return st_remote_url_list_one(url, urls, n, err);
@@ -122,15 +183,21 @@ int st_remote_expand(const char *url, char ***urls, size_t *n, st_error *err)
 
 void st_remote_prefetch(const char *const *urls, size_t n)
 {
-    st_remote_ctx *c = st_remote_ctx_current();
+    size_t first = 0;
+    while (first < n && !(urls[first] && st_path_is_remote(urls[first])))
+        first++;
+    if (first == n)
+        return; /* nothing to fetch: the transfer machinery need not start */
+    st_error err;
+    st_remote_ctx *c = st_remote_ctx_ready(urls[first], &err);
     if (c)
-        st_rstream_prefetch(c, urls, n);
+        st_rstream_prefetch(c, urls, n); /* else reported when opened */
 }
 
 void st_remote_get_stats(st_remote_stats *out)
 {
     memset(out, 0, sizeof *out);
     st_remote_ctx *c = st_remote_ctx_current();
-    if (c)
+    if (c && c->f) /* else nothing was fetched */
         st_fetch_stats(c->f, out);
 }

@@ -11,7 +11,14 @@ typedef struct st_robj st_robj;
 /* The module's one context: the transfer engine plus the objects announced
  * by st_remote_prefetch() and not opened yet (all under the engine lock). */
 typedef struct st_remote_ctx {
-    st_fetcher *f;
+    st_fetcher *f;               /* NULL until the first remote operation */
+    /* The settings kept for that start (strings owned), and its outcome. */
+    st_remote_config cfg;
+    char *endpoint, *cacert, *gcs_token_file;
+    pthread_mutex_t start_mu;
+    bool start_tried, curl_started;
+    int start_rc;
+    st_error start_err;
     st_robj *pf_head, *pf_tail;  /* announced, not yet opened, in order */
     size_t pf_chunks;            /* chunks held or in flight for those */
     int window;                  /* chunks read ahead per open stream */
@@ -31,6 +38,9 @@ typedef struct st_remote_ctx {
 
 /* The registered hooks reach the context through this (see remote.c). */
 st_remote_ctx *st_remote_ctx_current(void);
+/* The context with its transfer machinery started (at the first call), or
+ * NULL with err set, its message starting with url. */
+st_remote_ctx *st_remote_ctx_ready(const char *url, st_error *err);
 
 /* chunks.c: chunk buffers and the length of sequential chunks (lock held). */
 /* Bytes in the next sequential chunk: fixed, or following the link. */

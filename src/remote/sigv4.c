@@ -1,10 +1,7 @@
 #include "sigv4.h"
 
+#include "crypto_load.h"
 #include "error.h"
-
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/sha.h>
 
 #include <ctype.h>
 #include <stdio.h>
@@ -25,7 +22,7 @@ void st_hex_encode(const uint8_t *in, size_t n, char *out)
 void st_sha256_hex(const void *data, size_t len, char hex[65])
 {
     uint8_t md[SHA256_DIGEST_LENGTH];
-    SHA256(data, len, md);
+    st_crypto()->sha256(data, len, md);
     st_hex_encode(md, sizeof md, hex);
 }
 
@@ -33,7 +30,8 @@ void st_hmac_sha256(const void *key, size_t keylen, const void *msg, size_t msgl
                     uint8_t out[32])
 {
     unsigned int outlen = 32;
-    HMAC(EVP_sha256(), key, (int)keylen, msg, msglen, out, &outlen);
+    const st_crypto_fns *c = st_crypto();
+    c->hmac(c->evp_sha256(), key, (int)keylen, msg, msglen, out, &outlen);
 }
 
 void st_amz_date(long long t, char out[17])
@@ -291,9 +289,9 @@ void st_sigv4_signing_key(const char *secret, const char *date8, const char *reg
     st_hmac_sha256(b, 32, service, strlen(service), a);
     st_hmac_sha256(a, 32, "aws4_request", 12, key);
     /* The derived material is as sensitive as the secret itself. */
-    OPENSSL_cleanse(k, slen + 4);
-    OPENSSL_cleanse(a, sizeof a);
-    OPENSSL_cleanse(b, sizeof b);
+    explicit_bzero(k, slen + 4);
+    explicit_bzero(a, sizeof a);
+    explicit_bzero(b, sizeof b);
     free(k);
 }
 
@@ -312,7 +310,7 @@ int st_sigv4_authorization(const st_sigv4_request *r, const char *access_key,
         char hex[65];
         st_sigv4_signing_key(secret, date8, r->region, r->service, key);
         st_hmac_sha256(key, 32, sts.data, sts.len, sig);
-        OPENSSL_cleanse(key, sizeof key);
+        explicit_bzero(key, sizeof key);
         st_hex_encode(sig, 32, hex);
         rc = st_buf_printf(out,
                            "AWS4-HMAC-SHA256 Credential=%s/%s/%s/%s/aws4_request, "

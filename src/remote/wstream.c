@@ -691,9 +691,9 @@ int st_wstream_create(st_remote_ctx *c, const char *url, int flags, st_ostream *
 
 int st_remote_head(const char *url, uint64_t *size, char *etag, size_t etag_cap, st_error *err)
 {
-    st_remote_ctx *c = st_remote_ctx_current();
+    st_remote_ctx *c = st_remote_ctx_ready(url, err);
     if (!c)
-        return st_error_set(err, ST_EUNSUPPORTED, "%s: remote access is not initialised", url);
+        return err->code;
     st_rurl u;
     int rc = st_rurl_parse(url, &u, err);
     if (rc)
