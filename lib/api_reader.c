@@ -338,6 +338,11 @@ static int gather_batch(shardtool_reader *r, size_t max_records, shardtool_error
         int rc = next_raw(r, &rec, err);
         if (rc <= 0)
             return rc;
+        /* A TFRecord payload read undecoded goes from its wire format
+         * straight into the columns when it can (record_columns.h). */
+        if (rec->payload.data && rec->nfeatures == 0 && rec->nlists == 0 && !rec->is_sequence &&
+            record_columns_add_example(&r->columns, rec->payload.data, rec->payload.len))
+            continue;
         st_arena_reset(&r->decoded);
         st_record scratch;
         if ((rc = decoded_record(r, rec, &scratch, &rec, err)) < 0)

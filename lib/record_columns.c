@@ -309,6 +309,202 @@ int record_columns_add(record_columns *rc, const st_record *rec, st_error *err)
     return ST_OK;
 }
 
+/* ---- straight from the wire format --------------------------------------
+ * record_columns_add_example walks a serialized Example once and appends
+ * each feature's values to its column as it goes, for the form every
+ * writer writes once a batch's columns exist: one Features message, each
+ * map entry a key then a Feature, the Feature one list field, the list
+ * field 1 (packed or not), and each feature the column after the last one
+ * used, of the column's kind.  Anything else (an unknown field, a feature
+ * out of that order, a new name, another kind, a malformed message, a
+ * SequenceExample) undoes what the record appended and answers false, so
+ * that the caller decodes it and adds it by the general path, which says
+ * what is wrong, or takes it, as before. */
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define WIRE_LITTLE_ENDIAN 1
+#else
+#define WIRE_LITTLE_ENDIAN 0
+#endif
+
+/* A varint of at most 10 bytes (the Example decoder's limit and value);
+ * NULL when truncated or longer. */
+static inline const uint8_t *wire_varint(const uint8_t *p, const uint8_t *end, uint64_t *out)
+{
+    if (p < end && *p < 0x80) {
+        *out = *p;
+        return p + 1;
+    }
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 64; shift += 7) {
+        if (p == end)
+            return NULL;
+        uint8_t b = *p++;
+        v |= (uint64_t)(b & 0x7F) << shift;
+        if (b < 0x80) {
+            *out = v;
+            return p;
+        }
+    }
+    return NULL;
+}
+
+/* A length prefix at p whose message runs to exactly `end`: the message's
+ * start, or NULL. */
+static inline const uint8_t *wire_filling(const uint8_t *p, const uint8_t *end)
+{
+    uint64_t n;
+    p = wire_varint(p, end, &n);
+    return p && n == (uint64_t)(end - p) ? p : NULL;
+}
+
+/* The values of column c beyond its first `nvalues` dropped: what an
+ * append that failed half way left. */
+static void truncate_values(column_builder *c, uint64_t nvalues)
+{
+    if (c->kind == SHARDTOOL_KIND_BYTES) {
+        c->bytes_offsets.len = (size_t)(nvalues + 1) * sizeof(uint64_t);
+        uint64_t end;
+        memcpy(&end, c->bytes_offsets.data + nvalues * sizeof end, sizeof end);
+        c->bytes_data.len = (size_t)end;
+    } else {
+        c->values.len = (size_t)nvalues * (c->kind == SHARDTOOL_KIND_INT64 ? sizeof(int64_t) : sizeof(float));
+    }
+}
+
+/* Appends the values of a list message p..end of the column's kind
+ * (field 1 only, packed or not); their count into *count.  False when the
+ * list holds anything else or is malformed, or memory runs out: the values
+ * it appended are then the caller's to drop. */
+static bool wire_append_list(column_builder *c, const uint8_t *p, const uint8_t *end, uint64_t *count)
+{
+    uint64_t n = 0;
+    while (p < end) {
+        uint8_t tag = *p++;
+        uint64_t v;
+        if (c->kind == SHARDTOOL_KIND_BYTES) {
+            const uint8_t *q;
+            if (tag != 0x0a || !(q = wire_varint(p, end, &v)) || v > (uint64_t)(end - q))
+                return false;
+            if (put(&c->bytes_data, q, (size_t)v) || push_u64(&c->bytes_offsets, c->bytes_data.len))
+                return false;
+            p = q + v;
+            n++;
+        } else if (c->kind == SHARDTOOL_KIND_INT64) {
+            if (tag == 0x08) {
+                if (!(p = wire_varint(p, end, &v)) || push_u64(&c->values, v))
+                    return false;
+                n++;
+                continue;
+            }
+            const uint8_t *q;
+            if (tag != 0x0a || !(q = wire_varint(p, end, &v)) || v > (uint64_t)(end - q))
+                return false;
+            const uint8_t *run_end = q + v;
+            while (q < run_end) {
+                uint64_t x;
+                if (!(q = wire_varint(q, run_end, &x)) || push_u64(&c->values, x))
+                    return false;
+                n++;
+            }
+            p = run_end;
+        } else {
+            if (!WIRE_LITTLE_ENDIAN)
+                return false;
+            if (tag == 0x0d) {
+                if (end - p < 4 || put(&c->values, p, 4))
+                    return false;
+                p += 4;
+                n++;
+                continue;
+            }
+            const uint8_t *q;
+            if (tag != 0x0a || !(q = wire_varint(p, end, &v)) || v > (uint64_t)(end - q) || v % 4 ||
+                put(&c->values, q, (size_t)v))
+                return false;
+            p = q + v;
+            n += v / 4;
+        }
+    }
+    *count = n;
+    return true;
+}
+
+/* Drops the entries that record_columns_add_example made in the first
+ * `ncols` columns for the record it was adding. */
+static void wire_undo(record_columns *rc, size_t ncols)
+{
+    for (size_t i = 0; i < ncols; i++) {
+        column_builder *c = &rc->cols[i];
+        c->present.len--;
+        c->offsets.len -= sizeof(uint64_t);
+        memcpy(&c->nvalues, c->offsets.data + c->offsets.len - sizeof(uint64_t), sizeof(uint64_t));
+        c->filled = rc->nrecords;
+        truncate_values(c, c->nvalues);
+    }
+}
+
+bool record_columns_add_example(record_columns *rc, const uint8_t *data, size_t len)
+{
+    if (len < 2 || data[0] != 0x0a)
+        return false;
+    const uint8_t *end = data + len;
+    const uint8_t *p = wire_filling(data + 1, end);
+    if (!p)
+        return false;
+    size_t pos = 0;
+    uint8_t yes = 1;
+    while (p < end) {
+        /* A map entry: the key (with a one-byte length), then the Feature,
+         * filling the entry. */
+        uint64_t elen;
+        const uint8_t *q;
+        if (*p != 0x0a || !(q = wire_varint(p + 1, end, &elen)) || elen > (uint64_t)(end - q))
+            goto undo;
+        const uint8_t *entry_end = q + elen;
+        if (entry_end - q < 4 || q[0] != 0x0a || q[1] >= 0x80 || q[1] > entry_end - q - 4)
+            goto undo;
+        const uint8_t *name = q + 2;
+        size_t name_len = q[1];
+        q = name + name_len;
+        if (*q != 0x12 || !(q = wire_filling(q + 1, entry_end)) || q == entry_end)
+            goto undo;
+        /* The Feature: one list field, filling it. */
+        int kind = *q >> 3;
+        if ((*q != 0x0a && *q != 0x12 && *q != 0x1a) || !(q = wire_filling(q + 1, entry_end)))
+            goto undo;
+        if (pos >= rc->ncols)
+            goto undo;
+        column_builder *c = &rc->cols[pos];
+        if (c->is_list || c->kind != kind || c->filled > rc->nrecords ||
+            !same_bytes(c->name.data, name, name_len, c->name.len))
+            goto undo;
+        uint64_t count;
+        if (fill_absent(c, rc->nrecords) || !wire_append_list(c, q, entry_end, &count)) {
+            truncate_values(c, c->nvalues);
+            goto undo;
+        }
+        if (put(&c->present, &yes, 1)) {
+            truncate_values(c, c->nvalues);
+            goto undo;
+        }
+        if (push_u64(&c->offsets, c->nvalues + count)) {
+            c->present.len--;
+            truncate_values(c, c->nvalues);
+            goto undo;
+        }
+        c->nvalues += count;
+        c->filled = rc->nrecords + 1;
+        pos++;
+        p = entry_end;
+    }
+    rc->nrecords++;
+    return true;
+undo:
+    wire_undo(rc, pos);
+    return false;
+}
+
 const shardtool_batch *record_columns_finish(record_columns *rc)
 {
     st_buf_clear(&rc->out);

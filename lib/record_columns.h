@@ -45,6 +45,13 @@ void record_columns_reset(record_columns *rc);
  * records of the batch gave it is ST_EDATA (naming the feature and the
  * kinds); so is a name twice in one record. */
 int record_columns_add(record_columns *rc, const st_record *rec, st_error *err);
+/* Appends a record given as a serialized Example straight from its wire
+ * format, when it has the form writers write and its features come in the
+ * order of the batch's columns with their kinds: true.  False, having
+ * changed nothing the batch shows, for anything else: decode the record
+ * and add it with record_columns_add, which takes it or says what is
+ * wrong. */
+bool record_columns_add_example(record_columns *rc, const uint8_t *data, size_t len);
 /* The batch of the records added since the reset: valid until the next
  * reset, add or free.  NULL when out of memory. */
 const shardtool_batch *record_columns_finish(record_columns *rc);

@@ -847,6 +847,125 @@ def batch_column_order(tmp, pb2):
           "the same feature int64 in one batch and float in the next: %s" % two)
 
 
+def unpacked_pb2(tmp):
+    """formats/example/example.proto with its numeric lists unpacked
+    ([packed = false]: one tag per value), compiled by protoc: the other
+    encoding of the same messages, which every protobuf parser reads."""
+    text = open(os.path.join(ps.ROOT, "formats", "example", "example.proto")).read()
+    text = text.replace("package shardtool;", "package shardtool_unpacked;")
+    check(text.count("[packed = true]") == 2, "example.proto packs FloatList and Int64List")
+    d = os.path.join(tmp, "unpacked-proto")
+    os.makedirs(d)
+    with open(os.path.join(d, "example_unpacked.proto"), "w") as f:
+        f.write(text.replace("[packed = true]", "[packed = false]"))
+    subprocess.run(["protoc", "--proto_path=" + d, "--python_out=" + d, "example_unpacked.proto"], check=True)
+    sys.path.insert(0, d)
+    import example_unpacked_pb2
+    return example_unpacked_pb2
+
+
+def batch_wire_forms(tmp, pb2):
+    """Batches of records written by python3-protobuf in the forms a batch
+    reads straight from the wire format and in those it leaves to the
+    general decoder, mixed in one batch: int64 and float lists packed and
+    unpacked (and both in one record), 10-byte varints (negative values and
+    the int64 extremes), empty lists, bytes of 0-300 bytes, records of over
+    127 bytes, features in the first record's order, in another order, one
+    absent from a record (first, middle or last), a name the batch has not
+    seen, a name of over 16 bytes; every value as python3-protobuf parses
+    the record, batch sizes 1, 5, 64 and 300.  A feature whose kind differs
+    after others of its record went in is refused as before, the records
+    before it kept."""
+    sys.path.insert(0, os.path.join(ps.ROOT, "tests", "support"))
+    import example_shards
+    unpacked = unpacked_pb2(tmp)
+    d = os.path.join(tmp, "wire-forms")
+    os.makedirs(d)
+
+    def varint(n):
+        out = b""
+        while True:
+            b = n & 0x7F
+            n >>= 7
+            if n:
+                out += bytes([b | 0x80])
+            else:
+                return out + bytes([b])
+
+    def entry(name, kind, values, pack):
+        """One Features message of one map entry, serialized by
+        python3-protobuf (packed or not); Features messages concatenated
+        are one whose entries come in that order."""
+        feats = (pb2 if pack else unpacked).Features()
+        feat = feats.feature[name]
+        if kind == "int64":
+            feat.int64_list.value.extend(values)
+            feat.int64_list.SetInParent()
+        elif kind == "float":
+            feat.float_list.value.extend(values)
+            feat.float_list.SetInParent()
+        else:
+            feat.bytes_list.value.extend(values)
+            feat.bytes_list.SetInParent()
+        return feats.SerializeToString()
+
+    long_name = "a_feature_name_of_over_sixteen_bytes"
+    extremes = [0, 1, -1, 127, 128, -128, 2 ** 31, -2 ** 31, 2 ** 63 - 1, -2 ** 63, 300, -300]
+    payloads = []
+    for i in range(300):
+        feats = [("id", "int64", [i]),
+                 ("ints", "int64", [extremes[(i + j) % len(extremes)] for j in range(i % 5)]),
+                 ("vals", "float", [i * 0.25 - j for j in range(i % 4)]),
+                 ("words", "bytes", [b"w" * ((i + j) % 20) for j in range(i % 3)]),
+                 (long_name, "bytes", [bytes(range(i % 7)) * (1 + (i % 50 == 3) * 40)]),
+                 ("last", "float", [float(i)])]
+        if i % 37 == 5:
+            feats[1], feats[3] = feats[3], feats[1]      # another order
+        if i % 41 == 7:
+            feats.reverse()
+        for gone, every in ((0, 43), (2, 13), (5, 17)):  # absent: first, middle, last
+            if i % every == every - 1:
+                feats = [f for f in feats if f[0] != ("id", "ints", "vals", "words", long_name, "last")[gone]]
+        if i % 53 == 11:
+            feats.insert(2, ("new_%d" % i, "int64", [i, -i]))  # a name the batch has not seen
+        if i % 19 == 4:
+            feats = [(n, k, []) if n in ("ints", "vals") else (n, k, v) for n, k, v in feats]  # empty lists
+        body = b"".join(entry(n, k, v, pack=(i + j) % 3 != 0) for j, (n, k, v) in enumerate(feats))
+        payloads.append(b"\x0a" + varint(len(body)) + body)
+    check(any(len(p) > 127 for p in payloads) and any(len(p) < 128 for p in payloads),
+          "the records are of one-byte and longer lengths")
+    # The test's premise: python3-protobuf writes the two encodings.
+    one = unpacked.Int64List(value=[1, 2]).SerializeToString()
+    check(one == b"\x08\x01\x08\x02" and pb2.Int64List(value=[1, 2]).SerializeToString() == b"\x0a\x02\x01\x02",
+          "python3-protobuf writes unpacked and packed int64 lists: %r" % one)
+    path = os.path.join(d, "forms.tfrecord")
+    with open(path, "wb") as f:
+        for payload in payloads:
+            f.write(example_shards.frame(payload))
+    want = [offsets_ref(pb2, r) for r in payloads]
+    check(any(len(w) == 6 for w in want) and any("id" not in w for w in want), "the records vary")
+    check_offset_batches(path, want, (1, 5, 64, 300), "features in wire forms")
+
+    # A kind that differs on a record's last feature, after its first went
+    # in: refused with the message of before, the records before it kept.
+    kinds = os.path.join(d, "kinds-last.tfrecord")
+    with open(kinds, "wb") as f:
+        for i in range(4):
+            body = entry("id", "int64", [i], True) + entry("k", "int64" if i != 2 else "float", [i + 5], True)
+            f.write(example_shards.frame(b"\x0a" + varint(len(body)) + body))
+    got = []
+    try:
+        for batch in shardtool.open(kinds, batch_size=4):
+            got.append({k: v.tolist() for k, v in batch.items()})
+        check(False, "a feature int64 and float in one batch is refused")
+    except shardtool.Error as e:
+        check(str(e).endswith("record 2: feature 'k' is float here and int64 in record 0 of the same batch: read "
+                              "these records one at a time, or as serialized bytes") and e.code_name == "EDATA",
+              "the kind of a record's last feature differs: EDATA naming the record, the feature, both kinds: %s"
+              % e)
+    check(got == [{"id": [[0], [1]], "k": [[5], [6]]}], "the records before the error come first: %s" % got)
+
+
 def converts_format_options(tmp, pb2):
     """convert(to="webdataset", key=..., mtime=...), arrayrecord_codec and
     arrayrecord_group_size, tfds=DIR with image and label, check_payloads
@@ -1057,6 +1176,7 @@ def main():
         decoded_batches(sets)
         offsets_layout(tmp, sets, pb2)
         batch_column_order(tmp, pb2)
+        batch_wire_forms(tmp, pb2)
         ranks(sets)
         distributed_ranks(sets)
         damage(tmp, sets)
