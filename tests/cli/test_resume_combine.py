@@ -32,7 +32,7 @@
     and modification time kept, another file of its size moved over it):
     it proves a shard by the inode and change time its task recorded, and
     reads (CRC32C) those they do not prove: a set copied with cp -a, task
-    manifests of an older version;
+    manifests of an older version; the same for a TFDS split's tasks;
   - tasks over a plain run's set replace its PREFIX.manifest.json too;
   - --resume of a run that read standard input converts what it reads;
   - tasks of another task count over a distributed run replace it.
@@ -640,6 +640,32 @@ def combine_proves_shard_bytes(d):
           "task manifests without the fields and an edited shard: refused naming it (%s)" % c.stderr.strip()[-300:])
 
 
+def tfds_combine_proves_shard_bytes(d):
+    """The tasks of a TFDS split record their shards' witnesses as other
+    tasks do: combine reads none of the intact split, and refuses one shard
+    edited in place (size and modification time kept) without writing the
+    split's manifest or the dataset's files."""
+    paths = write_inputs(d, files=2, rows=1500)
+    version = os.path.join(d, "tfds", "ds", "1.0.0")
+    prefix = os.path.join(version, "ds-train")
+    for t in range(2):
+        r = st("convert", *paths, "--tfds", os.path.join(d, "tfds"), "--name", "ds", "--split", "train",
+               "--shards", "2", "--task", "%d/2" % t, "-q")
+        assert r.returncode == 0, r.stderr
+    c = st("combine", prefix)
+    check(c.returncode == 0 and READ_NOTE not in c.stderr and os.path.exists(os.path.join(version, "features.json")),
+          "TFDS split of 2 tasks: combine proves its shards by lstat, reads none (%s)" % c.stderr.strip()[-200:])
+    for n in ("ds-train.manifest.json", "features.json", "dataset_info.json"):
+        os.unlink(os.path.join(version, n))
+    shard = os.path.join(version, "ds-train.tfrecord-00002-of-00004")
+    flip_in_place(shard, 30)
+    c = st("combine", prefix)
+    check(c.returncode == 1 and shard in c.stderr and "task 1 of 2" in c.stderr and "crc32c" in c.stderr
+          and not any(os.path.exists(os.path.join(version, n))
+                      for n in ("ds-train.manifest.json", "features.json", "dataset_info.json")),
+          "TFDS split, a shard edited in place: refused naming it, nothing written (%s)" % c.stderr.strip()[-300:])
+
+
 def resume_keeps_witnesses(d):
     """A task rerun with --resume that keeps some shards and writes the
     missing one records every shard's inode and change time as they are
@@ -862,7 +888,7 @@ def main():
                  resume_kills_every_format, task_rerun_other_shards,
                  resume_edited_manifest, combine_missing_shard, tasks_over_plain_run, resume_standard_input,
                  tasks_over_other_task_count, resume_input_witnesses, combine_proves_shard_bytes,
-                 resume_keeps_witnesses):
+                 tfds_combine_proves_shard_bytes, resume_keeps_witnesses):
         with tempfile.TemporaryDirectory() as d:
             print("# " + case.__name__)
             case(d)
