@@ -177,7 +177,7 @@ bool shard_witness_same(const json_value *e, const struct stat *st, char *why, s
     if (!other_inode && !other_ctime)
         return true;
     snprintf(why, whycap, "%s%s%s", other_inode ? "inode changed: another file in its place, or a copy" : "",
-             other_inode && other_ctime ? ", " : "",
+             other_inode && other_ctime ? "; " : "",
              other_ctime ? "ctime changed: written, renamed or its mode changed since" : "");
     return false;
 }
