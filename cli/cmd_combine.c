@@ -1,5 +1,5 @@
 /* shardtool combine: one manifest for a distributed run, made from its
- * task manifests alone.  The command line only: its option, its messages
+ * task manifests.  The command line only: its option, its messages
  * and its exit statuses; the engine is lib/combine.c (combine.h says what
  * it checks and writes). */
 #include "cli.h"
@@ -69,9 +69,11 @@ const cli_command cmd_combine = {
     .usage = "[OPTIONS] PREFIX",
     .description =
         "Reads the task manifests that `convert --task I/N --shards S -o PREFIX` writes\n"
-        "(PREFIX-taskIIIII-of-NNNNN.manifest.json), never the shards, checks that every\n"
-        "task is there once, that the shard numbers cover 0 ... N*S-1 without gap or\n"
-        "overlap and that all tasks used the same options and schema, and writes\n"
+        "(PREFIX-taskIIIII-of-NNNNN.manifest.json), checks that every task is there\n"
+        "once, that the shard numbers cover 0 ... N*S-1 without gap or overlap, that\n"
+        "all tasks used the same options and schema and that every shard is the file\n"
+        "its task wrote (by the size, inode and change time recorded; a shard these do\n"
+        "not prove, as in a copied set, is read and its CRC32C compared), and writes\n"
         "PREFIX.manifest.json for `verify --manifest`.",
     .groups = combine_groups,
     .run = run_combine,

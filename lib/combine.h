@@ -3,10 +3,12 @@
  *
  * Every task of `convert --task I/N --shards S` writes shards I*S ...
  * I*S+S-1 of N*S under their final names and its own task manifest
- * (PREFIX-taskIIIII-of-NNNNN.manifest.json).  combine_run reads only those
- * manifests (O(manifests), never a shard), checks that they describe one
- * run -- every task once, shard numbers covering 0 ... N*S-1 without gap or
- * overlap, the same format, compression, options and feature kinds -- and
+ * (PREFIX-taskIIIII-of-NNNNN.manifest.json).  combine_run reads those
+ * manifests (O(manifests); a shard only when the inode and change time its
+ * task recorded do not prove it unchanged, shard_witness.h), checks that
+ * they describe one run -- every task once, shard numbers covering 0 ...
+ * N*S-1 without gap or overlap, every shard the bytes listed, the same
+ * format, compression, options and feature kinds -- and
  * writes PREFIX.manifest.json, which `verify --manifest` checks as the
  * manifest of a single run (and, for WebDataset, PREFIX.wids.json; for a
  * TFDS split, the dataset's features.json and dataset_info.json).

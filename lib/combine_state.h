@@ -58,6 +58,7 @@ typedef struct combine_state {
     char **inputs;
     size_t ninputs, capinputs;
     char *numbers;                   /* the first task's options.numbers but "tasks", as JSON */
+    uint64_t shards_read;            /* shards proved by their bytes, not by their lstat */
 } combine_state;
 
 /* "PATH: message" into c->err; returns COMBINE_FAILED.  The message is

@@ -4,14 +4,21 @@
 #include "combine_state.h"
 #include "convert_dealing.h"
 #include "input_identity.h"
+#include "shard_witness.h"
+
+#include "../src/crc32c.h"
 
 #include "../src/shard_names.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The options that shaped every task alike, as compact JSON (malloc'd). */
 static char *shared_options(const json_value *options)
@@ -32,6 +39,62 @@ const char *combine_text_of(const json_value *obj, const char *key)
 static bool same_text(const char *a, const char *b)
 {
     return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* The CRC32C and size of the file at path, read whole; false with why
+ * filled when it cannot be read. */
+static bool read_crc(const char *path, uint32_t *crc, uint64_t *size, char *why, size_t whycap)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, whycap, "cannot be read (%s)", strerror(errno));
+        return false;
+    }
+    enum { CHUNK = 1 << 20 };
+    unsigned char *buf = malloc(CHUNK);
+    uint32_t c = 0;
+    uint64_t n = 0;
+    ssize_t got = -1;
+    while (buf && (got = read(fd, buf, CHUNK)) > 0) {
+        c = st_crc32c(c, buf, (size_t)got);
+        n += (uint64_t)got;
+    }
+    int e = errno;
+    free(buf);
+    close(fd);
+    if (got != 0) {
+        snprintf(why, whycap, "cannot be read (%s)", buf ? strerror(e) : "out of memory");
+        return false;
+    }
+    *crc = c;
+    *size = n;
+    return true;
+}
+
+/* A shard whose lstat is not the one its task manifest recorded (why says
+ * what differs): proved by its bytes, whose size and CRC32C must be those
+ * listed; otherwise what (a line) says what differs. */
+static bool proved_by_reading(combine_state *c, const char *full, uint64_t bytes, const char *crc, const char *why,
+                              char *what, size_t whatcap)
+{
+    uint32_t got;
+    uint64_t size;
+    char rwhy[300];
+    c->shards_read++;
+    if (!read_crc(full, &got, &size, rwhy, sizeof rwhy)) {
+        snprintf(what, whatcap, "%s", rwhy);
+        return false;
+    }
+    char hex[16];
+    snprintf(hex, sizeof hex, "%08x", got);
+    if (size == bytes && strcasecmp(hex, crc) == 0)
+        return true;
+    if (size != bytes)
+        snprintf(what, whatcap, "has %" PRIu64 " bytes when read, not the %" PRIu64 " listed (%s)", size, bytes, why);
+    else
+        snprintf(what, whatcap, "holds other bytes than its task wrote: crc32c %s, not the %s listed (%s)", hex, crc,
+                 why);
+    return false;
 }
 
 /* Checks one task's manifest against its place in the run, and puts its
@@ -169,10 +232,15 @@ int combine_add_task(combine_state *c, unsigned long long index, const task_doc 
         if (strlen(crc) != 8)
             return combine_fail(c, doc->path, "%s: crc32c '%s' is not 8 hex digits", path, crc);
         /* A listed shard that is gone (removed, renamed, or replaced by
-         * another run of this task's number) or of another size would make
-         * the combined manifest claim a set that is not there, with exit
-         * 0.  One lstat each: no shard is opened (its bytes are verify's). */
-        char full[8400], what[96] = "";
+         * another run of this task's number), of another size, or with
+         * other bytes would make the combined manifest claim a set that is
+         * not there, with exit 0.  One lstat each: the size, and the inode
+         * and change time the task recorded after its commit
+         * (shard_witness.h), prove the file the task wrote unchanged; a
+         * shard that they do not prove (a copied set, an edit, another
+         * file moved over it, an older task manifest) is read and its
+         * CRC32C compared with the listed one. */
+        char full[8400], what[1400] = "", differs[200];
         struct stat st;
         snprintf(full, sizeof full, "%s%s", c->dir, path);
         if (lstat(full, &st) != 0)
@@ -185,6 +253,10 @@ int combine_add_task(combine_state *c, unsigned long long index, const task_doc 
         if (what[0])
             return combine_fail(c, doc->path, "it lists %s, which %s; run task %llu of %llu again (--resume writes "
                                 "only what is missing), then combine", full, what, index, c->tasks);
+        if (!shard_witness_same(e, &st, differs, sizeof differs) &&
+            !proved_by_reading(c, full, bytes, crc, differs, what, sizeof what))
+            return combine_fail(c, doc->path, "it lists %s, which %s; run task %llu of %llu again, then combine",
+                                full, what, index, c->tasks);
         *s = (shard_ref){.path = strdup(path), .records = records, .bytes = bytes, .seen = true};
         memcpy(s->crc, crc, 9);
         if (!s->path)

@@ -12,6 +12,7 @@
 #include "output_set.h"
 
 #include "journal.h"
+#include "shard_witness.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -316,6 +317,16 @@ int output_set_commit(output_set *set, st_shard_sink *sink, char *const *inputs,
     output_set_sync_dir(set);
     st_test_kill_point("committed", 0);
     output_dataset_forget(set);
+    /* A task's shards' inodes and change times, which a rename sets, so
+     * only now that they have their final names (shard_witness.h).  The
+     * set is committed whatever happens here: without them combine reads
+     * the shards to prove them. */
+    char why[1200];
+    if (set->tasks && set->own[OUTPUT_SIDE_MANIFEST][0] &&
+        shard_witness_record(set->side[OUTPUT_SIDE_MANIFEST], set->dir, set->staged[OUTPUT_SIDE_MANIFEST], why,
+                             sizeof why) != 0)
+        output_set_note(set, "%s; without the shards' inodes and change times, combine reads them to prove them",
+                        why);
     remove_earlier(set, sink, inputs, ninputs);
     return ST_OK;
 }

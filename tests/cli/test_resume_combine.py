@@ -27,7 +27,12 @@
     (their task manifests list them) for combine to refuse, not remove;
   - a manifest edited to no longer list a shard (gone) is not a finished
     run; a TFDS split's intact shards are kept by --resume;
-  - combine refuses a listed shard that is gone or of another size;
+  - combine refuses a listed shard that is gone or of another size, and
+    one whose bytes are not those listed (edited in place with its size
+    and modification time kept, another file of its size moved over it):
+    it proves a shard by the inode and change time its task recorded, and
+    reads (CRC32C) those they do not prove: a set copied with cp -a, task
+    manifests of an older version; the same for a TFDS split's tasks;
   - tasks over a plain run's set replace its PREFIX.manifest.json too;
   - --resume of a run that read standard input converts what it reads;
   - tasks of another task count over a distributed run replace it.
@@ -270,14 +275,20 @@ def item2_file_dealing_extra_input(d):
           % (r.returncode, r.stderr.strip()[-300:]))
 
 
+WITNESSES = re.compile(rb'("crc32c": "[0-9a-f]{8}"),\n *"inode": [0-9]+,\n *"ctime_ns": [0-9]+')
+
+
 def snapshot(d):
     """Every visible file of d, name to bytes (the lock, held only while a
-    run lives, left out)."""
+    run lives, left out; in task manifests, the shards' inodes and change
+    times, which are each file's own, left out: every other byte counts)."""
     out = {}
     for n in sorted(os.listdir(d)):
         if not n.startswith(".") and not n.endswith(".lock"):
             with open(os.path.join(d, n), "rb") as f:
                 out[n] = f.read()
+            if "-task" in n and n.endswith(".manifest.json"):
+                out[n] = WITNESSES.sub(rb"\1", out[n])
     return out
 
 
@@ -466,6 +477,215 @@ def combine_missing_shard(d):
           "combine refuses a listed shard cut short (%s)" % c.stderr.strip()[-250:])
     rerun_task_and_combine(paths, prefix, 4, 2, 1, want,
                            "task 1 rerun with --resume, combine: every record once")
+
+
+READ_NOTE = "read to prove"
+
+RECORDS_SCRIPT = r"""
+import collections, json, os, struct, subprocess, sys, tempfile
+sys.path.insert(0, os.path.join(sys.argv[1], "tests"))
+from tfrecord_frames import crc32c, masked
+tmp = tempfile.mkdtemp()
+subprocess.run(["protoc", "--proto_path=" + os.path.join(sys.argv[1], "formats", "example"),
+                "--python_out=" + tmp, "example.proto"], check=True)
+sys.path.insert(0, tmp)
+import example_pb2
+m = json.load(open(sys.argv[2]))
+out = collections.Counter()
+for s in m["shards"]:
+    data = open(os.path.join(os.path.dirname(sys.argv[2]), s["path"]), "rb").read()
+    at = 0
+    while at < len(data):
+        (n,) = struct.unpack("<Q", data[at:at + 8])
+        assert masked(crc32c(data[at:at + 8])) == struct.unpack("<I", data[at + 8:at + 12])[0]
+        payload = data[at + 12:at + 12 + n]
+        assert masked(crc32c(payload)) == struct.unpack("<I", data[at + 12 + n:at + 16 + n])[0]
+        ex = example_pb2.Example()
+        ex.ParseFromString(payload)
+        f = ex.features.feature
+        out["%d,%s" % (f["id"].int64_list.value[0], f["name"].bytes_list.value[0].decode())] += 1
+        at += 16 + n
+print(json.dumps(out))
+"""
+
+
+def combined_records(prefix):
+    """The combined set's records as "id,name" -> count, read by
+    python3-protobuf from TFRecord frames parsed with struct (not by
+    shardtool); None when they cannot be read."""
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    r = subprocess.run(["/usr/bin/python3", "-c", RECORDS_SCRIPT, src, prefix + ".manifest.json"],
+                       capture_output=True, text=True)
+    return json.loads(r.stdout) if r.returncode == 0 else None
+
+
+def input_records(paths):
+    out = {}
+    for p in paths:
+        with open(p) as f:
+            for row in list(csv.reader(f))[1:]:
+                key = "%d,%s" % (int(row[0]), row[1])
+                out[key] = out.get(key, 0) + 1
+    return out
+
+
+def flip_in_place(path, at):
+    """One byte of path changed in place (same size), its modification
+    time put back as it was (what `touch -r` does)."""
+    before = os.stat(path)
+    with open(path, "r+b") as f:
+        f.seek(at)
+        b = f.read(1)
+        f.seek(at)
+        f.write(bytes([b[0] ^ 0x20]))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def combine_proves_shard_bytes(d):
+    """combine proves each listed shard by the inode and change time its
+    task recorded after the commit's renames (one lstat), and reads the
+    shards these do not prove (a set copied elsewhere, an edit, another
+    file moved over a shard, an older task manifest), comparing their
+    CRC32C with the listed one; before, a shard edited in place with its
+    size and modification time kept, or replaced by another file of its
+    size, passed, and the combined manifest listed a false crc32c."""
+    paths = write_inputs(d, files=4, rows=1500)
+    want = input_records(paths)
+    prefix = os.path.join(d, "set", "t")
+    r = run_tasks(paths, prefix, tasks=4, shards=2)
+    assert all(x.returncode == 0 for x in r.values()), r
+    recorded = True
+    for t in range(4):
+        for e in task_manifest(prefix, t)["shards"]:
+            st_ = os.lstat(os.path.join(d, "set", e["path"]))
+            recorded = recorded and e.get("inode") == st_.st_ino and e.get("ctime_ns") == st_.st_ctime_ns
+    c = st("combine", prefix)
+    check(recorded and c.returncode == 0 and READ_NOTE not in c.stderr,
+          "every task manifest records its shards' inodes and change times as they are after the commit; combine "
+          "proves the shards by them, reads none and says nothing of it (%s)" % c.stderr.strip()[-200:])
+    os.unlink(prefix + ".manifest.json")
+
+    shard = prefix + "-00003-of-00008.tfrecord"
+    with open(shard, "rb") as f:
+        original = f.read()
+    flip_in_place(shard, len(original) // 2)
+    c = st("combine", prefix)
+    check(c.returncode == 1 and shard in c.stderr and "crc32c" in c.stderr and "task 1 of 4" in c.stderr
+          and not os.path.exists(prefix + ".manifest.json"),
+          "a shard edited in place, its size and modification time kept, is refused naming it, what differs "
+          "and the task (%s)" % c.stderr.strip()[-300:])
+
+    # Another file of the same size (the original with one byte changed)
+    # moved over the shard, its modification time the original's.
+    other = os.path.join(d, "set", "other.bin")
+    with open(other, "wb") as f:
+        f.write(original[:-1] + bytes([original[-1] ^ 1]))
+    os.utime(other, ns=(os.stat(shard).st_atime_ns, os.stat(shard).st_mtime_ns))
+    os.replace(other, shard)
+    c = st("combine", prefix)
+    check(c.returncode == 1 and shard in c.stderr and "inode changed" in c.stderr
+          and not os.path.exists(prefix + ".manifest.json"),
+          "a shard replaced by another file of its size is refused naming it (%s)" % c.stderr.strip()[-300:])
+
+    # The original bytes back (a new file: its inode and change time are
+    # not the recorded ones): read, proved, accepted.
+    with open(shard, "wb") as f:
+        f.write(original)
+    c = st("combine", prefix)
+    check(c.returncode == 0 and "1 shard read to prove its bytes" in c.stderr,
+          "the same bytes written back are read and accepted, and the note says so (%s)" % c.stderr.strip()[-200:])
+    os.unlink(prefix + ".manifest.json")
+
+    # The whole set copied elsewhere (cp -a keeps sizes and times, not
+    # inodes or change times): every shard read, the set accepted and
+    # whole.
+    copy = os.path.join(d, "copy")
+    subprocess.run(["cp", "-a", os.path.join(d, "set"), copy], check=True)
+    cprefix = os.path.join(copy, "t")
+    c = st("combine", cprefix)
+    v = st("verify", "--manifest", cprefix + ".manifest.json") if c.returncode == 0 else None
+    got = combined_records(cprefix) if c.returncode == 0 else None
+    check(c.returncode == 0 and "8 shards read to prove their bytes" in c.stderr and v.returncode == 0
+          and got == want,
+          "a set copied with cp -a is combined by reading its 8 shards; verify --manifest passes and an "
+          "independent reader finds every input record once (%s%s)"
+          % (c.stderr.strip()[-200:], v.stderr.strip()[-200:] if v else ""))
+    os.unlink(cprefix + ".manifest.json")
+    flip_in_place(cprefix + "-00006-of-00008.tfrecord", 100)
+    c = st("combine", cprefix)
+    check(c.returncode == 1 and cprefix + "-00006-of-00008.tfrecord" in c.stderr and "crc32c" in c.stderr
+          and "task 3 of 4" in c.stderr and not os.path.exists(cprefix + ".manifest.json"),
+          "the copy with one shard edited is refused naming it (%s)" % c.stderr.strip()[-300:])
+
+    # Task manifests of an older version (no inode, no change time):
+    # every shard read; accepted when intact, refused when one is edited.
+    for t in range(4):
+        mpath = "%s-task%05d-of-%05d.manifest.json" % (prefix, t, 4)
+        m = task_manifest(prefix, t)
+        for e in m["shards"]:
+            e.pop("inode", None)
+            e.pop("ctime_ns", None)
+        with open(mpath, "w") as f:
+            json.dump(m, f, indent=2)
+    c = st("combine", prefix)
+    got = combined_records(prefix) if c.returncode == 0 else None
+    check(c.returncode == 0 and "8 shards read to prove their bytes" in c.stderr and got == want,
+          "task manifests without the fields: every shard read, the set accepted and whole (%s)"
+          % c.stderr.strip()[-200:])
+    os.unlink(prefix + ".manifest.json")
+    flip_in_place(prefix + "-00000-of-00008.tfrecord", 40)
+    c = st("combine", prefix)
+    check(c.returncode == 1 and prefix + "-00000-of-00008.tfrecord" in c.stderr and "older version" in c.stderr
+          and not os.path.exists(prefix + ".manifest.json"),
+          "task manifests without the fields and an edited shard: refused naming it (%s)" % c.stderr.strip()[-300:])
+
+
+def tfds_combine_proves_shard_bytes(d):
+    """The tasks of a TFDS split record their shards' witnesses as other
+    tasks do: combine reads none of the intact split, and refuses one shard
+    edited in place (size and modification time kept) without writing the
+    split's manifest or the dataset's files."""
+    paths = write_inputs(d, files=2, rows=1500)
+    version = os.path.join(d, "tfds", "ds", "1.0.0")
+    prefix = os.path.join(version, "ds-train")
+    for t in range(2):
+        r = st("convert", *paths, "--tfds", os.path.join(d, "tfds"), "--name", "ds", "--split", "train",
+               "--shards", "2", "--task", "%d/2" % t, "-q")
+        assert r.returncode == 0, r.stderr
+    c = st("combine", prefix)
+    check(c.returncode == 0 and READ_NOTE not in c.stderr and os.path.exists(os.path.join(version, "features.json")),
+          "TFDS split of 2 tasks: combine proves its shards by lstat, reads none (%s)" % c.stderr.strip()[-200:])
+    for n in ("ds-train.manifest.json", "features.json", "dataset_info.json"):
+        os.unlink(os.path.join(version, n))
+    shard = os.path.join(version, "ds-train.tfrecord-00002-of-00004")
+    flip_in_place(shard, 30)
+    c = st("combine", prefix)
+    check(c.returncode == 1 and shard in c.stderr and "task 1 of 2" in c.stderr and "crc32c" in c.stderr
+          and not any(os.path.exists(os.path.join(version, n))
+                      for n in ("ds-train.manifest.json", "features.json", "dataset_info.json")),
+          "TFDS split, a shard edited in place: refused naming it, nothing written (%s)" % c.stderr.strip()[-300:])
+
+
+def resume_keeps_witnesses(d):
+    """A task rerun with --resume that keeps some shards and writes the
+    missing one records every shard's inode and change time as they are
+    after its commit: combine then reads none."""
+    paths = write_inputs(d, files=4, rows=1500)
+    want = input_records(paths)
+    prefix = os.path.join(d, "res", "t")
+    r = run_tasks(paths, prefix, tasks=2, shards=2)
+    assert all(x.returncode == 0 for x in r.values()), r
+    os.unlink(prefix + "-00001-of-00004.tfrecord")
+    r = run_tasks(paths, prefix, tasks=2, shards=2, only=[0])[0]
+    recorded = True
+    for e in task_manifest(prefix, 0, tasks=2)["shards"]:
+        st_ = os.lstat(os.path.join(d, "res", e["path"]))
+        recorded = recorded and e.get("inode") == st_.st_ino and e.get("ctime_ns") == st_.st_ctime_ns
+    c = st("combine", prefix)
+    got = combined_records(prefix) if c.returncode == 0 else None
+    check(r.returncode == 0 and recorded and c.returncode == 0 and READ_NOTE not in c.stderr and got == want,
+          "--resume of a task that keeps a shard records its shards' witnesses; combine reads none and the set is "
+          "whole (%s)" % (r.stderr + c.stderr).strip()[-200:])
 
 
 def tasks_over_plain_run(d):
@@ -667,7 +887,8 @@ def main():
     for case in (item1_kept_shard_records_moved, item2_inputs_order_and_identity, item2_file_dealing_extra_input,
                  resume_kills_every_format, task_rerun_other_shards,
                  resume_edited_manifest, combine_missing_shard, tasks_over_plain_run, resume_standard_input,
-                 tasks_over_other_task_count, resume_input_witnesses):
+                 tasks_over_other_task_count, resume_input_witnesses, combine_proves_shard_bytes,
+                 tfds_combine_proves_shard_bytes, resume_keeps_witnesses):
         with tempfile.TemporaryDirectory() as d:
             print("# " + case.__name__)
             case(d)

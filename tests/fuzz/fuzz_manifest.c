@@ -7,12 +7,21 @@
  * inputs it records ("input_files": sizes, times, inodes, change times,
  * ETags) are compared as --resume and combine compare them
  * (lib/input_identity.c): a list never differs from itself, and whatever
- * is not the same says why. */
+ * is not the same says why.  The shards' own witnesses ("inode",
+ * "ctime_ns", which combine compares with a shard's lstat): an lstat with
+ * the recorded numbers is the same, one with another inode never, and
+ * either way a difference says why; the commit's rewrite that puts them
+ * into a manifest changes nothing else in it (no file is found under a
+ * directory that does not exist, so it must give the bytes back). */
 #include "../../lib/input_identity.h"
 #include "../../lib/json_read.h"
 #include "../../lib/manifest_read.h"
+#include "../../lib/shard_witness.h"
+
+#include "../../src/buf.h"
 
 #include <stdint.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,11 +125,46 @@ static void check_inputs(const uint8_t *data, size_t size)
     json_free(&root);
 }
 
+static void check_shard_witnesses(const uint8_t *data, size_t size)
+{
+    json_value root;
+    char msg[256];
+    if (json_parse((const char *)data, size, &root, msg, sizeof msg) != 0)
+        return;
+    const json_value *list = json_get(&root, "shards");
+    for (size_t i = 0; list && list->type == JSON_ARRAY && i < list->count; i++) {
+        const json_value *e = &list->items[i];
+        uint64_t inode = 0, ctime_ns = 0;
+        bool recorded = json_uint(json_get(e, "inode"), &inode) && json_uint(json_get(e, "ctime_ns"), &ctime_ns);
+        struct stat st;
+        memset(&st, 0, sizeof st);
+        st.st_ino = (ino_t)inode;
+        st.st_ctim.tv_sec = (time_t)(ctime_ns / 1000000000u);
+        st.st_ctim.tv_nsec = (long)(ctime_ns % 1000000000u);
+        char why[300] = "";
+        bool same = shard_witness_same(e, &st, why, sizeof why);
+        if (same != (recorded && (uint64_t)st.st_ino == inode && shard_witness_ctime_ns(&st) == ctime_ns) ||
+            (!same && !why[0]))
+            abort();
+        st.st_ino = (ino_t)(inode + 1);
+        why[0] = '\0';
+        if (shard_witness_same(e, &st, why, sizeof why) || !why[0])
+            abort(); /* another file in its place is never the same */
+    }
+    st_buf out = {0};
+    if (root.type == JSON_OBJECT && shard_witness_splice((const char *)data, size, &root, "/nonexistent-dir/", &out) == 0 &&
+        (out.len != size || (size && memcmp(out.data, data, size) != 0)))
+        abort();
+    st_buf_free(&out);
+    json_free(&root);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     manifest m;
     char msg[256];
     check_inputs(data, size);
+    check_shard_witnesses(data, size);
     if (manifest_parse((const char *)data, size, &m, msg, sizeof msg))
         return 0;
     for (size_t i = 0; i < m.count; i++) {
