@@ -164,6 +164,14 @@ void *st_pq_chunk_cache_index(st_pq_chunk_cache *c, st_pq_shared_rg *s, uint32_t
     return ix;
 }
 
+bool st_pq_chunk_cache_busy(st_pq_chunk_cache *c, st_pq_shared_rg *s, uint32_t k)
+{
+    pthread_mutex_lock(&c->mu);
+    bool busy = s->chunks[k].loading || s->chunks[k].index_state == 1;
+    pthread_mutex_unlock(&c->mu);
+    return busy;
+}
+
 bool st_pq_chunk_cache_reserve(st_pq_chunk_cache *c, st_pq_shared_rg *s, uint64_t bytes)
 {
     pthread_mutex_lock(&c->mu);

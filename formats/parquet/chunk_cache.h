@@ -7,7 +7,9 @@
  * shared row group is created by next_unit (one thread) with the number of
  * units cut from it; each unit's free_unit releases it, the last one frees
  * the bytes.  Units decoded on several threads load each chunk once: the
- * first to need it reads it (one ranged read), the others wait for it. */
+ * first to need it reads it (one ranged read); the others read their other
+ * columns meanwhile (st_pq_chunk_cache_busy) and wait for it only when
+ * none is left. */
 #ifndef ST_PQ_CHUNK_CACHE_H
 #define ST_PQ_CHUNK_CACHE_H
 
@@ -54,6 +56,10 @@ int st_pq_chunk_cache_get(st_pq_chunk_cache *c, st_pq_shared_rg *s, uint32_t k, 
  * when build returned NULL (each unit then decodes on its own). */
 void *st_pq_chunk_cache_index(st_pq_chunk_cache *c, st_pq_shared_rg *s, uint32_t k, void *(*build)(void *arg),
                               void *arg, void (*free_fn)(void *));
+/* Whether another unit is reading the k-th column's bytes or building its
+ * decoding state right now: a unit asking for it then would wait, so it
+ * reads other columns first (parquet.c). */
+bool st_pq_chunk_cache_busy(st_pq_chunk_cache *c, st_pq_shared_rg *s, uint32_t k);
 /* Takes `bytes` of the row group's allowance for kept page bodies
  * (ST_PQ_KEPT_MAX in all its columns); false when it would be exceeded. */
 #define ST_PQ_KEPT_MAX ((uint64_t)256 << 20)

@@ -367,6 +367,55 @@ static int strict_float_error(const pq_reader *r, const st_unit *unit, const st_
                         (unsigned long long)record, c->leaf->name, l->example, shown, c->leaf->name);
 }
 
+/* Reads selected column j of the unit into cols[j]. */
+static int read_column(const pq_reader *r, pq_unit *u, st_batch *out, st_pq_row_column *cols, st_pq_lossy *lossy,
+                       uint32_t j, st_error *err)
+{
+    const pq_plan *p = &r->sel[j];
+    const st_pq_leaf *leaf = &r->file.schema.leaves[p->leaf];
+    st_pq_row_column *c = &cols[j];
+    memset(c, 0, sizeof *c);
+    c->leaf = leaf;
+    c->kind = st_pq_leaf_kind(leaf, r->decimal_text);
+    c->base = p->base;
+    c->depth = p->depth;
+    c->keys_only = p->keys_only;
+    memcpy(c->key_col, p->key_col, sizeof c->key_col);
+    c->name.len = strlen(leaf->name);
+    c->name.data = st_arena_memdup(&out->arena, leaf->name, c->name.len);
+    if (!c->name.data)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    if (c->depth == 3) {
+        /* tf.RaggedFeature's RowLengths partition: "<name>.row_lengths" */
+        char *ln = st_arena_alloc(&out->arena, c->name.len + 12);
+        if (!ln)
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        memcpy(ln, leaf->name, c->name.len);
+        memcpy(ln + c->name.len, ".row_lengths", 12);
+        c->lengths_name = (st_bytes){(const uint8_t *)ln, c->name.len + 12};
+    }
+    lossy[j] = (st_pq_lossy){.first = UINT64_MAX};
+    st_pq_column_request rq = {
+        .file = &r->file,
+        .row_group = u->rg,
+        .leaf = leaf,
+        .row_start = u->row_start,
+        .row_end = u->row_end,
+        .decimal_text = r->decimal_text,
+        .strict_float = r->strict_float,
+        .arena = &out->arena,
+        .dict_arena = &out->arena,
+        .hold = out,
+        .lossy = &lossy[j],
+    };
+    if (u->shared && st_pq_chunk_cache_get(r->cache, u->shared, j, &rq.chunk_bytes, err))
+        return st_error_prefix(err, "row group %u, column '%s': ", u->rg, leaf->path);
+    rq.cache = r->cache;  /* the units of a split row group share checkpoints */
+    rq.shared = u->shared;
+    rq.shared_column = j;
+    return st_pq_column_read(&rq, &c->data, err);
+}
+
 static int pq_decode_unit(const void *priv, const st_unit *unit, st_batch *out, st_error *err)
 {
     const pq_reader *r = priv;
@@ -374,55 +423,37 @@ static int pq_decode_unit(const void *priv, const st_unit *unit, st_batch *out, 
     size_t nrows = (size_t)(u->row_end - u->row_start);
     st_pq_row_column *cols = st_arena_alloc(&out->arena, r->nsel * sizeof *cols);
     st_pq_lossy *lossy = st_arena_alloc(&out->arena, (r->nsel ? r->nsel : 1) * sizeof *lossy);
-    if (!cols || !lossy)
+    /* The units of a split row group decode side by side, and the first
+     * to need a column reads its chunk and scans it for all of them (see
+     * chunk_cache.h): a column another unit is busy with waits until the
+     * others are read, so that the units share that work out rather than
+     * one waiting for the other at every column. */
+    uint32_t *later = u->shared ? st_arena_alloc(&out->arena, (r->nsel ? r->nsel : 1) * sizeof *later) : NULL;
+    if (!cols || !lossy || (u->shared && !later))
         return st_error_set(err, ST_ENOMEM, "out of memory");
     int rc = 0;
-    for (uint32_t j = 0; j < r->nsel && !rc; j++) {
-        const pq_plan *p = &r->sel[j];
-        const st_pq_leaf *leaf = &r->file.schema.leaves[p->leaf];
-        st_pq_row_column *c = &cols[j];
-        memset(c, 0, sizeof *c);
-        c->leaf = leaf;
-        c->kind = st_pq_leaf_kind(leaf, r->decimal_text);
-        c->base = p->base;
-        c->depth = p->depth;
-        c->keys_only = p->keys_only;
-        memcpy(c->key_col, p->key_col, sizeof c->key_col);
-        c->name.len = strlen(leaf->name);
-        c->name.data = st_arena_memdup(&out->arena, leaf->name, c->name.len);
-        if (!c->name.data)
-            return st_error_set(err, ST_ENOMEM, "out of memory");
-        if (c->depth == 3) {
-            /* tf.RaggedFeature's RowLengths partition: "<name>.row_lengths" */
-            char *ln = st_arena_alloc(&out->arena, c->name.len + 12);
-            if (!ln)
-                return st_error_set(err, ST_ENOMEM, "out of memory");
-            memcpy(ln, leaf->name, c->name.len);
-            memcpy(ln + c->name.len, ".row_lengths", 12);
-            c->lengths_name = (st_bytes){(const uint8_t *)ln, c->name.len + 12};
+    uint32_t nlater = 0, failed = r->nsel;
+    for (uint32_t j = 0; j < r->nsel; j++) {
+        if (later && st_pq_chunk_cache_busy(r->cache, u->shared, j)) {
+            later[nlater++] = j;
+            continue;
         }
-        lossy[j] = (st_pq_lossy){.first = UINT64_MAX};
-        st_pq_column_request rq = {
-            .file = &r->file,
-            .row_group = u->rg,
-            .leaf = leaf,
-            .row_start = u->row_start,
-            .row_end = u->row_end,
-            .decimal_text = r->decimal_text,
-            .strict_float = r->strict_float,
-            .arena = &out->arena,
-            .dict_arena = &out->arena,
-            .hold = out,
-            .lossy = &lossy[j],
-        };
-        if (u->shared && (rc = st_pq_chunk_cache_get(r->cache, u->shared, j, &rq.chunk_bytes, err))) {
-            st_error_prefix(err, "row group %u, column '%s': ", u->rg, leaf->path);
+        if ((rc = read_column(r, u, out, cols, lossy, j, err))) {
+            failed = j;
             break;
         }
-        rq.cache = r->cache;  /* the units of a split row group share checkpoints */
-        rq.shared = u->shared;
-        rq.shared_column = j;
-        rc = st_pq_column_read(&rq, &c->data, err);
+    }
+    /* The columns put off, in order; the error said is the one of the
+     * first column in schema order, as when they are read in that order. */
+    for (uint32_t k = 0; k < nlater && later[k] < failed; k++) {
+        st_error first = {0};
+        int lrc = read_column(r, u, out, cols, lossy, later[k], rc ? &first : err);
+        if (lrc) {
+            if (rc)
+                *err = first;  /* later[k] < failed: its error comes first */
+            rc = lrc;
+            break;
+        }
     }
     /* The results are copies: the shared chunks can go once the row
      * group's last unit is here, not when it leaves the pipeline. */
