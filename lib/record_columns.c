@@ -1,6 +1,8 @@
 /* Records -> columns (record_columns.h). */
 #include "record_columns.h"
 
+#include "../src/wire_varint.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -327,34 +329,12 @@ int record_columns_add(record_columns *rc, const st_record *rec, st_error *err)
 #define WIRE_LITTLE_ENDIAN 0
 #endif
 
-/* A varint of at most 10 bytes (the Example decoder's limit and value);
- * NULL when truncated or longer. */
-static inline const uint8_t *wire_varint(const uint8_t *p, const uint8_t *end, uint64_t *out)
-{
-    if (p < end && *p < 0x80) {
-        *out = *p;
-        return p + 1;
-    }
-    uint64_t v = 0;
-    for (unsigned shift = 0; shift < 64; shift += 7) {
-        if (p == end)
-            return NULL;
-        uint8_t b = *p++;
-        v |= (uint64_t)(b & 0x7F) << shift;
-        if (b < 0x80) {
-            *out = v;
-            return p;
-        }
-    }
-    return NULL;
-}
-
 /* A length prefix at p whose message runs to exactly `end`: the message's
  * start, or NULL. */
 static inline const uint8_t *wire_filling(const uint8_t *p, const uint8_t *end)
 {
     uint64_t n;
-    p = wire_varint(p, end, &n);
+    p = st_wire_varint(p, end, &n);
     return p && n == (uint64_t)(end - p) ? p : NULL;
 }
 
@@ -384,7 +364,7 @@ static bool wire_append_list(column_builder *c, const uint8_t *p, const uint8_t 
         uint64_t v;
         if (c->kind == SHARDTOOL_KIND_BYTES) {
             const uint8_t *q;
-            if (tag != 0x0a || !(q = wire_varint(p, end, &v)) || v > (uint64_t)(end - q))
+            if (tag != 0x0a || !(q = st_wire_varint(p, end, &v)) || v > (uint64_t)(end - q))
                 return false;
             if (put(&c->bytes_data, q, (size_t)v) || push_u64(&c->bytes_offsets, c->bytes_data.len))
                 return false;
@@ -392,18 +372,18 @@ static bool wire_append_list(column_builder *c, const uint8_t *p, const uint8_t 
             n++;
         } else if (c->kind == SHARDTOOL_KIND_INT64) {
             if (tag == 0x08) {
-                if (!(p = wire_varint(p, end, &v)) || push_u64(&c->values, v))
+                if (!(p = st_wire_varint(p, end, &v)) || push_u64(&c->values, v))
                     return false;
                 n++;
                 continue;
             }
             const uint8_t *q;
-            if (tag != 0x0a || !(q = wire_varint(p, end, &v)) || v > (uint64_t)(end - q))
+            if (tag != 0x0a || !(q = st_wire_varint(p, end, &v)) || v > (uint64_t)(end - q))
                 return false;
             const uint8_t *run_end = q + v;
             while (q < run_end) {
                 uint64_t x;
-                if (!(q = wire_varint(q, run_end, &x)) || push_u64(&c->values, x))
+                if (!(q = st_wire_varint(q, run_end, &x)) || push_u64(&c->values, x))
                     return false;
                 n++;
             }
@@ -419,7 +399,7 @@ static bool wire_append_list(column_builder *c, const uint8_t *p, const uint8_t 
                 continue;
             }
             const uint8_t *q;
-            if (tag != 0x0a || !(q = wire_varint(p, end, &v)) || v > (uint64_t)(end - q) || v % 4 ||
+            if (tag != 0x0a || !(q = st_wire_varint(p, end, &v)) || v > (uint64_t)(end - q) || v % 4 ||
                 put(&c->values, q, (size_t)v))
                 return false;
             p = q + v;
@@ -459,7 +439,7 @@ bool record_columns_add_example(record_columns *rc, const uint8_t *data, size_t 
          * filling the entry. */
         uint64_t elen;
         const uint8_t *q;
-        if (*p != 0x0a || !(q = wire_varint(p + 1, end, &elen)) || elen > (uint64_t)(end - q))
+        if (*p != 0x0a || !(q = st_wire_varint(p + 1, end, &elen)) || elen > (uint64_t)(end - q))
             goto undo;
         const uint8_t *entry_end = q + elen;
         if (entry_end - q < 4 || q[0] != 0x0a || q[1] >= 0x80 || q[1] > entry_end - q - 4)

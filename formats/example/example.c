@@ -29,6 +29,8 @@
  * them can come from a real Example writer and verify should say so. */
 #include "example.h"
 
+#include "../../src/wire_varint.h"
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -102,27 +104,6 @@ static int ex_fail(const ex_ctx *c, const uint8_t *at, const char *fmt, ...)
                         c->where ? " \"" : "", name, c->where ? "\": " : "", what);
 }
 
-/* Reads a varint of at most 10 bytes; NULL when truncated or longer. */
-static inline const uint8_t *get_varint(const uint8_t *p, const uint8_t *end, uint64_t *out)
-{
-    if (p < end && *p < 0x80) {
-        *out = *p;
-        return p + 1;
-    }
-    uint64_t v = 0;
-    for (unsigned shift = 0; shift < 64; shift += 7) {
-        if (p == end)
-            return NULL;
-        uint8_t b = *p++;
-        v |= (uint64_t)(b & 0x7F) << shift;
-        if (b < 0x80) {
-            *out = v;
-            return p;
-        }
-    }
-    return NULL;
-}
-
 static int varint_fail(const ex_ctx *c, const uint8_t *p, const uint8_t *end,
                        const char *what, const char *msg)
 {
@@ -158,7 +139,7 @@ static __attribute__((noinline)) int next_field_slow(const ex_ctx *c, const uint
     if (p < end && *p < 0x80) {
         tag = *p++;
     } else {
-        const uint8_t *q = get_varint(p, end, &tag);
+        const uint8_t *q = st_wire_varint(p, end, &tag);
         if (!q)
             return varint_fail(c, p, end, "field tag", msg);
         p = q;
@@ -172,7 +153,7 @@ static __attribute__((noinline)) int next_field_slow(const ex_ctx *c, const uint
         return ex_fail(c, f->start, "field tag of %s: field number 0 is invalid", msg);
     switch (f->wt) {
     case WT_VARINT: {
-        const uint8_t *q = get_varint(p, end, &v);
+        const uint8_t *q = st_wire_varint(p, end, &v);
         if (!q)
             return varint_fail(c, p, end, "varint field", msg);
         p = q;
@@ -188,7 +169,7 @@ static __attribute__((noinline)) int next_field_slow(const ex_ctx *c, const uint
         if (p < end && *p < 0x80) {
             v = *p++;
         } else {
-            const uint8_t *q = get_varint(p, end, &v);
+            const uint8_t *q = st_wire_varint(p, end, &v);
             if (!q)
                 return varint_fail(c, p, end, "field length", msg);
             p = q;
