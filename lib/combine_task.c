@@ -6,7 +6,7 @@
 #include "input_identity.h"
 #include "shard_witness.h"
 
-#include "../src/crc32c.h"
+#include "../src/stream_crc32c.h"
 
 #include "../src/shard_names.h"
 
@@ -50,24 +50,18 @@ static bool read_crc(const char *path, uint32_t *crc, uint64_t *size, char *why,
         snprintf(why, whycap, "cannot be read (%s)", strerror(errno));
         return false;
     }
-    enum { CHUNK = 1 << 20 };
-    unsigned char *buf = malloc(CHUNK);
-    uint32_t c = 0;
-    uint64_t n = 0;
-    ssize_t got = -1;
-    while (buf && (got = read(fd, buf, CHUNK)) > 0) {
-        c = st_crc32c(c, buf, (size_t)got);
-        n += (uint64_t)got;
+    st_stream *s;
+    st_error err = {0};
+    int rc = st_stream_open_fd(fd, path, &s, &err);
+    if (rc == ST_OK) {
+        rc = st_stream_crc32c(s, UINT64_MAX, crc, size, &err);
+        st_stream_close(s);
     }
-    int e = errno;
-    free(buf);
     close(fd);
-    if (got != 0) {
-        snprintf(why, whycap, "cannot be read (%s)", buf ? strerror(e) : "out of memory");
+    if (rc != ST_OK) {
+        snprintf(why, whycap, "cannot be read (%.200s)", err.msg);
         return false;
     }
-    *crc = c;
-    *size = n;
     return true;
 }
 

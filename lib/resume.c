@@ -5,7 +5,7 @@
 #include "json_read.h"
 #include "manifest_read.h"
 
-#include "../src/crc32c.h"
+#include "../src/stream_crc32c.h"
 #include "../src/remote/remote.h"
 #include "../src/stream.h"
 
@@ -28,18 +28,13 @@ static bool same_remote_bytes(const char *url, uint64_t bytes, const char *crc_h
         snprintf(why, whycap, "%s is missing (%s)", url, err.msg);
         return false;
     }
-    static uint8_t buf[1 << 20];
     uint32_t crc = 0;
     uint64_t seen = 0;
-    ssize_t n;
-    while (seen <= bytes && (n = st_stream_read(s, buf, sizeof buf, &err)) > 0) {
-        crc = st_crc32c(crc, buf, (size_t)n);
-        seen += (uint64_t)n;
-    }
+    int rc = st_stream_crc32c(s, bytes, &crc, &seen, &err);
     st_stream_close(s);
     char hex[9];
     snprintf(hex, sizeof hex, "%08x", crc);
-    if (err.code != ST_OK) {
+    if (rc != ST_OK) {
         snprintf(why, whycap, "%s cannot be read back: %s", url, err.msg);
         return false;
     }
@@ -106,15 +101,19 @@ static bool same_bytes(const char *path, uint64_t bytes, const char *crc_hex, co
         close(fd);
         return false;
     }
-    static uint8_t buf[1 << 20];
     uint32_t crc = 0;
-    ssize_t n;
-    while ((n = read(fd, buf, sizeof buf)) > 0)
-        crc = st_crc32c(crc, buf, (size_t)n);
+    uint64_t size = 0;
+    st_stream *s;
+    st_error err = {0};
+    int rc = st_stream_open_fd(fd, path, &s, &err);
+    if (rc == ST_OK) {
+        rc = st_stream_crc32c(s, UINT64_MAX, &crc, &size, &err);
+        st_stream_close(s);
+    }
     close(fd);
     char hex[9];
     snprintf(hex, sizeof hex, "%08x", crc);
-    if (n < 0 || strcmp(hex, crc_hex) != 0) {
+    if (rc != ST_OK || size != bytes || strcmp(hex, crc_hex) != 0) {
         snprintf(why, whycap, "%s does not have the CRC32C its manifest lists", path);
         return false;
     }

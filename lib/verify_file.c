@@ -7,6 +7,7 @@
 
 #include "../formats/tfrecord/tfrecord.h"
 #include "../src/crc32c.h"
+#include "../src/stream_crc32c.h"
 #include "../src/stream_map.h"
 #include "../src/url_redact.h"
 
@@ -180,25 +181,9 @@ static int checksum_file(const char *path, st_verify_opener open, void *arg, uin
     int rc = open(arg, path, &s, err);
     if (rc < 0)
         return rc;
-    uint8_t *buf = malloc(1 << 20);
-    if (!buf) {
-        st_stream_close(s);
-        return st_error_set(err, ST_ENOMEM, "out of memory");
-    }
-    uint32_t c = 0;
-    uint64_t total = 0;
-    ssize_t got;
-    while ((got = st_stream_read(s, buf, 1 << 20, err)) > 0) {
-        c = st_crc32c(c, buf, (size_t)got);
-        total += (uint64_t)got;
-    }
-    free(buf);
+    rc = st_stream_crc32c(s, UINT64_MAX, crc, size, err);
     st_stream_close(s);
-    if (got < 0)
-        return (int)got;
-    *crc = c;
-    *size = total;
-    return ST_OK;
+    return rc;
 }
 
 void st_file_check_free(st_file_check *c)
