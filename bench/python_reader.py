@@ -13,7 +13,7 @@ DataLoader, three ways, and prints records/s and peak RSS for each:
              here) no Python object per value either
 
 usage: python_reader.py MODE SHARDS... [--workers N] [--batch B] [--proto DIR]
-                        [--bytes-layout objects|offsets]
+                        [--bytes-layout objects|offsets] [--shared-slots N]
 Prints one line: MODE records seconds rate peak_main_mb peak_worker_mb
 main_cpu_s workers_cpu_s (CPU: user + system during the reading, the
 workers' once they have exited)."""
@@ -69,6 +69,7 @@ def main():
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--proto", help="directory holding example_pb2.py (baseline)")
     ap.add_argument("--bytes-layout", default="offsets", choices=["objects", "offsets"])
+    ap.add_argument("--shared-slots", type=int, default=6)
     a = ap.parse_args()
     from shardtool.torch import ShardDataset, collate
     files = sorted(p for s in a.shards for p in (glob.glob(s) if "://" not in s and any(c in s for c in "*?[")
@@ -81,7 +82,8 @@ def main():
     elif a.mode == "records":
         loader = DataLoader(ShardDataset(files), batch_size=a.batch, num_workers=a.workers, collate_fn=collate)
     else:
-        loader = DataLoader(ShardDataset(files, batch_size=a.batch, bytes_layout=a.bytes_layout), batch_size=None,
+        loader = DataLoader(ShardDataset(files, batch_size=a.batch, bytes_layout=a.bytes_layout,
+                                         shared_slots=a.shared_slots), batch_size=None,
                             num_workers=a.workers)
     start = time.time()
     t0 = os.times()

@@ -7,7 +7,8 @@
 #   - records:  ShardDataset (every CRC checked, decoded in C), one dict per record;
 #   - batches:  ShardDataset(batch_size=BATCH, bytes_layout="offsets"), whole
 #               batches cut in C, bytes as uint8 values + int64 offsets, each
-#               batch crossing from its worker as one buffer;
+#               batch packed into a slot its worker shares with the main
+#               process (SHARED_SLOTS=0: through the worker's pipe instead);
 #   - verify --decode of the same shards (records/s), the ceiling;
 #   - batches again from the s3 test server (s3rver) through bench/delay_proxy.py,
 #     with no delay and with 40 ms added to every request.
@@ -43,7 +44,7 @@ run() { /usr/bin/python3 -W ignore "$BENCH_DIR/python_reader.py" "$@" --workers 
 echo "mode records seconds records/s peak_rss_main_mb peak_rss_worker_mb main_cpu_s workers_cpu_s"
 base=$(run baseline "$set_dir"/t-*.tfrecord --proto "$proto"); echo "$base"
 recs=$(run records "$set_dir"/t-*.tfrecord); echo "$recs"
-bats=$(run batches "$set_dir"/t-*.tfrecord); echo "$bats"
+bats=$(run batches "$set_dir"/t-*.tfrecord --shared-slots "${SHARED_SLOTS:-6}"); echo "$bats"
 t_verify=$(median_of 3 "$ST" verify --decode "$set_dir"/t-*.tfrecord)
 cpu_verify=$(cpu_s)
 verify_rate=$(awk "BEGIN{printf \"%.0f\", $rows / $t_verify}")

@@ -31,7 +31,7 @@ import torch
 import torch.utils.data
 
 import shardtool
-from shardtool import _columns
+from shardtool import _columns, _slots
 from torch.utils.data._utils.collate import default_convert
 
 __all__ = ["ShardDataset", "collate", "rank_and_world_size"]
@@ -86,6 +86,16 @@ class ShardDataset(torch.utils.data.IterableDataset):
                      "/step_length" (values per step): tensors only, no
                      Python object per value, the fastest to cross from a
                      worker
+    shared_slots     batches from a worker: the number of slots it shares
+                     with the main process (default 6; 0: none).  A batch is
+                     packed straight into a free slot and its tensors in the
+                     main process view it there, with no copy through the
+                     worker's pipe; the slot is the worker's again once every
+                     tensor of that batch is let go.  When every slot is
+                     held (batches kept), a batch comes the ordinary way.
+                     Memory: the slots are twice the largest batch so far,
+                     rounded up to 1 MiB, shared by the worker and the main
+                     process
     rank, world_size override torch.distributed and $RANK / $WORLD_SIZE
     remote           a dict of shardtool.configure_remote's settings (parallel,
                      chunk_size, retries, endpoint, ...), applied in this
@@ -95,13 +105,14 @@ class ShardDataset(torch.utils.data.IterableDataset):
 
     Memory per worker: one unit of one input (a batch of records, a Parquet
     row group or an Avro block), the remote fetcher's read-ahead (a few
-    ranges of up to 8 MiB per object being read), and the shuffle buffer.
+    ranges of up to 8 MiB per object being read), the shuffle buffer, and
+    with batch_size its shared slots.
     """
 
     def __init__(self, inputs, *, decode=True, shuffle_shards=False, shuffle_buffer=0, seed=0,
                  skip_corrupt=False, transform=None, rank=None, world_size=None, format=None,
                  compression=None, max_record_size=0, batch_size=None, pad_value=0, bytes_layout="objects",
-                 remote=None, **reader_options):
+                 shared_slots=6, remote=None, **reader_options):
         super().__init__()
         self.remote = dict(remote) if remote else None
         if self.remote:
@@ -112,6 +123,7 @@ class ShardDataset(torch.utils.data.IterableDataset):
         self.batch_size = batch_size
         self.pad_value = pad_value
         self.bytes_layout = bytes_layout
+        self.shared_slots = int(shared_slots)
         # Expanded once, here: every worker and rank deals the same list.
         self.inputs = shardtool.expand(inputs)
         self.decode = decode
@@ -159,7 +171,11 @@ class ShardDataset(torch.utils.data.IterableDataset):
         if self.batch_size is None:
             records = reader._decoded_records() if self.decode else reader
         else:
-            records = _batches(reader, torch.utils.data.get_worker_info() is not None)
+            in_worker = torch.utils.data.get_worker_info() is not None
+            slots = None
+            if in_worker and self.shared_slots > 0 and _slots.available():
+                slots = _slots.WorkerSlots.for_this_process(self.shared_slots)
+            records = _batches(reader, in_worker, slots)
         if self.shuffle_buffer > 0:
             rng = random.Random("records/%d/%d/%d/%d" % (self.seed, self.epoch, index, count))
             records = _buffer_shuffle(reader, self.shuffle_buffer, rng)
@@ -214,7 +230,12 @@ def _rebuild(buffer, entries):
     tensors viewing the buffer, Python objects as they are.  Each tensor is
     made through a NumPy view (np.frombuffer, torch.from_numpy), which costs
     half what slicing and viewing a tensor does."""
-    base = buffer.numpy() if isinstance(buffer, torch.Tensor) else buffer
+    if isinstance(buffer, torch.Tensor):
+        base = buffer.numpy()
+    elif isinstance(buffer, (_slots.WorkerSlot, _slots.MainSlot)):
+        base = buffer.view
+    else:
+        base = buffer
     out = _Batch()
     for e in entries:
         if e[0] == "o":
@@ -286,17 +307,24 @@ def _pack(arrays):
     return _rebuild(buf, entries)
 
 
-def _batches(reader, ship):
+def _batches(reader, ship, slots=None):
     """The reader's batches (Reader(batch_size=...)) packed, as _Batch dicts
     of tensors; `ship`: in a DataLoader worker, where default_convert is
-    applied to the FeatureLists' arrays here, as it would be to a dict."""
+    applied to the FeatureLists' arrays here, as it would be to a dict;
+    `slots`: the worker's shared slots (shardtool._slots), where each batch
+    is packed when one is free."""
     while True:
         try:
             n, plan = reader._next_plan()
         except StopIteration:
             return
-        buf = _alloc(plan.size)
-        reader._packer.fill(plan, buf.data_ptr() if isinstance(buf, torch.Tensor) else buf)
+        taken = slots.take(plan.size) if slots is not None and plan.size else None
+        if taken is not None:
+            address, buf = taken
+            reader._packer.fill(plan, address)
+        else:
+            buf = _alloc(plan.size)
+            reader._packer.fill(plan, buf.data_ptr() if isinstance(buf, torch.Tensor) else buf)
         entries = plan.entries
         if ship:
             entries = [e if e[0] == "a" else ("o", e[1], default_convert(e[2])) for e in entries]

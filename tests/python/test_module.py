@@ -16,6 +16,9 @@ python3-numpy.
     shards;
   - a damaged shard raises with its name (through workers too), or is
     skipped and counted with skip_corrupt=True;
+  - batches from workers through the slots they share with the main
+    process: the same values when batches are let go, kept, or kept past
+    the slots; a batch wider than a slot; turned off;
   - misuse raises, shardtool.verify reports as `shardtool verify`, collate
     stacks and pads;
   - shardtool.verify_manifest reports each shard of an intact set and of a
@@ -796,6 +799,72 @@ def same_bytes(a, b):
     return os.path.exists(a) and os.path.exists(b) and open(a, "rb").read() == open(b, "rb").read()
 
 
+def shared_slots(tmp, sets):
+    """Batches from DataLoader workers cross through slots the worker
+    shares with the main process (shardtool._slots): the values are those
+    of one process whether each batch is let go at once, every other one is
+    kept (its slot must not be written again while it is held) or all are
+    kept (the slots run out and batches come the ordinary way); a batch
+    larger than a slot makes a new ring; shared_slots=0 turns them off."""
+    from shardtool import _slots
+    layout = {"batch_size": 16, "bytes_layout": "offsets"}
+
+    def offsets_rows(batch):
+        return [repr(sorted(r.items())) for r in globals()["offsets_rows"](batch)]
+    want = ps.multiset(r for b in DataLoader(ShardDataset(sets["3"], **layout), batch_size=None, num_workers=0)
+                       for r in offsets_rows(b))
+
+    def through(keep, window=None, **kw):
+        """Batches of 2 workers; those `keep` chooses are held and read
+        last, or once `window` later batches went through."""
+        held, rows, slotted = [], [], 0
+        for i, b in enumerate(DataLoader(ShardDataset(sets["3"], **dict(layout, **kw)), batch_size=None,
+                                         num_workers=2)):
+            slotted += isinstance(b._packed[0], _slots.MainSlot)
+            if keep(i):
+                held.append((i, b))
+            else:
+                rows.extend(offsets_rows(b))
+            while window is not None and held and held[0][0] <= i - window:
+                rows.extend(offsets_rows(held.pop(0)[1]))
+        for _, b in held:
+            rows.extend(offsets_rows(b))
+        return ps.multiset(rows), slotted, i + 1
+
+    got, slotted, n = through(lambda i: False)
+    check(got == want and slotted == n, "each batch let go at once: every record once, all %d batches through "
+          "slots (%d)" % (n, slotted))
+    got, slotted, n = through(lambda i: i % 2 == 0, window=2)
+    check(got == want and slotted == n, "every other batch kept while two more go through: the kept ones "
+          "unchanged, all %d through slots (%d)" % (n, slotted))
+    got, slotted, n = through(lambda i: True)
+    check(got == want and 0 < slotted <= 2 * 6 < n, "every batch kept: the values of one process; %d of %d "
+          "batches through the 2 workers' 6 slots each, the rest the ordinary way" % (slotted, n))
+    got, slotted, n = through(lambda i: False, shared_slots=0)
+    check(got == want and slotted == 0, "shared_slots=0: no slot used (%d), the same records" % slotted)
+    # A narrow first batch sizes the slots; a wide one later needs a new ring.
+    grow = os.path.join(tmp, "grow.jsonl")
+    with open(grow, "w") as f:
+        for i in range(800):
+            f.write(json.dumps({"id": i, "v": [i * 1000 + j for j in range(1 if i < 400 else 600)]}) + "\n")
+    rings, got = set(), {}
+    for b in DataLoader(ShardDataset(grow, batch_size=400), batch_size=None, num_workers=1):
+        check(isinstance(b._packed[0], _slots.MainSlot), "a batch of %d bytes comes through a slot"
+              % (b["v"].numel() * 8))
+        rings.add(b._packed[0].ring.key)
+        for i, row in zip(b["id"][:, 0].tolist(), b["v"].tolist()):
+            got[i] = row[:1 if i < 400 else 600]
+    check(len(rings) == 2 and sorted(got) == list(range(800))
+          and all(got[i] == [i * 1000 + j for j in range(1 if i < 400 else 600)] for i in got),
+          "a batch wider than the first one's slots: a second ring, every value (%d rings)" % len(rings))
+    # A batch of a slot pickled again in the main process: a copy of it.
+    import pickle
+    b = next(iter(DataLoader(ShardDataset(sets["3"], **layout), batch_size=None, num_workers=1)))
+    again = pickle.loads(pickle.dumps(b))
+    check(isinstance(b._packed[0], _slots.MainSlot) and again.keys() == b.keys()
+          and all(torch.equal(again[k], b[k]) for k in b), "a slot's batch pickles again as a copy")
+
+
 def batch_column_order(tmp, pb2):
     """Batches cut in C from records written by python3-protobuf whose
     features come in different orders, are absent from some records, and
@@ -1175,6 +1244,7 @@ def main():
         dataloader_epochs(sets)
         decoded_batches(sets)
         offsets_layout(tmp, sets, pb2)
+        shared_slots(tmp, sets)
         batch_column_order(tmp, pb2)
         batch_wire_forms(tmp, pb2)
         ranks(sets)
