@@ -26,35 +26,64 @@ void input_identity_sort(char **paths, size_t n)
         qsort(paths, n, sizeof *paths, by_bytes);
 }
 
-/* What the server says identifies the object's version (one HEAD): s3://
- * its size and ETag; http(s):// and gs:// their size and ETag, else
- * Last-Modified (and gs://'s generation).  A server that sends neither
- * ETag nor Last-Modified cannot prove a version: that is recorded, and
- * the entry counts as unproved.  An object that cannot be asked about
- * (a refused HEAD) records nothing, unproved too. */
-static void record_version(st_jsonw *w, const char *url)
+/* What the server says identifies the object's version (one HEAD, all of
+ * a run's inputs asked at once: input_identity_json): s3:// its size and
+ * ETag; http(s):// and gs:// their size and ETag, else Last-Modified (and
+ * gs://'s generation).  A server that sends neither ETag nor
+ * Last-Modified cannot prove a version: that is recorded, and the entry
+ * counts as unproved.  An object that cannot be asked about (a refused
+ * HEAD) records nothing, unproved too. */
+static void record_version(st_jsonw *w, const char *url, const st_remote_version *v, const st_error *err)
 {
-    st_remote_version v;
-    st_error err = {0};
-    if (st_remote_identify(url, &v, &err) != ST_OK)
+    if (err->code != ST_OK)
         return;
-    st_json_member_uint(w, "bytes", v.size);
+    st_json_member_uint(w, "bytes", v->size);
     if (strncmp(url, "s3://", 5) == 0) {
-        st_json_member_string(w, "etag", v.etag);
+        st_json_member_string(w, "etag", v->etag);
         return;
     }
-    if (v.etag[0])
-        st_json_member_string(w, "etag", v.etag);
-    else if (v.last_modified[0])
-        st_json_member_string(w, "last_modified", v.last_modified);
-    if (v.generation[0])
-        st_json_member_string(w, "generation", v.generation);
-    if (!v.etag[0] && !v.last_modified[0] && !v.generation[0])
+    if (v->etag[0])
+        st_json_member_string(w, "etag", v->etag);
+    else if (v->last_modified[0])
+        st_json_member_string(w, "last_modified", v->last_modified);
+    if (v->generation[0])
+        st_json_member_string(w, "generation", v->generation);
+    if (!v->etag[0] && !v->last_modified[0] && !v->generation[0])
         st_json_member_string(w, "unproved", UNVERSIONED);
+}
+
+/* The versions of the remote inputs among paths, asked together: *urls
+ * (malloc'ed, pointing into paths), *versions and *errs in that order;
+ * false when out of memory. */
+static bool ask_versions(char *const *paths, size_t n, const char ***urls, size_t *nurls,
+                         st_remote_version **versions, st_error **errs)
+{
+    *nurls = 0;
+    *urls = malloc((n ? n : 1) * sizeof **urls);
+    *versions = malloc((n ? n : 1) * sizeof **versions);
+    *errs = malloc((n ? n : 1) * sizeof **errs);
+    if (!*urls || !*versions || !*errs)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(paths[i], "-") != 0 && st_path_is_remote(paths[i]))
+            (*urls)[(*nurls)++] = paths[i];
+    if (*nurls)
+        st_remote_identify_many(*urls, *nurls, *versions, *errs);
+    return true;
 }
 
 char *input_identity_json(char *const *paths, size_t n, bool ask_remote)
 {
+    const char **urls = NULL;
+    size_t nurls = 0, next_url = 0;
+    st_remote_version *versions = NULL;
+    st_error *errs = NULL;
+    if (ask_remote && !ask_versions(paths, n, &urls, &nurls, &versions, &errs)) {
+        free(urls);
+        free(versions);
+        free(errs);
+        return NULL;
+    }
     st_buf b = {0};
     st_jsonw jw, *w = &jw;
     st_jsonw_init(w, &b, false);
@@ -76,11 +105,15 @@ char *input_identity_json(char *const *paths, size_t n, bool ask_remote)
                                     (uint64_t)st.st_ctim.tv_sec * 1000000000u + (uint64_t)st.st_ctim.tv_nsec);
             }
         } else if (ask_remote) {
-            record_version(w, paths[i]);
+            size_t k = next_url++;
+            record_version(w, paths[i], &versions[k], &errs[k]);
         }
         st_json_end_object(w);
     }
     st_json_end_array(w);
+    free(urls);
+    free(versions);
+    free(errs);
     if (st_buf_append(&b, "", 1) != 0) {
         free(b.data);
         return NULL;

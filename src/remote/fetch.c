@@ -388,6 +388,18 @@ void st_fetch_cancel_locked(st_fetcher *f, st_xfer *x)
     }
 }
 
+void st_fetch_run_all(st_fetcher *f, st_xfer *const *xs, size_t n)
+{
+    st_fetch_lock(f);
+    for (size_t i = 0; i < n; i++)
+        if (xs[i])
+            st_fetch_submit_locked(f, xs[i]);
+    for (size_t i = 0; i < n; i++)
+        while (xs[i] && !st_xfer_finished(xs[i]))
+            st_fetch_wait(f);
+    st_fetch_unlock(f);
+}
+
 int st_fetch_run(st_fetcher *f, st_xfer *x, st_error *err)
 {
     st_fetch_lock(f);

@@ -195,6 +195,9 @@ void st_fetch_must_flow_locked(st_fetcher *f, st_xfer *x);
 
 /* Submits x and waits for it to end; returns 0 or x->err's code (copied to err). */
 int st_fetch_run(st_fetcher *f, st_xfer *x, st_error *err);
+/* Submits every non-NULL xs[i] at once and waits for all to end (each
+ * ST_XS_DONE, or failed with its err set). */
+void st_fetch_run_all(st_fetcher *f, st_xfer *const *xs, size_t n);
 
 /* Builds the request target and auth for a parsed address (object GET/PUT). */
 int st_xfer_set_object(st_fetcher *f, st_xfer *x, const st_rurl *u, st_error *err);

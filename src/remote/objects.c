@@ -160,43 +160,93 @@ int st_remote_delete(const char *url, st_error *err)
     return rc;
 }
 
-int st_remote_identify(const char *url, st_remote_version *v, st_error *err)
+/* A HEAD of the address a read of `url` fetches (for gs://, the media
+ * download, whose answer carries the object's generation), ready to run;
+ * NULL with *err set when it cannot be built. */
+static st_xfer *identify_request(st_remote_ctx *c, const char *url, st_error *err)
 {
-    memset(v, 0, sizeof *v);
-    st_remote_ctx *c = st_remote_ctx_ready(url, err);
-    if (!c)
-        return err->code;
     st_rurl u;
-    int rc = st_rurl_parse(url, &u, err);
-    if (rc)
-        return rc;
+    if (st_rurl_parse(url, &u, err))
+        return NULL;
     char shown[1024];
     st_rurl_display(url, shown, sizeof shown);
+    int rc = ST_OK;
     if (u.kind != ST_RURL_HTTP && (rc = st_fetch_auth_for_url(c->f, url, err)))
         st_error_prefix(err, "%s: ", shown);
-    /* The address a read fetches (for gs://, the media download, whose
-     * answer carries the object's generation). */
     st_xfer *x = rc ? NULL : st_xfer_new("HEAD", url);
     if (!rc && !x)
         rc = st_error_set(err, ST_ENOMEM, "out of memory");
     if (!rc)
         rc = st_xfer_set_object(c->f, x, &u, err);
-    if (!rc) {
-        x->accept_404 = true;
-        x->resp_cap = SMALL_OBJECT_CAP;
-        rc = st_fetch_run(c->f, x, err);
-        if (rc == ST_OK && x->status == 404)
-            rc = st_error_set(err, ST_ENOTFOUND, "%s: no such object", x->display);
-        else if (rc == ST_OK && x->h_content_length < 0)
-            rc = st_error_set(err, ST_EREMOTE, "%s: HEAD answered without a Content-Length", x->display);
+    st_rurl_free(&u);
+    if (rc) {
+        st_xfer_free(x);
+        return NULL;
     }
+    x->accept_404 = true;
+    x->resp_cap = SMALL_OBJECT_CAP;
+    return x;
+}
+
+/* What a finished HEAD says of the object's version. */
+static int identify_answer(const st_xfer *x, int rc, st_remote_version *v, st_error *err)
+{
+    if (rc == ST_OK && x->status == 404)
+        rc = st_error_set(err, ST_ENOTFOUND, "%s: no such object", x->display);
+    else if (rc == ST_OK && x->h_content_length < 0)
+        rc = st_error_set(err, ST_EREMOTE, "%s: HEAD answered without a Content-Length", x->display);
     if (rc == ST_OK) {
         v->size = (uint64_t)x->h_content_length;
         snprintf(v->etag, sizeof v->etag, "%s", x->h_etag);
         snprintf(v->last_modified, sizeof v->last_modified, "%s", x->h_last_modified);
         snprintf(v->generation, sizeof v->generation, "%s", x->h_goog_generation);
     }
-    st_xfer_free(x);
-    st_rurl_free(&u);
     return rc;
+}
+
+int st_remote_identify(const char *url, st_remote_version *v, st_error *err)
+{
+    return st_remote_identify_many(&url, 1, v, err) ? err->code : ST_OK;
+}
+
+size_t st_remote_identify_many(const char *const *urls, size_t n, st_remote_version *v, st_error *errs)
+{
+    size_t failed = 0;
+    st_xfer **xs = calloc(n ? n : 1, sizeof *xs);
+    for (size_t i = 0; i < n; i++) {
+        memset(&v[i], 0, sizeof v[i]);
+        errs[i] = (st_error){0};
+    }
+    if (!xs) {
+        for (size_t i = 0; i < n; i++)
+            st_error_set(&errs[i], ST_ENOMEM, "out of memory");
+        return n;
+    }
+    /* Every request is built first and all are run at once: the fetcher
+     * keeps as many in flight as its parallel setting allows, so a run
+     * over many inputs waits a few round trips, not one per input. */
+    st_fetcher *f = NULL;
+    for (size_t i = 0; i < n; i++) {
+        st_remote_ctx *c = st_remote_ctx_ready(urls[i], &errs[i]);
+        if (c) {
+            f = c->f;
+            xs[i] = identify_request(c, urls[i], &errs[i]);
+        }
+    }
+    if (f)
+        st_fetch_run_all(f, xs, n);
+    for (size_t i = 0; i < n; i++) {
+        if (!xs[i]) {
+            failed++;
+            continue;
+        }
+        int rc = xs[i]->state == ST_XS_DONE ? ST_OK : xs[i]->err.code;
+        if (rc)
+            errs[i] = xs[i]->err;
+        if (identify_answer(xs[i], rc, &v[i], &errs[i]) != ST_OK)
+            failed++;
+        st_xfer_free(xs[i]);
+    }
+    free(xs);
+    return failed;
 }

@@ -110,6 +110,10 @@ typedef struct st_remote_version {
 } st_remote_version;
 
 int st_remote_identify(const char *url, st_remote_version *v, st_error *err);
+/* st_remote_identify of n objects, their HEADs in flight together (up to
+ * the fetcher's parallel setting): v[i] and errs[i] for urls[i] (errs[i].code
+ * 0 where it was answered).  Returns how many failed. */
+size_t st_remote_identify_many(const char *const *urls, size_t n, st_remote_version *v, st_error *errs);
 
 /* ---- an output set in object storage (objects.c) ---- */
 

@@ -56,6 +56,13 @@ int st_remote_identify(const char *url, st_remote_version *v, st_error *err)
     return st_error_set(err, ST_EUNSUPPORTED, "%s: built without remote support", url);
 }
 
+size_t st_remote_identify_many(const char *const *urls, size_t n, st_remote_version *v, st_error *errs)
+{
+    for (size_t i = 0; i < n; i++)
+        st_remote_identify(urls[i], &v[i], &errs[i]);
+    return n;
+}
+
 int st_remote_list_prefix(const char *url, char ***urls, size_t *n, st_error *err)
 {
     *urls = NULL;

@@ -415,6 +415,14 @@ class _ChangingHandler(BaseHTTPRequestHandler):
             data = p.versions[min(n // p.per_version, len(p.versions) - 1)]
             p.log.append((self.command, self.headers.get("Range")))
         head = self.command == "HEAD"
+        if head and p.head_delay:
+            # Held a while, to see how many HEADs a client keeps in flight.
+            with p.lock:
+                p.heads_in_flight += 1
+                p.most_heads_in_flight = max(p.most_heads_in_flight, p.heads_in_flight)
+            time.sleep(p.head_delay)
+            with p.lock:
+                p.heads_in_flight -= 1
         rng = self.headers.get("Range")
         m = re.match(r"bytes=(\d+)-(\d*)$", rng or "")
         if not m:
@@ -435,11 +443,15 @@ class _ChangingHandler(BaseHTTPRequestHandler):
 class ChangingObject(_Base):
     """One object, served at any path with ranges but without ETag or
     Last-Modified: requests 0..per_version-1 get versions[0], the next
-    per_version versions[1], and so on (the last version stays)."""
+    per_version versions[1], and so on (the last version stays).  With
+    head_delay, each HEAD is held that many seconds, and
+    most_heads_in_flight counts how many were held at once."""
 
-    def __init__(self, versions, per_version=1):
+    def __init__(self, versions, per_version=1, head_delay=0):
         self.versions = list(versions)
         self.per_version = per_version
+        self.head_delay = head_delay
+        self.heads_in_flight = self.most_heads_in_flight = 0
         self.lock = threading.Lock()
         self.count = 0
         self.log = []  # (method, Range header)

@@ -21,7 +21,8 @@ server says identifies a version, not by their name:
   - a gs:// object uploaded again with the same bytes (a new generation):
     --resume refuses naming the generation; untouched, the run is kept;
   - a URL's password and signature never reach the manifest;
-  - a plain run asks the server nothing more (no HEAD), --resume one HEAD.
+  - a plain run asks the server nothing more (no HEAD), --resume one HEAD,
+    and over 8 inputs the HEADs are in flight together.
 Each of these passed the name-only check before (--resume exited 0 keeping
 the old bytes' shards, combine merged).  The shards' bytes are compared
 with a local convert of the same CSV.
@@ -209,6 +210,21 @@ def main():
             if rc != 0 or heads != 1:
                 raise rtest.Failure("--resume: exit %d, %d HEAD requests, wanted 1: %s" % (rc, heads, err))
         res.check("a plain run sends no HEAD request, --resume one per input", head_only_when_needed)
+
+        def heads_together():
+            slow = servers.ChangingObject([csv_bytes(0)], head_delay=0.3)
+            try:
+                urls = ["http://127.0.0.1:%d/part-%d.csv" % (slow.port, k) for k in range(8)]
+                rc, err = run("convert", *urls, "-o", os.path.join(tmp, "many", "t"), "--shards", "2", "--resume")
+                with slow.lock:
+                    heads = sum(1 for m, _ in slow.log if m == "HEAD")
+                    together = slow.most_heads_in_flight
+            finally:
+                slow.stop()
+            if rc != 0 or heads != 8 or together < 4:
+                raise rtest.Failure("exit %d, %d HEAD requests, at most %d in flight at once (wanted 8, together): %s"
+                                    % (rc, heads, together, err))
+        res.check("--resume asks about its inputs' versions all at once, not one round trip each", heads_together)
 
         def old_manifest():
             path = os.path.join(root, "old.csv")
