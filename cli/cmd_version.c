@@ -16,6 +16,15 @@ static const char *gpu_name(void)
     return verify_gpu_backend();
 }
 
+/* The remote schemes, when this process can reach them: a build with
+ * remote support whose libcurl.so.4 (or libcrypto) is missing reaches
+ * none, and says why. */
+static bool remote_ready(st_error *why)
+{
+    *why = (st_error){0};
+    return st_remote_loadable(why);
+}
+
 static void print_text(void)
 {
     printf("shardtool %s\n", ST_VERSION);
@@ -23,7 +32,11 @@ static void print_text(void)
     for (size_t i = 0; st_formats[i]; i++)
         if (!st_formats[i]->unavailable)
             printf(" %s", st_formats[i]->name);
-    printf("\nremote: %s\n", st_remote_available() ? "http https s3 gs" : "none");
+    st_error why;
+    if (remote_ready(&why))
+        printf("\nremote: http https s3 gs\n");
+    else
+        printf("\nremote: none (%s)\n", why.msg);
     printf("gpu: %s\n", gpu_name() ? gpu_name() : "none");
     printf("crc32c: %s\n", st_crc32c_active());
     /* verify --payloads: the kinds this build decodes, and those it cannot
@@ -49,8 +62,8 @@ static void print_json(void)
         printf("%s\"%s\"", sep, st_formats[i]->name);
         sep = ", ";
     }
-    printf("], \"remote\": [%s], ",
-           st_remote_available() ? "\"http\", \"https\", \"s3\", \"gs\"" : "");
+    st_error why;
+    printf("], \"remote\": [%s], ", remote_ready(&why) ? "\"http\", \"https\", \"s3\", \"gs\"" : "");
     if (gpu_name())
         printf("\"gpu\": [\"%s\"], ", gpu_name());
     else

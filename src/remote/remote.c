@@ -28,6 +28,11 @@ bool st_remote_available(void)
     return true;
 }
 
+bool st_remote_loadable(st_error *err)
+{
+    return st_curl_load(err) == ST_OK && st_crypto_load(err) == ST_OK;
+}
+
 /* Starting the transfer machinery (libcurl and libcrypto, loaded here:
  * curl_load.h, crypto_load.h; curl's
  * global state; the transfer thread) waits for the first remote operation,

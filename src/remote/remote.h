@@ -49,6 +49,10 @@ void st_remote_config_init(st_remote_config *cfg);
 
 /* False when built without libcurl/libcrypto (the stub). */
 bool st_remote_available(void);
+/* Whether this process can reach remote objects: built with them, and
+ * libcurl and libcrypto load (which this does, once: for `version`, which
+ * must not claim schemes it cannot reach).  False with *err saying why. */
+bool st_remote_loadable(st_error *err);
 
 /* Starts the transfer thread, loads credentials and registers the remote
  * opener/creator with the core (st_stream_set_remote).  Call once, from the

@@ -10,6 +10,12 @@ bool st_remote_available(void)
     return false;
 }
 
+bool st_remote_loadable(st_error *err)
+{
+    st_error_set(err, ST_EUNSUPPORTED, "built without remote support");
+    return false;
+}
+
 int st_remote_init(const st_remote_config *cfg, st_error *err)
 {
     (void)cfg;

@@ -4,11 +4,12 @@ object (src/remote/curl_load.h, crypto_load.h): local commands never load
 them, as the dynamic loader's own trace (LD_DEBUG=libs) shows; an http://
 input loads them and reads as the local file; and where libcurl.so.4
 cannot be loaded, a remote input fails with an error naming it while local
-files are read as ever.
+files are read as ever, and `version` lists no remote scheme, saying why.
 
 usage: test_lazy_libs.py SHARDTOOL SOURCE_DIR.  Prints "N passed, M failed"."""
 import functools
 import http.server
+import json
 import os
 import shutil
 import subprocess
@@ -92,6 +93,17 @@ def main():
         r = subprocess.run([st, "verify", local], capture_output=True, env=env)
         check(r.returncode == 0 and b"OK" in r.stdout,
               f"without a loadable libcurl.so.4 a local input verifies (rc {r.returncode})")
+        # version lists the schemes only where they can be reached.
+        r = subprocess.run([st, "version"], capture_output=True, env=env)
+        line = [l for l in r.stdout.decode().splitlines() if l.startswith("remote:")]
+        check(r.returncode == 0 and line and line[0].startswith("remote: none (") and "libcurl.so.4" in line[0],
+              f"without a loadable libcurl.so.4 version lists no remote scheme and says why ({line})")
+        r = subprocess.run([st, "version", "--json"], capture_output=True, env=env)
+        check(r.returncode == 0 and json.loads(r.stdout)["remote"] == [],
+              f"... and version --json lists none ({r.stdout[:200]!r})")
+        r = subprocess.run([st, "version", "--json"], capture_output=True)
+        check(r.returncode == 0 and json.loads(r.stdout)["remote"] == ["http", "https", "s3", "gs"],
+              f"with libcurl, version --json lists http, https, s3 and gs ({r.stdout[:200]!r})")
         server.shutdown()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
