@@ -561,17 +561,6 @@ int st_riegeli_simple_check(const uint8_t *data, size_t len, const st_riegeli_ch
 }
 
 
-bool st_riegeli_simple_next(st_riegeli_simple *s, const uint8_t **data, size_t *len)
-{
-    uint64_t size;
-    if (s->sizes_at >= s->sizes_len)
-        return false;
-    s->sizes_at += st_riegeli_get_varint_inline(s->sizes + s->sizes_at, s->sizes_len - s->sizes_at, &size);
-    *data = s->values + s->values_at;
-    *len = (size_t)size;
-    s->values_at += (size_t)size;
-    return true;
-}
 
 uint8_t *st_riegeli_simple_take_values(st_riegeli_simple *s)
 {
