@@ -90,6 +90,7 @@ static inline bool st_riegeli_is_possible_chunk_boundary(uint64_t pos)
     uint64_t in_block = pos % ST_RIEGELI_BLOCK_SIZE;
     return in_block == 0 || in_block >= ST_RIEGELI_BLOCK_HEADER_SIZE;
 }
+
 /* Where a chunk that begins at `begin` ends, or false when that overflows. */
 bool st_riegeli_chunk_end(uint64_t begin, uint64_t data_size, uint64_t num_records, uint64_t *end);
 /* The same, with the usual chunk inline (the reader meets one a record):
@@ -110,7 +111,6 @@ static inline bool st_riegeli_chunk_end_inline(uint64_t begin, uint64_t data_siz
     }
     return st_riegeli_chunk_end(begin, data_size, num_records, end);
 }
-
 
 /* ---- writing ------------------------------------------------------------- */
 

@@ -485,8 +485,8 @@ static inline __attribute__((always_inline)) int check_stated_size(uint8_t compr
 
 /* The values' part of st_riegeli_simple_check, once the sizes are proved. */
 static inline __attribute__((always_inline)) int check_values(uint8_t compression, const uint8_t *values,
-                                                              size_t values_size,
-                        const st_riegeli_chunk_header *h, st_error *err)
+                                                              size_t values_size, const st_riegeli_chunk_header *h,
+                                                              st_error *err)
 {
     if (compression == ST_RIEGELI_COMPRESSION_NONE) {
         if (values_size != h->decoded_data_size)
@@ -569,8 +569,6 @@ int st_riegeli_simple_check(const uint8_t *data, size_t len, const st_riegeli_ch
         return check_values(ST_RIEGELI_COMPRESSION_ZSTD, values, values_size, h, err);
     return simple_check_any(data, len, h, max_decoded, err);
 }
-
-
 
 uint8_t *st_riegeli_simple_take_values(st_riegeli_simple *s)
 {
