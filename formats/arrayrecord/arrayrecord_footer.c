@@ -152,7 +152,14 @@ int st_ar_decode_metadata(const uint8_t *p, size_t n, st_ar_footer *f, st_error 
     return ST_OK;
 }
 
-static inline int decode_chunk_entry(const uint8_t *p, size_t n, st_ar_chunk_entry *e, st_error *err)
+/* Any field order, unknown fields skipped: the way for entries not laid
+ * out as decode_chunk_entry expects (kept out of line, so that the usual
+ * case saves no registers for it). */
+static __attribute__((noinline)) int decode_chunk_entry_any(const uint8_t *p, size_t n, st_ar_chunk_entry *e,
+                                                           st_error *err);
+
+static inline __attribute__((always_inline)) int decode_chunk_entry(const uint8_t *p, size_t n,
+                                                                    st_ar_chunk_entry *e, st_error *err)
 {
     /* The three fields in order, as this writer and Google's write them:
      * read straight through (the loop below takes any order).  Each value
@@ -173,6 +180,11 @@ static inline int decode_chunk_entry(const uint8_t *p, size_t n, st_ar_chunk_ent
             }
         }
     }
+    return decode_chunk_entry_any(p, n, e, err);
+}
+
+static int decode_chunk_entry_any(const uint8_t *p, size_t n, st_ar_chunk_entry *e, st_error *err)
+{
     memset(e, 0, sizeof *e);
     size_t at = 0;
     proto_field f;

@@ -72,13 +72,45 @@ void st_riegeli_chunk_header_pack(const st_riegeli_chunk_header *h, uint8_t out[
 void st_riegeli_block_header_encode(uint8_t out[ST_RIEGELI_BLOCK_HEADER_SIZE], uint64_t previous_chunk,
                                     uint64_t next_chunk);
 
-/* Position arithmetic of the specification's implementation notes. */
-uint64_t st_riegeli_remaining_in_block(uint64_t pos);
-bool st_riegeli_is_block_boundary(uint64_t pos);
+/* Position arithmetic of the specification's implementation notes
+ * (inline: the chunk reader asks several times a chunk). */
+static inline uint64_t st_riegeli_remaining_in_block(uint64_t pos)
+{
+    return (uint64_t)(-pos) % ST_RIEGELI_BLOCK_SIZE;
+}
+
+static inline bool st_riegeli_is_block_boundary(uint64_t pos)
+{
+    return pos % ST_RIEGELI_BLOCK_SIZE == 0;
+}
+
 /* Not inside nor just after a block header. */
-bool st_riegeli_is_possible_chunk_boundary(uint64_t pos);
+static inline bool st_riegeli_is_possible_chunk_boundary(uint64_t pos)
+{
+    uint64_t in_block = pos % ST_RIEGELI_BLOCK_SIZE;
+    return in_block == 0 || in_block >= ST_RIEGELI_BLOCK_HEADER_SIZE;
+}
+
 /* Where a chunk that begins at `begin` ends, or false when that overflows. */
 bool st_riegeli_chunk_end(uint64_t begin, uint64_t data_size, uint64_t num_records, uint64_t *end);
+/* The same, with the usual chunk inline (the reader meets one a record):
+ * one that begins 25 bytes or more into a block (from there on the
+ * formula counts no block header before its content), whose header and
+ * data end in that block, and which spans no fewer bytes than it has
+ * records.  Its end is where its data ends, as the general formula says;
+ * anything else goes the general way. */
+static inline bool st_riegeli_chunk_end_inline(uint64_t begin, uint64_t data_size, uint64_t num_records,
+                                               uint64_t *end)
+{
+    uint64_t in_block = begin % ST_RIEGELI_BLOCK_SIZE;
+    if (in_block >= ST_RIEGELI_BLOCK_HEADER_SIZE + 1 && data_size <= ST_RIEGELI_BLOCK_SIZE &&
+        in_block + ST_RIEGELI_CHUNK_HEADER_SIZE + data_size <= ST_RIEGELI_BLOCK_SIZE &&
+        num_records <= ST_RIEGELI_CHUNK_HEADER_SIZE + data_size && begin < UINT64_MAX - 4 * ST_RIEGELI_BLOCK_SIZE) {
+        *end = begin + ST_RIEGELI_CHUNK_HEADER_SIZE + data_size;
+        return true;
+    }
+    return st_riegeli_chunk_end(begin, data_size, num_records, end);
+}
 
 /* ---- writing ------------------------------------------------------------- */
 
@@ -156,7 +188,7 @@ int st_riegeli_next_chunk(st_riegeli_reader *r, st_riegeli_chunk *c, st_buf *dat
 size_t st_riegeli_put_varint(uint8_t *p, uint64_t v);
 /* Reads a varint64 from p[0, n); returns its length, 0 when malformed. */
 size_t st_riegeli_get_varint(const uint8_t *p, size_t n, uint64_t *v);
-/* The same, with the one-byte case inline (keys, record sizes under 128,
+/* The same, with the short cases inline (keys, record sizes under 128,
  * most footer fields: millions of calls in a file). */
 static inline size_t st_riegeli_get_varint_inline(const uint8_t *p, size_t n, uint64_t *v)
 {
@@ -167,6 +199,18 @@ static inline size_t st_riegeli_get_varint_inline(const uint8_t *p, size_t n, ui
     if (n > 1 && p[1] < 0x80) { /* (a record's size of 128 bytes to 16 KiB) */
         *v = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
         return 2;
+    }
+    if (n >= 4) {
+        /* 3 or 4 bytes (a footer's chunk offsets from 16 KiB to 256 MiB):
+         * read as one word, the 7-bit groups gathered without a loop. */
+        uint32_t w = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+        uint32_t stops = ~w & 0x80808080u;
+        if (stops) {
+            unsigned len = ((unsigned)__builtin_ctz(stops) >> 3) + 1; /* 3 or 4 here */
+            w &= (uint32_t)(((uint64_t)1 << (8 * len)) - 1);
+            *v = (w & 0x7f) | (w >> 1 & 0x3f80) | (w >> 2 & 0x1fc000) | (w >> 3 & 0xfe00000);
+            return len;
+        }
     }
     return st_riegeli_get_varint(p, n, v);
 }

@@ -67,22 +67,6 @@ void st_riegeli_block_header_encode(uint8_t out[ST_RIEGELI_BLOCK_HEADER_SIZE], u
     st_put_le64(out, st_riegeli_hash(out + 8, 16));
 }
 
-uint64_t st_riegeli_remaining_in_block(uint64_t pos)
-{
-    return (uint64_t)(-pos) % ST_RIEGELI_BLOCK_SIZE;
-}
-
-bool st_riegeli_is_block_boundary(uint64_t pos)
-{
-    return pos % ST_RIEGELI_BLOCK_SIZE == 0;
-}
-
-bool st_riegeli_is_possible_chunk_boundary(uint64_t pos)
-{
-    uint64_t in_block = pos % ST_RIEGELI_BLOCK_SIZE;
-    return in_block == 0 || in_block >= ST_RIEGELI_BLOCK_HEADER_SIZE;
-}
-
 /* pos + size bytes of chunk content, with the block headers that fall in
  * between (one at pos itself when it is a boundary). */
 static bool add_with_overhead(uint64_t pos, uint64_t size, uint64_t *out)
@@ -565,7 +549,7 @@ int st_riegeli_next_chunk(st_riegeli_reader *r, st_riegeli_chunk *c, st_buf *dat
         return reader_fault(r, "chunk too large", c->offset, err,
                             "data_size %llu exceeds the limit of %llu bytes (--max-record-size)",
                             (unsigned long long)c->h.data_size, (unsigned long long)r->max_chunk);
-    if (!st_riegeli_chunk_end(c->offset, c->h.data_size, c->h.num_records, &c->end))
+    if (!st_riegeli_chunk_end_inline(c->offset, c->h.data_size, c->h.num_records, &c->end))
         return reader_fault(r, "chunk size", c->offset, err, "data_size %llu and num_records %llu overflow",
                             (unsigned long long)c->h.data_size, (unsigned long long)c->h.num_records);
     if (r->size_known && c->end > r->size)

@@ -436,7 +436,8 @@ int st_riegeli_simple_decode(const uint8_t *data, size_t len, const st_riegeli_c
 /* What a compressed values buffer says of its own decompressed size,
  * read without decompressing it: zstd's frame content size (when the frame
  * has one) and snappy's length preamble.  Brotli streams state no size. */
-static int check_stated_size(uint8_t compression, const uint8_t *in, size_t n, uint64_t expect, st_error *err)
+static inline __attribute__((always_inline)) int check_stated_size(uint8_t compression, const uint8_t *in, size_t n,
+                                                                   uint64_t expect, st_error *err)
 {
     (void)expect;
     switch (compression) {
@@ -483,8 +484,9 @@ static int check_stated_size(uint8_t compression, const uint8_t *in, size_t n, u
 }
 
 /* The values' part of st_riegeli_simple_check, once the sizes are proved. */
-static int check_values(uint8_t compression, const uint8_t *values, size_t values_size,
-                        const st_riegeli_chunk_header *h, st_error *err)
+static inline __attribute__((always_inline)) int check_values(uint8_t compression, const uint8_t *values,
+                                                              size_t values_size, const st_riegeli_chunk_header *h,
+                                                              st_error *err)
 {
     if (compression == ST_RIEGELI_COMPRESSION_NONE) {
         if (values_size != h->decoded_data_size)
@@ -542,16 +544,14 @@ static bool raw_zstd_sizes_intact(const uint8_t *data, size_t len, const st_rieg
     return true;
 }
 
-int st_riegeli_simple_check(const uint8_t *data, size_t len, const st_riegeli_chunk_header *h, uint64_t max_decoded,
-                            st_error *err)
+/* st_riegeli_simple_check() for any other layout, out of line: the usual
+ * case (verify meets one a record) then saves no registers for it. */
+static __attribute__((noinline)) int simple_check_any(const uint8_t *data, size_t len, const st_riegeli_chunk_header *h,
+                                                      uint64_t max_decoded, st_error *err)
 {
-    const uint8_t *values;
-    size_t values_size;
-    if (raw_zstd_sizes_intact(data, len, h, max_decoded, &values, &values_size))
-        return check_values(ST_RIEGELI_COMPRESSION_ZSTD, values, values_size, h, err);
     st_riegeli_simple s;
-    values = NULL; /* decode_sizes sets them */
-    values_size = 0;
+    const uint8_t *values = NULL; /* decode_sizes sets them */
+    size_t values_size = 0;
     uint8_t scratch[256];
     int rc = decode_sizes(data, len, h, max_decoded, scratch, sizeof scratch, &s, &values, &values_size, err);
     if (rc < 0)
@@ -560,17 +560,14 @@ int st_riegeli_simple_check(const uint8_t *data, size_t len, const st_riegeli_ch
     return check_values(data[0], values, values_size, h, err);
 }
 
-
-bool st_riegeli_simple_next(st_riegeli_simple *s, const uint8_t **data, size_t *len)
+int st_riegeli_simple_check(const uint8_t *data, size_t len, const st_riegeli_chunk_header *h, uint64_t max_decoded,
+                            st_error *err)
 {
-    uint64_t size;
-    if (s->sizes_at >= s->sizes_len)
-        return false;
-    s->sizes_at += st_riegeli_get_varint_inline(s->sizes + s->sizes_at, s->sizes_len - s->sizes_at, &size);
-    *data = s->values + s->values_at;
-    *len = (size_t)size;
-    s->values_at += (size_t)size;
-    return true;
+    const uint8_t *values;
+    size_t values_size;
+    if (raw_zstd_sizes_intact(data, len, h, max_decoded, &values, &values_size))
+        return check_values(ST_RIEGELI_COMPRESSION_ZSTD, values, values_size, h, err);
+    return simple_check_any(data, len, h, max_decoded, err);
 }
 
 uint8_t *st_riegeli_simple_take_values(st_riegeli_simple *s)

@@ -46,8 +46,19 @@ int st_riegeli_simple_decode(const uint8_t *data, size_t len, const st_riegeli_c
  * Damage inside compressed values is left to st_riegeli_simple_decode. */
 int st_riegeli_simple_check(const uint8_t *data, size_t len, const st_riegeli_chunk_header *h, uint64_t max_decoded,
                             st_error *err);
-/* The next record; false after the last. */
-bool st_riegeli_simple_next(st_riegeli_simple *s, const uint8_t **data, size_t *len);
+/* The next record; false after the last.  (Inline: the footer's check
+ * walks one record per data chunk of the file.) */
+static inline bool st_riegeli_simple_next(st_riegeli_simple *s, const uint8_t **data, size_t *len)
+{
+    uint64_t size;
+    if (s->sizes_at >= s->sizes_len)
+        return false;
+    s->sizes_at += st_riegeli_get_varint_inline(s->sizes + s->sizes_at, s->sizes_len - s->sizes_at, &size);
+    *data = s->values + s->values_at;
+    *len = (size_t)size;
+    s->values_at += (size_t)size;
+    return true;
+}
 void st_riegeli_simple_free(st_riegeli_simple *s);
 /* Hands over the decompressed values buffer (free() it), or NULL when
  * the values point into the chunk's data. */

@@ -61,6 +61,90 @@ static void test_chunk_end_arithmetic(void)
     CU_ASSERT(end >= UINT64_MAX >> 8);
 }
 
+/* The inline chunk end (the reader's, with the usual chunk worked out in
+ * place) against the general formula: every place in a block's first and
+ * last bytes, sizes that end just inside, at and past the block's end,
+ * record counts around the chunk's bytes, and the top of the range. */
+static void test_chunk_end_inline_agrees(void)
+{
+    static const uint64_t blocks[] = {0, 1, 7, (uint64_t)1 << 40, UINT64_MAX / ST_RIEGELI_BLOCK_SIZE - 1,
+                                      UINT64_MAX / ST_RIEGELI_BLOCK_SIZE};
+    static const uint64_t sizes[] = {0, 1, 31, 32, 220, 1000, 65000, 65471, 65472, 65473, 65536, 65537, 1 << 20};
+    long compared = 0, differ = 0;
+    for (size_t b = 0; b < sizeof blocks / sizeof *blocks; b++) {
+        for (uint64_t in_block = 0; in_block < ST_RIEGELI_BLOCK_SIZE; in_block++) {
+            if (in_block == 64)
+                in_block = ST_RIEGELI_BLOCK_SIZE - 1100; /* the middle: like its edges */
+            uint64_t begin = blocks[b] * ST_RIEGELI_BLOCK_SIZE + in_block;
+            for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+                uint64_t edge = ST_RIEGELI_BLOCK_SIZE - in_block; /* content up to the block's end */
+                uint64_t candidates[] = {sizes[k], edge > 40 ? edge - 40 : 0, edge > 41 ? edge - 41 : 0, edge - 39};
+                for (size_t d = 0; d < 4; d++) {
+                    uint64_t size = candidates[d];
+                    uint64_t counts[] = {0, 1, size + 39, size + 40, size + 41, UINT64_MAX >> 8};
+                    for (size_t r = 0; r < 6; r++) {
+                        uint64_t want = 0, got = 0;
+                        bool want_ok = st_riegeli_chunk_end(begin, size, counts[r], &want);
+                        bool got_ok = st_riegeli_chunk_end_inline(begin, size, counts[r], &got);
+                        compared++;
+                        if (want_ok != got_ok || (want_ok && want != got)) {
+                            if (differ++ < 5)
+                                printf("\nchunk end at %llu, %llu bytes, %llu records: %d %llu, inline %d %llu\n",
+                                       (unsigned long long)begin, (unsigned long long)size,
+                                       (unsigned long long)counts[r], want_ok, (unsigned long long)want, got_ok,
+                                       (unsigned long long)got);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    CU_ASSERT_EQUAL(differ, 0);
+    CU_ASSERT(compared > 100000);
+}
+
+/* The inline varint reader (its one-, two- and word-at-once cases)
+ * against the general one: values of every length up to 10 bytes, each
+ * cut at every length, overlong forms and random bytes. */
+static void test_varint_inline_agrees(void)
+{
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    long differ = 0;
+    for (int round = 0; round < 20000; round++) {
+        uint8_t p[16];
+        size_t len;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        if (round % 3 == 2) {
+            for (int i = 0; i < 16; i++)
+                p[i] = (uint8_t)(x >> (8 * (i % 8))) ^ (uint8_t)(i * 37);
+            len = 16;
+        } else {
+            /* a value of 1..64 bits, maybe with overlong zero groups */
+            int bits = 1 + round % 64;
+            uint64_t v = bits == 64 ? x : x & (((uint64_t)1 << bits) - 1);
+            len = st_riegeli_put_varint(p, v);
+            if (round % 3 == 1 && len < 9) {
+                p[len - 1] |= 0x80;
+                p[len++] = 0;
+            }
+            memset(p + len, 0xff, sizeof p - len); /* never read as part of it */
+        }
+        for (size_t n = 0; n <= len; n++) {
+            uint64_t want = 7, got = 7;
+            size_t want_len = st_riegeli_get_varint(p, n, &want);
+            size_t got_len = st_riegeli_get_varint_inline(p, n, &got);
+            if (want_len != got_len || (want_len && want != got)) {
+                if (differ++ < 5)
+                    printf("\nvarint of %zu bytes cut at %zu: %zu %llu, inline %zu %llu\n", len, n, want_len,
+                           (unsigned long long)want, got_len, (unsigned long long)got);
+            }
+        }
+    }
+    CU_ASSERT_EQUAL(differ, 0);
+}
+
 /* Writes n records ("record %d" padded to `size` bytes) with the writer ops. */
 static char *write_file(size_t n, size_t size, uint64_t group, const char *codec)
 {
@@ -216,8 +300,8 @@ static void test_small_zstd_frames_are_zstd(void)
         CU_ASSERT_TRUE(st_riegeli_chunk_header_decode(chunk.data, &h));
         st_riegeli_simple s;
         CU_ASSERT_EQUAL_FATAL(st_riegeli_simple_decode(d, len, &h, 1 << 20, &s, &err), ST_OK);
-        const uint8_t *rec;
-        size_t rec_len;
+        const uint8_t *rec = NULL;
+        size_t rec_len = 0;
         CU_ASSERT_TRUE(st_riegeli_simple_next(&s, &rec, &rec_len));
         CU_ASSERT_EQUAL(rec_len, n);
         CU_ASSERT_EQUAL(memcmp(rec, in, n), 0);
@@ -558,6 +642,8 @@ static void test_footer_entry_forms(void)
 static const CU_TestInfo suite_tests[] = {
     {"HighwayHash gives the signature's hashes", test_hash_of_the_signature},
     {"chunk ends as the specification computes them", test_chunk_end_arithmetic},
+    {"the inline chunk end agrees with the formula", test_chunk_end_inline_agrees},
+    {"the inline varint reader agrees with the general one", test_varint_inline_agrees},
     {"record N through the footer reads a small part of the file", test_record_at_reads_little},
     {"the reader ops read every record in order", test_reader_reads_every_record},
     {"small buffers are zstd frames libzstd reads", test_small_zstd_frames_are_zstd},
