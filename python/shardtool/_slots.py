@@ -128,6 +128,7 @@ class MainRing:
 
     def __init__(self, key, memfd, release_w, slot_bytes, slots):
         self.key = key
+        self.pid = os.getpid()
         self.slot_bytes = slot_bytes
         self.map = mmap.mmap(memfd, slot_bytes * slots)
         os.close(memfd)
@@ -136,6 +137,10 @@ class MainRing:
         self._closer = weakref.finalize(self, os.close, release_w)
 
     def release(self, index):
+        # A process forked from this one holds copies of its batches: only
+        # the process that mapped the ring hands slots back.
+        if os.getpid() != self.pid:
+            return
         try:
             os.write(self.release_w, _U32.pack(index))
         except OSError:

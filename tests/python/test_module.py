@@ -857,6 +857,25 @@ def shared_slots(tmp, sets):
     check(len(rings) == 2 and sorted(got) == list(range(800))
           and all(got[i] == [i * 1000 + j for j in range(1 if i < 400 else 600)] for i in got),
           "a batch wider than the first one's slots: a second ring, every value (%d rings)" % len(rings))
+    # A process forked from the main one that lets go of its copy of a
+    # batch hands nothing back: with one slot, held here, every later batch
+    # comes the ordinary way and the held one keeps its values.
+    loader = iter(DataLoader(ShardDataset(sets["3"], shared_slots=1, **layout), batch_size=None, num_workers=1))
+    first = next(loader)
+    rows_before = offsets_rows(first)
+    pid = os.fork()
+    if pid == 0:
+        import gc
+        first = None
+        gc.collect()
+        os._exit(0)
+    os.waitpid(pid, 0)
+    later = list(loader)
+    check(isinstance(first._packed[0], _slots.MainSlot) and later
+          and not any(isinstance(b._packed[0], _slots.MainSlot) for b in later)
+          and offsets_rows(first) == rows_before,
+          "a forked process letting go of a batch hands no slot back (%d later batches)" % len(later))
+    del first, later, loader
     # A batch of a slot pickled again in the main process: a copy of it.
     import pickle
     b = next(iter(DataLoader(ShardDataset(sets["3"], **layout), batch_size=None, num_workers=1)))
