@@ -321,14 +321,19 @@ int output_set_commit(output_set *set, st_shard_sink *sink, char *const *inputs,
      * only now that they have their final names (shard_witness.h).  The
      * set is committed whatever happens here: without them combine reads
      * the shards to prove them. */
+    output_set_record_witnesses(set);
+    remove_earlier(set, sink, inputs, ninputs);
+    return ST_OK;
+}
+
+void output_set_record_witnesses(output_set *set)
+{
     char why[1200];
-    if (set->tasks && set->own[OUTPUT_SIDE_MANIFEST][0] &&
+    if (set->opened && set->local && set->tasks && set->own[OUTPUT_SIDE_MANIFEST][0] &&
         shard_witness_record(set->side[OUTPUT_SIDE_MANIFEST], set->dir, set->staged[OUTPUT_SIDE_MANIFEST], why,
                              sizeof why) != 0)
         output_set_note(set, "%s; without the shards' inodes and change times, combine reads them to prove them",
                         why);
-    remove_earlier(set, sink, inputs, ninputs);
-    return ST_OK;
 }
 
 void output_set_abort(output_set *set)
