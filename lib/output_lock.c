@@ -21,6 +21,7 @@ int output_lock_take(output_lock *l, const char *path, bool exclusive, const cha
 {
     l->fd = -1;
     l->exclusive = exclusive;
+    l->keep = false;
     snprintf(l->path, sizeof l->path, "%s", path);
     before[0] = '\0';
     for (int attempt = 0; attempt < 100; attempt++) {
@@ -62,10 +63,24 @@ int output_lock_take(output_lock *l, const char *path, bool exclusive, const cha
     return st_error_set(err, ST_EIO, "%s: the lock file keeps changing; is another run starting?", path);
 }
 
+int output_lock_keep_record(output_lock *l, const char *record)
+{
+    size_t len = strlen(record);
+    if (l->fd < 0 || !l->exclusive || ftruncate(l->fd, 0) != 0 || pwrite(l->fd, record, len, 0) != (ssize_t)len)
+        return -1;
+    l->keep = true;
+    return 0;
+}
+
 void output_lock_release(output_lock *l)
 {
     if (l->fd < 0)
         return;
+    if (l->keep) {
+        close(l->fd);
+        l->fd = -1;
+        return;
+    }
     /* Only a sole holder removes the file; a task that finds another task
      * still holding the shared lock leaves it to the last one. */
     if (l->exclusive || flock(l->fd, LOCK_EX | LOCK_NB) == 0)

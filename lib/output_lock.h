@@ -20,6 +20,7 @@ typedef struct output_lock {
     char path[4200];
     int fd;                 /* -1 when not held */
     bool exclusive;
+    bool keep;              /* released without removing the file: it holds a dead run's record */
 } output_lock;
 
 /* Takes the lock at `path`.  ST_OK: held; `before` receives what the file
@@ -28,7 +29,12 @@ typedef struct output_lock {
  * when it is held shared by tasks).  Other codes: the file cannot be used. */
 int output_lock_take(output_lock *l, const char *path, bool exclusive, const char *record,
                      char *before, size_t cap, st_error *err);
-/* Removes the lock file (when no one else holds it) and releases it. */
+/* Writes `record` back into a lock held exclusively (a dead run's, for its
+ * next run to clean up after it) and keeps the file when released; 0, or
+ * -1 with errno. */
+int output_lock_keep_record(output_lock *l, const char *record);
+/* Removes the lock file (when no one else holds it, and it is not kept)
+ * and releases it. */
 void output_lock_release(output_lock *l);
 
 #endif
