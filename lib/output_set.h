@@ -164,6 +164,10 @@ int output_set_add_earlier(output_set *set, const char *path);
 /* Sorts the earlier set's names and refuses it (says why, returns
  * ST_EUSAGE) unless --force. */
 int output_set_check_earlier(output_set *set);
+/* path with its first run of 5 or more digits after the prefix as "*"
+ * (out/t-00003-of-00008.tfrecord -> out/t-*-of-00008.tfrecord): how notes
+ * name a set's files. */
+void output_set_pattern_of(const output_set *set, const char *path, char *out, size_t cap);
 
 /* ---- object storage (output_remote.c) ---- */
 
