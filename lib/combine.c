@@ -212,11 +212,11 @@ int combine_run(const combine_settings *s, combine_summary *out, combine_error *
     struct stat st;
     char wids_path[8400];
     snprintf(wids_path, sizeof wids_path, "%s%s", c.prefix, WIDS_INDEX_SUFFIX);
-    /* The task manifests first: the manifest of a run that had no tasks
-     * was "already exists (use --force to replace it)", and --force then
-     * found no task manifest. */
     /* PREFIX.lock first: no task writes, and no other combine runs, from
-     * here until the combined files are in place (combine_lock.h). */
+     * here until the combined files are in place (combine_lock.h).  Then
+     * the task manifests, before the combined manifest's existence: the
+     * manifest of a run that had no tasks was "already exists (use --force
+     * to replace it)", and --force then found no task manifest. */
     combine_lock lock = {.lock = {.fd = -1}};
     int status = combine_lock_take(&c, &lock, s->note, s->note_ctx);
     c.tmp_mark = lock.tmp_mark;
@@ -225,10 +225,11 @@ int combine_run(const combine_settings *s, combine_summary *out, combine_error *
          * be written): a missing task manifest says more. */
         char why[sizeof err->msg];
         memcpy(why, err->msg, sizeof why);
-        if (combine_find_tasks(&c) == COMBINE_OK)
+        int found = combine_find_tasks(&c);
+        if (found == COMBINE_OK)
             memcpy(err->msg, why, sizeof why);
         else
-            status = COMBINE_REFUSED;
+            status = found;
     } else if (status == COMBINE_OK) {
         status = combine_find_tasks(&c);
     }
@@ -316,8 +317,11 @@ int combine_run(const combine_settings *s, combine_summary *out, combine_error *
         /* WebDataset: the whole set's list for wids, beside the manifest. */
         const char *format = combine_text_of(&c.docs[0].root, "format");
         const char *comp = combine_text_of(&c.docs[0].root, "compression");
-        if (status == COMBINE_OK && format && strcmp(format, "webdataset") == 0 && (!comp || strcmp(comp, "none") == 0))
+        bool wids = status == COMBINE_OK && format && strcmp(format, "webdataset") == 0 &&
+                    (!comp || strcmp(comp, "none") == 0);
+        if (wids)
             status = write_wids_index(&c, shards, total);
+        bool wrote_wids = wids && status == COMBINE_OK;
         if (status == COMBINE_OK) {
             uint64_t *counts = malloc(total * sizeof *counts);
             for (uint64_t i = 0; counts && i < total; i++)
@@ -331,6 +335,10 @@ int combine_run(const combine_settings *s, combine_summary *out, combine_error *
          * claiming a set whose index or TFDS split is not written. */
         if (status == COMBINE_OK)
             status = write_file(&c, out_path, &manifest_text, "combine-manifest");
+        /* The index this combine wrote goes with a manifest it could not
+         * write: left, it would be refused as an existing file next time. */
+        if (wrote_wids && status != COMBINE_OK)
+            unlink(wids_path);
     }
     st_buf_free(&manifest_text);
     combine_lock_release(&lock);
