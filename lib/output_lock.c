@@ -82,8 +82,13 @@ void output_lock_release(output_lock *l)
         return;
     }
     /* Only a sole holder removes the file; a task that finds another task
-     * still holding the shared lock leaves it to the last one. */
-    if (l->exclusive || flock(l->fd, LOCK_EX | LOCK_NB) == 0)
+     * still holding the shared lock leaves it to the last one.  Tasks
+     * write no record, so one there is a dead run's that no run has taken
+     * over yet (a combine killed between tasks' runs): kept for the next
+     * run that takes the lock alone, which removes that run's temporary
+     * files by it. */
+    char record[8];
+    if (l->exclusive || (flock(l->fd, LOCK_EX | LOCK_NB) == 0 && pread(l->fd, record, 1, 0) == 0))
         unlink(l->path);
     close(l->fd);
     l->fd = -1;

@@ -186,6 +186,22 @@ def killed_combines(d):
             os.unlink(prefix + ".manifest.json")
             if os.path.exists(prefix + ".wids.json"):
                 os.unlink(prefix + ".wids.json")
+        # Tasks run again (each holds the lock shared, and the last one
+        # leaves it while it holds a dead run's record): the next combine
+        # still finds the dead one's temporaries, and removes them.
+        k = st("combine", prefix, env={"SHARDTOOL_TEST_KILL_AT": "combine-manifest"})
+        staged = [n for n in os.listdir(os.path.dirname(prefix)) if n.startswith(".tmp-st")]
+        runs = [st("convert", src, "-o", prefix, "--shards", "2", "--task", "%d/2" % t, "--resume", "-q", *extra)
+                for t in range(2)]
+        c = st("combine", prefix)
+        check(k.returncode == -signal.SIGKILL and staged and all(r.returncode == 0 for r in runs)
+              and c.returncode == 0 and "removed its temporary files" in c.stderr and files_of(
+                  os.path.dirname(prefix)) == clean and leftovers(os.path.dirname(prefix)) == [],
+              "%s: combine killed, the tasks run again, then combine: the dead one's temporaries are removed (%s; %s)"
+              % (name, staged, c.stderr.strip()[-200:]))
+        os.unlink(prefix + ".manifest.json")
+        if os.path.exists(prefix + ".wids.json"):
+            os.unlink(prefix + ".wids.json")
         # A plain run takes the dead combine's lock over (a task holds it
         # shared, and leaves it to the next combine): its temporaries go.
         k = st("combine", prefix, env={"SHARDTOOL_TEST_KILL_AT": "combine-manifest"})
