@@ -65,9 +65,9 @@ int output_lock_take(output_lock *l, const char *path, bool exclusive, const cha
 
 int output_lock_keep_record(output_lock *l, const char *record)
 {
-    size_t len = strlen(record);
-    if (l->fd < 0 || !l->exclusive || ftruncate(l->fd, 0) != 0 || pwrite(l->fd, record, len, 0) != (ssize_t)len)
+    if (l->fd < 0 || !l->exclusive || strlen(record) >= sizeof l->restore)
         return -1;
+    snprintf(l->restore, sizeof l->restore, "%s", record);
     l->keep = true;
     return 0;
 }
@@ -77,6 +77,11 @@ void output_lock_release(output_lock *l)
     if (l->fd < 0)
         return;
     if (l->keep) {
+        /* (should this write fail, the dead run's record is lost: only its
+         * temporary files are then left behind) */
+        size_t len = strlen(l->restore);
+        if (ftruncate(l->fd, 0) == 0)
+            (void)!pwrite(l->fd, l->restore, len, 0);
         close(l->fd);
         l->fd = -1;
         return;

@@ -20,7 +20,8 @@ typedef struct output_lock {
     char path[4200];
     int fd;                 /* -1 when not held */
     bool exclusive;
-    bool keep;              /* released without removing the file: it holds a dead run's record */
+    bool keep;              /* released without removing the file, `restore` written back into it */
+    char restore[512];
 } output_lock;
 
 /* Takes the lock at `path`.  ST_OK: held; `before` receives what the file
@@ -29,9 +30,10 @@ typedef struct output_lock {
  * when it is held shared by tasks).  Other codes: the file cannot be used. */
 int output_lock_take(output_lock *l, const char *path, bool exclusive, const char *record,
                      char *before, size_t cap, st_error *err);
-/* Writes `record` back into a lock held exclusively (a dead run's, for its
- * next run to clean up after it) and keeps the file when released; 0, or
- * -1 with errno. */
+/* Has the release of a lock held exclusively write `record` (a dead run's,
+ * for its next run to clean up after it) back into the file and keep it.
+ * While held, the file names this run, so that a run refused meanwhile is
+ * not told of a dead one; 0, or -1 when the record does not fit. */
 int output_lock_keep_record(output_lock *l, const char *record);
 /* Removes the lock file (when no one else holds it, and it is not kept)
  * and releases it. */
