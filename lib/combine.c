@@ -2,11 +2,14 @@
  * by one (combine_find.c, combine_task.c), then the combined manifest, the
  * wids index and the TFDS split written. */
 #include "combine.h"
+#include "combine_lock.h"
 #include "combine_state.h"
 #include "combine_tfds.h"
 #include "error_text.h"
 #include "json_read.h"
 #include "wids_index.h"
+
+#include "../src/shard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,16 +52,20 @@ static int compare_strings(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Temporary file + rename: the combined manifest appears whole or not at all. */
-static int write_file(const combine_state *c, const char *path, const st_buf *b)
+/* Temporary file + rename: the combined manifest appears whole or not at
+ * all.  The temporary name is this combine's (combine_lock.h), so that a
+ * combine killed here leaves nothing the next one does not remove. */
+static int write_file(const combine_state *c, const char *path, const st_buf *b, const char *kill_point)
 {
     char tmp[8500];
-    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
+    const char *slash = strrchr(path, '/');
+    snprintf(tmp, sizeof tmp, "%s%s", c->tmp_mark, slash ? slash + 1 : path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0)
         return combine_fail(c, tmp, "%s", strerror(errno));
     bool ok = write(fd, b->data, b->len) == (ssize_t)b->len && write(fd, "\n", 1) == 1 && fsync(fd) == 0;
     ok = close(fd) == 0 && ok;
+    st_test_kill_point(kill_point, 0);
     if (!ok || rename(tmp, path) != 0) {
         int e = errno;
         unlink(tmp);
@@ -84,14 +91,15 @@ static int write_wids_index(const combine_state *c, const shard_ref *shards, uin
     if (status == COMBINE_OK && b.len)
         b.len--; /* write_file adds the newline */
     if (status == COMBINE_OK)
-        status = write_file(c, path, &b);
+        status = write_file(c, path, &b, "combine-wids");
     st_buf_free(&b);
     return status;
 }
-/* PREFIX.manifest.json (out->manifest) from the shards in their places, the
- * merged features and the first task's options; the totals into *out. */
-static int write_manifest(combine_state *c, const shard_ref *shards, uint64_t total, const char *first_options,
-                          combine_summary *out, uint64_t *bytes_out)
+/* The text of PREFIX.manifest.json (out->manifest) into *b from the shards
+ * in their places, the merged features and the first task's options; the
+ * totals into *out.  Written last, once the files it goes with are. */
+static int make_manifest(combine_state *c, const shard_ref *shards, uint64_t total, const char *first_options,
+                         combine_summary *out, uint64_t *bytes_out, st_buf *b_out)
 {
     uint64_t records = 0, bytes = 0, lo = UINT64_MAX, hi = 0;
     for (uint64_t i = 0; i < total; i++) {
@@ -177,8 +185,8 @@ static int write_manifest(combine_state *c, const shard_ref *shards, uint64_t to
         st_json_raw(&w, first_options, strlen(first_options));
     }
     st_json_end_object(&w);
-    int status = w.failed ? combine_fail(c, out->manifest, "out of memory") : write_file(c, out->manifest, &b);
-    st_buf_free(&b);
+    int status = w.failed ? combine_fail(c, out->manifest, "out of memory") : COMBINE_OK;
+    *b_out = b;
     out->tasks = c->tasks;
     out->shards = total;
     out->records = records;
@@ -204,14 +212,38 @@ int combine_run(const combine_settings *s, combine_summary *out, combine_error *
     struct stat st;
     char wids_path[8400];
     snprintf(wids_path, sizeof wids_path, "%s%s", c.prefix, WIDS_INDEX_SUFFIX);
-    /* The task manifests first: the manifest of a run that had no tasks
-     * was "already exists (use --force to replace it)", and --force then
-     * found no task manifest. */
-    int status = combine_find_tasks(&c);
-    if (status == COMBINE_OK && !s->force && lstat(out_path, &st) == 0)
+    /* PREFIX.lock first: no task writes, and no other combine runs, from
+     * here until the combined files are in place (combine_lock.h).  Then
+     * the task manifests, before the combined manifest's existence: the
+     * manifest of a run that had no tasks was "already exists (use --force
+     * to replace it)", and --force then found no task manifest. */
+    combine_lock lock = {.lock = {.fd = -1}};
+    int status = combine_lock_take(&c, &lock, s->note, s->note_ctx);
+    c.tmp_mark = lock.tmp_mark;
+    if (status == COMBINE_FAILED) {
+        /* A lock that cannot be made (no such directory, one that cannot
+         * be written): a missing task manifest says more. */
+        char why[sizeof err->msg];
+        memcpy(why, err->msg, sizeof why);
+        int found = combine_find_tasks(&c);
+        if (found == COMBINE_OK)
+            memcpy(err->msg, why, sizeof why);
+        else
+            status = found;
+    } else if (status == COMBINE_OK) {
+        status = combine_find_tasks(&c);
+    }
+    if (status == COMBINE_OK && !s->force && lstat(out_path, &st) == 0) {
         status = combine_say(&c, COMBINE_REFUSED, "%s: already exists (use --force to replace it)", out_path);
-    else if (status == COMBINE_OK && !s->force && lstat(wids_path, &st) == 0)
-        status = combine_say(&c, COMBINE_REFUSED, "%s: already exists (use --force to replace it)", wids_path);
+    } else if (status == COMBINE_OK && !s->force && lstat(wids_path, &st) == 0) {
+        /* Without the manifest, which is written last, a combine that died
+         * left it: its own output, replaced. */
+        if (lock.dead_combine)
+            st_note(s->note, s->note_ctx, "%s: written by the combine that was stopped before its manifest; "
+                    "replaced", wids_path);
+        else
+            status = combine_say(&c, COMBINE_REFUSED, "%s: already exists (use --force to replace it)", wids_path);
+    }
     combine_tfds_task *tfds_tasks = status == COMBINE_OK ? calloc(c.tasks, sizeof *tfds_tasks) : NULL;
     if (status == COMBINE_OK && !tfds_tasks)
         status = combine_fail(&c, c.prefix, "out of memory");
@@ -278,24 +310,38 @@ int combine_run(const combine_settings *s, combine_summary *out, combine_error *
         st_note(s->note, s->note_ctx, "%" PRIu64 " shard%s read to prove %s bytes (not the file%s the task "
                 "manifests describe: copied or changed since, or of an older version's tasks)", c.shards_read,
                 c.shards_read == 1 ? "" : "s", c.shards_read == 1 ? "its" : "their", c.shards_read == 1 ? "" : "s");
+    st_buf manifest_text = {0};
     if (status == COMBINE_OK) {
         uint64_t bytes = 0;
-        status = write_manifest(&c, shards, total, first_options, out, &bytes);
+        status = make_manifest(&c, shards, total, first_options, out, &bytes, &manifest_text);
         /* WebDataset: the whole set's list for wids, beside the manifest. */
         const char *format = combine_text_of(&c.docs[0].root, "format");
         const char *comp = combine_text_of(&c.docs[0].root, "compression");
-        if (status == COMBINE_OK && format && strcmp(format, "webdataset") == 0 && (!comp || strcmp(comp, "none") == 0))
+        bool wids = status == COMBINE_OK && format && strcmp(format, "webdataset") == 0 &&
+                    (!comp || strcmp(comp, "none") == 0);
+        if (wids)
             status = write_wids_index(&c, shards, total);
+        bool wrote_wids = wids && status == COMBINE_OK;
         if (status == COMBINE_OK) {
             uint64_t *counts = malloc(total * sizeof *counts);
             for (uint64_t i = 0; counts && i < total; i++)
                 counts[i] = shards[i].records;
             status = counts ? combine_tfds(c.dir, c.base, tfds_tasks, c.tasks, counts, total, bytes, s->force,
-                                           s->note, s->note_ctx, err)
+                                           c.tmp_mark, s->note, s->note_ctx, err)
                             : combine_fail(&c, out_path, "out of memory");
             free(counts);
         }
+        /* The manifest last: a combine stopped before it leaves no manifest
+         * claiming a set whose index or TFDS split is not written. */
+        if (status == COMBINE_OK)
+            status = write_file(&c, out_path, &manifest_text, "combine-manifest");
+        /* The index this combine wrote goes with a manifest it could not
+         * write: left, it would be refused as an existing file next time. */
+        if (wrote_wids && status != COMBINE_OK)
+            unlink(wids_path);
     }
+    st_buf_free(&manifest_text);
+    combine_lock_release(&lock);
     for (unsigned long long i = 0; c.docs && i < c.tasks; i++) {
         free(c.docs[i].path);
         if (c.docs[i].parsed)

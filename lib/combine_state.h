@@ -59,6 +59,7 @@ typedef struct combine_state {
     size_t ninputs, capinputs;
     char *numbers;                   /* the first task's options.numbers but "tasks", as JSON */
     uint64_t shards_read;            /* shards proved by their bytes, not by their lstat */
+    const char *tmp_mark;            /* "DIR/.tmp-stTAG-": temporary names start so (combine_lock.h) */
 } combine_state;
 
 /* "PATH: message" into c->err; returns COMBINE_FAILED.  The message is

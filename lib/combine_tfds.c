@@ -6,6 +6,8 @@
 #include "output_lock.h"
 #include "tfds_dir.h"
 
+#include "../src/shard.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,13 +33,13 @@ static const char *text_member(const json_value *obj, const char *key)
 }
 
 /* Writes text beside path under a temporary name, then renames it there. */
-static int replace_file(const char *path, const st_buf *text, st_error *err)
+static int replace_file(const char *path, const st_buf *text, const char *tmp_mark, st_error *err)
 {
-    char tmp[4400];
+    char tmp[8800];
     const char *slash = strrchr(path, '/');
-    snprintf(tmp, sizeof tmp, "%.*s.tmp-%ld-%s", slash ? (int)(slash - path + 1) : 0, path, (long)getpid(),
-             slash ? slash + 1 : path);
+    snprintf(tmp, sizeof tmp, "%s%s", tmp_mark, slash ? slash + 1 : path);
     int rc = tfds_write_text(tmp, text, err);
+    st_test_kill_point("combine-tfds", 0);
     if (rc == ST_OK && rename(tmp, path) != 0)
         rc = st_error_errno(err, errno, "%s: rename from %s", path, tmp);
     if (rc < 0)
@@ -49,7 +51,7 @@ static int replace_file(const char *path, const st_buf *text, st_error *err)
  * refused when the dataset's differ unless force.  The names come from a
  * task manifest, so the column name is checked before it names a file. */
 static int write_label_files(combine_error *out, const tfds_target *t, const json_value *labels, bool force,
-                             st_note_fn note, void *note_ctx)
+                             const char *tmp_mark, st_note_fn note, void *note_ctx)
 {
     for (size_t i = 0; labels && labels->type == JSON_OBJECT && i < labels->count; i++) {
         const json_value *names = &labels->items[i];
@@ -82,7 +84,7 @@ static int write_label_files(combine_error *out, const tfds_target *t, const jso
                 st_note(note, note_ctx, "--force: replacing %s (other class names)", path);
             }
         }
-        if (status == COMBINE_OK && replace_file(path, &text, &err) < 0) {
+        if (status == COMBINE_OK && replace_file(path, &text, tmp_mark, &err) < 0) {
             status = say(out, COMBINE_FAILED, "%s", err.msg);
         }
         free(old);
@@ -94,8 +96,8 @@ static int write_label_files(combine_error *out, const tfds_target *t, const jso
 }
 
 int combine_tfds(const char *dir, const char *base, const combine_tfds_task *tasks, size_t ntasks,
-                 const uint64_t *records, size_t shards, uint64_t bytes, bool force, st_note_fn note,
-                 void *note_ctx, combine_error *out)
+                 const uint64_t *records, size_t shards, uint64_t bytes, bool force, const char *tmp_mark,
+                 st_note_fn note, void *note_ctx, combine_error *out)
 {
     size_t with = 0;
     for (size_t i = 0; i < ntasks; i++)
@@ -196,13 +198,13 @@ int combine_tfds(const char *dir, const char *base, const combine_tfds_task *tas
         }
     }
     if (status == COMBINE_OK)
-        status = write_label_files(out, &t, json_get(&docs[0], "labels"), force, note, note_ctx);
+        status = write_label_files(out, &t, json_get(&docs[0], "labels"), force, tmp_mark, note, note_ctx);
     if (status == COMBINE_OK && tfds_info_json_of(&t, records, shards, bytes, &info, &err) < 0) {
         status = say(out, COMBINE_REFUSED, "%s", err.msg);
     }
     /* features.json first: dataset_info.json is what lists the split. */
-    if (status == COMBINE_OK && (replace_file(t.features_path, &features, &err) < 0 ||
-                              replace_file(t.info_path, &info, &err) < 0)) {
+    if (status == COMBINE_OK && (replace_file(t.features_path, &features, tmp_mark, &err) < 0 ||
+                              replace_file(t.info_path, &info, tmp_mark, &err) < 0)) {
         status = say(out, COMBINE_FAILED, "%s", err.msg);
     }
     if (status == COMBINE_OK)

@@ -22,9 +22,10 @@ typedef struct combine_tfds_task {
  * out->msg saying why (a task without "tfds" beside tasks with it, tasks
  * of other splits, features that do not join, the dataset's lock held, an
  * unfinished commit there; empty when out of memory).  Notes (--force
- * replacing a file, the split written) go to note. */
+ * replacing a file, the split written) go to note.  tmp_mark: the start
+ * of the combine's temporary names ("DIR/.tmp-stTAG-", combine_lock.h). */
 int combine_tfds(const char *dir, const char *base, const combine_tfds_task *tasks, size_t ntasks,
-                 const uint64_t *records, size_t shards, uint64_t bytes, bool force, st_note_fn note,
-                 void *note_ctx, combine_error *out);
+                 const uint64_t *records, size_t shards, uint64_t bytes, bool force, const char *tmp_mark,
+                 st_note_fn note, void *note_ctx, combine_error *out);
 
 #endif

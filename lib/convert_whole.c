@@ -188,6 +188,12 @@ int convert_whole_run(convert_whole *r, const convert_whole_settings *s, int *st
             say(s, "%s: --resume: %s finished before; kept its %zu shard%s", out->manifest_path,
                 tasks > 1 ? "this task" : "this run", r->kept, r->kept == 1 ? "" : "s");
         r->finished = finished;
+        /* A finished task's shards were just read whole (CRC32C): their
+         * witnesses, where its manifest has none (written by an older
+         * version, or the rewrite after its commit failed), spare combine
+         * reading them again. */
+        if (finished)
+            output_set_record_witnesses(&out->set);
         free(opts);
         free(keep);
         free(starts);

@@ -196,7 +196,7 @@ static int rename_sides(const output_set *set, st_error *err)
 }
 
 /* "out/train-00003-of-00008.tfrecord" -> "out/train-*-of-00008.tfrecord". */
-static void pattern_of(const output_set *set, const char *path, char *out, size_t cap)
+void output_set_pattern_of(const output_set *set, const char *path, char *out, size_t cap)
 {
     snprintf(out, cap, "%s", path);
     size_t from = strncmp(out, set->prefix, strlen(set->prefix)) == 0 ? strlen(set->prefix) : 0;
@@ -229,7 +229,7 @@ static void note_removed(const output_set *set, removal *r, const char *path)
     if (set->verbose)
         output_set_note(set, "removed %s (earlier set)", path);
     char pat[512];
-    pattern_of(set, path, pat, sizeof pat);
+    output_set_pattern_of(set, path, pat, sizeof pat);
     bool seen = false;
     for (size_t k = 0; k < r->npatterns; k++)
         seen = seen || strcmp(r->patterns[k], pat) == 0;
@@ -262,7 +262,7 @@ static void remove_earlier(output_set *set, const st_shard_sink *sink, char *con
             ours = ours || same_file(set->side[k], &st);
         if (!ours && is_input(path, inputs, ninputs)) {
             char pat[512];
-            pattern_of(set, path, pat, sizeof pat);
+            output_set_pattern_of(set, path, pat, sizeof pat);
             if (r.kept++ == 0)
                 snprintf(r.kept_pattern, sizeof r.kept_pattern, "%s", pat);
             else if (strcmp(pat, r.kept_pattern) != 0)
@@ -321,14 +321,19 @@ int output_set_commit(output_set *set, st_shard_sink *sink, char *const *inputs,
      * only now that they have their final names (shard_witness.h).  The
      * set is committed whatever happens here: without them combine reads
      * the shards to prove them. */
+    output_set_record_witnesses(set);
+    remove_earlier(set, sink, inputs, ninputs);
+    return ST_OK;
+}
+
+void output_set_record_witnesses(output_set *set)
+{
     char why[1200];
-    if (set->tasks && set->own[OUTPUT_SIDE_MANIFEST][0] &&
+    if (set->opened && set->local && set->tasks && set->own[OUTPUT_SIDE_MANIFEST][0] &&
         shard_witness_record(set->side[OUTPUT_SIDE_MANIFEST], set->dir, set->staged[OUTPUT_SIDE_MANIFEST], why,
                              sizeof why) != 0)
         output_set_note(set, "%s; without the shards' inodes and change times, combine reads them to prove them",
                         why);
-    remove_earlier(set, sink, inputs, ninputs);
-    return ST_OK;
 }
 
 void output_set_abort(output_set *set)

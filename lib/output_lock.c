@@ -21,6 +21,7 @@ int output_lock_take(output_lock *l, const char *path, bool exclusive, const cha
 {
     l->fd = -1;
     l->exclusive = exclusive;
+    l->keep = false;
     snprintf(l->path, sizeof l->path, "%s", path);
     before[0] = '\0';
     for (int attempt = 0; attempt < 100; attempt++) {
@@ -62,13 +63,37 @@ int output_lock_take(output_lock *l, const char *path, bool exclusive, const cha
     return st_error_set(err, ST_EIO, "%s: the lock file keeps changing; is another run starting?", path);
 }
 
+int output_lock_keep_record(output_lock *l, const char *record)
+{
+    if (l->fd < 0 || !l->exclusive || strlen(record) >= sizeof l->restore)
+        return -1;
+    snprintf(l->restore, sizeof l->restore, "%s", record);
+    l->keep = true;
+    return 0;
+}
+
 void output_lock_release(output_lock *l)
 {
     if (l->fd < 0)
         return;
+    if (l->keep) {
+        /* (should this write fail, the dead run's record is lost: only its
+         * temporary files are then left behind) */
+        size_t len = strlen(l->restore);
+        if (ftruncate(l->fd, 0) == 0)
+            (void)!pwrite(l->fd, l->restore, len, 0);
+        close(l->fd);
+        l->fd = -1;
+        return;
+    }
     /* Only a sole holder removes the file; a task that finds another task
-     * still holding the shared lock leaves it to the last one. */
-    if (l->exclusive || flock(l->fd, LOCK_EX | LOCK_NB) == 0)
+     * still holding the shared lock leaves it to the last one.  Tasks
+     * write no record, so one there is a dead run's that no run has taken
+     * over yet (a combine killed between tasks' runs): kept for the next
+     * run that takes the lock alone, which removes that run's temporary
+     * files by it. */
+    char record[8];
+    if (l->exclusive || (flock(l->fd, LOCK_EX | LOCK_NB) == 0 && pread(l->fd, record, 1, 0) == 0))
         unlink(l->path);
     close(l->fd);
     l->fd = -1;

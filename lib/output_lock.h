@@ -20,6 +20,8 @@ typedef struct output_lock {
     char path[4200];
     int fd;                 /* -1 when not held */
     bool exclusive;
+    bool keep;              /* released without removing the file, `restore` written back into it */
+    char restore[512];
 } output_lock;
 
 /* Takes the lock at `path`.  ST_OK: held; `before` receives what the file
@@ -28,7 +30,13 @@ typedef struct output_lock {
  * when it is held shared by tasks).  Other codes: the file cannot be used. */
 int output_lock_take(output_lock *l, const char *path, bool exclusive, const char *record,
                      char *before, size_t cap, st_error *err);
-/* Removes the lock file (when no one else holds it) and releases it. */
+/* Has the release of a lock held exclusively write `record` (a dead run's,
+ * for its next run to clean up after it) back into the file and keep it.
+ * While held, the file names this run, so that a run refused meanwhile is
+ * not told of a dead one; 0, or -1 when the record does not fit. */
+int output_lock_keep_record(output_lock *l, const char *record);
+/* Removes the lock file (when no one else holds it, and it is not kept)
+ * and releases it. */
 void output_lock_release(output_lock *l);
 
 #endif

@@ -565,10 +565,30 @@ int output_set_check_earlier(output_set *set)
 {
     sort_unique_earlier(set);
     if (set->nearlier && !set->force) {
+        /* What --force would remove, by pattern, so that a file of the
+         * user's own named like a shard (t-00001-of-00004.tfrecord.bak) is
+         * seen before, not after. */
+        char patterns[4][512], list[2200] = "";
+        size_t npatterns = 0, len = 0;
+        bool more = false;
+        for (size_t i = 0; i < set->nearlier; i++) {
+            char pat[512];
+            output_set_pattern_of(set, set->earlier[i], pat, sizeof pat);
+            bool seen = false;
+            for (size_t k = 0; k < npatterns; k++)
+                seen = seen || strcmp(patterns[k], pat) == 0;
+            if (!seen && npatterns < 4)
+                memcpy(patterns[npatterns++], pat, sizeof pat);
+            else if (!seen)
+                more = true;
+        }
+        for (size_t k = 0; k < npatterns; k++)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", k ? ", " : "", patterns[k]);
         return output_set_refuse(set, ST_EUSAGE, "%s: an output of an earlier run with the prefix %s exists (%zu "
-                                 "file%s of that set); refusing to mix two sets.  --force replaces the earlier "
-                                 "set: its files are removed once the new set is complete",
-                                 set->earlier[0], set->prefix, set->nearlier, set->nearlier == 1 ? "" : "s");
+                                 "file%s of that set: %s%s); refusing to mix two sets.  --force replaces the "
+                                 "earlier set: its files are removed once the new set is complete",
+                                 set->earlier[0], set->prefix, set->nearlier, set->nearlier == 1 ? "" : "s", list,
+                                 more ? ", ..." : "");
     }
     return ST_OK;
 }

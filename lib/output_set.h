@@ -134,6 +134,12 @@ const char *output_set_side_path(const output_set *set, const char *path);
  * inputs are removed only where the new set takes their names (split
  * merging the task shards of a prefix keeps them). */
 int output_set_commit(output_set *set, st_shard_sink *sink, char *const *inputs, size_t ninputs, st_error *err);
+/* A task's manifest given the inodes and change times of its listed shards
+ * that it does not record yet (shard_witness.h): after the commit, and
+ * after --resume proved a finished task's shards by reading them, so that
+ * combine need not read them again.  A failure is a note: combine then
+ * reads those shards. */
+void output_set_record_witnesses(output_set *set);
 /* After a failure: rolls back what the journal names (the caller has
  * aborted the sink), removes the journal. */
 void output_set_abort(output_set *set);
@@ -158,6 +164,10 @@ int output_set_add_earlier(output_set *set, const char *path);
 /* Sorts the earlier set's names and refuses it (says why, returns
  * ST_EUSAGE) unless --force. */
 int output_set_check_earlier(output_set *set);
+/* path with its first run of 5 or more digits after the prefix as "*"
+ * (out/t-00003-of-00008.tfrecord -> out/t-*-of-00008.tfrecord): how notes
+ * name a set's files. */
+void output_set_pattern_of(const output_set *set, const char *path, char *out, size_t cap);
 
 /* ---- object storage (output_remote.c) ---- */
 

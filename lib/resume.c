@@ -169,6 +169,20 @@ static bool same_options(const char *manifest_text, size_t len, const char *opti
         *inputs = input_identity_compare(json_get(old_options, "input_files"), json_get(&now, "input_files"), true,
                                          "the earlier run", "this run", why, whycap);
         same = *inputs == INPUTS_SAME;
+    } else if (a && b && json_get(&now, "task_share")) {
+        /* A task whose inputs changed since: their deal (its byte range)
+         * changes with them, so its options differ too, but the other
+         * tasks' shards still hold the records as they were.  Converted
+         * anew it would exit 0 and leave the run mixed (until combine
+         * refused it): refused as a task of the same options is. */
+        char whyin[2048];
+        if (input_identity_compare(json_get(old_options, "input_files"), json_get(&now, "input_files"), true,
+                                   "the earlier run", "this run", whyin, sizeof whyin) == INPUTS_DIFFER) {
+            *inputs = INPUTS_DIFFER;
+            snprintf(why, whycap, "%s", whyin);
+        }
+    }
+    if (same) {
         /* Standard input is recorded by its name only, and another stream
          * on it would pass for the one read: the earlier run's shards are
          * not proved its records, so the run converts what it reads now. */

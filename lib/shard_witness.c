@@ -140,11 +140,18 @@ int shard_witness_record(const char *manifest, const char *dir, const char *tmp,
         rc = root.type == JSON_OBJECT ? shard_witness_splice(text, len, &root, dir, &b) : -1;
         json_free(&root);
     }
+    /* Every entry already has them (or names no shard that can): the
+     * manifest is left as it is, its file untouched. */
+    bool unchanged = rc == 0 && b.len == len && memcmp(b.data, text, len) == 0;
     free(text);
     if (rc != 0) {
         snprintf(why, whycap, "%s: not the manifest this run wrote, or out of memory", manifest);
         st_buf_free(&b);
         return -1;
+    }
+    if (unchanged) {
+        st_buf_free(&b);
+        return 0;
     }
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0) {

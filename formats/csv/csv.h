@@ -20,6 +20,8 @@
  *     skipped with skip_bad_rows).  Re-export them with RFC quoting.
  *   - a blank line (nothing, or only CR, before LF) is skipped when the
  *     table has more than one column; with one column it is an empty cell.
+ *     An input of blank lines only (and no header option) is an empty
+ *     input: no columns, no records.
  *   - every record must have as many fields as the header; otherwise the
  *     row is an error naming its line and both counts, or it is skipped
  *     and counted in st_batch.skipped_rows with skip_bad_rows.

@@ -268,6 +268,15 @@ static int check_names(const csv_reader *r, st_error *err)
     return ST_OK;
 }
 
+/* Whether the chunk's records are only blank lines (LF or CR LF). */
+static bool only_blank_lines(const csv_chunk *ch)
+{
+    for (size_t i = ch->start; i < ch->len; i++)
+        if (ch->data[i] != '\n' && !(ch->data[i] == '\r' && i + 1 < ch->len && ch->data[i + 1] == '\n'))
+            return false;
+    return true;
+}
+
 /* --header "a,b,c": plain comma-separated names. */
 static int names_from_option(csv_reader *r, const char *spec, size_t expect, st_error *err)
 {
@@ -409,6 +418,13 @@ static int reader_open(void *priv, st_stream *in, const st_read_options *opt, st
     r->d.line_ends = r->ch.d.line_ends == CSV_DETECT ? CSV_LF : r->ch.d.line_ends;
     bool has_header = !co->no_header;
     size_t nfields = 0;
+    if (rc > 0 && !co->header && only_blank_lines(&first) && r->ch.eof && r->ch.carry_len == 0) {
+        /* Nothing but blank lines: no header and no row, as an empty
+         * input.  (Read as a header, the first would name one column c0,
+         * and every other line would be a record without a value.) */
+        csv_chunk_free(&first);
+        rc = 0;
+    }
     if (rc == 0) {
         /* Empty input: no records; the header option alone names columns. */
         if (co->header) {

@@ -174,7 +174,7 @@ def test_tasks_together(tmp, big):
     r = st("convert", big, "-o", d + "/train", "--shards", "3", "-q", "--task", "1/4")
     # Its own shards of the first count are its earlier set; the other
     # tasks' (their task manifests list them) are theirs, not this task's.
-    check(r.returncode == 2 and "train-00002-of-00008" in r.stderr and "(3 files of that set)" in r.stderr,
+    check(r.returncode == 2 and "train-00002-of-00008" in r.stderr and "(3 files of that set: " in r.stderr,
           f"a task of another shard count refuses its own shards of the first count as an earlier set "
           f"({r.stderr.strip()[-200:]})")
     r = st("convert", big, "-o", d + "/train", "--shards", "2", "-q", "--task", "1/4", "-f")

@@ -41,6 +41,7 @@ written), so a count that happens to match proves nothing here.
 Prints "N passed, M failed".
 """
 import csv
+import glob
 import gzip
 import json
 import os
@@ -688,6 +689,72 @@ def resume_keeps_witnesses(d):
           "whole (%s)" % (r.stderr + c.stderr).strip()[-200:])
 
 
+def resume_finished_adds_witnesses(d):
+    """--resume of a task that had finished (nothing to convert) reads its
+    shards whole to prove them; where its manifest records no inode and
+    change time for them (an older version, a failed rewrite), it adds
+    them, so that combine reads none.  Before, the manifest was left
+    without them and combine read both shards of that task."""
+    paths = write_inputs(d, files=4, rows=1500)
+    want = input_records(paths)
+    prefix = os.path.join(d, "fin", "t")
+    r = run_tasks(paths, prefix, tasks=2, shards=2)
+    assert all(x.returncode == 0 for x in r.values()), r
+    mpath = "%s-task%05d-of-%05d.manifest.json" % (prefix, 0, 2)
+    with open(mpath) as f:
+        m = json.load(f)
+    for e in m["shards"]:
+        e.pop("inode"), e.pop("ctime_ns")
+    with open(mpath, "w") as f:
+        json.dump(m, f, indent=2)
+    r = st("convert", *paths, "-o", prefix, "--shards", "2", "--task", "0/2", "--resume")
+    recorded = True
+    for e in task_manifest(prefix, 0, tasks=2)["shards"]:
+        st_ = os.lstat(os.path.join(d, "fin", e["path"]))
+        recorded = recorded and e.get("inode") == st_.st_ino and e.get("ctime_ns") == st_.st_ctime_ns
+    c = st("combine", prefix)
+    got = combined_records(prefix) if c.returncode == 0 else None
+    check(r.returncode == 0 and "finished before" in r.stderr and recorded and c.returncode == 0
+          and READ_NOTE not in c.stderr and got == want,
+          "--resume of a finished task whose manifest lacks its shards' inodes and change times adds them; "
+          "combine reads none and the set is whole (%s)" % (r.stderr + c.stderr).strip()[-300:])
+    # Run again: nothing to add, the manifest file is left untouched.
+    before = os.stat(mpath)
+    r = st("convert", *paths, "-o", prefix, "--shards", "2", "--task", "0/2", "--resume", "-q")
+    after = os.stat(mpath)
+    check(r.returncode == 0 and (before.st_ino, before.st_ctime_ns) == (after.st_ino, after.st_ctime_ns),
+          "a finished task's manifest that has every witness is not written again (%s)" % r.stderr.strip()[-200:])
+
+
+def task_resume_changed_input(d):
+    """A task rerun with --resume after an input was appended to (its
+    modification time put back with touch -r) is refused naming the input,
+    as a plain run's --resume is: the input's size changes the deal of the
+    inputs, so the task's options differed too, and before, the task
+    converted anew and exited 0, its shards holding the new records beside
+    the other tasks' old ones (only combine noticed).  The set stays the
+    one the tasks wrote, and combine makes it whole."""
+    paths = write_inputs(d, files=2, rows=1500)
+    want = input_records(paths)
+    prefix = os.path.join(d, "changed", "t")
+    r = run_tasks(paths, prefix, tasks=2, shards=2)
+    assert all(x.returncode == 0 for x in r.values()), r
+    before = os.stat(paths[1])
+    kept = {p: os.stat(p).st_ino for p in glob.glob(prefix + "-0*")}
+    with open(paths[1], "a") as f:
+        f.write(ROW.format(99999999, "late"))
+    os.utime(paths[1], ns=(before.st_atime_ns, before.st_mtime_ns))
+    r = run_tasks(paths, prefix, tasks=2, shards=2, only=[1])[1]
+    check(r.returncode == 1 and paths[1] in r.stderr and "changed" in r.stderr and "--force" in r.stderr
+          and {p: os.stat(p).st_ino for p in glob.glob(prefix + "-0*")} == kept,
+          "a task's --resume after an input was appended to (mtime restored) is refused naming it; no shard "
+          "touched (%s)" % r.stderr.strip()[-300:])
+    c = st("combine", prefix)
+    got = combined_records(prefix) if c.returncode == 0 else None
+    check(c.returncode == 0 and got == want,
+          "combine then makes the set the tasks wrote, every record once (%s)" % c.stderr.strip()[-200:])
+
+
 def tasks_over_plain_run(d):
     """Tasks run with --resume over a plain run's set on the same prefix
     replace it, its PREFIX.manifest.json included: before, that manifest
@@ -888,7 +955,8 @@ def main():
                  resume_kills_every_format, task_rerun_other_shards,
                  resume_edited_manifest, combine_missing_shard, tasks_over_plain_run, resume_standard_input,
                  tasks_over_other_task_count, resume_input_witnesses, combine_proves_shard_bytes,
-                 tfds_combine_proves_shard_bytes, resume_keeps_witnesses):
+                 tfds_combine_proves_shard_bytes, resume_keeps_witnesses, resume_finished_adds_witnesses,
+                 task_resume_changed_input):
         with tempfile.TemporaryDirectory() as d:
             print("# " + case.__name__)
             case(d)
