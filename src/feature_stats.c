@@ -228,8 +228,10 @@ int st_feature_stats_add(st_feature_stats *s, const st_record *rec)
 }
 
 /* Records of one shape: every one has the first's features, by the same
- * name pointers, kinds and one value each, and no feature lists (a table
- * reader's flat rows). */
+ * names, kinds and one value each, and no feature lists (a table reader's
+ * flat rows, which share the name pointers, or TFRecord Examples of a
+ * table, whose names are bytes of each record: compared, a few bytes
+ * each, rather than looked up feature by feature). */
 static bool one_shape(const st_record *recs, size_t n)
 {
     const st_record *r0 = &recs[0];
@@ -244,8 +246,8 @@ static bool one_shape(const st_record *recs, size_t n)
             return false;
         for (uint32_t j = 0; j < r0->nfeatures; j++) {
             const st_feature *a = &rec->features[j], *b = &r0->features[j];
-            if (a->name.data != b->name.data || a->name.len != b->name.len || a->kind != b->kind ||
-                a->count != 1)
+            if (a->name.len != b->name.len || a->kind != b->kind || a->count != 1 ||
+                (a->name.data != b->name.data && !same_bytes((const char *)b->name.data, a->name.data, a->name.len)))
                 return false;
         }
     }

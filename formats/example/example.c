@@ -57,6 +57,7 @@ typedef struct ex_ctx {
     st_error *err;
     const char *where;      /* "feature" / "feature list" being decoded, for messages */
     st_bytes name;          /* ... and its name */
+    const st_record *like;  /* the record before, whose names this one may repeat */
 } ex_ctx;
 
 /* One field as read from the wire. */
@@ -889,6 +890,33 @@ static uint32_t dedupe(void *items, uint32_t n, size_t size, st_arena *arena)
     return kept;
 }
 
+/* Whether the n features have the names of like's features, in order (no
+ * lists on either side); if so they take like's name pointers.  like's
+ * names are distinct, so these are too: no dedupe() needed. */
+static bool names_like(const st_record *like, st_feature *feats, uint32_t n)
+{
+    if (!like || like->nfeatures != n || like->nlists)
+        return false;
+    for (uint32_t j = 0; j < n; j++) {
+        st_bytes a = feats[j].name, b = like->features[j].name;
+        if (a.len != b.len)
+            return false;
+        /* Equal names are the usual case: their bytes compared inline
+         * (a table's names are short), not by a call to memcmp each. */
+        if (a.len > 16) {
+            if (memcmp(a.data, b.data, a.len) != 0)
+                return false;
+            continue;
+        }
+        for (size_t i = 0; i < a.len; i++)
+            if (a.data[i] != b.data[i])
+                return false;
+    }
+    for (uint32_t j = 0; j < n; j++)
+        feats[j].name.data = like->features[j].name.data;
+    return true;
+}
+
 /* ---- top level ------------------------------------------------------------ */
 
 static int walk_message(ex_ctx *c, const uint8_t *data, size_t len, st_record *out)
@@ -941,7 +969,10 @@ static int walk_message(ex_ctx *c, const uint8_t *data, size_t len, st_record *o
     }
     if (out) {
         out->features = feats;
-        out->nfeatures = nf > 1 ? dedupe(feats, nf, sizeof *feats, c->arena) : nf;
+        if (nl == 0 && names_like(c->like, feats, nf))
+            out->nfeatures = nf;
+        else
+            out->nfeatures = nf > 1 ? dedupe(feats, nf, sizeof *feats, c->arena) : nf;
         out->lists = lists;
         out->nlists = nl > 1 ? dedupe(lists, nl, sizeof *lists, c->arena) : nl;
         out->is_sequence = sequence;
@@ -949,10 +980,10 @@ static int walk_message(ex_ctx *c, const uint8_t *data, size_t len, st_record *o
     return ST_OK;
 }
 
-static int decode(const uint8_t *data, size_t len, st_arena *arena, bool shape_only, st_record *out,
-                  st_error *err)
+static int decode(const uint8_t *data, size_t len, st_arena *arena, bool shape_only, const st_record *like,
+                  st_record *out, st_error *err)
 {
-    ex_ctx c = {.base = data, .arena = arena, .shape_only = shape_only, .err = err};
+    ex_ctx c = {.base = data, .arena = arena, .shape_only = shape_only, .err = err, .like = like};
     memset(out, 0, sizeof *out);
     if (!data)
         data = c.base = empty_name;
@@ -969,13 +1000,19 @@ static int decode(const uint8_t *data, size_t len, st_arena *arena, bool shape_o
 int st_example_decode(const uint8_t *data, size_t len, st_arena *arena, st_record *out,
                       st_error *err)
 {
-    return decode(data, len, arena, false, out, err);
+    return decode(data, len, arena, false, NULL, out, err);
 }
 
 int st_example_decode_shape(const uint8_t *data, size_t len, st_arena *arena, st_record *out,
                             st_error *err)
 {
-    return decode(data, len, arena, true, out, err);
+    return decode(data, len, arena, true, NULL, out, err);
+}
+
+int st_example_decode_like(const uint8_t *data, size_t len, st_arena *arena, bool shape_only,
+                           const st_record *like, st_record *out, st_error *err)
+{
+    return decode(data, len, arena, shape_only, like, out, err);
 }
 
 int st_example_check(const uint8_t *data, size_t len, st_error *err)

@@ -28,6 +28,17 @@ int st_example_decode(const uint8_t *data, size_t len, st_arena *arena,
 int st_example_decode_shape(const uint8_t *data, size_t len, st_arena *arena,
                             st_record *out, st_error *err);
 
+/* st_example_decode (st_example_decode_shape when shape_only) of a record
+ * decoded right after `like` (NULL: none), whose names it usually repeats
+ * in the same order, as the records of a table do.  When they are the same
+ * names, in order, they cannot repeat one another (like's did not), so the
+ * check for a name twice is skipped, and out's names point to like's (the
+ * same bytes): one pointer per name through the batch, which the feature
+ * statistics compare.  `like`'s names must live as long as out's; the
+ * verdict and every value are those of st_example_decode. */
+int st_example_decode_like(const uint8_t *data, size_t len, st_arena *arena, bool shape_only,
+                           const st_record *like, st_record *out, st_error *err);
+
 /* Checks that a payload is a well-formed Example / SequenceExample without
  * building anything (verify --decode): same verdicts as st_example_decode. */
 int st_example_check(const uint8_t *data, size_t len, st_error *err);

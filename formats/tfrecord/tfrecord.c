@@ -497,9 +497,11 @@ static int tfr_decode_unit(const void *priv, const st_unit *unit, st_batch *out,
         const uint8_t *frame = in_block ? u->block_frame : u->payloads.data + begin;
         size_t len = in_block ? u->block_len : u->ends[i] - begin - ST_TFRECORD_OVERHEAD;
         const uint8_t *payload = frame + ST_TFRECORD_HEADER_SIZE;
+        /* The unit's record before, whose names this one likely repeats
+         * (both live as long as the unit). */
+        const st_record *like = i > 0 ? rec - 1 : NULL;
         int r = t->payload_only ? ST_OK
-                : t->shape_only ? st_example_decode_shape(payload, len, &out->arena, rec, err)
-                                : st_example_decode(payload, len, &out->arena, rec, err);
+                                : st_example_decode_like(payload, len, &out->arena, t->shape_only, like, rec, err);
         if (r < 0)
             return st_error_prefix(err, "record %llu at offset %llu: not an Example: ",
                                    (unsigned long long)(unit->first_record + i),

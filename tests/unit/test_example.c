@@ -504,6 +504,113 @@ static void test_duplicate_keys_last_wins(void)
     }
 }
 
+/* st_example_decode_like against st_example_decode: records whose names
+ * are drawn as the record before's again (in order; one of them redrawn;
+ * two swapped), fresh (a name twice, or all distinct), or with a
+ * FeatureList, each decoded both ways after the one before: the same
+ * features, names and values; the record before's name pointers exactly
+ * when the names are its names, in order; its own bytes otherwise. */
+static void test_decode_like(void)
+{
+    enum { N = 400 };
+    static msg msgs[N];
+    static st_record like_recs[N];
+    static const char *const pool[] = {"a", "b", "ab", "ba", "x0", "x1", "aab", "abb", "", "s0"};
+    static bool with_list[N];
+    int prev[16], nprev = 0, interned = 0, not_interned = 0;
+    uint64_t state = 4242;
+#define NEXT() (state = state * 6364136223846793005u + 1442695040888963407u, state >> 33)
+    for (int r = 0; r < N; r++) {
+        int mode = (int)(NEXT() % 8), n, pick[16];
+        if (r > 0 && mode < 4) {
+            n = nprev;
+            memcpy(pick, prev, sizeof pick);
+            if (mode == 1) {
+                int at = (int)(NEXT() % (uint64_t)n);
+                pick[at] = (int)(NEXT() % 10);
+            }
+            if (mode == 2 && n > 1) {
+                int t = pick[0];
+                pick[0] = pick[n - 1];
+                pick[n - 1] = t;
+            }
+        } else if (mode < 6) {
+            n = 1 + (int)(NEXT() % 16);
+            for (int i = 0; i < n; i++)
+                pick[i] = (int)(NEXT() % 10);
+        } else {
+            n = 1 + (int)(NEXT() % 10);
+            int order[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+            for (int i = 0; i < n; i++) {
+                int k = i + (int)(NEXT() % (uint64_t)(10 - i)), t = order[i];
+                order[i] = order[k];
+                order[k] = t;
+                pick[i] = order[i];
+            }
+        }
+        msg fs = {0};
+        msg *e = &msgs[r];
+        for (int i = 0; i < n; i++) {
+            msg entry = {0}, feat = {0}, list = {0};
+            m_varint_field(&list, 1, (uint64_t)(r * 100 + i));
+            m_msg_field(&feat, 3, &list);
+            m_str_field(&entry, 1, pool[pick[i]]);
+            m_msg_field(&entry, 2, &feat);
+            m_msg_field(&fs, 1, &entry);
+        }
+        m_msg_field(e, 1, &fs);
+        with_list[r] = mode == 7 && r % 3 == 0;
+        if (with_list[r]) {
+            msg fls = {0}, entry = {0}, fl = {0}, feat = {0}, list = {0};
+            m_varint_field(&list, 1, 5);
+            m_msg_field(&feat, 3, &list);
+            m_msg_field(&fl, 1, &feat);
+            m_str_field(&entry, 1, "steps");
+            m_msg_field(&entry, 2, &fl);
+            m_msg_field(&fls, 1, &entry);
+            m_msg_field(e, 2, &fls);
+        }
+        memcpy(prev, pick, sizeof prev);
+        nprev = n;
+
+        const st_record *like = r > 0 ? &like_recs[r - 1] : NULL;
+        st_record ref, *got = &like_recs[r], shape;
+        st_error err = {0};
+        CU_ASSERT_EQUAL_FATAL(st_example_decode(e->d, e->n, &arena, &ref, &err), 0);
+        CU_ASSERT_EQUAL_FATAL(st_example_decode_like(e->d, e->n, &arena, false, like, got, &err), 0);
+        CU_ASSERT_EQUAL_FATAL(st_example_decode_like(e->d, e->n, &arena, true, like, &shape, &err), 0);
+        CU_ASSERT_EQUAL_FATAL(got->nfeatures, ref.nfeatures);
+        CU_ASSERT_EQUAL_FATAL(shape.nfeatures, ref.nfeatures);
+        CU_ASSERT_EQUAL(got->nlists, ref.nlists);
+        CU_ASSERT_EQUAL(got->is_sequence, ref.is_sequence);
+        bool same = like && !with_list[r] && !with_list[r - 1] && like->nfeatures == (uint32_t)n;
+        for (int i = 0; same && i < n; i++)
+            same = like->features[i].name.len == strlen(pool[pick[i]]) &&
+                   memcmp(like->features[i].name.data, pool[pick[i]], like->features[i].name.len) == 0;
+        interned += same;
+        not_interned += !same;
+        for (uint32_t i = 0; i < ref.nfeatures; i++) {
+            const st_feature *a = &ref.features[i], *b = &got->features[i];
+            CU_ASSERT_EQUAL(a->name.len, b->name.len);
+            CU_ASSERT(memcmp(a->name.data, b->name.data, a->name.len) == 0);
+            CU_ASSERT(memcmp(a->name.data, shape.features[i].name.data, a->name.len) == 0);
+            CU_ASSERT_EQUAL(a->kind, b->kind);
+            CU_ASSERT_EQUAL_FATAL(a->count, b->count);
+            CU_ASSERT_EQUAL(a->v.i64[0], b->v.i64[0]);
+            if (same) {
+                CU_ASSERT_PTR_EQUAL(b->name.data, like->features[i].name.data);
+                CU_ASSERT_PTR_EQUAL(shape.features[i].name.data, like->features[i].name.data);
+            } else {
+                CU_ASSERT_PTR_EQUAL(b->name.data, a->name.data);
+            }
+        }
+    }
+#undef NEXT
+    /* both paths taken, many times (54 and 346 with this seed) */
+    CU_ASSERT(interned > 40);
+    CU_ASSERT(not_interned > 200);
+}
+
 static void test_oneof_rules(void)
 {
     /* bytes_list, then int64_list twice, then an unknown field: int64 wins
@@ -1529,7 +1636,9 @@ static void test_feature_stats_batches(void)
  * (bit for bit: which zero ends a range), NaN counts and UTF-8 flags, over
  * batches of one shape (a table's rows), a name twice in a record, records
  * that differ (a missing feature, two values, another kind, a feature
- * list), cut into blocks of every size. */
+ * list), records whose names are their own bytes (decoded Examples: one
+ * shape by bytes, not by pointer; another name of the same length; a name
+ * twice), cut into blocks of every size. */
 static xorshift64 many_rng = {88172645463325252ull};
 
 static void same_stats(const st_feature_stats *a, const st_feature_stats *b)
@@ -1572,10 +1681,13 @@ static void test_feature_stats_add_many(void)
     static st_feature_list list;
     static const uint8_t good[] = "caf\xc3\xa9", bad[] = "ab\xff";
     static const float specials[] = {NAN, -0.0f, 0.0f, INFINITY, -INFINITY, 1.5f};
-    for (int shape = 0; shape < 6; shape++) {
+    static char own[ROWS][COLS][2];
+    for (int shape = 0; shape < 9; shape++) {
         /* names: "a".."e";
          * shape 1 makes column 3 "b" again (same pointer), shape 2 "b"
-         * again from other memory */
+         * again from other memory; shapes 6 to 8 give every record its own
+         * copy of the names, as decoding an Example does: 7 renames column
+         * 2 to "z" in a few records, 8 makes column 3 "b" again */
         static char other_b[2] = "b";
         for (int r = 0; r < ROWS; r++) {
             iv[r][0] = (int64_t)xorshift64_next(&many_rng) >> (xorshift64_next(&many_rng) % 64);
@@ -1583,7 +1695,7 @@ static void test_feature_stats_add_many(void)
             float fx = xorshift64_next(&many_rng) % 4 ? (float)(int64_t)xorshift64_next(&many_rng) * 0x1p-40f : specials[xorshift64_next(&many_rng) % 6];
             /* zeros and NaN only where order decides which zero stays */
             static const float zeros[] = {NAN, -0.0f, 0.0f};
-            fv[r][0] = shape == 1 || shape == 2 ? zeros[xorshift64_next(&many_rng) % 3] : fx;
+            fv[r][0] = shape == 1 || shape == 2 || shape == 8 ? zeros[xorshift64_next(&many_rng) % 3] : fx;
             fv[r][1] = zeros[xorshift64_next(&many_rng) % 3];
             bv[r] = xorshift64_next(&many_rng) % 50 ? (st_bytes){good, 5} : (st_bytes){bad, 3};
             st_feature *f = feats[r];
@@ -1596,6 +1708,16 @@ static void test_feature_stats_add_many(void)
                 f[3].name = f[1].name;
             if (shape == 2)
                 f[3].name = (st_bytes){(const uint8_t *)other_b, 1};
+            if (shape >= 6) {
+                for (int k = 0; k < COLS; k++) {
+                    own[r][k][0] = (char)('a' + k);
+                    f[k].name = (st_bytes){(const uint8_t *)own[r][k], 1};
+                }
+                if (shape == 7 && r % 113 == 20)
+                    own[r][2][0] = 'z';
+                if (shape == 8)
+                    own[r][3][0] = 'b';
+            }
             if (shape == 1 && r < 2) {
                 /* record by record -0.0 comes first, column by column 0.0 */
                 fv[r][0] = r == 0 ? NAN : 0.0f;
@@ -1828,6 +1950,7 @@ int main(int argc, char **argv)
     CU_add_test(s, "empty Feature and empty lists", test_empty_feature_and_empty_lists);
     CU_add_test(s, "map entry quirks", test_map_entry_quirks);
     CU_add_test(s, "duplicate keys: last wins", test_duplicate_keys_last_wins);
+    CU_add_test(s, "decoding like the record before", test_decode_like);
     CU_add_test(s, "oneof rules", test_oneof_rules);
     CU_add_test(s, "unknown fields skipped", test_unknown_fields_skipped);
     CU_add_test(s, "SequenceExample", test_sequence_example);
