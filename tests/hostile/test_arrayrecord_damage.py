@@ -52,6 +52,8 @@ def build(R, records, lie=None):
             w.simple([rec], num_records=3)
         elif lie.get("decoded_size") and i == 1:
             w.simple([rec], decoded_size=1 << 40)
+        elif lie.get("group_varies") and i == 1:
+            w.simple([rec, rec])  # (and its footer entry says so: only the group size is wrong)
         elif lie.get("data_size") and i == 1:
             data = b"\0" + R.varint(1) + R.varint(len(rec)) + rec
             w.chunk(ord("r"), data, 1, len(rec), end=len(w.out) + 40 + len(data), data_size=1 << 50)
@@ -60,14 +62,18 @@ def build(R, records, lie=None):
     def pb_varint_field(n, v):
         return R.varint(n << 3) + R.varint(v)
     num_chunks = lie.get("num_chunks", len(records))
-    num_records = lie.get("num_records", len(records))
+    num_records = lie.get("num_records", len(records) + (1 if lie.get("group_varies") else 0))
     meta_inner = pb_varint_field(1, 1) + pb_varint_field(2, num_chunks) + pb_varint_field(3, num_records)
     meta = R.varint(1 << 3 | 2) + R.varint(len(meta_inner)) + meta_inner
     entries = []
     for i, off in enumerate(offsets):
         if lie.get("entry_offset") and i == 2:
             off += 44
-        entries.append(pb_varint_field(1, off) + pb_varint_field(2, len(records[i])) + pb_varint_field(3, 1))
+        n = 2 if lie.get("group_varies") and i == 1 else 1
+        fields = [pb_varint_field(1, off), pb_varint_field(2, n * len(records[i])), pb_varint_field(3, n)]
+        if lie.get("entry_fields_reversed"):
+            fields.reverse()  # any field order is valid protobuf
+        entries.append(b"".join(fields))
     footer_at = len(w.out)
     w.simple([meta] + entries)
     w.pad_to_block()
@@ -235,6 +241,7 @@ def main():
         "footer-num-chunks": (build(R, records, {"num_chunks": 1000000}), "chunks"),
         "footer-entry-offset": (build(R, records, {"entry_offset": True}), "footer entry"),
         "chunk-record-count": (build(R, records, {"chunk_records": True}), "records"),
+        "group-size-varies": (build(R, records, {"group_varies": True}), "group size"),
         "decoded-size-2^40": (build(R, records, {"decoded_size": True}), "byte offset"),
         "data-size-2^50": (build(R, records, {"data_size": True}), "byte offset"),
         "postscript-magic": (build(R, records, {"magic": 12345}), "magic"),
@@ -254,6 +261,12 @@ def main():
             f.write(good)
         r = limited(st, ["verify", "--decode", p], asan)
         check(r is not None and r.returncode == 0, "the honest file verifies (the lies below are the only change)")
+        p = os.path.join(d, "reversed.array_record")
+        with open(p, "wb") as f:
+            f.write(build(R, records, {"entry_fields_reversed": True}))
+        r = limited(st, ["verify", p], asan)
+        check(r is not None and r.returncode == 0,
+              "footer entries with their fields in another order verify (%s)" % (r.stdout[-200:] if r else None))
         for name, (blob, word) in cases.items():
             p = os.path.join(d, name + ".array_record")
             with open(p, "wb") as f:
