@@ -424,9 +424,11 @@ static inline bool room_for_list(const column_builder *c, size_t n)
         return false;
     if (c->kind == SHARDTOOL_KIND_BYTES)
         return has_room(&c->bytes_data, n + 16) && has_room(&c->bytes_offsets, n * sizeof(uint64_t));
+    /* (A column with no values yet may have no buffer, which an empty list
+     * would otherwise find "with room".) */
     if (c->kind == SHARDTOOL_KIND_INT64)
-        return has_room(&c->values, n * sizeof(int64_t));
-    return has_room(&c->values, n);
+        return c->values.data && has_room(&c->values, n * sizeof(int64_t));
+    return c->values.data && has_room(&c->values, n);
 }
 
 /* st_wire_varint for a varint at p that may run to `limit`, with `readable`
