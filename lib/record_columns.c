@@ -39,6 +39,7 @@ static void builder_clear(column_builder *c)
     st_buf_clear(&c->values);
     st_buf_clear(&c->bytes_offsets);
     st_buf_clear(&c->bytes_data);
+    memset(c->name_head, 0, sizeof c->name_head);
     c->kind = SHARDTOOL_KIND_NONE;
     c->filled = c->nvalues = c->nsteps = c->first_kind_record = 0;
 }
@@ -96,6 +97,8 @@ static int new_column(record_columns *rc, st_bytes name, bool is_list, size_t *p
     column_builder *c = &rc->cols[rc->ncols];
     builder_clear(c);
     c->is_list = is_list;
+    if (name.len <= sizeof c->name_head)
+        memcpy(c->name_head, name.data, name.len);
     if (st_buf_append(&c->name, name.data, name.len) || push_u64(&c->offsets, 0) ||
         (is_list && push_u64(&c->step_offsets, 0)) || push_u64(&c->bytes_offsets, 0))
         return ST_ENOMEM;
@@ -410,6 +413,165 @@ static bool wire_append_list(column_builder *c, const uint8_t *p, const uint8_t 
     return true;
 }
 
+/* Whether the buffers of column c have room for what a list message of n
+ * bytes can append, with the record's present flag and offset: each value
+ * takes at least one byte of the message (a float four, a byte string two),
+ * so n values at most; byte strings 16 bytes more, for the fixed-size copy
+ * of wire_append_list_in_room. */
+static inline bool room_for_list(const column_builder *c, size_t n)
+{
+    if (!has_room(&c->present, 1) || !has_room(&c->offsets, sizeof(uint64_t)))
+        return false;
+    if (c->kind == SHARDTOOL_KIND_BYTES)
+        return has_room(&c->bytes_data, n + 16) && has_room(&c->bytes_offsets, n * sizeof(uint64_t));
+    /* (A column with no values yet may have no buffer, which an empty list
+     * would otherwise find "with room".) */
+    if (c->kind == SHARDTOOL_KIND_INT64)
+        return c->values.data && has_room(&c->values, n * sizeof(int64_t));
+    return c->values.data && has_room(&c->values, n);
+}
+
+/* st_wire_varint for a varint at p that may run to `limit`, with `readable`
+ * (at or past limit) the end of the bytes that may be loaded: up to eight
+ * bytes at once, without a branch on the varint's length (which varies from
+ * value to value, and a mispredicted loop exit costs more than the
+ * decoding).  Anything else (a varint of nine or ten bytes, one that
+ * crosses limit, fewer than eight bytes to load) goes to st_wire_varint,
+ * so that exactly the same bytes are taken and refused. */
+static inline const uint8_t *wire_varint_wide(const uint8_t *p, const uint8_t *limit, const uint8_t *readable,
+                                              uint64_t *out)
+{
+    if (!WIRE_LITTLE_ENDIAN || readable - p < 8)
+        return st_wire_varint(p, limit, out);
+    uint64_t x;
+    memcpy(&x, p, sizeof x);
+    uint64_t stops = ~x & 0x8080808080808080ULL;
+    if (!stops)
+        return st_wire_varint(p, limit, out);
+    unsigned last = (unsigned)__builtin_ctzll(stops); /* the stop bit: 8 * k + 7 */
+    size_t n = last / 8 + 1;
+    if (n > (size_t)(limit - p))
+        return st_wire_varint(p, limit, out);
+    x &= ~0ULL >> (63 - last);
+    x &= 0x7f7f7f7f7f7f7f7fULL;
+    /* Seven-bit groups together: pairs into 14 bits, then 28, then 56. */
+    x = ((x & 0x7f007f007f007f00ULL) >> 1) | (x & 0x007f007f007f007fULL);
+    x = ((x & 0x3fff00003fff0000ULL) >> 2) | (x & 0x00003fff00003fffULL);
+    x = ((x & 0x0fffffff00000000ULL) >> 4) | (x & 0x000000000fffffffULL);
+    *out = x;
+    return p + n;
+}
+
+/* wire_append_list for a column that room_for_list said has room: the same
+ * bytes taken and refused, the same values appended, written through local
+ * cursors without a check per value (this runs for every feature of every
+ * record).  On false the buffers' lengths are as they were; what was
+ * written past them is not part of the batch.  readable: the end of the
+ * record, up to which bytes may be loaded. */
+static inline bool wire_append_list_in_room(column_builder *c, const uint8_t *p, const uint8_t *end,
+                                            const uint8_t *readable, uint64_t *count)
+{
+    uint64_t n = 0, v;
+    if (c->kind == SHARDTOOL_KIND_BYTES) {
+        uint8_t *data = c->bytes_data.data;
+        size_t len = c->bytes_data.len;
+        uint8_t *ends = c->bytes_offsets.data + c->bytes_offsets.len;
+        while (p < end) {
+            const uint8_t *q;
+            if (*p != 0x0a || !(q = st_wire_varint(p + 1, end, &v)) || v > (uint64_t)(end - q))
+                return false;
+            /* A short string (the usual one) by one fixed-size copy, which
+             * the compiler makes two moves, not a call: room_for_list left
+             * 16 bytes of slack, and what lands past the string is past the
+             * buffer's length. */
+            if (v <= 16 && readable - q >= 16)
+                memcpy(data + len, q, 16);
+            else if (v)
+                memcpy(data + len, q, (size_t)v);
+            len += (size_t)v;
+            uint64_t at = len;
+            memcpy(ends + n * sizeof at, &at, sizeof at);
+            n++;
+            p = q + v;
+        }
+        c->bytes_data.len = len;
+        c->bytes_offsets.len += (size_t)n * sizeof(uint64_t);
+    } else if (c->kind == SHARDTOOL_KIND_INT64) {
+        uint8_t *out = c->values.data + c->values.len;
+        while (p < end) {
+            uint8_t tag = *p++;
+            if (tag == 0x08) {
+                if (!(p = wire_varint_wide(p, end, readable, &v)))
+                    return false;
+                memcpy(out + n * sizeof v, &v, sizeof v);
+                n++;
+                continue;
+            }
+            const uint8_t *q;
+            if (tag != 0x0a || !(q = st_wire_varint(p, end, &v)) || v > (uint64_t)(end - q))
+                return false;
+            const uint8_t *run_end = q + v;
+            while (q < run_end) {
+                uint64_t x;
+                if (!(q = wire_varint_wide(q, run_end, readable, &x)))
+                    return false;
+                memcpy(out + n * sizeof x, &x, sizeof x);
+                n++;
+            }
+            p = run_end;
+        }
+        c->values.len += (size_t)n * sizeof(int64_t);
+    } else {
+        if (!WIRE_LITTLE_ENDIAN)
+            return false;
+        uint8_t *out = c->values.data + c->values.len;
+        size_t len = 0;
+        while (p < end) {
+            uint8_t tag = *p++;
+            if (tag == 0x0d) {
+                if (end - p < 4)
+                    return false;
+                memcpy(out + len, p, 4);
+                len += 4;
+                p += 4;
+                continue;
+            }
+            const uint8_t *q;
+            if (tag != 0x0a || !(q = st_wire_varint(p, end, &v)) || v > (uint64_t)(end - q) || v % 4)
+                return false;
+            if (v)
+                memcpy(out + len, q, (size_t)v);
+            len += (size_t)v;
+            p = q + v;
+        }
+        n = len / 4;
+        c->values.len += len;
+    }
+    *count = n;
+    return true;
+}
+
+/* Whether the key at name (name_len bytes, in a record ending at end) is
+ * column c's name: a short name by two fixed-size loads, masked to its
+ * length, against the column's zero-padded copy. */
+static inline bool same_wire_name(const column_builder *c, const uint8_t *name, size_t name_len, const uint8_t *end)
+{
+    if (name_len != c->name.len)
+        return false;
+    if (WIRE_LITTLE_ENDIAN && name_len <= sizeof c->name_head && (size_t)(end - name) >= sizeof c->name_head) {
+        uint64_t w[2];
+        memcpy(w, name, sizeof w);
+        if (name_len < 8) {
+            w[0] &= ((uint64_t)1 << (8 * name_len)) - 1;
+            w[1] = 0;
+        } else if (name_len < 16) {
+            w[1] &= ((uint64_t)1 << (8 * (name_len - 8))) - 1;
+        }
+        return ((w[0] ^ c->name_head[0]) | (w[1] ^ c->name_head[1])) == 0;
+    }
+    return same_bytes(c->name.data, name, name_len, c->name.len);
+}
+
 /* Drops the entries that record_columns_add_example made in the first
  * `ncols` columns for the record it was adding. */
 static void wire_undo(record_columns *rc, size_t ncols)
@@ -434,6 +596,11 @@ bool record_columns_add_example(record_columns *rc, const uint8_t *data, size_t 
         return false;
     size_t pos = 0;
     uint8_t yes = 1;
+    /* In locals: the compiler cannot keep them in registers across the
+     * stores into the column buffers. */
+    const uint64_t record = rc->nrecords;
+    column_builder *const cols = rc->cols;
+    const size_t ncols = rc->ncols;
     while (p < end) {
         /* A map entry: the key (with a one-byte length), then the Feature,
          * filling the entry. */
@@ -453,14 +620,26 @@ bool record_columns_add_example(record_columns *rc, const uint8_t *data, size_t 
         int kind = *q >> 3;
         if ((*q != 0x0a && *q != 0x12 && *q != 0x1a) || !(q = wire_filling(q + 1, entry_end)))
             goto undo;
-        if (pos >= rc->ncols)
+        if (pos >= ncols)
             goto undo;
-        column_builder *c = &rc->cols[pos];
-        if (c->is_list || c->kind != kind || c->filled > rc->nrecords ||
-            !same_bytes(c->name.data, name, name_len, c->name.len))
+        column_builder *c = &cols[pos];
+        if (c->is_list || c->kind != kind || c->filled > record ||
+            !same_wire_name(c, name, name_len, end))
             goto undo;
         uint64_t count;
-        if (fill_absent(c, rc->nrecords) || !wire_append_list(c, q, entry_end, &count)) {
+        if (c->filled == record && room_for_list(c, (size_t)(entry_end - q))) {
+            if (!wire_append_list_in_room(c, q, entry_end, end, &count))
+                goto undo;
+            c->present.data[c->present.len++] = 1;
+            c->nvalues += count;
+            memcpy(c->offsets.data + c->offsets.len, &c->nvalues, sizeof c->nvalues);
+            c->offsets.len += sizeof c->nvalues;
+            c->filled = record + 1;
+            pos++;
+            p = entry_end;
+            continue;
+        }
+        if (fill_absent(c, record) || !wire_append_list(c, q, entry_end, &count)) {
             truncate_values(c, c->nvalues);
             goto undo;
         }
@@ -474,7 +653,7 @@ bool record_columns_add_example(record_columns *rc, const uint8_t *data, size_t 
             goto undo;
         }
         c->nvalues += count;
-        c->filled = rc->nrecords + 1;
+        c->filled = record + 1;
         pos++;
         p = entry_end;
     }

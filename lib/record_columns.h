@@ -17,6 +17,7 @@
 
 typedef struct column_builder {
     st_buf name;            /* a copy: the records' memory is gone by the next unit */
+    uint64_t name_head[2];  /* the name zero-padded, when 16 bytes or shorter */
     int kind;               /* SHARDTOOL_KIND_*; NONE until a record gives one */
     bool is_list;           /* a SequenceExample's FeatureList */
     uint64_t filled;        /* records accounted for (present or not) */

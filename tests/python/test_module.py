@@ -956,8 +956,8 @@ def batch_wire_forms(tmp, pb2):
     """Batches of records written by python3-protobuf in the forms a batch
     reads straight from the wire format and in those it leaves to the
     general decoder, mixed in one batch: int64 and float lists packed and
-    unpacked (and both in one record), 10-byte varints (negative values and
-    the int64 extremes), empty lists, bytes of 0-300 bytes, records of over
+    unpacked (and both in one record), varints of every length up to 10
+    bytes (negative values and the int64 extremes), empty lists, bytes of 0-300 bytes, records of over
     127 bytes, features in the first record's order, in another order, one
     absent from a record (first, middle or last), a name the batch has not
     seen, a name of over 16 bytes; every value as python3-protobuf parses
@@ -998,7 +998,8 @@ def batch_wire_forms(tmp, pb2):
         return feats.SerializeToString()
 
     long_name = "a_feature_name_of_over_sixteen_bytes"
-    extremes = [0, 1, -1, 127, 128, -128, 2 ** 31, -2 ** 31, 2 ** 63 - 1, -2 ** 63, 300, -300]
+    extremes = [0, 1, -1, 127, 128, -128, 2 ** 31, -2 ** 31, 2 ** 63 - 1, -2 ** 63, 300, -300,
+                2 ** 49 - 1, 2 ** 49, 2 ** 56 - 1, 2 ** 56]  # varints of 7, 8, 8 and 9 bytes
     payloads = []
     for i in range(300):
         feats = [("id", "int64", [i]),
