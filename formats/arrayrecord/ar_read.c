@@ -10,6 +10,7 @@
 #include "ar_internal.h"
 
 #include "example.h"
+#include "../../src/wire_varint.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -102,17 +103,6 @@ static void compare_entry(void *ctx, uint64_t i, const st_ar_chunk_entry *e)
     }
 }
 
-/* A varint written as protobuf writes one (no padding). */
-static inline size_t put_varint(uint8_t *p, uint64_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
-}
 
 /* The common case at the end of a whole file, taken before the general
  * one: a footer whose entries are, byte for byte, what a writer writes for
@@ -149,11 +139,11 @@ static int footer_is_seen(const ar_reader *a, const held_chunk *footer)
             const st_ar_chunk_entry *e = &a->seen[i];
             size_t start = vlen;
             values[vlen++] = 1 << 3;
-            vlen += put_varint(values + vlen, e->offset);
+            vlen += st_wire_put_varint(values + vlen, e->offset);
             values[vlen++] = 2 << 3;
-            vlen += put_varint(values + vlen, e->decoded_data_size);
+            vlen += st_wire_put_varint(values + vlen, e->decoded_data_size);
             values[vlen++] = 3 << 3;
-            vlen += put_varint(values + vlen, e->num_records);
+            vlen += st_wire_put_varint(values + vlen, e->num_records);
             sizes[k] = (uint8_t)(vlen - start);
             /* ArrayRecord readers find record r in chunk r / group size. */
             ok &= e->num_records == group || i + 1 == a->nseen;

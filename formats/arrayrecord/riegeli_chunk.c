@@ -2,6 +2,7 @@
  * chunks out with their block headers, and the checking chunk reader. */
 #include "riegeli.h"
 #include "../../src/le_bytes.h"
+#include "../../src/wire_varint.h"
 
 #include "highwayhash.h"
 
@@ -198,13 +199,7 @@ int st_riegeli_pad_to_block_boundary(uint64_t *pos, st_riegeli_out_fn out, void 
 
 size_t st_riegeli_put_varint(uint8_t *p, uint64_t v)
 {
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
+    return st_wire_put_varint(p, v);
 }
 
 size_t st_riegeli_get_varint(const uint8_t *p, size_t n, uint64_t *v)
