@@ -1034,14 +1034,10 @@ static inline size_t varint_size(uint64_t v)
     return (size_t)((bits * 9 + 64) / 64);
 }
 
+/* v as a varint at p; the byte after it. */
 static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
 {
-    while (v >= 0x80) {
-        *p++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (uint8_t)v;
-    return p;
+    return p + st_wire_put_varint(p, v);
 }
 
 /* Size of a length-delimited field with a one-byte tag.  Lengths are

@@ -6,6 +6,8 @@
 #include "write_column.h"
 #include "write_logical.h"
 
+#include "../../src/wire_varint.h"
+
 #include <inttypes.h>
 #include <string.h>
 
@@ -13,17 +15,6 @@
 static inline int room(st_buf *b, size_t n)
 {
     return b->cap - b->len >= n ? 0 : st_buf_reserve(b, n);
-}
-
-static size_t put_varint(uint8_t *o, uint64_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        o[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    o[n++] = (uint8_t)v;
-    return n;
 }
 
 static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
@@ -56,7 +47,7 @@ static int put_form(const st_column *c, st_pqw_form form, const st_feature *f, s
     size_t w = st_pqw_form_width(form);
     if (st_buf_reserve(out, 10 + (size_t)f->count * w))
         return st_error_set(err, ST_ENOMEM, "out of memory");
-    out->len += put_varint(out->data + out->len, (uint64_t)f->count + 1);
+    out->len += st_wire_put_varint(out->data + out->len, (uint64_t)f->count + 1);
     int rc = st_pqw_form_put(c, form, f, out->data + out->len, err);
     if (rc == 0)
         out->len += (size_t)f->count * w;
@@ -91,7 +82,7 @@ static int put_values(const st_column *c, const st_feature *f, st_buf *out, st_e
     }
     if (room(out, need))
         return st_error_set(err, ST_ENOMEM, "out of memory");
-    out->len += put_varint(out->data + out->len, (uint64_t)n + 1);
+    out->len += st_wire_put_varint(out->data + out->len, (uint64_t)n + 1);
     uint8_t *o = out->data + out->len;
     switch (f->kind) {
     case ST_KIND_INT64:
@@ -159,7 +150,7 @@ int st_pqw_row_encode(const st_column *c, const st_feature *f, const st_feature_
             out->data[out->len++] = 0;
             return 0;
         }
-        out->len += put_varint(out->data + out->len, (uint64_t)fl->count + 1);
+        out->len += st_wire_put_varint(out->data + out->len, (uint64_t)fl->count + 1);
         for (uint32_t s = 0; s < fl->count; s++) {
             const st_feature *step = &fl->steps[s];
             if (step->kind == ST_KIND_NONE) {
